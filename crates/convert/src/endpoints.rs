@@ -1,0 +1,94 @@
+//! Resolving a service port to the ready endpoints behind it.
+
+use std::net::IpAddr;
+
+use index::Snapshot;
+use model::Server;
+use resources::{Kind, Object, ObjectRef, Service, ServiceBackendPort, ServicePort};
+
+/// Finds the service port a backend names (by number or by name) and its ready endpoints:
+/// from the service's EndpointSlices, or from its Endpoints object when it has no slice.
+pub fn resolve_servers(
+    snapshot: &Snapshot,
+    namespace: &str,
+    service_name: &str,
+    port: &ServiceBackendPort,
+) -> Result<Vec<Server>, String> {
+    let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
+    let Some(Object::Service(service)) = snapshot.get(&service_ref) else {
+        return Err(format!("service {namespace}/{service_name} not found"));
+    };
+    let service_port = find_port(service, port).ok_or_else(|| {
+        let wanted = match (&port.name, port.number) {
+            (Some(name), _) if !name.is_empty() => format!("named '{name}'"),
+            (_, Some(number)) => number.to_string(),
+            _ => "(none given)".to_owned(),
+        };
+        format!("service {namespace}/{service_name} has no port {wanted}")
+    })?;
+    let spec = service.spec.as_ref();
+    if spec.and_then(|s| s.type_.as_deref()) == Some("ExternalName") {
+        return Err(format!("service {namespace}/{service_name} is of type ExternalName, which is not supported"));
+    }
+    let port_name = service_port.name.clone().unwrap_or_default();
+    let slices = snapshot.endpoint_slices(namespace, service_name);
+    let mut servers = Vec::new();
+    if slices.is_empty() {
+        if let Some(endpoints) = snapshot.endpoints(namespace, service_name) {
+            for subset in endpoints.subsets.iter().flatten() {
+                let Some(port) = subset.ports.iter().flatten().find(|p| {
+                    p.name.clone().unwrap_or_default() == port_name
+                }) else {
+                    continue;
+                };
+                for address in subset.addresses.iter().flatten() {
+                    push_server(&mut servers, &address.ip, port.port);
+                }
+            }
+        }
+    }
+    for slice in slices {
+        if slice.address_type == "FQDN" {
+            continue;
+        }
+        let Some(port) = slice.ports.iter().flatten().find(|p| {
+            p.name.clone().unwrap_or_default() == port_name
+        }) else {
+            continue;
+        };
+        let Some(port_number) = port.port else { continue };
+        for endpoint in slice.endpoints.iter().flatten() {
+            // The API defines an absent `ready` as ready.
+            let ready = endpoint.conditions.as_ref().and_then(|c| c.ready).unwrap_or(true);
+            if !ready {
+                continue;
+            }
+            for address in &endpoint.addresses {
+                push_server(&mut servers, address, port_number);
+            }
+        }
+    }
+    servers.sort();
+    servers.dedup();
+    Ok(servers)
+}
+
+fn find_port<'a>(service: &'a Service, wanted: &ServiceBackendPort) -> Option<&'a ServicePort> {
+    let ports = service.spec.as_ref()?.ports.as_ref()?;
+    match (&wanted.name, wanted.number) {
+        (Some(name), _) if !name.is_empty() => {
+            ports.iter().find(|p| p.name.as_deref() == Some(name.as_str()))
+        }
+        (_, Some(number)) => ports.iter().find(|p| p.port == number),
+        _ => None,
+    }
+}
+
+fn push_server(servers: &mut Vec<Server>, address: &str, port: i32) {
+    // Addresses that are not IPs, or out-of-range ports, cannot be HAProxy servers.
+    if let (Ok(address), Ok(port)) = (address.parse::<IpAddr>(), u16::try_from(port)) {
+        if port != 0 {
+            servers.push(Server { address, port });
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Turning a TLS Secret into a certificate bundle HAProxy can load.
+
+use std::collections::BTreeMap;
+
+use index::Snapshot;
+use model::TlsCert;
+use resources::{Kind, Object, ObjectRef};
+use x509_parser::pem::Pem;
+
+/// Reads and checks the `tls.crt` / `tls.key` of a Secret (from `data`, or `stringData`
+/// as `kubectl apply` would merge it).
+pub fn load_certificate(snapshot: &Snapshot, namespace: &str, name: &str) -> Result<TlsCert, String> {
+    let secret_ref = ObjectRef::new(Kind::Secret, namespace, name);
+    let Some(Object::Secret(secret)) = snapshot.get(&secret_ref) else {
+        return Err(format!("secret {namespace}/{name} not found"));
+    };
+    let mut fields: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
+    for (key, value) in secret.data.iter().flatten() {
+        fields.insert(key.as_str(), value.0.clone());
+    }
+    for (key, value) in secret.string_data.iter().flatten() {
+        fields.insert(key.as_str(), value.clone().into_bytes());
+    }
+    let field = |key: &str| {
+        fields
+            .get(key)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("secret {namespace}/{name} has no {key}"))
+    };
+    let certificate = field("tls.crt")?;
+    let key = field("tls.key")?;
+    let certificates = pem_blocks(certificate)
+        .map_err(|e| format!("secret {namespace}/{name}: tls.crt is not PEM: {e}"))?;
+    if certificates.is_empty() || certificates.iter().any(|p| p.label != "CERTIFICATE") {
+        return Err(format!("secret {namespace}/{name}: tls.crt must hold only CERTIFICATE blocks"));
+    }
+    for pem in &certificates {
+        pem.parse_x509()
+            .map_err(|e| format!("secret {namespace}/{name}: tls.crt is not a valid X.509 certificate: {e}"))?;
+    }
+    let keys = pem_blocks(key).map_err(|e| format!("secret {namespace}/{name}: tls.key is not PEM: {e}"))?;
+    let [private_key] = keys.as_slice() else {
+        return Err(format!("secret {namespace}/{name}: tls.key must hold exactly one private key"));
+    };
+    if !private_key.label.ends_with("PRIVATE KEY") || private_key.contents.is_empty() {
+        return Err(format!("secret {namespace}/{name}: tls.key holds a {} block, not a private key", private_key.label));
+    }
+    let mut bundle = String::new();
+    for pem in certificates.iter().chain([private_key]) {
+        bundle.push_str(&encode_pem(&pem.label, &pem.contents));
+    }
+    Ok(TlsCert { pem_bundle: bundle })
+}
+
+fn pem_blocks(bytes: &[u8]) -> Result<Vec<Pem>, String> {
+    let mut blocks = Vec::new();
+    for block in Pem::iter_from_buffer(bytes) {
+        blocks.push(block.map_err(|e| e.to_string())?);
+    }
+    Ok(blocks)
+}
+
+/// Re-encodes a PEM block, so the bundle holds nothing but what was parsed.
+fn encode_pem(label: &str, contents: &[u8]) -> String {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(contents);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for line in encoded.as_bytes().chunks(64) {
+        out.push_str(&String::from_utf8_lossy(line));
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
+}

@@ -1,0 +1,175 @@
+//! The HAProxy master-worker process: start, seamless reload, graceful stop.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::check::config_args;
+use crate::master_cli::{MasterCli, ProcStatus};
+
+/// How to run HAProxy.
+#[derive(Debug, Clone)]
+pub struct LaunchOptions {
+    /// The `haproxy` executable.
+    pub binary: PathBuf,
+    /// The (absolute) state directory holding the live configuration.
+    pub state_dir: PathBuf,
+}
+
+/// What went wrong with the HAProxy process.
+#[derive(Debug, thiserror::Error)]
+pub enum HaproxyError {
+    /// It could not be started.
+    #[error("cannot start {binary}: {source}")]
+    Spawn {
+        /// The executable.
+        binary: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It exited during start-up.
+    #[error("haproxy exited during start-up ({0})")]
+    ExitedAtStart(std::process::ExitStatus),
+    /// The master CLI failed.
+    #[error("master CLI: {0}")]
+    MasterCli(#[from] std::io::Error),
+    /// No worker came up in time.
+    #[error("haproxy started no worker within {0:?}")]
+    NoWorker(Duration),
+    /// The master reported a failed reload; the old worker keeps serving.
+    #[error("haproxy failed to load the new configuration; the previous one keeps serving")]
+    ReloadFailed,
+    /// The reload did not complete in time.
+    #[error("reload did not complete within {0:?}")]
+    ReloadTimeout(Duration),
+}
+
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A running HAProxy in master-worker mode.
+#[derive(Debug)]
+pub struct Haproxy {
+    child: Child,
+    master: MasterCli,
+}
+
+impl Haproxy {
+    /// Starts HAProxy on the configuration in the state directory and waits for its
+    /// first worker.
+    pub async fn start(options: &LaunchOptions) -> Result<Self, HaproxyError> {
+        let socket = options.state_dir.join("run/master.sock");
+        // A socket left by an earlier run would make the master fail to bind.
+        let _ = std::fs::remove_file(&socket);
+        let mut child = Command::new(&options.binary)
+            .arg("-W")
+            .arg("-S")
+            .arg(&socket)
+            .args(config_args(&options.state_dir))
+            .current_dir(&options.state_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| HaproxyError::Spawn { binary: options.binary.display().to_string(), source })?;
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(forward_log(stderr));
+        }
+        let mut haproxy = Self { child, master: MasterCli::new(socket) };
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = haproxy.child.try_wait()? {
+                return Err(HaproxyError::ExitedAtStart(status));
+            }
+            if let Ok(proc_status) = haproxy.master.show_proc(Duration::from_millis(200)).await {
+                if !proc_status.workers.is_empty() {
+                    return Ok(haproxy);
+                }
+            }
+            if tokio::time::Instant::now() > deadline {
+                haproxy.stop(Duration::from_secs(1)).await;
+                return Err(HaproxyError::NoWorker(PATIENCE));
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// The master's PID.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// The master CLI.
+    pub fn master(&self) -> &MasterCli {
+        &self.master
+    }
+
+    /// Reloads through the master CLI: the master re-executes itself, the new worker takes
+    /// the listening sockets over, and the old one finishes its connections. The outcome is
+    /// read from `show proc`, since 2.6 answers `reload` with nothing.
+    pub async fn reload(&mut self) -> Result<ProcStatus, HaproxyError> {
+        let before = self.master.show_proc(PATIENCE).await?;
+        self.master.command("reload", PATIENCE).await?;
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            if let Ok(after) = self.master.show_proc(PATIENCE).await {
+                if after.failed_reloads > before.failed_reloads {
+                    return Err(HaproxyError::ReloadFailed);
+                }
+                if after.reloads > before.reloads && !after.workers.is_empty() {
+                    return Ok(after);
+                }
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Err(HaproxyError::ReloadTimeout(PATIENCE));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits until the master exits on its own.
+    pub async fn exited(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.child.wait().await
+    }
+
+    /// Stops gracefully: SIGUSR1 lets workers finish their connections; after `grace`,
+    /// SIGTERM, then SIGKILL.
+    pub async fn stop(&mut self, grace: Duration) {
+        let Some(pid) = self.child.id().and_then(|id| i32::try_from(id).ok()).and_then(rustix::process::Pid::from_raw)
+        else {
+            return;
+        };
+        for (signal, wait) in [
+            (rustix::process::Signal::USR1, grace),
+            (rustix::process::Signal::TERM, Duration::from_secs(2)),
+        ] {
+            let _ = rustix::process::kill_process(pid, signal);
+            if tokio::time::timeout(wait, self.child.wait()).await.is_ok() {
+                return;
+            }
+        }
+        let _ = self.child.kill().await;
+    }
+}
+
+async fn forward_log(stderr: tokio::process::ChildStderr) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        // Every stop and reload lists each proxy it stopped: routine, not a warning.
+        let routine = line.contains("stopped (cumulated conns")
+            || line.contains("Exiting Master process")
+            || line.contains("exited with code 0")
+            || line.contains("All workers exited");
+        if line.contains("[ALERT]") {
+            tracing::error!(target: "haproxy", "{line}");
+        } else if line.contains("[WARNING]") && !routine {
+            tracing::warn!(target: "haproxy", "{line}");
+        } else if !line.trim().is_empty() {
+            tracing::debug!(target: "haproxy", "{line}");
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! The single-writer object store: applies source events and publishes immutable
+//! snapshots, with the projections the converters look objects up by.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use resources::{EndpointSlice, Endpoints, Kind, Object, ObjectRef};
+
+/// What a source reports. A list (or relist) is bracketed by `Init` and `InitDone`: the
+/// objects applied in between replace everything the source had, so whatever is not
+/// listed again is deleted.
+#[derive(Debug, Clone)]
+pub enum SourceEvent {
+    /// A full list begins.
+    Init,
+    /// An object of the list in progress.
+    InitApply(Object),
+    /// The list is complete.
+    InitDone,
+    /// An object was created or changed.
+    Apply(Object),
+    /// An object was deleted.
+    Delete(ObjectRef),
+}
+
+/// The label that ties an EndpointSlice to its Service.
+pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+
+/// An immutable view of every object, with lookups by relationship.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    objects: BTreeMap<ObjectRef, Object>,
+    slices_by_service: BTreeMap<(String, String), BTreeSet<String>>,
+}
+
+impl Snapshot {
+    /// Looks an object up.
+    pub fn get(&self, object: &ObjectRef) -> Option<&Object> {
+        self.objects.get(object)
+    }
+
+    /// Every object of one kind, ordered by namespace and name.
+    pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Object> {
+        let start = ObjectRef::new(kind, "", "");
+        self.objects.range(start..).take_while(move |(r, _)| r.kind == kind).map(|(_, o)| o)
+    }
+
+    /// Number of objects of one kind.
+    pub fn count(&self, kind: Kind) -> usize {
+        self.of_kind(kind).count()
+    }
+
+    /// The EndpointSlices labelled for a service, ordered by name.
+    pub fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<&Arc<EndpointSlice>> {
+        let key = (namespace.to_owned(), service.to_owned());
+        let Some(names) = self.slices_by_service.get(&key) else { return Vec::new() };
+        names
+            .iter()
+            .filter_map(|name| {
+                match self.objects.get(&ObjectRef::new(Kind::EndpointSlice, namespace, name)) {
+                    Some(Object::EndpointSlice(slice)) => Some(slice),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// The Endpoints object of a service, if any.
+    pub fn endpoints(&self, namespace: &str, service: &str) -> Option<&Arc<Endpoints>> {
+        match self.objects.get(&ObjectRef::new(Kind::Endpoints, namespace, service)) {
+            Some(Object::Endpoints(endpoints)) => Some(endpoints),
+            _ => None,
+        }
+    }
+}
+
+/// The store. Only its owner writes; readers get `Arc<Snapshot>`s.
+#[derive(Debug, Default)]
+pub struct Index {
+    current: Snapshot,
+    listing: Option<BTreeMap<ObjectRef, Object>>,
+}
+
+impl Index {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies one event; returns the objects whose value changed (added, updated, deleted).
+    pub fn handle(&mut self, event: SourceEvent) -> BTreeSet<ObjectRef> {
+        let mut changed = BTreeSet::new();
+        match event {
+            SourceEvent::Init => self.listing = Some(BTreeMap::new()),
+            SourceEvent::InitApply(object) => {
+                let listing = self.listing.get_or_insert_with(BTreeMap::new);
+                listing.insert(object.object_ref(), object);
+            }
+            SourceEvent::InitDone => {
+                let listed = self.listing.take().unwrap_or_default();
+                let gone: Vec<ObjectRef> =
+                    self.current.objects.keys().filter(|r| !listed.contains_key(r)).cloned().collect();
+                for object_ref in gone {
+                    self.delete(&object_ref, &mut changed);
+                }
+                for (_, object) in listed {
+                    self.apply(object, &mut changed);
+                }
+            }
+            SourceEvent::Apply(object) => self.apply(object, &mut changed),
+            SourceEvent::Delete(object_ref) => self.delete(&object_ref, &mut changed),
+        }
+        changed
+    }
+
+    /// The current state, as an immutable snapshot.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        Arc::new(self.current.clone())
+    }
+
+    fn apply(&mut self, object: Object, changed: &mut BTreeSet<ObjectRef>) {
+        let object_ref = object.object_ref();
+        if self.current.objects.get(&object_ref) == Some(&object) {
+            return;
+        }
+        self.unproject(&object_ref);
+        if let Object::EndpointSlice(slice) = &object {
+            if let Some(service) =
+                slice.metadata.labels.as_ref().and_then(|labels| labels.get(SERVICE_NAME_LABEL))
+            {
+                self.current
+                    .slices_by_service
+                    .entry((object_ref.namespace.clone(), service.clone()))
+                    .or_default()
+                    .insert(object_ref.name.clone());
+            }
+        }
+        self.current.objects.insert(object_ref.clone(), object);
+        changed.insert(object_ref);
+    }
+
+    fn delete(&mut self, object_ref: &ObjectRef, changed: &mut BTreeSet<ObjectRef>) {
+        self.unproject(object_ref);
+        if self.current.objects.remove(object_ref).is_some() {
+            changed.insert(object_ref.clone());
+        }
+    }
+
+    fn unproject(&mut self, object_ref: &ObjectRef) {
+        if object_ref.kind != Kind::EndpointSlice {
+            return;
+        }
+        let Some(Object::EndpointSlice(old)) = self.current.objects.get(object_ref) else { return };
+        let Some(service) = old.metadata.labels.as_ref().and_then(|l| l.get(SERVICE_NAME_LABEL))
+        else {
+            return;
+        };
+        let key = (object_ref.namespace.clone(), service.clone());
+        if let Some(names) = self.current.slices_by_service.get_mut(&key) {
+            names.remove(&object_ref.name);
+            if names.is_empty() {
+                self.current.slices_by_service.remove(&key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use resources::decode_manifest;
+
+    fn objects(text: &str) -> Vec<Object> {
+        let decoded = decode_manifest(text, false);
+        assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
+        decoded.objects
+    }
+
+    fn slice(name: &str, service: &str) -> Object {
+        objects(&format!("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: {name}, labels: {{kubernetes.io/service-name: {service}}}}}\naddressType: IPv4\nendpoints: []\n")).remove(0)
+    }
+
+    #[test]
+    fn relist_deletes_what_vanished_and_reports_only_real_changes() {
+        let mut index = Index::new();
+        index.handle(SourceEvent::Init);
+        index.handle(SourceEvent::InitApply(slice("a", "web")));
+        index.handle(SourceEvent::InitApply(slice("b", "web")));
+        let changed = index.handle(SourceEvent::InitDone);
+        assert_eq!(changed.len(), 2);
+        assert_eq!(index.snapshot().endpoint_slices("default", "web").len(), 2);
+
+        assert!(index.handle(SourceEvent::Apply(slice("a", "web"))).is_empty(), "same value");
+
+        index.handle(SourceEvent::Init);
+        index.handle(SourceEvent::InitApply(slice("a", "api")));
+        let changed = index.handle(SourceEvent::InitDone);
+        let names: Vec<&str> = changed.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        let snapshot = index.snapshot();
+        assert!(snapshot.endpoint_slices("default", "web").is_empty());
+        assert_eq!(snapshot.endpoint_slices("default", "api").len(), 1);
+        assert_eq!(snapshot.count(Kind::EndpointSlice), 1);
+    }
+}

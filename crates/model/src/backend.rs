@@ -1,0 +1,105 @@
+//! Backends and the servers (endpoints) behind them.
+
+use std::fmt;
+use std::net::IpAddr;
+
+/// Identity of a backend: one service port of one namespace.
+///
+/// `port` is the service port exactly as the referring object names it (a number or a
+/// port name), so two ways of naming the same port are two backends, as in haproxy-ingress.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BackendId {
+    /// Namespace of the service.
+    pub namespace: String,
+    /// Service name.
+    pub service: String,
+    /// Service port number or name.
+    pub port: String,
+}
+
+impl BackendId {
+    /// The HAProxy section name: `<namespace>_<service>_<port>`.
+    ///
+    /// Namespaces, service names and port names are DNS labels, which never contain `_`,
+    /// so the name is unambiguous and needs no escaping.
+    pub fn section_name(&self) -> String {
+        format!("{}_{}_{}", self.namespace, self.service, self.port)
+    }
+}
+
+impl fmt::Display for BackendId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}:{}", self.namespace, self.service, self.port)
+    }
+}
+
+/// HAProxy's load-balancing algorithm for a backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Balance {
+    /// `roundrobin`.
+    #[default]
+    RoundRobin,
+    /// `static-rr`.
+    StaticRoundRobin,
+    /// `leastconn`.
+    LeastConn,
+    /// `first`.
+    First,
+    /// `source`.
+    Source,
+    /// `uri`.
+    Uri,
+    /// `random`.
+    Random,
+}
+
+impl Balance {
+    /// Every algorithm with its HAProxy keyword.
+    pub const ALL: [(Balance, &'static str); 7] = [
+        (Balance::RoundRobin, "roundrobin"),
+        (Balance::StaticRoundRobin, "static-rr"),
+        (Balance::LeastConn, "leastconn"),
+        (Balance::First, "first"),
+        (Balance::Source, "source"),
+        (Balance::Uri, "uri"),
+        (Balance::Random, "random"),
+    ];
+
+    /// The HAProxy keyword.
+    pub fn keyword(self) -> &'static str {
+        Self::ALL.iter().find(|(b, _)| *b == self).map_or("roundrobin", |(_, k)| k)
+    }
+}
+
+/// One ready endpoint of a backend.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Server {
+    /// Endpoint address.
+    pub address: IpAddr,
+    /// Endpoint port.
+    pub port: u16,
+}
+
+impl Server {
+    /// The HAProxy server name, derived from the endpoint so it is stable across renders.
+    pub fn name(&self) -> String {
+        format!("{}_{}", self.address, self.port)
+    }
+}
+
+/// A backend section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backend {
+    /// Identity and section name.
+    pub id: BackendId,
+    /// Ready endpoints, sorted and without duplicates.
+    pub servers: Vec<Server>,
+    /// Load-balancing algorithm.
+    pub balance: Balance,
+    /// `timeout connect`.
+    pub timeout_connect: crate::HaproxyDuration,
+    /// `timeout server`.
+    pub timeout_server: crate::HaproxyDuration,
+    /// The objects that made this backend, for error reports.
+    pub origins: Vec<crate::Origin>,
+}

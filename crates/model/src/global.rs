@@ -1,0 +1,100 @@
+//! Process-wide settings: listeners, limits and timeouts.
+
+use std::fmt;
+use std::net::IpAddr;
+
+/// A duration in HAProxy's time syntax (`<number>[us|ms|s|m|h|d]`), validated on creation.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HaproxyDuration(String);
+
+impl HaproxyDuration {
+    /// Parses HAProxy's time syntax; a bare number means milliseconds.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+        let (number, unit) = text.split_at(digits_end);
+        if number.is_empty() || number.len() > 9 {
+            return Err(format!("'{}' is not a duration such as 5s, 500ms or 1m", text.escape_debug()));
+        }
+        match unit {
+            "" | "us" | "ms" | "s" | "m" | "h" | "d" => Ok(Self(text.to_owned())),
+            _ => Err(format!(
+                "'{}' has unknown unit '{}' (use us, ms, s, m, h or d)",
+                text.escape_debug(),
+                unit.escape_debug()
+            )),
+        }
+    }
+
+    /// The validated text, as HAProxy reads it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for HaproxyDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Timeouts that apply to every proxy unless a backend overrides them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timeouts {
+    /// `timeout client`.
+    pub client: HaproxyDuration,
+    /// `timeout http-request`.
+    pub http_request: HaproxyDuration,
+    /// `timeout http-keep-alive`.
+    pub keep_alive: HaproxyDuration,
+}
+
+/// Process-wide and frontend settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Global {
+    /// Address the HTTP and HTTPS frontends bind to.
+    pub bind_address: IpAddr,
+    /// Port of the plain-HTTP frontend.
+    pub http_port: u16,
+    /// Port of the TLS frontend.
+    pub https_port: u16,
+    /// `maxconn` of the whole process.
+    pub max_connections: u32,
+    /// Global timeouts.
+    pub timeouts: Timeouts,
+    /// How many files the backends are spread over (at least 1).
+    pub backend_shards: u32,
+}
+
+impl Default for Global {
+    fn default() -> Self {
+        let duration = |text: &str| HaproxyDuration(text.to_owned());
+        Self {
+            bind_address: IpAddr::from([0, 0, 0, 0]),
+            http_port: 80,
+            https_port: 443,
+            max_connections: 2000,
+            timeouts: Timeouts {
+                client: duration("50s"),
+                http_request: duration("5s"),
+                keep_alive: duration("1m"),
+            },
+            backend_shards: 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HaproxyDuration;
+
+    #[test]
+    fn durations_accept_haproxy_units_only() {
+        for good in ["5s", "500ms", "1m", "2h", "1d", "100us", "250"] {
+            assert_eq!(HaproxyDuration::parse(good).map(|d| d.to_string()), Ok(good.into()));
+        }
+        for bad in ["", "s", "5 s", "5sec", "-1s", "5s\nlisten x", "1.5s", "9999999999s"] {
+            assert!(HaproxyDuration::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! The proxy model: what HAProxy should serve, as plain, ordered, comparable values.
+//!
+//! Everything here is `Eq` and ordered (`BTreeMap`), refers to other parts by id rather
+//! than by pointer, and holds only values that were validated on the way in, so the
+//! renderer can print them without escaping.
+
+mod backend;
+mod global;
+mod routing;
+
+pub use backend::{Backend, BackendId, Balance, Server};
+pub use global::{Global, HaproxyDuration, Timeouts};
+pub use routing::{CertId, Host, HostKey, PathKind, PathMatch, Route, TlsCert};
+
+use std::collections::BTreeMap;
+
+/// A Kubernetes object's identity as the model records it, for error reports.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Origin {
+    /// Kind, e.g. `Ingress`.
+    pub kind: &'static str,
+    /// Namespace (empty for cluster-scoped kinds).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{} {}", self.kind, self.name)
+        } else {
+            write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+/// Everything HAProxy should serve.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProxyModel {
+    /// Process-wide and frontend settings.
+    pub global: Global,
+    /// Routing, per host key (exact host, wildcard host, or the catch-all).
+    pub hosts: BTreeMap<HostKey, Host>,
+    /// Every backend a route or the default backend refers to.
+    pub backends: BTreeMap<BackendId, Backend>,
+    /// Certificates served by SNI, besides the default one.
+    pub certs: BTreeMap<CertId, TlsCert>,
+    /// Served for unknown SNI names, and whenever a host's own certificate is unusable.
+    pub default_cert: TlsCert,
+    /// Where requests that match no route go; `None` answers 404.
+    pub default_backend: Option<BackendId>,
+}

@@ -1,0 +1,104 @@
+//! Hosts, routes and certificates: what the frontends' maps are made of.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::{BackendId, Origin};
+
+/// Which requests a host entry receives.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HostKey {
+    /// An exact host name, lowercase.
+    Exact(String),
+    /// `*.suffix`: exactly one label in front of `suffix` (stored without `*.`).
+    Wildcard(String),
+    /// Rules without a host: every request no other host claims.
+    CatchAll,
+}
+
+impl HostKey {
+    /// The key as written in the hosts map and in front of `#` in the route maps.
+    pub fn map_key(&self) -> String {
+        match self {
+            HostKey::Exact(name) => name.clone(),
+            HostKey::Wildcard(suffix) => format!("*.{suffix}"),
+            // A map line may not start with `#`, and `<` never appears in a host name.
+            HostKey::CatchAll => "<default>".to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for HostKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostKey::CatchAll => f.write_str("(any host)"),
+            other => f.write_str(&other.map_key()),
+        }
+    }
+}
+
+/// How a route's path is compared with the request path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PathKind {
+    /// The whole path, case-sensitive.
+    Exact,
+    /// Element-wise prefix, split on `/`.
+    Prefix,
+    /// Character-wise prefix ("begins with"): what `ImplementationSpecific` means here.
+    Begin,
+}
+
+/// A path rule: kind plus normalized path.
+///
+/// A `Prefix` path has its trailing slashes removed (so `/` becomes the empty string),
+/// because the rule ignores them.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PathMatch {
+    /// Path as compared.
+    pub path: String,
+    /// Comparison.
+    pub kind: PathKind,
+}
+
+/// Where one path of one host goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The backend that answers.
+    pub backend: BackendId,
+    /// Plain-HTTP requests are redirected to HTTPS with this status code.
+    pub https_redirect: Option<u16>,
+    /// The object that declared the route.
+    pub origin: Origin,
+}
+
+/// Identity of a certificate: the Secret it came from.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CertId {
+    /// Namespace of the Secret.
+    pub namespace: String,
+    /// Secret name.
+    pub name: String,
+}
+
+impl CertId {
+    /// File name of the PEM bundle: `<namespace>_<name>.pem` (DNS names never contain `_`).
+    pub fn file_name(&self) -> String {
+        format!("{}_{}.pem", self.namespace, self.name)
+    }
+}
+
+/// A certificate chain and its private key, PEM-encoded and validated.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TlsCert {
+    /// Certificate chain followed by the key, as HAProxy loads it.
+    pub pem_bundle: String,
+}
+
+/// One host's routes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Host {
+    /// Routes by path.
+    pub routes: BTreeMap<PathMatch, Route>,
+    /// The certificate served for this host's SNI; `None` serves the default one.
+    pub cert: Option<CertId>,
+}

@@ -1,0 +1,103 @@
+//! Command-line interface.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// portcullis: a Kubernetes ingress controller for HAProxy.
+#[derive(Debug, Parser)]
+#[command(name = "portcullis", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the objects with a real HAProxy, following every change.
+    Run(RunArgs),
+    /// Render the HAProxy files once, without HAProxy, into a directory.
+    Render(RenderArgs),
+    /// Report every problem in the manifests; exit non-zero if there is one.
+    Check(CheckArgs),
+}
+
+/// Where objects come from and how they are turned into configuration.
+#[derive(Debug, Args, Clone)]
+pub struct ConfigArgs {
+    /// Directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively).
+    #[arg(long, value_name = "DIR")]
+    pub manifests: PathBuf,
+    /// Name of the IngressClass this controller serves.
+    #[arg(long, default_value = "portcullis")]
+    pub ingress_class: String,
+    /// Serve Ingresses that name no class.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub watch_ingress_without_class: bool,
+    /// The global ConfigMap, as NAMESPACE/NAME.
+    #[arg(long, value_name = "NS/NAME", value_parser = parse_namespaced)]
+    pub configmap: Option<(String, String)>,
+    /// TLS Secret served for unknown SNI names, as NAMESPACE/NAME (default: self-signed).
+    #[arg(long, value_name = "NS/NAME", value_parser = parse_namespaced)]
+    pub default_ssl_certificate: Option<(String, String)>,
+    /// Address the HTTP and HTTPS frontends bind to.
+    #[arg(long, default_value = "0.0.0.0")]
+    pub bind_address: IpAddr,
+    /// Port of the plain-HTTP frontend.
+    #[arg(long, default_value_t = 80)]
+    pub http_port: u16,
+    /// Port of the HTTPS frontend.
+    #[arg(long, default_value_t = 443)]
+    pub https_port: u16,
+    /// Number of files the backends are spread over.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub backend_shards: u32,
+}
+
+/// `run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Configuration inputs.
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Directory portcullis owns: HAProxy's files and sockets.
+    #[arg(long, default_value = "/var/lib/portcullis")]
+    pub state_dir: PathBuf,
+    /// The haproxy executable (default: `haproxy` from PATH, then /usr/sbin/haproxy).
+    #[arg(long)]
+    pub haproxy_bin: Option<PathBuf>,
+    /// Address of the admin HTTP server (/healthz, /readyz, /metrics).
+    #[arg(long, default_value = "127.0.0.1:10254")]
+    pub admin_bind: SocketAddr,
+}
+
+/// `render`.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// Configuration inputs.
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Directory to write to; it is managed exactly as `run --state-dir` manages its own.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Configuration inputs.
+    #[command(flatten)]
+    pub config: ConfigArgs,
+}
+
+fn parse_namespaced(text: &str) -> Result<(String, String), String> {
+    match text.split_once('/') {
+        Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok((namespace.to_owned(), name.to_owned()))
+        }
+        _ => Err(format!("'{text}' is not NAMESPACE/NAME")),
+    }
+}

@@ -1,0 +1,224 @@
+//! `portcullis run`: the long-running controller loop.
+//!
+//! One task owns the index, the applied-file hashes and the HAProxy process; it handles
+//! source batches, HAProxy exits and shutdown signals one at a time, so no state is shared.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use convert::ConvertOptions;
+use haproxy::{Haproxy, LaunchOptions, StateDir};
+use index::Index;
+use plan::AppliedFiles;
+use resources::Kind;
+use source::{ManifestDir, SourceBatch};
+use tokio::sync::mpsc;
+
+use crate::admin::{self, AdminState};
+use crate::cli::RunArgs;
+use crate::default_cert;
+use crate::pipeline;
+
+/// How long the manifest directory must be quiet before a burst of changes is applied.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+/// How long workers may finish their connections at shutdown.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+struct Controller {
+    state: StateDir,
+    staging: PathBuf,
+    launch: LaunchOptions,
+    options: ConvertOptions,
+    admin: Arc<AdminState>,
+    index: Index,
+    applied: AppliedFiles,
+    haproxy: Option<Haproxy>,
+    manifest_problems: Vec<String>,
+    reported: BTreeSet<String>,
+}
+
+/// Runs until SIGTERM or SIGINT.
+pub async fn run(args: RunArgs) -> anyhow::Result<()> {
+    let state = StateDir::open(&args.state_dir).context("opening the state directory")?;
+    let fallback = default_cert::load_or_generate(state.root())?;
+    let admin = Arc::new(AdminState::default());
+    let server = admin::serve(args.admin_bind, admin.clone()).await?;
+    tokio::spawn(async move {
+        if let Err(err) = server.await {
+            tracing::error!(error = %err, "admin server stopped");
+        }
+    });
+    let applied = state.scan().context("reading the state directory")?;
+    let mut controller = Controller {
+        staging: state.root().join("staging"),
+        launch: LaunchOptions { binary: haproxy_binary(args.haproxy_bin.as_deref())?, state_dir: state.root().to_path_buf() },
+        options: pipeline::convert_options(&args.config, fallback),
+        state,
+        admin,
+        index: Index::new(),
+        applied,
+        haproxy: None,
+        manifest_problems: Vec::new(),
+        reported: BTreeSet::new(),
+    };
+
+    let (batches_tx, mut batches) = mpsc::channel(64);
+    let manifests = ManifestDir::new(&args.config.manifests);
+    tokio::spawn(async move {
+        if let Err(err) = source::watch_manifest_dir(manifests, DEBOUNCE, batches_tx).await {
+            tracing::error!(error = %err, "cannot watch the manifest directory");
+        }
+    });
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tracing::info!(state_dir = %controller.state.root().display(), "portcullis started");
+    loop {
+        tokio::select! {
+            batch = batches.recv() => {
+                let Some(batch) = batch else { anyhow::bail!("the manifest source stopped") };
+                controller.absorb(batch);
+                // Coalesce whatever else is already waiting into this reconciliation.
+                while let Ok(batch) = batches.try_recv() {
+                    controller.absorb(batch);
+                }
+                controller.reconcile().await;
+            }
+            status = wait_for_exit(&mut controller.haproxy) => {
+                tracing::error!(?status, "haproxy exited; restarting it on the last good configuration");
+                controller.haproxy = None;
+                controller.admin.ready.store(false, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                controller.ensure_running().await;
+            }
+            _ = tokio::signal::ctrl_c() => break,
+            _ = terminate.recv() => break,
+        }
+    }
+    tracing::info!("shutting down");
+    controller.admin.ready.store(false, Ordering::SeqCst);
+    if let Some(mut haproxy) = controller.haproxy.take() {
+        haproxy.stop(SHUTDOWN_GRACE).await;
+    }
+    Ok(())
+}
+
+async fn wait_for_exit(haproxy: &mut Option<Haproxy>) -> std::io::Result<std::process::ExitStatus> {
+    match haproxy {
+        Some(haproxy) => haproxy.exited().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn haproxy_binary(configured: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(path) = configured {
+        return Ok(path.to_path_buf());
+    }
+    let from_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/sbin")])
+        .map(|dir| dir.join("haproxy"))
+        .find(|candidate| candidate.is_file());
+    from_path.ok_or_else(|| anyhow::anyhow!("haproxy not found in PATH; install it or pass --haproxy-bin"))
+}
+
+impl Controller {
+    fn absorb(&mut self, batch: SourceBatch) {
+        for event in batch.events {
+            self.index.handle(event);
+        }
+        self.manifest_problems = batch.problems.iter().map(ToString::to_string).collect();
+    }
+
+    async fn reconcile(&mut self) {
+        let started = Instant::now();
+        let snapshot = self.index.snapshot();
+        let admin = self.admin.clone();
+        let metrics = &admin.metrics;
+        for kind in Kind::ALL {
+            let count = i64::try_from(snapshot.count(kind)).unwrap_or(i64::MAX);
+            metrics.objects.get_or_create(&vec![("kind", kind.name().to_owned())]).set(count);
+        }
+        let (conversion, desired) = pipeline::reconcile(&snapshot, &self.options);
+        self.report(&conversion.diagnostics);
+
+        let plan = plan::plan(&self.applied, &desired);
+        if plan.is_empty() && self.haproxy.is_some() {
+            metrics.reconciled("noop");
+            metrics.reconcile_seconds.observe(started.elapsed().as_secs_f64());
+            return;
+        }
+        if !plan.is_empty() {
+            if let Err(err) = self.state.stage(&self.staging, &desired, &self.applied) {
+                tracing::error!(error = %err, "cannot stage the configuration");
+                metrics.reconciled("failed");
+                return;
+            }
+            if let Err(failure) = haproxy::check_config(&self.launch.binary, &self.staging).await {
+                let culprits = pipeline::blame(&failure.output, &conversion.model);
+                tracing::error!(objects = ?culprits, "{failure}; the last good configuration stays live");
+                metrics.configs_rejected.inc();
+                metrics.reconciled("rejected");
+                return;
+            }
+            let result = self.state.apply(&plan, &mut self.applied);
+            metrics.files_written.inc_by(plan.writes.len() as u64);
+            metrics.files_deleted.inc_by(plan.deletes.len() as u64);
+            if let Err(err) = result {
+                tracing::error!(error = %err, "cannot write the configuration");
+                metrics.reconciled("failed");
+                return;
+            }
+            tracing::info!(written = plan.writes.len(), deleted = plan.deletes.len(), reason = ?plan.reload, "configuration written");
+        }
+        match (&mut self.haproxy, plan.reload) {
+            (None, _) => self.ensure_running().await,
+            (Some(haproxy), Some(reason)) => match haproxy.reload().await {
+                Ok(_) => {
+                    metrics.reloads.get_or_create(&vec![("reason", reason.as_str().to_owned())]).inc();
+                    tracing::info!(%reason, "haproxy reloaded");
+                }
+                Err(err) => {
+                    metrics.reload_failures.inc();
+                    tracing::error!(error = %err, "haproxy reload failed");
+                }
+            },
+            (Some(_), None) => {}
+        }
+        metrics.reconciled("applied");
+        metrics.reconcile_seconds.observe(started.elapsed().as_secs_f64());
+    }
+
+    async fn ensure_running(&mut self) {
+        if self.haproxy.is_some() || self.applied.is_empty() {
+            return;
+        }
+        match Haproxy::start(&self.launch).await {
+            Ok(haproxy) => {
+                tracing::info!(pid = haproxy.pid(), "haproxy started");
+                self.admin.metrics.haproxy_starts.inc();
+                self.haproxy = Some(haproxy);
+                self.admin.ready.store(true, Ordering::SeqCst);
+            }
+            Err(err) => tracing::error!(error = %err, "cannot start haproxy"),
+        }
+    }
+
+    /// Logs each problem once, when it appears; the gauge shows how many there are now.
+    fn report(&mut self, diagnostics: &[convert::Diagnostic]) {
+        let current: BTreeSet<String> = self
+            .manifest_problems
+            .iter()
+            .cloned()
+            .chain(diagnostics.iter().map(ToString::to_string))
+            .collect();
+        for problem in current.difference(&self.reported) {
+            tracing::warn!("{problem}");
+        }
+        self.admin.metrics.config_errors.set(i64::try_from(current.len()).unwrap_or(i64::MAX));
+        self.reported = current;
+    }
+}

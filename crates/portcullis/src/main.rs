@@ -1,0 +1,45 @@
+//! portcullis: a Kubernetes ingress controller for HAProxy.
+
+mod admin;
+mod cli;
+mod controller;
+mod default_cert;
+mod metrics;
+mod oneshot;
+mod pipeline;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let result = match cli.command {
+        cli::Command::Run(args) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(anyhow::Error::from)
+            .and_then(|runtime| runtime.block_on(controller::run(args))),
+        cli::Command::Render(args) => oneshot::render(&args),
+        cli::Command::Check(args) => match oneshot::check(&args) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(err) => Err(err),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! Prometheus metrics of the controller.
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+type Labels = Vec<(&'static str, String)>;
+
+/// Every metric, registered under the `portcullis` prefix.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    /// Reconciliations by outcome: `applied`, `noop`, `rejected`, `failed`.
+    pub reconciliations: Family<Labels, Counter>,
+    /// Time from snapshot to applied configuration.
+    pub reconcile_seconds: Histogram,
+    /// Managed files written.
+    pub files_written: Counter,
+    /// Managed files deleted.
+    pub files_deleted: Counter,
+    /// HAProxy reloads by reason.
+    pub reloads: Family<Labels, Counter>,
+    /// Failed HAProxy reloads.
+    pub reload_failures: Counter,
+    /// HAProxy (re)starts.
+    pub haproxy_starts: Counter,
+    /// Objects known, by kind.
+    pub objects: Family<Labels, Gauge>,
+    /// Current configuration errors: manifest problems plus object diagnostics.
+    pub config_errors: Gauge,
+    /// Configurations `haproxy -c` rejected.
+    pub configs_rejected: Counter,
+}
+
+impl Metrics {
+    /// Creates and registers every metric.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("portcullis");
+        let metrics = Self {
+            reconciliations: Family::default(),
+            reconcile_seconds: Histogram::new(exponential_buckets(0.0005, 2.0, 16)),
+            files_written: Counter::default(),
+            files_deleted: Counter::default(),
+            reloads: Family::default(),
+            reload_failures: Counter::default(),
+            haproxy_starts: Counter::default(),
+            objects: Family::default(),
+            config_errors: Gauge::default(),
+            configs_rejected: Counter::default(),
+            registry: Registry::default(),
+        };
+        registry.register("reconciliations", "Reconciliations by outcome", metrics.reconciliations.clone());
+        registry.register("reconcile_duration_seconds", "Time from snapshot to applied configuration", metrics.reconcile_seconds.clone());
+        registry.register("files_written", "Managed files written", metrics.files_written.clone());
+        registry.register("files_deleted", "Managed files deleted", metrics.files_deleted.clone());
+        registry.register("reloads", "HAProxy reloads by reason", metrics.reloads.clone());
+        registry.register("reload_failures", "Failed HAProxy reloads", metrics.reload_failures.clone());
+        registry.register("haproxy_starts", "HAProxy process starts", metrics.haproxy_starts.clone());
+        registry.register("objects", "Objects known, by kind", metrics.objects.clone());
+        registry.register("configuration_errors", "Current configuration errors", metrics.config_errors.clone());
+        registry.register("configs_rejected", "Configurations rejected by haproxy -c", metrics.configs_rejected.clone());
+        Self { registry, ..metrics }
+    }
+
+    /// The text exposition format.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        // Encoding into a String cannot fail.
+        let _ = encode(&mut text, &self.registry);
+        text
+    }
+
+    /// Counts a reconciliation outcome.
+    pub fn reconciled(&self, outcome: &'static str) {
+        self.reconciliations.get_or_create(&vec![("outcome", outcome.to_owned())]).inc();
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}

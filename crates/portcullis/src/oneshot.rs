@@ -1,0 +1,53 @@
+//! `portcullis render` and `portcullis check`: one pass over the manifests, no HAProxy.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use haproxy::StateDir;
+use index::{Index, Snapshot};
+use source::ManifestDir;
+
+use crate::cli::{CheckArgs, ConfigArgs, RenderArgs};
+use crate::{default_cert, pipeline};
+
+fn load(config: &ConfigArgs) -> (Arc<Snapshot>, Vec<String>) {
+    let mut manifests = ManifestDir::new(&config.manifests);
+    let (events, problems) = manifests.initial_events();
+    let mut index = Index::new();
+    for event in events {
+        index.handle(event);
+    }
+    (index.snapshot(), problems.iter().map(ToString::to_string).collect())
+}
+
+/// Renders once into `--out`, managing it exactly as `run` manages its state directory.
+pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
+    let state = StateDir::open(&args.out).context("opening the output directory")?;
+    let fallback = default_cert::load_or_generate(state.root())?;
+    let (snapshot, problems) = load(&args.config);
+    let (conversion, desired) = pipeline::reconcile(&snapshot, &pipeline::convert_options(&args.config, fallback));
+    for problem in problems.iter().chain(conversion.diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>().iter()) {
+        eprintln!("warning: {problem}");
+    }
+    let mut applied = state.scan()?;
+    let plan = plan::plan(&applied, &desired);
+    state.apply(&plan, &mut applied)?;
+    eprintln!("{}: {} files written, {} deleted, {} unchanged", state.root().display(), plan.writes.len(), plan.deletes.len(), desired.files.len() - plan.writes.len());
+    Ok(())
+}
+
+/// Prints every problem; the result says whether there was one.
+pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
+    let (snapshot, problems) = load(&args.config);
+    let options = pipeline::convert_options(&args.config, model::TlsCert::default());
+    let conversion = convert::convert(&snapshot, &options);
+    let mut count = 0;
+    for problem in problems.iter().cloned().chain(conversion.diagnostics.iter().map(ToString::to_string)) {
+        println!("{problem}");
+        count += 1;
+    }
+    let model = &conversion.model;
+    let routes: usize = model.hosts.values().map(|h| h.routes.len()).sum();
+    eprintln!("{count} problem(s); {} host(s), {routes} route(s), {} backend(s)", model.hosts.len(), model.backends.len());
+    Ok(count == 0)
+}

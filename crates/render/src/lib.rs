@@ -1,0 +1,67 @@
+//! Renders the proxy model into HAProxy's files. Pure and deterministic: the same model
+//! always gives the same bytes, and no file names the directory it will be written to
+//! (`default-path config` makes every path relative to the configuration).
+
+mod config;
+mod maps;
+mod shards;
+
+pub use shards::{shard_file_name, shard_of};
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use model::ProxyModel;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The main configuration file, loaded first.
+pub const MAIN_CONFIG: &str = "haproxy.cfg";
+/// Directory of the backend shard files, loaded after the main file.
+pub const BACKENDS_DIR: &str = "backends";
+/// Every directory or top-level file portcullis owns in the state directory. Anything
+/// else there (sockets, the staging area) is left alone.
+pub const MANAGED_ROOTS: [&str; 4] = [MAIN_CONFIG, BACKENDS_DIR, "maps", "certs"];
+
+/// One rendered file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedFile {
+    /// Content.
+    pub bytes: Arc<[u8]>,
+    /// Stable content hash (xxh3-64), to compare with what is on disk.
+    pub hash: u64,
+    /// Holds a private key: written with mode 0600.
+    pub private: bool,
+}
+
+impl RenderedFile {
+    /// Wraps content, computing its hash.
+    pub fn new(text: String, private: bool) -> Self {
+        let bytes: Arc<[u8]> = Arc::from(text.into_bytes());
+        Self { hash: xxh3_64(&bytes), bytes, private }
+    }
+}
+
+/// Every managed file, by path relative to the state directory (always `/`-separated).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RenderedConfig {
+    /// The files.
+    pub files: BTreeMap<String, RenderedFile>,
+}
+
+/// Renders a model.
+pub fn render(model: &ProxyModel) -> RenderedConfig {
+    let mut files = BTreeMap::new();
+    files.insert(MAIN_CONFIG.to_owned(), RenderedFile::new(config::main_config(model), false));
+    for (path, text) in shards::shard_files(model) {
+        files.insert(path, RenderedFile::new(text, false));
+    }
+    for (path, text) in maps::map_files(model) {
+        files.insert(path, RenderedFile::new(text, false));
+    }
+    files.insert(config::CRT_LIST.to_owned(), RenderedFile::new(maps::crt_list(model), false));
+    files.insert(config::DEFAULT_CERT.to_owned(), RenderedFile::new(model.default_cert.pem_bundle.clone(), true));
+    for (id, cert) in &model.certs {
+        files.insert(format!("certs/{}", id.file_name()), RenderedFile::new(cert.pem_bundle.clone(), true));
+    }
+    RenderedConfig { files }
+}

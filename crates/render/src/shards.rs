@@ -1,0 +1,54 @@
+//! Backend shard files: which backend lives in which file.
+
+use std::fmt::Write;
+
+use model::{Backend, BackendId, ProxyModel};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The shard of a backend: `xxh3_64(section name, seed 0) % shards`.
+///
+/// xxh3-64 is specified and stable across versions, platforms and restarts, so a backend
+/// stays in its file for as long as the shard count is unchanged.
+pub fn shard_of(id: &BackendId, shards: u32) -> u32 {
+    let shards = u64::from(shards.max(1));
+    // The remainder is below `shards`, which came from a u32.
+    u32::try_from(xxh3_64(id.section_name().as_bytes()) % shards).unwrap_or(0)
+}
+
+/// `backends/shard-007.cfg`: zero-padded so lexical order is numeric order.
+pub fn shard_file_name(shard: u32, shards: u32) -> String {
+    let width = (shards.max(1) - 1).to_string().len().max(3);
+    format!("{}/shard-{shard:0width$}.cfg", crate::BACKENDS_DIR)
+}
+
+pub(crate) fn shard_files(model: &ProxyModel) -> Vec<(String, String)> {
+    let shards = model.global.backend_shards.max(1);
+    let mut texts: Vec<String> = (0..shards)
+        .map(|shard| format!("# portcullis backend shard {shard} of {shards}\n"))
+        .collect();
+    for backend in model.backends.values() {
+        let index = shard_of(&backend.id, shards) as usize;
+        if let Some(text) = texts.get_mut(index) {
+            text.push_str(&render_backend(backend));
+        }
+    }
+    texts.into_iter().enumerate().map(|(shard, text)| (shard_file_name(shard as u32, shards), text)).collect()
+}
+
+/// One backend section.
+pub(crate) fn render_backend(backend: &Backend) -> String {
+    let mut text = String::with_capacity(160 + 48 * backend.servers.len());
+    // Writing to a String cannot fail.
+    let _ = writeln!(text, "\nbackend {}", backend.id.section_name());
+    let _ = writeln!(text, "    balance {}", backend.balance.keyword());
+    let _ = writeln!(text, "    timeout connect {}", backend.timeout_connect);
+    let _ = writeln!(text, "    timeout server {}", backend.timeout_server);
+    for server in &backend.servers {
+        let address = match server.address {
+            std::net::IpAddr::V4(v4) => v4.to_string(),
+            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        };
+        let _ = writeln!(text, "    server {} {address}:{}", server.name(), server.port);
+    }
+    text
+}

@@ -1,0 +1,20 @@
+//! The only crate that names cluster types: the objects portcullis reads, their
+//! identities, and decoding of YAML/JSON manifests into them.
+
+mod decode;
+mod object;
+
+pub use decode::{DecodeError, Decoded, decode_manifest};
+pub use k8s_openapi::ByteString;
+pub use k8s_openapi::api::core::v1::{
+    ConfigMap, EndpointAddress, EndpointPort, EndpointSubset, Endpoints, Namespace, Secret,
+    Service, ServicePort, ServiceSpec,
+};
+pub use k8s_openapi::api::discovery::v1::{Endpoint, EndpointConditions, EndpointSlice};
+pub use k8s_openapi::api::networking::v1::{
+    HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressClass,
+    IngressClassSpec, IngressRule, IngressServiceBackend, IngressSpec, IngressTLS,
+    ServiceBackendPort,
+};
+pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+pub use object::{Kind, Object, ObjectRef};

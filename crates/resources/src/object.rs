@@ -1,0 +1,153 @@
+//! Typed objects and their identities.
+
+use std::fmt;
+use std::sync::Arc;
+
+use k8s_openapi::Metadata;
+use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Secret, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+/// The kinds portcullis reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// core/v1 Namespace.
+    Namespace,
+    /// core/v1 Service.
+    Service,
+    /// discovery.k8s.io/v1 EndpointSlice.
+    EndpointSlice,
+    /// core/v1 Endpoints.
+    Endpoints,
+    /// core/v1 Secret.
+    Secret,
+    /// core/v1 ConfigMap.
+    ConfigMap,
+    /// networking.k8s.io/v1 IngressClass.
+    IngressClass,
+    /// networking.k8s.io/v1 Ingress.
+    Ingress,
+}
+
+impl Kind {
+    /// Every kind, in a fixed order (used for metrics).
+    pub const ALL: [Kind; 8] = [
+        Kind::Namespace,
+        Kind::Service,
+        Kind::EndpointSlice,
+        Kind::Endpoints,
+        Kind::Secret,
+        Kind::ConfigMap,
+        Kind::IngressClass,
+        Kind::Ingress,
+    ];
+
+    /// The Kubernetes kind name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Namespace => "Namespace",
+            Kind::Service => "Service",
+            Kind::EndpointSlice => "EndpointSlice",
+            Kind::Endpoints => "Endpoints",
+            Kind::Secret => "Secret",
+            Kind::ConfigMap => "ConfigMap",
+            Kind::IngressClass => "IngressClass",
+            Kind::Ingress => "Ingress",
+        }
+    }
+
+    /// Cluster-scoped kinds have no namespace.
+    pub fn is_namespaced(self) -> bool {
+        !matches!(self, Kind::Namespace | Kind::IngressClass)
+    }
+}
+
+/// Identity of an object: kind, namespace (empty when cluster-scoped) and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectRef {
+    /// Kind.
+    pub kind: Kind,
+    /// Namespace, or empty for cluster-scoped kinds.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl ObjectRef {
+    /// Builds a reference.
+    pub fn new(kind: Kind, namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        Self { kind, namespace: namespace.into(), name: name.into() }
+    }
+}
+
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{} {}", self.kind.name(), self.name)
+        } else {
+            write!(f, "{} {}/{}", self.kind.name(), self.namespace, self.name)
+        }
+    }
+}
+
+/// A decoded object. Shared, because snapshots hold the same objects many times over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Object {
+    /// Namespace.
+    Namespace(Arc<Namespace>),
+    /// Service.
+    Service(Arc<Service>),
+    /// EndpointSlice.
+    EndpointSlice(Arc<EndpointSlice>),
+    /// Endpoints.
+    Endpoints(Arc<Endpoints>),
+    /// Secret.
+    Secret(Arc<Secret>),
+    /// ConfigMap.
+    ConfigMap(Arc<ConfigMap>),
+    /// IngressClass.
+    IngressClass(Arc<IngressClass>),
+    /// Ingress.
+    Ingress(Arc<Ingress>),
+}
+
+impl Object {
+    /// The object's kind.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Object::Namespace(_) => Kind::Namespace,
+            Object::Service(_) => Kind::Service,
+            Object::EndpointSlice(_) => Kind::EndpointSlice,
+            Object::Endpoints(_) => Kind::Endpoints,
+            Object::Secret(_) => Kind::Secret,
+            Object::ConfigMap(_) => Kind::ConfigMap,
+            Object::IngressClass(_) => Kind::IngressClass,
+            Object::Ingress(_) => Kind::Ingress,
+        }
+    }
+
+    /// The object's metadata.
+    pub fn metadata(&self) -> &ObjectMeta {
+        match self {
+            Object::Namespace(o) => o.metadata(),
+            Object::Service(o) => o.metadata(),
+            Object::EndpointSlice(o) => o.metadata(),
+            Object::Endpoints(o) => o.metadata(),
+            Object::Secret(o) => o.metadata(),
+            Object::ConfigMap(o) => o.metadata(),
+            Object::IngressClass(o) => o.metadata(),
+            Object::Ingress(o) => o.metadata(),
+        }
+    }
+
+    /// The object's identity. Decoding guarantees a name, and a namespace for namespaced kinds.
+    pub fn object_ref(&self) -> ObjectRef {
+        let meta = self.metadata();
+        ObjectRef {
+            kind: self.kind(),
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            name: meta.name.clone().unwrap_or_default(),
+        }
+    }
+}

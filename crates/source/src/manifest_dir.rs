@@ -1,0 +1,222 @@
+//! Scanning a manifest directory: which objects it holds and which documents are broken.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use index::SourceEvent;
+use resources::{Object, ObjectRef, decode_manifest};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// A problem with a manifest file or one of its documents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestProblem {
+    /// The file, relative to the manifest directory.
+    pub file: PathBuf,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ManifestProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.message)
+    }
+}
+
+/// The result of one scan.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// Every object, by identity.
+    pub objects: BTreeMap<ObjectRef, Object>,
+    /// Every problem found.
+    pub problems: Vec<ManifestProblem>,
+}
+
+struct CachedFile {
+    content_hash: u64,
+    objects: Vec<Object>,
+    problems: Vec<ManifestProblem>,
+}
+
+/// A manifest directory, with each file's decoded content cached by content hash so a
+/// rescan decodes only files that changed.
+pub struct ManifestDir {
+    root: PathBuf,
+    files: BTreeMap<PathBuf, CachedFile>,
+    current: BTreeMap<ObjectRef, Object>,
+}
+
+impl fmt::Debug for ManifestDir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ManifestDir").field("root", &self.root).finish_non_exhaustive()
+    }
+}
+
+impl ManifestDir {
+    /// A directory not yet scanned.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into(), files: BTreeMap::new(), current: BTreeMap::new() }
+    }
+
+    /// The directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Reads the directory again and returns its full content.
+    pub fn scan(&mut self) -> Scan {
+        let mut problems = Vec::new();
+        let mut paths = Vec::new();
+        if let Err(err) = collect_files(&self.root, &mut paths) {
+            problems.push(ManifestProblem { file: PathBuf::new(), message: err });
+        }
+        paths.sort();
+        let mut files = BTreeMap::new();
+        for path in paths {
+            let relative = path.strip_prefix(&self.root).unwrap_or(&path).to_path_buf();
+            let bytes = match std::fs::read(&path) {
+                Ok(bytes) => bytes,
+                // Deleted between listing and reading: it is simply gone.
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(err) => {
+                    problems.push(ManifestProblem { file: relative, message: err.to_string() });
+                    continue;
+                }
+            };
+            let content_hash = xxh3_64(&bytes);
+            let cached = match self.files.remove(&relative) {
+                Some(cached) if cached.content_hash == content_hash => cached,
+                _ => decode_file(&relative, &bytes, content_hash),
+            };
+            files.insert(relative, cached);
+        }
+        self.files = files;
+
+        let mut objects: BTreeMap<ObjectRef, (Object, &Path)> = BTreeMap::new();
+        for (file, cached) in &self.files {
+            problems.extend(cached.problems.iter().cloned());
+            for object in &cached.objects {
+                let object_ref = object.object_ref();
+                if let Some((_, first)) = objects.get(&object_ref) {
+                    problems.push(ManifestProblem {
+                        file: file.clone(),
+                        message: format!(
+                            "{object_ref} is also defined in {}; the first definition is used",
+                            first.display()
+                        ),
+                    });
+                    continue;
+                }
+                objects.insert(object_ref, (object.clone(), file));
+            }
+        }
+        Scan { objects: objects.into_iter().map(|(r, (o, _))| (r, o)).collect(), problems }
+    }
+
+    /// Scans and returns the full list as an `Init ... InitDone` bracket.
+    pub fn initial_events(&mut self) -> (Vec<SourceEvent>, Vec<ManifestProblem>) {
+        let scan = self.scan();
+        let mut events = vec![SourceEvent::Init];
+        events.extend(scan.objects.values().cloned().map(SourceEvent::InitApply));
+        events.push(SourceEvent::InitDone);
+        self.current = scan.objects;
+        (events, scan.problems)
+    }
+
+    /// Scans and returns what changed since the previous scan.
+    pub fn change_events(&mut self) -> (Vec<SourceEvent>, Vec<ManifestProblem>) {
+        let scan = self.scan();
+        let mut events: Vec<SourceEvent> = self
+            .current
+            .keys()
+            .filter(|r| !scan.objects.contains_key(r))
+            .cloned()
+            .map(SourceEvent::Delete)
+            .collect();
+        for (object_ref, object) in &scan.objects {
+            if self.current.get(object_ref) != Some(object) {
+                events.push(SourceEvent::Apply(object.clone()));
+            }
+        }
+        self.current = scan.objects;
+        (events, scan.problems)
+    }
+}
+
+fn decode_file(relative: &Path, bytes: &[u8], content_hash: u64) -> CachedFile {
+    let problem = |message: String| ManifestProblem { file: relative.to_path_buf(), message };
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return CachedFile {
+            content_hash,
+            objects: Vec::new(),
+            problems: vec![problem("not UTF-8 text".to_owned())],
+        };
+    };
+    let json = relative.extension().is_some_and(|e| e == "json");
+    let decoded = decode_manifest(text, json);
+    for ignored in &decoded.ignored {
+        tracing::debug!(file = %relative.display(), kind = %ignored, "ignoring unknown kind");
+    }
+    CachedFile {
+        content_hash,
+        objects: decoded.objects,
+        problems: decoded.errors.into_iter().map(|e| problem(e.to_string())).collect(),
+    }
+}
+
+/// Whether a path names a manifest file (by extension; hidden files are editor droppings).
+pub(crate) fn is_manifest(path: &Path) -> bool {
+    let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    !hidden && matches!(extension, "yaml" | "yml" | "json")
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(file_type) = entry.file_type() else { continue };
+        let is_dir = file_type.is_dir() || (file_type.is_symlink() && path.is_dir());
+        if is_dir {
+            let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+            if !hidden {
+                collect_files(&path, out)?;
+            }
+        } else if is_manifest(&path) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SERVICE_A: &str = "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n";
+
+    #[test]
+    fn scans_recursively_reports_problems_and_diffs_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("nested")).unwrap();
+        std::fs::write(dir.path().join("nested/a.yml"), SERVICE_A).unwrap();
+        std::fs::write(dir.path().join("broken.yaml"), "kind: [").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+        std::fs::write(dir.path().join("dup.json"), r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"}}"#).unwrap();
+        let mut manifests = ManifestDir::new(dir.path());
+        let (events, problems) = manifests.initial_events();
+        assert_eq!(events.len(), 3, "Init, one object, InitDone");
+        let messages: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages[0].starts_with("broken.yaml: document 1 (line 1): invalid YAML"), "{messages:?}");
+        assert_eq!(messages[1], "nested/a.yml: Service default/a is also defined in dup.json; the first definition is used");
+
+        std::fs::remove_file(dir.path().join("dup.json")).unwrap();
+        let (events, _) = manifests.change_events();
+        assert!(events.is_empty(), "the surviving definition is identical");
+
+        std::fs::remove_file(dir.path().join("nested/a.yml")).unwrap();
+        let (events, _) = manifests.change_events();
+        assert!(matches!(&events[..], [SourceEvent::Delete(r)] if r.name == "a"));
+    }
+}

@@ -1,0 +1,109 @@
+//! An HTTP/1.1 echo backend: answers every request with JSON describing what it saw.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+
+/// A running echo backend; stops when dropped.
+#[derive(Debug)]
+pub struct EchoServer {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl EchoServer {
+    /// Starts a backend named `name` on a free port of 127.0.0.1.
+    pub fn start(name: &str) -> std::io::Result<Self> {
+        Self::start_on(name, 0)
+    }
+
+    /// Starts a backend named `name` on `port` (0 picks a free one).
+    pub fn start_on(name: &str, port: u16) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port))?;
+        let port = listener.local_addr()?.port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (name, flag) = (name.to_owned(), stop.clone());
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                if flag.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let name = name.clone();
+                thread::spawn(move || serve(stream, &name));
+            }
+        });
+        Ok(Self { port, stop })
+    }
+}
+
+impl Drop for EchoServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+fn serve(stream: TcpStream, name: &str) {
+    let Ok(mut writer) = stream.try_clone() else { return };
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut parts = request_line.split_whitespace();
+        let method = parts.next().unwrap_or("").to_owned();
+        let target = parts.next().unwrap_or("").to_owned();
+        let mut headers = serde_json::Map::new();
+        let mut content_length = 0usize;
+        let mut close = false;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((key, value)) = line.split_once(':') {
+                let key = key.trim().to_ascii_lowercase();
+                let value = value.trim().to_owned();
+                if key == "content-length" {
+                    content_length = value.parse().unwrap_or(0);
+                }
+                if key == "connection" && value.eq_ignore_ascii_case("close") {
+                    close = true;
+                }
+                headers.insert(key, serde_json::Value::String(value));
+            }
+        }
+        let mut body = vec![0; content_length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let (path, query) = target.split_once('?').unwrap_or((target.as_str(), ""));
+        let reply = serde_json::json!({
+            "server": name,
+            "method": method,
+            "path": path,
+            "query": query,
+            "host": headers.get("host").cloned().unwrap_or_default(),
+            "headers": headers,
+        })
+        .to_string();
+        let response = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-echo-server: {name}\r\n{}\r\n{reply}",
+            reply.len(),
+            if close { "connection: close\r\n" } else { "" }
+        );
+        if writer.write_all(response.as_bytes()).is_err() || close {
+            return;
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Runs the portcullis binary against a manifest directory and a real HAProxy.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::client::{free_port, http_get};
+
+/// A running `portcullis run`, stopped by pid (SIGTERM) when dropped.
+#[derive(Debug)]
+pub struct Portcullis {
+    child: Child,
+    /// Manifest directory (owned by the test).
+    pub manifests: PathBuf,
+    /// State directory.
+    pub state_dir: PathBuf,
+    /// HTTP frontend port.
+    pub http_port: u16,
+    /// HTTPS frontend port.
+    pub https_port: u16,
+    /// Admin server port.
+    pub admin_port: u16,
+    log: PathBuf,
+}
+
+impl Portcullis {
+    /// Starts `binary run` on `manifests` with extra flags, and waits until `/readyz`
+    /// answers 200.
+    pub fn start(binary: &Path, manifests: &Path, state_dir: &Path, extra: &[&str]) -> std::io::Result<Self> {
+        let (http_port, https_port, admin_port) = (free_port(), free_port(), free_port());
+        let log = state_dir.with_extension("log");
+        let child = Command::new(binary)
+            .arg("run")
+            .arg("--manifests")
+            .arg(manifests)
+            .arg("--state-dir")
+            .arg(state_dir)
+            .args(["--bind-address", "127.0.0.1"])
+            .args(["--http-port", &http_port.to_string()])
+            .args(["--https-port", &https_port.to_string()])
+            .args(["--admin-bind", &format!("127.0.0.1:{admin_port}")])
+            .args(extra)
+            .env("RUST_LOG", "info,haproxy=debug")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log)?)
+            .spawn()?;
+        let mut portcullis = Self {
+            child,
+            manifests: manifests.to_path_buf(),
+            state_dir: state_dir.to_path_buf(),
+            http_port,
+            https_port,
+            admin_port,
+            log,
+        };
+        portcullis.wait_until(Duration::from_secs(30), |p| {
+            p.admin("/readyz").map(|r| r.status == 200).unwrap_or(false)
+        })?;
+        Ok(portcullis)
+    }
+
+    /// GET on the admin server.
+    pub fn admin(&self, path: &str) -> std::io::Result<crate::Response> {
+        http_get(self.admin_port, "127.0.0.1", path)
+    }
+
+    /// The value of a metric sample, e.g. `portcullis_haproxy_starts_total`.
+    pub fn metric(&self, sample: &str) -> Option<f64> {
+        let text = self.admin("/metrics").ok()?.body;
+        text.lines()
+            .find_map(|l| l.strip_prefix(sample).and_then(|rest| rest.strip_prefix(' ')))
+            .and_then(|v| v.trim().parse().ok())
+    }
+
+    /// What portcullis logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Polls `condition` until it holds or `timeout` passes; the error carries the log.
+    pub fn wait_until(&mut self, timeout: Duration, condition: impl Fn(&Self) -> bool) -> std::io::Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if condition(self) {
+                return Ok(());
+            }
+            if let Some(status) = self.child.try_wait()? {
+                return Err(std::io::Error::other(format!("portcullis exited ({status}):\n{}", self.log())));
+            }
+            if Instant::now() > deadline {
+                return Err(std::io::Error::other(format!("condition not met in {timeout:?}; log:\n{}", self.log())));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The pid of the portcullis process.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends SIGTERM and waits for the exit; returns whether it exited successfully.
+    pub fn stop(&mut self) -> std::io::Result<bool> {
+        if let Some(pid) = i32::try_from(self.child.id()).ok().and_then(rustix::process::Pid::from_raw) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(status.success());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.child.kill()?;
+        Ok(false)
+    }
+}
+
+impl Drop for Portcullis {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.stop();
+        }
+    }
+}

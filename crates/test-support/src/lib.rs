@@ -1,0 +1,13 @@
+//! Test helpers: in-process echo backends on 127.0.0.1, raw HTTP and HTTPS clients that
+//! report what a user would see, a harness that runs portcullis and stops it by pid, and
+//! manifest snippets.
+
+mod client;
+mod echo;
+mod harness;
+mod manifests;
+
+pub use client::{Response, TlsResponse, free_port, http_get, http_request, https_get};
+pub use echo::EchoServer;
+pub use harness::Portcullis;
+pub use manifests::{backend, self_signed, tls_secret};

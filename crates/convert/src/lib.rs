@@ -57,3 +57,32 @@ pub fn convert(snapshot: &Snapshot, options: &ConvertOptions) -> Conversion {
     diagnostics.dedup();
     Conversion { model, diagnostics }
 }
+
+/// Removes certificates HAProxy refused to load (same Secret, same content), so their
+/// hosts fall back to the default certificate and nothing else is held back.
+pub fn exclude_certificates(
+    conversion: &mut Conversion,
+    rejected: &std::collections::BTreeMap<model::CertId, TlsCert>,
+) {
+    let refused: Vec<model::CertId> = conversion
+        .model
+        .certs
+        .iter()
+        .filter(|(id, cert)| rejected.get(id) == Some(cert))
+        .map(|(id, _)| id.clone())
+        .collect();
+    for id in refused {
+        conversion.model.certs.remove(&id);
+        for host in conversion.model.hosts.values_mut() {
+            if host.cert.as_ref() == Some(&id) {
+                host.cert = None;
+            }
+        }
+        conversion.diagnostics.push(Diagnostic {
+            object: resources::ObjectRef::new(resources::Kind::Secret, id.namespace.as_str(), id.name.as_str()),
+            field: "data".to_owned(),
+            message: "haproxy cannot load this certificate and key (do they match?); the default certificate is served instead".to_owned(),
+        });
+    }
+    conversion.diagnostics.sort();
+}

@@ -24,7 +24,6 @@ pub(crate) fn config_args(dir: &Path) -> [std::ffi::OsString; 4] {
 pub async fn check_config(haproxy_bin: &Path, dir: &Path) -> Result<(), CheckFailure> {
     let output = tokio::process::Command::new(haproxy_bin)
         .arg("-c")
-        .arg("-q")
         .args(config_args(dir))
         .stdin(std::process::Stdio::null())
         .output()

@@ -3,7 +3,7 @@
 //! One task owns the index, the applied-file hashes and the HAProxy process; it handles
 //! source batches, HAProxy exits and shutdown signals one at a time, so no state is shared.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -13,6 +13,7 @@ use anyhow::Context as _;
 use convert::ConvertOptions;
 use haproxy::{Haproxy, LaunchOptions, StateDir};
 use index::Index;
+use model::{CertId, TlsCert};
 use plan::AppliedFiles;
 use resources::Kind;
 use source::{ManifestDir, SourceBatch};
@@ -39,6 +40,8 @@ struct Controller {
     haproxy: Option<Haproxy>,
     manifest_problems: Vec<String>,
     reported: BTreeSet<String>,
+    /// Certificates `haproxy -c` refused, by content: left out until they change.
+    rejected_certificates: BTreeMap<CertId, TlsCert>,
 }
 
 /// Runs until SIGTERM or SIGINT.
@@ -64,6 +67,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         haproxy: None,
         manifest_problems: Vec::new(),
         reported: BTreeSet::new(),
+        rejected_certificates: BTreeMap::new(),
     };
 
     let (batches_tx, mut batches) = mpsc::channel(64);
@@ -142,9 +146,13 @@ impl Controller {
             let count = i64::try_from(snapshot.count(kind)).unwrap_or(i64::MAX);
             metrics.objects.get_or_create(&vec![("kind", kind.name().to_owned())]).set(count);
         }
-        let (conversion, desired) = pipeline::reconcile(&snapshot, &self.options);
-        self.report(&conversion.diagnostics);
+        let mut conversion = convert::convert(&snapshot, &self.options);
+        // Forget refusals of certificates that changed or went away.
+        self.rejected_certificates.retain(|id, cert| conversion.model.certs.get(id) == Some(cert));
+        convert::exclude_certificates(&mut conversion, &self.rejected_certificates);
+        let desired = render::render(&conversion.model);
 
+        self.report(&conversion.diagnostics);
         let plan = plan::plan(&self.applied, &desired);
         if plan.is_empty() && self.haproxy.is_some() {
             metrics.reconciled("noop");
@@ -158,9 +166,22 @@ impl Controller {
                 return;
             }
             if let Err(failure) = haproxy::check_config(&self.launch.binary, &self.staging).await {
+                metrics.configs_rejected.inc();
+                let refused: Vec<(CertId, TlsCert)> = conversion
+                    .model
+                    .certs
+                    .iter()
+                    .filter(|(id, _)| failure.output.contains(&id.file_name()))
+                    .map(|(id, cert)| (id.clone(), cert.clone()))
+                    .collect();
+                if !refused.is_empty() {
+                    // Leave the refused certificates out and try again without them.
+                    self.rejected_certificates.extend(refused);
+                    return Box::pin(self.reconcile()).await;
+                }
                 let culprits = pipeline::blame(&failure.output, &conversion.model);
                 tracing::error!(objects = ?culprits, "{failure}; the last good configuration stays live");
-                metrics.configs_rejected.inc();
+                self.report(&conversion.diagnostics);
                 metrics.reconciled("rejected");
                 return;
             }

@@ -26,6 +26,10 @@ pub async fn watch_manifest_dir(
 ) -> Result<(), notify::Error> {
     let (notify_tx, mut notify_rx) = mpsc::unbounded_channel();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        // Our own reads of the files are access events: reacting to them would loop.
+        if event.as_ref().is_ok_and(|e| matches!(e.kind, notify::EventKind::Access(_))) {
+            return;
+        }
         // A closed channel means the source is shutting down; nothing to do.
         let _ = notify_tx.send(event);
     })?;
@@ -33,6 +37,7 @@ pub async fn watch_manifest_dir(
     watcher.watch(manifests.root(), RecursiveMode::Recursive)?;
 
     let (events, problems) = manifests.initial_events();
+    let mut last_problems = problems.clone();
     if batches.send(SourceBatch { events, problems }).await.is_err() {
         return Ok(());
     }
@@ -51,6 +56,10 @@ pub async fn watch_manifest_dir(
             }
         }
         let (events, problems) = manifests.change_events();
+        if events.is_empty() && problems == last_problems {
+            continue;
+        }
+        last_problems = problems.clone();
         if batches.send(SourceBatch { events, problems }).await.is_err() {
             return Ok(());
         }

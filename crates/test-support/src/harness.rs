@@ -26,10 +26,10 @@ pub struct Portcullis {
 impl Portcullis {
     /// Starts `binary run` on `manifests` with extra flags, and waits until `/readyz`
     /// answers 200.
-    pub fn start(binary: &Path, manifests: &Path, state_dir: &Path, extra: &[&str]) -> std::io::Result<Self> {
+    pub fn start(binary: impl AsRef<Path>, manifests: &Path, state_dir: &Path, extra: &[&str]) -> std::io::Result<Self> {
         let (http_port, https_port, admin_port) = (free_port(), free_port(), free_port());
         let log = state_dir.with_extension("log");
-        let child = Command::new(binary)
+        let child = Command::new(binary.as_ref())
             .arg("run")
             .arg("--manifests")
             .arg(manifests)
@@ -100,6 +100,18 @@ impl Portcullis {
         self.child.id()
     }
 
+    /// The pid of the HAProxy master portcullis started, if it runs.
+    pub fn haproxy_pid(&self) -> Option<u32> {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.child.id())).ok()?;
+        tasks
+            .flatten()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+            .flat_map(|children| children.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>())
+            .find(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "haproxy")
+            })
+    }
+
     /// Sends SIGTERM and waits for the exit; returns whether it exited successfully.
     pub fn stop(&mut self) -> std::io::Result<bool> {
         if let Some(pid) = i32::try_from(self.child.id()).ok().and_then(rustix::process::Pid::from_raw) {
@@ -123,4 +135,10 @@ impl Drop for Portcullis {
             let _ = self.stop();
         }
     }
+}
+
+/// Kills a process outright (SIGKILL), as a crash would.
+pub fn kill_hard(pid: u32) -> std::io::Result<()> {
+    let pid = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw).ok_or_else(|| std::io::Error::other("bad pid"))?;
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).map_err(std::io::Error::from)
 }

@@ -9,5 +9,5 @@ mod manifests;
 
 pub use client::{Response, TlsResponse, free_port, http_get, http_request, https_get};
 pub use echo::EchoServer;
-pub use harness::Portcullis;
+pub use harness::{Portcullis, kill_hard};
 pub use manifests::{backend, self_signed, tls_secret};

@@ -19,14 +19,19 @@ pub const DEFAULT_CLASS_ANNOTATION: &str = "ingressclass.kubernetes.io/is-defaul
 /// legacy annotation must equal `--ingress-class`. An Ingress with neither is ours when one
 /// of our IngressClasses is the default class or `--watch-ingress-without-class` is on.
 pub fn is_ours(ingress: &Ingress, snapshot: &Snapshot, options: &ConvertOptions) -> bool {
-    let class_name = ingress.spec.as_ref().and_then(|s| s.ingress_class_name.as_deref());
+    let class_name = ingress
+        .spec
+        .as_ref()
+        .and_then(|s| s.ingress_class_name.as_deref());
     if let Some(class_name) = class_name.filter(|n| !n.is_empty()) {
         let class = snapshot.of_kind(Kind::IngressClass).find_map(|o| match o {
             Object::IngressClass(c) if c.metadata.name.as_deref() == Some(class_name) => Some(c),
             _ => None,
         });
         return match class {
-            Some(class) => class.spec.as_ref().and_then(|s| s.controller.as_deref()) == Some(CONTROLLER_NAME),
+            Some(class) => {
+                class.spec.as_ref().and_then(|s| s.controller.as_deref()) == Some(CONTROLLER_NAME)
+            }
             None => class_name == options.ingress_class,
         };
     }
@@ -40,7 +45,8 @@ pub fn is_ours(ingress: &Ingress, snapshot: &Snapshot, options: &ConvertOptions)
 fn ours_is_default(snapshot: &Snapshot) -> bool {
     snapshot.of_kind(Kind::IngressClass).any(|o| match o {
         Object::IngressClass(class) => {
-            let ours = class.spec.as_ref().and_then(|s| s.controller.as_deref()) == Some(CONTROLLER_NAME);
+            let ours =
+                class.spec.as_ref().and_then(|s| s.controller.as_deref()) == Some(CONTROLLER_NAME);
             let default = class
                 .metadata
                 .annotations

@@ -28,22 +28,27 @@ pub fn resolve_servers(
     })?;
     let spec = service.spec.as_ref();
     if spec.and_then(|s| s.type_.as_deref()) == Some("ExternalName") {
-        return Err(format!("service {namespace}/{service_name} is of type ExternalName, which is not supported"));
+        return Err(format!(
+            "service {namespace}/{service_name} is of type ExternalName, which is not supported"
+        ));
     }
     let port_name = service_port.name.clone().unwrap_or_default();
     let slices = snapshot.endpoint_slices(namespace, service_name);
     let mut servers = Vec::new();
-    if slices.is_empty() {
-        if let Some(endpoints) = snapshot.endpoints(namespace, service_name) {
-            for subset in endpoints.subsets.iter().flatten() {
-                let Some(port) = subset.ports.iter().flatten().find(|p| {
-                    p.name.clone().unwrap_or_default() == port_name
-                }) else {
-                    continue;
-                };
-                for address in subset.addresses.iter().flatten() {
-                    push_server(&mut servers, &address.ip, port.port);
-                }
+    if slices.is_empty()
+        && let Some(endpoints) = snapshot.endpoints(namespace, service_name)
+    {
+        for subset in endpoints.subsets.iter().flatten() {
+            let Some(port) = subset
+                .ports
+                .iter()
+                .flatten()
+                .find(|p| p.name.clone().unwrap_or_default() == port_name)
+            else {
+                continue;
+            };
+            for address in subset.addresses.iter().flatten() {
+                push_server(&mut servers, &address.ip, port.port);
             }
         }
     }
@@ -51,15 +56,24 @@ pub fn resolve_servers(
         if slice.address_type == "FQDN" {
             continue;
         }
-        let Some(port) = slice.ports.iter().flatten().find(|p| {
-            p.name.clone().unwrap_or_default() == port_name
-        }) else {
+        let Some(port) = slice
+            .ports
+            .iter()
+            .flatten()
+            .find(|p| p.name.clone().unwrap_or_default() == port_name)
+        else {
             continue;
         };
-        let Some(port_number) = port.port else { continue };
+        let Some(port_number) = port.port else {
+            continue;
+        };
         for endpoint in slice.endpoints.iter().flatten() {
             // The API defines an absent `ready` as ready.
-            let ready = endpoint.conditions.as_ref().and_then(|c| c.ready).unwrap_or(true);
+            let ready = endpoint
+                .conditions
+                .as_ref()
+                .and_then(|c| c.ready)
+                .unwrap_or(true);
             if !ready {
                 continue;
             }
@@ -76,9 +90,9 @@ pub fn resolve_servers(
 fn find_port<'a>(service: &'a Service, wanted: &ServiceBackendPort) -> Option<&'a ServicePort> {
     let ports = service.spec.as_ref()?.ports.as_ref()?;
     match (&wanted.name, wanted.number) {
-        (Some(name), _) if !name.is_empty() => {
-            ports.iter().find(|p| p.name.as_deref() == Some(name.as_str()))
-        }
+        (Some(name), _) if !name.is_empty() => ports
+            .iter()
+            .find(|p| p.name.as_deref() == Some(name.as_str())),
         (_, Some(number)) => ports.iter().find(|p| p.port == number),
         _ => None,
     }
@@ -86,9 +100,9 @@ fn find_port<'a>(service: &'a Service, wanted: &ServiceBackendPort) -> Option<&'
 
 fn push_server(servers: &mut Vec<Server>, address: &str, port: i32) {
     // Addresses that are not IPs, or out-of-range ports, cannot be HAProxy servers.
-    if let (Ok(address), Ok(port)) = (address.parse::<IpAddr>(), u16::try_from(port)) {
-        if port != 0 {
-            servers.push(Server { address, port });
-        }
+    if let (Ok(address), Ok(port)) = (address.parse::<IpAddr>(), u16::try_from(port))
+        && port != 0
+    {
+        servers.push(Server { address, port });
     }
 }

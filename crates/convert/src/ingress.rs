@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use index::Snapshot;
-use model::{Backend, BackendId, CertId, Global, Host, HostKey, Origin, ProxyModel, Route, Timeouts, TlsCert};
+use model::{
+    Backend, BackendId, CertId, Global, Host, HostKey, Origin, ProxyModel, Route, Timeouts, TlsCert,
+};
 use resources::{Ingress, IngressServiceBackend, Kind, Object, ObjectRef};
 
 use crate::keys::{self, Annotations, GlobalConfig};
@@ -32,14 +34,23 @@ pub(crate) fn convert_ingresses(
     options: &ConvertOptions,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> ProxyModel {
-    let configmap = options.global_configmap.as_ref().and_then(|(namespace, name)| {
-        match snapshot.get(&ObjectRef::new(Kind::ConfigMap, namespace.as_str(), name.as_str())) {
-            Some(Object::ConfigMap(map)) => Some(map.clone()),
-            _ => None,
-        }
-    });
-    let configmap_ref =
-        options.global_configmap.as_ref().map(|(ns, name)| ObjectRef::new(Kind::ConfigMap, ns.as_str(), name.as_str()));
+    let configmap = options
+        .global_configmap
+        .as_ref()
+        .and_then(|(namespace, name)| {
+            match snapshot.get(&ObjectRef::new(
+                Kind::ConfigMap,
+                namespace.as_str(),
+                name.as_str(),
+            )) {
+                Some(Object::ConfigMap(map)) => Some(map.clone()),
+                _ => None,
+            }
+        });
+    let configmap_ref = options
+        .global_configmap
+        .as_ref()
+        .map(|(ns, name)| ObjectRef::new(Kind::ConfigMap, ns.as_str(), name.as_str()));
     let global = GlobalConfig::new(
         configmap.as_ref().and_then(|c| c.data.as_ref()),
         configmap_ref.as_ref(),
@@ -128,7 +139,11 @@ fn collect_tls(context: &mut Context<'_>, ingress: &Ingress) {
             let host_key = match names::parse_host(host) {
                 Ok(key) => key,
                 Err(why) => {
-                    context.diagnostics.push(Diagnostic { object: object.clone(), field, message: format!("{why}; the entry is skipped") });
+                    context.diagnostics.push(Diagnostic {
+                        object: object.clone(),
+                        field,
+                        message: format!("{why}; the entry is skipped"),
+                    });
                     continue;
                 }
             };
@@ -156,17 +171,27 @@ fn has_tls(context: &Context<'_>, host: &HostKey) -> bool {
         return true;
     }
     match host {
-        HostKey::Exact(name) => name
-            .split_once('.')
-            .is_some_and(|(_, suffix)| context.tls_hosts.contains_key(&HostKey::Wildcard(suffix.to_owned()))),
+        HostKey::Exact(name) => name.split_once('.').is_some_and(|(_, suffix)| {
+            context
+                .tls_hosts
+                .contains_key(&HostKey::Wildcard(suffix.to_owned()))
+        }),
         _ => false,
     }
 }
 
 fn convert_rules(context: &mut Context<'_>, ingress: &Ingress) {
     let object = ingress_ref(ingress);
-    let origin = Origin { kind: "Ingress", namespace: object.namespace.clone(), name: object.name.clone() };
-    let annotations = Annotations::new(ingress.metadata.annotations.as_ref(), &object, context.diagnostics);
+    let origin = Origin {
+        kind: "Ingress",
+        namespace: object.namespace.clone(),
+        name: object.name.clone(),
+    };
+    let annotations = Annotations::new(
+        ingress.metadata.annotations.as_ref(),
+        &object,
+        context.diagnostics,
+    );
     let Some(spec) = &ingress.spec else { return };
 
     if let Some(default) = &spec.default_backend {
@@ -201,21 +226,42 @@ fn convert_rules(context: &mut Context<'_>, ingress: &Ingress) {
                 }
             },
         };
-        let redirect = has_tls(context, &host_key) && annotations.get(&keys::SSL_REDIRECT, &context.global);
-        let https_redirect = redirect.then(|| annotations.get(&keys::SSL_REDIRECT_CODE, &context.global));
-        let paths = rule.http.as_ref().map(|h| h.paths.as_slice()).unwrap_or_default();
+        let redirect =
+            has_tls(context, &host_key) && annotations.get(&keys::SSL_REDIRECT, &context.global);
+        let https_redirect =
+            redirect.then(|| annotations.get(&keys::SSL_REDIRECT_CODE, &context.global));
+        let paths = rule
+            .http
+            .as_ref()
+            .map(|h| h.paths.as_slice())
+            .unwrap_or_default();
         for (path_index, path) in paths.iter().enumerate() {
             let field = format!("spec.rules[{rule_index}].http.paths[{path_index}]");
-            let path_type = if path.path_type.is_empty() { "ImplementationSpecific" } else { &path.path_type };
+            let path_type = if path.path_type.is_empty() {
+                "ImplementationSpecific"
+            } else {
+                &path.path_type
+            };
             let path_match = match names::parse_path(path.path.as_deref(), path_type) {
                 Ok(path_match) => path_match,
                 Err(why) => {
-                    context.diagnostics.push(Diagnostic { object: object.clone(), field, message: format!("{why}; the path is skipped") });
+                    context.diagnostics.push(Diagnostic {
+                        object: object.clone(),
+                        field,
+                        message: format!("{why}; the path is skipped"),
+                    });
                     continue;
                 }
             };
             let backend_field = format!("{field}.backend");
-            let Some(backend) = backend_for(context, &object, &origin, &annotations, path.backend.service.as_ref(), &backend_field) else {
+            let Some(backend) = backend_for(
+                context,
+                &object,
+                &origin,
+                &annotations,
+                path.backend.service.as_ref(),
+                &backend_field,
+            ) else {
                 continue;
             };
             let host = context.model.hosts.entry(host_key.clone()).or_default();
@@ -234,7 +280,14 @@ fn convert_rules(context: &mut Context<'_>, ingress: &Ingress) {
                 }
                 continue;
             }
-            host.routes.insert(path_match, Route { backend, https_redirect, origin: origin.clone() });
+            host.routes.insert(
+                path_match,
+                Route {
+                    backend,
+                    https_redirect,
+                    origin: origin.clone(),
+                },
+            );
         }
     }
 }
@@ -248,9 +301,15 @@ fn backend_for(
     service: Option<&IngressServiceBackend>,
     field: &str,
 ) -> Option<BackendId> {
-    let report = |message: String| Diagnostic { object: object.clone(), field: field.to_owned(), message };
+    let report = |message: String| Diagnostic {
+        object: object.clone(),
+        field: field.to_owned(),
+        message,
+    };
     let Some(service) = service else {
-        context.diagnostics.push(report("only service backends are supported; the path is skipped".to_owned()));
+        context.diagnostics.push(report(
+            "only service backends are supported; the path is skipped".to_owned(),
+        ));
         return None;
     };
     let port = service.port.clone().unwrap_or_default();
@@ -258,18 +317,28 @@ fn backend_for(
         (Some(name), _) if !name.is_empty() => name.clone(),
         (_, Some(number)) => number.to_string(),
         _ => {
-            context.diagnostics.push(report("service.port needs a number or a name; the path is skipped".to_owned()));
+            context.diagnostics.push(report(
+                "service.port needs a number or a name; the path is skipped".to_owned(),
+            ));
             return None;
         }
     };
-    let servers = match endpoints::resolve_servers(context.snapshot, &object.namespace, &service.name, &port) {
-        Ok(servers) => servers,
-        Err(why) => {
-            context.diagnostics.push(report(format!("{why}; the path is skipped")));
-            return None;
-        }
+    let servers =
+        match endpoints::resolve_servers(context.snapshot, &object.namespace, &service.name, &port)
+        {
+            Ok(servers) => servers,
+            Err(why) => {
+                context
+                    .diagnostics
+                    .push(report(format!("{why}; the path is skipped")));
+                return None;
+            }
+        };
+    let id = BackendId {
+        namespace: object.namespace.clone(),
+        service: service.name.clone(),
+        port: port_text,
     };
-    let id = BackendId { namespace: object.namespace.clone(), service: service.name.clone(), port: port_text };
     let wanted = Backend {
         id: id.clone(),
         servers,
@@ -288,7 +357,11 @@ fn backend_for(
                 && existing.timeout_connect == wanted.timeout_connect
                 && existing.timeout_server == wanted.timeout_server;
             if !same_settings {
-                let owner = context.backend_owner.get(&id).map(ToString::to_string).unwrap_or_default();
+                let owner = context
+                    .backend_owner
+                    .get(&id)
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
                 context.diagnostics.push(report(format!(
                     "backend {id} is configured differently by {owner}, which is older; its settings are used"
                 )));
@@ -305,7 +378,10 @@ fn assign_certificates(context: &mut Context<'_>) {
     let tls_hosts = std::mem::take(&mut context.tls_hosts);
     for (host_key, (object, secret)) in &tls_hosts {
         let Some(secret) = secret else { continue };
-        let id = CertId { namespace: object.namespace.clone(), name: secret.clone() };
+        let id = CertId {
+            namespace: object.namespace.clone(),
+            name: secret.clone(),
+        };
         if !context.certificates.contains_key(&id) {
             let loaded = match tls::load_certificate(context.snapshot, &id.namespace, &id.name) {
                 Ok(cert) => Some(cert),

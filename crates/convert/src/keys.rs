@@ -92,23 +92,31 @@ fn parse_duration(text: &str) -> Result<HaproxyDuration, String> {
 fn parse_redirect_code(text: &str) -> Result<u16, String> {
     match text.trim().parse::<u16>() {
         Ok(code @ (301 | 302 | 303 | 307 | 308)) => Ok(code),
-        _ => Err(format!("'{}' is not one of 301, 302, 303, 307, 308", text.trim())),
+        _ => Err(format!(
+            "'{}' is not one of 301, 302, 303, 307, 308",
+            text.trim()
+        )),
     }
 }
 
 fn parse_balance(text: &str) -> Result<Balance, String> {
-    Balance::ALL.iter().find(|(_, keyword)| *keyword == text.trim()).map(|(b, _)| *b).ok_or_else(
-        || {
+    Balance::ALL
+        .iter()
+        .find(|(_, keyword)| *keyword == text.trim())
+        .map(|(b, _)| *b)
+        .ok_or_else(|| {
             let known: Vec<&str> = Balance::ALL.iter().map(|(_, k)| *k).collect();
             format!("'{}' is not one of {}", text.trim(), known.join(", "))
-        },
-    )
+        })
 }
 
 fn parse_max_connections(text: &str) -> Result<u32, String> {
     match text.trim().parse::<u32>() {
         Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
-        _ => Err(format!("'{}' is not a whole number from 1 to 1000000", text.trim())),
+        _ => Err(format!(
+            "'{}' is not a whole number from 1 to 1000000",
+            text.trim()
+        )),
     }
 }
 
@@ -219,7 +227,9 @@ impl GlobalConfig {
         let mut valid = BTreeMap::new();
         for (name, value) in data.into_iter().flatten() {
             let report = |message: String| Diagnostic {
-                object: origin.cloned().unwrap_or_else(|| ObjectRef::new(resources::Kind::ConfigMap, "", "")),
+                object: origin
+                    .cloned()
+                    .unwrap_or_else(|| ObjectRef::new(resources::Kind::ConfigMap, "", "")),
                 field: format!("data.{name}"),
                 message,
             };
@@ -266,7 +276,9 @@ impl Annotations {
         // Our own prefix wins over the migration prefix, whatever the map order.
         for prefix in ANNOTATION_PREFIXES {
             for (annotation, value) in annotations.into_iter().flatten() {
-                let Some(name) = annotation.strip_prefix(prefix) else { continue };
+                let Some(name) = annotation.strip_prefix(prefix) else {
+                    continue;
+                };
                 let report = |message: String| Diagnostic {
                     object: origin.clone(),
                     field: format!("metadata.annotations[{annotation}]"),
@@ -333,7 +345,10 @@ mod tests {
         let annotations: BTreeMap<String, String> = [
             ("haproxy-ingress.github.io/balance-algorithm", "source"),
             ("portcullis.dev/balance-algorithm", "first"),
-            ("haproxy-ingress.github.io/timeout-server", "7s\nlisten evil"),
+            (
+                "haproxy-ingress.github.io/timeout-server",
+                "7s\nlisten evil",
+            ),
             ("portcullis.dev/max-connections", "5"),
             ("kubernetes.io/ingress.class", "other"),
         ]
@@ -345,7 +360,7 @@ mod tests {
         assert_eq!(annotated.get(&BALANCE_ALGORITHM, &global), Balance::First);
         assert_eq!(annotated.get(&TIMEOUT_SERVER, &global).as_str(), "30s");
         assert_eq!(annotated.get(&TIMEOUT_CONNECT, &global).as_str(), "5s");
-        assert_eq!(annotated.get(&SSL_REDIRECT, &global), true);
+        assert!(annotated.get(&SSL_REDIRECT, &global));
         let messages: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
         assert_eq!(
             messages,

@@ -12,14 +12,23 @@ pub fn parse_host(host: &str) -> Result<HostKey, String> {
     let valid_label = |label: &str| {
         !label.is_empty()
             && label.len() <= 63
-            && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
             && !label.starts_with('-')
             && !label.ends_with('-')
     };
     if name.is_empty() || name.len() > 253 || !name.split('.').all(valid_label) {
-        return Err(format!("'{}' is not a valid host name", host.escape_debug()));
+        return Err(format!(
+            "'{}' is not a valid host name",
+            host.escape_debug()
+        ));
     }
-    Ok(if wildcard { HostKey::Wildcard(name.to_owned()) } else { HostKey::Exact(name.to_owned()) })
+    Ok(if wildcard {
+        HostKey::Wildcard(name.to_owned())
+    } else {
+        HostKey::Exact(name.to_owned())
+    })
 }
 
 /// Parses an Ingress path and its type. `Prefix` paths lose their trailing slashes;
@@ -27,10 +36,17 @@ pub fn parse_host(host: &str) -> Result<HostKey, String> {
 pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<PathMatch, String> {
     let path = path.filter(|p| !p.is_empty()).unwrap_or("/");
     if !path.starts_with('/') {
-        return Err(format!("path '{}' must start with '/'", path.escape_debug()));
+        return Err(format!(
+            "path '{}' must start with '/'",
+            path.escape_debug()
+        ));
     }
     if let Some(bad) = path.chars().find(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("path '{}' contains {:?}, which is not allowed", path.escape_debug(), bad));
+        return Err(format!(
+            "path '{}' contains {:?}, which is not allowed",
+            path.escape_debug(),
+            bad
+        ));
     }
     let kind = match path_type {
         "Exact" => PathKind::Exact,
@@ -43,8 +59,15 @@ pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<PathMatch, Stri
             ));
         }
     };
-    let path = if kind == PathKind::Prefix { path.trim_end_matches('/') } else { path };
-    Ok(PathMatch { path: path.to_owned(), kind })
+    let path = if kind == PathKind::Prefix {
+        path.trim_end_matches('/')
+    } else {
+        path
+    };
+    Ok(PathMatch {
+        path: path.to_owned(),
+        kind,
+    })
 }
 
 #[cfg(test)]
@@ -53,22 +76,44 @@ mod tests {
 
     #[test]
     fn hosts() {
-        assert_eq!(parse_host("Foo.Example.COM"), Ok(HostKey::Exact("foo.example.com".into())));
-        assert_eq!(parse_host("*.foo.com"), Ok(HostKey::Wildcard("foo.com".into())));
-        for bad in ["", "*", "*.", "a..b", "-a.com", "a_b.com", "a.com\nx", "foo.*.com", "a b"] {
+        assert_eq!(
+            parse_host("Foo.Example.COM"),
+            Ok(HostKey::Exact("foo.example.com".into()))
+        );
+        assert_eq!(
+            parse_host("*.foo.com"),
+            Ok(HostKey::Wildcard("foo.com".into()))
+        );
+        for bad in [
+            "",
+            "*",
+            "*.",
+            "a..b",
+            "-a.com",
+            "a_b.com",
+            "a.com\nx",
+            "foo.*.com",
+            "a b",
+        ] {
             assert!(parse_host(bad).is_err(), "{bad:?}");
         }
     }
 
     #[test]
     fn paths() {
-        let prefix = |p: &str| PathMatch { path: p.into(), kind: PathKind::Prefix };
+        let prefix = |p: &str| PathMatch {
+            path: p.into(),
+            kind: PathKind::Prefix,
+        };
         assert_eq!(parse_path(Some("/foo/"), "Prefix"), Ok(prefix("/foo")));
         assert_eq!(parse_path(Some("/"), "Prefix"), Ok(prefix("")));
         assert_eq!(parse_path(None, "Prefix"), Ok(prefix("")));
         assert_eq!(
             parse_path(Some("/foo/"), "Exact"),
-            Ok(PathMatch { path: "/foo/".into(), kind: PathKind::Exact })
+            Ok(PathMatch {
+                path: "/foo/".into(),
+                kind: PathKind::Exact
+            })
         );
         assert!(parse_path(Some("foo"), "Exact").is_err());
         assert!(parse_path(Some("/a\nb"), "Exact").is_err());

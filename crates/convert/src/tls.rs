@@ -9,7 +9,11 @@ use x509_parser::pem::Pem;
 
 /// Reads and checks the `tls.crt` / `tls.key` of a Secret (from `data`, or `stringData`
 /// as `kubectl apply` would merge it).
-pub fn load_certificate(snapshot: &Snapshot, namespace: &str, name: &str) -> Result<TlsCert, String> {
+pub fn load_certificate(
+    snapshot: &Snapshot,
+    namespace: &str,
+    name: &str,
+) -> Result<TlsCert, String> {
     let secret_ref = ObjectRef::new(Kind::Secret, namespace, name);
     let Some(Object::Secret(secret)) = snapshot.get(&secret_ref) else {
         return Err(format!("secret {namespace}/{name} not found"));
@@ -32,18 +36,27 @@ pub fn load_certificate(snapshot: &Snapshot, namespace: &str, name: &str) -> Res
     let certificates = pem_blocks(certificate)
         .map_err(|e| format!("secret {namespace}/{name}: tls.crt is not PEM: {e}"))?;
     if certificates.is_empty() || certificates.iter().any(|p| p.label != "CERTIFICATE") {
-        return Err(format!("secret {namespace}/{name}: tls.crt must hold only CERTIFICATE blocks"));
+        return Err(format!(
+            "secret {namespace}/{name}: tls.crt must hold only CERTIFICATE blocks"
+        ));
     }
     for pem in &certificates {
-        pem.parse_x509()
-            .map_err(|e| format!("secret {namespace}/{name}: tls.crt is not a valid X.509 certificate: {e}"))?;
+        pem.parse_x509().map_err(|e| {
+            format!("secret {namespace}/{name}: tls.crt is not a valid X.509 certificate: {e}")
+        })?;
     }
-    let keys = pem_blocks(key).map_err(|e| format!("secret {namespace}/{name}: tls.key is not PEM: {e}"))?;
+    let keys = pem_blocks(key)
+        .map_err(|e| format!("secret {namespace}/{name}: tls.key is not PEM: {e}"))?;
     let [private_key] = keys.as_slice() else {
-        return Err(format!("secret {namespace}/{name}: tls.key must hold exactly one private key"));
+        return Err(format!(
+            "secret {namespace}/{name}: tls.key must hold exactly one private key"
+        ));
     };
     if !private_key.label.ends_with("PRIVATE KEY") || private_key.contents.is_empty() {
-        return Err(format!("secret {namespace}/{name}: tls.key holds a {} block, not a private key", private_key.label));
+        return Err(format!(
+            "secret {namespace}/{name}: tls.key holds a {} block, not a private key",
+            private_key.label
+        ));
     }
     let mut bundle = String::new();
     for pem in certificates.iter().chain([private_key]) {

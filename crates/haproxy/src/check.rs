@@ -28,13 +28,19 @@ pub async fn check_config(haproxy_bin: &Path, dir: &Path) -> Result<(), CheckFai
         .stdin(std::process::Stdio::null())
         .output()
         .await
-        .map_err(|err| CheckFailure { output: format!("cannot run {}: {err}", haproxy_bin.display()) })?;
+        .map_err(|err| CheckFailure {
+            output: format!("cannot run {}: {err}", haproxy_bin.display()),
+        })?;
     if output.status.success() {
         return Ok(());
     }
     let mut text = String::from_utf8_lossy(&output.stderr).into_owned();
     text.push_str(&String::from_utf8_lossy(&output.stdout));
     let alerts: Vec<&str> = text.lines().filter(|l| l.contains("[ALERT]")).collect();
-    let output = if alerts.is_empty() { text.trim().to_owned() } else { alerts.join("\n") };
+    let output = if alerts.is_empty() {
+        text.trim().to_owned()
+    } else {
+        alerts.join("\n")
+    };
     Err(CheckFailure { output })
 }

@@ -54,7 +54,9 @@ pub struct MasterCli {
 impl MasterCli {
     /// A client of the socket at `socket`.
     pub fn new(socket: impl Into<PathBuf>) -> Self {
-        Self { socket: socket.into() }
+        Self {
+            socket: socket.into(),
+        }
     }
 
     /// The socket path.
@@ -80,9 +82,14 @@ impl MasterCli {
         stream.write_all(b"\n").await?;
         stream.shutdown().await?;
         let mut reply = String::new();
-        tokio::time::timeout(patience.max(Duration::from_secs(5)), stream.read_to_string(&mut reply))
-            .await
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "master CLI did not answer"))??;
+        tokio::time::timeout(
+            patience.max(Duration::from_secs(5)),
+            stream.read_to_string(&mut reply),
+        )
+        .await
+        .map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::TimedOut, "master CLI did not answer")
+        })??;
         Ok(reply)
     }
 
@@ -90,13 +97,19 @@ impl MasterCli {
     pub async fn show_proc(&self, patience: Duration) -> std::io::Result<ProcStatus> {
         let reply = self.command("show proc", patience).await?;
         ProcStatus::parse(&reply).ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("unexpected show proc reply: {reply:?}"))
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("unexpected show proc reply: {reply:?}"),
+            )
         })
     }
 }
 
 fn retryable(err: &std::io::Error) -> bool {
-    matches!(err.kind(), std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound)
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound
+    )
 }
 
 #[cfg(test)]
@@ -108,7 +121,11 @@ mod tests {
         let text = "#<PID>          <type>          <reloads>       <uptime>        <version>      \n6338            master          2 [failed: 1]   0d00h00m02s     2.6.12-1+deb12u4\n# workers\n6386            worker          1               0d00h00m01s     2.6.12-1+deb12u4\n# old workers\n6341            worker          [was: 0]        0d00h00m05s     2.6.12-1+deb12u4\n# programs\n\n";
         assert_eq!(
             ProcStatus::parse(text),
-            Some(ProcStatus { reloads: 2, failed_reloads: 1, workers: vec![6386] })
+            Some(ProcStatus {
+                reloads: 2,
+                failed_reloads: 1,
+                workers: vec![6386]
+            })
         );
         assert_eq!(ProcStatus::parse(""), None);
     }

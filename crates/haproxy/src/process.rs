@@ -75,20 +75,26 @@ impl Haproxy {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|source| HaproxyError::Spawn { binary: options.binary.display().to_string(), source })?;
+            .map_err(|source| HaproxyError::Spawn {
+                binary: options.binary.display().to_string(),
+                source,
+            })?;
         if let Some(stderr) = child.stderr.take() {
             tokio::spawn(forward_log(stderr));
         }
-        let mut haproxy = Self { child, master: MasterCli::new(socket) };
+        let mut haproxy = Self {
+            child,
+            master: MasterCli::new(socket),
+        };
         let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
             if let Some(status) = haproxy.child.try_wait()? {
                 return Err(HaproxyError::ExitedAtStart(status));
             }
-            if let Ok(proc_status) = haproxy.master.show_proc(Duration::from_millis(200)).await {
-                if !proc_status.workers.is_empty() {
-                    return Ok(haproxy);
-                }
+            if let Ok(proc_status) = haproxy.master.show_proc(Duration::from_millis(200)).await
+                && !proc_status.workers.is_empty()
+            {
+                return Ok(haproxy);
             }
             if tokio::time::Instant::now() > deadline {
                 haproxy.stop(Duration::from_secs(1)).await;
@@ -139,7 +145,11 @@ impl Haproxy {
     /// Stops gracefully: SIGUSR1 lets workers finish their connections; after `grace`,
     /// SIGTERM, then SIGKILL.
     pub async fn stop(&mut self, grace: Duration) {
-        let Some(pid) = self.child.id().and_then(|id| i32::try_from(id).ok()).and_then(rustix::process::Pid::from_raw)
+        let Some(pid) = self
+            .child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(rustix::process::Pid::from_raw)
         else {
             return;
         };

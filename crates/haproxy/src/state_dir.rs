@@ -25,7 +25,10 @@ pub struct StateDirError {
 }
 
 fn error(path: &Path) -> impl FnOnce(std::io::Error) -> StateDirError + '_ {
-    move |source| StateDirError { path: path.to_path_buf(), source }
+    move |source| StateDirError {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// An owned directory of managed files.
@@ -147,15 +150,25 @@ fn write_plain(path: &Path, file: &RenderedFile) -> Result<(), StateDirError> {
 
 fn write_atomic(path: &Path, file: &RenderedFile) -> Result<(), StateDirError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::Builder::new().prefix(".tmp").tempfile_in(dir).map_err(error(dir))?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".tmp")
+        .tempfile_in(dir)
+        .map_err(error(dir))?;
     let mode = if file.private { 0o600 } else { 0o644 };
-    temp.as_file().set_permissions(fs::Permissions::from_mode(mode)).map_err(error(path))?;
+    temp.as_file()
+        .set_permissions(fs::Permissions::from_mode(mode))
+        .map_err(error(path))?;
     temp.write_all(&file.bytes).map_err(error(path))?;
     temp.as_file().sync_all().map_err(error(path))?;
-    temp.persist(path).map_err(|e| StateDirError { path: path.to_path_buf(), source: e.error })?;
+    temp.persist(path).map_err(|e| StateDirError {
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
     Ok(())
 }
 
 fn sync_dir(dir: &Path) -> Result<(), StateDirError> {
-    fs::File::open(dir).and_then(|d| d.sync_all()).map_err(error(dir))
+    fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(error(dir))
 }

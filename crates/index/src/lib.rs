@@ -42,7 +42,10 @@ impl Snapshot {
     /// Every object of one kind, ordered by namespace and name.
     pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Object> {
         let start = ObjectRef::new(kind, "", "");
-        self.objects.range(start..).take_while(move |(r, _)| r.kind == kind).map(|(_, o)| o)
+        self.objects
+            .range(start..)
+            .take_while(move |(r, _)| r.kind == kind)
+            .map(|(_, o)| o)
     }
 
     /// Number of objects of one kind.
@@ -53,11 +56,16 @@ impl Snapshot {
     /// The EndpointSlices labelled for a service, ordered by name.
     pub fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<&Arc<EndpointSlice>> {
         let key = (namespace.to_owned(), service.to_owned());
-        let Some(names) = self.slices_by_service.get(&key) else { return Vec::new() };
+        let Some(names) = self.slices_by_service.get(&key) else {
+            return Vec::new();
+        };
         names
             .iter()
             .filter_map(|name| {
-                match self.objects.get(&ObjectRef::new(Kind::EndpointSlice, namespace, name)) {
+                match self
+                    .objects
+                    .get(&ObjectRef::new(Kind::EndpointSlice, namespace, name))
+                {
                     Some(Object::EndpointSlice(slice)) => Some(slice),
                     _ => None,
                 }
@@ -67,7 +75,10 @@ impl Snapshot {
 
     /// The Endpoints object of a service, if any.
     pub fn endpoints(&self, namespace: &str, service: &str) -> Option<&Arc<Endpoints>> {
-        match self.objects.get(&ObjectRef::new(Kind::Endpoints, namespace, service)) {
+        match self
+            .objects
+            .get(&ObjectRef::new(Kind::Endpoints, namespace, service))
+        {
             Some(Object::Endpoints(endpoints)) => Some(endpoints),
             _ => None,
         }
@@ -98,8 +109,13 @@ impl Index {
             }
             SourceEvent::InitDone => {
                 let listed = self.listing.take().unwrap_or_default();
-                let gone: Vec<ObjectRef> =
-                    self.current.objects.keys().filter(|r| !listed.contains_key(r)).cloned().collect();
+                let gone: Vec<ObjectRef> = self
+                    .current
+                    .objects
+                    .keys()
+                    .filter(|r| !listed.contains_key(r))
+                    .cloned()
+                    .collect();
                 for object_ref in gone {
                     self.delete(&object_ref, &mut changed);
                 }
@@ -124,16 +140,18 @@ impl Index {
             return;
         }
         self.unproject(&object_ref);
-        if let Object::EndpointSlice(slice) = &object {
-            if let Some(service) =
-                slice.metadata.labels.as_ref().and_then(|labels| labels.get(SERVICE_NAME_LABEL))
-            {
-                self.current
-                    .slices_by_service
-                    .entry((object_ref.namespace.clone(), service.clone()))
-                    .or_default()
-                    .insert(object_ref.name.clone());
-            }
+        if let Object::EndpointSlice(slice) = &object
+            && let Some(service) = slice
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get(SERVICE_NAME_LABEL))
+        {
+            self.current
+                .slices_by_service
+                .entry((object_ref.namespace.clone(), service.clone()))
+                .or_default()
+                .insert(object_ref.name.clone());
         }
         self.current.objects.insert(object_ref.clone(), object);
         changed.insert(object_ref);
@@ -150,8 +168,14 @@ impl Index {
         if object_ref.kind != Kind::EndpointSlice {
             return;
         }
-        let Some(Object::EndpointSlice(old)) = self.current.objects.get(object_ref) else { return };
-        let Some(service) = old.metadata.labels.as_ref().and_then(|l| l.get(SERVICE_NAME_LABEL))
+        let Some(Object::EndpointSlice(old)) = self.current.objects.get(object_ref) else {
+            return;
+        };
+        let Some(service) = old
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(SERVICE_NAME_LABEL))
         else {
             return;
         };
@@ -190,7 +214,12 @@ mod tests {
         assert_eq!(changed.len(), 2);
         assert_eq!(index.snapshot().endpoint_slices("default", "web").len(), 2);
 
-        assert!(index.handle(SourceEvent::Apply(slice("a", "web"))).is_empty(), "same value");
+        assert!(
+            index
+                .handle(SourceEvent::Apply(slice("a", "web")))
+                .is_empty(),
+            "same value"
+        );
 
         index.handle(SourceEvent::Init);
         index.handle(SourceEvent::InitApply(slice("a", "api")));

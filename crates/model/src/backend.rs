@@ -67,7 +67,10 @@ impl Balance {
 
     /// The HAProxy keyword.
     pub fn keyword(self) -> &'static str {
-        Self::ALL.iter().find(|(b, _)| *b == self).map_or("roundrobin", |(_, k)| k)
+        Self::ALL
+            .iter()
+            .find(|(b, _)| *b == self)
+            .map_or("roundrobin", |(_, k)| k)
     }
 }
 

@@ -11,10 +11,15 @@ impl HaproxyDuration {
     /// Parses HAProxy's time syntax; a bare number means milliseconds.
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
-        let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+        let digits_end = text
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len());
         let (number, unit) = text.split_at(digits_end);
         if number.is_empty() || number.len() > 9 {
-            return Err(format!("'{}' is not a duration such as 5s, 500ms or 1m", text.escape_debug()));
+            return Err(format!(
+                "'{}' is not a duration such as 5s, 500ms or 1m",
+                text.escape_debug()
+            ));
         }
         match unit {
             "" | "us" | "ms" | "s" | "m" | "h" | "d" => Ok(Self(text.to_owned())),
@@ -91,9 +96,21 @@ mod tests {
     #[test]
     fn durations_accept_haproxy_units_only() {
         for good in ["5s", "500ms", "1m", "2h", "1d", "100us", "250"] {
-            assert_eq!(HaproxyDuration::parse(good).map(|d| d.to_string()), Ok(good.into()));
+            assert_eq!(
+                HaproxyDuration::parse(good).map(|d| d.to_string()),
+                Ok(good.into())
+            );
         }
-        for bad in ["", "s", "5 s", "5sec", "-1s", "5s\nlisten x", "1.5s", "9999999999s"] {
+        for bad in [
+            "",
+            "s",
+            "5 s",
+            "5sec",
+            "-1s",
+            "5s\nlisten x",
+            "1.5s",
+            "9999999999s",
+        ] {
             assert!(HaproxyDuration::parse(bad).is_err(), "{bad:?} accepted");
         }
     }

@@ -91,14 +91,21 @@ pub fn plan(applied: &AppliedFiles, desired: &RenderedConfig) -> Plan {
         .filter(|(path, file)| applied.get(*path) != Some(&file.hash))
         .map(|(path, file)| (path.clone(), file.clone()))
         .collect();
-    let deletes: Vec<String> =
-        applied.keys().filter(|path| !desired.files.contains_key(*path)).cloned().collect();
+    let deletes: Vec<String> = applied
+        .keys()
+        .filter(|path| !desired.files.contains_key(*path))
+        .cloned()
+        .collect();
     let reload = writes
         .iter()
         .map(|(path, _)| ReloadReason::of_path(path))
         .min()
         .or_else(|| (!deletes.is_empty()).then_some(ReloadReason::StaleFiles));
-    Plan { writes, deletes, reload }
+    Plan {
+        writes,
+        deletes,
+        reload,
+    }
 }
 
 #[cfg(test)]
@@ -107,15 +114,31 @@ mod tests {
 
     fn desired(files: &[(&str, &str)]) -> RenderedConfig {
         RenderedConfig {
-            files: files.iter().map(|(p, t)| ((*p).to_owned(), RenderedFile::new((*t).to_owned(), false))).collect(),
+            files: files
+                .iter()
+                .map(|(p, t)| ((*p).to_owned(), RenderedFile::new((*t).to_owned(), false)))
+                .collect(),
         }
     }
 
     #[test]
     fn writes_only_what_differs_and_deletes_what_is_extra() {
-        let before = desired(&[("haproxy.cfg", "a"), ("backends/shard-000.cfg", "b"), ("maps/hosts.map", "c")]);
-        let applied: AppliedFiles = before.files.iter().map(|(p, f)| (p.clone(), f.hash)).chain([("backends/shard-009.cfg".to_owned(), 1)]).collect();
-        let after = desired(&[("haproxy.cfg", "a"), ("backends/shard-000.cfg", "b2"), ("maps/hosts.map", "c")]);
+        let before = desired(&[
+            ("haproxy.cfg", "a"),
+            ("backends/shard-000.cfg", "b"),
+            ("maps/hosts.map", "c"),
+        ]);
+        let applied: AppliedFiles = before
+            .files
+            .iter()
+            .map(|(p, f)| (p.clone(), f.hash))
+            .chain([("backends/shard-009.cfg".to_owned(), 1)])
+            .collect();
+        let after = desired(&[
+            ("haproxy.cfg", "a"),
+            ("backends/shard-000.cfg", "b2"),
+            ("maps/hosts.map", "c"),
+        ]);
         let plan = plan(&applied, &after);
         let written: Vec<&str> = plan.writes.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(written, ["backends/shard-000.cfg"]);
@@ -126,7 +149,11 @@ mod tests {
     #[test]
     fn identical_state_is_a_noop_and_deletes_alone_still_reload() {
         let state = desired(&[("haproxy.cfg", "a")]);
-        let applied: AppliedFiles = state.files.iter().map(|(p, f)| (p.clone(), f.hash)).collect();
+        let applied: AppliedFiles = state
+            .files
+            .iter()
+            .map(|(p, f)| (p.clone(), f.hash))
+            .collect();
         assert_eq!(plan(&applied, &state), Plan::default());
         let mut extra = applied.clone();
         extra.insert("certs/old.pem".to_owned(), 7);

@@ -41,13 +41,19 @@ async fn readyz(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
     if state.ready.load(Ordering::SeqCst) {
         (StatusCode::OK, "ready\n")
     } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "no configuration is live yet\n")
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no configuration is live yet\n",
+        )
     }
 }
 
 async fn metrics(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
     (
-        [(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
         state.metrics.encode(),
     )
 }

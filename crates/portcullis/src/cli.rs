@@ -95,7 +95,9 @@ pub struct CheckArgs {
 
 fn parse_namespaced(text: &str) -> Result<(String, String), String> {
     match text.split_once('/') {
-        Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() && !name.contains('/') => {
+        Some((namespace, name))
+            if !namespace.is_empty() && !name.is_empty() && !name.contains('/') =>
+        {
             Ok((namespace.to_owned(), name.to_owned()))
         }
         _ => Err(format!("'{text}' is not NAMESPACE/NAME")),

@@ -58,7 +58,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let applied = state.scan().context("reading the state directory")?;
     let mut controller = Controller {
         staging: state.root().join("staging"),
-        launch: LaunchOptions { binary: haproxy_binary(args.haproxy_bin.as_deref())?, state_dir: state.root().to_path_buf() },
+        launch: LaunchOptions {
+            binary: haproxy_binary(args.haproxy_bin.as_deref())?,
+            state_dir: state.root().to_path_buf(),
+        },
         options: pipeline::convert_options(&args.config, fallback),
         state,
         admin,
@@ -126,7 +129,9 @@ fn haproxy_binary(configured: Option<&Path>) -> anyhow::Result<PathBuf> {
         .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/sbin")])
         .map(|dir| dir.join("haproxy"))
         .find(|candidate| candidate.is_file());
-    from_path.ok_or_else(|| anyhow::anyhow!("haproxy not found in PATH; install it or pass --haproxy-bin"))
+    from_path.ok_or_else(|| {
+        anyhow::anyhow!("haproxy not found in PATH; install it or pass --haproxy-bin")
+    })
 }
 
 impl Controller {
@@ -144,11 +149,15 @@ impl Controller {
         let metrics = &admin.metrics;
         for kind in Kind::ALL {
             let count = i64::try_from(snapshot.count(kind)).unwrap_or(i64::MAX);
-            metrics.objects.get_or_create(&vec![("kind", kind.name().to_owned())]).set(count);
+            metrics
+                .objects
+                .get_or_create(&vec![("kind", kind.name().to_owned())])
+                .set(count);
         }
         let mut conversion = convert::convert(&snapshot, &self.options);
         // Forget refusals of certificates that changed or went away.
-        self.rejected_certificates.retain(|id, cert| conversion.model.certs.get(id) == Some(cert));
+        self.rejected_certificates
+            .retain(|id, cert| conversion.model.certs.get(id) == Some(cert));
         convert::exclude_certificates(&mut conversion, &self.rejected_certificates);
         let desired = render::render(&conversion.model);
 
@@ -156,7 +165,9 @@ impl Controller {
         let plan = plan::plan(&self.applied, &desired);
         if plan.is_empty() && self.haproxy.is_some() {
             metrics.reconciled("noop");
-            metrics.reconcile_seconds.observe(started.elapsed().as_secs_f64());
+            metrics
+                .reconcile_seconds
+                .observe(started.elapsed().as_secs_f64());
             return;
         }
         if !plan.is_empty() {
@@ -199,7 +210,10 @@ impl Controller {
             (None, _) => self.ensure_running().await,
             (Some(haproxy), Some(reason)) => match haproxy.reload().await {
                 Ok(_) => {
-                    metrics.reloads.get_or_create(&vec![("reason", reason.as_str().to_owned())]).inc();
+                    metrics
+                        .reloads
+                        .get_or_create(&vec![("reason", reason.as_str().to_owned())])
+                        .inc();
                     tracing::info!(%reason, "haproxy reloaded");
                 }
                 Err(err) => {
@@ -210,7 +224,9 @@ impl Controller {
             (Some(_), None) => {}
         }
         metrics.reconciled("applied");
-        metrics.reconcile_seconds.observe(started.elapsed().as_secs_f64());
+        metrics
+            .reconcile_seconds
+            .observe(started.elapsed().as_secs_f64());
     }
 
     async fn ensure_running(&mut self) {
@@ -239,7 +255,10 @@ impl Controller {
         for problem in current.difference(&self.reported) {
             tracing::warn!("{problem}");
         }
-        self.admin.metrics.config_errors.set(i64::try_from(current.len()).unwrap_or(i64::MAX));
+        self.admin
+            .metrics
+            .config_errors
+            .set(i64::try_from(current.len()).unwrap_or(i64::MAX));
         self.reported = current;
     }
 }

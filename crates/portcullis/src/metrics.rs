@@ -52,17 +52,56 @@ impl Metrics {
             configs_rejected: Counter::default(),
             registry: Registry::default(),
         };
-        registry.register("reconciliations", "Reconciliations by outcome", metrics.reconciliations.clone());
-        registry.register("reconcile_duration_seconds", "Time from snapshot to applied configuration", metrics.reconcile_seconds.clone());
-        registry.register("files_written", "Managed files written", metrics.files_written.clone());
-        registry.register("files_deleted", "Managed files deleted", metrics.files_deleted.clone());
-        registry.register("reloads", "HAProxy reloads by reason", metrics.reloads.clone());
-        registry.register("reload_failures", "Failed HAProxy reloads", metrics.reload_failures.clone());
-        registry.register("haproxy_starts", "HAProxy process starts", metrics.haproxy_starts.clone());
+        registry.register(
+            "reconciliations",
+            "Reconciliations by outcome",
+            metrics.reconciliations.clone(),
+        );
+        registry.register(
+            "reconcile_duration_seconds",
+            "Time from snapshot to applied configuration",
+            metrics.reconcile_seconds.clone(),
+        );
+        registry.register(
+            "files_written",
+            "Managed files written",
+            metrics.files_written.clone(),
+        );
+        registry.register(
+            "files_deleted",
+            "Managed files deleted",
+            metrics.files_deleted.clone(),
+        );
+        registry.register(
+            "reloads",
+            "HAProxy reloads by reason",
+            metrics.reloads.clone(),
+        );
+        registry.register(
+            "reload_failures",
+            "Failed HAProxy reloads",
+            metrics.reload_failures.clone(),
+        );
+        registry.register(
+            "haproxy_starts",
+            "HAProxy process starts",
+            metrics.haproxy_starts.clone(),
+        );
         registry.register("objects", "Objects known, by kind", metrics.objects.clone());
-        registry.register("configuration_errors", "Current configuration errors", metrics.config_errors.clone());
-        registry.register("configs_rejected", "Configurations rejected by haproxy -c", metrics.configs_rejected.clone());
-        Self { registry, ..metrics }
+        registry.register(
+            "configuration_errors",
+            "Current configuration errors",
+            metrics.config_errors.clone(),
+        );
+        registry.register(
+            "configs_rejected",
+            "Configurations rejected by haproxy -c",
+            metrics.configs_rejected.clone(),
+        );
+        Self {
+            registry,
+            ..metrics
+        }
     }
 
     /// The text exposition format.
@@ -75,7 +114,9 @@ impl Metrics {
 
     /// Counts a reconciliation outcome.
     pub fn reconciled(&self, outcome: &'static str) {
-        self.reconciliations.get_or_create(&vec![("outcome", outcome.to_owned())]).inc();
+        self.reconciliations
+            .get_or_create(&vec![("outcome", outcome.to_owned())])
+            .inc();
     }
 }
 

@@ -17,7 +17,10 @@ fn load(config: &ConfigArgs) -> (Arc<Snapshot>, Vec<String>) {
     for event in events {
         index.handle(event);
     }
-    (index.snapshot(), problems.iter().map(ToString::to_string).collect())
+    (
+        index.snapshot(),
+        problems.iter().map(ToString::to_string).collect(),
+    )
 }
 
 /// Renders once into `--out`, managing it exactly as `run` manages its state directory.
@@ -25,14 +28,30 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
     let state = StateDir::open(&args.out).context("opening the output directory")?;
     let fallback = default_cert::load_or_generate(state.root())?;
     let (snapshot, problems) = load(&args.config);
-    let (conversion, desired) = pipeline::reconcile(&snapshot, &pipeline::convert_options(&args.config, fallback));
-    for problem in problems.iter().chain(conversion.diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>().iter()) {
+    let (conversion, desired) = pipeline::reconcile(
+        &snapshot,
+        &pipeline::convert_options(&args.config, fallback),
+    );
+    for problem in problems.iter().chain(
+        conversion
+            .diagnostics
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .iter(),
+    ) {
         eprintln!("warning: {problem}");
     }
     let mut applied = state.scan()?;
     let plan = plan::plan(&applied, &desired);
     state.apply(&plan, &mut applied)?;
-    eprintln!("{}: {} files written, {} deleted, {} unchanged", state.root().display(), plan.writes.len(), plan.deletes.len(), desired.files.len() - plan.writes.len());
+    eprintln!(
+        "{}: {} files written, {} deleted, {} unchanged",
+        state.root().display(),
+        plan.writes.len(),
+        plan.deletes.len(),
+        desired.files.len() - plan.writes.len()
+    );
     Ok(())
 }
 
@@ -42,12 +61,20 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
     let options = pipeline::convert_options(&args.config, model::TlsCert::default());
     let conversion = convert::convert(&snapshot, &options);
     let mut count = 0;
-    for problem in problems.iter().cloned().chain(conversion.diagnostics.iter().map(ToString::to_string)) {
+    for problem in problems
+        .iter()
+        .cloned()
+        .chain(conversion.diagnostics.iter().map(ToString::to_string))
+    {
         println!("{problem}");
         count += 1;
     }
     let model = &conversion.model;
     let routes: usize = model.hosts.values().map(|h| h.routes.len()).sum();
-    eprintln!("{count} problem(s); {} host(s), {routes} route(s), {} backend(s)", model.hosts.len(), model.backends.len());
+    eprintln!(
+        "{count} problem(s); {} host(s), {routes} route(s), {} backend(s)",
+        model.hosts.len(),
+        model.backends.len()
+    );
     Ok(count == 0)
 }

@@ -32,13 +32,31 @@ pub fn reconcile(snapshot: &Snapshot, options: &ConvertOptions) -> (Conversion, 
 /// its output, the section that line belongs to, and the objects that made it.
 pub fn blame(output: &str, model: &model::ProxyModel) -> Vec<String> {
     let mut culprits = std::collections::BTreeSet::new();
-    for location in output.split('[').skip(1).filter_map(|s| s.split_once(']').map(|(l, _)| l)) {
-        let Some((file, line)) = location.rsplit_once(':') else { continue };
-        let Ok(line) = line.parse::<usize>() else { continue };
-        let Ok(text) = std::fs::read_to_string(file.trim()) else { continue };
-        let section = text.lines().take(line).filter_map(|l| l.strip_prefix("backend ")).last();
+    for location in output
+        .split('[')
+        .skip(1)
+        .filter_map(|s| s.split_once(']').map(|(l, _)| l))
+    {
+        let Some((file, line)) = location.rsplit_once(':') else {
+            continue;
+        };
+        let Ok(line) = line.parse::<usize>() else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(file.trim()) else {
+            continue;
+        };
+        let section = text
+            .lines()
+            .take(line)
+            .filter_map(|l| l.strip_prefix("backend "))
+            .last();
         if let Some(section) = section {
-            for backend in model.backends.values().filter(|b| b.id.section_name() == section) {
+            for backend in model
+                .backends
+                .values()
+                .filter(|b| b.id.section_name() == section)
+            {
                 culprits.extend(backend.origins.iter().map(ToString::to_string));
             }
         }

@@ -1,6 +1,9 @@
 //! The running controller: file changes applied live, bad input contained, HAProxy
 //! supervised, a clean stop.
 
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -27,7 +30,13 @@ fn setup(dir: &Path, servers: &[&EchoServer]) -> std::path::PathBuf {
     std::fs::create_dir_all(manifests.join("nested")).unwrap();
     let mut services = String::new();
     for (index, server) in servers.iter().enumerate() {
-        services += &backend("default", &format!("svc{index}"), 80, None, &[(server.port, true)]);
+        services += &backend(
+            "default",
+            &format!("svc{index}"),
+            80,
+            None,
+            &[(server.port, true)],
+        );
     }
     std::fs::write(manifests.join("services.yaml"), services).unwrap();
     manifests
@@ -36,25 +45,57 @@ fn setup(dir: &Path, servers: &[&EchoServer]) -> std::path::PathBuf {
 #[test]
 fn created_edited_renamed_and_deleted_files_are_applied() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (EchoServer::start("a").unwrap(), EchoServer::start("b").unwrap());
+    let (a, b) = (
+        EchoServer::start("a").unwrap(),
+        EchoServer::start("b").unwrap(),
+    );
     let manifests = setup(dir.path(), &[&a, &b]);
-    std::fs::write(manifests.join("one.yaml"), ingress("one", "one.test", "svc0")).unwrap();
-    let mut portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    std::fs::write(
+        manifests.join("one.yaml"),
+        ingress("one", "one.test", "svc0"),
+    )
+    .unwrap();
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
     assert!(serves(&portcullis, "one.test", "a"));
     let wait = Duration::from_secs(5);
 
-    std::fs::write(manifests.join("nested/two.yml"), ingress("two", "two.test", "svc1")).unwrap();
-    portcullis.wait_until(wait, |p| serves(p, "two.test", "b")).unwrap();
+    std::fs::write(
+        manifests.join("nested/two.yml"),
+        ingress("two", "two.test", "svc1"),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(wait, |p| serves(p, "two.test", "b"))
+        .unwrap();
 
-    std::fs::write(manifests.join("one.yaml"), ingress("one", "one.test", "svc1")).unwrap();
-    portcullis.wait_until(wait, |p| serves(p, "one.test", "b")).unwrap();
+    std::fs::write(
+        manifests.join("one.yaml"),
+        ingress("one", "one.test", "svc1"),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(wait, |p| serves(p, "one.test", "b"))
+        .unwrap();
 
-    std::fs::rename(manifests.join("nested/two.yml"), manifests.join("two.json.bak")).unwrap();
-    portcullis.wait_until(wait, |p| status(p, "two.test") == 404).unwrap();
+    std::fs::rename(
+        manifests.join("nested/two.yml"),
+        manifests.join("two.json.bak"),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(wait, |p| status(p, "two.test") == 404)
+        .unwrap();
 
     std::fs::remove_file(manifests.join("one.yaml")).unwrap();
-    portcullis.wait_until(wait, |p| status(p, "one.test") == 404).unwrap();
-    assert_eq!(portcullis.metric("portcullis_haproxy_starts_total"), Some(1.0), "changes reload, never restart");
+    portcullis
+        .wait_until(wait, |p| status(p, "one.test") == 404)
+        .unwrap();
+    assert_eq!(
+        portcullis.metric("portcullis_haproxy_starts_total"),
+        Some(1.0),
+        "changes reload, never restart"
+    );
 }
 
 #[test]
@@ -62,18 +103,38 @@ fn a_burst_of_writes_costs_one_reconciliation_and_one_reload() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
     let manifests = setup(dir.path(), &[&a]);
-    let mut portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
-    let applied = |p: &Portcullis| p.metric("portcullis_reconciliations_total{outcome=\"applied\"}").unwrap_or(0.0);
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let applied = |p: &Portcullis| {
+        p.metric("portcullis_reconciliations_total{outcome=\"applied\"}")
+            .unwrap_or(0.0)
+    };
     assert_eq!(applied(&portcullis), 1.0);
     for index in 0..20 {
-        std::fs::write(manifests.join(format!("burst-{index}.yaml")), ingress(&format!("i{index}"), &format!("h{index}.test"), "svc0")).unwrap();
+        std::fs::write(
+            manifests.join(format!("burst-{index}.yaml")),
+            ingress(&format!("i{index}"), &format!("h{index}.test"), "svc0"),
+        )
+        .unwrap();
     }
-    portcullis.wait_until(Duration::from_secs(5), |p| (0..20).all(|i| serves(p, &format!("h{i}.test"), "a"))).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| {
+            (0..20).all(|i| serves(p, &format!("h{i}.test"), "a"))
+        })
+        .unwrap();
     assert_eq!(applied(&portcullis), 2.0);
-    let reloads: f64 = ["main_config", "backends", "maps", "certificates", "stale_files"]
-        .iter()
-        .filter_map(|reason| portcullis.metric(&format!("portcullis_reloads_total{{reason=\"{reason}\"}}")))
-        .sum();
+    let reloads: f64 = [
+        "main_config",
+        "backends",
+        "maps",
+        "certificates",
+        "stale_files",
+    ]
+    .iter()
+    .filter_map(|reason| {
+        portcullis.metric(&format!("portcullis_reloads_total{{reason=\"{reason}\"}}"))
+    })
+    .sum();
     assert_eq!(reloads, 1.0);
 }
 
@@ -82,20 +143,42 @@ fn bad_input_is_reported_and_everything_else_keeps_working() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
     let manifests = setup(dir.path(), &[&a]);
-    std::fs::write(manifests.join("good.yaml"), ingress("good", "good.test", "svc0")).unwrap();
-    let mut portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    std::fs::write(
+        manifests.join("good.yaml"),
+        ingress("good", "good.test", "svc0"),
+    )
+    .unwrap();
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
 
-    std::fs::write(manifests.join("broken.yaml"), "apiVersion: v1\nkind: Service\nmetadata: {name: [oops\n").unwrap();
-    std::fs::write(manifests.join("missing-service.yaml"), ingress("nosvc", "nosvc.test", "nowhere")).unwrap();
+    std::fs::write(
+        manifests.join("broken.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata: {name: [oops\n",
+    )
+    .unwrap();
+    std::fs::write(
+        manifests.join("missing-service.yaml"),
+        ingress("nosvc", "nosvc.test", "nowhere"),
+    )
+    .unwrap();
     let bad_port = ingress("noport", "noport.test", "svc0").replace("number: 80", "number: 81");
     std::fs::write(manifests.join("missing-port.yaml"), bad_port).unwrap();
     let injection = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: inject\n  annotations:\n    portcullis.dev/timeout-server: \"5s\\n    server evil 10.0.0.1:80\"\nspec:\n  rules:\n  - host: inject.test\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: svc0, port: {number: 80}}}}\n";
     std::fs::write(manifests.join("inject.yaml"), injection).unwrap();
-    std::fs::write(manifests.join("later.yaml"), ingress("later", "later.test", "svc0")).unwrap();
-    portcullis.wait_until(Duration::from_secs(5), |p| serves(p, "later.test", "a")).unwrap();
+    std::fs::write(
+        manifests.join("later.yaml"),
+        ingress("later", "later.test", "svc0"),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| serves(p, "later.test", "a"))
+        .unwrap();
 
     assert!(serves(&portcullis, "good.test", "a"));
-    assert!(serves(&portcullis, "inject.test", "a"), "the invalid annotation falls back to the default");
+    assert!(
+        serves(&portcullis, "inject.test", "a"),
+        "the invalid annotation falls back to the default"
+    );
     assert_eq!(status(&portcullis, "nosvc.test"), 404);
     assert_eq!(status(&portcullis, "noport.test"), 404);
     let log = portcullis.log();
@@ -107,7 +190,10 @@ fn bad_input_is_reported_and_everything_else_keeps_working() {
     ] {
         assert!(log.contains(expected), "missing {expected:?} in\n{log}");
     }
-    assert_eq!(portcullis.metric("portcullis_configuration_errors"), Some(4.0));
+    assert_eq!(
+        portcullis.metric("portcullis_configuration_errors"),
+        Some(4.0)
+    );
     let shards = std::fs::read_to_string(dir.path().join("state/backends/shard-000.cfg")).unwrap();
     assert!(!shards.contains("evil"), "{shards}");
 }
@@ -117,21 +203,42 @@ fn a_certificate_haproxy_cannot_load_is_left_out_and_the_rest_goes_live() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
     let manifests = setup(dir.path(), &[&a]);
-    let mut portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
     // Each part is valid PEM, but the key does not belong to the certificate.
     let (cert, _) = self_signed("mismatch.test", &["mismatch.test"]);
     let (_, other_key) = self_signed("other", &["other"]);
     let mut objects = tls_secret("default", "mismatch", &cert, &other_key);
     objects += "---\n";
-    objects += &ingress("secure", "mismatch.test", "svc0").replace("spec:\n", "spec:\n  tls:\n  - {hosts: [mismatch.test], secretName: mismatch}\n");
+    objects += &ingress("secure", "mismatch.test", "svc0").replace(
+        "spec:\n",
+        "spec:\n  tls:\n  - {hosts: [mismatch.test], secretName: mismatch}\n",
+    );
     std::fs::write(manifests.join("mismatch.yaml"), objects).unwrap();
-    std::fs::write(manifests.join("other.yaml"), ingress("other", "other.test", "svc0")).unwrap();
-    portcullis.wait_until(Duration::from_secs(5), |p| serves(p, "other.test", "a")).unwrap();
-    let reply = test_support::https_get(portcullis.https_port, "mismatch.test", "mismatch.test", "/").unwrap();
+    std::fs::write(
+        manifests.join("other.yaml"),
+        ingress("other", "other.test", "svc0"),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| serves(p, "other.test", "a"))
+        .unwrap();
+    let reply =
+        test_support::https_get(portcullis.https_port, "mismatch.test", "mismatch.test", "/")
+            .unwrap();
     assert_eq!(reply.certificate_cn, "portcullis default certificate");
     assert_eq!(reply.response.server().as_deref(), Some("a"));
-    assert!(portcullis.log().contains("Secret default/mismatch: data: haproxy cannot load this certificate and key"), "{}", portcullis.log());
-    assert_eq!(portcullis.metric("portcullis_configs_rejected_total"), Some(1.0));
+    assert!(
+        portcullis.log().contains(
+            "Secret default/mismatch: data: haproxy cannot load this certificate and key"
+        ),
+        "{}",
+        portcullis.log()
+    );
+    assert_eq!(
+        portcullis.metric("portcullis_configs_rejected_total"),
+        Some(1.0)
+    );
 }
 
 #[test]
@@ -147,9 +254,23 @@ fn a_configuration_haproxy_rejects_never_goes_live_and_names_its_objects() {
         "#!/bin/sh\nfor backends; do :; done\nif [ \"$1\" = -c ]; then\n  line=$(grep -n '^backend default_svc1_80' \"$backends\"/*.cfg | head -1)\n  if [ -n \"$line\" ]; then echo \"[ALERT]    (1) : config : parsing [$backends/shard-000.cfg:${line%%:*}] : backend refused\" >&2; exit 1; fi\nfi\nexec haproxy \"$@\"\n",
     )
     .unwrap();
-    std::fs::set_permissions(&checker, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    std::fs::write(manifests.join("good.yaml"), ingress("good", "good.test", "svc0")).unwrap();
-    let mut portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &["--haproxy-bin", checker.to_str().unwrap()]).unwrap();
+    std::fs::set_permissions(
+        &checker,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(
+        manifests.join("good.yaml"),
+        ingress("good", "good.test", "svc0"),
+    )
+    .unwrap();
+    let mut portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--haproxy-bin", checker.to_str().unwrap()],
+    )
+    .unwrap();
     let before = std::fs::read(dir.path().join("state/backends/shard-000.cfg")).unwrap();
 
     let b = EchoServer::start("b").unwrap();
@@ -157,15 +278,35 @@ fn a_configuration_haproxy_rejects_never_goes_live_and_names_its_objects() {
     objects += "---\n";
     objects += &ingress("refused", "refused.test", "svc1");
     std::fs::write(manifests.join("refused.yaml"), objects).unwrap();
-    portcullis.wait_until(Duration::from_secs(5), |p| p.metric("portcullis_configs_rejected_total") == Some(1.0)).unwrap();
-    assert!(portcullis.log().contains("objects=[\"Ingress default/refused\"]"), "{}", portcullis.log());
-    assert_eq!(std::fs::read(dir.path().join("state/backends/shard-000.cfg")).unwrap(), before, "live files untouched");
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| {
+            p.metric("portcullis_configs_rejected_total") == Some(1.0)
+        })
+        .unwrap();
+    assert!(
+        portcullis
+            .log()
+            .contains("objects=[\"Ingress default/refused\"]"),
+        "{}",
+        portcullis.log()
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("state/backends/shard-000.cfg")).unwrap(),
+        before,
+        "live files untouched"
+    );
     assert_eq!(status(&portcullis, "refused.test"), 404);
     assert!(serves(&portcullis, "good.test", "a"));
 
     std::fs::remove_file(manifests.join("refused.yaml")).unwrap();
-    std::fs::write(manifests.join("fine.yaml"), ingress("fine", "fine.test", "svc0")).unwrap();
-    portcullis.wait_until(Duration::from_secs(5), |p| serves(p, "fine.test", "a")).unwrap();
+    std::fs::write(
+        manifests.join("fine.yaml"),
+        ingress("fine", "fine.test", "svc0"),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| serves(p, "fine.test", "a"))
+        .unwrap();
 }
 
 #[test]
@@ -173,19 +314,29 @@ fn haproxy_is_restarted_when_it_dies_and_stopped_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
     let manifests = setup(dir.path(), &[&a]);
-    std::fs::write(manifests.join("one.yaml"), ingress("one", "one.test", "svc0")).unwrap();
-    let mut portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    std::fs::write(
+        manifests.join("one.yaml"),
+        ingress("one", "one.test", "svc0"),
+    )
+    .unwrap();
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
     let first = portcullis.haproxy_pid().unwrap();
     test_support::kill_hard(first).unwrap();
     portcullis
-        .wait_until(Duration::from_secs(10), |p| p.metric("portcullis_haproxy_starts_total") == Some(2.0))
+        .wait_until(Duration::from_secs(10), |p| {
+            p.metric("portcullis_haproxy_starts_total") == Some(2.0)
+        })
         .unwrap();
     assert!(portcullis.haproxy_pid().is_some_and(|new| new != first));
     assert!(serves(&portcullis, "one.test", "a"));
 
     let master = portcullis.haproxy_pid().unwrap();
     assert!(portcullis.stop().unwrap(), "clean exit");
-    assert!(!Path::new(&format!("/proc/{master}")).exists(), "haproxy stopped with portcullis");
+    assert!(
+        !Path::new(&format!("/proc/{master}")).exists(),
+        "haproxy stopped with portcullis"
+    );
 }
 
 #[test]
@@ -194,7 +345,15 @@ fn readyz_waits_for_a_live_configuration() {
     let manifests = setup(dir.path(), &[]);
     let admin = test_support::free_port();
     let mut child = std::process::Command::new(BIN)
-        .args(["run", "--haproxy-bin", "/bin/false", "--http-port", "1", "--admin-bind", &format!("127.0.0.1:{admin}")])
+        .args([
+            "run",
+            "--haproxy-bin",
+            "/bin/false",
+            "--http-port",
+            "1",
+            "--admin-bind",
+            &format!("127.0.0.1:{admin}"),
+        ])
         .arg("--manifests")
         .arg(&manifests)
         .arg("--state-dir")

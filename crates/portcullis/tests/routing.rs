@@ -1,15 +1,22 @@
 //! Ingress v1 routing semantics, checked with real requests through a real HAProxy.
 
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::BTreeSet;
 
 use test_support::{EchoServer, Portcullis, backend, http_get, http_request};
 
 fn ingress(name: &str, created: &str, spec: &str) -> String {
-    format!("---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: {name}, namespace: default, creationTimestamp: \"{created}\"}}\nspec:\n{spec}")
+    format!(
+        "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: {name}, namespace: default, creationTimestamp: \"{created}\"}}\nspec:\n{spec}"
+    )
 }
 
 fn path(path: &str, kind: &str, service: &str) -> String {
-    format!("      - {{path: {path}, pathType: {kind}, backend: {{service: {{name: {service}, port: {{number: 80}}}}}}}}\n")
+    format!(
+        "      - {{path: {path}, pathType: {kind}, backend: {{service: {{name: {service}, port: {{number: 80}}}}}}}}\n"
+    )
 }
 
 struct Backends {
@@ -21,7 +28,13 @@ fn echo_services(manifest: &mut String, names: &[&str]) -> Backends {
     let mut servers = Vec::new();
     for name in names {
         let server = EchoServer::start(name).unwrap();
-        manifest.push_str(&backend("default", &format!("svc-{name}"), 80, None, &[(server.port, true)]));
+        manifest.push_str(&backend(
+            "default",
+            &format!("svc-{name}"),
+            80,
+            None,
+            &[(server.port, true)],
+        ));
         servers.push(server);
     }
     Backends { _servers: servers }
@@ -33,16 +46,42 @@ fn hosts_paths_and_precedence_follow_the_ingress_specification() {
     let manifests = dir.path().join("manifests");
     std::fs::create_dir(&manifests).unwrap();
     let mut objects = String::new();
-    let _backends = echo_services(&mut objects, &["exact", "prefix", "foo", "foobar", "impl", "wild", "any", "other"]);
+    let _backends = echo_services(
+        &mut objects,
+        &[
+            "exact", "prefix", "foo", "foobar", "impl", "wild", "any", "other",
+        ],
+    );
 
     // A named port, a service whose only endpoint is not ready, one spread over two
     // slices, and one whose slice port name does not match the service port's name.
     let named = EchoServer::start("named").unwrap();
-    objects.push_str(&backend("default", "svc-named", 8080, Some("http"), &[(named.port, true)]));
+    objects.push_str(&backend(
+        "default",
+        "svc-named",
+        8080,
+        Some("http"),
+        &[(named.port, true)],
+    ));
     let down = EchoServer::start("down").unwrap();
-    objects.push_str(&backend("default", "svc-down", 80, None, &[(down.port, false)]));
-    let (m1, m2) = (EchoServer::start("m1").unwrap(), EchoServer::start("m2").unwrap());
-    objects.push_str(&backend("default", "svc-multi", 80, None, &[(m1.port, true), (m2.port, true)]));
+    objects.push_str(&backend(
+        "default",
+        "svc-down",
+        80,
+        None,
+        &[(down.port, false)],
+    ));
+    let (m1, m2) = (
+        EchoServer::start("m1").unwrap(),
+        EchoServer::start("m2").unwrap(),
+    );
+    objects.push_str(&backend(
+        "default",
+        "svc-multi",
+        80,
+        None,
+        &[(m1.port, true), (m2.port, true)],
+    ));
     let mismatch = EchoServer::start("mismatch").unwrap();
     objects.push_str(&backend("default", "svc-mismatch", 80, Some("web"), &[]));
     objects.push_str(&format!("---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: svc-mismatch-x, labels: {{kubernetes.io/service-name: svc-mismatch}}}}\naddressType: IPv4\nports:\n- {{name: other, port: {}}}\nendpoints:\n- addresses: [127.0.0.1]\n", mismatch.port));
@@ -74,7 +113,13 @@ fn hosts_paths_and_precedence_follow_the_ingress_specification() {
     objects.push_str(&ingress("r2", "2024-02-01T00:00:00Z", &r2));
     std::fs::write(manifests.join("all.yaml"), objects).unwrap();
 
-    let portcullis = Portcullis::start(env!("CARGO_BIN_EXE_portcullis"), &manifests, &dir.path().join("state"), &[]).unwrap();
+    let portcullis = Portcullis::start(
+        env!("CARGO_BIN_EXE_portcullis"),
+        &manifests,
+        &dir.path().join("state"),
+        &[],
+    )
+    .unwrap();
     let port = portcullis.http_port;
     let cases: &[(&str, &str, &str)] = &[
         ("foo.com", "/exact", "exact"),
@@ -103,11 +148,27 @@ fn hosts_paths_and_precedence_follow_the_ingress_specification() {
     for (host, path, expected) in cases {
         let response = http_get(port, host, path).unwrap();
         assert_eq!(response.status, 200, "{host}{path}: {response:?}");
-        assert_eq!(response.server().as_deref(), Some(*expected), "{host}{path}");
+        assert_eq!(
+            response.server().as_deref(),
+            Some(*expected),
+            "{host}{path}"
+        );
         let (expected_path, query) = path.split_once('?').unwrap_or((path, ""));
-        assert_eq!(response.seen("path").as_deref(), Some(expected_path), "{host}{path}");
-        assert_eq!(response.seen("query").as_deref(), Some(query), "{host}{path}");
-        assert_eq!(response.seen("host").as_deref(), Some(*host), "{host}{path}");
+        assert_eq!(
+            response.seen("path").as_deref(),
+            Some(expected_path),
+            "{host}{path}"
+        );
+        assert_eq!(
+            response.seen("query").as_deref(),
+            Some(query),
+            "{host}{path}"
+        );
+        assert_eq!(
+            response.seen("host").as_deref(),
+            Some(*host),
+            "{host}{path}"
+        );
     }
     for (host, path, status) in [
         ("elsewhere.org", "/anything", 404),
@@ -115,14 +176,24 @@ fn hosts_paths_and_precedence_follow_the_ingress_specification() {
         ("down.com", "/", 503),
         ("mismatch.com", "/", 503),
     ] {
-        assert_eq!(http_get(port, host, path).unwrap().status, status, "{host}{path}");
+        assert_eq!(
+            http_get(port, host, path).unwrap().status,
+            status,
+            "{host}{path}"
+        );
     }
     // Without a Host header, only the rules without a host apply.
     let response = http_request(port, "GET /any HTTP/1.0\r\n\r\n").unwrap();
     assert_eq!(response.server().as_deref(), Some("any"));
 
-    let seen: BTreeSet<String> = (0..6).filter_map(|_| http_get(port, "multi.com", "/").unwrap().server()).collect();
-    assert_eq!(seen, BTreeSet::from(["m1".to_owned(), "m2".to_owned()]), "both slices serve");
+    let seen: BTreeSet<String> = (0..6)
+        .filter_map(|_| http_get(port, "multi.com", "/").unwrap().server())
+        .collect();
+    assert_eq!(
+        seen,
+        BTreeSet::from(["m1".to_owned(), "m2".to_owned()]),
+        "both slices serve"
+    );
 
     assert!(
         portcullis.log().contains("Ingress default/r2: spec.rules[0].http.paths[1]: host foo.com path '/exact' is already routed by Ingress default/r1, which is older; this path is ignored"),
@@ -138,14 +209,30 @@ fn default_backend_answers_what_no_rule_claims_and_oldest_default_wins() {
     std::fs::create_dir(&manifests).unwrap();
     let mut objects = String::new();
     let _backends = echo_services(&mut objects, &["site", "fallback", "late"]);
-    let mut site = String::from("  defaultBackend: {service: {name: svc-fallback, port: {number: 80}}}\n  rules:\n  - host: site.com\n    http:\n      paths:\n");
+    let mut site = String::from(
+        "  defaultBackend: {service: {name: svc-fallback, port: {number: 80}}}\n  rules:\n  - host: site.com\n    http:\n      paths:\n",
+    );
     site += &path("/app", "Prefix", "svc-site");
     objects.push_str(&ingress("site", "2024-01-01T00:00:00Z", &site));
-    objects.push_str(&ingress("late", "2024-03-01T00:00:00Z", "  defaultBackend: {service: {name: svc-late, port: {number: 80}}}\n"));
+    objects.push_str(&ingress(
+        "late",
+        "2024-03-01T00:00:00Z",
+        "  defaultBackend: {service: {name: svc-late, port: {number: 80}}}\n",
+    ));
     std::fs::write(manifests.join("all.yaml"), objects).unwrap();
 
-    let portcullis = Portcullis::start(env!("CARGO_BIN_EXE_portcullis"), &manifests, &dir.path().join("state"), &[]).unwrap();
-    for (host, path, expected) in [("site.com", "/app/x", "site"), ("site.com", "/other", "fallback"), ("nowhere.net", "/", "fallback")] {
+    let portcullis = Portcullis::start(
+        env!("CARGO_BIN_EXE_portcullis"),
+        &manifests,
+        &dir.path().join("state"),
+        &[],
+    )
+    .unwrap();
+    for (host, path, expected) in [
+        ("site.com", "/app/x", "site"),
+        ("site.com", "/other", "fallback"),
+        ("nowhere.net", "/", "fallback"),
+    ] {
         let response = http_get(portcullis.http_port, host, path).unwrap();
         assert_eq!(response.server().as_deref(), Some(expected), "{host}{path}");
         assert_eq!(response.seen("path").as_deref(), Some(path));

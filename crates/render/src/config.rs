@@ -52,7 +52,10 @@ defaults
         std::net::IpAddr::V4(v4) => v4.to_string(),
         std::net::IpAddr::V6(v6) => format!("[{v6}]"),
     };
-    for (frontend, port, tls) in [("http", global.http_port, false), ("https", global.https_port, true)] {
+    for (frontend, port, tls) in [
+        ("http", global.http_port, false),
+        ("https", global.https_port, true),
+    ] {
         let _ = writeln!(text, "\nfrontend {frontend}");
         let bind_options = if tls {
             format!(" ssl crt {DEFAULT_CERT} crt-list {CRT_LIST} alpn h2,http/1.1")

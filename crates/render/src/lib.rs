@@ -37,7 +37,11 @@ impl RenderedFile {
     /// Wraps content, computing its hash.
     pub fn new(text: String, private: bool) -> Self {
         let bytes: Arc<[u8]> = Arc::from(text.into_bytes());
-        Self { hash: xxh3_64(&bytes), bytes, private }
+        Self {
+            hash: xxh3_64(&bytes),
+            bytes,
+            private,
+        }
     }
 }
 
@@ -51,17 +55,29 @@ pub struct RenderedConfig {
 /// Renders a model.
 pub fn render(model: &ProxyModel) -> RenderedConfig {
     let mut files = BTreeMap::new();
-    files.insert(MAIN_CONFIG.to_owned(), RenderedFile::new(config::main_config(model), false));
+    files.insert(
+        MAIN_CONFIG.to_owned(),
+        RenderedFile::new(config::main_config(model), false),
+    );
     for (path, text) in shards::shard_files(model) {
         files.insert(path, RenderedFile::new(text, false));
     }
     for (path, text) in maps::map_files(model) {
         files.insert(path, RenderedFile::new(text, false));
     }
-    files.insert(config::CRT_LIST.to_owned(), RenderedFile::new(maps::crt_list(model), false));
-    files.insert(config::DEFAULT_CERT.to_owned(), RenderedFile::new(model.default_cert.pem_bundle.clone(), true));
+    files.insert(
+        config::CRT_LIST.to_owned(),
+        RenderedFile::new(maps::crt_list(model), false),
+    );
+    files.insert(
+        config::DEFAULT_CERT.to_owned(),
+        RenderedFile::new(model.default_cert.pem_bundle.clone(), true),
+    );
     for (id, cert) in &model.certs {
-        files.insert(format!("certs/{}", id.file_name()), RenderedFile::new(cert.pem_bundle.clone(), true));
+        files.insert(
+            format!("certs/{}", id.file_name()),
+            RenderedFile::new(cert.pem_bundle.clone(), true),
+        );
     }
     RenderedConfig { files }
 }

@@ -19,7 +19,10 @@ pub fn redirect_marker(code: u16) -> String {
 
 /// The maps of one frontend.
 pub fn frontend_maps(frontend: &str) -> (String, String) {
-    (format!("maps/{frontend}-exact.map"), format!("maps/{frontend}-prefix.map"))
+    (
+        format!("maps/{frontend}-exact.map"),
+        format!("maps/{frontend}-prefix.map"),
+    )
 }
 
 pub(crate) fn map_files(model: &ProxyModel) -> Vec<(String, String)> {
@@ -29,7 +32,10 @@ pub(crate) fn map_files(model: &ProxyModel) -> Vec<(String, String)> {
         .filter(|(key, host)| **key != HostKey::CatchAll && !host.routes.is_empty())
         .map(|(key, _)| key.map_key())
         .collect();
-    let mut files = vec![(HOSTS_MAP.to_owned(), lines(hosts.iter().map(|h| (h.clone(), h.clone()))))];
+    let mut files = vec![(
+        HOSTS_MAP.to_owned(),
+        lines(hosts.iter().map(|h| (h.clone(), h.clone()))),
+    )];
     for (frontend, plain_http) in [("http", true), ("https", false)] {
         let value = |route: &Route| match route.https_redirect {
             Some(code) if plain_http => redirect_marker(code),
@@ -51,7 +57,9 @@ pub(crate) fn map_files(model: &ProxyModel) -> Vec<(String, String)> {
                         if !path.path.is_empty() {
                             exact.entry(key.clone()).or_insert_with(|| value(route));
                         }
-                        prefix.entry(format!("{key}/")).or_insert_with(|| value(route));
+                        prefix
+                            .entry(format!("{key}/"))
+                            .or_insert_with(|| value(route));
                     }
                     PathKind::Begin => {
                         prefix.entry(key).or_insert_with(|| value(route));
@@ -81,10 +89,10 @@ fn lines(entries: impl Iterator<Item = (String, String)>) -> String {
 pub(crate) fn crt_list(model: &ProxyModel) -> String {
     let mut names: BTreeMap<&model::CertId, Vec<String>> = BTreeMap::new();
     for (host_key, host) in &model.hosts {
-        if let Some(cert) = &host.cert {
-            if model.certs.contains_key(cert) {
-                names.entry(cert).or_default().push(host_key.map_key());
-            }
+        if let Some(cert) = &host.cert
+            && model.certs.contains_key(cert)
+        {
+            names.entry(cert).or_default().push(host_key.map_key());
         }
     }
     let mut text = String::new();

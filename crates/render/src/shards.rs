@@ -32,7 +32,11 @@ pub(crate) fn shard_files(model: &ProxyModel) -> Vec<(String, String)> {
             text.push_str(&render_backend(backend));
         }
     }
-    texts.into_iter().enumerate().map(|(shard, text)| (shard_file_name(shard as u32, shards), text)).collect()
+    texts
+        .into_iter()
+        .enumerate()
+        .map(|(shard, text)| (shard_file_name(shard as u32, shards), text))
+        .collect()
 }
 
 /// One backend section.
@@ -48,7 +52,12 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
             std::net::IpAddr::V4(v4) => v4.to_string(),
             std::net::IpAddr::V6(v6) => format!("[{v6}]"),
         };
-        let _ = writeln!(text, "    server {} {address}:{}", server.name(), server.port);
+        let _ = writeln!(
+            text,
+            "    server {} {address}:{}",
+            server.name(),
+            server.port
+        );
     }
     text
 }

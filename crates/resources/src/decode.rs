@@ -87,8 +87,16 @@ fn split_documents(text: &str) -> Vec<(usize, &str)> {
         }
         if is_marker {
             // `--- key: value` keeps its content in the new document.
-            start = if bare.starts_with("--- ") { offset } else { offset + line.len() };
-            start_line = if bare.starts_with("--- ") { number + 1 } else { number + 2 };
+            start = if bare.starts_with("--- ") {
+                offset
+            } else {
+                offset + line.len()
+            };
+            start_line = if bare.starts_with("--- ") {
+                number + 1
+            } else {
+                number + 2
+            };
         }
         offset += line.len();
     }
@@ -108,11 +116,24 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
     if value.is_null() {
         return;
     }
-    let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("").to_owned();
-    let kind = value.get("kind").and_then(Value::as_str).unwrap_or("").to_owned();
-    let fail = |reason: String| DecodeError { document, line, reason };
+    let api_version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let kind = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let fail = |reason: String| DecodeError {
+        document,
+        line,
+        reason,
+    };
     if kind.is_empty() || api_version.is_empty() {
-        out.errors.push(fail("apiVersion and kind are required".to_owned()));
+        out.errors
+            .push(fail("apiVersion and kind are required".to_owned()));
         return;
     }
     let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
@@ -153,21 +174,32 @@ fn typed<T: DeserializeOwned + k8s_openapi::Metadata<Ty = crate::ObjectMeta>>(
     kind: Kind,
     wrap: fn(Arc<T>) -> Object,
 ) -> Result<Object, String> {
-    let name = value.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_owned();
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
     if name.is_empty() {
         return Err(format!("{}: metadata.name is required", kind.name()));
     }
     if kind.is_namespaced() {
         let namespace = value.pointer("/metadata/namespace").and_then(Value::as_str);
-        if namespace.is_none_or(str::is_empty) {
-            if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.insert("namespace".to_owned(), Value::from("default"));
-            }
+        if namespace.is_none_or(str::is_empty)
+            && let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            meta.insert("namespace".to_owned(), Value::from("default"));
         }
     }
-    let namespace =
-        value.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("").to_owned();
-    let label = if namespace.is_empty() { name } else { format!("{namespace}/{name}") };
+    let namespace = value
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let label = if namespace.is_empty() {
+        name
+    } else {
+        format!("{namespace}/{name}")
+    };
     serde_json::from_value::<T>(value)
         .map(|object| wrap(Arc::new(object)))
         .map_err(|err| format!("{} {label}: {err}", kind.name()))
@@ -182,7 +214,11 @@ mod tests {
         let text = "# leading comment\n---\napiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\n---\n# only a comment\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: networking.k8s.io/v1\n  kind: Ingress\n  metadata: {name: i, namespace: web}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n";
         let decoded = decode_manifest(text, false);
         assert_eq!(decoded.errors, vec![]);
-        let refs: Vec<String> = decoded.objects.iter().map(|o| o.object_ref().to_string()).collect();
+        let refs: Vec<String> = decoded
+            .objects
+            .iter()
+            .map(|o| o.object_ref().to_string())
+            .collect();
         assert_eq!(refs, ["Service default/a", "Ingress web/i"]);
         assert_eq!(decoded.ignored, ["example.com/v1/Widget"]);
     }
@@ -191,13 +227,25 @@ mod tests {
     fn a_broken_document_costs_only_itself() {
         let text = "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: [unclosed\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: i}\nspec: {rules: 5}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n";
         let decoded = decode_manifest(text, false);
-        let refs: Vec<String> = decoded.objects.iter().map(|o| o.object_ref().to_string()).collect();
+        let refs: Vec<String> = decoded
+            .objects
+            .iter()
+            .map(|o| o.object_ref().to_string())
+            .collect();
         assert_eq!(refs, ["Service default/a", "ConfigMap default/c"]);
         assert_eq!(decoded.errors.len(), 2);
         assert_eq!((decoded.errors[0].document, decoded.errors[0].line), (2, 5));
-        assert!(decoded.errors[0].reason.starts_with("invalid YAML"), "{:?}", decoded.errors);
+        assert!(
+            decoded.errors[0].reason.starts_with("invalid YAML"),
+            "{:?}",
+            decoded.errors
+        );
         assert_eq!((decoded.errors[1].document, decoded.errors[1].line), (3, 9));
-        assert!(decoded.errors[1].reason.starts_with("Ingress default/i: "), "{:?}", decoded.errors);
+        assert!(
+            decoded.errors[1].reason.starts_with("Ingress default/i: "),
+            "{:?}",
+            decoded.errors
+        );
     }
 
     #[test]
@@ -205,7 +253,10 @@ mod tests {
         let text = "apiVersion: v1\nkind: Service\nmetadata: {}\n---\napiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: old}\n";
         let decoded = decode_manifest(text, false);
         assert!(decoded.objects.is_empty());
-        assert_eq!(decoded.errors[0].reason, "Service: metadata.name is required");
+        assert_eq!(
+            decoded.errors[0].reason,
+            "Service: metadata.name is required"
+        );
         assert_eq!(decoded.ignored, ["extensions/v1beta1/Ingress"]);
     }
 
@@ -213,8 +264,16 @@ mod tests {
     fn json_list() {
         let text = r#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"web"}}]}"#;
         let decoded = decode_manifest(text, true);
-        let refs: Vec<String> = decoded.objects.iter().map(|o| o.object_ref().to_string()).collect();
+        let refs: Vec<String> = decoded
+            .objects
+            .iter()
+            .map(|o| o.object_ref().to_string())
+            .collect();
         assert_eq!(refs, ["Namespace web"]);
-        assert!(decode_manifest("{", true).errors[0].reason.starts_with("invalid JSON"));
+        assert!(
+            decode_manifest("{", true).errors[0]
+                .reason
+                .starts_with("invalid JSON")
+        );
     }
 }

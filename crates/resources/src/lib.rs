@@ -12,9 +12,8 @@ pub use k8s_openapi::api::core::v1::{
 };
 pub use k8s_openapi::api::discovery::v1::{Endpoint, EndpointConditions, EndpointSlice};
 pub use k8s_openapi::api::networking::v1::{
-    HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressClass,
-    IngressClassSpec, IngressRule, IngressServiceBackend, IngressSpec, IngressTLS,
-    ServiceBackendPort,
+    HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressClass, IngressClassSpec,
+    IngressRule, IngressServiceBackend, IngressSpec, IngressTLS, ServiceBackendPort,
 };
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 pub use object::{Kind, Object, ObjectRef};

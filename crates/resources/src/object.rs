@@ -77,7 +77,11 @@ pub struct ObjectRef {
 impl ObjectRef {
     /// Builds a reference.
     pub fn new(kind: Kind, namespace: impl Into<String>, name: impl Into<String>) -> Self {
-        Self { kind, namespace: namespace.into(), name: name.into() }
+        Self {
+            kind,
+            namespace: namespace.into(),
+            name: name.into(),
+        }
     }
 }
 

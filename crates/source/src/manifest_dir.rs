@@ -48,14 +48,20 @@ pub struct ManifestDir {
 
 impl fmt::Debug for ManifestDir {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ManifestDir").field("root", &self.root).finish_non_exhaustive()
+        f.debug_struct("ManifestDir")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
     }
 }
 
 impl ManifestDir {
     /// A directory not yet scanned.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into(), files: BTreeMap::new(), current: BTreeMap::new() }
+        Self {
+            root: root.into(),
+            files: BTreeMap::new(),
+            current: BTreeMap::new(),
+        }
     }
 
     /// The directory.
@@ -68,7 +74,10 @@ impl ManifestDir {
         let mut problems = Vec::new();
         let mut paths = Vec::new();
         if let Err(err) = collect_files(&self.root, &mut paths) {
-            problems.push(ManifestProblem { file: PathBuf::new(), message: err });
+            problems.push(ManifestProblem {
+                file: PathBuf::new(),
+                message: err,
+            });
         }
         paths.sort();
         let mut files = BTreeMap::new();
@@ -79,7 +88,10 @@ impl ManifestDir {
                 // Deleted between listing and reading: it is simply gone.
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(err) => {
-                    problems.push(ManifestProblem { file: relative, message: err.to_string() });
+                    problems.push(ManifestProblem {
+                        file: relative,
+                        message: err.to_string(),
+                    });
                     continue;
                 }
             };
@@ -110,7 +122,10 @@ impl ManifestDir {
                 objects.insert(object_ref, (object.clone(), file));
             }
         }
-        Scan { objects: objects.into_iter().map(|(r, (o, _))| (r, o)).collect(), problems }
+        Scan {
+            objects: objects.into_iter().map(|(r, (o, _))| (r, o)).collect(),
+            problems,
+        }
     }
 
     /// Scans and returns the full list as an `Init ... InitDone` bracket.
@@ -144,7 +159,10 @@ impl ManifestDir {
 }
 
 fn decode_file(relative: &Path, bytes: &[u8], content_hash: u64) -> CachedFile {
-    let problem = |message: String| ManifestProblem { file: relative.to_path_buf(), message };
+    let problem = |message: String| ManifestProblem {
+        file: relative.to_path_buf(),
+        message,
+    };
     let Ok(text) = std::str::from_utf8(bytes) else {
         return CachedFile {
             content_hash,
@@ -160,13 +178,20 @@ fn decode_file(relative: &Path, bytes: &[u8], content_hash: u64) -> CachedFile {
     CachedFile {
         content_hash,
         objects: decoded.objects,
-        problems: decoded.errors.into_iter().map(|e| problem(e.to_string())).collect(),
+        problems: decoded
+            .errors
+            .into_iter()
+            .map(|e| problem(e.to_string()))
+            .collect(),
     }
 }
 
 /// Whether a path names a manifest file (by extension; hidden files are editor droppings).
 pub(crate) fn is_manifest(path: &Path) -> bool {
-    let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+    let hidden = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with('.'));
     let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     !hidden && matches!(extension, "yaml" | "yml" | "json")
 }
@@ -175,10 +200,15 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries.flatten() {
         let path = entry.path();
-        let Ok(file_type) = entry.file_type() else { continue };
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
         let is_dir = file_type.is_dir() || (file_type.is_symlink() && path.is_dir());
         if is_dir {
-            let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+            let hidden = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.'));
             if !hidden {
                 collect_files(&path, out)?;
             }
@@ -202,14 +232,24 @@ mod tests {
         std::fs::write(dir.path().join("nested/a.yml"), SERVICE_A).unwrap();
         std::fs::write(dir.path().join("broken.yaml"), "kind: [").unwrap();
         std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
-        std::fs::write(dir.path().join("dup.json"), r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"}}"#).unwrap();
+        std::fs::write(
+            dir.path().join("dup.json"),
+            r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"}}"#,
+        )
+        .unwrap();
         let mut manifests = ManifestDir::new(dir.path());
         let (events, problems) = manifests.initial_events();
         assert_eq!(events.len(), 3, "Init, one object, InitDone");
         let messages: Vec<String> = problems.iter().map(ToString::to_string).collect();
         assert_eq!(messages.len(), 2, "{messages:?}");
-        assert!(messages[0].starts_with("broken.yaml: document 1 (line 1): invalid YAML"), "{messages:?}");
-        assert_eq!(messages[1], "nested/a.yml: Service default/a is also defined in dup.json; the first definition is used");
+        assert!(
+            messages[0].starts_with("broken.yaml: document 1 (line 1): invalid YAML"),
+            "{messages:?}"
+        );
+        assert_eq!(
+            messages[1],
+            "nested/a.yml: Service default/a is also defined in dup.json; the first definition is used"
+        );
 
         std::fs::remove_file(dir.path().join("dup.json")).unwrap();
         let (events, _) = manifests.change_events();

@@ -27,7 +27,10 @@ pub async fn watch_manifest_dir(
     let (notify_tx, mut notify_rx) = mpsc::unbounded_channel();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         // Our own reads of the files are access events: reacting to them would loop.
-        if event.as_ref().is_ok_and(|e| matches!(e.kind, notify::EventKind::Access(_))) {
+        if event
+            .as_ref()
+            .is_ok_and(|e| matches!(e.kind, notify::EventKind::Access(_)))
+        {
             return;
         }
         // A closed channel means the source is shutting down; nothing to do.
@@ -38,7 +41,11 @@ pub async fn watch_manifest_dir(
 
     let (events, problems) = manifests.initial_events();
     let mut last_problems = problems.clone();
-    if batches.send(SourceBatch { events, problems }).await.is_err() {
+    if batches
+        .send(SourceBatch { events, problems })
+        .await
+        .is_err()
+    {
         return Ok(());
     }
     loop {
@@ -60,7 +67,11 @@ pub async fn watch_manifest_dir(
             continue;
         }
         last_problems = problems.clone();
-        if batches.send(SourceBatch { events, problems }).await.is_err() {
+        if batches
+            .send(SourceBatch { events, problems })
+            .await
+            .is_err()
+        {
             return Ok(());
         }
     }

@@ -26,12 +26,14 @@ impl Response {
 
     /// Which echo backend answered, if one did.
     pub fn server(&self) -> Option<String> {
-        self.echo().and_then(|v| v.get("server").and_then(|s| s.as_str()).map(str::to_owned))
+        self.echo()
+            .and_then(|v| v.get("server").and_then(|s| s.as_str()).map(str::to_owned))
     }
 
     /// A field of the echo report (`path`, `host`, `method`, `query`).
     pub fn seen(&self, field: &str) -> Option<String> {
-        self.echo().and_then(|v| v.get(field).and_then(|s| s.as_str()).map(str::to_owned))
+        self.echo()
+            .and_then(|v| v.get(field).and_then(|s| s.as_str()).map(str::to_owned))
     }
 }
 
@@ -46,12 +48,18 @@ pub struct TlsResponse {
 
 /// A port that was free a moment ago on 127.0.0.1.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(0)
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(0)
 }
 
 /// `GET path` with the given Host header, over plain HTTP.
 pub fn http_get(port: u16, host: &str, path: &str) -> std::io::Result<Response> {
-    http_request(port, &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"))
+    http_request(
+        port,
+        &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+    )
 }
 
 /// Sends a raw request over plain HTTP.
@@ -74,12 +82,16 @@ pub fn https_get(port: u16, sni: &str, host: &str, path: &str) -> std::io::Resul
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
         .with_no_client_auth();
-    let name = rustls::pki_types::ServerName::try_from(sni.to_owned()).map_err(std::io::Error::other)?;
-    let connection = rustls::ClientConnection::new(Arc::new(config), name).map_err(std::io::Error::other)?;
+    let name =
+        rustls::pki_types::ServerName::try_from(sni.to_owned()).map_err(std::io::Error::other)?;
+    let connection =
+        rustls::ClientConnection::new(Arc::new(config), name).map_err(std::io::Error::other)?;
     let socket = TcpStream::connect(("127.0.0.1", port))?;
     socket.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut tls = rustls::StreamOwned::new(connection, socket);
-    tls.write_all(format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes())?;
+    tls.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )?;
     let mut raw = Vec::new();
     match tls.read_to_end(&mut raw) {
         Ok(_) => {}
@@ -93,16 +105,27 @@ pub fn https_get(port: u16, sni: &str, host: &str, path: &str) -> std::io::Resul
         .and_then(|certs| certs.first())
         .and_then(|der| {
             let (_, cert) = x509_parser::parse_x509_certificate(der.as_ref()).ok()?;
-            let cn = cert.subject().iter_common_name().next()?.as_str().ok()?.to_owned();
+            let cn = cert
+                .subject()
+                .iter_common_name()
+                .next()?
+                .as_str()
+                .ok()?
+                .to_owned();
             Some(cn)
         })
         .unwrap_or_default();
-    Ok(TlsResponse { response: parse(&raw)?, certificate_cn })
+    Ok(TlsResponse {
+        response: parse(&raw)?,
+        certificate_cn,
+    })
 }
 
 fn parse(raw: &[u8]) -> std::io::Result<Response> {
     let text = String::from_utf8_lossy(raw);
-    let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| std::io::Error::other(format!("no HTTP response: {text:?}")))?;
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| std::io::Error::other(format!("no HTTP response: {text:?}")))?;
     let mut lines = head.lines();
     let status = lines
         .next()
@@ -113,7 +136,11 @@ fn parse(raw: &[u8]) -> std::io::Result<Response> {
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
         .collect();
-    Ok(Response { status, headers, body: body.to_owned() })
+    Ok(Response {
+        status,
+        headers,
+        body: body.to_owned(),
+    })
 }
 
 #[derive(Debug)]
@@ -137,7 +164,12 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAny {
         cert: &rustls::pki_types::CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -146,7 +178,12 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAny {
         cert: &rustls::pki_types::CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {

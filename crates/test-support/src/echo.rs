@@ -49,7 +49,9 @@ impl Drop for EchoServer {
 }
 
 fn serve(stream: TcpStream, name: &str) {
-    let Ok(mut writer) = stream.try_clone() else { return };
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
+    };
     let mut reader = BufReader::new(stream);
     loop {
         let mut request_line = String::new();

@@ -26,7 +26,12 @@ pub struct Portcullis {
 impl Portcullis {
     /// Starts `binary run` on `manifests` with extra flags, and waits until `/readyz`
     /// answers 200.
-    pub fn start(binary: impl AsRef<Path>, manifests: &Path, state_dir: &Path, extra: &[&str]) -> std::io::Result<Self> {
+    pub fn start(
+        binary: impl AsRef<Path>,
+        manifests: &Path,
+        state_dir: &Path,
+        extra: &[&str],
+    ) -> std::io::Result<Self> {
         let (http_port, https_port, admin_port) = (free_port(), free_port(), free_port());
         let log = state_dir.with_extension("log");
         let child = Command::new(binary.as_ref())
@@ -69,7 +74,10 @@ impl Portcullis {
     pub fn metric(&self, sample: &str) -> Option<f64> {
         let text = self.admin("/metrics").ok()?.body;
         text.lines()
-            .find_map(|l| l.strip_prefix(sample).and_then(|rest| rest.strip_prefix(' ')))
+            .find_map(|l| {
+                l.strip_prefix(sample)
+                    .and_then(|rest| rest.strip_prefix(' '))
+            })
             .and_then(|v| v.trim().parse().ok())
     }
 
@@ -79,17 +87,27 @@ impl Portcullis {
     }
 
     /// Polls `condition` until it holds or `timeout` passes; the error carries the log.
-    pub fn wait_until(&mut self, timeout: Duration, condition: impl Fn(&Self) -> bool) -> std::io::Result<()> {
+    pub fn wait_until(
+        &mut self,
+        timeout: Duration,
+        condition: impl Fn(&Self) -> bool,
+    ) -> std::io::Result<()> {
         let deadline = Instant::now() + timeout;
         loop {
             if condition(self) {
                 return Ok(());
             }
             if let Some(status) = self.child.try_wait()? {
-                return Err(std::io::Error::other(format!("portcullis exited ({status}):\n{}", self.log())));
+                return Err(std::io::Error::other(format!(
+                    "portcullis exited ({status}):\n{}",
+                    self.log()
+                )));
             }
             if Instant::now() > deadline {
-                return Err(std::io::Error::other(format!("condition not met in {timeout:?}; log:\n{}", self.log())));
+                return Err(std::io::Error::other(format!(
+                    "condition not met in {timeout:?}; log:\n{}",
+                    self.log()
+                )));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -106,15 +124,24 @@ impl Portcullis {
         tasks
             .flatten()
             .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
-            .flat_map(|children| children.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>())
+            .flat_map(|children| {
+                children
+                    .split_whitespace()
+                    .filter_map(|p| p.parse().ok())
+                    .collect::<Vec<u32>>()
+            })
             .find(|pid| {
-                std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "haproxy")
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .is_ok_and(|c| c.trim() == "haproxy")
             })
     }
 
     /// Sends SIGTERM and waits for the exit; returns whether it exited successfully.
     pub fn stop(&mut self) -> std::io::Result<bool> {
-        if let Some(pid) = i32::try_from(self.child.id()).ok().and_then(rustix::process::Pid::from_raw) {
+        if let Some(pid) = i32::try_from(self.child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         }
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -139,6 +166,9 @@ impl Drop for Portcullis {
 
 /// Kills a process outright (SIGKILL), as a crash would.
 pub fn kill_hard(pid: u32) -> std::io::Result<()> {
-    let pid = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw).ok_or_else(|| std::io::Error::other("bad pid"))?;
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .ok_or_else(|| std::io::Error::other("bad pid"))?;
     rustix::process::kill_process(pid, rustix::process::Signal::KILL).map_err(std::io::Error::from)
 }

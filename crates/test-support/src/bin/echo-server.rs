@@ -7,7 +7,11 @@ fn main() {
             eprintln!("usage: echo-server NAME=PORT ...");
             std::process::exit(2);
         };
-        match port.parse().map_err(std::io::Error::other).and_then(|p| test_support::EchoServer::start_on(name, p)) {
+        match port
+            .parse()
+            .map_err(std::io::Error::other)
+            .and_then(|p| test_support::EchoServer::start_on(name, p))
+        {
             Ok(server) => {
                 eprintln!("echo backend {name} on 127.0.0.1:{}", server.port);
                 servers.push(server);

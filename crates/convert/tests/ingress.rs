@@ -1,0 +1,186 @@
+//! Conversion of Ingresses into the model: classes, endpoints, conflicts.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::net::IpAddr;
+
+use convert::{ConvertOptions, convert};
+use index::{Index, SourceEvent};
+use model::{BackendId, HostKey, PathKind, PathMatch, ProxyModel, Server, TlsCert};
+
+fn options() -> ConvertOptions {
+    ConvertOptions {
+        ingress_class: "portcullis".into(),
+        watch_ingress_without_class: false,
+        global_configmap: None,
+        default_ssl_certificate: None,
+        fallback_certificate: TlsCert::default(),
+        bind_address: IpAddr::from([127, 0, 0, 1]),
+        http_port: 80,
+        https_port: 443,
+        backend_shards: 1,
+    }
+}
+
+fn model_of(yaml: &str, options: &ConvertOptions) -> (ProxyModel, Vec<String>) {
+    let decoded = resources::decode_manifest(yaml, false);
+    assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
+    let mut index = Index::new();
+    for object in decoded.objects {
+        index.handle(SourceEvent::Apply(object));
+    }
+    let conversion = convert(&index.snapshot(), options);
+    (
+        conversion.model,
+        conversion
+            .diagnostics
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+    )
+}
+
+const SERVICE: &str =
+    "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{port: 80}]\n";
+
+/// An Ingress for host `<name>.test`; `metadata` adds lines under `metadata:`, `spec`
+/// under `spec:`.
+fn ingress(name: &str, metadata: &str, spec: &str) -> String {
+    format!(
+        "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n{metadata}spec:\n{spec}  rules:\n  - host: {name}.test\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}\n"
+    )
+}
+
+fn served_hosts(model: &ProxyModel) -> Vec<String> {
+    model.hosts.keys().map(HostKey::map_key).collect()
+}
+
+#[test]
+fn ingress_classes_select_what_is_ours() {
+    let classes = "---\napiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: mine}\nspec: {controller: portcullis.dev/ingress-controller}\n---\napiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: nginx}\nspec: {controller: k8s.io/ingress-nginx}\n";
+    let objects = [
+        SERVICE.to_owned(),
+        classes.to_owned(),
+        ingress("byclass", "", "  ingressClassName: mine\n"),
+        ingress("otherclass", "", "  ingressClassName: nginx\n"),
+        ingress("flagname", "", "  ingressClassName: portcullis\n"),
+        ingress("unknownclass", "", "  ingressClassName: nobody\n"),
+        ingress(
+            "legacy",
+            "  annotations: {kubernetes.io/ingress.class: portcullis}\n",
+            "",
+        ),
+        ingress(
+            "legacyother",
+            "  annotations: {kubernetes.io/ingress.class: nginx}\n",
+            "",
+        ),
+        ingress("noclass", "", ""),
+    ]
+    .concat();
+    let (model, _) = model_of(&objects, &options());
+    assert_eq!(
+        served_hosts(&model),
+        ["byclass.test", "flagname.test", "legacy.test"]
+    );
+
+    let without_class = ConvertOptions {
+        watch_ingress_without_class: true,
+        ..options()
+    };
+    let (model, _) = model_of(&objects, &without_class);
+    assert_eq!(
+        served_hosts(&model),
+        [
+            "byclass.test",
+            "flagname.test",
+            "legacy.test",
+            "noclass.test"
+        ]
+    );
+
+    let default_class = objects.replace(
+        "metadata: {name: mine}",
+        "metadata: {name: mine, annotations: {ingressclass.kubernetes.io/is-default-class: \"true\"}}",
+    );
+    let (model, _) = model_of(&default_class, &options());
+    assert_eq!(
+        served_hosts(&model),
+        [
+            "byclass.test",
+            "flagname.test",
+            "legacy.test",
+            "noclass.test"
+        ]
+    );
+}
+
+#[test]
+fn endpoints_come_from_ready_slice_endpoints_or_else_from_endpoints() {
+    let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{name: http, port: 80}, {name: admin, port: 81}]\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nports: [{name: http, port: 8080}, {name: admin, port: 8081}]\nendpoints:\n- {addresses: [10.0.0.2]}\n- {addresses: [10.0.0.1], conditions: {ready: true}}\n- {addresses: [10.0.0.9], conditions: {ready: false}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-2, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints:\n- {addresses: [10.0.0.1, 10.0.0.3]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: legacy}\nspec:\n  ports: [{port: 80}]\n---\napiVersion: v1\nkind: Endpoints\nmetadata: {name: legacy}\nsubsets:\n- addresses: [{ip: 10.1.0.1}]\n  notReadyAddresses: [{ip: 10.1.0.2}]\n  ports: [{port: 7000}]\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: app}\nspec:\n  rules:\n  - host: app.test\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}\n      - {path: /admin, pathType: Prefix, backend: {service: {name: web, port: {number: 81}}}}\n      - {path: /old, pathType: Prefix, backend: {service: {name: legacy, port: {number: 80}}}}\n";
+    let (model, diagnostics) = model_of(
+        objects,
+        &ConvertOptions {
+            watch_ingress_without_class: true,
+            ..options()
+        },
+    );
+    assert_eq!(diagnostics, Vec::<String>::new());
+    let servers = |service: &str, port: &str| -> Vec<String> {
+        let id = BackendId {
+            namespace: "default".into(),
+            service: service.into(),
+            port: port.into(),
+        };
+        model.backends[&id]
+            .servers
+            .iter()
+            .map(|s: &Server| format!("{}:{}", s.address, s.port))
+            .collect()
+    };
+    assert_eq!(
+        servers("web", "http"),
+        ["10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080"]
+    );
+    assert_eq!(servers("web", "81"), ["10.0.0.1:8081", "10.0.0.2:8081"]);
+    assert_eq!(servers("legacy", "80"), ["10.1.0.1:7000"]);
+    let routes = &model.hosts[&HostKey::Exact("app.test".into())].routes;
+    assert!(routes.contains_key(&PathMatch {
+        path: String::new(),
+        kind: PathKind::Prefix
+    }));
+}
+
+#[test]
+fn conflicting_backend_settings_keep_the_oldest_and_report_the_newer() {
+    let objects = format!(
+        "{SERVICE}{}{}",
+        ingress(
+            "new",
+            "  creationTimestamp: \"2024-06-01T00:00:00Z\"\n  annotations: {portcullis.dev/balance-algorithm: source}\n",
+            ""
+        ),
+        ingress(
+            "old",
+            "  creationTimestamp: \"2024-01-01T00:00:00Z\"\n  annotations: {portcullis.dev/balance-algorithm: leastconn}\n",
+            ""
+        ),
+    );
+    let (model, diagnostics) = model_of(
+        &objects,
+        &ConvertOptions {
+            watch_ingress_without_class: true,
+            ..options()
+        },
+    );
+    let backend = model.backends.values().next().unwrap();
+    assert_eq!(backend.balance, model::Balance::LeastConn);
+    assert_eq!(backend.origins.len(), 2);
+    assert_eq!(
+        diagnostics,
+        [
+            "Ingress default/new: spec.rules[0].http.paths[0].backend: backend default/web:80 is configured differently by Ingress default/old, which is older; its settings are used"
+        ]
+    );
+}

@@ -1,0 +1,306 @@
+//! Golden tests of rendered files. The base model's files are compared whole; each other
+//! test shows only what it changes relative to the base.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use model::{
+    Backend, BackendId, Balance, CertId, HaproxyDuration, Host, HostKey, Origin, PathKind,
+    PathMatch, ProxyModel, Route, Server, TlsCert,
+};
+use render::{RenderedConfig, render, shard_of};
+
+fn id(service: &str, port: &str) -> BackendId {
+    BackendId {
+        namespace: "web".into(),
+        service: service.into(),
+        port: port.into(),
+    }
+}
+
+fn origin(name: &str) -> Origin {
+    Origin {
+        kind: "Ingress",
+        namespace: "web".into(),
+        name: name.into(),
+    }
+}
+
+fn server(last: u8, port: u16) -> Server {
+    Server {
+        address: IpAddr::from([10, 0, 0, last]),
+        port,
+    }
+}
+
+fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
+    Backend {
+        id: id(service, port),
+        servers,
+        balance: Balance::RoundRobin,
+        timeout_connect: HaproxyDuration::parse("5s").unwrap(),
+        timeout_server: HaproxyDuration::parse("50s").unwrap(),
+        origins: vec![origin("site")],
+    }
+}
+
+fn route(service: &str, port: &str, https_redirect: Option<u16>) -> Route {
+    Route {
+        backend: id(service, port),
+        https_redirect,
+        origin: origin("site"),
+    }
+}
+
+fn path(path: &str, kind: PathKind) -> PathMatch {
+    PathMatch {
+        path: path.into(),
+        kind,
+    }
+}
+
+/// Two hosts (one with TLS), a wildcard and a catch-all rule, three backends.
+fn base_model() -> ProxyModel {
+    let mut model = ProxyModel::default();
+    model.global.bind_address = IpAddr::from([127, 0, 0, 1]);
+    model.global.http_port = 8080;
+    model.global.https_port = 8443;
+    model.default_cert = TlsCert {
+        pem_bundle: "DEFAULT CERT AND KEY\n".into(),
+    };
+    for b in [
+        backend(
+            "app",
+            "80",
+            vec![server(2, 8080), server(1, 8080)]
+                .into_iter()
+                .rev()
+                .collect(),
+        ),
+        backend("api", "http", vec![server(3, 9000)]),
+        backend("static", "80", vec![]),
+    ] {
+        model.backends.insert(b.id.clone(), b);
+    }
+    let shop_cert = CertId {
+        namespace: "web".into(),
+        name: "shop-tls".into(),
+    };
+    model.certs.insert(
+        shop_cert.clone(),
+        TlsCert {
+            pem_bundle: "SHOP CERT AND KEY\n".into(),
+        },
+    );
+    let shop = Host {
+        routes: BTreeMap::from([
+            (path("", PathKind::Prefix), route("app", "80", Some(308))),
+            (
+                path("/api", PathKind::Prefix),
+                route("api", "http", Some(308)),
+            ),
+            (path("/api", PathKind::Exact), route("app", "80", Some(308))),
+            (
+                path("/robots.txt", PathKind::Exact),
+                route("static", "80", Some(308)),
+            ),
+            (
+                path("/img", PathKind::Begin),
+                route("static", "80", Some(308)),
+            ),
+        ]),
+        cert: Some(shop_cert),
+    };
+    model
+        .hosts
+        .insert(HostKey::Exact("shop.example.com".into()), shop);
+    let wildcard = Host {
+        routes: BTreeMap::from([(path("/", PathKind::Exact), route("app", "80", None))]),
+        cert: None,
+    };
+    model
+        .hosts
+        .insert(HostKey::Wildcard("apps.example.com".into()), wildcard);
+    let any = Host {
+        routes: BTreeMap::from([(
+            path("/health", PathKind::Prefix),
+            route("api", "http", None),
+        )]),
+        cert: None,
+    };
+    model.hosts.insert(HostKey::CatchAll, any);
+    model
+}
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// Compares `actual` with the golden file `name`; `UPDATE_GOLDEN=1` rewrites it.
+fn assert_golden(name: &str, actual: &str) {
+    let path = golden_dir().join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing golden file {name}; run with UPDATE_GOLDEN=1"));
+    assert_eq!(actual, expected, "golden file {name} differs");
+}
+
+fn text(rendered: &RenderedConfig, file: &str) -> String {
+    String::from_utf8(rendered.files[file].bytes.to_vec()).unwrap()
+}
+
+/// Lines removed (`-`) and added (`+`) relative to the base rendering of the same file.
+fn changes(base: &str, new: &str) -> String {
+    let old: Vec<&str> = base.lines().collect();
+    let new_lines: Vec<&str> = new.lines().collect();
+    let mut out = String::new();
+    for line in &old {
+        if !new_lines.contains(line) {
+            out += &format!("- {line}\n");
+        }
+    }
+    for line in &new_lines {
+        if !old.contains(line) {
+            out += &format!("+ {line}\n");
+        }
+    }
+    out
+}
+
+#[test]
+fn base_model_renders_every_file() {
+    let rendered = render(&base_model());
+    let names: Vec<&str> = rendered.files.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "backends/shard-000.cfg",
+            "certs/crt-list.txt",
+            "certs/default.pem",
+            "certs/web_shop-tls.pem",
+            "haproxy.cfg",
+            "maps/hosts.map",
+            "maps/http-exact.map",
+            "maps/http-prefix.map",
+            "maps/https-exact.map",
+            "maps/https-prefix.map",
+        ]
+    );
+    for (name, file) in &rendered.files {
+        let golden_name = format!("base/{}", name.replace('/', "__"));
+        assert_golden(&golden_name, core::str::from_utf8(&file.bytes).unwrap());
+    }
+    assert!(
+        rendered.files["certs/default.pem"].private
+            && rendered.files["certs/web_shop-tls.pem"].private
+    );
+    assert!(!rendered.files["haproxy.cfg"].private);
+    assert_eq!(render(&base_model()), rendered, "deterministic");
+}
+
+#[test]
+fn global_settings_change_only_their_lines() {
+    let base = text(&render(&base_model()), "haproxy.cfg");
+    let mut model = base_model();
+    model.global.max_connections = 5000;
+    model.global.timeouts.client = HaproxyDuration::parse("30s").unwrap();
+    model.global.https_port = 443;
+    model.global.bind_address = "::1".parse().unwrap();
+    model.default_backend = Some(id("api", "http"));
+    assert_golden(
+        "global-settings.diff",
+        &changes(&base, &text(&render(&model), "haproxy.cfg")),
+    );
+}
+
+#[test]
+fn backend_settings_render_in_its_section() {
+    let base = text(&render(&base_model()), "backends/shard-000.cfg");
+    let mut model = base_model();
+    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    api.balance = Balance::LeastConn;
+    api.timeout_server = HaproxyDuration::parse("2m").unwrap();
+    api.servers.push(Server {
+        address: "fd00::5".parse().unwrap(),
+        port: 9000,
+    });
+    assert_golden(
+        "backend-settings.diff",
+        &changes(&base, &text(&render(&model), "backends/shard-000.cfg")),
+    );
+}
+
+#[test]
+fn shards_hold_each_backend_once_by_stable_hash() {
+    let mut model = base_model();
+    model.global.backend_shards = 4;
+    let rendered = render(&model);
+    let mut placement = String::new();
+    for shard in 0..4 {
+        let name = format!("backends/shard-{shard:03}.cfg");
+        let content = text(&rendered, &name);
+        assert!(content.starts_with(&format!("# portcullis backend shard {shard} of 4\n")));
+        for line in content.lines().filter(|l| l.starts_with("backend ")) {
+            placement += &format!("{name}: {line}\n");
+        }
+    }
+    assert_golden("shards-4.txt", &placement);
+    // The hash is part of the on-disk format: these values must never change.
+    assert_golden(
+        "shard-hash.txt",
+        &format!(
+            "web_app_80 % 16 = {}\nweb_api_http % 16 = {}\nweb_static_80 % 1000 = {}\n",
+            shard_of(&id("app", "80"), 16),
+            shard_of(&id("api", "http"), 16),
+            shard_of(&id("static", "80"), 1000)
+        ),
+    );
+    let wide = {
+        let mut m = base_model();
+        m.global.backend_shards = 1500;
+        render(&m)
+    };
+    assert!(
+        wide.files.contains_key("backends/shard-1499.cfg")
+            && wide.files.contains_key("backends/shard-0000.cfg")
+    );
+}
+
+#[test]
+fn redirect_codes_and_removed_tls_change_only_the_http_maps() {
+    let base = render(&base_model());
+    let mut model = base_model();
+    let shop = model
+        .hosts
+        .get_mut(&HostKey::Exact("shop.example.com".into()))
+        .unwrap();
+    for route in shop.routes.values_mut() {
+        route.https_redirect = if route.backend.service == "static" {
+            None
+        } else {
+            Some(301)
+        };
+    }
+    let rendered = render(&model);
+    let changed: Vec<&String> = rendered
+        .files
+        .keys()
+        .filter(|f| rendered.files[*f] != base.files[*f])
+        .collect();
+    assert_eq!(changed, ["maps/http-exact.map", "maps/http-prefix.map"]);
+    let diff = changes(
+        &text(&base, "maps/http-exact.map"),
+        &text(&rendered, "maps/http-exact.map"),
+    ) + &changes(
+        &text(&base, "maps/http-prefix.map"),
+        &text(&rendered, "maps/http-prefix.map"),
+    );
+    assert_golden("redirects.diff", &diff);
+}

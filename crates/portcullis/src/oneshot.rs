@@ -27,24 +27,30 @@ fn load(config: &ConfigArgs) -> (Arc<Snapshot>, Vec<String>) {
 pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
     let state = StateDir::open(&args.out).context("opening the output directory")?;
     let fallback = default_cert::load_or_generate(state.root())?;
+    let started = std::time::Instant::now();
     let (snapshot, problems) = load(&args.config);
-    let (conversion, desired) = pipeline::reconcile(
+    let loaded = started.elapsed();
+    let conversion = convert::convert(
         &snapshot,
         &pipeline::convert_options(&args.config, fallback),
     );
-    for problem in problems.iter().chain(
-        conversion
-            .diagnostics
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .iter(),
-    ) {
+    let converted = started.elapsed();
+    let desired = render::render(&conversion.model);
+    let rendered = started.elapsed();
+    let diagnostics = conversion.diagnostics.iter().map(ToString::to_string);
+    for problem in problems.iter().cloned().chain(diagnostics) {
         eprintln!("warning: {problem}");
     }
     let mut applied = state.scan()?;
     let plan = plan::plan(&applied, &desired);
     state.apply(&plan, &mut applied)?;
+    tracing::info!(
+        ?loaded,
+        convert = ?(converted - loaded),
+        render = ?(rendered - converted),
+        write = ?(started.elapsed() - rendered),
+        "render timings"
+    );
     eprintln!(
         "{}: {} files written, {} deleted, {} unchanged",
         state.root().display(),

@@ -1,8 +1,6 @@
 //! The pure middle of the pipeline, shared by `run`, `render` and `check`.
 
-use convert::{Conversion, ConvertOptions};
-use index::Snapshot;
-use render::RenderedConfig;
+use convert::ConvertOptions;
 
 use crate::cli::ConfigArgs;
 
@@ -19,13 +17,6 @@ pub fn convert_options(args: &ConfigArgs, fallback_certificate: model::TlsCert) 
         https_port: args.https_port,
         backend_shards: args.backend_shards,
     }
-}
-
-/// Snapshot → model → files.
-pub fn reconcile(snapshot: &Snapshot, options: &ConvertOptions) -> (Conversion, RenderedConfig) {
-    let conversion = convert::convert(snapshot, options);
-    let rendered = render::render(&conversion.model);
-    (conversion, rendered)
 }
 
 /// Names the objects behind a configuration HAProxy rejected: for each `[file:line]` in

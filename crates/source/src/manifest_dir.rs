@@ -81,6 +81,7 @@ impl ManifestDir {
         }
         paths.sort();
         let mut files = BTreeMap::new();
+        let mut to_decode = Vec::new();
         for path in paths {
             let relative = path.strip_prefix(&self.root).unwrap_or(&path).to_path_buf();
             let bytes = match std::fs::read(&path) {
@@ -96,12 +97,14 @@ impl ManifestDir {
                 }
             };
             let content_hash = xxh3_64(&bytes);
-            let cached = match self.files.remove(&relative) {
-                Some(cached) if cached.content_hash == content_hash => cached,
-                _ => decode_file(&relative, &bytes, content_hash),
-            };
-            files.insert(relative, cached);
+            match self.files.remove(&relative) {
+                Some(cached) if cached.content_hash == content_hash => {
+                    files.insert(relative, cached);
+                }
+                _ => to_decode.push((relative, bytes, content_hash)),
+            }
         }
+        files.extend(decode_files(to_decode));
         self.files = files;
 
         let mut objects: BTreeMap<ObjectRef, (Object, &Path)> = BTreeMap::new();
@@ -156,6 +159,35 @@ impl ManifestDir {
         self.current = scan.objects;
         (events, scan.problems)
     }
+}
+
+/// Decodes files on every core: YAML decoding dominates a cold start.
+fn decode_files(files: Vec<(PathBuf, Vec<u8>, u64)>) -> Vec<(PathBuf, CachedFile)> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let decode_some = || {
+        let mut decoded = Vec::new();
+        loop {
+            let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some((relative, bytes, hash)) = files.get(index) else {
+                return decoded;
+            };
+            decoded.push((relative.clone(), decode_file(relative, bytes, *hash)));
+        }
+    };
+    if workers <= 1 {
+        return decode_some();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(decode_some)).collect();
+        // A worker only panics if decoding panics, which the decoder never does.
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
 }
 
 fn decode_file(relative: &Path, bytes: &[u8], content_hash: u64) -> CachedFile {

@@ -6,8 +6,10 @@ mod client;
 mod echo;
 mod harness;
 mod manifests;
+mod synthetic;
 
 pub use client::{Response, TlsResponse, free_port, http_get, http_request, https_get};
 pub use echo::EchoServer;
 pub use harness::{Portcullis, kill_hard};
 pub use manifests::{backend, self_signed, tls_secret};
+pub use synthetic::SyntheticCluster;

@@ -93,13 +93,15 @@ impl SyntheticCluster {
         }
         let host = format!("{name}.{namespace}.example.test");
         let mut annotations = String::new();
-        if index % 7 == 0 {
+        if index.is_multiple_of(7) {
             annotations.push_str("portcullis.dev/balance-algorithm: leastconn, ");
         }
-        if index % 11 == 0 {
+        if index.is_multiple_of(11) {
             annotations.push_str("portcullis.dev/timeout-server: 30s, ");
         }
-        let tls = if self.tls_every > 0 && index % self.tls_every == 0 && self.certificate.is_some()
+        let tls = if self.tls_every > 0
+            && index.is_multiple_of(self.tls_every)
+            && self.certificate.is_some()
         {
             format!("  tls:\n  - {{hosts: [{host}], secretName: wildcard-tls}}\n")
         } else {

@@ -122,6 +122,11 @@ fn a_burst_of_writes_costs_one_reconciliation_and_one_reload() {
             (0..20).all(|i| serves(p, &format!("h{i}.test"), "a"))
         })
         .unwrap();
+    // The new worker may serve a moment before the controller has counted its work.
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| applied(p) >= 2.0)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
     assert_eq!(applied(&portcullis), 2.0);
     let reloads: f64 = [
         "main_config",
@@ -374,4 +379,97 @@ fn readyz_waits_for_a_live_configuration() {
     assert_eq!(http_get(admin, "127.0.0.1", "/readyz").unwrap().status, 503);
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+#[test]
+fn a_global_configmap_edit_is_applied_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EchoServer::start("a").unwrap();
+    let manifests = setup(dir.path(), &[&a]);
+    let (cert, key) = self_signed("tls.test", &["tls.test"]);
+    let secure = ingress("secure", "tls.test", "svc0").replace(
+        "spec:\n",
+        "spec:\n  tls:\n  - {hosts: [tls.test], secretName: tls}\n",
+    );
+    std::fs::write(
+        manifests.join("tls.yaml"),
+        format!("{}---\n{secure}", tls_secret("default", "tls", &cert, &key)),
+    )
+    .unwrap();
+    let configmap = |redirect: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{ssl-redirect: \"{redirect}\", ssl-redirect-code: \"302\"}}\n"
+        )
+    };
+    std::fs::write(manifests.join("global.yaml"), configmap("true")).unwrap();
+    let mut portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--configmap", "ops/global"],
+    )
+    .unwrap();
+    assert_eq!(status(&portcullis, "tls.test"), 302);
+    std::fs::write(manifests.join("global.yaml"), configmap("false")).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| status(p, "tls.test") == 200)
+        .unwrap();
+    std::fs::write(manifests.join("global.yaml"), configmap("sometimes")).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| status(p, "tls.test") == 302)
+        .unwrap();
+    assert!(portcullis.log().contains("ConfigMap ops/global: data.ssl-redirect: invalid value: 'sometimes' is not true or false; the default 'true' is used"));
+}
+
+#[test]
+fn reloads_refuse_no_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EchoServer::start("a").unwrap();
+    let manifests = setup(dir.path(), &[&a]);
+    std::fs::write(
+        manifests.join("one.yaml"),
+        ingress("one", "one.test", "svc0"),
+    )
+    .unwrap();
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let port = portcullis.http_port;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    // A bounded client: at most 20,000 requests, each on a new connection.
+    let client = std::thread::spawn(move || {
+        let (mut ok, mut failed) = (0u32, Vec::new());
+        for _ in 0..20_000 {
+            if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            match http_get(port, "one.test", "/") {
+                Ok(r) if r.status == 200 => ok += 1,
+                other => failed.push(format!("{other:?}")),
+            }
+        }
+        (ok, failed)
+    });
+    for round in 0..5 {
+        std::fs::write(
+            manifests.join(format!("extra-{round}.yaml")),
+            ingress(&format!("x{round}"), &format!("x{round}.test"), "svc0"),
+        )
+        .unwrap();
+        portcullis
+            .wait_until(Duration::from_secs(5), |p| {
+                serves(p, &format!("x{round}.test"), "a")
+            })
+            .unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (ok, failed) = client.join().unwrap();
+    // New routes to an existing backend change only the maps. The new worker may serve
+    // a moment before the controller has counted the reload.
+    let maps_reloads = |p: &Portcullis| p.metric("portcullis_reloads_total{reason=\"maps\"}");
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| maps_reloads(p) == Some(5.0))
+        .unwrap();
+    assert!(ok > 50, "only {ok} requests completed");
+    assert_eq!(failed, Vec::<String>::new(), "{ok} succeeded");
 }

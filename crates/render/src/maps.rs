@@ -85,19 +85,19 @@ fn lines(entries: impl Iterator<Item = (String, String)>) -> String {
     text
 }
 
-/// `certs/crt-list.txt`: each certificate with the SNI names it serves.
+/// `certs/crt-list.txt`: one line per SNI name, so no line outgrows HAProxy's 64 KiB
+/// limit however many hosts share a certificate (HAProxy loads each file once).
 pub(crate) fn crt_list(model: &ProxyModel) -> String {
-    let mut names: BTreeMap<&model::CertId, Vec<String>> = BTreeMap::new();
+    let mut lines: Vec<(&model::CertId, String)> = Vec::new();
     for (host_key, host) in &model.hosts {
-        if let Some(cert) = &host.cert
-            && model.certs.contains_key(cert)
-        {
-            names.entry(cert).or_default().push(host_key.map_key());
+        if let Some(cert) = host.cert.as_ref().filter(|c| model.certs.contains_key(*c)) {
+            lines.push((cert, host_key.map_key()));
         }
     }
+    lines.sort();
     let mut text = String::new();
-    for (cert, hosts) in names {
-        text.push_str(&format!("certs/{} {}\n", cert.file_name(), hosts.join(" ")));
+    for (cert, host) in lines {
+        text.push_str(&format!("certs/{} {host}\n", cert.file_name()));
     }
     text
 }

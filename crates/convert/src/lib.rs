@@ -59,11 +59,12 @@ pub fn convert(snapshot: &Snapshot, options: &ConvertOptions) -> Conversion {
 }
 
 /// Removes certificates HAProxy refused to load (same Secret, same content), so their
-/// hosts fall back to the default certificate and nothing else is held back.
+/// hosts fall back to the default certificate and nothing else is held back. Returns the
+/// ones removed.
 pub fn exclude_certificates(
     conversion: &mut Conversion,
     rejected: &std::collections::BTreeMap<model::CertId, TlsCert>,
-) {
+) -> std::collections::BTreeSet<model::CertId> {
     let refused: Vec<model::CertId> = conversion
         .model
         .certs
@@ -71,10 +72,10 @@ pub fn exclude_certificates(
         .filter(|(id, cert)| rejected.get(id) == Some(cert))
         .map(|(id, _)| id.clone())
         .collect();
-    for id in refused {
-        conversion.model.certs.remove(&id);
+    for id in &refused {
+        conversion.model.certs.remove(id);
         for host in conversion.model.hosts.values_mut() {
-            if host.cert.as_ref() == Some(&id) {
+            if host.cert.as_ref() == Some(id) {
                 host.cert = None;
             }
         }
@@ -85,4 +86,5 @@ pub fn exclude_certificates(
         });
     }
     conversion.diagnostics.sort();
+    refused.into_iter().collect()
 }

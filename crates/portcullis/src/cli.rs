@@ -69,6 +69,10 @@ pub struct RunArgs {
     /// The haproxy executable (default: `haproxy` from PATH, then /usr/sbin/haproxy).
     #[arg(long)]
     pub haproxy_bin: Option<PathBuf>,
+    /// After every incremental reconciliation, reconcile fully too and stop on any
+    /// difference (on by default in debug builds).
+    #[arg(long, default_value_t = cfg!(debug_assertions), action = clap::ArgAction::Set)]
+    pub verify_incremental: bool,
     /// Address of the admin HTTP server (/healthz, /readyz, /metrics).
     #[arg(long, default_value = "127.0.0.1:10254")]
     pub admin_bind: SocketAddr,

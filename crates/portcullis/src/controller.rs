@@ -10,7 +10,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use convert::ConvertOptions;
 use haproxy::{Haproxy, LaunchOptions, StateDir};
 use index::Index;
 use model::{CertId, TlsCert};
@@ -22,7 +21,7 @@ use tokio::sync::mpsc;
 use crate::admin::{self, AdminState};
 use crate::cli::RunArgs;
 use crate::default_cert;
-use crate::pipeline;
+use crate::pipeline::{self, Reconciler};
 
 /// How long the manifest directory must be quiet before a burst of changes is applied.
 const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -33,7 +32,7 @@ struct Controller {
     state: StateDir,
     staging: PathBuf,
     launch: LaunchOptions,
-    options: ConvertOptions,
+    reconciler: Reconciler,
     admin: Arc<AdminState>,
     index: Index,
     applied: AppliedFiles,
@@ -62,7 +61,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             binary: haproxy_binary(args.haproxy_bin.as_deref())?,
             state_dir: state.root().to_path_buf(),
         },
-        options: pipeline::convert_options(&args.config, fallback),
+        reconciler: Reconciler::new(pipeline::convert_options(&args.config, fallback))
+            .verify_incremental(args.verify_incremental),
         state,
         admin,
         index: Index::new(),
@@ -91,7 +91,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
                 while let Ok(batch) = batches.try_recv() {
                     controller.absorb(batch);
                 }
-                controller.reconcile().await;
+                controller.reconcile().await?;
             }
             status = wait_for_exit(&mut controller.haproxy) => {
                 tracing::error!(?status, "haproxy exited; restarting it on the last good configuration");
@@ -142,7 +142,7 @@ impl Controller {
         self.manifest_problems = batch.problems.iter().map(ToString::to_string).collect();
     }
 
-    async fn reconcile(&mut self) {
+    async fn reconcile(&mut self) -> Result<(), pipeline::Divergence> {
         let started = Instant::now();
         let snapshot = self.index.snapshot();
         let admin = self.admin.clone();
@@ -154,13 +154,17 @@ impl Controller {
                 .get_or_create(&vec![("kind", kind.name().to_owned())])
                 .set(count);
         }
-        let mut conversion = convert::convert(&snapshot, &self.options);
+        let reconciled = self
+            .reconciler
+            .reconcile(&snapshot, &self.rejected_certificates)?;
         // Forget refusals of certificates that changed or went away.
         self.rejected_certificates
-            .retain(|id, cert| conversion.model.certs.get(id) == Some(cert));
-        convert::exclude_certificates(&mut conversion, &self.rejected_certificates);
-        let desired = render::render(&conversion.model);
-
+            .retain(|id, _| reconciled.excluded_certificates.contains(id));
+        let pipeline::Reconciled {
+            conversion,
+            rendered: desired,
+            ..
+        } = reconciled;
         self.report(&conversion.diagnostics);
         let plan = plan::plan(&self.applied, &desired);
         if plan.is_empty() && self.haproxy.is_some() {
@@ -168,13 +172,13 @@ impl Controller {
             metrics
                 .reconcile_seconds
                 .observe(started.elapsed().as_secs_f64());
-            return;
+            return Ok(());
         }
         if !plan.is_empty() {
             if let Err(err) = self.state.stage(&self.staging, &desired, &self.applied) {
                 tracing::error!(error = %err, "cannot stage the configuration");
                 metrics.reconciled("failed");
-                return;
+                return Ok(());
             }
             if let Err(failure) = haproxy::check_config(&self.launch.binary, &self.staging).await {
                 metrics.configs_rejected.inc();
@@ -194,7 +198,7 @@ impl Controller {
                 tracing::error!(objects = ?culprits, "{failure}; the last good configuration stays live");
                 self.report(&conversion.diagnostics);
                 metrics.reconciled("rejected");
-                return;
+                return Ok(());
             }
             let result = self.state.apply(&plan, &mut self.applied);
             metrics.files_written.inc_by(plan.writes.len() as u64);
@@ -202,7 +206,7 @@ impl Controller {
             if let Err(err) = result {
                 tracing::error!(error = %err, "cannot write the configuration");
                 metrics.reconciled("failed");
-                return;
+                return Ok(());
             }
             tracing::info!(written = plan.writes.len(), deleted = plan.deletes.len(), reason = ?plan.reload, "configuration written");
         }
@@ -227,6 +231,7 @@ impl Controller {
         metrics
             .reconcile_seconds
             .observe(started.elapsed().as_secs_f64());
+        Ok(())
     }
 
     async fn ensure_running(&mut self) {

@@ -1,16 +1,9 @@
 //! portcullis: a Kubernetes ingress controller for HAProxy.
 
-mod admin;
-mod cli;
-mod controller;
-mod default_cert;
-mod metrics;
-mod oneshot;
-mod pipeline;
-
 use std::process::ExitCode;
 
 use clap::Parser;
+use portcullis::{cli, controller, oneshot};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();

@@ -8,7 +8,8 @@ use index::{Index, Snapshot};
 use source::ManifestDir;
 
 use crate::cli::{CheckArgs, ConfigArgs, RenderArgs};
-use crate::{default_cert, pipeline};
+use crate::default_cert;
+use crate::pipeline::{self, Reconciler};
 
 fn load(config: &ConfigArgs) -> (Arc<Snapshot>, Vec<String>) {
     let mut manifests = ManifestDir::new(&config.manifests);
@@ -30,13 +31,10 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let (snapshot, problems) = load(&args.config);
     let loaded = started.elapsed();
-    let conversion = convert::convert(
-        &snapshot,
-        &pipeline::convert_options(&args.config, fallback),
-    );
-    let converted = started.elapsed();
-    let desired = render::render(&conversion.model);
-    let rendered = started.elapsed();
+    let options = pipeline::convert_options(&args.config, fallback);
+    let reconciled = Reconciler::new(options).reconcile(&snapshot, &Default::default())?;
+    let reconciled_at = started.elapsed();
+    let (conversion, desired) = (reconciled.conversion, reconciled.rendered);
     let diagnostics = conversion.diagnostics.iter().map(ToString::to_string);
     for problem in problems.iter().cloned().chain(diagnostics) {
         eprintln!("warning: {problem}");
@@ -46,9 +44,8 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
     state.apply(&plan, &mut applied)?;
     tracing::info!(
         ?loaded,
-        convert = ?(converted - loaded),
-        render = ?(rendered - converted),
-        write = ?(started.elapsed() - rendered),
+        reconcile = ?(reconciled_at - loaded),
+        write = ?(started.elapsed() - reconciled_at),
         "render timings"
     );
     eprintln!(

@@ -1,8 +1,120 @@
-//! The pure middle of the pipeline, shared by `run`, `render` and `check`.
+//! The pure middle of the pipeline, shared by `run`, `render` and `check`: snapshot to
+//! model to files, reusing what did not change since the previous call.
 
-use convert::ConvertOptions;
+use std::collections::BTreeMap;
+
+use convert::{Conversion, ConvertOptions};
+use index::Snapshot;
+use model::{CertId, TlsCert};
+use render::RenderedConfig;
 
 use crate::cli::ConfigArgs;
+
+/// What one reconciliation produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reconciled {
+    /// The model and its diagnostics.
+    pub conversion: Conversion,
+    /// The files.
+    pub rendered: RenderedConfig,
+    /// Refused certificates that were left out (still present with the refused content).
+    pub excluded_certificates: std::collections::BTreeSet<CertId>,
+}
+
+/// An incremental result differed from a full one (only with verification on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    /// What differed.
+    pub detail: String,
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "incremental reconciliation differs from a full one: {}",
+            self.detail
+        )
+    }
+}
+
+impl std::error::Error for Divergence {}
+
+/// Turns snapshots into files. Work is memoized between calls; a full reconciliation is
+/// the same code with empty caches, so the two cannot disagree, and with verification on
+/// every result is checked against a full reconciliation anyway.
+#[derive(Debug)]
+pub struct Reconciler {
+    options: ConvertOptions,
+    verify: bool,
+    render_cache: render::RenderCache,
+}
+
+impl Reconciler {
+    /// A reconciler with empty caches.
+    pub fn new(options: ConvertOptions) -> Self {
+        Self {
+            options,
+            verify: false,
+            render_cache: render::RenderCache::default(),
+        }
+    }
+
+    /// Checks every result against a full reconciliation.
+    pub fn verify_incremental(mut self, verify: bool) -> Self {
+        self.verify = verify;
+        self
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ConvertOptions {
+        &self.options
+    }
+
+    /// Converts and renders a snapshot, leaving out certificates HAProxy refused.
+    pub fn reconcile(
+        &mut self,
+        snapshot: &Snapshot,
+        refused_certificates: &BTreeMap<CertId, TlsCert>,
+    ) -> Result<Reconciled, Divergence> {
+        let mut conversion = convert::convert(snapshot, &self.options);
+        let excluded_certificates =
+            convert::exclude_certificates(&mut conversion, refused_certificates);
+        let rendered = self.render_cache.render(&conversion.model);
+        let reconciled = Reconciled {
+            conversion,
+            rendered,
+            excluded_certificates,
+        };
+        if self.verify {
+            let full =
+                Reconciler::new(self.options.clone()).reconcile(snapshot, refused_certificates)?;
+            if full != reconciled {
+                return Err(Divergence {
+                    detail: describe_difference(&reconciled, &full),
+                });
+            }
+        }
+        Ok(reconciled)
+    }
+}
+
+fn describe_difference(incremental: &Reconciled, full: &Reconciled) -> String {
+    if incremental.conversion.model != full.conversion.model {
+        return "the models differ".to_owned();
+    }
+    if incremental.conversion.diagnostics != full.conversion.diagnostics {
+        return "the diagnostics differ".to_owned();
+    }
+    let files = &incremental.rendered.files;
+    let full_files = &full.rendered.files;
+    let differing: Vec<&String> = files
+        .keys()
+        .chain(full_files.keys())
+        .filter(|path| files.get(*path) != full_files.get(*path))
+        .collect();
+    format!("files differ: {differing:?}")
+}
 
 /// Conversion options from the command line plus the fallback certificate.
 pub fn convert_options(args: &ConfigArgs, fallback_certificate: model::TlsCert) -> ConvertOptions {

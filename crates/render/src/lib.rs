@@ -2,10 +2,12 @@
 //! always gives the same bytes, and no file names the directory it will be written to
 //! (`default-path config` makes every path relative to the configuration).
 
+mod cache;
 mod config;
 mod maps;
 mod shards;
 
+pub use cache::RenderCache;
 pub use shards::{shard_file_name, shard_of};
 
 use std::collections::BTreeMap;
@@ -52,32 +54,7 @@ pub struct RenderedConfig {
     pub files: BTreeMap<String, RenderedFile>,
 }
 
-/// Renders a model.
+/// Renders a model from scratch (an empty cache).
 pub fn render(model: &ProxyModel) -> RenderedConfig {
-    let mut files = BTreeMap::new();
-    files.insert(
-        MAIN_CONFIG.to_owned(),
-        RenderedFile::new(config::main_config(model), false),
-    );
-    for (path, text) in shards::shard_files(model) {
-        files.insert(path, RenderedFile::new(text, false));
-    }
-    for (path, text) in maps::map_files(model) {
-        files.insert(path, RenderedFile::new(text, false));
-    }
-    files.insert(
-        config::CRT_LIST.to_owned(),
-        RenderedFile::new(maps::crt_list(model), false),
-    );
-    files.insert(
-        config::DEFAULT_CERT.to_owned(),
-        RenderedFile::new(model.default_cert.pem_bundle.clone(), true),
-    );
-    for (id, cert) in &model.certs {
-        files.insert(
-            format!("certs/{}", id.file_name()),
-            RenderedFile::new(cert.pem_bundle.clone(), true),
-        );
-    }
-    RenderedConfig { files }
+    RenderCache::default().render(model)
 }

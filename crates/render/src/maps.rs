@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use model::{HostKey, PathKind, ProxyModel, Route};
+use model::{Host, HostKey, PathKind, ProxyModel, Route};
 
 /// Map of known host keys (exact and wildcard).
 pub const HOSTS_MAP: &str = "maps/hosts.map";
@@ -25,53 +25,64 @@ pub fn frontend_maps(frontend: &str) -> (String, String) {
     )
 }
 
-pub(crate) fn map_files(model: &ProxyModel) -> Vec<(String, String)> {
-    let hosts: Vec<String> = model
-        .hosts
-        .iter()
-        .filter(|(key, host)| **key != HostKey::CatchAll && !host.routes.is_empty())
-        .map(|(key, _)| key.map_key())
-        .collect();
-    let mut files = vec![(
-        HOSTS_MAP.to_owned(),
-        lines(hosts.iter().map(|h| (h.clone(), h.clone()))),
-    )];
-    for (frontend, plain_http) in [("http", true), ("https", false)] {
+/// The four route maps, in the order [`MAP_FILES`] names them.
+pub const MAP_FILES: [&str; 4] = [
+    "maps/http-exact.map",
+    "maps/http-prefix.map",
+    "maps/https-exact.map",
+    "maps/https-prefix.map",
+];
+
+/// One host's lines of the hosts map and of each route map (see [`MAP_FILES`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HostLines {
+    pub(crate) hosts_map: String,
+    pub(crate) route_maps: [String; 4],
+}
+
+/// Renders one host's map lines.
+pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> HostLines {
+    let host_text = host_key.map_key();
+    let hosts_map = if *host_key != HostKey::CatchAll && !host.routes.is_empty() {
+        format!("{host_text} {host_text}\n")
+    } else {
+        String::new()
+    };
+    let mut route_maps: [String; 4] = Default::default();
+    for (index, plain_http) in [(0, true), (2, false)] {
         let value = |route: &Route| match route.https_redirect {
             Some(code) if plain_http => redirect_marker(code),
             _ => route.backend.section_name(),
         };
         let mut exact = BTreeMap::new();
         let mut prefix = BTreeMap::new();
-        for (host_key, host) in &model.hosts {
-            let host = &host.routes;
-            let host_text = host_key.map_key();
-            for (path, route) in host {
-                let key = format!("{host_text}#{}", path.path);
-                match path.kind {
-                    PathKind::Exact => {
-                        exact.insert(key, value(route));
+        for (path, route) in &host.routes {
+            let key = format!("{host_text}#{}", path.path);
+            match path.kind {
+                PathKind::Exact => {
+                    exact.insert(key, value(route));
+                }
+                PathKind::Prefix => {
+                    // An Exact rule on the same path wins.
+                    if !path.path.is_empty() {
+                        exact.entry(key.clone()).or_insert_with(|| value(route));
                     }
-                    PathKind::Prefix => {
-                        // An Exact rule on the same path wins.
-                        if !path.path.is_empty() {
-                            exact.entry(key.clone()).or_insert_with(|| value(route));
-                        }
-                        prefix
-                            .entry(format!("{key}/"))
-                            .or_insert_with(|| value(route));
-                    }
-                    PathKind::Begin => {
-                        prefix.entry(key).or_insert_with(|| value(route));
-                    }
+                    prefix
+                        .entry(format!("{key}/"))
+                        .or_insert_with(|| value(route));
+                }
+                PathKind::Begin => {
+                    prefix.entry(key).or_insert_with(|| value(route));
                 }
             }
         }
-        let (exact_name, prefix_name) = frontend_maps(frontend);
-        files.push((exact_name, lines(exact.into_iter())));
-        files.push((prefix_name, lines(prefix.into_iter())));
+        route_maps[index] = lines(exact.into_iter());
+        route_maps[index + 1] = lines(prefix.into_iter());
     }
-    files
+    HostLines {
+        hosts_map,
+        route_maps,
+    }
 }
 
 fn lines(entries: impl Iterator<Item = (String, String)>) -> String {

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use model::{Backend, BackendId, ProxyModel};
+use model::{Backend, BackendId};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The shard of a backend: `xxh3_64(section name, seed 0) % shards`.
@@ -21,22 +21,9 @@ pub fn shard_file_name(shard: u32, shards: u32) -> String {
     format!("{}/shard-{shard:0width$}.cfg", crate::BACKENDS_DIR)
 }
 
-pub(crate) fn shard_files(model: &ProxyModel) -> Vec<(String, String)> {
-    let shards = model.global.backend_shards.max(1);
-    let mut texts: Vec<String> = (0..shards)
-        .map(|shard| format!("# portcullis backend shard {shard} of {shards}\n"))
-        .collect();
-    for backend in model.backends.values() {
-        let index = shard_of(&backend.id, shards) as usize;
-        if let Some(text) = texts.get_mut(index) {
-            text.push_str(&render_backend(backend));
-        }
-    }
-    texts
-        .into_iter()
-        .enumerate()
-        .map(|(shard, text)| (shard_file_name(shard as u32, shards), text))
-        .collect()
+/// The first line of a shard file.
+pub(crate) fn shard_header(shard: u32, shards: u32) -> String {
+    format!("# portcullis backend shard {shard} of {shards}\n")
 }
 
 /// One backend section.

@@ -1,0 +1,10 @@
+//! portcullis: a Kubernetes ingress controller for HAProxy. The library holds the
+//! controller's parts so that tests and benchmarks can drive them without the CLI.
+
+pub mod admin;
+pub mod cli;
+pub mod controller;
+pub mod default_cert;
+pub mod metrics;
+pub mod oneshot;
+pub mod pipeline;

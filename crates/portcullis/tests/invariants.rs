@@ -1,0 +1,491 @@
+//! I1 (disk = render(model)) and I2 (incremental = full), without HAProxy: the controller's
+//! reconciliation core and state directory, driven by event batches. The named tests are
+//! the sequences that leave a stale backend shard behind in haproxy-ingress.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use convert::ConvertOptions;
+use haproxy::StateDir;
+use index::{Index, SourceEvent};
+use model::{BackendId, TlsCert};
+use plan::AppliedFiles;
+use portcullis::pipeline::Reconciler;
+use proptest::prelude::*;
+use resources::{Object, ObjectRef};
+
+fn options(shards: u32) -> ConvertOptions {
+    ConvertOptions {
+        ingress_class: "portcullis".into(),
+        watch_ingress_without_class: true,
+        global_configmap: Some(("ops".into(), "global".into())),
+        default_ssl_certificate: None,
+        fallback_certificate: TlsCert {
+            pem_bundle: "FALLBACK CERTIFICATE\n".into(),
+        },
+        bind_address: IpAddr::from([127, 0, 0, 1]),
+        http_port: 8080,
+        https_port: 8443,
+        backend_shards: shards,
+    }
+}
+
+fn decode(yaml: &str) -> Vec<Object> {
+    let decoded = resources::decode_manifest(yaml, false);
+    assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
+    decoded.objects
+}
+
+fn certificate() -> &'static (String, String) {
+    static CERT: OnceLock<(String, String)> = OnceLock::new();
+    CERT.get_or_init(|| test_support::self_signed("invariants", &["*.test"]))
+}
+
+/// What one service of the generated cluster looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    endpoints: u8,
+    tls: bool,
+    path_variant: u8,
+    ours: bool,
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Self {
+            endpoints: 2,
+            tls: false,
+            path_variant: 0,
+            ours: true,
+        }
+    }
+}
+
+/// The cluster: services by number, plus the global ConfigMap's `timeout-server`.
+#[derive(Debug, Clone, Default)]
+struct Cluster {
+    services: BTreeMap<u8, Shape>,
+    timeout_server: Option<u8>,
+}
+
+impl Cluster {
+    fn namespace(service: u8) -> &'static str {
+        if service % 2 == 0 { "alpha" } else { "beta" }
+    }
+
+    fn objects(&self) -> BTreeMap<ObjectRef, Object> {
+        let mut yaml = String::from(
+            "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: other}\nspec: {controller: example.com/other}\n",
+        );
+        for namespace in ["alpha", "beta"] {
+            let (cert, key) = certificate();
+            yaml += &test_support::tls_secret(namespace, "tls", cert, key);
+        }
+        if let Some(timeout) = self.timeout_server {
+            yaml += &format!(
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s}}\n"
+            );
+        }
+        for (number, shape) in &self.services {
+            let namespace = Self::namespace(*number);
+            let name = format!("svc{number}");
+            yaml += &format!(
+                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec:\n  ports: [{{port: 80}}]\n"
+            );
+            yaml += &format!(
+                "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: {name}-a, namespace: {namespace}, labels: {{kubernetes.io/service-name: {name}}}}}\naddressType: IPv4\nports: [{{port: 8080}}]\nendpoints:\n"
+            );
+            if shape.endpoints == 0 {
+                yaml += "- {addresses: [10.9.9.9], conditions: {ready: false}}\n";
+            }
+            for endpoint in 0..shape.endpoints {
+                yaml += &format!("- {{addresses: [10.0.{number}.{}]}}\n", endpoint + 1);
+            }
+            let class = if shape.ours {
+                ""
+            } else {
+                "  ingressClassName: other\n"
+            };
+            let tls = if shape.tls {
+                format!("  tls:\n  - {{hosts: [{name}.test], secretName: tls}}\n")
+            } else {
+                String::new()
+            };
+            let path = ["/", "/app", "/app/v2"][usize::from(shape.path_variant % 3)];
+            let kind =
+                ["Prefix", "Exact", "ImplementationSpecific"][usize::from(shape.path_variant % 3)];
+            yaml += &format!(
+                "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec:\n{class}{tls}  rules:\n  - host: {name}.test\n    http:\n      paths:\n      - {{path: {path}, pathType: {kind}, backend: {{service: {{name: {name}, port: {{number: 80}}}}}}}}\n"
+            );
+        }
+        decode(&yaml)
+            .into_iter()
+            .map(|o| (o.object_ref(), o))
+            .collect()
+    }
+}
+
+/// A controller without HAProxy: index, memoizing reconciler, state directory.
+struct Live {
+    index: Index,
+    reconciler: Reconciler,
+    state: StateDir,
+    applied: AppliedFiles,
+    objects: BTreeMap<ObjectRef, Object>,
+}
+
+impl Live {
+    /// Starts over `dir` as a restarted controller would: scans what is on disk.
+    fn start(dir: &Path, shards: u32, cluster: &Cluster) -> Self {
+        let state = StateDir::open(dir).unwrap();
+        let applied = state.scan().unwrap();
+        let mut live = Live {
+            index: Index::new(),
+            reconciler: Reconciler::new(options(shards)),
+            state,
+            applied,
+            objects: BTreeMap::new(),
+        };
+        let objects = cluster.objects();
+        live.index.handle(SourceEvent::Init);
+        for object in objects.values() {
+            live.index.handle(SourceEvent::InitApply(object.clone()));
+        }
+        live.index.handle(SourceEvent::InitDone);
+        live.objects = objects;
+        live.sync().unwrap();
+        live
+    }
+
+    /// Applies the difference to `cluster` as one batch of events, then syncs.
+    fn change_to(&mut self, cluster: &Cluster) -> Result<(), haproxy::StateDirError> {
+        let objects = cluster.objects();
+        for gone in self.objects.keys().filter(|r| !objects.contains_key(*r)) {
+            self.index.handle(SourceEvent::Delete(gone.clone()));
+        }
+        for (object_ref, object) in &objects {
+            if self.objects.get(object_ref) != Some(object) {
+                self.index.handle(SourceEvent::Apply(object.clone()));
+            }
+        }
+        self.objects = objects;
+        self.sync()
+    }
+
+    fn sync(&mut self) -> Result<(), haproxy::StateDirError> {
+        let reconciled = self
+            .reconciler
+            .reconcile(&self.index.snapshot(), &BTreeMap::new())
+            .unwrap();
+        let plan = plan::plan(&self.applied, &reconciled.rendered);
+        self.state.apply(&plan, &mut self.applied)
+    }
+}
+
+/// What a fresh, full reconciliation of `cluster` renders, file by file.
+fn full_render(cluster: &Cluster, shards: u32) -> BTreeMap<String, Vec<u8>> {
+    let mut index = Index::new();
+    index.handle(SourceEvent::Init);
+    for object in cluster.objects().into_values() {
+        index.handle(SourceEvent::InitApply(object));
+    }
+    index.handle(SourceEvent::InitDone);
+    let reconciled = Reconciler::new(options(shards))
+        .reconcile(&index.snapshot(), &BTreeMap::new())
+        .unwrap();
+    reconciled
+        .rendered
+        .files
+        .into_iter()
+        .map(|(path, file)| (path, file.bytes.to_vec()))
+        .collect()
+}
+
+/// Every managed file on disk.
+fn disk(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    for root in ["haproxy.cfg", "backends", "maps", "certs"] {
+        let path = dir.join(root);
+        if path.is_file() {
+            files.insert(root.to_owned(), std::fs::read(&path).unwrap());
+        } else if path.is_dir() {
+            for entry in std::fs::read_dir(&path).unwrap().flatten() {
+                files.insert(
+                    format!("{root}/{}", entry.file_name().to_string_lossy()),
+                    std::fs::read(entry.path()).unwrap_or_default(),
+                );
+            }
+        }
+    }
+    files
+}
+
+fn assert_disk_is_full_render(dir: &Path, cluster: &Cluster, shards: u32) {
+    let on_disk = disk(dir);
+    let expected = full_render(cluster, shards);
+    let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&on_disk), names(&expected), "the same files");
+    for (path, bytes) in &expected {
+        assert!(
+            on_disk[path] == *bytes,
+            "{path} differs from a full render:\n{}",
+            String::from_utf8_lossy(&on_disk[path])
+        );
+    }
+}
+
+fn section(service: u8) -> String {
+    BackendId {
+        namespace: Cluster::namespace(service).into(),
+        service: format!("svc{service}"),
+        port: "80".into(),
+    }
+    .section_name()
+}
+
+fn cluster_of(services: impl IntoIterator<Item = u8>) -> Cluster {
+    Cluster {
+        services: services
+            .into_iter()
+            .map(|s| (s, Shape::default()))
+            .collect(),
+        timeout_server: None,
+    }
+}
+
+#[test]
+fn a_last_backend_of_a_shard_removed_with_a_global_change() {
+    const SHARDS: u32 = 4;
+    // Pick a service alone in its shard, and others elsewhere.
+    let shard = |s: u8| {
+        render::shard_of(
+            &BackendId {
+                namespace: Cluster::namespace(s).into(),
+                service: format!("svc{s}"),
+                port: "80".into(),
+            },
+            SHARDS,
+        )
+    };
+    let lonely = 0;
+    let others: Vec<u8> = (1..60)
+        .filter(|s| shard(*s) != shard(lonely))
+        .take(6)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let before = cluster_of(std::iter::once(lonely).chain(others.iter().copied()));
+    let mut live = Live::start(dir.path(), SHARDS, &before);
+    let shard_file = dir
+        .path()
+        .join(render::shard_file_name(shard(lonely), SHARDS));
+    assert!(
+        std::fs::read_to_string(&shard_file)
+            .unwrap()
+            .contains(&section(lonely))
+    );
+
+    let mut after = cluster_of(others.iter().copied());
+    after.timeout_server = Some(30);
+    live.change_to(&after).unwrap();
+    assert_disk_is_full_render(dir.path(), &after, SHARDS);
+    assert_eq!(
+        std::fs::read_to_string(&shard_file).unwrap(),
+        format!("# portcullis backend shard {} of 4\n", shard(lonely))
+    );
+}
+
+#[test]
+fn b_last_backend_overall_removed_during_a_full_reconciliation() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = cluster_of([3]);
+    drop(Live::start(dir.path(), 2, &before));
+    // A full reconciliation: empty caches, over the files the previous one left.
+    let after = Cluster {
+        services: BTreeMap::new(),
+        timeout_server: Some(9),
+    };
+    drop(Live::start(dir.path(), 2, &after));
+    assert_disk_is_full_render(dir.path(), &after, 2);
+    let shards = disk(dir.path())
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("backends/"));
+    for (path, bytes) in shards {
+        assert!(
+            !String::from_utf8(bytes).unwrap().contains("\nbackend "),
+            "{path} still holds a backend"
+        );
+    }
+}
+
+#[test]
+fn c_a_lower_shard_count_leaves_no_orphan_shard_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = cluster_of(0..20);
+    drop(Live::start(dir.path(), 8, &cluster));
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("backends"))
+            .unwrap()
+            .count(),
+        8
+    );
+    drop(Live::start(dir.path(), 3, &cluster));
+    assert_disk_is_full_render(dir.path(), &cluster, 3);
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("backends"))
+            .unwrap()
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn d_a_restart_over_stale_files_from_an_older_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = cluster_of(0..6);
+    drop(Live::start(dir.path(), 2, &cluster));
+    std::fs::write(
+        dir.path().join("backends/shard-009.cfg"),
+        "backend old_svc_80\n    server s 10.0.0.1:80\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("backends/shard-000.cfg"),
+        "# edited by hand\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("maps/old-frontend.map"), "a b\n").unwrap();
+    std::fs::write(dir.path().join("certs/gone_tls.pem"), "x\n").unwrap();
+    std::fs::write(dir.path().join("haproxy.cfg"), "global\n").unwrap();
+    drop(Live::start(dir.path(), 2, &cluster));
+    assert_disk_is_full_render(dir.path(), &cluster, 2);
+}
+
+#[test]
+fn e_a_write_error_mid_sync_then_recovery() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = cluster_of(0..4);
+    let mut live = Live::start(dir.path(), 2, &before);
+    // A directory where a file must be replaced makes the rename fail, even for root.
+    let blocked = dir.path().join("maps/https-prefix.map");
+    std::fs::remove_file(&blocked).unwrap();
+    std::fs::create_dir(&blocked).unwrap();
+    let after = cluster_of([0, 1, 2, 3, 4, 5]);
+    let error = live.change_to(&after).unwrap_err();
+    assert!(error.to_string().contains("https-prefix.map"), "{error}");
+    // Nothing is recorded as applied that is not on disk with that content.
+    let on_disk = live.state.scan().unwrap();
+    for (path, hash) in &live.applied {
+        if path != "maps/https-prefix.map" {
+            assert_eq!(
+                on_disk.get(path),
+                Some(hash),
+                "{path} recorded as applied but not written"
+            );
+        }
+    }
+    assert_ne!(
+        live.applied.get("maps/https-prefix.map"),
+        full_render(&after, 2)
+            .get("maps/https-prefix.map")
+            .map(|b| xxhash(b))
+            .as_ref()
+    );
+    std::fs::remove_dir(&blocked).unwrap();
+    live.sync().unwrap();
+    assert_disk_is_full_render(dir.path(), &after, 2);
+}
+
+fn xxhash(bytes: &[u8]) -> u64 {
+    render::RenderedFile::new(String::from_utf8_lossy(bytes).into_owned(), false).hash
+}
+
+/// One change to the cluster.
+#[derive(Debug, Clone)]
+enum Change {
+    Add(u8),
+    Remove(u8),
+    Scale(u8, u8),
+    Tls(u8, bool),
+    Path(u8, u8),
+    Class(u8, bool),
+    Global(Option<u8>),
+}
+
+fn change() -> impl Strategy<Value = Change> {
+    let service = 0u8..8;
+    prop_oneof![
+        service.clone().prop_map(Change::Add),
+        service.clone().prop_map(Change::Remove),
+        (service.clone(), 0u8..4).prop_map(|(s, n)| Change::Scale(s, n)),
+        (service.clone(), any::<bool>()).prop_map(|(s, t)| Change::Tls(s, t)),
+        (service.clone(), 0u8..3).prop_map(|(s, p)| Change::Path(s, p)),
+        (service, any::<bool>()).prop_map(|(s, o)| Change::Class(s, o)),
+        proptest::option::of(1u8..4).prop_map(Change::Global),
+    ]
+}
+
+/// A batch of changes, and whether the controller restarts (with this shard count) first.
+fn batch() -> impl Strategy<Value = (Vec<Change>, Option<u32>)> {
+    (
+        proptest::collection::vec(change(), 1..6),
+        proptest::option::weighted(0.15, 1u32..5),
+    )
+}
+
+fn apply(cluster: &mut Cluster, change: &Change) {
+    let mut edit = |s: u8, f: &dyn Fn(&mut Shape)| {
+        if let Some(shape) = cluster.services.get_mut(&s) {
+            f(shape);
+        }
+    };
+    match *change {
+        Change::Add(s) => {
+            cluster.services.entry(s).or_default();
+        }
+        Change::Remove(s) => {
+            cluster.services.remove(&s);
+        }
+        Change::Scale(s, n) => edit(s, &|shape| shape.endpoints = n),
+        Change::Tls(s, t) => edit(s, &|shape| shape.tls = t),
+        Change::Path(s, p) => edit(s, &|shape| shape.path_variant = p),
+        Change::Class(s, o) => edit(s, &|shape| shape.ours = o),
+        Change::Global(timeout) => cluster.timeout_server = timeout,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// After every batch, the state directory is byte-identical to a fresh full render of
+    /// the objects, with no extra file, and the incremental model equals the full one.
+    #[test]
+    fn incremental_equals_full_after_every_batch(
+        initial in proptest::collection::btree_set(0u8..8, 0..6),
+        shards in 1u32..5,
+        batches in proptest::collection::vec(batch(), 1..8),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cluster = cluster_of(initial);
+        let mut shards = shards;
+        let mut live = Live::start(dir.path(), shards, &cluster);
+        for (changes, restart) in &batches {
+            if let Some(new_shards) = restart {
+                shards = *new_shards;
+                live = Live::start(dir.path(), shards, &cluster);
+            }
+            for change in changes {
+                apply(&mut cluster, change);
+            }
+            live.change_to(&cluster).unwrap();
+            assert_disk_is_full_render(dir.path(), &cluster, shards);
+            let full = Reconciler::new(options(shards)).reconcile(&live.index.snapshot(), &BTreeMap::new()).unwrap();
+            let incremental = live.reconciler.reconcile(&live.index.snapshot(), &BTreeMap::new()).unwrap();
+            prop_assert_eq!(incremental, full);
+        }
+    }
+}

@@ -75,7 +75,7 @@ struct Cluster {
 
 impl Cluster {
     fn namespace(service: u8) -> &'static str {
-        if service % 2 == 0 { "alpha" } else { "beta" }
+        if service.is_multiple_of(2) { "alpha" } else { "beta" }
     }
 
     fn objects(&self) -> BTreeMap<ObjectRef, Object> {

@@ -2,20 +2,21 @@
 
 use std::net::IpAddr;
 
-use index::Snapshot;
 use model::Server;
 use resources::{Kind, Object, ObjectRef, Service, ServiceBackendPort, ServicePort};
+
+use crate::lookup::Recorder;
 
 /// Finds the service port a backend names (by number or by name) and its ready endpoints:
 /// from the service's EndpointSlices, or from its Endpoints object when it has no slice.
 pub fn resolve_servers(
-    snapshot: &Snapshot,
+    snapshot: &mut Recorder<'_>,
     namespace: &str,
     service_name: &str,
     port: &ServiceBackendPort,
 ) -> Result<Vec<Server>, String> {
     let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
-    let Some(Object::Service(service)) = snapshot.get(&service_ref) else {
+    let Some(Object::Service(service)) = snapshot.get(service_ref) else {
         return Err(format!("service {namespace}/{service_name} not found"));
     };
     let service_port = find_port(service, port).ok_or_else(|| {

@@ -6,6 +6,8 @@ mod diagnostic;
 mod endpoints;
 mod ingress;
 pub mod keys;
+mod lookup;
+mod merge;
 mod names;
 mod tls;
 
@@ -13,9 +15,13 @@ pub use diagnostic::Diagnostic;
 pub use names::{parse_host, parse_path};
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use index::Snapshot;
-use model::{ProxyModel, TlsCert};
+use keys::GlobalConfig;
+use model::{CertId, Global, ProxyModel, Timeouts, TlsCert};
+use resources::{Ingress, Kind, Object, ObjectRef};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Settings that come from the command line rather than from objects.
 #[derive(Debug, Clone)]
@@ -49,13 +55,167 @@ pub struct Conversion {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Converts a snapshot.
+/// Converts a snapshot from scratch (an empty cache).
 pub fn convert(snapshot: &Snapshot, options: &ConvertOptions) -> Conversion {
-    let mut diagnostics = Vec::new();
-    let model = ingress::convert_ingresses(snapshot, options, &mut diagnostics);
-    diagnostics.sort();
-    diagnostics.dedup();
-    Conversion { model, diagnostics }
+    ConvertCache::default().convert(snapshot, options)
+}
+
+#[derive(Debug)]
+struct CachedIngress {
+    ingress: Arc<Ingress>,
+    dependencies: Vec<lookup::Dependency>,
+    output: Arc<ingress::IngressOutput>,
+}
+
+/// Memo of the previous conversion: an Ingress's output is reused while the Ingress, every
+/// object its conversion looked up, and the global ConfigMap are unchanged; a Secret's
+/// certificate while the Secret is unchanged. An empty cache converts everything.
+#[derive(Debug, Default)]
+pub struct ConvertCache {
+    global: Option<Option<Object>>,
+    ingresses: FxHashMap<ObjectRef, CachedIngress>,
+    secrets: FxHashMap<CertId, (Option<Object>, Result<TlsCert, String>)>,
+}
+
+impl ConvertCache {
+    /// Converts a snapshot, reusing what the previous conversion already produced.
+    pub fn convert(&mut self, snapshot: &Snapshot, options: &ConvertOptions) -> Conversion {
+        let mut diagnostics = Vec::new();
+        let configmap_ref = options.global_configmap.as_ref().map(|(namespace, name)| {
+            ObjectRef::new(Kind::ConfigMap, namespace.as_str(), name.as_str())
+        });
+        let configmap = configmap_ref
+            .as_ref()
+            .and_then(|r| snapshot.get(r))
+            .cloned();
+        let data = match &configmap {
+            Some(Object::ConfigMap(map)) => map.data.as_ref(),
+            _ => None,
+        };
+        let global = GlobalConfig::new(data, configmap_ref.as_ref(), &mut diagnostics);
+        // Every Ingress reads the global defaults.
+        let same_global = match (&self.global, &configmap) {
+            (Some(Some(before)), Some(now)) => lookup::same_object(before, now),
+            (Some(None), None) => true,
+            _ => false,
+        };
+        if !same_global {
+            self.ingresses.clear();
+        }
+        self.global = Some(configmap);
+
+        let mut ingresses: Vec<&Arc<Ingress>> = snapshot
+            .of_kind(Kind::Ingress)
+            .filter_map(|o| match o {
+                Object::Ingress(ingress) => Some(ingress),
+                _ => None,
+            })
+            .filter(|ingress| class::is_ours(ingress, snapshot, options))
+            .collect();
+        ingresses.sort_by(|a, b| {
+            let key = |i: &Ingress| {
+                (
+                    i.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                    i.metadata.namespace.clone(),
+                    i.metadata.name.clone(),
+                )
+            };
+            key(a).cmp(&key(b))
+        });
+        let mut outputs = Vec::with_capacity(ingresses.len());
+        for ingress in ingresses {
+            let object = ingress::ingress_ref(ingress);
+            let reusable = self.ingresses.get(&object).filter(|cached| {
+                (Arc::ptr_eq(&cached.ingress, ingress) || cached.ingress == *ingress)
+                    && cached.dependencies.iter().all(|d| d.holds(snapshot))
+            });
+            let output = match reusable {
+                Some(cached) => cached.output.clone(),
+                None => {
+                    let mut recorder = lookup::Recorder::new(snapshot);
+                    let output =
+                        Arc::new(ingress::convert_ingress(ingress, &mut recorder, &global));
+                    let cached = CachedIngress {
+                        ingress: ingress.clone(),
+                        dependencies: recorder.dependencies,
+                        output: output.clone(),
+                    };
+                    self.ingresses.insert(object, cached);
+                    output
+                }
+            };
+            outputs.push(output);
+        }
+        if self.ingresses.len() > outputs.len() {
+            let current: FxHashSet<&ObjectRef> = outputs.iter().map(|o| &o.object).collect();
+            self.ingresses.retain(|object, _| current.contains(object));
+        }
+
+        let mut model = ProxyModel {
+            global: Global {
+                bind_address: options.bind_address,
+                http_port: options.http_port,
+                https_port: options.https_port,
+                max_connections: global.get(&keys::MAX_CONNECTIONS),
+                timeouts: Timeouts {
+                    client: global.get(&keys::TIMEOUT_CLIENT),
+                    http_request: global.get(&keys::TIMEOUT_HTTP_REQUEST),
+                    keep_alive: global.get(&keys::TIMEOUT_KEEP_ALIVE),
+                },
+                backend_shards: options.backend_shards.max(1),
+            },
+            default_cert: options.fallback_certificate.clone(),
+            ..ProxyModel::default()
+        };
+        let mut wanted_secrets = FxHashSet::default();
+        if let Some((namespace, name)) = &options.default_ssl_certificate {
+            let id = CertId {
+                namespace: namespace.clone(),
+                name: name.clone(),
+            };
+            match self.certificate(snapshot, &id) {
+                Ok(cert) => model.default_cert = cert,
+                Err(why) => diagnostics.push(Diagnostic {
+                    object: ObjectRef::new(Kind::Secret, namespace.as_str(), name.as_str()),
+                    field: "--default-ssl-certificate".to_owned(),
+                    message: format!(
+                        "{why}; a generated self-signed certificate is served instead"
+                    ),
+                }),
+            }
+            wanted_secrets.insert(id);
+        }
+        merge::merge(&mut model, &outputs, &mut diagnostics, |id| {
+            wanted_secrets.insert(id.clone());
+            self.certificate(snapshot, id)
+        });
+        self.secrets.retain(|id, _| wanted_secrets.contains(id));
+        diagnostics.sort();
+        diagnostics.dedup();
+        Conversion { model, diagnostics }
+    }
+
+    fn certificate(&mut self, snapshot: &Snapshot, id: &CertId) -> Result<TlsCert, String> {
+        let secret = snapshot.get(&ObjectRef::new(
+            Kind::Secret,
+            id.namespace.as_str(),
+            id.name.as_str(),
+        ));
+        if let Some((seen, result)) = self.secrets.get(id) {
+            let unchanged = match (seen, secret) {
+                (Some(seen), Some(now)) => lookup::same_object(seen, now),
+                (None, None) => true,
+                _ => false,
+            };
+            if unchanged {
+                return result.clone();
+            }
+        }
+        let result = tls::load_certificate(snapshot, &id.namespace, &id.name);
+        self.secrets
+            .insert(id.clone(), (secret.cloned(), result.clone()));
+        result
+    }
 }
 
 /// Removes certificates HAProxy refused to load (same Secret, same content), so their

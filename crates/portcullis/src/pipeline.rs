@@ -47,6 +47,7 @@ impl std::error::Error for Divergence {}
 pub struct Reconciler {
     options: ConvertOptions,
     verify: bool,
+    convert_cache: convert::ConvertCache,
     render_cache: render::RenderCache,
 }
 
@@ -56,6 +57,7 @@ impl Reconciler {
         Self {
             options,
             verify: false,
+            convert_cache: convert::ConvertCache::default(),
             render_cache: render::RenderCache::default(),
         }
     }
@@ -77,7 +79,7 @@ impl Reconciler {
         snapshot: &Snapshot,
         refused_certificates: &BTreeMap<CertId, TlsCert>,
     ) -> Result<Reconciled, Divergence> {
-        let mut conversion = convert::convert(snapshot, &self.options);
+        let mut conversion = self.convert_cache.convert(snapshot, &self.options);
         let excluded_certificates =
             convert::exclude_certificates(&mut conversion, refused_certificates);
         let rendered = self.render_cache.render(&conversion.model);

@@ -75,7 +75,11 @@ struct Cluster {
 
 impl Cluster {
     fn namespace(service: u8) -> &'static str {
-        if service.is_multiple_of(2) { "alpha" } else { "beta" }
+        if service.is_multiple_of(2) {
+            "alpha"
+        } else {
+            "beta"
+        }
     }
 
     fn objects(&self) -> BTreeMap<ObjectRef, Object> {

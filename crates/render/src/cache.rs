@@ -2,7 +2,7 @@
 //! a host's map lines while the host is unchanged, and a shard or map file is assembled
 //! again only when one of its parts changed. An empty cache renders everything.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use model::{Backend, BackendId, CertId, Host, HostKey, ProxyModel, TlsCert};
@@ -91,7 +91,7 @@ impl RenderCache {
                 self.cert_file(id, cert),
             );
         }
-        let wanted: std::collections::HashSet<&CertId> = model.certs.keys().collect();
+        let wanted: rustc_hash::FxHashSet<&CertId> = model.certs.keys().collect();
         self.certs
             .retain(|id, _| wanted.contains(id) || *id == CertId::default_marker());
         RenderedConfig { files }

@@ -1,0 +1,212 @@
+//! Reconciliation benchmarks on synthetic clusters: a full reconciliation (snapshot to
+//! rendered files in memory), and single changes (one endpoint, one Ingress, one global
+//! key) from snapshot to plan with warm caches. 1k and 10k services by default; set
+//! `PORTCULLIS_BENCH_SIZES=1000,10000,100000` for more.
+
+// Benchmark setup fails loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use convert::ConvertOptions;
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use index::{Index, Snapshot, SourceEvent};
+use model::TlsCert;
+use plan::AppliedFiles;
+use portcullis::pipeline::Reconciler;
+use resources::Object;
+use test_support::SyntheticCluster;
+
+fn options() -> ConvertOptions {
+    ConvertOptions {
+        ingress_class: "portcullis".into(),
+        watch_ingress_without_class: true,
+        global_configmap: Some(("ns-0".into(), "global".into())),
+        default_ssl_certificate: None,
+        fallback_certificate: TlsCert {
+            pem_bundle: "FALLBACK\n".into(),
+        },
+        bind_address: IpAddr::from([127, 0, 0, 1]),
+        http_port: 80,
+        https_port: 443,
+        backend_shards: 16,
+    }
+}
+
+fn sizes() -> Vec<usize> {
+    std::env::var("PORTCULLIS_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 10_000])
+}
+
+fn decode(yaml: &str) -> Vec<Object> {
+    let decoded = resources::decode_manifest(yaml, false);
+    assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
+    decoded.objects
+}
+
+fn configmap(timeout: &str) -> Object {
+    decode(&format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ns-0}}\ndata: {{timeout-server: {timeout}}}\n")).remove(0)
+}
+
+struct Fixture {
+    index: Index,
+    /// Variants of single objects: (original, changed).
+    endpoint: (Object, Object),
+    ingress: (Object, Object),
+    global: (Object, Object),
+}
+
+fn fixture(services: usize) -> Fixture {
+    let mut cluster = SyntheticCluster::new(services, 7);
+    cluster.certificate = Some(test_support::self_signed("bench", &["*.example.test"]));
+    let mut index = Index::new();
+    index.handle(SourceEvent::Init);
+    for chunk in (0..services).step_by(1000) {
+        for object in decode(&cluster.manifests(chunk..(chunk + 1000).min(services))) {
+            index.handle(SourceEvent::InitApply(object));
+        }
+    }
+    for object in decode(&cluster.namespace_manifests()) {
+        index.handle(SourceEvent::InitApply(object));
+    }
+    let global = (configmap("50s"), configmap("51s"));
+    index.handle(SourceEvent::InitApply(global.0.clone()));
+    index.handle(SourceEvent::InitDone);
+    let one = decode(&cluster.manifests(3..4));
+    let find = |kind: &str| {
+        one.iter()
+            .find(|o| o.kind().name() == kind)
+            .cloned()
+            .unwrap()
+    };
+    let slice = find("EndpointSlice");
+    let changed_slice = decode(
+        &cluster
+            .manifests(3..4)
+            .replace("- addresses: [10.", "- addresses: [10.1"),
+    )
+    .into_iter()
+    .find(|o| o.kind().name() == "EndpointSlice")
+    .unwrap();
+    let ingress = find("Ingress");
+    let changed_ingress = decode(
+        &cluster
+            .manifests(3..4)
+            .replace("path: /api,", "path: /api2,"),
+    )
+    .into_iter()
+    .find(|o| o.kind().name() == "Ingress")
+    .unwrap();
+    Fixture {
+        index,
+        endpoint: (slice, changed_slice),
+        ingress: (ingress, changed_ingress),
+        global,
+    }
+}
+
+/// Snapshot to plan, for snapshots that alternate between two values of one object.
+fn bench_change(
+    c: &mut Criterion,
+    group: &str,
+    services: usize,
+    index: &mut Index,
+    pair: &(Object, Object),
+) {
+    index.handle(SourceEvent::Apply(pair.1.clone()));
+    let changed: Arc<Snapshot> = index.snapshot();
+    index.handle(SourceEvent::Apply(pair.0.clone()));
+    let original: Arc<Snapshot> = index.snapshot();
+    let mut reconciler = Reconciler::new(options());
+    let refused = BTreeMap::new();
+    let first = reconciler.reconcile(&original, &refused).unwrap();
+    let mut applied: AppliedFiles = first
+        .rendered
+        .files
+        .iter()
+        .map(|(p, f)| (p.clone(), f.hash))
+        .collect();
+    let mut flip = false;
+    c.benchmark_group(group)
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(5))
+        .bench_function(BenchmarkId::from_parameter(services), |b| {
+            b.iter(|| {
+                flip = !flip;
+                let snapshot = if flip { &changed } else { &original };
+                let reconciled = reconciler.reconcile(snapshot, &refused).unwrap();
+                let plan = plan::plan(&applied, &reconciled.rendered);
+                for (path, file) in &plan.writes {
+                    applied.insert(path.clone(), file.hash);
+                }
+                plan.writes.len()
+            });
+        });
+}
+
+fn benches(c: &mut Criterion) {
+    for services in sizes() {
+        let mut fixture = fixture(services);
+        let snapshot = fixture.index.snapshot();
+        c.benchmark_group("full_reconciliation")
+            .sample_size(10)
+            .measurement_time(Duration::from_secs(10))
+            .bench_function(BenchmarkId::from_parameter(services), |b| {
+                b.iter(|| {
+                    Reconciler::new(options())
+                        .reconcile(&snapshot, &BTreeMap::new())
+                        .unwrap()
+                        .rendered
+                        .files
+                        .len()
+                })
+            });
+        let endpoint = fixture.endpoint.clone();
+        bench_change(
+            c,
+            "one_endpoint_changed",
+            services,
+            &mut fixture.index,
+            &endpoint,
+        );
+        let ingress = fixture.ingress.clone();
+        bench_change(
+            c,
+            "one_ingress_changed",
+            services,
+            &mut fixture.index,
+            &ingress,
+        );
+        let global = fixture.global.clone();
+        bench_change(
+            c,
+            "one_global_key_changed",
+            services,
+            &mut fixture.index,
+            &global,
+        );
+        c.benchmark_group("apply_and_snapshot")
+            .sample_size(20)
+            .bench_function(BenchmarkId::from_parameter(services), |b| {
+                let mut flip = false;
+                b.iter(|| {
+                    flip = !flip;
+                    let object = if flip {
+                        &fixture.endpoint.1
+                    } else {
+                        &fixture.endpoint.0
+                    };
+                    fixture.index.handle(SourceEvent::Apply(object.clone()));
+                    fixture.index.snapshot()
+                });
+            });
+    }
+}
+
+criterion_group!(reconcile, benches);
+criterion_main!(reconcile);

@@ -112,16 +112,22 @@ impl ConvertCache {
             })
             .filter(|ingress| class::is_ours(ingress, snapshot, options))
             .collect();
-        ingresses.sort_by(|a, b| {
-            let key = |i: &Ingress| {
-                (
-                    i.metadata.creation_timestamp.as_ref().map(|t| t.0),
-                    i.metadata.namespace.clone(),
-                    i.metadata.name.clone(),
-                )
-            };
-            key(a).cmp(&key(b))
-        });
+        // Oldest first; the key borrows, so sorting allocates nothing.
+        fn age_key(
+            ingress: &Ingress,
+        ) -> (
+            Option<resources::jiff::Timestamp>,
+            Option<&str>,
+            Option<&str>,
+        ) {
+            let meta = &ingress.metadata;
+            (
+                meta.creation_timestamp.as_ref().map(|t| t.0),
+                meta.namespace.as_deref(),
+                meta.name.as_deref(),
+            )
+        }
+        ingresses.sort_by(|a, b| age_key(a).cmp(&age_key(b)));
         let mut outputs = Vec::with_capacity(ingresses.len());
         for ingress in ingresses {
             let object = ingress::ingress_ref(ingress);

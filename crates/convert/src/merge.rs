@@ -43,8 +43,9 @@ pub(crate) fn merge(
     let mut backend_owner: BTreeMap<BackendId, &ObjectRef> = BTreeMap::new();
     let mut default_owner: Option<&ObjectRef> = None;
     for output in outputs {
+        // `field` is formatted only when there is something to report.
         let mut add_backend = |backend: &model::Backend,
-                               field: &str,
+                               field: &dyn Fn() -> String,
                                diagnostics: &mut Vec<Diagnostic>| {
             match model.backends.get_mut(&backend.id) {
                 None => {
@@ -62,7 +63,7 @@ pub(crate) fn merge(
                             .unwrap_or_default();
                         diagnostics.push(Diagnostic {
                         object: output.object.clone(),
-                        field: field.to_owned(),
+                        field: field(),
                         message: format!("backend {} is configured differently by {owner}, which is older; its settings are used", backend.id),
                     });
                     }
@@ -80,14 +81,17 @@ pub(crate) fn merge(
                     message: format!("the default backend is already set by {owner}, which is older; this one is ignored"),
                 }),
                 None => {
-                    add_backend(backend, field, diagnostics);
+                    add_backend(backend, &|| field.clone(), diagnostics);
                     model.default_backend = Some(backend.id.clone());
                     default_owner = Some(&output.object);
                 }
             }
         }
         for rule in &output.rules {
-            let host = model.hosts.entry(rule.host.clone()).or_default();
+            let host = match model.hosts.get_mut(&rule.host) {
+                Some(host) => host,
+                None => model.hosts.entry(rule.host.clone()).or_default(),
+            };
             if let Some(existing) = host.routes.get(&rule.path) {
                 if existing.origin != output.origin {
                     diagnostics.push(Diagnostic {
@@ -113,7 +117,7 @@ pub(crate) fn merge(
             );
             add_backend(
                 &rule.backend,
-                &format!("{}.backend", rule.field),
+                &|| format!("{}.backend", rule.field),
                 diagnostics,
             );
         }

@@ -2,6 +2,8 @@
 //! snapshots, with the projections the converters look objects up by.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use imbl::{OrdMap, OrdSet};
 use std::sync::Arc;
 
 use resources::{EndpointSlice, Endpoints, Kind, Object, ObjectRef};
@@ -26,11 +28,12 @@ pub enum SourceEvent {
 /// The label that ties an EndpointSlice to its Service.
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 
-/// An immutable view of every object, with lookups by relationship.
+/// An immutable view of every object, with lookups by relationship. Persistent maps make
+/// taking a snapshot O(1): it shares everything with the store until the store changes.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    objects: BTreeMap<ObjectRef, Object>,
-    slices_by_service: BTreeMap<(String, String), BTreeSet<String>>,
+    objects: OrdMap<ObjectRef, Object>,
+    slices_by_service: OrdMap<(String, String), OrdSet<String>>,
 }
 
 impl Snapshot {

@@ -16,4 +16,5 @@ pub use k8s_openapi::api::networking::v1::{
     IngressRule, IngressServiceBackend, IngressSpec, IngressTLS, ServiceBackendPort,
 };
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+pub use k8s_openapi::jiff;
 pub use object::{Kind, Object, ObjectRef};

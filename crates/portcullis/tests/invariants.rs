@@ -210,27 +210,8 @@ fn full_render(cluster: &Cluster, shards: u32) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-/// Every managed file on disk.
-fn disk(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    for root in ["haproxy.cfg", "backends", "maps", "certs"] {
-        let path = dir.join(root);
-        if path.is_file() {
-            files.insert(root.to_owned(), std::fs::read(&path).unwrap());
-        } else if path.is_dir() {
-            for entry in std::fs::read_dir(&path).unwrap().flatten() {
-                files.insert(
-                    format!("{root}/{}", entry.file_name().to_string_lossy()),
-                    std::fs::read(entry.path()).unwrap_or_default(),
-                );
-            }
-        }
-    }
-    files
-}
-
 fn assert_disk_is_full_render(dir: &Path, cluster: &Cluster, shards: u32) {
-    let on_disk = disk(dir);
+    let on_disk = test_support::managed_files(dir);
     let expected = full_render(cluster, shards);
     let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
     assert_eq!(names(&on_disk), names(&expected), "the same files");
@@ -315,7 +296,7 @@ fn b_last_backend_overall_removed_during_a_full_reconciliation() {
     };
     drop(Live::start(dir.path(), 2, &after));
     assert_disk_is_full_render(dir.path(), &after, 2);
-    let shards = disk(dir.path())
+    let shards = test_support::managed_files(dir.path())
         .into_iter()
         .filter(|(p, _)| p.starts_with("backends/"));
     for (path, bytes) in shards {

@@ -35,25 +35,6 @@ fn manifests(dir: &Path, echo_port: u16) -> std::path::PathBuf {
     manifests
 }
 
-/// Every file below `dir` except sockets and the staging area, with its bytes.
-fn managed_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    for root in ["haproxy.cfg", "backends", "maps", "certs"] {
-        let path = dir.join(root);
-        if path.is_file() {
-            files.insert(root.to_owned(), std::fs::read(&path).unwrap());
-        } else if path.is_dir() {
-            for entry in std::fs::read_dir(&path).unwrap().flatten() {
-                files.insert(
-                    format!("{root}/{}", entry.file_name().to_string_lossy()),
-                    std::fs::read(entry.path()).unwrap(),
-                );
-            }
-        }
-    }
-    files
-}
-
 fn render(manifests: &Path, out: &Path, extra: &[&str]) {
     let status = Command::new(BIN)
         .args(["render", "--bind-address", "127.0.0.1"])
@@ -88,7 +69,7 @@ fn render_writes_exactly_what_run_manages_with_no_absolute_paths() {
     );
     let ports = [portcullis.http_port, portcullis.https_port];
     assert!(portcullis.stop().unwrap());
-    let run_files = managed_files(&state);
+    let run_files = test_support::managed_files(&state);
 
     // Same objects and flags, rendered into the same directory: not one byte changes.
     let flags = [
@@ -100,12 +81,12 @@ fn render_writes_exactly_what_run_manages_with_no_absolute_paths() {
         &ports[1].to_string(),
     ];
     render(&manifests, &state, &flags);
-    assert_eq!(managed_files(&state), run_files);
+    assert_eq!(test_support::managed_files(&state), run_files);
 
     // Rendered elsewhere: identical except the self-signed default certificate.
     let elsewhere = dir.path().join("elsewhere");
     render(&manifests, &elsewhere, &flags);
-    let mut other = managed_files(&elsewhere);
+    let mut other = test_support::managed_files(&elsewhere);
     let mut mine = run_files.clone();
     assert!(
         other.remove("certs/default.pem").is_some() && mine.remove("certs/default.pem").is_some()
@@ -172,7 +153,7 @@ fn stale_files_are_deleted_at_start_up_and_after_a_shard_count_change() {
 
     let mut portcullis =
         Portcullis::start(BIN, &manifests, &state, &["--backend-shards", "3"]).unwrap();
-    let files: Vec<String> = managed_files(&state)
+    let files: Vec<String> = test_support::managed_files(&state)
         .into_keys()
         .filter(|f| !f.starts_with("certs/") || f.ends_with("list.txt"))
         .collect();

@@ -172,3 +172,20 @@ pub fn kill_hard(pid: u32) -> std::io::Result<()> {
         .ok_or_else(|| std::io::Error::other("bad pid"))?;
     rustix::process::kill_process(pid, rustix::process::Signal::KILL).map_err(std::io::Error::from)
 }
+
+/// Every file portcullis manages below a state directory, with its bytes.
+pub fn managed_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    for root in ["haproxy.cfg", "backends", "maps", "certs"] {
+        let path = dir.join(root);
+        if path.is_file() {
+            files.insert(root.to_owned(), std::fs::read(&path).unwrap_or_default());
+        } else if let Ok(entries) = std::fs::read_dir(&path) {
+            for entry in entries.flatten() {
+                let name = format!("{root}/{}", entry.file_name().to_string_lossy());
+                files.insert(name, std::fs::read(entry.path()).unwrap_or_default());
+            }
+        }
+    }
+    files
+}

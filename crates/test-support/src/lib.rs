@@ -10,6 +10,6 @@ mod synthetic;
 
 pub use client::{Response, TlsResponse, free_port, http_get, http_request, https_get};
 pub use echo::EchoServer;
-pub use harness::{Portcullis, kill_hard};
+pub use harness::{Portcullis, kill_hard, managed_files};
 pub use manifests::{backend, self_signed, tls_secret};
 pub use synthetic::SyntheticCluster;

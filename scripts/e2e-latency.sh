@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Measures, at N synthetic services (default 10000), the time from a manifest edit that
+# points one service at a new endpoint to that endpoint answering through HAProxy, and
+# the controller's peak memory. Everything binds to 127.0.0.1; everything it starts is
+# stopped by pid on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-10000}
+WORK=$(mktemp -d)
+cargo build --quiet --release --bins
+target/release/synth-cluster "$N" "$WORK/manifests"
+target/release/echo-server fresh=19999 2>/dev/null &
+ECHO=$!
+target/release/portcullis run --manifests "$WORK/manifests" --state-dir "$WORK/state" \
+  --bind-address 127.0.0.1 --http-port 18080 --https-port 18443 --admin-bind 127.0.0.1:18254 \
+  --backend-shards 16 2>"$WORK/log" &
+PORTCULLIS=$!
+trap 'kill -TERM $PORTCULLIS $ECHO 2>/dev/null; wait $PORTCULLIS 2>/dev/null; rm -rf "$WORK"' EXIT
+start=$(date +%s.%N)
+until curl -fs http://127.0.0.1:18254/readyz >/dev/null; do sleep 0.1; done
+echo "start-up to ready: $(echo "$(date +%s.%N) - $start" | bc) s"
+
+# One edit, in place: svc-3's EndpointSlice now holds a single endpoint, 127.0.0.1:19999.
+HOST=svc-3.ns-3.example.test
+edited=$(date +%s.%N)
+python3 - "$WORK/manifests/services-0000.yaml" <<'PY'
+import sys
+path = sys.argv[1]
+docs = open(path).read().split("\n---\n")
+slice_doc = ("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: svc-3-abc\n"
+             "  namespace: ns-3\n  labels: {kubernetes.io/service-name: svc-3}\naddressType: IPv4\n"
+             "ports:\n- {name: http, port: 19999}\nendpoints:\n- addresses: [127.0.0.1]\n")
+docs = [slice_doc if ("kind: EndpointSlice" in d and "name: svc-3-abc" in d) else d for d in docs]
+open(path + ".tmp", "w").write("\n---\n".join(docs))
+PY
+mv "$WORK/manifests/services-0000.yaml.tmp" "$WORK/manifests/services-0000.yaml"
+until curl -fs -m 1 -H "Host: $HOST" http://127.0.0.1:18080/ 2>/dev/null | grep -q '"server":"fresh"'; do sleep 0.02; done
+echo "manifest edit to traffic on the new endpoint: $(echo "$(date +%s.%N) - $edited" | bc) s"
+echo "controller peak RSS: $(grep VmHWM /proc/$PORTCULLIS/status | awk '{print $2, $3}')"
+grep -E "configuration written|reloaded" "$WORK/log" | tail -2 | sed 's/^/  /'

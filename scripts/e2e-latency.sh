@@ -22,7 +22,7 @@ echo "start-up to ready: $(echo "$(date +%s.%N) - $start" | bc) s"
 
 # One edit, in place: svc-3's EndpointSlice now holds a single endpoint, 127.0.0.1:19999.
 HOST=svc-3.ns-3.example.test
-edited=$(date +%s.%N)
+edited=$(date +%s.%N); echo "edit at $(date -u +%T.%N)"
 python3 - "$WORK/manifests/services-0000.yaml" <<'PY'
 import sys
 path = sys.argv[1]
@@ -37,4 +37,4 @@ mv "$WORK/manifests/services-0000.yaml.tmp" "$WORK/manifests/services-0000.yaml"
 until curl -fs -m 1 -H "Host: $HOST" http://127.0.0.1:18080/ 2>/dev/null | grep -q '"server":"fresh"'; do sleep 0.02; done
 echo "manifest edit to traffic on the new endpoint: $(echo "$(date +%s.%N) - $edited" | bc) s"
 echo "controller peak RSS: $(grep VmHWM /proc/$PORTCULLIS/status | awk '{print $2, $3}')"
-grep -E "configuration written|reloaded" "$WORK/log" | tail -2 | sed 's/^/  /'
+grep -E "portcullis::|Reloading|Loading success|New worker" "$WORK/log" | tail -6 | cut -c12-160

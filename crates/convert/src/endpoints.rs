@@ -9,12 +9,14 @@ use crate::lookup::Recorder;
 
 /// Finds the service port a backend names (by number or by name) and its ready endpoints:
 /// from the service's EndpointSlices, or from its Endpoints object when it has no slice.
+/// Returns the port's canonical name (its name, or its number when unnamed), so a port
+/// referred to both ways is one backend.
 pub fn resolve_servers(
     snapshot: &mut Recorder<'_>,
     namespace: &str,
     service_name: &str,
     port: &ServiceBackendPort,
-) -> Result<Vec<Server>, String> {
+) -> Result<(String, Vec<Server>), String> {
     let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
     let Some(Object::Service(service)) = snapshot.get(service_ref) else {
         return Err(format!("service {namespace}/{service_name} not found"));
@@ -85,7 +87,11 @@ pub fn resolve_servers(
     }
     servers.sort();
     servers.dedup();
-    Ok(servers)
+    let canonical = match service_port.name.as_deref() {
+        Some(name) if !name.is_empty() => name.to_owned(),
+        _ => service_port.port.to_string(),
+    };
+    Ok((canonical, servers))
 }
 
 fn find_port<'a>(service: &'a Service, wanted: &ServiceBackendPort) -> Option<&'a ServicePort> {

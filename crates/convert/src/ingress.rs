@@ -202,34 +202,31 @@ impl Converter<'_, '_> {
             return None;
         };
         let port = service.port.clone().unwrap_or_default();
-        let port_text = match (&port.name, port.number) {
-            (Some(name), _) if !name.is_empty() => name.clone(),
-            (_, Some(number)) => number.to_string(),
-            _ => {
-                self.report(
-                    field.to_owned(),
-                    "service.port needs a number or a name; the path is skipped".to_owned(),
-                );
-                return None;
-            }
-        };
-        let namespace = self.output.object.namespace.clone();
-        let id = BackendId {
-            namespace: namespace.clone(),
-            service: service.name.clone(),
-            port: port_text,
-        };
-        if let Some(backend) = self.backends.get(&id) {
-            return Some(backend.clone());
+        let named = port.name.as_deref().is_some_and(|n| !n.is_empty());
+        if !named && port.number.is_none() {
+            self.report(
+                field.to_owned(),
+                "service.port needs a number or a name; the path is skipped".to_owned(),
+            );
+            return None;
         }
-        let servers =
+        let namespace = self.output.object.namespace.clone();
+        let (canonical_port, servers) =
             match endpoints::resolve_servers(self.lookups, &namespace, &service.name, &port) {
-                Ok(servers) => servers,
+                Ok(resolved) => resolved,
                 Err(why) => {
                     self.report(field.to_owned(), format!("{why}; the path is skipped"));
                     return None;
                 }
             };
+        let id = BackendId {
+            namespace,
+            service: service.name.clone(),
+            port: canonical_port,
+        };
+        if let Some(backend) = self.backends.get(&id) {
+            return Some(backend.clone());
+        }
         let backend = Arc::new(Backend {
             id: id.clone(),
             servers,

@@ -118,7 +118,7 @@ fn ingress_classes_select_what_is_ours() {
 
 #[test]
 fn endpoints_come_from_ready_slice_endpoints_or_else_from_endpoints() {
-    let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{name: http, port: 80}, {name: admin, port: 81}]\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nports: [{name: http, port: 8080}, {name: admin, port: 8081}]\nendpoints:\n- {addresses: [10.0.0.2]}\n- {addresses: [10.0.0.1], conditions: {ready: true}}\n- {addresses: [10.0.0.9], conditions: {ready: false}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-2, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints:\n- {addresses: [10.0.0.1, 10.0.0.3]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: legacy}\nspec:\n  ports: [{port: 80}]\n---\napiVersion: v1\nkind: Endpoints\nmetadata: {name: legacy}\nsubsets:\n- addresses: [{ip: 10.1.0.1}]\n  notReadyAddresses: [{ip: 10.1.0.2}]\n  ports: [{port: 7000}]\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: app}\nspec:\n  rules:\n  - host: app.test\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}\n      - {path: /admin, pathType: Prefix, backend: {service: {name: web, port: {number: 81}}}}\n      - {path: /old, pathType: Prefix, backend: {service: {name: legacy, port: {number: 80}}}}\n";
+    let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{name: http, port: 80}, {name: admin, port: 81}]\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nports: [{name: http, port: 8080}, {name: admin, port: 8081}]\nendpoints:\n- {addresses: [10.0.0.2]}\n- {addresses: [10.0.0.1], conditions: {ready: true}}\n- {addresses: [10.0.0.9], conditions: {ready: false}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-2, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints:\n- {addresses: [10.0.0.1, 10.0.0.3]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: legacy}\nspec:\n  ports: [{port: 80}]\n---\napiVersion: v1\nkind: Endpoints\nmetadata: {name: legacy}\nsubsets:\n- addresses: [{ip: 10.1.0.1}]\n  notReadyAddresses: [{ip: 10.1.0.2}]\n  ports: [{port: 7000}]\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: app}\nspec:\n  rules:\n  - host: app.test\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}\n      - {path: /admin, pathType: Prefix, backend: {service: {name: web, port: {number: 81}}}}\n      - {path: /old, pathType: Prefix, backend: {service: {name: legacy, port: {number: 80}}}}\n      - {path: /again, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}\n";
     let (model, diagnostics) = model_of(
         objects,
         &ConvertOptions {
@@ -143,7 +143,13 @@ fn endpoints_come_from_ready_slice_endpoints_or_else_from_endpoints() {
         servers("web", "http"),
         ["10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080"]
     );
-    assert_eq!(servers("web", "81"), ["10.0.0.1:8081", "10.0.0.2:8081"]);
+    // A service port named by number or by name is one backend, called by its name.
+    assert_eq!(servers("web", "admin"), ["10.0.0.1:8081", "10.0.0.2:8081"]);
+    assert_eq!(
+        model.backends.len(),
+        3,
+        "web/http (by name and by number), web/admin, legacy/80"
+    );
     assert_eq!(servers("legacy", "80"), ["10.1.0.1:7000"]);
     let routes = &model.hosts[&HostKey::Exact("app.test".into())].routes;
     assert!(routes.contains_key(&PathMatch {

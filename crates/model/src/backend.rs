@@ -5,8 +5,8 @@ use std::net::IpAddr;
 
 /// Identity of a backend: one service port of one namespace.
 ///
-/// `port` is the service port exactly as the referring object names it (a number or a
-/// port name), so two ways of naming the same port are two backends, as in haproxy-ingress.
+/// `port` is the service port's name, or its number when it has no name, however the
+/// referring object named it: one service port is one backend.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BackendId {
     /// Namespace of the service.

@@ -34,6 +34,7 @@ pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 pub struct Snapshot {
     objects: OrdMap<ObjectRef, Object>,
     slices_by_service: OrdMap<(String, String), OrdSet<String>>,
+    counts: [usize; Kind::ALL.len()],
 }
 
 impl Snapshot {
@@ -53,7 +54,7 @@ impl Snapshot {
 
     /// Number of objects of one kind.
     pub fn count(&self, kind: Kind) -> usize {
-        self.of_kind(kind).count()
+        self.counts[kind_index(kind)]
     }
 
     /// The EndpointSlices labelled for a service, ordered by name.
@@ -86,6 +87,10 @@ impl Snapshot {
             _ => None,
         }
     }
+}
+
+fn kind_index(kind: Kind) -> usize {
+    Kind::ALL.iter().position(|k| *k == kind).unwrap_or(0)
 }
 
 /// The store. Only its owner writes; readers get `Arc<Snapshot>`s.
@@ -156,13 +161,21 @@ impl Index {
                 .or_default()
                 .insert(object_ref.name.clone());
         }
-        self.current.objects.insert(object_ref.clone(), object);
+        if self
+            .current
+            .objects
+            .insert(object_ref.clone(), object)
+            .is_none()
+        {
+            self.current.counts[kind_index(object_ref.kind)] += 1;
+        }
         changed.insert(object_ref);
     }
 
     fn delete(&mut self, object_ref: &ObjectRef, changed: &mut BTreeSet<ObjectRef>) {
         self.unproject(object_ref);
         if self.current.objects.remove(object_ref).is_some() {
+            self.current.counts[kind_index(object_ref.kind)] -= 1;
             changed.insert(object_ref.clone());
         }
     }
@@ -233,5 +246,9 @@ mod tests {
         assert!(snapshot.endpoint_slices("default", "web").is_empty());
         assert_eq!(snapshot.endpoint_slices("default", "api").len(), 1);
         assert_eq!(snapshot.count(Kind::EndpointSlice), 1);
+        assert_eq!(
+            snapshot.count(Kind::EndpointSlice),
+            snapshot.of_kind(Kind::EndpointSlice).count()
+        );
     }
 }

@@ -13,7 +13,7 @@ target/release/echo-server fresh=19999 2>/dev/null &
 ECHO=$!
 target/release/portcullis run --manifests "$WORK/manifests" --state-dir "$WORK/state" \
   --bind-address 127.0.0.1 --http-port 18080 --https-port 18443 --admin-bind 127.0.0.1:18254 \
-  --backend-shards 16 2>"$WORK/log" &
+  2>"$WORK/log" &
 PORTCULLIS=$!
 trap 'kill -TERM $PORTCULLIS $ECHO 2>/dev/null; wait $PORTCULLIS 2>/dev/null; rm -rf "$WORK"' EXIT
 start=$(date +%s.%N)
@@ -36,5 +36,7 @@ PY
 mv "$WORK/manifests/services-0000.yaml.tmp" "$WORK/manifests/services-0000.yaml"
 until curl -fs -m 1 -H "Host: $HOST" http://127.0.0.1:18080/ 2>/dev/null | grep -q '"server":"fresh"'; do sleep 0.02; done
 echo "manifest edit to traffic on the new endpoint: $(echo "$(date +%s.%N) - $edited" | bc) s"
+shards=$(ls "$WORK/state/backends" | wc -l)
+echo "shard files: $shards, $(( $(cat "$WORK"/state/backends/*.cfg | wc -c) / shards )) bytes each on average (one is rewritten)"
 echo "controller peak RSS: $(grep VmHWM /proc/$PORTCULLIS/status | awk '{print $2, $3}')"
 grep -E "portcullis::|Reloading|Loading success|New worker" "$WORK/log" | tail -6 | cut -c12-160

@@ -42,7 +42,7 @@ pub struct ConvertOptions {
     pub http_port: u16,
     /// `--https-port`.
     pub https_port: u16,
-    /// `--backend-shards`.
+    /// `--backend-shards`; 0 chooses by the number of backends ([`automatic_shards`]).
     pub backend_shards: u32,
 }
 
@@ -53,6 +53,14 @@ pub struct Conversion {
     pub model: ProxyModel,
     /// Every problem found, sorted.
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The shard count `--backend-shards 0` chooses: about 100 backends per file, rounded up to
+/// a power of two (so the layout changes only when the backend count doubles), from 1 to
+/// 1024. A single-backend change then rewrites a file of about 100 backends.
+pub fn automatic_shards(backends: usize) -> u32 {
+    let wanted = (backends / 100).next_power_of_two().clamp(1, 1024);
+    u32::try_from(wanted).unwrap_or(1024)
 }
 
 /// Converts a snapshot from scratch (an empty cache).
@@ -196,6 +204,9 @@ impl ConvertCache {
             self.certificate(snapshot, id)
         });
         self.secrets.retain(|id, _| wanted_secrets.contains(id));
+        if options.backend_shards == 0 {
+            model.global.backend_shards = automatic_shards(model.backends.len());
+        }
         diagnostics.sort();
         diagnostics.dedup();
         Conversion { model, diagnostics }

@@ -190,3 +190,22 @@ fn conflicting_backend_settings_keep_the_oldest_and_report_the_newer() {
         ]
     );
 }
+
+#[test]
+fn automatic_shard_count_keeps_about_a_hundred_backends_per_file() {
+    let cases = [
+        (0, 1),
+        (99, 1),
+        (250, 2),
+        (10_000, 128),
+        (100_000, 1024),
+        (10_000_000, 1024),
+    ];
+    for (backends, shards) in cases {
+        assert_eq!(
+            convert::automatic_shards(backends),
+            shards,
+            "{backends} backends"
+        );
+    }
+}

@@ -52,8 +52,9 @@ pub struct ConfigArgs {
     /// Port of the HTTPS frontend.
     #[arg(long, default_value_t = 443)]
     pub https_port: u16,
-    /// Number of files the backends are spread over.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    /// Number of files the backends are spread over; 0 chooses about 100 backends per
+    /// file, rounded up to a power of two.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub backend_shards: u32,
 }
 

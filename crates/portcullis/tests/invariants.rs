@@ -451,7 +451,7 @@ proptest! {
     #[test]
     fn incremental_equals_full_after_every_batch(
         initial in proptest::collection::btree_set(0u8..8, 0..6),
-        shards in 1u32..5,
+        shards in 0u32..5,
         batches in proptest::collection::vec(batch(), 1..8),
     ) {
         let dir = tempfile::tempdir().unwrap();

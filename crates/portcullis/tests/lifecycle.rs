@@ -42,6 +42,23 @@ fn setup(dir: &Path, servers: &[&EchoServer]) -> std::path::PathBuf {
     manifests
 }
 
+/// Writes the services for `servers`, then one Ingress per `(name, service)` for host
+/// `<name>.test` in `<name>.yaml`, and starts portcullis on them.
+fn started(
+    dir: &Path,
+    servers: &[&EchoServer],
+    ingresses: &[(&str, &str)],
+    flags: &[&str],
+) -> (std::path::PathBuf, Portcullis) {
+    let manifests = setup(dir, servers);
+    for (name, service) in ingresses {
+        let text = ingress(name, &format!("{name}.test"), service);
+        std::fs::write(manifests.join(format!("{name}.yaml")), text).unwrap();
+    }
+    let portcullis = Portcullis::start(BIN, &manifests, &dir.join("state"), flags).unwrap();
+    (manifests, portcullis)
+}
+
 #[test]
 fn created_edited_renamed_and_deleted_files_are_applied() {
     let dir = tempfile::tempdir().unwrap();
@@ -49,14 +66,7 @@ fn created_edited_renamed_and_deleted_files_are_applied() {
         EchoServer::start("a").unwrap(),
         EchoServer::start("b").unwrap(),
     );
-    let manifests = setup(dir.path(), &[&a, &b]);
-    std::fs::write(
-        manifests.join("one.yaml"),
-        ingress("one", "one.test", "svc0"),
-    )
-    .unwrap();
-    let mut portcullis =
-        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let (manifests, mut portcullis) = started(dir.path(), &[&a, &b], &[("one", "svc0")], &[]);
     assert!(serves(&portcullis, "one.test", "a"));
     let wait = Duration::from_secs(5);
 
@@ -102,9 +112,7 @@ fn created_edited_renamed_and_deleted_files_are_applied() {
 fn a_burst_of_writes_costs_one_reconciliation_and_one_reload() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
-    let manifests = setup(dir.path(), &[&a]);
-    let mut portcullis =
-        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let (manifests, mut portcullis) = started(dir.path(), &[&a], &[], &[]);
     let applied = |p: &Portcullis| {
         p.metric("portcullis_reconciliations_total{outcome=\"applied\"}")
             .unwrap_or(0.0)
@@ -147,14 +155,7 @@ fn a_burst_of_writes_costs_one_reconciliation_and_one_reload() {
 fn bad_input_is_reported_and_everything_else_keeps_working() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
-    let manifests = setup(dir.path(), &[&a]);
-    std::fs::write(
-        manifests.join("good.yaml"),
-        ingress("good", "good.test", "svc0"),
-    )
-    .unwrap();
-    let mut portcullis =
-        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let (manifests, mut portcullis) = started(dir.path(), &[&a], &[("good", "svc0")], &[]);
 
     std::fs::write(
         manifests.join("broken.yaml"),
@@ -207,9 +208,7 @@ fn bad_input_is_reported_and_everything_else_keeps_working() {
 fn a_certificate_haproxy_cannot_load_is_left_out_and_the_rest_goes_live() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
-    let manifests = setup(dir.path(), &[&a]);
-    let mut portcullis =
-        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let (manifests, mut portcullis) = started(dir.path(), &[&a], &[], &[]);
     // Each part is valid PEM, but the key does not belong to the certificate.
     let (cert, _) = self_signed("mismatch.test", &["mismatch.test"]);
     let (_, other_key) = self_signed("other", &["other"]);
@@ -318,14 +317,7 @@ fn a_configuration_haproxy_rejects_never_goes_live_and_names_its_objects() {
 fn haproxy_is_restarted_when_it_dies_and_stopped_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
-    let manifests = setup(dir.path(), &[&a]);
-    std::fs::write(
-        manifests.join("one.yaml"),
-        ingress("one", "one.test", "svc0"),
-    )
-    .unwrap();
-    let mut portcullis =
-        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let (_manifests, mut portcullis) = started(dir.path(), &[&a], &[("one", "svc0")], &[]);
     let first = portcullis.haproxy_pid().unwrap();
     test_support::kill_hard(first).unwrap();
     portcullis
@@ -425,14 +417,7 @@ fn a_global_configmap_edit_is_applied_live() {
 fn reloads_refuse_no_connection() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
-    let manifests = setup(dir.path(), &[&a]);
-    std::fs::write(
-        manifests.join("one.yaml"),
-        ingress("one", "one.test", "svc0"),
-    )
-    .unwrap();
-    let mut portcullis =
-        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let (manifests, mut portcullis) = started(dir.path(), &[&a], &[("one", "svc0")], &[]);
     let port = portcullis.http_port;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = stop.clone();

@@ -46,7 +46,7 @@ pub fn resolve_servers(
                 .ports
                 .iter()
                 .flatten()
-                .find(|p| p.name.clone().unwrap_or_default() == port_name)
+                .find(|p| same_port_name(p.name.as_deref(), &port_name))
             else {
                 continue;
             };
@@ -63,7 +63,7 @@ pub fn resolve_servers(
             .ports
             .iter()
             .flatten()
-            .find(|p| p.name.clone().unwrap_or_default() == port_name)
+            .find(|p| same_port_name(p.name.as_deref(), &port_name))
         else {
             continue;
         };
@@ -103,6 +103,11 @@ fn find_port<'a>(service: &'a Service, wanted: &ServiceBackendPort) -> Option<&'
         (_, Some(number)) => ports.iter().find(|p| p.port == number),
         _ => None,
     }
+}
+
+/// Endpoint ports match the service port by name; an absent name is the empty name.
+fn same_port_name(name: Option<&str>, wanted: &str) -> bool {
+    name.unwrap_or("") == wanted
 }
 
 fn push_server(servers: &mut Vec<Server>, address: &str, port: i32) {

@@ -1,6 +1,6 @@
 //! The master CLI: commands to HAProxy's master process over its UNIX socket.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -57,11 +57,6 @@ impl MasterCli {
         Self {
             socket: socket.into(),
         }
-    }
-
-    /// The socket path.
-    pub fn socket(&self) -> &Path {
-        &self.socket
     }
 
     /// Sends one command and returns the reply. The master keeps the connection open until

@@ -109,11 +109,6 @@ impl Haproxy {
         self.child.id()
     }
 
-    /// The master CLI.
-    pub fn master(&self) -> &MasterCli {
-        &self.master
-    }
-
     /// Reloads through the master CLI: the master re-executes itself, the new worker takes
     /// the listening sockets over, and the old one finishes its connections. The outcome is
     /// read from `show proc`, since 2.6 answers `reload` with nothing.

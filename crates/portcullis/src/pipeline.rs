@@ -68,11 +68,6 @@ impl Reconciler {
         self
     }
 
-    /// The options.
-    pub fn options(&self) -> &ConvertOptions {
-        &self.options
-    }
-
     /// Converts and renders a snapshot, leaving out certificates HAProxy refused.
     pub fn reconcile(
         &mut self,

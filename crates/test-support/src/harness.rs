@@ -113,11 +113,6 @@ impl Portcullis {
         }
     }
 
-    /// The pid of the portcullis process.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// The pid of the HAProxy master portcullis started, if it runs.
     pub fn haproxy_pid(&self) -> Option<u32> {
         let tasks = std::fs::read_dir(format!("/proc/{}/task", self.child.id())).ok()?;

@@ -106,3 +106,23 @@ pub struct Backend {
     /// The objects that made this backend, for error reports.
     pub origins: Vec<crate::Origin>,
 }
+
+impl Backend {
+    /// Whether two backends differ only in their servers (and origins, which are not
+    /// rendered): then HAProxy can be brought from one to the other at runtime.
+    pub fn same_section_settings(&self, other: &Backend) -> bool {
+        // Destructured without `..` so that a new field must be classified here.
+        let Backend {
+            id,
+            servers: _,
+            balance,
+            timeout_connect,
+            timeout_server,
+            origins: _,
+        } = self;
+        *id == other.id
+            && *balance == other.balance
+            && *timeout_connect == other.timeout_connect
+            && *timeout_server == other.timeout_server
+    }
+}

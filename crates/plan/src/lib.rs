@@ -1,69 +1,21 @@
-//! The plan: what to write, what to delete and whether to reload, computed by comparing
-//! the files last written (by content hash) with the desired ones. Nothing is remembered
-//! between runs except those hashes, which are re-read from disk at start-up.
+//! The plan: what to write and delete, computed by comparing the files last written (by
+//! content hash) with the desired ones, and how to bring HAProxy along (runtime commands,
+//! or a reload), computed by comparing what it runs with the desired model. Nothing is
+//! remembered between runs except those hashes, which are re-read from disk at start-up.
+
+mod live;
+
+pub use live::{
+    Backends, LiveState, LiveUpdate, MAX_CERTIFICATE_PAYLOAD, ReloadReason, RuntimeCommand,
+    ServerRef, live_update,
+};
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use render::{BACKENDS_DIR, MAIN_CONFIG, RenderedConfig, RenderedFile};
+use render::{RenderedConfig, RenderedFile};
 
 /// Content hash of every managed file as last written, by relative path.
 pub type AppliedFiles = BTreeMap<String, u64>;
-
-/// Why HAProxy must load the configuration again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ReloadReason {
-    /// The main configuration changed (global settings, frontends, default backend).
-    MainConfig,
-    /// Backend sections were added, removed or changed.
-    Backends,
-    /// Routing maps changed.
-    Maps,
-    /// Certificates or the certificate list changed.
-    Certificates,
-    /// Managed files that should not exist were removed.
-    StaleFiles,
-}
-
-impl ReloadReason {
-    /// Every reason, for metrics.
-    pub const ALL: [ReloadReason; 5] = [
-        ReloadReason::MainConfig,
-        ReloadReason::Backends,
-        ReloadReason::Maps,
-        ReloadReason::Certificates,
-        ReloadReason::StaleFiles,
-    ];
-
-    /// Label value for logs and metrics.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReloadReason::MainConfig => "main_config",
-            ReloadReason::Backends => "backends",
-            ReloadReason::Maps => "maps",
-            ReloadReason::Certificates => "certificates",
-            ReloadReason::StaleFiles => "stale_files",
-        }
-    }
-
-    fn of_path(path: &str) -> Self {
-        if path == MAIN_CONFIG {
-            ReloadReason::MainConfig
-        } else if path.starts_with(BACKENDS_DIR) {
-            ReloadReason::Backends
-        } else if path.starts_with("maps/") {
-            ReloadReason::Maps
-        } else {
-            ReloadReason::Certificates
-        }
-    }
-}
-
-impl fmt::Display for ReloadReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// What one sync must do.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -72,8 +24,6 @@ pub struct Plan {
     pub writes: Vec<(String, RenderedFile)>,
     /// Managed files that should not exist.
     pub deletes: Vec<String>,
-    /// Why HAProxy must reload, if it must: the most significant reason.
-    pub reload: Option<ReloadReason>,
 }
 
 impl Plan {
@@ -96,16 +46,7 @@ pub fn plan(applied: &AppliedFiles, desired: &RenderedConfig) -> Plan {
         .filter(|path| !desired.files.contains_key(*path))
         .cloned()
         .collect();
-    let reload = writes
-        .iter()
-        .map(|(path, _)| ReloadReason::of_path(path))
-        .min()
-        .or_else(|| (!deletes.is_empty()).then_some(ReloadReason::StaleFiles));
-    Plan {
-        writes,
-        deletes,
-        reload,
-    }
+    Plan { writes, deletes }
 }
 
 #[cfg(test)]
@@ -143,11 +84,10 @@ mod tests {
         let written: Vec<&str> = plan.writes.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(written, ["backends/shard-000.cfg"]);
         assert_eq!(plan.deletes, ["backends/shard-009.cfg"]);
-        assert_eq!(plan.reload, Some(ReloadReason::Backends));
     }
 
     #[test]
-    fn identical_state_is_a_noop_and_deletes_alone_still_reload() {
+    fn identical_state_is_a_noop_and_extra_files_are_deleted() {
         let state = desired(&[("haproxy.cfg", "a")]);
         let applied: AppliedFiles = state
             .files
@@ -157,6 +97,6 @@ mod tests {
         assert_eq!(plan(&applied, &state), Plan::default());
         let mut extra = applied.clone();
         extra.insert("certs/old.pem".to_owned(), 7);
-        assert_eq!(plan(&extra, &state).reload, Some(ReloadReason::StaleFiles));
+        assert_eq!(plan(&extra, &state).deletes, ["certs/old.pem"]);
     }
 }

@@ -1,8 +1,8 @@
-//! The admin HTTP server: `/healthz`, `/readyz`, `/metrics`.
+//! The admin HTTP server: `/healthz`, `/readyz`, `/syncz`, `/metrics`.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::State;
@@ -17,6 +17,8 @@ use crate::metrics::Metrics;
 pub struct AdminState {
     /// A configuration is live in HAProxy.
     pub ready: AtomicBool,
+    /// Why HAProxy does not run exactly the written files yet, if it does not.
+    pub out_of_sync: Mutex<Option<String>>,
     /// The metrics.
     pub metrics: Metrics,
 }
@@ -32,6 +34,7 @@ pub async fn serve(
     let router = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
+        .route("/syncz", get(syncz))
         .route("/metrics", get(metrics))
         .with_state(state);
     Ok(axum::serve(listener, router).into_future())
@@ -45,6 +48,19 @@ async fn readyz(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
             StatusCode::SERVICE_UNAVAILABLE,
             "no configuration is live yet\n",
         )
+    }
+}
+
+/// 200 when HAProxy runs exactly the written files; 503 with the reason while a reload is
+/// due or failing. Not a readiness signal: the previous configuration keeps serving.
+async fn syncz(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
+    let status = state
+        .out_of_sync
+        .lock()
+        .map_or_else(|_| Some("unknown".to_owned()), |s| s.clone());
+    match status {
+        None => (StatusCode::OK, "in sync\n".to_owned()),
+        Some(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),
     }
 }
 

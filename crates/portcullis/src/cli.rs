@@ -2,6 +2,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -74,9 +75,13 @@ pub struct RunArgs {
     /// difference (on by default in debug builds).
     #[arg(long, default_value_t = cfg!(debug_assertions), action = clap::ArgAction::Set)]
     pub verify_incremental: bool,
-    /// Address of the admin HTTP server (/healthz, /readyz, /metrics).
+    /// Address of the admin HTTP server (/healthz, /readyz, /syncz, /metrics).
     #[arg(long, default_value = "127.0.0.1:10254")]
     pub admin_bind: SocketAddr,
+    /// Least time between two HAProxy reloads (e.g. `2s`, `500ms`); changes that need a
+    /// reload wait and share one, while live updates keep flowing.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub reload_interval: Duration,
 }
 
 /// `render`.
@@ -106,5 +111,21 @@ fn parse_namespaced(text: &str) -> Result<(String, String), String> {
             Ok((namespace.to_owned(), name.to_owned()))
         }
         _ => Err(format!("'{text}' is not NAMESPACE/NAME")),
+    }
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration like 2s or 500ms"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(number)),
+        "s" => Ok(Duration::from_secs(number)),
+        "m" => Ok(Duration::from_secs(number.saturating_mul(60))),
+        _ => Err(format!("'{text}' is not a duration like 2s or 500ms")),
     }
 }

@@ -14,6 +14,7 @@ use haproxy::{Haproxy, LaunchOptions, StateDir};
 use index::Index;
 use model::{CertId, TlsCert};
 use plan::AppliedFiles;
+use plan::{Backends, LiveState, LiveUpdate};
 use resources::Kind;
 use source::{ManifestDir, SourceBatch};
 use tokio::sync::mpsc;
@@ -21,6 +22,7 @@ use tokio::sync::mpsc;
 use crate::admin::{self, AdminState};
 use crate::cli::RunArgs;
 use crate::default_cert;
+use crate::driver::Driver;
 use crate::pipeline::{self, Reconciler};
 
 /// How long the manifest directory must be quiet before a burst of changes is applied.
@@ -31,12 +33,12 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 struct Controller {
     state: StateDir,
     staging: PathBuf,
-    launch: LaunchOptions,
+    launch_binary: PathBuf,
+    driver: Driver,
     reconciler: Reconciler,
     admin: Arc<AdminState>,
     index: Index,
     applied: AppliedFiles,
-    haproxy: Option<Haproxy>,
     manifest_problems: Vec<String>,
     reported: BTreeSet<String>,
     /// Certificates `haproxy -c` refused, by content: left out until they change.
@@ -55,19 +57,20 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     });
     let applied = state.scan().context("reading the state directory")?;
+    let launch = LaunchOptions {
+        binary: haproxy_binary(args.haproxy_bin.as_deref())?,
+        state_dir: state.root().to_path_buf(),
+    };
     let mut controller = Controller {
         staging: state.root().join("staging"),
-        launch: LaunchOptions {
-            binary: haproxy_binary(args.haproxy_bin.as_deref())?,
-            state_dir: state.root().to_path_buf(),
-        },
+        launch_binary: launch.binary.clone(),
+        driver: Driver::new(launch, admin.clone(), args.reload_interval),
         reconciler: Reconciler::new(pipeline::convert_options(&args.config, fallback))
             .verify_incremental(args.verify_incremental),
         state,
         admin,
         index: Index::new(),
         applied,
-        haproxy: None,
         manifest_problems: Vec::new(),
         reported: BTreeSet::new(),
         rejected_certificates: BTreeMap::new(),
@@ -83,6 +86,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tracing::info!(state_dir = %controller.state.root().display(), "portcullis started");
     loop {
+        let deadline = controller.driver.next_deadline();
         tokio::select! {
             batch = batches.recv() => {
                 let Some(batch) = batch else { anyhow::bail!("the manifest source stopped") };
@@ -93,12 +97,12 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
                 }
                 controller.reconcile().await?;
             }
-            status = wait_for_exit(&mut controller.haproxy) => {
+            status = wait_for_exit(controller.driver.haproxy_mut()) => {
                 tracing::error!(?status, "haproxy exited; restarting it on the last good configuration");
-                controller.haproxy = None;
-                controller.admin.ready.store(false, Ordering::SeqCst);
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                controller.ensure_running().await;
+                controller.driver.restart_after_exit().await;
+            }
+            () = sleep_until(deadline) => {
+                controller.driver.on_timer().await;
             }
             _ = tokio::signal::ctrl_c() => break,
             _ = terminate.recv() => break,
@@ -106,15 +110,20 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     tracing::info!("shutting down");
     controller.admin.ready.store(false, Ordering::SeqCst);
-    if let Some(mut haproxy) = controller.haproxy.take() {
-        haproxy.stop(SHUTDOWN_GRACE).await;
-    }
+    controller.driver.stop(SHUTDOWN_GRACE).await;
     Ok(())
 }
 
 async fn wait_for_exit(haproxy: &mut Option<Haproxy>) -> std::io::Result<std::process::ExitStatus> {
     match haproxy {
         Some(haproxy) => haproxy.exited().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
     }
 }
@@ -161,26 +170,30 @@ impl Controller {
         self.rejected_certificates
             .retain(|id, _| reconciled.excluded_certificates.contains(id));
         let pipeline::Reconciled {
-            conversion,
+            mut conversion,
             rendered: desired,
             ..
         } = reconciled;
         self.report(&conversion.diagnostics);
         let plan = plan::plan(&self.applied, &desired);
-        if plan.is_empty() && self.haproxy.is_some() {
+        let backends: Backends = Arc::new(std::mem::take(&mut conversion.model.backends));
+        let update = self.driver.live_update(&backends, &desired);
+        if plan.is_empty() && update.as_ref().is_some_and(LiveUpdate::is_noop) {
             metrics.reconciled("noop");
+            metrics.updated("noop");
             metrics
                 .reconcile_seconds
                 .observe(started.elapsed().as_secs_f64());
             return Ok(());
         }
-        if !plan.is_empty() {
+        let check = !plan.is_empty() && update.as_ref().is_none_or(LiveUpdate::needs_check);
+        if check {
             if let Err(err) = self.state.stage(&self.staging, &desired, &self.applied) {
                 tracing::error!(error = %err, "cannot stage the configuration");
                 metrics.reconciled("failed");
                 return Ok(());
             }
-            if let Err(failure) = haproxy::check_config(&self.launch.binary, &self.staging).await {
+            if let Err(failure) = haproxy::check_config(&self.launch_binary, &self.staging).await {
                 metrics.configs_rejected.inc();
                 let refused: Vec<(CertId, TlsCert)> = conversion
                     .model
@@ -194,12 +207,15 @@ impl Controller {
                     self.rejected_certificates.extend(refused);
                     return Box::pin(self.reconcile()).await;
                 }
+                conversion.model.backends = Arc::unwrap_or_clone(backends);
                 let culprits = pipeline::blame(&failure.output, &conversion.model);
                 tracing::error!(objects = ?culprits, "{failure}; the last good configuration stays live");
                 self.report(&conversion.diagnostics);
                 metrics.reconciled("rejected");
                 return Ok(());
             }
+        }
+        if !plan.is_empty() {
             let result = self.state.apply(&plan, &mut self.applied);
             metrics.files_written.inc_by(plan.writes.len() as u64);
             metrics.files_deleted.inc_by(plan.deletes.len() as u64);
@@ -208,45 +224,21 @@ impl Controller {
                 metrics.reconciled("failed");
                 return Ok(());
             }
-            tracing::info!(written = plan.writes.len(), deleted = plan.deletes.len(), reason = ?plan.reload, "configuration written");
+            tracing::info!(
+                written = plan.writes.len(),
+                deleted = plan.deletes.len(),
+                checked = check,
+                "configuration written"
+            );
         }
-        match (&mut self.haproxy, plan.reload) {
-            (None, _) => self.ensure_running().await,
-            (Some(haproxy), Some(reason)) => match haproxy.reload().await {
-                Ok(_) => {
-                    metrics
-                        .reloads
-                        .get_or_create(&vec![("reason", reason.as_str().to_owned())])
-                        .inc();
-                    tracing::info!(%reason, "haproxy reloaded");
-                }
-                Err(err) => {
-                    metrics.reload_failures.inc();
-                    tracing::error!(error = %err, "haproxy reload failed");
-                }
-            },
-            (Some(_), None) => {}
-        }
+        let written = LiveState::loaded(backends, &desired);
+        let mode = self.driver.apply(update, written).await;
+        metrics.updated(mode);
         metrics.reconciled("applied");
         metrics
             .reconcile_seconds
             .observe(started.elapsed().as_secs_f64());
         Ok(())
-    }
-
-    async fn ensure_running(&mut self) {
-        if self.haproxy.is_some() || self.applied.is_empty() {
-            return;
-        }
-        match Haproxy::start(&self.launch).await {
-            Ok(haproxy) => {
-                tracing::info!(pid = haproxy.pid(), "haproxy started");
-                self.admin.metrics.haproxy_starts.inc();
-                self.haproxy = Some(haproxy);
-                self.admin.ready.store(true, Ordering::SeqCst);
-            }
-            Err(err) => tracing::error!(error = %err, "cannot start haproxy"),
-        }
     }
 
     /// Logs each problem once, when it appears; the gauge shows how many there are now.

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod cli;
 pub mod controller;
 pub mod default_cert;
+pub mod driver;
 pub mod metrics;
 pub mod oneshot;
 pub mod pipeline;

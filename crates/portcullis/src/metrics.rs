@@ -33,6 +33,16 @@ pub struct Metrics {
     pub config_errors: Gauge,
     /// Configurations `haproxy -c` rejected.
     pub configs_rejected: Counter,
+    /// Changes that reached HAProxy, by how: `runtime`, `reload`, `start` or `noop`.
+    pub updates: Family<Labels, Counter>,
+    /// Runtime API requests that succeeded.
+    pub runtime_commands: Counter,
+    /// Runtime API batches that failed and fell back to a reload.
+    pub runtime_failures: Counter,
+    /// 1 when HAProxy runs exactly the written files (no reload due or failing).
+    pub in_sync: Gauge,
+    /// Consecutive failed reload attempts (0 when the last one succeeded).
+    pub failing_reloads: Gauge,
 }
 
 impl Metrics {
@@ -50,6 +60,11 @@ impl Metrics {
             objects: Family::default(),
             config_errors: Gauge::default(),
             configs_rejected: Counter::default(),
+            updates: Family::default(),
+            runtime_commands: Counter::default(),
+            runtime_failures: Counter::default(),
+            in_sync: Gauge::default(),
+            failing_reloads: Gauge::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -98,6 +113,31 @@ impl Metrics {
             "Configurations rejected by haproxy -c",
             metrics.configs_rejected.clone(),
         );
+        registry.register(
+            "updates",
+            "Changes that reached HAProxy, by mode (runtime, reload, start, noop)",
+            metrics.updates.clone(),
+        );
+        registry.register(
+            "runtime_commands",
+            "Runtime API requests that succeeded",
+            metrics.runtime_commands.clone(),
+        );
+        registry.register(
+            "runtime_failures",
+            "Runtime API batches that failed and fell back to a reload",
+            metrics.runtime_failures.clone(),
+        );
+        registry.register(
+            "haproxy_in_sync",
+            "1 when HAProxy runs exactly the written files",
+            metrics.in_sync.clone(),
+        );
+        registry.register(
+            "failing_reloads",
+            "Consecutive failed reload attempts",
+            metrics.failing_reloads.clone(),
+        );
         Self {
             registry,
             ..metrics
@@ -110,6 +150,13 @@ impl Metrics {
         // Encoding into a String cannot fail.
         let _ = encode(&mut text, &self.registry);
         text
+    }
+
+    /// Counts how a change reached HAProxy.
+    pub fn updated(&self, mode: &'static str) {
+        self.updates
+            .get_or_create(&vec![("mode", mode.to_owned())])
+            .inc();
     }
 
     /// Counts a reconciliation outcome.

@@ -109,10 +109,10 @@ fn created_edited_renamed_and_deleted_files_are_applied() {
 }
 
 #[test]
-fn a_burst_of_writes_costs_one_reconciliation_and_one_reload() {
+fn a_burst_of_route_writes_costs_one_reconciliation_and_no_reload() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
-    let (manifests, mut portcullis) = started(dir.path(), &[&a], &[], &[]);
+    let (manifests, mut portcullis) = started(dir.path(), &[&a], &[("one", "svc0")], &[]);
     let applied = |p: &Portcullis| {
         p.metric("portcullis_reconciliations_total{outcome=\"applied\"}")
             .unwrap_or(0.0)
@@ -136,19 +136,17 @@ fn a_burst_of_writes_costs_one_reconciliation_and_one_reload() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(applied(&portcullis), 2.0);
-    let reloads: f64 = [
-        "main_config",
-        "backends",
-        "maps",
-        "certificates",
-        "stale_files",
-    ]
-    .iter()
-    .filter_map(|reason| {
-        portcullis.metric(&format!("portcullis_reloads_total{{reason=\"{reason}\"}}"))
-    })
-    .sum();
-    assert_eq!(reloads, 1.0);
+    // Routes to a backend HAProxy has already are map updates over the runtime API.
+    assert_eq!(
+        portcullis.metric_total("portcullis_reloads_total"),
+        0.0,
+        "{}",
+        portcullis.log()
+    );
+    assert_eq!(
+        portcullis.metric("portcullis_updates_total{mode=\"runtime\"}"),
+        Some(1.0)
+    );
 }
 
 #[test]
@@ -417,7 +415,12 @@ fn a_global_configmap_edit_is_applied_live() {
 fn reloads_refuse_no_connection() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
-    let (manifests, mut portcullis) = started(dir.path(), &[&a], &[("one", "svc0")], &[]);
+    let (manifests, mut portcullis) = started(
+        dir.path(),
+        &[&a],
+        &[("one", "svc0")],
+        &["--reload-interval", "200ms"],
+    );
     let port = portcullis.http_port;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = stop.clone();
@@ -436,9 +439,13 @@ fn reloads_refuse_no_connection() {
         (ok, failed)
     });
     for round in 0..5 {
+        // A new Service is a new backend section: HAProxy must reload.
+        let service = format!("extra{round}");
         std::fs::write(
             manifests.join(format!("extra-{round}.yaml")),
-            ingress(&format!("x{round}"), &format!("x{round}.test"), "svc0"),
+            backend("default", &service, 80, None, &[(a.port, true)])
+                + "---\n"
+                + &ingress(&format!("x{round}"), &format!("x{round}.test"), &service),
         )
         .unwrap();
         portcullis
@@ -449,11 +456,11 @@ fn reloads_refuse_no_connection() {
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let (ok, failed) = client.join().unwrap();
-    // New routes to an existing backend change only the maps. The new worker may serve
-    // a moment before the controller has counted the reload.
-    let maps_reloads = |p: &Portcullis| p.metric("portcullis_reloads_total{reason=\"maps\"}");
+    // The new worker may serve a moment before the controller has counted the reload.
+    let reloads =
+        |p: &Portcullis| p.metric("portcullis_reloads_total{reason=\"backend_sections\"}");
     portcullis
-        .wait_until(Duration::from_secs(5), |p| maps_reloads(p) == Some(5.0))
+        .wait_until(Duration::from_secs(5), |p| reloads(p) == Some(5.0))
         .unwrap();
     assert!(ok > 50, "only {ok} requests completed");
     assert_eq!(failed, Vec::<String>::new(), "{ok} succeeded");

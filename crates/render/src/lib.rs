@@ -8,6 +8,7 @@ mod maps;
 mod shards;
 
 pub use cache::RenderCache;
+pub use config::CRT_LIST;
 pub use shards::{shard_file_name, shard_of};
 
 use std::collections::BTreeMap;

@@ -81,6 +81,26 @@ impl Portcullis {
             .and_then(|v| v.trim().parse().ok())
     }
 
+    /// The sum of every series of a metric family (`name{...}` and `name`), 0 if none.
+    pub fn metric_total(&self, name: &str) -> f64 {
+        let Ok(response) = self.admin("/metrics") else {
+            return 0.0;
+        };
+        response
+            .body
+            .lines()
+            .filter_map(|l| {
+                let rest = l.strip_prefix(name)?;
+                let value = if rest.starts_with('{') {
+                    rest.split_once("} ")?.1
+                } else {
+                    rest.strip_prefix(' ')?
+                };
+                value.trim().parse::<f64>().ok()
+            })
+            .sum()
+    }
+
     /// What portcullis logged so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

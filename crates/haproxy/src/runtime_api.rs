@@ -1,0 +1,305 @@
+//! The runtime API: live changes to the running worker over its stats socket, each reply
+//! checked against the one HAProxy 2.6 gives on success.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use plan::{RuntimeCommand, ServerRef};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+
+/// A map payload chunk's size limit: the command and its payload must fit in one HAProxy
+/// buffer (16 KiB); a larger payload is dropped silently.
+const MAP_CHUNK_BYTES: usize = 12 * 1024;
+/// How long one reply may take.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The prompt that ends every reply in interactive mode.
+const PROMPT: &[u8] = b"\n> ";
+
+/// One request and HAProxy's reply (without the prompt), for logs and tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// What was sent, payload included.
+    pub request: String,
+    /// What HAProxy answered, trimmed.
+    pub reply: String,
+}
+
+/// What a batch of commands did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Applied {
+    /// Every exchange, in order.
+    pub transcript: Vec<Exchange>,
+    /// Servers removed for good.
+    pub deleted: Vec<ServerRef>,
+}
+
+/// A runtime command HAProxy did not carry out.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The socket failed.
+    #[error("runtime API: {0}")]
+    Io(#[from] std::io::Error),
+    /// HAProxy answered something other than success.
+    #[error("runtime API: `{request}` answered {reply:?}")]
+    Unexpected {
+        /// The request's first line.
+        request: String,
+        /// The reply.
+        reply: String,
+    },
+}
+
+/// A client of the worker's stats socket.
+#[derive(Debug, Clone)]
+pub struct RuntimeApi {
+    socket: PathBuf,
+}
+
+impl RuntimeApi {
+    /// A client of the socket at `socket`.
+    pub fn new(socket: impl Into<PathBuf>) -> Self {
+        Self {
+            socket: socket.into(),
+        }
+    }
+
+    /// Sends commands in order over one interactive session, stopping at the first failure.
+    /// A removed server that still has connections stays in maintenance and is not
+    /// reported as deleted; [`RuntimeApi::delete_servers`] finishes the job later.
+    pub async fn apply(&self, commands: &[RuntimeCommand]) -> Result<Applied, RuntimeError> {
+        let mut session = Session::open(&self.socket).await?;
+        let mut deleted = Vec::new();
+        for command in commands {
+            match command {
+                RuntimeCommand::AddServer { server, address } => {
+                    session
+                        .expect(&format!("add server {server} {address}"), |r| {
+                            r == "New server registered."
+                        })
+                        .await?;
+                    session.set_state(server, "ready").await?;
+                }
+                RuntimeCommand::ReadyServer(server) => session.set_state(server, "ready").await?,
+                RuntimeCommand::RemoveServer(server) => {
+                    session.set_state(server, "maint").await?;
+                    if session.delete_server(server, false).await? {
+                        deleted.push(server.clone());
+                    }
+                }
+                RuntimeCommand::ReplaceMap { map, content } => {
+                    session.replace_map(map, content).await?;
+                }
+                RuntimeCommand::UpdateCertificate { file, content } => {
+                    session.update_certificate(file, content).await?;
+                }
+            }
+        }
+        Ok(Applied {
+            transcript: session.transcript,
+            deleted,
+        })
+    }
+
+    /// Deletes servers left in maintenance with connections; those that are gone already
+    /// count as deleted.
+    pub async fn delete_servers(&self, servers: &[ServerRef]) -> Result<Applied, RuntimeError> {
+        let mut session = Session::open(&self.socket).await?;
+        let mut deleted = Vec::new();
+        for server in servers {
+            if session.delete_server(server, true).await? {
+                deleted.push(server.clone());
+            }
+        }
+        Ok(Applied {
+            transcript: session.transcript,
+            deleted,
+        })
+    }
+
+    /// One command and its reply, for inspection (`show map`, `show servers state`).
+    pub async fn query(&self, command: &str) -> Result<String, RuntimeError> {
+        let mut session = Session::open(&self.socket).await?;
+        session.send(command).await
+    }
+}
+
+struct Session {
+    stream: UnixStream,
+    transcript: Vec<Exchange>,
+}
+
+impl Session {
+    async fn open(socket: &std::path::Path) -> Result<Self, RuntimeError> {
+        let stream = UnixStream::connect(socket).await?;
+        let mut session = Session {
+            stream,
+            transcript: Vec::new(),
+        };
+        session.stream.write_all(b"prompt\n").await?;
+        session.read_reply().await?;
+        Ok(session)
+    }
+
+    async fn read_reply(&mut self) -> Result<String, RuntimeError> {
+        let mut reply = Vec::new();
+        let mut buffer = [0_u8; 16 * 1024];
+        while !reply.ends_with(PROMPT) && reply != PROMPT[1..] {
+            let read = tokio::time::timeout(REPLY_TIMEOUT, self.stream.read(&mut buffer))
+                .await
+                .map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::TimedOut, "no reply from HAProxy")
+                })??;
+            if read == 0 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "HAProxy closed the runtime API session",
+                )
+                .into());
+            }
+            reply.extend_from_slice(&buffer[..read]);
+        }
+        let text = String::from_utf8_lossy(&reply[..reply.len() - PROMPT.len().min(reply.len())]);
+        // Payload lines are acknowledged with a continuation prompt each.
+        let mut text = text.as_ref();
+        while let Some(rest) = text.strip_prefix("+ ") {
+            text = rest;
+        }
+        Ok(text.trim().to_owned())
+    }
+
+    async fn send(&mut self, request: &str) -> Result<String, RuntimeError> {
+        self.stream.write_all(request.as_bytes()).await?;
+        self.stream.write_all(b"\n").await?;
+        let reply = self.read_reply().await?;
+        self.transcript.push(Exchange {
+            request: request.to_owned(),
+            reply: reply.clone(),
+        });
+        Ok(reply)
+    }
+
+    async fn expect(
+        &mut self,
+        request: &str,
+        success: impl Fn(&str) -> bool,
+    ) -> Result<String, RuntimeError> {
+        let reply = self.send(request).await?;
+        if success(&reply) {
+            Ok(reply)
+        } else {
+            Err(RuntimeError::Unexpected {
+                request: request.lines().next().unwrap_or_default().to_owned(),
+                reply,
+            })
+        }
+    }
+
+    async fn set_state(&mut self, server: &ServerRef, state: &str) -> Result<(), RuntimeError> {
+        self.expect(&format!("set server {server} state {state}"), str::is_empty)
+            .await
+            .map(drop)
+    }
+
+    /// Whether the server is gone; `false` while it still has connections.
+    async fn delete_server(
+        &mut self,
+        server: &ServerRef,
+        absent_is_deleted: bool,
+    ) -> Result<bool, RuntimeError> {
+        let reply = self
+            .expect(&format!("del server {server}"), |r| {
+                r == "Server deleted."
+                    || r.starts_with("Server still has connections")
+                    || (absent_is_deleted && r == "No such server.")
+            })
+            .await?;
+        Ok(!reply.starts_with("Server still has connections"))
+    }
+
+    async fn replace_map(&mut self, map: &str, content: &[u8]) -> Result<(), RuntimeError> {
+        let reply = self
+            .expect(&format!("prepare map {map}"), |r| {
+                r.starts_with("New version created: ")
+            })
+            .await?;
+        let version = reply
+            .trim_start_matches("New version created: ")
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| RuntimeError::Unexpected {
+                request: format!("prepare map {map}"),
+                reply: reply.clone(),
+            })?;
+        let text = String::from_utf8_lossy(content);
+        for chunk in chunks(&text, MAP_CHUNK_BYTES) {
+            self.expect(
+                &format!("add map @{version} {map} <<\n{chunk}"),
+                str::is_empty,
+            )
+            .await?;
+        }
+        self.expect(&format!("commit map @{version} {map}"), str::is_empty)
+            .await
+            .map(drop)
+    }
+
+    async fn update_certificate(&mut self, file: &str, content: &[u8]) -> Result<(), RuntimeError> {
+        let pem = String::from_utf8_lossy(content);
+        let set = self
+            .expect(
+                &format!("set ssl cert {file} <<\n{}\n", pem.trim_end()),
+                |r| r.starts_with("Transaction created") || r.starts_with("Transaction updated"),
+            )
+            .await;
+        let result = match set {
+            Ok(_) => self
+                .expect(&format!("commit ssl cert {file}"), |r| {
+                    r.ends_with("Success!")
+                })
+                .await
+                .map(drop),
+            Err(err) => Err(err),
+        };
+        if result.is_err() {
+            // Leave no transaction open: the next update must start from HAProxy's state.
+            let _ = self.send(&format!("abort ssl cert {file}")).await;
+        }
+        result
+    }
+}
+
+/// Whole lines, grouped into chunks of at most `limit` bytes (a longer line is a chunk of
+/// its own).
+fn chunks(text: &str, limit: usize) -> Vec<&str> {
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    let mut end = 0;
+    for line in text.split_inclusive('\n') {
+        if end > start && end - start + line.len() > limit {
+            chunks.push(&text[start..end]);
+            start = end;
+        }
+        end += line.len();
+    }
+    if end > start {
+        chunks.push(&text[start..end]);
+    }
+    chunks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_keep_whole_lines_under_the_limit() {
+        let text = "aaaa\nbbbb\ncccc\ndddddddddddd\ne\n";
+        assert_eq!(
+            chunks(text, 10),
+            ["aaaa\nbbbb\n", "cccc\n", "dddddddddddd\n", "e\n"]
+        );
+        assert_eq!(chunks("", 10), Vec::<&str>::new());
+        assert_eq!(chunks(text, 1000), [text]);
+    }
+}

@@ -1,0 +1,553 @@
+//! The runtime API against a real HAProxy: exact transcripts for model changes, and the
+//! I3 differential test (after live updates, HAProxy equals a fresh load of the files).
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use haproxy::{Haproxy, LaunchOptions, RuntimeApi, StateDir};
+use model::{
+    Backend, BackendId, Balance, CertId, HaproxyDuration, Host, HostKey, Origin, PathKind,
+    PathMatch, ProxyModel, Route, Server, TlsCert,
+};
+use plan::{AppliedFiles, Backends, LiveState, RuntimeCommand, ServerRef};
+use proptest::prelude::*;
+use render::render;
+use test_support::{free_port, self_signed};
+
+const BACKENDS: [&str; 3] = ["app", "api", "img"];
+const HOSTS: [&str; 4] = ["a.test", "b.test", "c.test", "d.test"];
+
+fn id(service: &str) -> BackendId {
+    BackendId {
+        namespace: "web".into(),
+        service: service.into(),
+        port: "80".into(),
+    }
+}
+
+fn origin() -> Origin {
+    Origin {
+        kind: "Ingress",
+        namespace: "web".into(),
+        name: "site".into(),
+    }
+}
+
+fn certificate(name: &str) -> TlsCert {
+    let (cert, key) = self_signed(name, &[name]);
+    TlsCert {
+        pem_bundle: cert + &key,
+    }
+}
+
+fn tls_id() -> CertId {
+    CertId {
+        namespace: "web".into(),
+        name: "a-tls".into(),
+    }
+}
+
+/// What varies between models in these tests: servers per backend (last octet of
+/// 10.0.0.x), the backend each host routes `/` to, and a.test's certificate.
+#[derive(Debug, Clone)]
+struct Shape {
+    servers: [Vec<u8>; 3],
+    routes: [Option<usize>; 4],
+    certificate: usize,
+}
+
+fn model(shape: &Shape, certificates: &[TlsCert], default_cert: &TlsCert) -> ProxyModel {
+    let mut model = ProxyModel::default();
+    model.global.bind_address = IpAddr::from([127, 0, 0, 1]);
+    model.global.http_port = free_port();
+    model.global.https_port = free_port();
+    model.default_cert = default_cert.clone();
+    for (service, servers) in BACKENDS.iter().zip(&shape.servers) {
+        let mut servers: Vec<Server> = servers
+            .iter()
+            .map(|last| Server {
+                address: IpAddr::from([10, 0, 0, *last]),
+                port: 8080,
+            })
+            .collect();
+        servers.sort();
+        servers.dedup();
+        let backend = Backend {
+            id: id(service),
+            servers,
+            balance: Balance::RoundRobin,
+            timeout_connect: HaproxyDuration::parse("5s").unwrap(),
+            timeout_server: HaproxyDuration::parse("50s").unwrap(),
+            origins: vec![origin()],
+        };
+        model.backends.insert(backend.id.clone(), backend);
+    }
+    for (host, route) in HOSTS.iter().zip(&shape.routes) {
+        let Some(backend) = route else { continue };
+        let routes = BTreeMap::from([(
+            PathMatch {
+                path: String::new(),
+                kind: PathKind::Prefix,
+            },
+            Route {
+                backend: id(BACKENDS[*backend]),
+                https_redirect: None,
+                origin: origin(),
+            },
+        )]);
+        let cert = (*host == "a.test").then(tls_id);
+        model
+            .hosts
+            .insert(HostKey::Exact((*host).into()), Host { routes, cert });
+    }
+    // a.test always has its certificate, so the certificate list never changes.
+    model
+        .hosts
+        .entry(HostKey::Exact("a.test".into()))
+        .or_default()
+        .cert = Some(tls_id());
+    model
+        .certs
+        .insert(tls_id(), certificates[shape.certificate].clone());
+    model
+}
+
+fn haproxy_binary() -> std::path::PathBuf {
+    ["/usr/sbin/haproxy", "/usr/local/sbin/haproxy", "/usr/bin/haproxy"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.is_file())
+        .expect("haproxy is installed")
+}
+
+/// Writes the model's files into `dir`.
+fn write(state: &StateDir, applied: &mut AppliedFiles, model: &ProxyModel) {
+    let plan = plan::plan(applied, &render(model));
+    state.apply(&plan, applied).unwrap();
+}
+
+async fn start(dir: &Path, model: &ProxyModel) -> (Haproxy, StateDir, AppliedFiles) {
+    let state = StateDir::open(dir).unwrap();
+    let mut applied = AppliedFiles::new();
+    write(&state, &mut applied, model);
+    let haproxy = Haproxy::start(&LaunchOptions {
+        binary: haproxy_binary(),
+        state_dir: state.root().to_path_buf(),
+    })
+    .await
+    .unwrap();
+    (haproxy, state, applied)
+}
+
+fn backends(model: &ProxyModel) -> Backends {
+    Arc::new(model.backends.clone())
+}
+
+fn runtime(state: &StateDir) -> RuntimeApi {
+    RuntimeApi::new(state.root().join("run/admin.sock"))
+}
+
+/// `show servers state`, reduced to what a fresh load must reproduce: backend, server,
+/// address, port, operational and administrative state, weights. Sorted.
+async fn servers_state(api: &RuntimeApi) -> Vec<String> {
+    let text = api.query("show servers state").await.unwrap();
+    let mut rows: Vec<String> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.split_whitespace().count() > 20)
+        .map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // be_name srv_name srv_addr srv_op_state srv_admin_state srv_uweight
+            // srv_iweight srv_port
+            format!("{} {} {} {} {} {} {} {}", f[1], f[3], f[4], f[5], f[6], f[7], f[8], f[18])
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Every map's entries (without their addresses), sorted, by map file.
+async fn maps(api: &RuntimeApi) -> BTreeMap<String, Vec<String>> {
+    let mut maps = BTreeMap::new();
+    for map in [
+        "maps/hosts.map",
+        "maps/http-exact.map",
+        "maps/http-prefix.map",
+        "maps/https-exact.map",
+        "maps/https-prefix.map",
+    ] {
+        let text = api.query(&format!("show map {map}")).await.unwrap();
+        let mut entries: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.split_once(' ').map(|(_, entry)| entry.to_owned()))
+            .collect();
+        entries.sort();
+        maps.insert(map.to_owned(), entries);
+    }
+    maps
+}
+
+/// The fingerprint HAProxy reports for each certificate file.
+async fn certificates(api: &RuntimeApi) -> BTreeMap<String, String> {
+    let mut fingerprints = BTreeMap::new();
+    for file in ["certs/default.pem", "certs/web_a-tls.pem"] {
+        let text = api.query(&format!("show ssl cert {file}")).await.unwrap();
+        let fingerprint = text
+            .lines()
+            .find(|l| l.starts_with("SHA1 FingerPrint:"))
+            .unwrap_or_else(|| panic!("no fingerprint in {text:?}"))
+            .to_owned();
+        fingerprints.insert(file.to_owned(), fingerprint);
+    }
+    fingerprints
+}
+
+fn request_lines(transcript: &[haproxy::Exchange]) -> Vec<(String, String)> {
+    transcript
+        .iter()
+        .map(|e| {
+            (
+                e.request.lines().next().unwrap_or_default().to_owned(),
+                e.reply.clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = [certificate("a.test"), certificate("a.test")];
+    let default_cert = certificate("default");
+    let before = Shape {
+        servers: [vec![1, 2], vec![3], vec![]],
+        routes: [Some(0), None, None, None],
+        certificate: 0,
+    };
+    let after = Shape {
+        servers: [vec![2, 4], vec![3], vec![]],
+        routes: [Some(0), Some(1), None, None],
+        certificate: 1,
+    };
+    let first = model(&before, &certs, &default_cert);
+    let (mut haproxy, state, mut applied) = start(dir.path(), &first).await;
+    let mut second = model(&after, &certs, &default_cert);
+    second.global = first.global.clone();
+
+    let live = LiveState::loaded(backends(&first), &render(&first));
+    let rendered = render(&second);
+    let update = plan::live_update(&live, &backends(&second), &rendered);
+    assert!(update.reload.is_empty(), "{:?}", update.reload);
+    let server = |name: &str| ServerRef {
+        backend: "web_app_80".into(),
+        server: name.into(),
+    };
+    let file = |path: &str| rendered.files[path].bytes.clone();
+    assert_eq!(
+        update.commands,
+        [
+            RuntimeCommand::RemoveServer(server("10.0.0.1_8080")),
+            RuntimeCommand::AddServer {
+                server: server("10.0.0.4_8080"),
+                address: "10.0.0.4:8080".parse().unwrap(),
+            },
+            RuntimeCommand::ReplaceMap {
+                map: "maps/hosts.map".into(),
+                content: file("maps/hosts.map"),
+            },
+            RuntimeCommand::ReplaceMap {
+                map: "maps/http-prefix.map".into(),
+                content: file("maps/http-prefix.map"),
+            },
+            RuntimeCommand::ReplaceMap {
+                map: "maps/https-prefix.map".into(),
+                content: file("maps/https-prefix.map"),
+            },
+            RuntimeCommand::UpdateCertificate {
+                file: "certs/web_a-tls.pem".into(),
+                content: file("certs/web_a-tls.pem"),
+            },
+        ]
+    );
+
+    write(&state, &mut applied, &second);
+    let api = runtime(&state);
+    let done = api.apply(&update.commands).await.unwrap();
+    let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    };
+    assert_eq!(
+        request_lines(&done.transcript),
+        owned(&[
+            ("set server web_app_80/10.0.0.1_8080 state maint", ""),
+            ("del server web_app_80/10.0.0.1_8080", "Server deleted."),
+            (
+                "add server web_app_80/10.0.0.4_8080 10.0.0.4:8080",
+                "New server registered."
+            ),
+            ("set server web_app_80/10.0.0.4_8080 state ready", ""),
+            ("prepare map maps/hosts.map", "New version created: 1"),
+            ("add map @1 maps/hosts.map <<", ""),
+            ("commit map @1 maps/hosts.map", ""),
+            ("prepare map maps/http-prefix.map", "New version created: 1"),
+            ("add map @1 maps/http-prefix.map <<", ""),
+            ("commit map @1 maps/http-prefix.map", ""),
+            ("prepare map maps/https-prefix.map", "New version created: 1"),
+            ("add map @1 maps/https-prefix.map <<", ""),
+            ("commit map @1 maps/https-prefix.map", ""),
+            (
+                "set ssl cert certs/web_a-tls.pem <<",
+                "Transaction created for certificate certs/web_a-tls.pem!"
+            ),
+            (
+                "commit ssl cert certs/web_a-tls.pem",
+                "Committing certs/web_a-tls.pem.\nSuccess!"
+            ),
+        ])
+    );
+    assert_eq!(done.deleted, [server("10.0.0.1_8080")]);
+    // The map payload is the rendered file itself.
+    assert_eq!(
+        done.transcript[5].request,
+        "add map @1 maps/hosts.map <<\na.test a.test\nb.test b.test\n"
+    );
+    assert_eq!(
+        maps(&api).await["maps/hosts.map"],
+        ["a.test a.test", "b.test b.test"]
+    );
+    haproxy.stop(std::time::Duration::from_secs(2)).await;
+}
+
+#[tokio::test]
+async fn an_unexpected_reply_stops_the_batch_and_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = [certificate("a.test")];
+    let shape = Shape {
+        servers: [vec![1], vec![], vec![]],
+        routes: [Some(0), None, None, None],
+        certificate: 0,
+    };
+    let (mut haproxy, state, _) = start(dir.path(), &model(&shape, &certs, &certs[0])).await;
+    let api = runtime(&state);
+    let missing = ServerRef {
+        backend: "web_app_80".into(),
+        server: "10.0.0.9_8080".into(),
+    };
+    let err = api
+        .apply(&[
+            RuntimeCommand::RemoveServer(missing),
+            RuntimeCommand::AddServer {
+                server: ServerRef {
+                    backend: "web_app_80".into(),
+                    server: "10.0.0.5_8080".into(),
+                },
+                address: "10.0.0.5:8080".parse().unwrap(),
+            },
+        ])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "runtime API: `set server web_app_80/10.0.0.9_8080 state maint` answered \"No such server.\""
+    );
+    // Nothing after the failure was sent.
+    assert_eq!(
+        servers_state(&api).await,
+        ["web_app_80 10.0.0.1_8080 10.0.0.1 2 0 1 1 8080"]
+    );
+    let broken = api
+        .apply(&[RuntimeCommand::UpdateCertificate {
+            file: "certs/web_a-tls.pem".into(),
+            content: Arc::from(b"not a certificate\n".as_slice()),
+        }])
+        .await
+        .unwrap_err();
+    assert!(
+        broken.to_string().contains("set ssl cert certs/web_a-tls.pem"),
+        "{broken}"
+    );
+    // The failed transaction was aborted: a valid update goes through afterwards.
+    let fresh = certificate("a.test");
+    api.apply(&[RuntimeCommand::UpdateCertificate {
+        file: "certs/web_a-tls.pem".into(),
+        content: Arc::from(fresh.pem_bundle.as_bytes()),
+    }])
+    .await
+    .unwrap();
+    haproxy.stop(std::time::Duration::from_secs(2)).await;
+}
+
+#[tokio::test]
+async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
+    // A backend that accepts a request and answers only when told to.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let backend_port = listener.local_addr().unwrap().port();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut buffer = [0_u8; 4096];
+        let _ = stream.read(&mut buffer);
+        let _ = release_rx.recv();
+        let _ = stream.write_all(
+            b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
+        );
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let certs = [certificate("a.test")];
+    let shape = Shape {
+        servers: [vec![], vec![], vec![]],
+        routes: [Some(0), None, None, None],
+        certificate: 0,
+    };
+    let mut model = model(&shape, &certs, &certs[0]);
+    let slow = Server {
+        address: IpAddr::from([127, 0, 0, 1]),
+        port: backend_port,
+    };
+    model
+        .backends
+        .get_mut(&id("app"))
+        .unwrap()
+        .servers
+        .push(slow.clone());
+    let (mut haproxy, state, _) = start(dir.path(), &model).await;
+    let http_port = model.global.http_port;
+    let client = std::thread::spawn(move || test_support::http_get(http_port, "a.test", "/"));
+    let api = runtime(&state);
+    let server = ServerRef {
+        backend: "web_app_80".into(),
+        server: slow.name(),
+    };
+    // Wait until HAProxy holds the request on that server.
+    let mut in_flight = false;
+    for _ in 0..100 {
+        let text = api.query("show servers conn web_app_80").await.unwrap();
+        if text
+            .lines()
+            .any(|l| l.starts_with("web_app_80/") && l.split_whitespace().nth(6) == Some("1"))
+        {
+            in_flight = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(in_flight, "the request never reached the backend");
+    let first = api
+        .apply(&[RuntimeCommand::RemoveServer(server.clone())])
+        .await
+        .unwrap();
+    assert_eq!(first.deleted, Vec::<ServerRef>::new());
+    assert_eq!(
+        first.transcript[1].reply,
+        "Server still has connections attached to it, cannot remove it."
+    );
+    release_tx.send(()).unwrap();
+    let response = tokio::task::spawn_blocking(move || client.join().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.status, 200, "the request in flight completed");
+    let mut deleted = Vec::new();
+    for _ in 0..100 {
+        deleted = api
+            .delete_servers(std::slice::from_ref(&server))
+            .await
+            .unwrap()
+            .deleted;
+        if !deleted.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(deleted, [server]);
+    assert_eq!(servers_state(&api).await, Vec::<String>::new());
+    haproxy.stop(std::time::Duration::from_secs(2)).await;
+}
+
+fn shape_strategy() -> impl Strategy<Value = Shape> {
+    (
+        [
+            proptest::collection::vec(1u8..7, 0..4),
+            proptest::collection::vec(1u8..7, 0..4),
+            proptest::collection::vec(1u8..7, 0..4),
+        ],
+        [
+            proptest::option::of(0usize..3),
+            proptest::option::of(0usize..3),
+            proptest::option::of(0usize..3),
+            proptest::option::of(0usize..3),
+        ],
+        0usize..2,
+    )
+        .prop_map(|(servers, routes, certificate)| Shape {
+            servers,
+            routes,
+            certificate,
+        })
+}
+
+/// Applies each model of the sequence live to one HAProxy, then compares it with a
+/// second HAProxy freshly started on the files.
+async fn live_equals_fresh(shapes: Vec<Shape>) {
+    let certs = [certificate("a.test"), certificate("a.test")];
+    let default_cert = certificate("default");
+    let live_dir = tempfile::tempdir().unwrap();
+    let fresh_dir = tempfile::tempdir().unwrap();
+    let first = model(&shapes[0], &certs, &default_cert);
+    let (mut live_haproxy, state, mut applied) = start(live_dir.path(), &first).await;
+    let api = runtime(&state);
+    let mut live = LiveState::loaded(backends(&first), &render(&first));
+    let mut last = first.clone();
+    for shape in &shapes[1..] {
+        let mut next = model(shape, &certs, &default_cert);
+        next.global = first.global.clone();
+        let rendered = render(&next);
+        let update = plan::live_update(&live, &backends(&next), &rendered);
+        assert!(update.reload.is_empty(), "{:?}", update.reload);
+        write(&state, &mut applied, &next);
+        let done = api.apply(&update.commands).await.unwrap();
+        live = update.next;
+        for server in &done.deleted {
+            live.draining.remove(server);
+        }
+        assert!(live.draining.is_empty(), "no connections, nothing drains");
+        last = next;
+    }
+    // The second HAProxy listens elsewhere; its servers, maps and certificates come from
+    // the same files.
+    let mut fresh_model = last.clone();
+    fresh_model.global.http_port = free_port();
+    fresh_model.global.https_port = free_port();
+    let (mut fresh_haproxy, fresh_state, _) = start(fresh_dir.path(), &fresh_model).await;
+    let fresh_api = runtime(&fresh_state);
+    assert_eq!(servers_state(&api).await, servers_state(&fresh_api).await);
+    assert_eq!(maps(&api).await, maps(&fresh_api).await);
+    assert_eq!(certificates(&api).await, certificates(&fresh_api).await);
+    live_haproxy.stop(std::time::Duration::from_secs(2)).await;
+    fresh_haproxy.stop(std::time::Duration::from_secs(2)).await;
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    /// I3: after any sequence of live updates, HAProxy runs what a fresh load of the files
+    /// gives.
+    #[test]
+    fn live_updates_leave_haproxy_equal_to_a_fresh_load(
+        shapes in proptest::collection::vec(shape_strategy(), 2..25)
+    ) {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(live_equals_fresh(shapes));
+    }
+}

@@ -93,6 +93,31 @@ impl RuntimeApi {
                 RuntimeCommand::UpdateCertificate { file, content } => {
                     session.update_certificate(file, content).await?;
                 }
+                RuntimeCommand::AddCertificate { file, content } => {
+                    session
+                        .expect(&format!("new ssl cert {file}"), |r| {
+                            r.starts_with("New empty certificate store")
+                        })
+                        .await?;
+                    session.update_certificate(file, content).await?;
+                }
+                RuntimeCommand::AddCrtListEntry { list, entry } => {
+                    session
+                        .expect(&format!("add ssl crt-list {list} <<\n{entry}\n"), |r| {
+                            r.ends_with("Success!")
+                        })
+                        .await?;
+                }
+                RuntimeCommand::RemoveCrtListEntry { list, entry } => {
+                    session.remove_crt_list_entry(list, entry).await?;
+                }
+                RuntimeCommand::RemoveCertificate { file } => {
+                    session
+                        .expect(&format!("del ssl cert {file}"), |r| {
+                            r == format!("Certificate '{file}' deleted!")
+                        })
+                        .await?;
+                }
             }
         }
         Ok(Applied {
@@ -244,6 +269,24 @@ impl Session {
             .map(drop)
     }
 
+    async fn remove_crt_list_entry(&mut self, list: &str, entry: &str) -> Result<(), RuntimeError> {
+        let show = format!("show ssl crt-list -n {list}");
+        let listing = self.send(&show).await?;
+        let Some(line) = crt_list_line(&listing, entry) else {
+            return Err(RuntimeError::Unexpected {
+                request: show,
+                reply: format!("no entry `{entry}` in {listing:?}"),
+            });
+        };
+        let certificate = entry.split_once(' ').map_or(entry, |(c, _)| c);
+        self.expect(
+            &format!("del ssl crt-list {list} {certificate}:{line}"),
+            |r| r.starts_with("Entry '") && r.contains("' deleted in crtlist"),
+        )
+        .await
+        .map(drop)
+    }
+
     async fn update_certificate(&mut self, file: &str, content: &[u8]) -> Result<(), RuntimeError> {
         let pem = String::from_utf8_lossy(content);
         let set = self
@@ -269,6 +312,19 @@ impl Session {
     }
 }
 
+/// The line number of `entry` (`<certificate> <filters>`) in `show ssl crt-list -n`
+/// output, where each line reads `<certificate>:<line> <filters>`.
+fn crt_list_line(listing: &str, entry: &str) -> Option<u64> {
+    let (entry_cert, entry_rest) = entry.split_once(' ').unwrap_or((entry, ""));
+    listing.lines().find_map(|line| {
+        let (numbered, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let (cert, number) = numbered.rsplit_once(':')?;
+        (cert == entry_cert && rest.trim() == entry_rest.trim())
+            .then(|| number.parse().ok())
+            .flatten()
+    })
+}
+
 /// Whole lines, grouped into chunks of at most `limit` bytes (a longer line is a chunk of
 /// its own).
 fn chunks(text: &str, limit: usize) -> Vec<&str> {
@@ -291,6 +347,14 @@ fn chunks(text: &str, limit: usize) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_the_line_of_a_certificate_list_entry() {
+        let listing = "# certs/crt-list.txt\ncerts/a.pem:1 a.test\ncerts/a.pem:4 b.test\ncerts/b.pem:3 *.c.test\n";
+        assert_eq!(crt_list_line(listing, "certs/a.pem b.test"), Some(4));
+        assert_eq!(crt_list_line(listing, "certs/b.pem *.c.test"), Some(3));
+        assert_eq!(crt_list_line(listing, "certs/b.pem a.test"), None);
+    }
 
     #[test]
     fn chunks_keep_whole_lines_under_the_limit() {

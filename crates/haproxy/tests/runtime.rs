@@ -45,23 +45,35 @@ fn certificate(name: &str) -> TlsCert {
     }
 }
 
-fn tls_id() -> CertId {
+const CERTIFICATES: [&str; 2] = ["a-tls", "b-tls"];
+
+fn tls_id(index: usize) -> CertId {
     CertId {
         namespace: "web".into(),
-        name: "a-tls".into(),
+        name: CERTIFICATES[index].into(),
     }
 }
 
+/// Two contents for each of the two certificates.
+fn certificate_variants() -> [[TlsCert; 2]; 2] {
+    [
+        [certificate("a.test"), certificate("a.test")],
+        [certificate("b.test"), certificate("b.test")],
+    ]
+}
+
 /// What varies between models in these tests: servers per backend (last octet of
-/// 10.0.0.x), the backend each host routes `/` to, and a.test's certificate.
+/// 10.0.0.x), the backend each host routes `/` to, the certificate each host is served
+/// with, and which content each certificate has.
 #[derive(Debug, Clone)]
 struct Shape {
     servers: [Vec<u8>; 3],
     routes: [Option<usize>; 4],
-    certificate: usize,
+    tls: [Option<usize>; 4],
+    contents: [usize; 2],
 }
 
-fn model(shape: &Shape, certificates: &[TlsCert], default_cert: &TlsCert) -> ProxyModel {
+fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert) -> ProxyModel {
     let mut model = ProxyModel::default();
     model.global.bind_address = IpAddr::from([127, 0, 0, 1]);
     model.global.http_port = free_port();
@@ -87,42 +99,50 @@ fn model(shape: &Shape, certificates: &[TlsCert], default_cert: &TlsCert) -> Pro
         };
         model.backends.insert(backend.id.clone(), backend);
     }
-    for (host, route) in HOSTS.iter().zip(&shape.routes) {
-        let Some(backend) = route else { continue };
-        let routes = BTreeMap::from([(
-            PathMatch {
-                path: String::new(),
-                kind: PathKind::Prefix,
-            },
-            Route {
-                backend: id(BACKENDS[*backend]),
-                https_redirect: None,
-                origin: origin(),
-            },
-        )]);
-        let cert = (*host == "a.test").then(tls_id);
+    for ((host, route), tls) in HOSTS.iter().zip(&shape.routes).zip(&shape.tls) {
+        if route.is_none() && tls.is_none() {
+            continue;
+        }
+        let routes = route
+            .iter()
+            .map(|backend| {
+                (
+                    PathMatch {
+                        path: String::new(),
+                        kind: PathKind::Prefix,
+                    },
+                    Route {
+                        backend: id(BACKENDS[*backend]),
+                        https_redirect: None,
+                        origin: origin(),
+                    },
+                )
+            })
+            .collect();
+        let cert = tls.map(tls_id);
+        if let Some(index) = tls {
+            model.certs.insert(
+                tls_id(*index),
+                certificates[*index][shape.contents[*index]].clone(),
+            );
+        }
         model
             .hosts
             .insert(HostKey::Exact((*host).into()), Host { routes, cert });
     }
-    // a.test always has its certificate, so the certificate list never changes.
-    model
-        .hosts
-        .entry(HostKey::Exact("a.test".into()))
-        .or_default()
-        .cert = Some(tls_id());
-    model
-        .certs
-        .insert(tls_id(), certificates[shape.certificate].clone());
     model
 }
 
 fn haproxy_binary() -> std::path::PathBuf {
-    ["/usr/sbin/haproxy", "/usr/local/sbin/haproxy", "/usr/bin/haproxy"]
-        .iter()
-        .map(std::path::PathBuf::from)
-        .find(|p| p.is_file())
-        .expect("haproxy is installed")
+    [
+        "/usr/sbin/haproxy",
+        "/usr/local/sbin/haproxy",
+        "/usr/bin/haproxy",
+    ]
+    .iter()
+    .map(std::path::PathBuf::from)
+    .find(|p| p.is_file())
+    .expect("haproxy is installed")
 }
 
 /// Writes the model's files into `dir`.
@@ -163,7 +183,10 @@ async fn servers_state(api: &RuntimeApi) -> Vec<String> {
             let f: Vec<&str> = line.split_whitespace().collect();
             // be_name srv_name srv_addr srv_op_state srv_admin_state srv_uweight
             // srv_iweight srv_port
-            format!("{} {} {} {} {} {} {} {}", f[1], f[3], f[4], f[5], f[6], f[7], f[8], f[18])
+            format!(
+                "{} {} {} {} {} {} {} {}",
+                f[1], f[3], f[4], f[5], f[6], f[7], f[8], f[18]
+            )
         })
         .collect();
     rows.sort();
@@ -191,10 +214,12 @@ async fn maps(api: &RuntimeApi) -> BTreeMap<String, Vec<String>> {
     maps
 }
 
-/// The fingerprint HAProxy reports for each certificate file.
-async fn certificates(api: &RuntimeApi) -> BTreeMap<String, String> {
+/// The fingerprint HAProxy reports for each certificate file it has, and the entries of
+/// the certificate list (sorted, without line numbers).
+async fn certificates(api: &RuntimeApi) -> (BTreeMap<String, String>, Vec<String>) {
     let mut fingerprints = BTreeMap::new();
-    for file in ["certs/default.pem", "certs/web_a-tls.pem"] {
+    let listing = api.query("show ssl cert").await.unwrap();
+    for file in listing.lines().filter(|l| !l.starts_with('#')) {
         let text = api.query(&format!("show ssl cert {file}")).await.unwrap();
         let fingerprint = text
             .lines()
@@ -203,7 +228,17 @@ async fn certificates(api: &RuntimeApi) -> BTreeMap<String, String> {
             .to_owned();
         fingerprints.insert(file.to_owned(), fingerprint);
     }
-    fingerprints
+    let list = api
+        .query("show ssl crt-list certs/crt-list.txt")
+        .await
+        .unwrap();
+    let mut entries: Vec<String> = list
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_owned())
+        .collect();
+    entries.sort();
+    (fingerprints, entries)
 }
 
 fn request_lines(transcript: &[haproxy::Exchange]) -> Vec<(String, String)> {
@@ -221,17 +256,19 @@ fn request_lines(transcript: &[haproxy::Exchange]) -> Vec<(String, String)> {
 #[tokio::test]
 async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() {
     let dir = tempfile::tempdir().unwrap();
-    let certs = [certificate("a.test"), certificate("a.test")];
+    let certs = certificate_variants();
     let default_cert = certificate("default");
     let before = Shape {
         servers: [vec![1, 2], vec![3], vec![]],
         routes: [Some(0), None, None, None],
-        certificate: 0,
+        tls: [Some(0), None, None, None],
+        contents: [0, 0],
     };
     let after = Shape {
         servers: [vec![2, 4], vec![3], vec![]],
         routes: [Some(0), Some(1), None, None],
-        certificate: 1,
+        tls: [Some(0), None, None, None],
+        contents: [1, 0],
     };
     let first = model(&before, &certs, &default_cert);
     let (mut haproxy, state, mut applied) = start(dir.path(), &first).await;
@@ -299,7 +336,10 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
             ("prepare map maps/http-prefix.map", "New version created: 1"),
             ("add map @1 maps/http-prefix.map <<", ""),
             ("commit map @1 maps/http-prefix.map", ""),
-            ("prepare map maps/https-prefix.map", "New version created: 1"),
+            (
+                "prepare map maps/https-prefix.map",
+                "New version created: 1"
+            ),
             ("add map @1 maps/https-prefix.map <<", ""),
             ("commit map @1 maps/https-prefix.map", ""),
             (
@@ -322,19 +362,72 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         maps(&api).await["maps/hosts.map"],
         ["a.test a.test", "b.test b.test"]
     );
+
+    // b.test gets its own certificate, a.test loses its one.
+    let third_shape = Shape {
+        tls: [None, Some(1), None, None],
+        ..after
+    };
+    let mut third = model(&third_shape, &certs, &default_cert);
+    third.global = first.global.clone();
+    let live = update.next;
+    let update = plan::live_update(&live, &backends(&third), &render(&third));
+    assert!(update.reload.is_empty(), "{:?}", update.reload);
+    write(&state, &mut applied, &third);
+    let done = api.apply(&update.commands).await.unwrap();
+    assert_eq!(
+        request_lines(&done.transcript),
+        owned(&[
+            (
+                "new ssl cert certs/web_b-tls.pem",
+                "New empty certificate store 'certs/web_b-tls.pem'!"
+            ),
+            (
+                "set ssl cert certs/web_b-tls.pem <<",
+                "Transaction created for certificate certs/web_b-tls.pem!"
+            ),
+            (
+                "commit ssl cert certs/web_b-tls.pem",
+                "Committing certs/web_b-tls.pem\nSuccess!"
+            ),
+            (
+                "add ssl crt-list certs/crt-list.txt <<",
+                "Inserting certificate 'certs/web_b-tls.pem' in crt-list 'certs/crt-list.txt'.\nSuccess!"
+            ),
+            (
+                "show ssl crt-list -n certs/crt-list.txt",
+                "# certs/crt-list.txt\ncerts/web_a-tls.pem:1 a.test\ncerts/web_b-tls.pem:2 b.test"
+            ),
+            (
+                "del ssl crt-list certs/crt-list.txt certs/web_a-tls.pem:1",
+                "Entry 'certs/web_a-tls.pem' deleted in crtlist 'certs/crt-list.txt'!"
+            ),
+            (
+                "del ssl cert certs/web_a-tls.pem",
+                "Certificate 'certs/web_a-tls.pem' deleted!"
+            ),
+        ])
+    );
+    assert_eq!(
+        certificates(&api).await.1,
+        ["b.test"],
+        "the list serves b.test only"
+    );
     haproxy.stop(std::time::Duration::from_secs(2)).await;
 }
 
 #[tokio::test]
 async fn an_unexpected_reply_stops_the_batch_and_is_reported() {
     let dir = tempfile::tempdir().unwrap();
-    let certs = [certificate("a.test")];
+    let certs = certificate_variants();
     let shape = Shape {
         servers: [vec![1], vec![], vec![]],
         routes: [Some(0), None, None, None],
-        certificate: 0,
+        tls: [Some(0), None, None, None],
+        contents: [0, 0],
     };
-    let (mut haproxy, state, _) = start(dir.path(), &model(&shape, &certs, &certs[0])).await;
+    let default_cert = certificate("default");
+    let (mut haproxy, state, _) = start(dir.path(), &model(&shape, &certs, &default_cert)).await;
     let api = runtime(&state);
     let missing = ServerRef {
         backend: "web_app_80".into(),
@@ -370,7 +463,9 @@ async fn an_unexpected_reply_stops_the_batch_and_is_reported() {
         .await
         .unwrap_err();
     assert!(
-        broken.to_string().contains("set ssl cert certs/web_a-tls.pem"),
+        broken
+            .to_string()
+            .contains("set ssl cert certs/web_a-tls.pem"),
         "{broken}"
     );
     // The failed transaction was aborted: a valid update goes through afterwards.
@@ -396,18 +491,18 @@ async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
         let mut buffer = [0_u8; 4096];
         let _ = stream.read(&mut buffer);
         let _ = release_rx.recv();
-        let _ = stream.write_all(
-            b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
-        );
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
     });
     let dir = tempfile::tempdir().unwrap();
-    let certs = [certificate("a.test")];
+    let certs = certificate_variants();
     let shape = Shape {
         servers: [vec![], vec![], vec![]],
         routes: [Some(0), None, None, None],
-        certificate: 0,
+        tls: [None; 4],
+        contents: [0, 0],
     };
-    let mut model = model(&shape, &certs, &certs[0]);
+    let mut model = model(&shape, &certs, &certificate("default"));
     let slow = Server {
         address: IpAddr::from([127, 0, 0, 1]),
         port: backend_port,
@@ -485,19 +580,26 @@ fn shape_strategy() -> impl Strategy<Value = Shape> {
             proptest::option::of(0usize..3),
             proptest::option::of(0usize..3),
         ],
-        0usize..2,
+        [
+            proptest::option::of(0usize..2),
+            proptest::option::of(0usize..2),
+            proptest::option::of(0usize..2),
+            proptest::option::of(0usize..2),
+        ],
+        [0usize..2, 0usize..2],
     )
-        .prop_map(|(servers, routes, certificate)| Shape {
+        .prop_map(|(servers, routes, tls, contents)| Shape {
             servers,
             routes,
-            certificate,
+            tls,
+            contents,
         })
 }
 
 /// Applies each model of the sequence live to one HAProxy, then compares it with a
 /// second HAProxy freshly started on the files.
 async fn live_equals_fresh(shapes: Vec<Shape>) {
-    let certs = [certificate("a.test"), certificate("a.test")];
+    let certs = certificate_variants();
     let default_cert = certificate("default");
     let live_dir = tempfile::tempdir().unwrap();
     let fresh_dir = tempfile::tempdir().unwrap();
@@ -531,6 +633,19 @@ async fn live_equals_fresh(shapes: Vec<Shape>) {
     assert_eq!(servers_state(&api).await, servers_state(&fresh_api).await);
     assert_eq!(maps(&api).await, maps(&fresh_api).await);
     assert_eq!(certificates(&api).await, certificates(&fresh_api).await);
+    for host in HOSTS {
+        let served = |port: u16| {
+            test_support::https_get(port, host, host, "/")
+                .map(|r| r.certificate_cn)
+                .unwrap()
+        };
+        let (live_port, fresh_port) = (last.global.https_port, fresh_model.global.https_port);
+        let (live_cn, fresh_cn) =
+            tokio::task::spawn_blocking(move || (served(live_port), served(fresh_port)))
+                .await
+                .unwrap();
+        assert_eq!(live_cn, fresh_cn, "certificate served for {host}");
+    }
     live_haproxy.stop(std::time::Duration::from_secs(2)).await;
     fresh_haproxy.stop(std::time::Duration::from_secs(2)).await;
 }

@@ -3,11 +3,12 @@
 //! or a reload), computed by comparing what it runs with the desired model. Nothing is
 //! remembered between runs except those hashes, which are re-read from disk at start-up.
 
+mod certificates;
 mod live;
 
+pub use certificates::MAX_CERTIFICATE_PAYLOAD;
 pub use live::{
-    Backends, LiveState, LiveUpdate, MAX_CERTIFICATE_PAYLOAD, ReloadReason, RuntimeCommand,
-    ServerRef, live_update,
+    Backends, LiveState, LiveUpdate, ReloadReason, RuntimeCommand, ServerRef, live_update,
 };
 
 use std::collections::BTreeMap;

@@ -8,14 +8,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use model::{Backend, BackendId};
-use render::{BACKENDS_DIR, CRT_LIST, MAIN_CONFIG, RenderedConfig};
+use render::{BACKENDS_DIR, MAIN_CONFIG, RenderedConfig, RenderedFile};
+
+use crate::certificates::{self, CERTS_DIR};
 
 /// Every backend of a model, shared between the desired and the live state.
 pub type Backends = Arc<BTreeMap<BackendId, Backend>>;
-
-/// The largest certificate sent over the runtime API: the command and its payload must
-/// fit in one of HAProxy's buffers (`tune.bufsize`, 16 KiB by default).
-pub const MAX_CERTIFICATE_PAYLOAD: usize = 14 * 1024;
 
 /// Why HAProxy must load its configuration again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -24,7 +22,7 @@ pub enum ReloadReason {
     MainConfig,
     /// Backend sections were added or removed, or their settings changed.
     BackendSections,
-    /// A host gained or lost its certificate, or a certificate is too large to send live.
+    /// A certificate is too large to send over the runtime API.
     Certificates,
     /// A runtime API command failed or answered unexpectedly: HAProxy's state is unknown.
     RuntimeApiFailed,
@@ -105,6 +103,34 @@ pub enum RuntimeCommand {
         /// PEM content.
         content: Arc<[u8]>,
     },
+    /// `new ssl cert`, `set ssl cert`, `commit ssl cert`: a certificate file HAProxy does
+    /// not have yet.
+    AddCertificate {
+        /// Certificate file, as the configuration names it.
+        file: String,
+        /// PEM content.
+        content: Arc<[u8]>,
+    },
+    /// `add ssl crt-list`: one line of the certificate list.
+    AddCrtListEntry {
+        /// The certificate list.
+        list: String,
+        /// The line, as in the file (`<certificate> <sni filter>`).
+        entry: String,
+    },
+    /// `del ssl crt-list <list> <certificate>:<line>`, the line number looked up first
+    /// with `show ssl crt-list -n`, since a certificate may serve several names.
+    RemoveCrtListEntry {
+        /// The certificate list.
+        list: String,
+        /// The line, as in the file (`<certificate> <sni filter>`).
+        entry: String,
+    },
+    /// `del ssl cert`: a certificate no list entry uses any more.
+    RemoveCertificate {
+        /// Certificate file, as the configuration names it.
+        file: String,
+    },
 }
 
 /// What HAProxy runs: the backends with their live servers, and the content hash of every
@@ -113,8 +139,8 @@ pub enum RuntimeCommand {
 pub struct LiveState {
     /// Backend sections with the servers HAProxy routes to.
     pub backends: Backends,
-    /// Hash of the main configuration, maps, certificate list and certificates.
-    pub files: BTreeMap<String, u64>,
+    /// The main configuration, maps, certificate list and certificates.
+    pub files: BTreeMap<String, RenderedFile>,
     /// Servers removed from the model but still in HAProxy, in maintenance, because they
     /// had connections when they were to be deleted.
     pub draining: BTreeSet<ServerRef>,
@@ -129,7 +155,7 @@ impl LiveState {
                 .files
                 .iter()
                 .filter(|(path, _)| !path.starts_with(BACKENDS_DIR))
-                .map(|(path, file)| (path.clone(), file.hash))
+                .map(|(path, file)| (path.clone(), file.clone()))
                 .collect(),
             draining: BTreeSet::new(),
         }
@@ -158,10 +184,13 @@ impl LiveUpdate {
     /// cannot make a valid configuration invalid.
     pub fn needs_check(&self) -> bool {
         !self.reload.is_empty()
-            || self
-                .commands
-                .iter()
-                .any(|c| matches!(c, RuntimeCommand::UpdateCertificate { .. }))
+            || self.commands.iter().any(|c| {
+                matches!(
+                    c,
+                    RuntimeCommand::UpdateCertificate { .. }
+                        | RuntimeCommand::AddCertificate { .. }
+                )
+            })
     }
 }
 
@@ -170,14 +199,15 @@ impl LiveUpdate {
 /// Servers of backends whose section settings did not change are always updated live,
 /// even while a reload is due, so endpoints never wait for one. Maps are replaced live
 /// when every backend they may name exists in HAProxy already; otherwise they arrive
-/// with the reload that adds the backends.
+/// with the reload that adds the backends. Certificates and the certificate list are
+/// changed live too.
 pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConfig) -> LiveUpdate {
     let mut reload = BTreeSet::new();
     let mut commands = Vec::new();
     let mut draining = live.draining.clone();
 
-    let desired_hash = |path: &str| desired.files.get(path).map(|f| f.hash);
-    if desired_hash(MAIN_CONFIG) != live.files.get(MAIN_CONFIG).copied() {
+    let hash = |files: &BTreeMap<String, RenderedFile>, path: &str| files.get(path).map(|f| f.hash);
+    if hash(&desired.files, MAIN_CONFIG) != hash(&live.files, MAIN_CONFIG) {
         reload.insert(ReloadReason::MainConfig);
     }
 
@@ -218,57 +248,41 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         .iter()
         .filter(|(path, _)| path.starts_with("maps/"));
     for (path, file) in maps {
-        if live.files.get(path) == Some(&file.hash) || !maps_resolvable {
+        if hash(&live.files, path) == Some(file.hash) || !maps_resolvable {
             continue;
         }
         commands.push(RuntimeCommand::ReplaceMap {
             map: path.clone(),
             content: file.bytes.clone(),
         });
-        next_files.insert(path.clone(), file.hash);
+        next_files.insert(path.clone(), file.clone());
     }
 
-    let certificate_files = |files: &mut dyn Iterator<Item = &String>| -> BTreeSet<String> {
-        files
-            .filter(|p| p.starts_with("certs/") && p.as_str() != CRT_LIST)
-            .cloned()
-            .collect()
-    };
-    let live_certs = certificate_files(&mut live.files.keys());
-    let desired_certs = certificate_files(&mut desired.files.keys());
-    if live_certs != desired_certs || desired_hash(CRT_LIST) != live.files.get(CRT_LIST).copied() {
-        reload.insert(ReloadReason::Certificates);
-    }
-    for path in live_certs.intersection(&desired_certs) {
-        let Some(file) = desired.files.get(path) else {
-            continue;
-        };
-        if live.files.get(path) == Some(&file.hash) {
-            continue;
+    match certificates::changes(&live.files, &desired.files) {
+        Some(changes) => {
+            commands.extend(changes);
+            next_files.retain(|path, _| !path.starts_with(CERTS_DIR));
+            next_files.extend(
+                desired
+                    .files
+                    .iter()
+                    .filter(|(path, _)| path.starts_with(CERTS_DIR))
+                    .map(|(path, file)| (path.clone(), file.clone())),
+            );
         }
-        if file.bytes.len() > MAX_CERTIFICATE_PAYLOAD {
+        None => {
             reload.insert(ReloadReason::Certificates);
-            continue;
         }
-        commands.push(RuntimeCommand::UpdateCertificate {
-            file: path.clone(),
-            content: file.bytes.clone(),
-        });
-        next_files.insert(path.clone(), file.hash);
     }
 
-    let next = if reload.is_empty() {
-        LiveState {
-            backends: backends.clone(),
-            files: next_files,
-            draining,
-        }
-    } else {
-        LiveState {
-            backends: next_backends.map_or_else(|| live.backends.clone(), Arc::new),
-            files: next_files,
-            draining,
-        }
+    let next = LiveState {
+        backends: match next_backends {
+            _ if reload.is_empty() => backends.clone(),
+            Some(backends) => Arc::new(backends),
+            None => live.backends.clone(),
+        },
+        files: next_files,
+        draining,
     };
     LiveUpdate {
         commands,
@@ -306,5 +320,167 @@ fn server_commands(
                 address: SocketAddr::new(server.address, server.port),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::{Balance, HaproxyDuration, Server};
+
+    fn backend(service: &str, servers: &[u8], balance: Balance) -> (BackendId, Backend) {
+        let id = BackendId {
+            namespace: "ns".into(),
+            service: service.into(),
+            port: "80".into(),
+        };
+        let backend = Backend {
+            id: id.clone(),
+            servers: servers
+                .iter()
+                .map(|last| Server {
+                    address: std::net::IpAddr::from([10, 0, 0, *last]),
+                    port: 80,
+                })
+                .collect(),
+            balance,
+            timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
+            timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
+            origins: Vec::new(),
+        };
+        (id, backend)
+    }
+
+    fn files(entries: &[(&str, &str)]) -> RenderedConfig {
+        RenderedConfig {
+            files: entries
+                .iter()
+                .map(|(p, t)| ((*p).to_owned(), RenderedFile::new((*t).to_owned(), false)))
+                .collect(),
+        }
+    }
+
+    fn backends(list: &[(BackendId, Backend)]) -> Backends {
+        Arc::new(list.iter().cloned().collect())
+    }
+
+    const BASE: [(&str, &str); 4] = [
+        ("haproxy.cfg", "main"),
+        ("maps/hosts.map", "a.test a.test\n"),
+        ("certs/crt-list.txt", ""),
+        ("certs/default.pem", "default"),
+    ];
+
+    #[test]
+    fn servers_only_is_live_and_lands_exactly_on_the_desired_state() {
+        let live = LiveState::loaded(
+            backends(&[backend("a", &[1, 2], Balance::RoundRobin)]),
+            &files(&BASE),
+        );
+        let desired = backends(&[backend("a", &[2, 3], Balance::RoundRobin)]);
+        let update = live_update(&live, &desired, &files(&BASE));
+        assert_eq!(update.reload, BTreeSet::new());
+        let server = |name: &str| ServerRef {
+            backend: "ns_a_80".into(),
+            server: name.into(),
+        };
+        assert_eq!(
+            update.commands,
+            [
+                RuntimeCommand::RemoveServer(server("10.0.0.1_80")),
+                RuntimeCommand::AddServer {
+                    server: server("10.0.0.3_80"),
+                    address: "10.0.0.3:80".parse().unwrap_or_else(|_| unreachable!()),
+                },
+            ]
+        );
+        assert!(Arc::ptr_eq(&update.next.backends, &desired));
+        assert_eq!(
+            update.next.draining,
+            BTreeSet::from([server("10.0.0.1_80")])
+        );
+        // Wanted again while still draining: made ready, not added twice.
+        let back = backends(&[backend("a", &[1, 2, 3], Balance::RoundRobin)]);
+        let again = live_update(&update.next, &back, &files(&BASE));
+        assert_eq!(
+            again.commands,
+            [RuntimeCommand::ReadyServer(server("10.0.0.1_80"))]
+        );
+        assert_eq!(again.next.draining, BTreeSet::new());
+    }
+
+    #[test]
+    fn structural_changes_reload_while_servers_still_change_live() {
+        let live = LiveState::loaded(
+            backends(&[
+                backend("a", &[1], Balance::RoundRobin),
+                backend("b", &[1], Balance::RoundRobin),
+            ]),
+            &files(&BASE),
+        );
+        let mut changed = BASE;
+        changed[0] = ("haproxy.cfg", "main, changed");
+        changed[1] = ("maps/hosts.map", "a.test a.test\nc.test c.test\n");
+        let desired = backends(&[
+            backend("a", &[1, 2], Balance::RoundRobin),
+            backend("b", &[2], Balance::LeastConn),
+            backend("c", &[1], Balance::RoundRobin),
+        ]);
+        let update = live_update(&live, &desired, &files(&changed));
+        assert_eq!(
+            update.reload,
+            BTreeSet::from([ReloadReason::MainConfig, ReloadReason::BackendSections])
+        );
+        // `a` keeps its settings: its new server goes out now. `b` changed balance and
+        // `c` is new: they wait for the reload, and so do the maps that may name `c`.
+        let [RuntimeCommand::AddServer { server, .. }] = update.commands.as_slice() else {
+            panic!("{:?}", update.commands);
+        };
+        assert_eq!(server.to_string(), "ns_a_80/10.0.0.2_80");
+        let next = &update.next.backends;
+        assert_eq!(next.len(), 2);
+        assert_eq!(next.values().map(|b| b.servers.len()).sum::<usize>(), 3);
+        assert_eq!(
+            update.next.files["maps/hosts.map"].hash,
+            live.files["maps/hosts.map"].hash
+        );
+        assert!(update.needs_check());
+    }
+
+    #[test]
+    fn maps_and_certificates_change_live_and_too_large_certificates_reload() {
+        let live = LiveState::loaded(backends(&[]), &files(&BASE));
+        let mut changed = BASE.to_vec();
+        changed[1] = ("maps/hosts.map", "b.test b.test\n");
+        changed[2] = ("certs/crt-list.txt", "certs/x.pem b.test\n");
+        changed.push(("certs/x.pem", "x"));
+        let update = live_update(&live, &backends(&[]), &files(&changed));
+        assert_eq!(update.reload, BTreeSet::new());
+        let kinds: Vec<String> = update
+            .commands
+            .iter()
+            .map(|c| {
+                format!("{c:?}")
+                    .split([' ', '{', '('])
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(kinds, ["ReplaceMap", "AddCertificate", "AddCrtListEntry"]);
+        assert!(update.needs_check());
+        let huge = "x".repeat(crate::MAX_CERTIFICATE_PAYLOAD + 1);
+        let mut oversized = BASE.to_vec();
+        oversized[3] = ("certs/default.pem", &huge);
+        let update = live_update(&live, &backends(&[]), &files(&oversized));
+        assert_eq!(update.reload, BTreeSet::from([ReloadReason::Certificates]));
+    }
+
+    #[test]
+    fn identical_state_is_a_noop() {
+        let list = backends(&[backend("a", &[1], Balance::RoundRobin)]);
+        let live = LiveState::loaded(list.clone(), &files(&BASE));
+        let same = backends(&[backend("a", &[1], Balance::RoundRobin)]);
+        assert!(live_update(&live, &same, &files(&BASE)).is_noop());
     }
 }

@@ -287,11 +287,11 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
     assert_eq!(
         update.commands,
         [
-            RuntimeCommand::RemoveServer(server("10.0.0.1_8080")),
             RuntimeCommand::AddServer {
                 server: server("10.0.0.4_8080"),
                 address: "10.0.0.4:8080".parse().unwrap(),
             },
+            RuntimeCommand::RemoveServer(server("10.0.0.1_8080")),
             RuntimeCommand::ReplaceMap {
                 map: "maps/hosts.map".into(),
                 content: file("maps/hosts.map"),
@@ -323,13 +323,13 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
     assert_eq!(
         request_lines(&done.transcript),
         owned(&[
-            ("set server web_app_80/10.0.0.1_8080 state maint", ""),
-            ("del server web_app_80/10.0.0.1_8080", "Server deleted."),
             (
                 "add server web_app_80/10.0.0.4_8080 10.0.0.4:8080",
                 "New server registered."
             ),
             ("set server web_app_80/10.0.0.4_8080 state ready", ""),
+            ("set server web_app_80/10.0.0.1_8080 state maint", ""),
+            ("del server web_app_80/10.0.0.1_8080", "Server deleted."),
             ("prepare map maps/hosts.map", "New version created: 1"),
             ("add map @1 maps/hosts.map <<", ""),
             ("commit map @1 maps/hosts.map", ""),

@@ -305,11 +305,7 @@ fn server_commands(
     };
     let live_servers: BTreeSet<&model::Server> = live.servers.iter().collect();
     let wanted_servers: BTreeSet<&model::Server> = wanted.servers.iter().collect();
-    for server in live_servers.difference(&wanted_servers) {
-        let server = server_ref(server);
-        draining.insert(server.clone());
-        commands.push(RuntimeCommand::RemoveServer(server));
-    }
+    // New servers first: a backend whose endpoints are all replaced never has none.
     for server in wanted_servers.difference(&live_servers) {
         let reference = server_ref(server);
         if draining.remove(&reference) {
@@ -320,6 +316,11 @@ fn server_commands(
                 address: SocketAddr::new(server.address, server.port),
             });
         }
+    }
+    for server in live_servers.difference(&wanted_servers) {
+        let server = server_ref(server);
+        draining.insert(server.clone());
+        commands.push(RuntimeCommand::RemoveServer(server));
     }
 }
 
@@ -387,11 +388,11 @@ mod tests {
         assert_eq!(
             update.commands,
             [
-                RuntimeCommand::RemoveServer(server("10.0.0.1_80")),
                 RuntimeCommand::AddServer {
                     server: server("10.0.0.3_80"),
                     address: "10.0.0.3:80".parse().unwrap_or_else(|_| unreachable!()),
                 },
+                RuntimeCommand::RemoveServer(server("10.0.0.1_80")),
             ]
         );
         assert!(Arc::ptr_eq(&update.next.backends, &desired));

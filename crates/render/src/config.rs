@@ -27,6 +27,7 @@ global
     maxconn {maxconn}
     stats socket unix@run/admin.sock mode 600 level admin expose-fd listeners
     hard-stop-after 30s
+    mworker-max-reloads 10
     ssl-default-bind-options ssl-min-ver TLSv1.2
 
 defaults

@@ -5,11 +5,13 @@
 mod client;
 mod echo;
 mod harness;
+mod keepalive;
 mod manifests;
 mod synthetic;
 
 pub use client::{Response, TlsResponse, free_port, http_get, http_request, https_get};
 pub use echo::EchoServer;
 pub use harness::{Portcullis, kill_hard, managed_files};
+pub use keepalive::KeepAliveClient;
 pub use manifests::{backend, self_signed, tls_secret};
 pub use synthetic::SyntheticCluster;

@@ -1,0 +1,265 @@
+//! The running controller keeps HAProxy current without reloading it: endpoint and route
+//! changes go out over the runtime API, and traffic never fails while they, and the
+//! reloads that structural changes need, happen.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use test_support::{EchoServer, KeepAliveClient, Portcullis, backend, http_get};
+
+const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
+
+fn ingress(name: &str, host: &str, service: &str) -> String {
+    format!(
+        "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: {name}}}\nspec:\n  rules:\n  - host: {host}\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: {service}, port: {{number: 80}}}}}}}}\n"
+    )
+}
+
+/// A Service whose EndpointSlice lists the given echo servers as ready endpoints (none:
+/// scaled to zero).
+fn service(name: &str, endpoints: &[&EchoServer]) -> String {
+    if endpoints.is_empty() {
+        return backend("default", name, 80, None, &[]);
+    }
+    let ports: Vec<(u16, bool)> = endpoints.iter().map(|e| (e.port, true)).collect();
+    backend("default", name, 80, None, &ports)
+}
+
+/// Which echo server answers `host`, or the status when none does.
+fn answer(port: u16, host: &str) -> String {
+    match http_get(port, host, "/") {
+        Ok(r) if r.status == 200 => r.server().unwrap_or_default(),
+        Ok(r) => r.status.to_string(),
+        Err(err) => format!("error: {err}"),
+    }
+}
+
+fn write(dir: &Path, file: &str, text: &str) {
+    // Written whole, then renamed: the watcher never sees half a file.
+    let temporary = dir.join(format!(".{file}.tmp"));
+    std::fs::write(&temporary, text).unwrap();
+    std::fs::rename(&temporary, dir.join(file)).unwrap();
+}
+
+#[test]
+fn a_hundred_endpoint_changes_and_a_hundred_route_changes_cause_no_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    let echoes: Vec<EchoServer> = (0..4)
+        .map(|i| EchoServer::start(&format!("e{i}")).unwrap())
+        .collect();
+    // Round r: service i is served by echo (r + i) % 5, where 4 means scaled to zero;
+    // route j points at service (r + 2j) % 5. Every round changes all ten.
+    let endpoint_of = |round: usize, service: usize| {
+        let k = (round + service) % 5;
+        (k < 4).then_some(k)
+    };
+    let target_of = |round: usize, route: usize| (round + 2 * route) % 5;
+    let services_text = |round: usize| -> String {
+        (0..5)
+            .map(|i| {
+                let endpoints: Vec<&EchoServer> = endpoint_of(round, i)
+                    .map(|k| vec![&echoes[k]])
+                    .unwrap_or_default();
+                service(&format!("svc{i}"), &endpoints)
+                    + &ingress(
+                        &format!("site{i}"),
+                        &format!("s{i}.test"),
+                        &format!("svc{i}"),
+                    )
+            })
+            .collect()
+    };
+    let routes_text = |round: usize| -> String {
+        (0..5)
+            .map(|j| {
+                ingress(
+                    &format!("route{j}"),
+                    &format!("r{j}.test"),
+                    &format!("svc{}", target_of(round, j)),
+                )
+            })
+            .collect()
+    };
+    write(&manifests, "services.yaml", &services_text(0));
+    write(&manifests, "routes.yaml", &routes_text(0));
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let port = portcullis.http_port;
+    let expected = |round: usize, service: usize| {
+        endpoint_of(round, service).map_or_else(|| "503".to_owned(), |k| format!("e{k}"))
+    };
+    let serves_round = |p: &Portcullis, round: usize| {
+        (0..5).all(|i| answer(p.http_port, &format!("s{i}.test")) == expected(round, i))
+            && (0..5).all(|j| {
+                answer(p.http_port, &format!("r{j}.test")) == expected(round, target_of(round, j))
+            })
+    };
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| serves_round(p, 0))
+        .unwrap();
+    let starts = portcullis.metric("portcullis_haproxy_starts_total");
+    for round in 1..=20 {
+        write(&manifests, "services.yaml", &services_text(round));
+        write(&manifests, "routes.yaml", &routes_text(round));
+        portcullis
+            .wait_until(Duration::from_secs(10), |p| serves_round(p, round))
+            .unwrap_or_else(|err| {
+                let got: Vec<String> = (0..5)
+                    .map(|i| answer(port, &format!("s{i}.test")))
+                    .chain((0..5).map(|j| answer(port, &format!("r{j}.test"))))
+                    .collect();
+                panic!("round {round}: {err}; answers {got:?}")
+            });
+    }
+    // 20 rounds × 5 endpoint changes and 5 route changes, all applied live.
+    assert_eq!(
+        portcullis.metric_total("portcullis_reloads_total"),
+        0.0,
+        "{}",
+        portcullis.log()
+    );
+    assert_eq!(portcullis.metric("portcullis_haproxy_starts_total"), starts);
+    assert!(
+        portcullis
+            .metric("portcullis_updates_total{mode=\"runtime\"}")
+            .unwrap_or(0.0)
+            >= 20.0
+    );
+    assert_eq!(
+        portcullis.metric("portcullis_runtime_failures_total"),
+        Some(0.0)
+    );
+    assert_eq!(portcullis.metric("portcullis_haproxy_in_sync"), Some(1.0));
+    assert_eq!(portcullis.admin("/syncz").unwrap().status, 200);
+}
+
+/// What the clients saw.
+#[derive(Debug, Default)]
+struct Tally {
+    ok: u64,
+    failures: Vec<String>,
+    retried_idle: u64,
+}
+
+#[test]
+fn traffic_never_fails_while_endpoints_churn_routes_change_and_haproxy_reloads() {
+    const REQUESTS_PER_CLIENT: usize = 5_000;
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    let echoes: Vec<EchoServer> = (0..4)
+        .map(|i| EchoServer::start(&format!("e{i}")).unwrap())
+        .collect();
+    // Round r: `load` is served by echoes r % 4 and (r + 1) % 4 (never none); `side`
+    // moves to host side-r.test; every third round adds a Service, which needs a reload.
+    let load_text = |round: usize| {
+        service("load", &[&echoes[round % 4], &echoes[(round + 1) % 4]])
+            + &ingress("load", "load.test", "load")
+    };
+    let side_text = |round: usize| {
+        service("side", &[&echoes[0]]) + &ingress("side", &format!("side-{round}.test"), "side")
+    };
+    write(&manifests, "load.yaml", &load_text(0));
+    write(&manifests, "side.yaml", &side_text(0));
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let port = portcullis.http_port;
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            answer(p.http_port, "load.test").starts_with('e')
+        })
+        .unwrap();
+
+    let finished = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let clients: Vec<_> = (0..4)
+        .map(|index| {
+            let finished = finished.clone();
+            std::thread::spawn(move || {
+                let mut tally = Tally::default();
+                let mut keep_alive = (index % 2 == 0).then(|| KeepAliveClient::new(port));
+                for _ in 0..REQUESTS_PER_CLIENT {
+                    let result = match &mut keep_alive {
+                        Some(client) => client.get("load.test", "/"),
+                        None => http_get(port, "load.test", "/"),
+                    };
+                    match result {
+                        Ok(r) if r.status == 200 => tally.ok += 1,
+                        Ok(r) => tally.failures.push(format!("status {}", r.status)),
+                        Err(err) => tally.failures.push(err.to_string()),
+                    }
+                }
+                tally.retried_idle = keep_alive.map_or(0, |c| c.retried_on_closed_idle_connection);
+                finished.fetch_add(1, Ordering::SeqCst);
+                tally
+            })
+        })
+        .collect();
+
+    let mut round = 0;
+    let mut added_services = 0;
+    while finished.load(Ordering::SeqCst) < 4 {
+        round += 1;
+        write(&manifests, "load.yaml", &load_text(round));
+        write(&manifests, "side.yaml", &side_text(round));
+        if round % 3 == 0 {
+            added_services += 1;
+            write(
+                &manifests,
+                &format!("extra-{round}.yaml"),
+                &(service(&format!("extra{round}"), &[&echoes[1]])
+                    + &ingress(
+                        &format!("extra{round}"),
+                        &format!("extra{round}.test"),
+                        &format!("extra{round}"),
+                    )),
+            );
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let tallies: Vec<Tally> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+    let elapsed = started.elapsed();
+    let ok: u64 = tallies.iter().map(|t| t.ok).sum();
+    let failures: Vec<&String> = tallies.iter().flat_map(|t| &t.failures).collect();
+    let retried: u64 = tallies.iter().map(|t| t.retried_idle).sum();
+    // Let the last changes land before reading the counters.
+    let last_extra = format!("extra{}.test", round - round % 3);
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            added_services == 0 || answer(p.http_port, &last_extra) == "e1"
+        })
+        .unwrap();
+    let reloads = portcullis.metric_total("portcullis_reloads_total");
+    let runtime = portcullis
+        .metric("portcullis_updates_total{mode=\"runtime\"}")
+        .unwrap_or(0.0);
+    let commands = portcullis
+        .metric("portcullis_runtime_commands_total")
+        .unwrap_or(0.0);
+    eprintln!(
+        "load: {ok} requests ok, {} failed, in {elapsed:?}; {round} change rounds, {added_services} new services; {reloads} reloads, {runtime} runtime updates ({commands} runtime API requests); {retried} keep-alive requests re-sent after an old worker closed the idle connection",
+        failures.len()
+    );
+    assert_eq!(failures, Vec::<&String>::new(), "{ok} succeeded");
+    assert_eq!(ok, 4 * REQUESTS_PER_CLIENT as u64);
+    assert!(round >= 3, "the clients finished before any churn");
+    let rounds = f64::from(u32::try_from(round).unwrap());
+    assert!(reloads >= 1.0, "a new Service must reload HAProxy");
+    assert!(
+        reloads < f64::from(added_services) || added_services == 1,
+        "reloads are coalesced: {reloads} for {added_services} new services"
+    );
+    // Each round replaces one of `load`'s endpoints (add, ready, maint, del), live even
+    // while a reload is due.
+    assert!(
+        commands >= 2.0 * rounds,
+        "endpoint changes went out live: {commands} requests in {round} rounds"
+    );
+}

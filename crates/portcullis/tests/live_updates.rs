@@ -263,3 +263,86 @@ fn traffic_never_fails_while_endpoints_churn_routes_change_and_haproxy_reloads()
         "endpoint changes went out live: {commands} requests in {round} rounds"
     );
 }
+
+#[test]
+fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    let echo = EchoServer::start("e0").unwrap();
+    let configmap = |max_connections: u32| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata:\n  max-connections: \"{max_connections}\"\n"
+        )
+    };
+    write(
+        &manifests,
+        "app.yaml",
+        &(service("app", &[&echo]) + &ingress("app", "app.test", "app")),
+    );
+    write(&manifests, "global.yaml", &configmap(1000));
+    let mut portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--configmap", "ops/global", "--reload-interval", "200ms"],
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            answer(p.http_port, "app.test") == "e0"
+        })
+        .unwrap();
+    assert_eq!(portcullis.admin("/syncz").unwrap().status, 200);
+
+    // `haproxy -c` accepts a million connections, but no process here may open the two
+    // million descriptors they need, so the reload itself fails.
+    write(&manifests, "global.yaml", &configmap(1_000_000));
+    portcullis
+        .wait_until(Duration::from_secs(15), |p| {
+            p.metric("portcullis_failing_reloads").unwrap_or(0.0) >= 2.0
+        })
+        .unwrap();
+    let syncz = portcullis.admin("/syncz").unwrap();
+    assert_eq!(syncz.status, 503);
+    assert!(syncz.body.starts_with("reload failing"), "{}", syncz.body);
+    assert_eq!(portcullis.metric("portcullis_haproxy_in_sync"), Some(0.0));
+    assert!(
+        portcullis
+            .metric("portcullis_reload_failures_total")
+            .unwrap_or(0.0)
+            >= 2.0
+    );
+    assert_eq!(
+        portcullis.admin("/readyz").unwrap().status,
+        200,
+        "the old worker serves"
+    );
+    // Endpoint changes still go out live meanwhile.
+    let other = EchoServer::start("e1").unwrap();
+    write(
+        &manifests,
+        "app.yaml",
+        &(service("app", &[&other]) + &ingress("app", "app.test", "app")),
+    );
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            answer(p.http_port, "app.test") == "e1"
+        })
+        .unwrap();
+
+    // A good value: the retried reload succeeds.
+    write(&manifests, "global.yaml", &configmap(3000));
+    portcullis
+        .wait_until(Duration::from_secs(30), |p| {
+            p.admin("/syncz").is_ok_and(|r| r.status == 200)
+        })
+        .unwrap();
+    assert_eq!(portcullis.metric("portcullis_failing_reloads"), Some(0.0));
+    assert_eq!(portcullis.metric("portcullis_haproxy_in_sync"), Some(1.0));
+    assert_eq!(
+        portcullis.metric("portcullis_reloads_total{reason=\"main_config\"}"),
+        Some(1.0)
+    );
+    assert_eq!(answer(portcullis.http_port, "app.test"), "e1");
+}

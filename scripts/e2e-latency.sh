@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Measures, at N synthetic services (default 10000), the time from a manifest edit that
-# points one service at a new endpoint to that endpoint answering through HAProxy, and
-# the controller's peak memory. Everything binds to 127.0.0.1; everything it starts is
+# Measures, at N synthetic services (default 10000), the time from a manifest edit to
+# traffic through HAProxy for three changes: one service pointed at a new endpoint
+# (runtime API), a new route to it (runtime API, map update), and a new service (reload);
+# and the controller's peak memory. Everything binds to 127.0.0.1; everything it starts is
 # stopped by pid on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +37,62 @@ PY
 mv "$WORK/manifests/services-0000.yaml.tmp" "$WORK/manifests/services-0000.yaml"
 until curl -fs -m 1 -H "Host: $HOST" http://127.0.0.1:18080/ 2>/dev/null | grep -q '"server":"fresh"'; do sleep 0.02; done
 echo "manifest edit to traffic on the new endpoint: $(echo "$(date +%s.%N) - $edited" | bc) s"
+
+# A new route (a new host) to that existing backend: a map update, no reload.
+edited=$(date +%s.%N)
+cat >"$WORK/manifests/.route.yaml" <<'YAML'
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: new-route, namespace: ns-3}
+spec:
+  rules:
+  - host: new-route.example.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: svc-3, port: {name: http}}}}
+YAML
+mv "$WORK/manifests/.route.yaml" "$WORK/manifests/route.yaml"
+until curl -fs -m 1 -H "Host: new-route.example.test" http://127.0.0.1:18080/ 2>/dev/null | grep -q '"server":"fresh"'; do sleep 0.02; done
+echo "manifest edit to traffic on a new route: $(echo "$(date +%s.%N) - $edited" | bc) s"
+
+# A new Service: a new backend section, which needs a reload.
+edited=$(date +%s.%N)
+cat >"$WORK/manifests/.new-service.yaml" <<'YAML'
+apiVersion: v1
+kind: Service
+metadata: {name: brand-new, namespace: ns-3}
+spec:
+  ports:
+  - {name: http, port: 80}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: brand-new-1
+  namespace: ns-3
+  labels: {kubernetes.io/service-name: brand-new}
+addressType: IPv4
+ports:
+- {name: http, port: 19999}
+endpoints:
+- addresses: [127.0.0.1]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: brand-new, namespace: ns-3}
+spec:
+  rules:
+  - host: brand-new.example.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: brand-new, port: {name: http}}}}
+YAML
+mv "$WORK/manifests/.new-service.yaml" "$WORK/manifests/new-service.yaml"
+until curl -fs -m 1 -H "Host: brand-new.example.test" http://127.0.0.1:18080/ 2>/dev/null | grep -q '"server":"fresh"'; do sleep 0.02; done
+echo "manifest edit to traffic on a new service (reload): $(echo "$(date +%s.%N) - $edited" | bc) s"
+curl -fs http://127.0.0.1:18254/metrics | grep -E "^portcullis_(reloads_total|updates_total|runtime_commands_total|reconcile_duration_seconds_(sum|count))"
+
 shards=$(ls "$WORK/state/backends" | wc -l)
 echo "shard files: $shards, $(( $(cat "$WORK"/state/backends/*.cfg | wc -c) / shards )) bytes each on average (one is rewritten)"
 echo "controller peak RSS: $(grep VmHWM /proc/$PORTCULLIS/status | awk '{print $2, $3}')"
-grep -E "portcullis::|Reloading|Loading success|New worker" "$WORK/log" | tail -6 | cut -c12-160
+grep -E "portcullis::|Reloading|Loading success|New worker" "$WORK/log" | tail -12 | cut -c12-200

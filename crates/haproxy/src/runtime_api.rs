@@ -87,6 +87,28 @@ impl RuntimeApi {
                         deleted.push(server.clone());
                     }
                 }
+                RuntimeCommand::EditMap {
+                    map,
+                    add,
+                    set,
+                    delete,
+                } => {
+                    for (key, value) in add {
+                        session
+                            .expect(&format!("add map {map} {key} {value}"), str::is_empty)
+                            .await?;
+                    }
+                    for (key, value) in set {
+                        session
+                            .expect(&format!("set map {map} {key} {value}"), str::is_empty)
+                            .await?;
+                    }
+                    for key in delete {
+                        session
+                            .expect(&format!("del map {map} {key}"), str::is_empty)
+                            .await?;
+                    }
+                }
                 RuntimeCommand::ReplaceMap { map, content } => {
                     session.replace_map(map, content).await?;
                 }

@@ -71,6 +71,8 @@ struct Shape {
     routes: [Option<usize>; 4],
     tls: [Option<usize>; 4],
     contents: [usize; 2],
+    /// Seventy more hosts: more map changes than key edits are used for.
+    bulk: bool,
 }
 
 fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert) -> ProxyModel {
@@ -129,6 +131,25 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
         model
             .hosts
             .insert(HostKey::Exact((*host).into()), Host { routes, cert });
+    }
+    if shape.bulk {
+        for index in 0..70 {
+            let routes = BTreeMap::from([(
+                PathMatch {
+                    path: String::new(),
+                    kind: PathKind::Prefix,
+                },
+                Route {
+                    backend: id("app"),
+                    https_redirect: None,
+                    origin: origin(),
+                },
+            )]);
+            model.hosts.insert(
+                HostKey::Exact(format!("bulk{index}.test")),
+                Host { routes, cert: None },
+            );
+        }
     }
     model
 }
@@ -263,12 +284,14 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         routes: [Some(0), None, None, None],
         tls: [Some(0), None, None, None],
         contents: [0, 0],
+        bulk: false,
     };
     let after = Shape {
         servers: [vec![2, 4], vec![3], vec![]],
         routes: [Some(0), Some(1), None, None],
         tls: [Some(0), None, None, None],
         contents: [1, 0],
+        bulk: false,
     };
     let first = model(&before, &certs, &default_cert);
     let (mut haproxy, state, mut applied) = start(dir.path(), &first).await;
@@ -292,17 +315,23 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
                 address: "10.0.0.4:8080".parse().unwrap(),
             },
             RuntimeCommand::RemoveServer(server("10.0.0.1_8080")),
-            RuntimeCommand::ReplaceMap {
+            RuntimeCommand::EditMap {
                 map: "maps/hosts.map".into(),
-                content: file("maps/hosts.map"),
+                add: vec![("b.test".into(), "b.test".into())],
+                set: vec![],
+                delete: vec![],
             },
-            RuntimeCommand::ReplaceMap {
+            RuntimeCommand::EditMap {
                 map: "maps/http-prefix.map".into(),
-                content: file("maps/http-prefix.map"),
+                add: vec![("b.test#/".into(), "web_api_80".into())],
+                set: vec![],
+                delete: vec![],
             },
-            RuntimeCommand::ReplaceMap {
+            RuntimeCommand::EditMap {
                 map: "maps/https-prefix.map".into(),
-                content: file("maps/https-prefix.map"),
+                add: vec![("b.test#/".into(), "web_api_80".into())],
+                set: vec![],
+                delete: vec![],
             },
             RuntimeCommand::UpdateCertificate {
                 file: "certs/web_a-tls.pem".into(),
@@ -330,18 +359,9 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
             ("set server web_app_80/10.0.0.4_8080 state ready", ""),
             ("set server web_app_80/10.0.0.1_8080 state maint", ""),
             ("del server web_app_80/10.0.0.1_8080", "Server deleted."),
-            ("prepare map maps/hosts.map", "New version created: 1"),
-            ("add map @1 maps/hosts.map <<", ""),
-            ("commit map @1 maps/hosts.map", ""),
-            ("prepare map maps/http-prefix.map", "New version created: 1"),
-            ("add map @1 maps/http-prefix.map <<", ""),
-            ("commit map @1 maps/http-prefix.map", ""),
-            (
-                "prepare map maps/https-prefix.map",
-                "New version created: 1"
-            ),
-            ("add map @1 maps/https-prefix.map <<", ""),
-            ("commit map @1 maps/https-prefix.map", ""),
+            ("add map maps/hosts.map b.test b.test", ""),
+            ("add map maps/http-prefix.map b.test#/ web_api_80", ""),
+            ("add map maps/https-prefix.map b.test#/ web_api_80", ""),
             (
                 "set ssl cert certs/web_a-tls.pem <<",
                 "Transaction created for certificate certs/web_a-tls.pem!"
@@ -353,11 +373,6 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         ])
     );
     assert_eq!(done.deleted, [server("10.0.0.1_8080")]);
-    // The map payload is the rendered file itself.
-    assert_eq!(
-        done.transcript[5].request,
-        "add map @1 maps/hosts.map <<\na.test a.test\nb.test b.test\n"
-    );
     assert_eq!(
         maps(&api).await["maps/hosts.map"],
         ["a.test a.test", "b.test b.test"]
@@ -413,6 +428,42 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         ["b.test"],
         "the list serves b.test only"
     );
+
+    // Seventy new hosts: each map is replaced in one versioned transaction.
+    let fourth_shape = Shape {
+        bulk: true,
+        ..third_shape
+    };
+    let mut fourth = model(&fourth_shape, &certs, &default_cert);
+    fourth.global = first.global.clone();
+    let live = update.next;
+    let rendered = render(&fourth);
+    let update = plan::live_update(&live, &backends(&fourth), &rendered);
+    write(&state, &mut applied, &fourth);
+    let done = api.apply(&update.commands).await.unwrap();
+    let mut expected = Vec::new();
+    for map in [
+        "maps/hosts.map",
+        "maps/http-prefix.map",
+        "maps/https-prefix.map",
+    ] {
+        expected.push((
+            format!("prepare map {map}"),
+            "New version created: 1".to_owned(),
+        ));
+        expected.push((format!("add map @1 {map} <<"), String::new()));
+        expected.push((format!("commit map @1 {map}"), String::new()));
+    }
+    assert_eq!(request_lines(&done.transcript), expected);
+    // The payload is the rendered file itself.
+    assert_eq!(
+        done.transcript[1].request,
+        format!(
+            "add map @1 maps/hosts.map <<\n{}",
+            String::from_utf8_lossy(&rendered.files["maps/hosts.map"].bytes)
+        )
+    );
+    assert_eq!(maps(&api).await["maps/hosts.map"].len(), 72);
     haproxy.stop(std::time::Duration::from_secs(2)).await;
 }
 
@@ -425,6 +476,7 @@ async fn an_unexpected_reply_stops_the_batch_and_is_reported() {
         routes: [Some(0), None, None, None],
         tls: [Some(0), None, None, None],
         contents: [0, 0],
+        bulk: false,
     };
     let default_cert = certificate("default");
     let (mut haproxy, state, _) = start(dir.path(), &model(&shape, &certs, &default_cert)).await;
@@ -501,6 +553,7 @@ async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
         routes: [Some(0), None, None, None],
         tls: [None; 4],
         contents: [0, 0],
+        bulk: false,
     };
     let mut model = model(&shape, &certs, &certificate("default"));
     let slow = Server {
@@ -587,12 +640,14 @@ fn shape_strategy() -> impl Strategy<Value = Shape> {
             proptest::option::of(0usize..2),
         ],
         [0usize..2, 0usize..2],
+        proptest::bool::weighted(0.2),
     )
-        .prop_map(|(servers, routes, tls, contents)| Shape {
+        .prop_map(|(servers, routes, tls, contents, bulk)| Shape {
             servers,
             routes,
             tls,
             contents,
+            bulk,
         })
 }
 

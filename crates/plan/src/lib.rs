@@ -5,11 +5,13 @@
 
 mod certificates;
 mod live;
+mod maps;
 
 pub use certificates::MAX_CERTIFICATE_PAYLOAD;
 pub use live::{
     Backends, LiveState, LiveUpdate, ReloadReason, RuntimeCommand, ServerRef, live_update,
 };
+pub use maps::MAX_MAP_EDITS;
 
 use std::collections::BTreeMap;
 

@@ -11,6 +11,7 @@ use model::{Backend, BackendId};
 use render::{BACKENDS_DIR, MAIN_CONFIG, RenderedConfig, RenderedFile};
 
 use crate::certificates::{self, CERTS_DIR};
+use crate::maps;
 
 /// Every backend of a model, shared between the desired and the live state.
 pub type Backends = Arc<BTreeMap<BackendId, Backend>>;
@@ -88,6 +89,17 @@ pub enum RuntimeCommand {
     /// `set server ... state maint` then `del server`; a server with connections left is
     /// deleted later (see [`LiveState::draining`]).
     RemoveServer(ServerRef),
+    /// Edits a few keys of a map (`add map`, `set map`, `del map`), each atomically.
+    EditMap {
+        /// Map file, as the configuration names it.
+        map: String,
+        /// New keys and their values.
+        add: Vec<(String, String)>,
+        /// Existing keys with a new value.
+        set: Vec<(String, String)>,
+        /// Keys to remove.
+        delete: Vec<String>,
+    },
     /// Replaces a map's whole content atomically (`prepare map` / `add map @ver` /
     /// `commit map`).
     ReplaceMap {
@@ -251,10 +263,7 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         if hash(&live.files, path) == Some(file.hash) || !maps_resolvable {
             continue;
         }
-        commands.push(RuntimeCommand::ReplaceMap {
-            map: path.clone(),
-            content: file.bytes.clone(),
-        });
+        commands.push(maps::change(path, live.files.get(path), file));
         next_files.insert(path.clone(), file.clone());
     }
 
@@ -468,7 +477,7 @@ mod tests {
                     .to_owned()
             })
             .collect();
-        assert_eq!(kinds, ["ReplaceMap", "AddCertificate", "AddCrtListEntry"]);
+        assert_eq!(kinds, ["EditMap", "AddCertificate", "AddCrtListEntry"]);
         assert!(update.needs_check());
         let huge = "x".repeat(crate::MAX_CERTIFICATE_PAYLOAD + 1);
         let mut oversized = BASE.to_vec();

@@ -12,7 +12,7 @@ cargo build --quiet --release --bins
 target/release/synth-cluster "$N" "$WORK/manifests"
 target/release/echo-server fresh=19999 2>/dev/null &
 ECHO=$!
-target/release/portcullis run --manifests "$WORK/manifests" --state-dir "$WORK/state" \
+RUST_LOG=info,source=debug target/release/portcullis run --manifests "$WORK/manifests" --state-dir "$WORK/state" \
   --bind-address 127.0.0.1 --http-port 18080 --https-port 18443 --admin-bind 127.0.0.1:18254 \
   2>"$WORK/log" &
 PORTCULLIS=$!
@@ -95,4 +95,4 @@ curl -fs http://127.0.0.1:18254/metrics | grep -E "^portcullis_(reloads_total|up
 shards=$(ls "$WORK/state/backends" | wc -l)
 echo "shard files: $shards, $(( $(cat "$WORK"/state/backends/*.cfg | wc -c) / shards )) bytes each on average (one is rewritten)"
 echo "controller peak RSS: $(grep VmHWM /proc/$PORTCULLIS/status | awk '{print $2, $3}')"
-grep -E "portcullis::|Reloading|Loading success|New worker" "$WORK/log" | tail -12 | cut -c12-200
+grep -E "portcullis::|source::|Reloading|Loading success|New worker" "$WORK/log" | tail -12 | cut -c12-200

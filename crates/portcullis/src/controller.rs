@@ -175,6 +175,7 @@ impl Controller {
             ..
         } = reconciled;
         self.report(&conversion.diagnostics);
+        let reconciled_in = started.elapsed();
         let plan = plan::plan(&self.applied, &desired);
         let backends: Backends = Arc::new(std::mem::take(&mut conversion.model.backends));
         let update = self.driver.live_update(&backends, &desired);
@@ -228,6 +229,8 @@ impl Controller {
                 written = plan.writes.len(),
                 deleted = plan.deletes.len(),
                 checked = check,
+                reconcile_ms = reconciled_in.as_millis(),
+                total_ms = started.elapsed().as_millis(),
                 "configuration written"
             );
         }

@@ -93,6 +93,7 @@ impl Driver {
         };
         let mut reasons = update.reload;
         if !update.commands.is_empty() {
+            let started = Instant::now();
             match self.runtime.apply(&update.commands).await {
                 Ok(applied) => {
                     self.admin
@@ -107,6 +108,7 @@ impl Driver {
                     tracing::info!(
                         commands = update.commands.len(),
                         exchanges = applied.transcript.len(),
+                        elapsed_ms = started.elapsed().as_millis(),
                         "applied live"
                     );
                 }

@@ -62,7 +62,13 @@ pub async fn watch_manifest_dir(
                 Err(_elapsed) => break,
             }
         }
+        let started = std::time::Instant::now();
         let (events, problems) = manifests.change_events();
+        tracing::debug!(
+            events = events.len(),
+            elapsed_ms = started.elapsed().as_millis(),
+            "manifest directory rescanned"
+        );
         if events.is_empty() && problems == last_problems {
             continue;
         }

@@ -346,3 +346,85 @@ fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serv
     );
     assert_eq!(answer(portcullis.http_port, "app.test"), "e1");
 }
+
+/// Sends one command to the worker's runtime API, as an operator would with socat.
+fn runtime_command(state: &Path, command: &str) -> String {
+    use std::io::{Read, Write};
+    let mut socket = std::os::unix::net::UnixStream::connect(state.join("run/admin.sock")).unwrap();
+    socket.write_all(format!("{command}\n").as_bytes()).unwrap();
+    let mut reply = String::new();
+    socket.read_to_string(&mut reply).unwrap();
+    reply
+}
+
+#[test]
+fn a_runtime_command_that_fails_falls_back_to_a_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    let (a, b) = (
+        EchoServer::start("a").unwrap(),
+        EchoServer::start("b").unwrap(),
+    );
+    write(
+        &manifests,
+        "app.yaml",
+        &(service("app", &[&a, &b]) + &ingress("app", "app.test", "app")),
+    );
+    let state = dir.path().join("state");
+    let mut portcullis = Portcullis::start(BIN, &manifests, &state, &[]).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            ["a", "b"].contains(&answer(p.http_port, "app.test").as_str())
+        })
+        .unwrap();
+    // Someone removes server `b` behind the controller's back: HAProxy no longer matches
+    // what the controller believes it runs.
+    let server = format!("default_app_80/127.0.0.1_{}", b.port);
+    assert_eq!(
+        runtime_command(&state, &format!("set server {server} state maint")).trim(),
+        ""
+    );
+    assert_eq!(
+        runtime_command(&state, &format!("del server {server}")).trim(),
+        "Server deleted."
+    );
+    // Removing `b` from the manifests now fails live ("No such server."): HAProxy reloads
+    // from the files instead, and is back in step.
+    write(
+        &manifests,
+        "app.yaml",
+        &(service("app", &[&a]) + &ingress("app", "app.test", "app")),
+    );
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            p.metric("portcullis_reloads_total{reason=\"runtime_api_failed\"}") == Some(1.0)
+        })
+        .unwrap();
+    assert_eq!(
+        portcullis.metric("portcullis_runtime_failures_total"),
+        Some(1.0)
+    );
+    assert!(
+        portcullis.log().contains("answered \"No such server.\""),
+        "{}",
+        portcullis.log()
+    );
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| {
+            p.admin("/syncz").is_ok_and(|r| r.status == 200)
+        })
+        .unwrap();
+    // Live updates work again on the reloaded worker.
+    write(
+        &manifests,
+        "app.yaml",
+        &(service("app", &[&b]) + &ingress("app", "app.test", "app")),
+    );
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            answer(p.http_port, "app.test") == "b"
+        })
+        .unwrap();
+    assert_eq!(portcullis.metric_total("portcullis_reloads_total"), 1.0);
+}

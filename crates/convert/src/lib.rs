@@ -251,8 +251,15 @@ pub fn exclude_certificates(
         .collect();
     for id in &refused {
         conversion.model.certs.remove(id);
-        for host in conversion.model.hosts.values_mut() {
-            if host.cert.as_ref() == Some(id) {
+        let served: Vec<model::HostKey> = conversion
+            .model
+            .hosts
+            .iter()
+            .filter(|(_, host)| host.cert.as_ref() == Some(id))
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in served {
+            if let Some(host) = conversion.model.hosts.get_mut(&key) {
                 host.cert = None;
             }
         }

@@ -186,7 +186,7 @@ async fn start(dir: &Path, model: &ProxyModel) -> (Haproxy, StateDir, AppliedFil
 }
 
 fn backends(model: &ProxyModel) -> Backends {
-    Arc::new(model.backends.clone())
+    model.backends.clone()
 }
 
 fn runtime(state: &StateDir) -> RuntimeApi {

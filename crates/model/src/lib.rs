@@ -1,6 +1,7 @@
 //! The proxy model: what HAProxy should serve, as plain, ordered, comparable values.
 //!
-//! Everything here is `Eq` and ordered (`BTreeMap`), refers to other parts by id rather
+//! Everything here is `Eq` and ordered (persistent ordered maps, so a model is cloned in
+//! O(1) and two versions are compared by the parts they do not share), refers to other parts by id rather
 //! than by pointer, and holds only values that were validated on the way in, so the
 //! renderer can print them without escaping.
 
@@ -12,7 +13,7 @@ pub use backend::{Backend, BackendId, Balance, Server};
 pub use global::{Global, HaproxyDuration, Timeouts};
 pub use routing::{CertId, Host, HostKey, PathKind, PathMatch, Route, TlsCert};
 
-use std::collections::BTreeMap;
+pub use imbl::OrdMap;
 
 /// A Kubernetes object's identity as the model records it, for error reports.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -41,11 +42,11 @@ pub struct ProxyModel {
     /// Process-wide and frontend settings.
     pub global: Global,
     /// Routing, per host key (exact host, wildcard host, or the catch-all).
-    pub hosts: BTreeMap<HostKey, Host>,
+    pub hosts: OrdMap<HostKey, Host>,
     /// Every backend a route or the default backend refers to.
-    pub backends: BTreeMap<BackendId, Backend>,
+    pub backends: OrdMap<BackendId, Backend>,
     /// Certificates served by SNI, besides the default one.
-    pub certs: BTreeMap<CertId, TlsCert>,
+    pub certs: OrdMap<CertId, TlsCert>,
     /// Served for unknown SNI names, and whenever a host's own certificate is unusable.
     pub default_cert: TlsCert,
     /// Where requests that match no route go; `None` answers 404.

@@ -8,13 +8,15 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use model::{Backend, BackendId};
+use imbl::ordmap::DiffItem;
 use render::{BACKENDS_DIR, MAIN_CONFIG, RenderedConfig, RenderedFile};
 
 use crate::certificates::{self, CERTS_DIR};
 use crate::maps;
 
-/// Every backend of a model, shared between the desired and the live state.
-pub type Backends = Arc<BTreeMap<BackendId, Backend>>;
+/// Every backend of a model, shared between the desired and the live state (a persistent
+/// map: cloned in O(1), compared by the parts two versions do not share).
+pub type Backends = model::OrdMap<BackendId, Backend>;
 
 /// Why HAProxy must load its configuration again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -223,38 +225,44 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         reload.insert(ReloadReason::MainConfig);
     }
 
-    let sections_equal = Arc::ptr_eq(&live.backends, backends)
-        || (live.backends.len() == backends.len()
-            && live
-                .backends
-                .iter()
-                .zip(backends.iter())
-                .all(|((a, x), (b, y))| a == b && x.same_section_settings(y)));
+    // Only the parts the two maps do not share are visited.
+    let mut sections_equal = true;
+    let mut resolvable = true;
+    let mut server_changes = Vec::new();
+    for item in live.backends.diff(backends) {
+        match item {
+            DiffItem::Add(..) => {
+                sections_equal = false;
+                resolvable = false;
+            }
+            DiffItem::Remove(..) => sections_equal = false,
+            DiffItem::Update {
+                old: (_, live_backend),
+                new: (_, wanted),
+            } => {
+                if wanted.same_section_settings(live_backend) {
+                    server_changes.push((live_backend, wanted));
+                } else {
+                    sections_equal = false;
+                }
+            }
+        }
+    }
     if !sections_equal {
         reload.insert(ReloadReason::BackendSections);
     }
-    let mut next_backends: Option<BTreeMap<BackendId, Backend>> = None;
-    if !Arc::ptr_eq(&live.backends, backends) {
-        for (id, live_backend) in live.backends.iter() {
-            let Some(wanted) = backends.get(id) else {
-                continue;
-            };
-            if wanted.servers == live_backend.servers || !wanted.same_section_settings(live_backend)
-            {
-                continue;
-            }
+    let mut next_backends = live.backends.clone();
+    for (live_backend, wanted) in server_changes {
+        if live_backend.servers != wanted.servers {
             server_commands(live_backend, wanted, &mut draining, &mut commands);
-            if !sections_equal {
-                next_backends
-                    .get_or_insert_with(|| (*live.backends).clone())
-                    .insert(id.clone(), wanted.clone());
-            }
+        }
+        if !sections_equal {
+            next_backends.insert(wanted.id.clone(), wanted.clone());
         }
     }
 
     let mut next_files = live.files.clone();
-    let maps_resolvable =
-        sections_equal || backends.keys().all(|id| live.backends.contains_key(id));
+    let maps_resolvable = resolvable;
     let maps = desired
         .files
         .iter()
@@ -285,10 +293,10 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
     }
 
     let next = LiveState {
-        backends: match next_backends {
-            _ if reload.is_empty() => backends.clone(),
-            Some(backends) => Arc::new(backends),
-            None => live.backends.clone(),
+        backends: if reload.is_empty() {
+            backends.clone()
+        } else {
+            next_backends
         },
         files: next_files,
         draining,
@@ -371,7 +379,7 @@ mod tests {
     }
 
     fn backends(list: &[(BackendId, Backend)]) -> Backends {
-        Arc::new(list.iter().cloned().collect())
+        list.iter().cloned().collect()
     }
 
     const BASE: [(&str, &str); 4] = [
@@ -404,7 +412,7 @@ mod tests {
                 RuntimeCommand::RemoveServer(server("10.0.0.1_80")),
             ]
         );
-        assert!(Arc::ptr_eq(&update.next.backends, &desired));
+        assert!(update.next.backends.ptr_eq(&desired));
         assert_eq!(
             update.next.draining,
             BTreeSet::from([server("10.0.0.1_80")])

@@ -170,14 +170,14 @@ impl Controller {
         self.rejected_certificates
             .retain(|id, _| reconciled.excluded_certificates.contains(id));
         let pipeline::Reconciled {
-            mut conversion,
+            conversion,
             rendered: desired,
             ..
         } = reconciled;
         self.report(&conversion.diagnostics);
         let reconciled_in = started.elapsed();
         let plan = plan::plan(&self.applied, &desired);
-        let backends: Backends = Arc::new(std::mem::take(&mut conversion.model.backends));
+        let backends: Backends = conversion.model.backends.clone();
         let update = self.driver.live_update(&backends, &desired);
         if plan.is_empty() && update.as_ref().is_some_and(LiveUpdate::is_noop) {
             metrics.reconciled("noop");
@@ -208,7 +208,6 @@ impl Controller {
                     self.rejected_certificates.extend(refused);
                     return Box::pin(self.reconcile()).await;
                 }
-                conversion.model.backends = Arc::unwrap_or_clone(backends);
                 let culprits = pipeline::blame(&failure.output, &conversion.model);
                 tracing::error!(objects = ?culprits, "{failure}; the last good configuration stays live");
                 self.report(&conversion.diagnostics);

@@ -47,7 +47,7 @@ defaults
     let default_backend = model
         .default_backend
         .as_ref()
-        .filter(|id| model.backends.contains_key(id))
+        .filter(|id| model.backends.contains_key(*id))
         .map_or_else(|| NOT_FOUND_BACKEND.to_owned(), |id| id.section_name());
     let address = match global.bind_address {
         std::net::IpAddr::V4(v4) => v4.to_string(),

@@ -7,8 +7,8 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use model::{Backend, BackendId};
 use imbl::ordmap::DiffItem;
+use model::{Backend, BackendId};
 use render::{BACKENDS_DIR, MAIN_CONFIG, RenderedConfig, RenderedFile};
 
 use crate::certificates::{self, CERTS_DIR};

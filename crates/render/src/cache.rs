@@ -1,195 +1,238 @@
-//! Memoized rendering: a backend's text is reused while the backend value is unchanged,
-//! a host's map lines while the host is unchanged, and a shard or map file is assembled
-//! again only when one of its parts changed. An empty cache renders everything.
+//! Memoized rendering, driven by what changed: the previous model is kept, and only the
+//! backends, hosts and certificates that differ from it (found by comparing the persistent
+//! maps, which skips every part the two versions share) are rendered again; a shard or
+//! map file is assembled again only when one of its parts changed. An empty cache renders
+//! everything.
 
-use rustc_hash::FxHashMap as HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use model::{Backend, BackendId, CertId, Host, HostKey, ProxyModel, TlsCert};
+use imbl::ordmap::DiffItem;
+use model::{BackendId, CertId, HostKey, ProxyModel};
 
 use crate::maps::{self, HostLines, MAP_FILES};
 use crate::shards::{self, render_backend, shard_header, shard_of};
 use crate::{RenderedConfig, RenderedFile, config};
 
-#[derive(Debug)]
-struct CachedBackend {
-    backend: Backend,
-    text: Arc<str>,
-    shard: u32,
-    shards: u32,
-}
-
-/// A file assembled from parts, kept with the parts it was made of.
-#[derive(Debug, Default)]
-struct Assembled {
-    parts: Vec<Arc<str>>,
-    file: Option<RenderedFile>,
-}
-
-impl Assembled {
-    /// Returns the file for these parts, concatenating only if a part changed.
-    fn file(&mut self, header: &str, parts: Vec<Arc<str>>) -> RenderedFile {
-        let same = parts.len() == self.parts.len()
-            && parts
-                .iter()
-                .zip(&self.parts)
-                .all(|(a, b)| Arc::ptr_eq(a, b));
-        if let (true, Some(file)) = (same, &self.file) {
-            return file.clone();
-        }
-        let mut text =
-            String::with_capacity(header.len() + parts.iter().map(|p| p.len()).sum::<usize>());
-        text.push_str(header);
-        for part in &parts {
-            text.push_str(part);
-        }
-        let file = RenderedFile::new(text, false);
-        self.parts = parts;
-        self.file = Some(file.clone());
-        file
-    }
-}
-
-#[derive(Debug)]
+/// One host's lines in the hosts map and in each route map.
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct CachedHost {
-    host: Host,
-    hosts_map: Arc<str>,
-    route_maps: [Arc<str>; 4],
+    parts: [Arc<str>; 5],
 }
 
 /// Memo of the previous render.
 #[derive(Debug, Default)]
 pub struct RenderCache {
-    backends: HashMap<BackendId, CachedBackend>,
-    hosts: HashMap<HostKey, CachedHost>,
-    certs: HashMap<CertId, (TlsCert, RenderedFile)>,
-    shard_files: Vec<Assembled>,
-    map_files: [Assembled; 5],
+    previous: Option<ProxyModel>,
+    /// Per shard, each member's section text, in section order.
+    shard_members: Vec<BTreeMap<BackendId, Arc<str>>>,
+    hosts: BTreeMap<HostKey, CachedHost>,
+    /// The previous output; files that did not change are reused from it.
+    files: BTreeMap<String, RenderedFile>,
 }
 
 impl RenderCache {
     /// Renders a model, reusing whatever the previous render already produced.
     pub fn render(&mut self, model: &ProxyModel) -> RenderedConfig {
-        let mut files = std::collections::BTreeMap::new();
-        files.insert(
+        let previous = self.previous.take();
+        let previous = previous.as_ref();
+        self.files.insert(
             crate::MAIN_CONFIG.to_owned(),
             RenderedFile::new(config::main_config(model), false),
         );
-        self.render_backends(model, &mut files);
-        self.render_maps(model, &mut files);
-        files.insert(
-            config::CRT_LIST.to_owned(),
-            RenderedFile::new(maps::crt_list(model), false),
-        );
-        files.insert(
-            config::DEFAULT_CERT.to_owned(),
-            self.cert_file(&CertId::default_marker(), &model.default_cert),
-        );
-        for (id, cert) in &model.certs {
-            files.insert(
-                format!("certs/{}", id.file_name()),
-                self.cert_file(id, cert),
+        self.render_backends(previous, model);
+        let crt_list_changed = self.render_hosts(previous, model);
+        self.render_certificates(previous, model);
+        let certificates_changed =
+            previous.is_none_or(|p| p.certs.diff(&model.certs).next().is_some());
+        if crt_list_changed || certificates_changed {
+            self.files.insert(
+                config::CRT_LIST.to_owned(),
+                RenderedFile::new(maps::crt_list(model), false),
             );
         }
-        let wanted: rustc_hash::FxHashSet<&CertId> = model.certs.keys().collect();
-        self.certs
-            .retain(|id, _| wanted.contains(id) || *id == CertId::default_marker());
-        RenderedConfig { files }
+        self.previous = Some(model.clone());
+        RenderedConfig {
+            files: self.files.clone(),
+        }
     }
 
-    fn render_backends(
-        &mut self,
-        model: &ProxyModel,
-        files: &mut std::collections::BTreeMap<String, RenderedFile>,
-    ) {
+    fn render_backends(&mut self, previous: Option<&ProxyModel>, model: &ProxyModel) {
         let shards = model.global.backend_shards.max(1);
-        let mut members: Vec<Vec<Arc<str>>> = vec![Vec::new(); shards as usize];
-        for (id, backend) in &model.backends {
-            if self
-                .backends
-                .get(id)
-                .is_none_or(|cached| cached.backend != *backend)
-            {
-                let text: Arc<str> = Arc::from(render_backend(backend));
-                let entry = CachedBackend {
-                    backend: backend.clone(),
-                    text,
-                    shard: shard_of(id, shards),
-                    shards,
-                };
-                self.backends.insert(id.clone(), entry);
+        let same_layout = previous.is_some_and(|p| p.global.backend_shards.max(1) == shards)
+            && self.shard_members.len() == shards as usize;
+        let mut dirty: BTreeSet<u32> = BTreeSet::new();
+        match previous {
+            Some(previous) if same_layout => {
+                for item in previous.backends.diff(&model.backends) {
+                    let (id, text) = match item {
+                        DiffItem::Add(id, backend)
+                        | DiffItem::Update {
+                            new: (id, backend), ..
+                        } => (id, Some(render_backend(backend))),
+                        DiffItem::Remove(id, _) => (id, None),
+                    };
+                    let shard = shard_of(id, shards);
+                    let Some(members) = self.shard_members.get_mut(shard as usize) else {
+                        continue;
+                    };
+                    let before = match text {
+                        Some(text) => members.insert(id.clone(), Arc::from(text)),
+                        None => members.remove(id),
+                    };
+                    if before.as_deref() != members.get(id).map(|t| &**t) {
+                        dirty.insert(shard);
+                    }
+                }
             }
-            let Some(cached) = self.backends.get_mut(id) else {
+            _ => {
+                // A new layout: every file is assembled again; texts already rendered
+                // are kept.
+                let mut texts: BTreeMap<BackendId, Arc<str>> = self
+                    .shard_members
+                    .drain(..)
+                    .flat_map(BTreeMap::into_iter)
+                    .collect();
+                let unchanged: Option<&ProxyModel> = previous;
+                self.shard_members = vec![BTreeMap::new(); shards as usize];
+                for (id, backend) in &model.backends {
+                    let reusable = unchanged
+                        .and_then(|p| p.backends.get(id))
+                        .is_some_and(|old| old == backend);
+                    let text = match texts.remove(id) {
+                        Some(text) if reusable => text,
+                        _ => Arc::from(render_backend(backend)),
+                    };
+                    if let Some(members) = self.shard_members.get_mut(shard_of(id, shards) as usize)
+                    {
+                        members.insert(id.clone(), text);
+                    }
+                }
+                self.files
+                    .retain(|path, _| !path.starts_with(crate::BACKENDS_DIR));
+                dirty.extend(0..shards);
+            }
+        }
+        for shard in dirty {
+            let Some(members) = self.shard_members.get(shard as usize) else {
                 continue;
             };
-            if cached.shards != shards {
-                cached.shard = shard_of(id, shards);
-                cached.shards = shards;
+            let header = shard_header(shard, shards);
+            let mut text = String::with_capacity(
+                header.len() + members.values().map(|t| t.len()).sum::<usize>(),
+            );
+            text.push_str(&header);
+            for section in members.values() {
+                text.push_str(section);
             }
-            if let Some(list) = members.get_mut(cached.shard as usize) {
-                list.push(cached.text.clone());
-            }
-        }
-        if self.backends.len() > model.backends.len() {
-            self.backends
-                .retain(|id, _| model.backends.contains_key(id));
-        }
-        self.shard_files
-            .resize_with(shards as usize, Assembled::default);
-        for (shard, parts) in members.into_iter().enumerate() {
-            let shard = shard as u32;
-            let file = self.shard_files[shard as usize].file(&shard_header(shard, shards), parts);
-            files.insert(shards::shard_file_name(shard, shards), file);
+            self.files.insert(
+                shards::shard_file_name(shard, shards),
+                RenderedFile::new(text, false),
+            );
         }
     }
 
-    fn render_maps(
-        &mut self,
-        model: &ProxyModel,
-        files: &mut std::collections::BTreeMap<String, RenderedFile>,
-    ) {
-        let mut parts: [Vec<Arc<str>>; 5] = Default::default();
-        for (key, host) in &model.hosts {
-            if self
-                .hosts
-                .get(key)
-                .is_none_or(|cached| cached.host != *host)
-            {
+    /// Updates the host lines and the map files; says whether a host's certificate
+    /// changed (the certificate list must be rendered again).
+    fn render_hosts(&mut self, previous: Option<&ProxyModel>, model: &ProxyModel) -> bool {
+        let mut dirty = [previous.is_none(); 5];
+        let mut certificates_changed = previous.is_none();
+        if previous.is_none() {
+            self.hosts.clear();
+        }
+        let mut update = |key: &HostKey, host: Option<&model::Host>, old_cert: bool| {
+            let new_parts = host.map(|host| {
                 let HostLines {
                     hosts_map,
                     route_maps,
                 } = maps::host_lines(key, host);
-                let entry = CachedHost {
-                    host: host.clone(),
-                    hosts_map: Arc::from(hosts_map),
-                    route_maps: route_maps.map(Arc::from),
-                };
-                self.hosts.insert(key.clone(), entry);
-            }
-            let Some(cached) = self.hosts.get(key) else {
-                continue;
+                let [a, b, c, d] = route_maps.map(Arc::<str>::from);
+                CachedHost {
+                    parts: [Arc::from(hosts_map), a, b, c, d],
+                }
+            });
+            let old_parts = match &new_parts {
+                Some(parts) => self.hosts.insert(key.clone(), parts.clone()),
+                None => self.hosts.remove(key),
             };
-            parts[0].push(cached.hosts_map.clone());
-            for (index, lines) in cached.route_maps.iter().enumerate() {
-                parts[index + 1].push(lines.clone());
+            for (index, flag) in dirty.iter_mut().enumerate() {
+                let before = old_parts.as_ref().map_or("", |p| &p.parts[index]);
+                let after = new_parts.as_ref().map_or("", |p| &p.parts[index]);
+                *flag |= before != after;
             }
-        }
-        if self.hosts.len() > model.hosts.len() {
-            self.hosts.retain(|key, _| model.hosts.contains_key(key));
+            if old_cert || host.is_some_and(|h| h.cert.is_some()) {
+                certificates_changed = true;
+            }
+        };
+        match previous {
+            Some(previous) => {
+                for item in previous.hosts.diff(&model.hosts) {
+                    match item {
+                        DiffItem::Add(key, host) => update(key, Some(host), false),
+                        DiffItem::Update {
+                            old: (_, old),
+                            new: (key, host),
+                        } => update(key, Some(host), old.cert.is_some()),
+                        DiffItem::Remove(key, old) => update(key, None, old.cert.is_some()),
+                    }
+                }
+            }
+            None => {
+                for (key, host) in &model.hosts {
+                    update(key, Some(host), false);
+                }
+            }
         }
         let names = std::iter::once(maps::HOSTS_MAP).chain(MAP_FILES);
-        for ((name, parts), assembled) in names.zip(parts).zip(self.map_files.iter_mut()) {
-            files.insert(name.to_owned(), assembled.file("", parts));
+        for (index, name) in names.enumerate() {
+            if !dirty[index] {
+                continue;
+            }
+            let mut text =
+                String::with_capacity(self.files.get(name).map_or(0, |f| f.bytes.len()) + 256);
+            for host in self.hosts.values() {
+                text.push_str(&host.parts[index]);
+            }
+            self.files
+                .insert(name.to_owned(), RenderedFile::new(text, false));
         }
+        certificates_changed
     }
 
-    fn cert_file(&mut self, id: &CertId, cert: &TlsCert) -> RenderedFile {
-        match self.certs.get(id) {
-            Some((cached, file)) if cached == cert => file.clone(),
-            _ => {
-                let file = RenderedFile::new(cert.pem_bundle.clone(), true);
-                self.certs.insert(id.clone(), (cert.clone(), file.clone()));
-                file
+    fn render_certificates(&mut self, previous: Option<&ProxyModel>, model: &ProxyModel) {
+        if previous.is_none_or(|p| p.default_cert != model.default_cert) {
+            self.files.insert(
+                config::DEFAULT_CERT.to_owned(),
+                RenderedFile::new(model.default_cert.pem_bundle.clone(), true),
+            );
+        }
+        let path = |id: &CertId| format!("certs/{}", id.file_name());
+        match previous {
+            Some(previous) => {
+                for item in previous.certs.diff(&model.certs) {
+                    match item {
+                        DiffItem::Add(id, cert)
+                        | DiffItem::Update {
+                            new: (id, cert), ..
+                        } => {
+                            self.files
+                                .insert(path(id), RenderedFile::new(cert.pem_bundle.clone(), true));
+                        }
+                        DiffItem::Remove(id, _) => {
+                            self.files.remove(&path(id));
+                        }
+                    }
+                }
+            }
+            None => {
+                let keep = |p: &String| {
+                    !p.starts_with("certs/") || p == config::DEFAULT_CERT || p == config::CRT_LIST
+                };
+                self.files.retain(|p, _| keep(p));
+                for (id, cert) in &model.certs {
+                    self.files
+                        .insert(path(id), RenderedFile::new(cert.pem_bundle.clone(), true));
+                }
             }
         }
     }

@@ -63,6 +63,15 @@ pub fn automatic_shards(backends: usize) -> u32 {
     u32::try_from(wanted).unwrap_or(1024)
 }
 
+/// The merge order of an Ingress: creation time, then namespace and name.
+fn merge_age(ingress: &Ingress, object: &ObjectRef) -> merge::Age {
+    (
+        ingress.metadata.creation_timestamp.as_ref().map(|t| t.0),
+        object.namespace.clone(),
+        object.name.clone(),
+    )
+}
+
 /// Converts a snapshot from scratch (an empty cache).
 pub fn convert(snapshot: &Snapshot, options: &ConvertOptions) -> Conversion {
     ConvertCache::default().convert(snapshot, options)
@@ -70,18 +79,22 @@ pub fn convert(snapshot: &Snapshot, options: &ConvertOptions) -> Conversion {
 
 #[derive(Debug)]
 struct CachedIngress {
-    ingress: Arc<Ingress>,
     dependencies: Vec<lookup::Dependency>,
-    output: Arc<ingress::IngressOutput>,
 }
 
-/// Memo of the previous conversion: an Ingress's output is reused while the Ingress, every
-/// object its conversion looked up, and the global ConfigMap are unchanged; a Secret's
-/// certificate while the Secret is unchanged. An empty cache converts everything.
+/// Memo of the previous conversion, driven by what changed: the objects that differ from
+/// the previous snapshot are found by comparing the two (skipping what they share); an
+/// Ingress is converted again only if it changed or one of the objects its conversion
+/// looked up did, and the merge resolves again only the keys those Ingresses claimed. A
+/// change to the global ConfigMap or an IngressClass converts everything. An empty cache
+/// converts everything.
 #[derive(Debug, Default)]
 pub struct ConvertCache {
+    previous: Option<Snapshot>,
     global: Option<Option<Object>>,
     ingresses: FxHashMap<ObjectRef, CachedIngress>,
+    dependents: FxHashMap<lookup::Dependency, FxHashSet<ObjectRef>>,
+    merger: merge::Merger,
     secrets: FxHashMap<CertId, (Option<Object>, Result<TlsCert, String>)>,
 }
 
@@ -107,63 +120,72 @@ impl ConvertCache {
             (Some(None), None) => true,
             _ => false,
         };
-        if !same_global {
-            self.ingresses.clear();
-        }
         self.global = Some(configmap);
 
-        let mut ingresses: Vec<&Arc<Ingress>> = snapshot
-            .of_kind(Kind::Ingress)
-            .filter_map(|o| match o {
-                Object::Ingress(ingress) => Some(ingress),
-                _ => None,
-            })
-            .filter(|ingress| class::is_ours(ingress, snapshot, options))
-            .collect();
-        // Oldest first; the key borrows, so sorting allocates nothing.
-        fn age_key(
-            ingress: &Ingress,
-        ) -> (
-            Option<resources::jiff::Timestamp>,
-            Option<&str>,
-            Option<&str>,
-        ) {
-            let meta = &ingress.metadata;
-            (
-                meta.creation_timestamp.as_ref().map(|t| t.0),
-                meta.namespace.as_deref(),
-                meta.name.as_deref(),
-            )
-        }
-        ingresses.sort_by(|a, b| age_key(a).cmp(&age_key(b)));
-        let mut outputs = Vec::with_capacity(ingresses.len());
-        for ingress in ingresses {
-            let object = ingress::ingress_ref(ingress);
-            let reusable = self.ingresses.get(&object).filter(|cached| {
-                (Arc::ptr_eq(&cached.ingress, ingress) || cached.ingress == *ingress)
-                    && cached.dependencies.iter().all(|d| d.holds(snapshot))
-            });
-            let output = match reusable {
-                Some(cached) => cached.output.clone(),
-                None => {
-                    let mut recorder = lookup::Recorder::new(snapshot);
-                    let output =
-                        Arc::new(ingress::convert_ingress(ingress, &mut recorder, &global));
-                    let cached = CachedIngress {
-                        ingress: ingress.clone(),
-                        dependencies: recorder.dependencies,
-                        output: output.clone(),
-                    };
-                    self.ingresses.insert(object, cached);
-                    output
+        let changes = match &self.previous {
+            Some(previous) if same_global => Some(snapshot.changes_since(previous)),
+            _ => None,
+        };
+        // Whether an Ingress is ours depends on every IngressClass.
+        let changes = changes.filter(|changes| {
+            !changes
+                .iter()
+                .any(|c| c.object_ref.kind == Kind::IngressClass)
+        });
+        let (affected, changed_secrets) = match changes {
+            Some(changes) => self.affected_by(&changes),
+            None => {
+                self.ingresses.clear();
+                self.dependents.clear();
+                self.merger = merge::Merger::default();
+                let all = snapshot
+                    .of_kind(Kind::Ingress)
+                    .map(Object::object_ref)
+                    .collect();
+                (all, std::collections::BTreeSet::new())
+            }
+        };
+        self.previous = Some(snapshot.clone());
+
+        let mut updates = Vec::with_capacity(affected.len());
+        for object in affected {
+            let ingress = match snapshot.get(&object) {
+                Some(Object::Ingress(ingress)) if class::is_ours(ingress, snapshot, options) => {
+                    Some(ingress)
                 }
+                _ => None,
             };
-            outputs.push(output);
+            if let Some(cached) = self.ingresses.remove(&object) {
+                for dependency in &cached.dependencies {
+                    if let Some(dependents) = self.dependents.get_mut(dependency) {
+                        dependents.remove(&object);
+                        if dependents.is_empty() {
+                            self.dependents.remove(dependency);
+                        }
+                    }
+                }
+            }
+            let output = ingress.map(|ingress| {
+                let mut recorder = lookup::Recorder::new(snapshot);
+                let output = Arc::new(ingress::convert_ingress(ingress, &mut recorder, &global));
+                for dependency in &recorder.dependencies {
+                    self.dependents
+                        .entry(dependency.clone())
+                        .or_default()
+                        .insert(object.clone());
+                }
+                self.ingresses.insert(
+                    object.clone(),
+                    CachedIngress {
+                        dependencies: recorder.dependencies,
+                    },
+                );
+                (Arc::new(merge_age(ingress, &object)), output)
+            });
+            updates.push((object, output));
         }
-        if self.ingresses.len() > outputs.len() {
-            let current: FxHashSet<&ObjectRef> = outputs.iter().map(|o| &o.object).collect();
-            self.ingresses.retain(|object, _| current.contains(object));
-        }
+        let mut merger = std::mem::take(&mut self.merger);
+        merger.update(updates, &changed_secrets, |id| self.certificate(snapshot, id));
 
         let mut model = ProxyModel {
             global: Global {
@@ -181,7 +203,11 @@ impl ConvertCache {
             default_cert: options.fallback_certificate.clone(),
             ..ProxyModel::default()
         };
-        let mut wanted_secrets = FxHashSet::default();
+        merger.fill(&mut model);
+        let mut wanted_secrets: FxHashSet<CertId> =
+            merger.certificates_in_use().cloned().collect();
+        diagnostics.extend(merger.diagnostics().cloned());
+        self.merger = merger;
         if let Some((namespace, name)) = &options.default_ssl_certificate {
             let id = CertId {
                 namespace: namespace.clone(),
@@ -199,10 +225,6 @@ impl ConvertCache {
             }
             wanted_secrets.insert(id);
         }
-        merge::merge(&mut model, &outputs, &mut diagnostics, |id| {
-            wanted_secrets.insert(id.clone());
-            self.certificate(snapshot, id)
-        });
         self.secrets.retain(|id, _| wanted_secrets.contains(id));
         if options.backend_shards == 0 {
             model.global.backend_shards = automatic_shards(model.backends.len());
@@ -210,6 +232,49 @@ impl ConvertCache {
         diagnostics.sort();
         diagnostics.dedup();
         Conversion { model, diagnostics }
+    }
+
+    /// The Ingresses a set of changes affects, and the Secrets among the changes.
+    fn affected_by(
+        &self,
+        changes: &[index::Change],
+    ) -> (Vec<ObjectRef>, std::collections::BTreeSet<CertId>) {
+        let mut affected = std::collections::BTreeSet::new();
+        let mut secrets = std::collections::BTreeSet::new();
+        for change in changes {
+            let object = &change.object_ref;
+            match object.kind {
+                Kind::Ingress => {
+                    affected.insert(object.clone());
+                }
+                Kind::Secret => {
+                    secrets.insert(CertId {
+                        namespace: object.namespace.clone(),
+                        name: object.name.clone(),
+                    });
+                }
+                _ => {}
+            }
+            let mut keys = vec![lookup::Dependency::Object(object.clone())];
+            for version in change.before.iter().chain(change.after.iter()) {
+                if let Object::EndpointSlice(slice) = version
+                    && let Some(service) = slice
+                        .metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|labels| labels.get(index::SERVICE_NAME_LABEL))
+                {
+                    keys.push(lookup::Dependency::Slices(
+                        object.namespace.clone(),
+                        service.clone(),
+                    ));
+                }
+            }
+            for key in keys {
+                affected.extend(self.dependents.get(&key).into_iter().flatten().cloned());
+            }
+        }
+        (affected.into_iter().collect(), secrets)
     }
 
     fn certificate(&mut self, snapshot: &Snapshot, id: &CertId) -> Result<TlsCert, String> {

@@ -1,39 +1,18 @@
-//! Snapshot lookups that record what they saw, so a memoized result can later be checked
-//! against the current snapshot: it is reused only if every lookup still gives the same.
+//! Snapshot lookups that record what they looked at, so that a change to any of it
+//! invalidates the memoized result.
 
 use std::sync::Arc;
 
 use index::Snapshot;
 use resources::{EndpointSlice, Endpoints, Object, ObjectRef};
 
-/// One lookup and its answer.
-#[derive(Debug, Clone)]
+/// One lookup: a change to what it names may change the result.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Dependency {
-    /// `get(object)` answered this.
-    Object(ObjectRef, Option<Object>),
-    /// `endpoint_slices(namespace, service)` answered these.
-    Slices(String, String, Vec<Arc<EndpointSlice>>),
-}
-
-impl Dependency {
-    /// Whether the snapshot still answers the same.
-    pub(crate) fn holds(&self, snapshot: &Snapshot) -> bool {
-        match self {
-            Dependency::Object(object_ref, seen) => match (snapshot.get(object_ref), seen) {
-                (None, None) => true,
-                (Some(now), Some(seen)) => same_object(now, seen),
-                _ => false,
-            },
-            Dependency::Slices(namespace, service, seen) => {
-                let now = snapshot.endpoint_slices(namespace, service);
-                now.len() == seen.len()
-                    && now
-                        .iter()
-                        .zip(seen)
-                        .all(|(a, b)| Arc::ptr_eq(a, b) || **a == *b)
-            }
-        }
-    }
+    /// `get(object)`.
+    Object(ObjectRef),
+    /// `endpoint_slices(namespace, service)`.
+    Slices(String, String),
 }
 
 /// Equal values; the pointer comparison is only a shortcut.
@@ -69,8 +48,7 @@ impl<'a> Recorder<'a> {
 
     pub(crate) fn get(&mut self, object_ref: ObjectRef) -> Option<&'a Object> {
         let found = self.snapshot.get(&object_ref);
-        self.dependencies
-            .push(Dependency::Object(object_ref, found.cloned()));
+        self.dependencies.push(Dependency::Object(object_ref));
         found
     }
 
@@ -80,12 +58,8 @@ impl<'a> Recorder<'a> {
         service: &str,
     ) -> Vec<&'a Arc<EndpointSlice>> {
         let slices = self.snapshot.endpoint_slices(namespace, service);
-        let seen = slices.iter().map(|s| Arc::clone(s)).collect();
-        self.dependencies.push(Dependency::Slices(
-            namespace.to_owned(),
-            service.to_owned(),
-            seen,
-        ));
+        self.dependencies
+            .push(Dependency::Slices(namespace.to_owned(), service.to_owned()));
         slices
     }
 

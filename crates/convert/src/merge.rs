@@ -1,151 +1,573 @@
-//! Combines the Ingresses' outputs into one model. Ingresses come oldest first; when two
-//! claim the same host and path, TLS host, backend settings or default backend, the
-//! oldest wins and the other is reported.
+//! Combines the Ingresses' outputs into one model, incrementally. Every host and path,
+//! TLS host, backend and the default backend is a key with a set of claims ordered by the
+//! claiming Ingress's age (oldest first) and the claim's place in it; the oldest claim
+//! wins and every other conflicting claim is reported. When outputs change, only the keys
+//! they claimed (and the keys that depend on those) are resolved again, so a merge of
+//! everything from scratch and a merge of one change cannot disagree.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use model::{BackendId, CertId, HostKey, ProxyModel, Route, TlsCert};
+use model::{Backend, BackendId, CertId, HostKey, OrdMap, PathMatch, ProxyModel, Route, TlsCert};
 use resources::ObjectRef;
+use rustc_hash::FxHashMap;
 
 use crate::Diagnostic;
 use crate::ingress::IngressOutput;
 
-/// Adds the outputs (oldest first) to `model`; `certificate` loads a TLS Secret.
-pub(crate) fn merge(
-    model: &mut ProxyModel,
-    outputs: &[Arc<IngressOutput>],
-    diagnostics: &mut Vec<Diagnostic>,
-    mut certificate: impl FnMut(&CertId) -> Result<TlsCert, String>,
-) {
-    let mut tls_hosts: BTreeMap<&HostKey, (&ObjectRef, &Option<String>)> = BTreeMap::new();
-    for output in outputs {
-        diagnostics.extend(output.diagnostics.iter().cloned());
-        for claim in &output.tls {
-            match tls_hosts.get(&claim.host) {
-                Some((owner, secret)) if **owner != output.object && **secret != claim.secret => diagnostics.push(Diagnostic {
-                    object: output.object.clone(),
-                    field: claim.field.clone(),
-                    message: format!("TLS for host {} is already configured by {owner}, which is older; this entry is ignored", claim.host),
-                }),
-                Some(_) => {}
-                None => {
-                    tls_hosts.insert(&claim.host, (&output.object, &claim.secret));
+/// When an Ingress counts as older: creation time, then namespace and name.
+pub(crate) type Age = (Option<resources::jiff::Timestamp>, String, String);
+
+/// An Ingress's output with its age.
+pub(crate) type AgedOutput = (Arc<Age>, Arc<IngressOutput>);
+
+/// A claim's place in the merge order: the Ingress's age, then the claim's index in it.
+type Position = (Arc<Age>, u32);
+
+/// A claim: the output that made it, and which of its entries.
+#[derive(Debug, Clone)]
+struct Claim {
+    output: Arc<IngressOutput>,
+    index: usize,
+}
+
+type RouteKey = (HostKey, PathMatch);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Source {
+    Ingress(ObjectRef),
+    Tls(HostKey),
+    Route(RouteKey),
+    Backend(BackendId),
+    Default,
+    Certificate(CertId),
+}
+
+/// Keys whose resolution must be redone.
+#[derive(Debug, Default)]
+struct Dirty {
+    tls: BTreeSet<HostKey>,
+    routes: BTreeSet<RouteKey>,
+    default: bool,
+    backends: BTreeSet<BackendId>,
+    certificates: BTreeSet<CertId>,
+    host_certificates: BTreeSet<HostKey>,
+}
+
+/// The merge state: claims per key, the winners, and the model they make.
+#[derive(Debug, Default)]
+pub(crate) struct Merger {
+    outputs: FxHashMap<ObjectRef, AgedOutput>,
+    tls_claims: FxHashMap<HostKey, BTreeMap<Position, Claim>>,
+    route_claims: FxHashMap<RouteKey, BTreeMap<Position, Claim>>,
+    default_claims: BTreeMap<Position, Claim>,
+    /// Paths claimed per host, to find a host's routes when its TLS changes.
+    paths_by_host: FxHashMap<HostKey, BTreeSet<PathMatch>>,
+    /// Exact hosts with claimed paths, by the suffix a wildcard TLS host would cover.
+    exact_hosts_by_suffix: FxHashMap<String, BTreeSet<String>>,
+    /// Winning TLS claim per host: the Ingress and the secret it names.
+    tls_winners: FxHashMap<HostKey, (ObjectRef, Option<String>)>,
+    /// Hosts served with each certificate, with the Ingress that asked for it.
+    certificate_users: FxHashMap<CertId, BTreeSet<(HostKey, ObjectRef)>>,
+    /// Certificates that loaded.
+    loaded: FxHashMap<CertId, TlsCert>,
+    /// Uses of each backend by winning routes and the winning default backend.
+    backend_uses: FxHashMap<BackendId, BTreeMap<Position, Claim>>,
+    /// The backend each winning route and the winning default use, by position.
+    route_winners: FxHashMap<RouteKey, (Position, BackendId)>,
+    default_winner: Option<(Position, BackendId)>,
+    diagnostics: FxHashMap<Source, Vec<Diagnostic>>,
+    hosts: OrdMap<HostKey, model::Host>,
+    backends: OrdMap<BackendId, Backend>,
+    certs: OrdMap<CertId, TlsCert>,
+    default_backend: Option<BackendId>,
+}
+
+impl Merger {
+    /// Replaces an Ingress's output (`None`: it no longer contributes) and resolves again
+    /// every key the old or the new output claimed. `certificate` loads a TLS Secret.
+    pub(crate) fn update(
+        &mut self,
+        changes: Vec<(ObjectRef, Option<AgedOutput>)>,
+        changed_secrets: &BTreeSet<CertId>,
+        mut certificate: impl FnMut(&CertId) -> Result<TlsCert, String>,
+    ) {
+        let mut dirty = Dirty::default();
+        for (object, new) in changes {
+            if let Some((age, old)) = self.outputs.remove(&object) {
+                self.unclaim(&age, &old, &mut dirty);
+            }
+            self.diagnostics.remove(&Source::Ingress(object.clone()));
+            if let Some((age, output)) = new {
+                self.claim(&age, &output, &mut dirty);
+                if !output.diagnostics.is_empty() {
+                    self.diagnostics
+                        .insert(Source::Ingress(object.clone()), output.diagnostics.clone());
                 }
+                self.outputs.insert(object, (age, output));
+            }
+        }
+        dirty.certificates.extend(
+            changed_secrets
+                .iter()
+                .filter(|id| self.certificate_users.contains_key(*id))
+                .cloned(),
+        );
+        self.resolve(dirty, &mut certificate);
+    }
+
+    /// The merged hosts, backends, certificates and default backend, into `model`.
+    pub(crate) fn fill(&self, model: &mut ProxyModel) {
+        model.hosts = self.hosts.clone();
+        model.backends = self.backends.clone();
+        model.certs = self.certs.clone();
+        model.default_backend = self.default_backend.clone();
+    }
+
+    /// Every conflict and object problem, unsorted.
+    pub(crate) fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.values().flatten()
+    }
+
+    /// Certificates in use, so their Secrets stay cached.
+    pub(crate) fn certificates_in_use(&self) -> impl Iterator<Item = &CertId> {
+        self.certificate_users.keys()
+    }
+
+    fn claim(&mut self, age: &Arc<Age>, output: &Arc<IngressOutput>, dirty: &mut Dirty) {
+        let claim = |index: usize| Claim {
+            output: output.clone(),
+            index,
+        };
+        for (index, tls) in output.tls.iter().enumerate() {
+            self.tls_claims
+                .entry(tls.host.clone())
+                .or_default()
+                .insert((age.clone(), index as u32), claim(index));
+            dirty.tls.insert(tls.host.clone());
+        }
+        if output.default_backend.is_some() {
+            self.default_claims.insert((age.clone(), 0), claim(0));
+            dirty.default = true;
+        }
+        for (index, rule) in output.rules.iter().enumerate() {
+            let key = (rule.host.clone(), rule.path.clone());
+            let claims = self.route_claims.entry(key.clone()).or_default();
+            if claims.is_empty() {
+                self.paths_by_host
+                    .entry(rule.host.clone())
+                    .or_default()
+                    .insert(rule.path.clone());
+                if let Some((name, suffix)) = exact_suffix(&rule.host) {
+                    self.exact_hosts_by_suffix
+                        .entry(suffix.to_owned())
+                        .or_default()
+                        .insert(name.to_owned());
+                }
+            }
+            claims.insert((age.clone(), index as u32 + 1), claim(index));
+            dirty.routes.insert(key);
+        }
+    }
+
+    fn unclaim(&mut self, age: &Arc<Age>, output: &IngressOutput, dirty: &mut Dirty) {
+        for (index, tls) in output.tls.iter().enumerate() {
+            if let Some(claims) = self.tls_claims.get_mut(&tls.host) {
+                claims.remove(&(age.clone(), index as u32));
+                if claims.is_empty() {
+                    self.tls_claims.remove(&tls.host);
+                }
+            }
+            dirty.tls.insert(tls.host.clone());
+        }
+        if output.default_backend.is_some() {
+            self.default_claims.remove(&(age.clone(), 0));
+            dirty.default = true;
+        }
+        for (index, rule) in output.rules.iter().enumerate() {
+            let key = (rule.host.clone(), rule.path.clone());
+            if let Some(claims) = self.route_claims.get_mut(&key) {
+                claims.remove(&(age.clone(), index as u32 + 1));
+                if claims.is_empty() {
+                    self.route_claims.remove(&key);
+                    self.forget_path(&rule.host, &rule.path);
+                }
+            }
+            dirty.routes.insert(key);
+        }
+    }
+
+    fn forget_path(&mut self, host: &HostKey, path: &PathMatch) {
+        let Some(paths) = self.paths_by_host.get_mut(host) else {
+            return;
+        };
+        paths.remove(path);
+        if !paths.is_empty() {
+            return;
+        }
+        self.paths_by_host.remove(host);
+        if let Some((name, suffix)) = exact_suffix(host)
+            && let Some(names) = self.exact_hosts_by_suffix.get_mut(suffix)
+        {
+            names.remove(name);
+            if names.is_empty() {
+                self.exact_hosts_by_suffix.remove(suffix);
             }
         }
     }
-    let has_tls = |host: &HostKey| {
-        tls_hosts.contains_key(host)
-            || matches!(host, HostKey::Exact(name) if name.split_once('.').is_some_and(|(_, suffix)| tls_hosts.contains_key(&HostKey::Wildcard(suffix.to_owned()))))
-    };
 
-    let mut backend_owner: BTreeMap<BackendId, &ObjectRef> = BTreeMap::new();
-    let mut default_owner: Option<&ObjectRef> = None;
-    for output in outputs {
-        // `field` is formatted only when there is something to report.
-        let mut add_backend = |backend: &model::Backend,
-                               field: &dyn Fn() -> String,
-                               diagnostics: &mut Vec<Diagnostic>| {
-            match model.backends.get_mut(&backend.id) {
-                None => {
-                    backend_owner.insert(backend.id.clone(), &output.object);
-                    model.backends.insert(backend.id.clone(), backend.clone());
-                }
-                Some(existing) => {
-                    let same_settings = existing.balance == backend.balance
-                        && existing.timeout_connect == backend.timeout_connect
-                        && existing.timeout_server == backend.timeout_server;
-                    if !same_settings {
-                        let owner = backend_owner
-                            .get(&backend.id)
-                            .map(ToString::to_string)
-                            .unwrap_or_default();
-                        diagnostics.push(Diagnostic {
-                        object: output.object.clone(),
-                        field: field(),
-                        message: format!("backend {} is configured differently by {owner}, which is older; its settings are used", backend.id),
-                    });
-                    }
-                    if !existing.origins.contains(&output.origin) {
-                        existing.origins.push(output.origin.clone());
-                    }
-                }
+    fn has_tls(&self, host: &HostKey) -> bool {
+        self.tls_winners.contains_key(host)
+            || exact_suffix(host).is_some_and(|(_, suffix)| {
+                self.tls_winners
+                    .contains_key(&HostKey::Wildcard(suffix.to_owned()))
+            })
+    }
+
+    fn set_diagnostics(&mut self, source: Source, diagnostics: Vec<Diagnostic>) {
+        if diagnostics.is_empty() {
+            self.diagnostics.remove(&source);
+        } else {
+            self.diagnostics.insert(source, diagnostics);
+        }
+    }
+
+    fn resolve(
+        &mut self,
+        mut dirty: Dirty,
+        certificate: &mut impl FnMut(&CertId) -> Result<TlsCert, String>,
+    ) {
+        let tls_hosts = std::mem::take(&mut dirty.tls);
+        for host in &tls_hosts {
+            self.resolve_tls(host, &mut dirty);
+        }
+        let default_dirty = dirty.default;
+        if default_dirty {
+            self.resolve_default(&mut dirty);
+        }
+        let routes = std::mem::take(&mut dirty.routes);
+        // A changed Ingress's new claims take the positions of its old ones: every old use
+        // goes before any new one is added.
+        for key in &routes {
+            if let Some((position, id)) = self.route_winners.remove(key) {
+                self.remove_use(&id, &position, &mut dirty);
             }
-        };
-        if let Some((backend, field)) = &output.default_backend {
-            match default_owner {
-                Some(owner) => diagnostics.push(Diagnostic {
-                    object: output.object.clone(),
-                    field: field.clone(),
-                    message: format!("the default backend is already set by {owner}, which is older; this one is ignored"),
-                }),
-                None => {
-                    add_backend(backend, &|| field.clone(), diagnostics);
-                    model.default_backend = Some(backend.id.clone());
-                    default_owner = Some(&output.object);
+        }
+        for key in &routes {
+            self.resolve_route(key, &mut dirty);
+        }
+        let backends = std::mem::take(&mut dirty.backends);
+        for id in &backends {
+            self.resolve_backend(id);
+        }
+        let certificates = std::mem::take(&mut dirty.certificates);
+        for id in &certificates {
+            self.resolve_certificate(id, certificate, &mut dirty);
+        }
+        let hosts = std::mem::take(&mut dirty.host_certificates);
+        for host in hosts.iter().chain(routes.iter().map(|(host, _)| host)) {
+            self.settle_host(host);
+        }
+    }
+
+    /// The TLS winner of a host; a change of it re-resolves the routes it redirects and
+    /// the certificates involved.
+    fn resolve_tls(&mut self, host: &HostKey, dirty: &mut Dirty) {
+        let claims = self.tls_claims.get(host);
+        let winner = claims.and_then(|c| c.values().next()).map(|claim| {
+            let tls = &claim.output.tls[claim.index];
+            (claim.output.object.clone(), tls.secret.clone())
+        });
+        let mut diagnostics = Vec::new();
+        if let (Some(claims), Some((owner, secret))) = (claims, &winner) {
+            for claim in claims.values().skip(1) {
+                let tls = &claim.output.tls[claim.index];
+                if claim.output.object != *owner && tls.secret != *secret {
+                    diagnostics.push(Diagnostic {
+                        object: claim.output.object.clone(),
+                        field: tls.field.clone(),
+                        message: format!("TLS for host {} is already configured by {owner}, which is older; this entry is ignored", tls.host),
+                    });
                 }
             }
         }
-        for rule in &output.rules {
-            let host = match model.hosts.get_mut(&rule.host) {
-                Some(host) => host,
-                None => model.hosts.entry(rule.host.clone()).or_default(),
+        self.set_diagnostics(Source::Tls(host.clone()), diagnostics);
+        let previous = match &winner {
+            Some(winner) => self.tls_winners.insert(host.clone(), winner.clone()),
+            None => self.tls_winners.remove(host),
+        };
+        if previous == winner {
+            return;
+        }
+        // Whether the host (or, for a wildcard, the hosts it covers) has TLS may have
+        // changed: their redirects are resolved again.
+        if previous.is_none() || winner.is_none() {
+            let mut hosts = vec![host.clone()];
+            if let HostKey::Wildcard(suffix) = host {
+                hosts.extend(
+                    self.exact_hosts_by_suffix
+                        .get(suffix)
+                        .into_iter()
+                        .flatten()
+                        .map(|name| HostKey::Exact(name.clone())),
+                );
+            }
+            for host in hosts {
+                for path in self.paths_by_host.get(&host).into_iter().flatten() {
+                    dirty.routes.insert((host.clone(), path.clone()));
+                }
+            }
+        }
+        for (owner, secret) in previous.iter().chain(winner.iter()) {
+            let Some(secret) = secret else { continue };
+            let id = CertId {
+                namespace: owner.namespace.clone(),
+                name: secret.clone(),
             };
-            if let Some(existing) = host.routes.get(&rule.path) {
-                if existing.origin != output.origin {
+            dirty.certificates.insert(id);
+        }
+        if let Some((owner, Some(secret))) = &previous {
+            let id = CertId {
+                namespace: owner.namespace.clone(),
+                name: secret.clone(),
+            };
+            if let Some(users) = self.certificate_users.get_mut(&id) {
+                users.remove(&(host.clone(), owner.clone()));
+                if users.is_empty() {
+                    self.certificate_users.remove(&id);
+                }
+            }
+        }
+        if let Some((owner, Some(secret))) = &winner {
+            let id = CertId {
+                namespace: owner.namespace.clone(),
+                name: secret.clone(),
+            };
+            self.certificate_users
+                .entry(id)
+                .or_default()
+                .insert((host.clone(), owner.clone()));
+        }
+        dirty.host_certificates.insert(host.clone());
+    }
+
+    fn resolve_default(&mut self, dirty: &mut Dirty) {
+        let mut claims = self.default_claims.iter();
+        let winner = claims.next();
+        let mut diagnostics = Vec::new();
+        if let Some((_, owner)) = winner {
+            for (_, claim) in claims {
+                let Some((_, field)) = &claim.output.default_backend else {
+                    continue;
+                };
+                diagnostics.push(Diagnostic {
+                    object: claim.output.object.clone(),
+                    field: field.clone(),
+                    message: format!("the default backend is already set by {}, which is older; this one is ignored", owner.output.object),
+                });
+            }
+        }
+        let new = winner.and_then(|(position, claim)| {
+            let (backend, _) = claim.output.default_backend.as_ref()?;
+            Some((position.clone(), backend.id.clone(), claim.clone()))
+        });
+        self.set_diagnostics(Source::Default, diagnostics);
+        if let Some((position, id)) = self.default_winner.take() {
+            self.remove_use(&id, &position, dirty);
+        }
+        self.default_backend = new.as_ref().map(|(_, id, _)| id.clone());
+        if let Some((position, id, claim)) = new {
+            self.add_use(&id, position.clone(), claim, dirty);
+            self.default_winner = Some((position, id));
+        }
+    }
+
+    fn resolve_route(&mut self, key: &RouteKey, dirty: &mut Dirty) {
+        let claims = self.route_claims.get(key);
+        let winner = claims.and_then(|c| c.iter().next());
+        let mut diagnostics = Vec::new();
+        let mut route = None;
+        let mut new_use = None;
+        if let (Some(claims), Some((position, claim))) = (claims, winner) {
+            let rule = &claim.output.rules[claim.index];
+            for other in claims.values().skip(1) {
+                if other.output.origin != claim.output.origin {
+                    let other_rule = &other.output.rules[other.index];
                     diagnostics.push(Diagnostic {
-                        object: output.object.clone(),
-                        field: rule.field.clone(),
+                        object: other.output.object.clone(),
+                        field: other_rule.field.clone(),
                         message: format!(
                             "host {} path '{}' is already routed by Ingress {}/{}, which is older; this path is ignored",
-                            rule.host, rule.path_text, existing.origin.namespace, existing.origin.name
+                            other_rule.host, other_rule.path_text, claim.output.origin.namespace, claim.output.origin.name
                         ),
                     });
                 }
-                continue;
             }
             let https_redirect =
-                (rule.ssl_redirect && has_tls(&rule.host)).then_some(rule.redirect_code);
-            host.routes.insert(
-                rule.path.clone(),
-                Route {
-                    backend: rule.backend.id.clone(),
-                    https_redirect,
-                    origin: output.origin.clone(),
-                },
-            );
-            add_backend(
-                &rule.backend,
-                &|| format!("{}.backend", rule.field),
-                diagnostics,
-            );
+                (rule.ssl_redirect && self.has_tls(&rule.host)).then_some(rule.redirect_code);
+            route = Some(Route {
+                backend: rule.backend.id.clone(),
+                https_redirect,
+                origin: claim.output.origin.clone(),
+            });
+            new_use = Some((position.clone(), rule.backend.id.clone(), claim.clone()));
+        }
+        self.set_diagnostics(Source::Route(key.clone()), diagnostics);
+        if let Some((position, id, claim)) = new_use {
+            self.add_use(&id, position.clone(), claim, dirty);
+            self.route_winners.insert(key.clone(), (position, id));
+        }
+        let (host, path) = key;
+        let current = self.hosts.get(host).and_then(|h| h.routes.get(path));
+        if current == route.as_ref() {
+            return;
+        }
+        let entry = self.hosts.entry(host.clone()).or_default();
+        match route {
+            Some(route) => {
+                entry.routes.insert(path.clone(), route);
+            }
+            None => {
+                entry.routes.remove(path);
+            }
         }
     }
 
-    let mut loaded: BTreeMap<CertId, Option<TlsCert>> = BTreeMap::new();
-    for (host, (object, secret)) in tls_hosts {
-        let Some(secret) = secret else { continue };
-        let id = CertId {
-            namespace: object.namespace.clone(),
-            name: secret.clone(),
-        };
-        let cert = loaded
+    fn add_use(&mut self, id: &BackendId, position: Position, claim: Claim, dirty: &mut Dirty) {
+        self.backend_uses
             .entry(id.clone())
-            .or_insert_with(|| match certificate(&id) {
-                Ok(cert) => Some(cert),
-                Err(why) => {
+            .or_default()
+            .insert(position, claim);
+        dirty.backends.insert(id.clone());
+    }
+
+    fn remove_use(&mut self, id: &BackendId, position: &Position, dirty: &mut Dirty) {
+        if let Some(uses) = self.backend_uses.get_mut(id) {
+            uses.remove(position);
+            if uses.is_empty() {
+                self.backend_uses.remove(id);
+            }
+        }
+        dirty.backends.insert(id.clone());
+    }
+
+    /// A backend is the first use's value, with the origins of every use; a use with other
+    /// settings is reported.
+    fn resolve_backend(&mut self, id: &BackendId) {
+        let Some(uses) = self.backend_uses.get(id) else {
+            self.backends.remove(id);
+            self.diagnostics.remove(&Source::Backend(id.clone()));
+            return;
+        };
+        let mut merged: Option<Backend> = None;
+        let mut owner: Option<&ObjectRef> = None;
+        let mut diagnostics = Vec::new();
+        for (position, claim) in uses {
+            let (backend, field) = match &claim.output.default_backend {
+                // The default backend is claim 0 of its Ingress; rules are 1 and up.
+                Some((backend, field)) if position.1 == 0 => (backend, field.clone()),
+                _ => {
+                    let rule = &claim.output.rules[claim.index];
+                    (&rule.backend, format!("{}.backend", rule.field))
+                }
+            };
+            match &mut merged {
+                None => {
+                    merged = Some((**backend).clone());
+                    owner = Some(&claim.output.object);
+                }
+                Some(existing) => {
+                    if !existing.same_section_settings(backend) {
+                        let owner = owner.map(ToString::to_string).unwrap_or_default();
+                        diagnostics.push(Diagnostic {
+                            object: claim.output.object.clone(),
+                            field,
+                            message: format!("backend {} is configured differently by {owner}, which is older; its settings are used", backend.id),
+                        });
+                    }
+                    if !existing.origins.contains(&claim.output.origin) {
+                        existing.origins.push(claim.output.origin.clone());
+                    }
+                }
+            }
+        }
+        self.set_diagnostics(Source::Backend(id.clone()), diagnostics);
+        if let Some(backend) = merged
+            && self.backends.get(id) != Some(&backend)
+        {
+            self.backends.insert(id.clone(), backend);
+        }
+    }
+
+    fn resolve_certificate(
+        &mut self,
+        id: &CertId,
+        certificate: &mut impl FnMut(&CertId) -> Result<TlsCert, String>,
+        dirty: &mut Dirty,
+    ) {
+        let users = self.certificate_users.get(id);
+        let result = users.map(|_| certificate(id));
+        let mut diagnostics = Vec::new();
+        match (users, result) {
+            (Some(users), Some(Ok(cert))) => {
+                dirty.host_certificates.extend(users.iter().map(|(h, _)| h.clone()));
+                if self.certs.get(id) != Some(&cert) {
+                    self.certs.insert(id.clone(), cert.clone());
+                }
+                self.loaded.insert(id.clone(), cert);
+            }
+            (Some(users), Some(Err(why))) => {
+                dirty.host_certificates.extend(users.iter().map(|(h, _)| h.clone()));
+                if let Some((_, object)) = users.iter().next() {
                     diagnostics.push(Diagnostic {
                         object: object.clone(),
                         field: "spec.tls".to_owned(),
                         message: format!("{why}; the default certificate is served for its hosts"),
                     });
-                    None
                 }
-            });
-        if let Some(cert) = cert {
-            model.certs.insert(id.clone(), cert.clone());
-            model.hosts.entry(host.clone()).or_default().cert = Some(id);
+                self.certs.remove(id);
+                self.loaded.remove(id);
+            }
+            _ => {
+                self.certs.remove(id);
+                self.loaded.remove(id);
+            }
         }
+        self.set_diagnostics(Source::Certificate(id.clone()), diagnostics);
+    }
+
+    /// Sets a host's certificate from its TLS winner, and drops a host left with neither
+    /// routes nor a certificate.
+    fn settle_host(&mut self, host: &HostKey) {
+        let cert = match self.tls_winners.get(host) {
+            Some((owner, Some(secret))) => {
+                let id = CertId {
+                    namespace: owner.namespace.clone(),
+                    name: secret.clone(),
+                };
+                self.loaded.contains_key(&id).then_some(id)
+            }
+            _ => None,
+        };
+        let current = self.hosts.get(host);
+        let has_routes = current.is_some_and(|h| !h.routes.is_empty());
+        if !has_routes && cert.is_none() {
+            if current.is_some() {
+                self.hosts.remove(host);
+            }
+            return;
+        }
+        if current.is_some_and(|h| h.cert == cert) {
+            return;
+        }
+        self.hosts.entry(host.clone()).or_default().cert = cert;
+    }
+}
+
+/// `(name, suffix)` of an exact host: the suffix a one-label wildcard covering it names.
+fn exact_suffix(host: &HostKey) -> Option<(&str, &str)> {
+    match host {
+        HostKey::Exact(name) => name.split_once('.').map(|(_, suffix)| (name.as_str(), suffix)),
+        _ => None,
     }
 }

@@ -89,6 +89,49 @@ impl Snapshot {
     }
 }
 
+/// One object that differs between two snapshots.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// Which object.
+    pub object_ref: ObjectRef,
+    /// Its value in the earlier snapshot, if it existed.
+    pub before: Option<Object>,
+    /// Its value now, if it exists.
+    pub after: Option<Object>,
+}
+
+impl Snapshot {
+    /// Every object added, changed or removed since `earlier`, in key order. Parts of the
+    /// two snapshots that are shared (everything an update did not touch) are not visited,
+    /// so this costs in proportion to the changes, not to the cluster.
+    pub fn changes_since(&self, earlier: &Snapshot) -> Vec<Change> {
+        earlier
+            .objects
+            .diff(&self.objects)
+            .map(|item| match item {
+                imbl::ordmap::DiffItem::Add(r, o) => Change {
+                    object_ref: r.clone(),
+                    before: None,
+                    after: Some(o.clone()),
+                },
+                imbl::ordmap::DiffItem::Update {
+                    old: (r, before),
+                    new: (_, after),
+                } => Change {
+                    object_ref: r.clone(),
+                    before: Some(before.clone()),
+                    after: Some(after.clone()),
+                },
+                imbl::ordmap::DiffItem::Remove(r, o) => Change {
+                    object_ref: r.clone(),
+                    before: Some(o.clone()),
+                    after: None,
+                },
+            })
+            .collect()
+    }
+}
+
 fn kind_index(kind: Kind) -> usize {
     Kind::ALL.iter().position(|k| *k == kind).unwrap_or(0)
 }

@@ -126,11 +126,11 @@ fn a_hundred_endpoint_changes_and_a_hundred_route_changes_cause_no_reload() {
         portcullis.log()
     );
     assert_eq!(portcullis.metric("portcullis_haproxy_starts_total"), starts);
+    let runtime_updates = portcullis.metric("portcullis_updates_total{mode=\"runtime\"}");
     assert!(
-        portcullis
-            .metric("portcullis_updates_total{mode=\"runtime\"}")
-            .unwrap_or(0.0)
-            >= 20.0
+        runtime_updates.unwrap_or(0.0) >= 20.0,
+        "{runtime_updates:?} runtime updates:\n{}",
+        portcullis.log()
     );
     assert_eq!(
         portcullis.metric("portcullis_runtime_failures_total"),

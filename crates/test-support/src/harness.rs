@@ -70,9 +70,15 @@ impl Portcullis {
         http_get(self.admin_port, "127.0.0.1", path)
     }
 
+    /// The metrics text; a busy machine may drop a connection, so it is asked up to
+    /// three times.
+    fn metrics_text(&self) -> Option<String> {
+        (0..3).find_map(|_| self.admin("/metrics").ok().map(|r| r.body))
+    }
+
     /// The value of a metric sample, e.g. `portcullis_haproxy_starts_total`.
     pub fn metric(&self, sample: &str) -> Option<f64> {
-        let text = self.admin("/metrics").ok()?.body;
+        let text = self.metrics_text()?;
         text.lines()
             .find_map(|l| {
                 l.strip_prefix(sample)
@@ -83,12 +89,10 @@ impl Portcullis {
 
     /// The sum of every series of a metric family (`name{...}` and `name`), 0 if none.
     pub fn metric_total(&self, name: &str) -> f64 {
-        let Ok(response) = self.admin("/metrics") else {
+        let Some(text) = self.metrics_text() else {
             return 0.0;
         };
-        response
-            .body
-            .lines()
+        text.lines()
             .filter_map(|l| {
                 let rest = l.strip_prefix(name)?;
                 let value = if rest.starts_with('{') {

@@ -185,7 +185,9 @@ impl ConvertCache {
             updates.push((object, output));
         }
         let mut merger = std::mem::take(&mut self.merger);
-        merger.update(updates, &changed_secrets, |id| self.certificate(snapshot, id));
+        merger.update(updates, &changed_secrets, |id| {
+            self.certificate(snapshot, id)
+        });
 
         let mut model = ProxyModel {
             global: Global {
@@ -204,8 +206,7 @@ impl ConvertCache {
             ..ProxyModel::default()
         };
         merger.fill(&mut model);
-        let mut wanted_secrets: FxHashSet<CertId> =
-            merger.certificates_in_use().cloned().collect();
+        let mut wanted_secrets: FxHashSet<CertId> = merger.certificates_in_use().cloned().collect();
         diagnostics.extend(merger.diagnostics().cloned());
         self.merger = merger;
         if let Some((namespace, name)) = &options.default_ssl_certificate {

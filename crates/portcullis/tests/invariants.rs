@@ -41,36 +41,59 @@ fn decode(yaml: &str) -> Vec<Object> {
     decoded.objects
 }
 
-fn certificate() -> &'static (String, String) {
-    static CERT: OnceLock<(String, String)> = OnceLock::new();
-    CERT.get_or_init(|| test_support::self_signed("invariants", &["*.test"]))
+/// Two versions of the `tls` Secrets' certificate.
+fn certificate(version: u8) -> &'static (String, String) {
+    static CERTS: OnceLock<[(String, String); 2]> = OnceLock::new();
+    let certs = CERTS.get_or_init(|| {
+        [
+            test_support::self_signed("invariants", &["*.test"]),
+            test_support::self_signed("invariants-2", &["*.test"]),
+        ]
+    });
+    &certs[usize::from(version % 2)]
 }
 
 /// What one service of the generated cluster looks like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Shape {
     endpoints: u8,
-    tls: bool,
+    /// 0: none; 1: its own host with Secret `tls`; 2: `*.wild.test` with `tls`; 3: its own
+    /// host with a Secret that does not exist.
+    tls: u8,
     path_variant: u8,
     ours: bool,
+    /// 0: `svc<n>.test`; 1: `shared.test` (claimed by several); 2: `svc<n>.wild.test`.
+    host: u8,
+    /// Routes to `svc0` (a backend several Ingresses share) when in its namespace.
+    shared_backend: bool,
+    /// Asks for `leastconn`: a shared backend configured two ways.
+    leastconn: bool,
+    /// Sets `spec.defaultBackend` (claimed by several).
+    default_backend: bool,
 }
 
 impl Default for Shape {
     fn default() -> Self {
         Self {
             endpoints: 2,
-            tls: false,
+            tls: 0,
             path_variant: 0,
             ours: true,
+            host: 0,
+            shared_backend: false,
+            leastconn: false,
+            default_backend: false,
         }
     }
 }
 
-/// The cluster: services by number, plus the global ConfigMap's `timeout-server`.
+/// The cluster: services by number, the global ConfigMap's `timeout-server`, and which
+/// certificate the `tls` Secrets hold.
 #[derive(Debug, Clone, Default)]
 struct Cluster {
     services: BTreeMap<u8, Shape>,
     timeout_server: Option<u8>,
+    secret_version: u8,
 }
 
 impl Cluster {
@@ -87,7 +110,7 @@ impl Cluster {
             "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: other}\nspec: {controller: example.com/other}\n",
         );
         for namespace in ["alpha", "beta"] {
-            let (cert, key) = certificate();
+            let (cert, key) = certificate(self.secret_version);
             yaml += &test_support::tls_secret(namespace, "tls", cert, key);
         }
         if let Some(timeout) = self.timeout_server {
@@ -115,8 +138,29 @@ impl Cluster {
             } else {
                 "  ingressClassName: other\n"
             };
-            let tls = if shape.tls {
-                format!("  tls:\n  - {{hosts: [{name}.test], secretName: tls}}\n")
+            let host = match shape.host % 3 {
+                0 => format!("{name}.test"),
+                1 => "shared.test".to_owned(),
+                _ => format!("{name}.wild.test"),
+            };
+            let tls = match shape.tls % 4 {
+                0 => String::new(),
+                1 => format!("  tls:\n  - {{hosts: [{host}], secretName: tls}}\n"),
+                2 => "  tls:\n  - {hosts: ['*.wild.test'], secretName: tls}\n".to_owned(),
+                _ => format!("  tls:\n  - {{hosts: [{host}], secretName: missing}}\n"),
+            };
+            let target = if shape.shared_backend && namespace == "alpha" {
+                "svc0".to_owned()
+            } else {
+                name.clone()
+            };
+            let annotations = if shape.leastconn {
+                "  annotations: {portcullis.dev/balance-algorithm: leastconn}\n"
+            } else {
+                ""
+            };
+            let default_backend = if shape.default_backend {
+                format!("  defaultBackend: {{service: {{name: {name}, port: {{number: 80}}}}}}\n")
             } else {
                 String::new()
             };
@@ -124,7 +168,7 @@ impl Cluster {
             let kind =
                 ["Prefix", "Exact", "ImplementationSpecific"][usize::from(shape.path_variant % 3)];
             yaml += &format!(
-                "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec:\n{class}{tls}  rules:\n  - host: {name}.test\n    http:\n      paths:\n      - {{path: {path}, pathType: {kind}, backend: {{service: {{name: {name}, port: {{number: 80}}}}}}}}\n"
+                "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  namespace: {namespace}\n{annotations}spec:\n{class}{tls}{default_backend}  rules:\n  - host: {host}\n    http:\n      paths:\n      - {{path: {path}, pathType: {kind}, backend: {{service: {{name: {target}, port: {{number: 80}}}}}}}}\n"
             );
         }
         decode(&yaml)
@@ -240,6 +284,7 @@ fn cluster_of(services: impl IntoIterator<Item = u8>) -> Cluster {
             .map(|s| (s, Shape::default()))
             .collect(),
         timeout_server: None,
+        secret_version: 0,
     }
 }
 
@@ -293,6 +338,7 @@ fn b_last_backend_overall_removed_during_a_full_reconciliation() {
     let after = Cluster {
         services: BTreeMap::new(),
         timeout_server: Some(9),
+        secret_version: 0,
     };
     drop(Live::start(dir.path(), 2, &after));
     assert_disk_is_full_render(dir.path(), &after, 2);
@@ -392,25 +438,60 @@ fn xxhash(bytes: &[u8]) -> u64 {
 /// One change to the cluster.
 #[derive(Debug, Clone)]
 enum Change {
-    Add(u8),
+    Add(u8, Shape),
     Remove(u8),
     Scale(u8, u8),
-    Tls(u8, bool),
+    Tls(u8, u8),
     Path(u8, u8),
     Class(u8, bool),
     Global(Option<u8>),
+    Host(u8, u8),
+    SharedBackend(u8, bool),
+    LeastConn(u8, bool),
+    DefaultBackend(u8, bool),
+    SecretVersion(u8),
+}
+
+/// Any shape a service may have.
+fn shape() -> impl Strategy<Value = Shape> {
+    (
+        (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
+        (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
+    )
+        .prop_map(
+            |(
+                (endpoints, tls, path_variant, ours),
+                (host, shared_backend, leastconn, default_backend),
+            )| {
+                Shape {
+                    endpoints,
+                    tls,
+                    path_variant,
+                    ours: ours || endpoints > 0,
+                    host,
+                    shared_backend,
+                    leastconn,
+                    default_backend,
+                }
+            },
+        )
 }
 
 fn change() -> impl Strategy<Value = Change> {
     let service = 0u8..8;
     prop_oneof![
-        service.clone().prop_map(Change::Add),
+        (service.clone(), shape()).prop_map(|(s, shape)| Change::Add(s, shape)),
         service.clone().prop_map(Change::Remove),
         (service.clone(), 0u8..4).prop_map(|(s, n)| Change::Scale(s, n)),
-        (service.clone(), any::<bool>()).prop_map(|(s, t)| Change::Tls(s, t)),
+        (service.clone(), 0u8..4).prop_map(|(s, t)| Change::Tls(s, t)),
         (service.clone(), 0u8..3).prop_map(|(s, p)| Change::Path(s, p)),
-        (service, any::<bool>()).prop_map(|(s, o)| Change::Class(s, o)),
+        (service.clone(), any::<bool>()).prop_map(|(s, o)| Change::Class(s, o)),
         proptest::option::of(1u8..4).prop_map(Change::Global),
+        (service.clone(), 0u8..3).prop_map(|(s, h)| Change::Host(s, h)),
+        (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::SharedBackend(s, b)),
+        (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::LeastConn(s, b)),
+        (service, any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
+        (0u8..2).prop_map(Change::SecretVersion),
     ]
 }
 
@@ -429,8 +510,8 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         }
     };
     match *change {
-        Change::Add(s) => {
-            cluster.services.entry(s).or_default();
+        Change::Add(s, shape) => {
+            cluster.services.entry(s).or_insert(shape);
         }
         Change::Remove(s) => {
             cluster.services.remove(&s);
@@ -440,6 +521,11 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::Path(s, p) => edit(s, &|shape| shape.path_variant = p),
         Change::Class(s, o) => edit(s, &|shape| shape.ours = o),
         Change::Global(timeout) => cluster.timeout_server = timeout,
+        Change::Host(s, h) => edit(s, &|shape| shape.host = h),
+        Change::SharedBackend(s, b) => edit(s, &|shape| shape.shared_backend = b),
+        Change::LeastConn(s, b) => edit(s, &|shape| shape.leastconn = b),
+        Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
+        Change::SecretVersion(v) => cluster.secret_version = v,
     }
 }
 
@@ -450,12 +536,12 @@ proptest! {
     /// the objects, with no extra file, and the incremental model equals the full one.
     #[test]
     fn incremental_equals_full_after_every_batch(
-        initial in proptest::collection::btree_set(0u8..8, 0..6),
+        initial in proptest::collection::btree_map(0u8..8, shape(), 0..6),
         shards in 0u32..5,
         batches in proptest::collection::vec(batch(), 1..8),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut cluster = cluster_of(initial);
+        let mut cluster = Cluster { services: initial, ..Cluster::default() };
         let mut shards = shards;
         let mut live = Live::start(dir.path(), shards, &cluster);
         for (changes, restart) in &batches {

@@ -140,7 +140,7 @@ impl RenderCache {
         if previous.is_none() {
             self.hosts.clear();
         }
-        let mut update = |key: &HostKey, host: Option<&model::Host>, old_cert: bool| {
+        let mut update = |key: &HostKey, host: Option<&model::Host>, old_cert: Option<&CertId>| {
             let new_parts = host.map(|host| {
                 let HostLines {
                     hosts_map,
@@ -160,7 +160,7 @@ impl RenderCache {
                 let after = new_parts.as_ref().map_or("", |p| &p.parts[index]);
                 *flag |= before != after;
             }
-            if old_cert || host.is_some_and(|h| h.cert.is_some()) {
+            if old_cert != host.and_then(|h| h.cert.as_ref()) {
                 certificates_changed = true;
             }
         };
@@ -168,18 +168,18 @@ impl RenderCache {
             Some(previous) => {
                 for item in previous.hosts.diff(&model.hosts) {
                     match item {
-                        DiffItem::Add(key, host) => update(key, Some(host), false),
+                        DiffItem::Add(key, host) => update(key, Some(host), None),
                         DiffItem::Update {
                             old: (_, old),
                             new: (key, host),
-                        } => update(key, Some(host), old.cert.is_some()),
-                        DiffItem::Remove(key, old) => update(key, None, old.cert.is_some()),
+                        } => update(key, Some(host), old.cert.as_ref()),
+                        DiffItem::Remove(key, old) => update(key, None, old.cert.as_ref()),
                     }
                 }
             }
             None => {
                 for (key, host) in &model.hosts {
-                    update(key, Some(host), false);
+                    update(key, Some(host), None);
                 }
             }
         }

@@ -510,14 +510,18 @@ impl Merger {
         let mut diagnostics = Vec::new();
         match (users, result) {
             (Some(users), Some(Ok(cert))) => {
-                dirty.host_certificates.extend(users.iter().map(|(h, _)| h.clone()));
+                dirty
+                    .host_certificates
+                    .extend(users.iter().map(|(h, _)| h.clone()));
                 if self.certs.get(id) != Some(&cert) {
                     self.certs.insert(id.clone(), cert.clone());
                 }
                 self.loaded.insert(id.clone(), cert);
             }
             (Some(users), Some(Err(why))) => {
-                dirty.host_certificates.extend(users.iter().map(|(h, _)| h.clone()));
+                dirty
+                    .host_certificates
+                    .extend(users.iter().map(|(h, _)| h.clone()));
                 if let Some((_, object)) = users.iter().next() {
                     diagnostics.push(Diagnostic {
                         object: object.clone(),
@@ -567,7 +571,9 @@ impl Merger {
 /// `(name, suffix)` of an exact host: the suffix a one-label wildcard covering it names.
 fn exact_suffix(host: &HostKey) -> Option<(&str, &str)> {
     match host {
-        HostKey::Exact(name) => name.split_once('.').map(|(_, suffix)| (name.as_str(), suffix)),
+        HostKey::Exact(name) => name
+            .split_once('.')
+            .map(|(_, suffix)| (name.as_str(), suffix)),
         _ => None,
     }
 }

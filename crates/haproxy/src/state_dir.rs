@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -141,7 +140,8 @@ impl StateDir {
 }
 
 fn write_plain(path: &Path, file: &RenderedFile) -> Result<(), StateDirError> {
-    fs::write(path, &file.bytes).map_err(error(path))?;
+    let mut out = fs::File::create(path).map_err(error(path))?;
+    file.write_to(&mut out).map_err(error(path))?;
     if file.private {
         fs::set_permissions(path, fs::Permissions::from_mode(0o600)).map_err(error(path))?;
     }
@@ -158,7 +158,7 @@ fn write_atomic(path: &Path, file: &RenderedFile) -> Result<(), StateDirError> {
     temp.as_file()
         .set_permissions(fs::Permissions::from_mode(mode))
         .map_err(error(path))?;
-    temp.write_all(&file.bytes).map_err(error(path))?;
+    file.write_to(&mut temp).map_err(error(path))?;
     temp.as_file().sync_all().map_err(error(path))?;
     temp.persist(path).map_err(|e| StateDirError {
         path: path.to_path_buf(),

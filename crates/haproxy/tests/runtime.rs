@@ -306,7 +306,7 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         backend: "web_app_80".into(),
         server: name.into(),
     };
-    let file = |path: &str| rendered.files[path].bytes.clone();
+    let file = |path: &str| std::sync::Arc::from(rendered.files[path].text().as_bytes());
     assert_eq!(
         update.commands,
         [
@@ -460,7 +460,7 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         done.transcript[1].request,
         format!(
             "add map @1 maps/hosts.map <<\n{}",
-            String::from_utf8_lossy(&rendered.files["maps/hosts.map"].bytes)
+            rendered.files["maps/hosts.map"].text()
         )
     );
     assert_eq!(maps(&api).await["maps/hosts.map"].len(), 72);

@@ -2,6 +2,7 @@
 //! before the list names them, and removed ones are deleted after it stops naming them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use render::{CRT_LIST, RenderedFile};
 
@@ -36,10 +37,10 @@ pub(crate) fn changes(
         if live_hash == Some(file.hash) {
             continue;
         }
-        if file.bytes.len() > MAX_CERTIFICATE_PAYLOAD {
+        if file.len() > MAX_CERTIFICATE_PAYLOAD {
             return None;
         }
-        let (file, content) = (path.clone(), file.bytes.clone());
+        let (file, content) = (path.clone(), Arc::from(file.text().as_bytes()));
         commands.push(match live_hash {
             Some(_) => RuntimeCommand::UpdateCertificate { file, content },
             None => RuntimeCommand::AddCertificate { file, content },
@@ -49,7 +50,7 @@ pub(crate) fn changes(
         files
             .get(CRT_LIST)
             .map(|f| {
-                String::from_utf8_lossy(&f.bytes)
+                f.text()
                     .lines()
                     .filter(|l| !l.trim().is_empty())
                     .map(str::to_owned)

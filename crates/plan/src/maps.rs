@@ -2,6 +2,7 @@
 //! is atomic in HAProxy), a larger change replaces the whole map atomically.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use render::RenderedFile;
 
@@ -18,13 +19,29 @@ pub(crate) fn change(
 ) -> RuntimeCommand {
     let replace = || RuntimeCommand::ReplaceMap {
         map: map.to_owned(),
-        content: desired.bytes.clone(),
+        content: Arc::from(desired.text().as_bytes()),
     };
     let Some(live) = live else {
         return replace();
     };
+    // With the same bucket layout a key stays in its bucket: only the buckets that differ
+    // are compared.
+    let (live_whole, desired_whole);
+    let (live_parts, desired_parts): (Vec<&str>, Vec<&str>) =
+        if live.chunks().len() == desired.chunks().len() {
+            live.chunks()
+                .iter()
+                .zip(desired.chunks())
+                .filter(|(a, b)| !Arc::ptr_eq(a, b) && a != b)
+                .map(|(a, b)| (&**a, &**b))
+                .unzip()
+        } else {
+            live_whole = live.text();
+            desired_whole = desired.text();
+            (vec![&*live_whole], vec![&*desired_whole])
+        };
     let (Some(live_entries), Some(desired_entries)) =
-        (entries(&live.bytes), entries(&desired.bytes))
+        (entries(&live_parts), entries(&desired_parts))
     else {
         return replace();
     };
@@ -62,10 +79,10 @@ pub(crate) fn change(
 
 /// Map file lines as key → value; `None` if a key repeats, since `set map` and `del map`
 /// would then touch every entry with that key.
-fn entries(bytes: &[u8]) -> Option<BTreeMap<&str, &str>> {
-    let text = std::str::from_utf8(bytes).ok()?;
+fn entries<'a>(parts: &[&'a str]) -> Option<BTreeMap<&'a str, &'a str>> {
     let mut map = BTreeMap::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+    let lines = parts.iter().flat_map(|part| part.lines());
+    for line in lines.filter(|l| !l.trim().is_empty()) {
         let (key, value) = line.split_once(' ').unwrap_or((line, ""));
         if map.insert(key, value.trim()).is_some() {
             return None;
@@ -107,6 +124,39 @@ mod tests {
         let many: String = (0..=MAX_MAP_EDITS).map(|i| format!("h{i}#/ x\n")).collect();
         assert!(matches!(
             change("m", Some(&live), &file(&many)),
+            RuntimeCommand::ReplaceMap { .. }
+        ));
+    }
+
+    #[test]
+    fn only_buckets_that_differ_are_compared() {
+        let chunks = |parts: &[&str]| {
+            RenderedFile::from_chunks(parts.iter().map(|p| Arc::from(*p)).collect(), false)
+        };
+        let live = chunks(&["a#/ x\nb#/ y\n", "c#/ z\n"]);
+        let desired = chunks(&["a#/ x\nb#/ y\n", "c#/ w\nd#/ v\n"]);
+        assert_eq!(
+            change("m", Some(&live), &desired),
+            RuntimeCommand::EditMap {
+                map: "m".into(),
+                add: vec![("d#/".into(), "v".into())],
+                set: vec![("c#/".into(), "w".into())],
+                delete: vec![],
+            }
+        );
+        // A different layout: the whole maps are compared.
+        let regrouped = chunks(&["a#/ x\n", "b#/ y\n", "c#/ z\n"]);
+        assert_eq!(
+            change("m", Some(&live), &chunks(&["b#/ y\n", "c#/ z\n", ""])),
+            RuntimeCommand::EditMap {
+                map: "m".into(),
+                add: vec![],
+                set: vec![],
+                delete: vec!["a#/".into()],
+            }
+        );
+        assert!(matches!(
+            change("m", Some(&regrouped), &live),
             RuntimeCommand::ReplaceMap { .. }
         ));
     }

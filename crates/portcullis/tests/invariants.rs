@@ -250,7 +250,7 @@ fn full_render(cluster: &Cluster, shards: u32) -> BTreeMap<String, Vec<u8>> {
         .rendered
         .files
         .into_iter()
-        .map(|(path, file)| (path, file.bytes.to_vec()))
+        .map(|(path, file)| (path, file.text().as_bytes().to_vec()))
         .collect()
 }
 

@@ -27,6 +27,11 @@ pub struct RenderCache {
     /// Per shard, each member's section text, in section order.
     shard_members: Vec<BTreeMap<BackendId, Arc<str>>>,
     hosts: BTreeMap<HostKey, CachedHost>,
+    /// Map files are made of buckets of hosts (see [`maps::map_bucket`]).
+    buckets: u32,
+    bucket_members: Vec<BTreeSet<HostKey>>,
+    /// Per map file, each bucket's text.
+    bucket_texts: [Vec<Arc<str>>; 5],
     /// The previous output; files that did not change are reused from it.
     files: BTreeMap<String, RenderedFile>,
 }
@@ -135,12 +140,15 @@ impl RenderCache {
     /// Updates the host lines and the map files; says whether a host's certificate
     /// changed (the certificate list must be rendered again).
     fn render_hosts(&mut self, previous: Option<&ProxyModel>, model: &ProxyModel) -> bool {
-        let mut dirty = [previous.is_none(); 5];
+        let buckets = maps::map_buckets(model.hosts.len());
+        let rebuild = previous.is_none() || buckets != self.buckets;
         let mut certificates_changed = previous.is_none();
-        if previous.is_none() {
-            self.hosts.clear();
-        }
-        let mut update = |key: &HostKey, host: Option<&model::Host>, old_cert: Option<&CertId>| {
+        // (map, bucket) pairs whose text must be assembled again.
+        let mut dirty: BTreeSet<(usize, u32)> = BTreeSet::new();
+        let mut update = |cache: &mut Self,
+                          key: &HostKey,
+                          host: Option<&model::Host>,
+                          old_cert: Option<&CertId>| {
             let new_parts = host.map(|host| {
                 let HostLines {
                     hosts_map,
@@ -152,13 +160,25 @@ impl RenderCache {
                 }
             });
             let old_parts = match &new_parts {
-                Some(parts) => self.hosts.insert(key.clone(), parts.clone()),
-                None => self.hosts.remove(key),
+                Some(parts) => cache.hosts.insert(key.clone(), parts.clone()),
+                None => cache.hosts.remove(key),
             };
-            for (index, flag) in dirty.iter_mut().enumerate() {
-                let before = old_parts.as_ref().map_or("", |p| &p.parts[index]);
-                let after = new_parts.as_ref().map_or("", |p| &p.parts[index]);
-                *flag |= before != after;
+            if !rebuild {
+                let bucket = maps::map_bucket(key, buckets);
+                if let Some(members) = cache.bucket_members.get_mut(bucket as usize) {
+                    if new_parts.is_some() {
+                        members.insert(key.clone());
+                    } else {
+                        members.remove(key);
+                    }
+                }
+                for index in 0..5 {
+                    let before = old_parts.as_ref().map_or("", |p| &p.parts[index]);
+                    let after = new_parts.as_ref().map_or("", |p| &p.parts[index]);
+                    if before != after {
+                        dirty.insert((index, bucket));
+                    }
+                }
             }
             if old_cert != host.and_then(|h| h.cert.as_ref()) {
                 certificates_changed = true;
@@ -168,33 +188,64 @@ impl RenderCache {
             Some(previous) => {
                 for item in previous.hosts.diff(&model.hosts) {
                     match item {
-                        DiffItem::Add(key, host) => update(key, Some(host), None),
+                        DiffItem::Add(key, host) => update(self, key, Some(host), None),
                         DiffItem::Update {
                             old: (_, old),
                             new: (key, host),
-                        } => update(key, Some(host), old.cert.as_ref()),
-                        DiffItem::Remove(key, old) => update(key, None, old.cert.as_ref()),
+                        } => update(self, key, Some(host), old.cert.as_ref()),
+                        DiffItem::Remove(key, old) => update(self, key, None, old.cert.as_ref()),
                     }
                 }
             }
             None => {
+                self.hosts.clear();
                 for (key, host) in &model.hosts {
-                    update(key, Some(host), None);
+                    update(self, key, Some(host), None);
                 }
             }
         }
+        if rebuild {
+            self.buckets = buckets;
+            self.bucket_members = vec![BTreeSet::new(); buckets as usize];
+            for key in self.hosts.keys() {
+                if let Some(members) = self
+                    .bucket_members
+                    .get_mut(maps::map_bucket(key, buckets) as usize)
+                {
+                    members.insert(key.clone());
+                }
+            }
+            self.bucket_texts = Default::default();
+            for texts in &mut self.bucket_texts {
+                *texts = vec![Arc::from(""); buckets as usize];
+            }
+            dirty = (0..5)
+                .flat_map(|index| (0..buckets).map(move |bucket| (index, bucket)))
+                .collect();
+        }
+        let mut dirty_maps = [false; 5];
+        for (index, bucket) in dirty {
+            let Some(members) = self.bucket_members.get(bucket as usize) else {
+                continue;
+            };
+            let text: String = members
+                .iter()
+                .filter_map(|key| self.hosts.get(key))
+                .map(|host| &*host.parts[index])
+                .collect();
+            if let Some(slot) = self.bucket_texts[index].get_mut(bucket as usize) {
+                *slot = Arc::from(text);
+            }
+            dirty_maps[index] = true;
+        }
         let names = std::iter::once(maps::HOSTS_MAP).chain(MAP_FILES);
         for (index, name) in names.enumerate() {
-            if !dirty[index] {
-                continue;
+            if dirty_maps[index] {
+                self.files.insert(
+                    name.to_owned(),
+                    RenderedFile::from_chunks(self.bucket_texts[index].clone(), false),
+                );
             }
-            let mut text =
-                String::with_capacity(self.files.get(name).map_or(0, |f| f.bytes.len()) + 256);
-            for host in self.hosts.values() {
-                text.push_str(&host.parts[index]);
-            }
-            self.files
-                .insert(name.to_owned(), RenderedFile::new(text, false));
         }
         certificates_changed
     }

@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use model::ProxyModel;
-use xxhash_rust::xxh3::xxh3_64;
 
 /// The main configuration file, loaded first.
 pub const MAIN_CONFIG: &str = "haproxy.cfg";
@@ -25,12 +24,12 @@ pub const BACKENDS_DIR: &str = "backends";
 /// else there (sockets, the staging area) is left alone.
 pub const MANAGED_ROOTS: [&str; 4] = [MAIN_CONFIG, BACKENDS_DIR, "maps", "certs"];
 
-/// One rendered file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One rendered file, held as the parts it was assembled from (a shard's sections, a
+/// map's buckets), so that assembling it again after a change copies no unchanged part.
+#[derive(Debug, Clone)]
 pub struct RenderedFile {
-    /// Content.
-    pub bytes: Arc<[u8]>,
-    /// Stable content hash (xxh3-64), to compare with what is on disk.
+    chunks: Arc<[Arc<str>]>,
+    /// Stable content hash (xxh3-64 of the whole content), to compare with what is on disk.
     pub hash: u64,
     /// Holds a private key: written with mode 0600.
     pub private: bool,
@@ -39,14 +38,69 @@ pub struct RenderedFile {
 impl RenderedFile {
     /// Wraps content, computing its hash.
     pub fn new(text: String, private: bool) -> Self {
-        let bytes: Arc<[u8]> = Arc::from(text.into_bytes());
+        Self::from_chunks(vec![Arc::from(text)], private)
+    }
+
+    /// A file whose content is the concatenation of `chunks`.
+    pub fn from_chunks(chunks: Vec<Arc<str>>, private: bool) -> Self {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for chunk in &chunks {
+            hasher.update(chunk.as_bytes());
+        }
         Self {
-            hash: xxh3_64(&bytes),
-            bytes,
+            chunks: Arc::from(chunks),
+            hash: hasher.digest(),
             private,
         }
     }
+
+    /// The parts, in order.
+    pub fn chunks(&self) -> &[Arc<str>] {
+        &self.chunks
+    }
+
+    /// Content length in bytes.
+    pub fn len(&self) -> usize {
+        self.chunks.iter().map(|c| c.len()).sum()
+    }
+
+    /// Whether the file is empty.
+    pub fn is_empty(&self) -> bool {
+        self.chunks.iter().all(|c| c.is_empty())
+    }
+
+    /// The whole content in one piece (copied unless it is a single part).
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match &*self.chunks {
+            [one] => std::borrow::Cow::Borrowed(one),
+            chunks => std::borrow::Cow::Owned(chunks.concat()),
+        }
+    }
+
+    /// Writes the content.
+    pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        for chunk in self.chunks.iter() {
+            out.write_all(chunk.as_bytes())?;
+        }
+        Ok(())
+    }
 }
+
+impl PartialEq for RenderedFile {
+    /// Same content and mode, however it is split into parts.
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash
+            && self.private == other.private
+            && (Arc::ptr_eq(&self.chunks, &other.chunks)
+                || self
+                    .chunks
+                    .iter()
+                    .flat_map(|c| c.bytes())
+                    .eq(other.chunks.iter().flat_map(|c| c.bytes())))
+    }
+}
+
+impl Eq for RenderedFile {}
 
 /// Every managed file, by path relative to the state directory (always `/`-separated).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

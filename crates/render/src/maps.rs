@@ -33,6 +33,21 @@ pub const MAP_FILES: [&str; 4] = [
     "maps/https-prefix.map",
 ];
 
+/// How many buckets the map files are split into: about 64 hosts each, rounded up to a
+/// power of two (so the layout changes only when the host count doubles), 1 to 4096.
+pub fn map_buckets(hosts: usize) -> u32 {
+    u32::try_from((hosts / 64).next_power_of_two().clamp(1, 4096)).unwrap_or(4096)
+}
+
+/// The bucket of a host: `xxh3_64(map key) % buckets`. A map file lists its buckets in
+/// order, each bucket's hosts in key order. Lookups do not depend on the order of a map
+/// (HAProxy indexes exact and prefix maps in trees), and a change to one host rewrites one
+/// bucket, whose text is then the only part of the file that differs.
+pub fn map_bucket(key: &HostKey, buckets: u32) -> u32 {
+    let hash = xxhash_rust::xxh3::xxh3_64(key.map_key().as_bytes());
+    u32::try_from(hash % u64::from(buckets.max(1))).unwrap_or(0)
+}
+
 /// One host's lines of the hosts map and of each route map (see [`MAP_FILES`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HostLines {

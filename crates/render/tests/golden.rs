@@ -153,7 +153,7 @@ fn assert_golden(name: &str, actual: &str) {
 }
 
 fn text(rendered: &RenderedConfig, file: &str) -> String {
-    String::from_utf8(rendered.files[file].bytes.to_vec()).unwrap()
+    rendered.files[file].text().into_owned()
 }
 
 /// Lines removed (`-`) and added (`+`) relative to the base rendering of the same file.
@@ -195,7 +195,7 @@ fn base_model_renders_every_file() {
     );
     for (name, file) in &rendered.files {
         let golden_name = format!("base/{}", name.replace('/', "__"));
-        assert_golden(&golden_name, core::str::from_utf8(&file.bytes).unwrap());
+        assert_golden(&golden_name, &file.text());
     }
     assert!(
         rendered.files["certs/default.pem"].private

@@ -52,12 +52,12 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
             },
             Route {
                 backend: id(number),
-                https_redirect: (number % 3 == 0).then_some(308),
+                https_redirect: number.is_multiple_of(3).then_some(308),
                 origin: origin(),
             },
         )
     };
-    let cert = (number % 3 == 0).then(|| CertId {
+    let cert = number.is_multiple_of(3).then(|| CertId {
         namespace: "ns".into(),
         name: "tls".into(),
     });

@@ -63,6 +63,67 @@ pub fn automatic_shards(backends: usize) -> u32 {
     u32::try_from(wanted).unwrap_or(1024)
 }
 
+/// One Ingress converted: its age, its output and what its conversion looked up; `None`
+/// when it is gone or not ours.
+type Converted = Option<(
+    Arc<merge::Age>,
+    Arc<ingress::IngressOutput>,
+    Vec<lookup::Dependency>,
+)>;
+
+/// Below this many Ingresses, converting on one thread is faster than starting others.
+const PARALLEL_FROM: usize = 512;
+
+/// Converts Ingresses, independent of one another, on every core for large batches.
+fn convert_all(
+    objects: Vec<ObjectRef>,
+    snapshot: &Snapshot,
+    options: &ConvertOptions,
+    global: &GlobalConfig,
+) -> Vec<(ObjectRef, Converted)> {
+    let convert_one = |object: ObjectRef| -> (ObjectRef, Converted) {
+        let converted = match snapshot.get(&object) {
+            Some(Object::Ingress(ingress)) if class::is_ours(ingress, snapshot, options) => {
+                let mut recorder = lookup::Recorder::new(snapshot);
+                let output = Arc::new(ingress::convert_ingress(ingress, &mut recorder, global));
+                let age = Arc::new(merge_age(ingress, &object));
+                Some((age, output, recorder.dependencies))
+            }
+            _ => None,
+        };
+        (object, converted)
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if objects.len() < PARALLEL_FROM || threads < 2 {
+        return objects.into_iter().map(convert_one).collect();
+    }
+    let chunk = objects.len().div_ceil(threads);
+    let mut chunks: Vec<Vec<ObjectRef>> = Vec::with_capacity(threads);
+    let mut objects = objects.into_iter();
+    loop {
+        let part: Vec<ObjectRef> = objects.by_ref().take(chunk).collect();
+        if part.is_empty() {
+            break;
+        }
+        chunks.push(part);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|part| scope.spawn(move || part.into_iter().map(convert_one).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            // A panic in a conversion is a bug: it goes on up, nothing is silently dropped.
+            .flat_map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })
+            .collect()
+    })
+}
+
 /// The merge order of an Ingress: creation time, then namespace and name.
 fn merge_age(ingress: &Ingress, object: &ObjectRef) -> merge::Age {
     (
@@ -147,14 +208,9 @@ impl ConvertCache {
         };
         self.previous = Some(snapshot.clone());
 
-        let mut updates = Vec::with_capacity(affected.len());
-        for object in affected {
-            let ingress = match snapshot.get(&object) {
-                Some(Object::Ingress(ingress)) if class::is_ours(ingress, snapshot, options) => {
-                    Some(ingress)
-                }
-                _ => None,
-            };
+        let converted = convert_all(affected, snapshot, options, &global);
+        let mut updates = Vec::with_capacity(converted.len());
+        for (object, result) in converted {
             if let Some(cached) = self.ingresses.remove(&object) {
                 for dependency in &cached.dependencies {
                     if let Some(dependents) = self.dependents.get_mut(dependency) {
@@ -165,22 +221,16 @@ impl ConvertCache {
                     }
                 }
             }
-            let output = ingress.map(|ingress| {
-                let mut recorder = lookup::Recorder::new(snapshot);
-                let output = Arc::new(ingress::convert_ingress(ingress, &mut recorder, &global));
-                for dependency in &recorder.dependencies {
+            let output = result.map(|(age, output, dependencies)| {
+                for dependency in &dependencies {
                     self.dependents
                         .entry(dependency.clone())
                         .or_default()
                         .insert(object.clone());
                 }
-                self.ingresses.insert(
-                    object.clone(),
-                    CachedIngress {
-                        dependencies: recorder.dependencies,
-                    },
-                );
-                (Arc::new(merge_age(ingress, &object)), output)
+                self.ingresses
+                    .insert(object.clone(), CachedIngress { dependencies });
+                (age, output)
             });
             updates.push((object, output));
         }

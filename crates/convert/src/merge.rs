@@ -33,14 +33,41 @@ struct Claim {
 
 type RouteKey = (HostKey, PathMatch);
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Source {
-    Ingress(ObjectRef),
-    Tls(HostKey),
-    Route(RouteKey),
-    Backend(BackendId),
-    Default,
-    Certificate(CertId),
+/// Diagnostics by the key that produced them, so resolving a key replaces its own.
+#[derive(Debug, Default)]
+struct Diagnostics {
+    ingresses: FxHashMap<ObjectRef, Vec<Diagnostic>>,
+    tls: FxHashMap<HostKey, Vec<Diagnostic>>,
+    routes: FxHashMap<RouteKey, Vec<Diagnostic>>,
+    backends: FxHashMap<BackendId, Vec<Diagnostic>>,
+    default: Vec<Diagnostic>,
+    certificates: FxHashMap<CertId, Vec<Diagnostic>>,
+}
+
+/// Stores a key's diagnostics; the key is cloned only when there are some.
+fn set<K: Clone + Eq + std::hash::Hash>(
+    map: &mut FxHashMap<K, Vec<Diagnostic>>,
+    key: &K,
+    diagnostics: Vec<Diagnostic>,
+) {
+    if diagnostics.is_empty() {
+        map.remove(key);
+    } else {
+        map.insert(key.clone(), diagnostics);
+    }
+}
+
+impl Diagnostics {
+    fn all(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.ingresses
+            .values()
+            .chain(self.tls.values())
+            .chain(self.routes.values())
+            .chain(self.backends.values())
+            .chain(self.certificates.values())
+            .flatten()
+            .chain(&self.default)
+    }
 }
 
 /// Keys whose resolution must be redone.
@@ -76,7 +103,7 @@ pub(crate) struct Merger {
     /// The backend each winning route and the winning default use, by position.
     route_winners: FxHashMap<RouteKey, (Position, BackendId)>,
     default_winner: Option<(Position, BackendId)>,
-    diagnostics: FxHashMap<Source, Vec<Diagnostic>>,
+    diagnostics: Diagnostics,
     hosts: OrdMap<HostKey, model::Host>,
     backends: OrdMap<BackendId, Backend>,
     certs: OrdMap<CertId, TlsCert>,
@@ -97,13 +124,13 @@ impl Merger {
             if let Some((age, old)) = self.outputs.remove(&object) {
                 self.unclaim(&age, &old, &mut dirty);
             }
-            self.diagnostics.remove(&Source::Ingress(object.clone()));
+            let own = new
+                .as_ref()
+                .map(|(_, output)| output.diagnostics.clone())
+                .unwrap_or_default();
+            set(&mut self.diagnostics.ingresses, &object, own);
             if let Some((age, output)) = new {
                 self.claim(&age, &output, &mut dirty);
-                if !output.diagnostics.is_empty() {
-                    self.diagnostics
-                        .insert(Source::Ingress(object.clone()), output.diagnostics.clone());
-                }
                 self.outputs.insert(object, (age, output));
             }
         }
@@ -126,7 +153,7 @@ impl Merger {
 
     /// Every conflict and object problem, unsorted.
     pub(crate) fn diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
-        self.diagnostics.values().flatten()
+        self.diagnostics.all()
     }
 
     /// Certificates in use, so their Secrets stay cached.
@@ -224,14 +251,6 @@ impl Merger {
             })
     }
 
-    fn set_diagnostics(&mut self, source: Source, diagnostics: Vec<Diagnostic>) {
-        if diagnostics.is_empty() {
-            self.diagnostics.remove(&source);
-        } else {
-            self.diagnostics.insert(source, diagnostics);
-        }
-    }
-
     fn resolve(
         &mut self,
         mut dirty: Dirty,
@@ -265,7 +284,15 @@ impl Merger {
             self.resolve_certificate(id, certificate, &mut dirty);
         }
         let hosts = std::mem::take(&mut dirty.host_certificates);
-        for host in hosts.iter().chain(routes.iter().map(|(host, _)| host)) {
+        let mut previous: Option<&HostKey> = None;
+        // Route keys are sorted by host: each host is settled once.
+        for (host, _) in &routes {
+            if previous != Some(host) && !hosts.contains(host) {
+                self.settle_host(host);
+            }
+            previous = Some(host);
+        }
+        for host in &hosts {
             self.settle_host(host);
         }
     }
@@ -291,7 +318,7 @@ impl Merger {
                 }
             }
         }
-        self.set_diagnostics(Source::Tls(host.clone()), diagnostics);
+        set(&mut self.diagnostics.tls, host, diagnostics);
         let previous = match &winner {
             Some(winner) => self.tls_winners.insert(host.clone(), winner.clone()),
             None => self.tls_winners.remove(host),
@@ -371,7 +398,7 @@ impl Merger {
             let (backend, _) = claim.output.default_backend.as_ref()?;
             Some((position.clone(), backend.id.clone(), claim.clone()))
         });
-        self.set_diagnostics(Source::Default, diagnostics);
+        self.diagnostics.default = diagnostics;
         if let Some((position, id)) = self.default_winner.take() {
             self.remove_use(&id, &position, dirty);
         }
@@ -412,7 +439,7 @@ impl Merger {
             });
             new_use = Some((position.clone(), rule.backend.id.clone(), claim.clone()));
         }
-        self.set_diagnostics(Source::Route(key.clone()), diagnostics);
+        set(&mut self.diagnostics.routes, key, diagnostics);
         if let Some((position, id, claim)) = new_use {
             self.add_use(&id, position.clone(), claim, dirty);
             self.route_winners.insert(key.clone(), (position, id));
@@ -456,7 +483,7 @@ impl Merger {
     fn resolve_backend(&mut self, id: &BackendId) {
         let Some(uses) = self.backend_uses.get(id) else {
             self.backends.remove(id);
-            self.diagnostics.remove(&Source::Backend(id.clone()));
+            self.diagnostics.backends.remove(id);
             return;
         };
         let mut merged: Option<Backend> = None;
@@ -491,7 +518,7 @@ impl Merger {
                 }
             }
         }
-        self.set_diagnostics(Source::Backend(id.clone()), diagnostics);
+        set(&mut self.diagnostics.backends, id, diagnostics);
         if let Some(backend) = merged
             && self.backends.get(id) != Some(&backend)
         {
@@ -537,7 +564,7 @@ impl Merger {
                 self.loaded.remove(id);
             }
         }
-        self.set_diagnostics(Source::Certificate(id.clone()), diagnostics);
+        set(&mut self.diagnostics.certificates, id, diagnostics);
     }
 
     /// Sets a host's certificate from its TLS winner, and drops a host left with neither

@@ -48,7 +48,11 @@ pub enum HaproxyError {
     ReloadTimeout(Duration),
 }
 
+/// How long the master CLI may refuse connections or take to answer.
 const PATIENCE: Duration = Duration::from_secs(10);
+/// How long loading a configuration may take: HAProxy needs about 20 s for 100,000
+/// backends on a small machine.
+const LOAD_PATIENCE: Duration = Duration::from_secs(180);
 
 /// A running HAProxy in master-worker mode.
 #[derive(Debug)]
@@ -86,7 +90,7 @@ impl Haproxy {
             child,
             master: MasterCli::new(socket),
         };
-        let deadline = tokio::time::Instant::now() + PATIENCE;
+        let deadline = tokio::time::Instant::now() + LOAD_PATIENCE;
         loop {
             if let Some(status) = haproxy.child.try_wait()? {
                 return Err(HaproxyError::ExitedAtStart(status));
@@ -98,7 +102,7 @@ impl Haproxy {
             }
             if tokio::time::Instant::now() > deadline {
                 haproxy.stop(Duration::from_secs(1)).await;
-                return Err(HaproxyError::NoWorker(PATIENCE));
+                return Err(HaproxyError::NoWorker(LOAD_PATIENCE));
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
@@ -115,7 +119,7 @@ impl Haproxy {
     pub async fn reload(&mut self) -> Result<ProcStatus, HaproxyError> {
         let before = self.master.show_proc(PATIENCE).await?;
         self.master.command("reload", PATIENCE).await?;
-        let deadline = tokio::time::Instant::now() + PATIENCE;
+        let deadline = tokio::time::Instant::now() + LOAD_PATIENCE;
         loop {
             if let Ok(after) = self.master.show_proc(PATIENCE).await {
                 if after.failed_reloads > before.failed_reloads {
@@ -126,7 +130,7 @@ impl Haproxy {
                 }
             }
             if tokio::time::Instant::now() > deadline {
-                return Err(HaproxyError::ReloadTimeout(PATIENCE));
+                return Err(HaproxyError::ReloadTimeout(LOAD_PATIENCE));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

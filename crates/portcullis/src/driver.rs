@@ -15,6 +15,8 @@ use crate::admin::AdminState;
 
 /// Longest wait between two attempts of a failing reload.
 const MAX_RELOAD_BACKOFF: Duration = Duration::from_secs(30);
+/// How long to wait before trying again to start HAProxy after a failure.
+const START_RETRY: Duration = Duration::from_secs(5);
 /// How often servers left in maintenance with connections are tried again.
 const DRAIN_RETRY: Duration = Duration::from_millis(500);
 
@@ -43,6 +45,8 @@ pub struct Driver {
     /// When servers left draining must be gone, or HAProxy reloads.
     drain_deadline: Option<Instant>,
     next_drain_retry: Option<Instant>,
+    /// When to try starting HAProxy again after it failed to start.
+    next_start: Option<Instant>,
 }
 
 impl Driver {
@@ -62,6 +66,7 @@ impl Driver {
             failed_reloads: 0,
             drain_deadline: None,
             next_drain_retry: None,
+            next_start: None,
         }
     }
 
@@ -129,12 +134,19 @@ impl Driver {
     /// The next time [`Driver::on_timer`] has work.
     pub fn next_deadline(&self) -> Option<Instant> {
         let reload = self.pending.as_ref().map(|p| p.not_before);
-        [reload, self.next_drain_retry].into_iter().flatten().min()
+        [reload, self.next_drain_retry, self.next_start]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Retries server deletions and runs the due reload.
     pub async fn on_timer(&mut self) {
         let now = Instant::now();
+        if self.next_start.is_some_and(|at| at <= now) {
+            self.next_start = None;
+            self.ensure_running().await;
+        }
         if self.next_drain_retry.is_some_and(|at| at <= now) {
             self.retry_drained().await;
         }
@@ -295,7 +307,10 @@ impl Driver {
                 self.pending = None;
                 self.admin.ready.store(true, Ordering::SeqCst);
             }
-            Err(err) => tracing::error!(error = %err, "cannot start haproxy"),
+            Err(err) => {
+                tracing::error!(error = %err, retry_in_s = START_RETRY.as_secs(), "cannot start haproxy");
+                self.next_start = Some(Instant::now() + START_RETRY);
+            }
         }
         self.publish_sync();
     }

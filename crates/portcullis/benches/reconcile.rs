@@ -131,6 +131,14 @@ fn bench_change(
         .iter()
         .map(|(p, f)| (p.clone(), f.hash))
         .collect();
+    // What one such change writes to disk.
+    let once = reconciler.reconcile(&changed, &refused).unwrap();
+    let written = plan::plan(&applied, &once.rendered);
+    let bytes: usize = written.writes.iter().map(|(_, f)| f.len()).sum();
+    let files: Vec<&str> = written.writes.iter().map(|(p, _)| p.as_str()).collect();
+    eprintln!("{group}/{services}: writes {bytes} bytes in {files:?}");
+    let back = reconciler.reconcile(&original, &refused).unwrap();
+    assert_eq!(plan::plan(&applied, &back.rendered).writes.len(), 0);
     let mut flip = false;
     c.benchmark_group(group)
         .sample_size(20)

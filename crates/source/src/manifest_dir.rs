@@ -33,13 +33,26 @@ pub struct Scan {
 }
 
 struct CachedFile {
+    /// Size, modification time and inode when it was read: a file whose stamp is
+    /// unchanged is not read again.
+    stamp: Option<Stamp>,
     content_hash: u64,
     objects: Vec<Object>,
     problems: Vec<ManifestProblem>,
 }
 
+/// What identifies a file's version without reading it.
+type Stamp = (u64, std::time::SystemTime, u64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::metadata(path).ok()?;
+    Some((metadata.len(), metadata.modified().ok()?, metadata.ino()))
+}
+
 /// A manifest directory, with each file's decoded content cached by content hash so a
-/// rescan decodes only files that changed.
+/// rescan decodes only files that changed, and reads only files whose size, modification
+/// time or inode changed.
 pub struct ManifestDir {
     root: PathBuf,
     files: BTreeMap<PathBuf, CachedFile>,
@@ -84,6 +97,14 @@ impl ManifestDir {
         let mut to_decode = Vec::new();
         for path in paths {
             let relative = path.strip_prefix(&self.root).unwrap_or(&path).to_path_buf();
+            let current_stamp = stamp(&path);
+            if let Some(cached) = self.files.remove(&relative) {
+                if current_stamp.is_some() && cached.stamp == current_stamp {
+                    files.insert(relative, cached);
+                    continue;
+                }
+                self.files.insert(relative.clone(), cached);
+            }
             let bytes = match std::fs::read(&path) {
                 Ok(bytes) => bytes,
                 // Deleted between listing and reading: it is simply gone.
@@ -99,9 +120,15 @@ impl ManifestDir {
             let content_hash = xxh3_64(&bytes);
             match self.files.remove(&relative) {
                 Some(cached) if cached.content_hash == content_hash => {
-                    files.insert(relative, cached);
+                    files.insert(
+                        relative,
+                        CachedFile {
+                            stamp: current_stamp,
+                            ..cached
+                        },
+                    );
                 }
-                _ => to_decode.push((relative, bytes, content_hash)),
+                _ => to_decode.push((relative, bytes, content_hash, current_stamp)),
             }
         }
         files.extend(decode_files(to_decode));
@@ -162,7 +189,10 @@ impl ManifestDir {
 }
 
 /// Decodes files on every core: YAML decoding dominates a cold start.
-fn decode_files(files: Vec<(PathBuf, Vec<u8>, u64)>) -> Vec<(PathBuf, CachedFile)> {
+/// A file to decode: path, content, content hash, stamp.
+type ToDecode = (PathBuf, Vec<u8>, u64, Option<Stamp>);
+
+fn decode_files(files: Vec<ToDecode>) -> Vec<(PathBuf, CachedFile)> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len().max(1));
@@ -171,10 +201,14 @@ fn decode_files(files: Vec<(PathBuf, Vec<u8>, u64)>) -> Vec<(PathBuf, CachedFile
         let mut decoded = Vec::new();
         loop {
             let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some((relative, bytes, hash)) = files.get(index) else {
+            let Some((relative, bytes, hash, stamp)) = files.get(index) else {
                 return decoded;
             };
-            decoded.push((relative.clone(), decode_file(relative, bytes, *hash)));
+            let file = CachedFile {
+                stamp: *stamp,
+                ..decode_file(relative, bytes, *hash)
+            };
+            decoded.push((relative.clone(), file));
         }
     };
     if workers <= 1 {
@@ -197,6 +231,7 @@ fn decode_file(relative: &Path, bytes: &[u8], content_hash: u64) -> CachedFile {
     };
     let Ok(text) = std::str::from_utf8(bytes) else {
         return CachedFile {
+            stamp: None,
             content_hash,
             objects: Vec::new(),
             problems: vec![problem("not UTF-8 text".to_owned())],
@@ -208,6 +243,7 @@ fn decode_file(relative: &Path, bytes: &[u8], content_hash: u64) -> CachedFile {
         tracing::debug!(file = %relative.display(), kind = %ignored, "ignoring unknown kind");
     }
     CachedFile {
+        stamp: None,
         content_hash,
         objects: decoded.objects,
         problems: decoded

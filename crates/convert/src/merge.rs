@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use model::{Backend, BackendId, CertId, HostKey, OrdMap, PathMatch, ProxyModel, Route, TlsCert};
 use resources::ObjectRef;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::Diagnostic;
 use crate::ingress::IngressOutput;
@@ -73,12 +73,12 @@ impl Diagnostics {
 /// Keys whose resolution must be redone.
 #[derive(Debug, Default)]
 struct Dirty {
-    tls: BTreeSet<HostKey>,
-    routes: BTreeSet<RouteKey>,
+    tls: FxHashSet<HostKey>,
+    routes: FxHashSet<RouteKey>,
     default: bool,
-    backends: BTreeSet<BackendId>,
-    certificates: BTreeSet<CertId>,
-    host_certificates: BTreeSet<HostKey>,
+    backends: FxHashSet<BackendId>,
+    certificates: FxHashSet<CertId>,
+    host_certificates: FxHashSet<HostKey>,
 }
 
 /// The merge state: claims per key, the winners, and the model they make.
@@ -283,15 +283,8 @@ impl Merger {
         for id in &certificates {
             self.resolve_certificate(id, certificate, &mut dirty);
         }
-        let hosts = std::mem::take(&mut dirty.host_certificates);
-        let mut previous: Option<&HostKey> = None;
-        // Route keys are sorted by host: each host is settled once.
-        for (host, _) in &routes {
-            if previous != Some(host) && !hosts.contains(host) {
-                self.settle_host(host);
-            }
-            previous = Some(host);
-        }
+        let mut hosts = std::mem::take(&mut dirty.host_certificates);
+        hosts.extend(routes.into_iter().map(|(host, _)| host));
         for host in &hosts {
             self.settle_host(host);
         }

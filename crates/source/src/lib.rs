@@ -4,5 +4,5 @@
 mod manifest_dir;
 mod watch;
 
-pub use manifest_dir::{ManifestDir, ManifestProblem, Scan};
+pub use manifest_dir::{ManifestDir, ManifestProblem};
 pub use watch::{SourceBatch, watch_manifest_dir};

@@ -1,6 +1,6 @@
 //! Scanning a manifest directory: which objects it holds and which documents are broken.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -21,15 +21,6 @@ impl fmt::Display for ManifestProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.file.display(), self.message)
     }
-}
-
-/// The result of one scan.
-#[derive(Debug, Default)]
-pub struct Scan {
-    /// Every object, by identity.
-    pub objects: BTreeMap<ObjectRef, Object>,
-    /// Every problem found.
-    pub problems: Vec<ManifestProblem>,
 }
 
 struct CachedFile {
@@ -56,7 +47,12 @@ fn stamp(path: &Path) -> Option<Stamp> {
 pub struct ManifestDir {
     root: PathBuf,
     files: BTreeMap<PathBuf, CachedFile>,
+    /// Where each object is defined: file and index in it, first definition first.
+    definitions: BTreeMap<ObjectRef, BTreeSet<(PathBuf, usize)>>,
+    /// The objects as served: each one's first definition.
     current: BTreeMap<ObjectRef, Object>,
+    /// Objects defined more than once, reported at each later definition.
+    duplicates: BTreeMap<ObjectRef, Vec<ManifestProblem>>,
 }
 
 impl fmt::Debug for ManifestDir {
@@ -73,7 +69,9 @@ impl ManifestDir {
         Self {
             root: root.into(),
             files: BTreeMap::new(),
+            definitions: BTreeMap::new(),
             current: BTreeMap::new(),
+            duplicates: BTreeMap::new(),
         }
     }
 
@@ -82,8 +80,10 @@ impl ManifestDir {
         &self.root
     }
 
-    /// Reads the directory again and returns its full content.
-    pub fn scan(&mut self) -> Scan {
+    /// Reads the directory again: files whose stamp changed are read, files whose content
+    /// changed are decoded, and only the objects those files define (or defined) are
+    /// compared. Returns the changes and every problem the directory has now.
+    fn update(&mut self) -> (Vec<SourceEvent>, Vec<ManifestProblem>) {
         let mut problems = Vec::new();
         let mut paths = Vec::new();
         if let Err(err) = collect_files(&self.root, &mut paths) {
@@ -93,17 +93,17 @@ impl ManifestDir {
             });
         }
         paths.sort();
-        let mut files = BTreeMap::new();
+        let mut kept = BTreeMap::new();
         let mut to_decode = Vec::new();
         for path in paths {
             let relative = path.strip_prefix(&self.root).unwrap_or(&path).to_path_buf();
             let current_stamp = stamp(&path);
-            if let Some(cached) = self.files.remove(&relative) {
-                if current_stamp.is_some() && cached.stamp == current_stamp {
-                    files.insert(relative, cached);
-                    continue;
-                }
-                self.files.insert(relative.clone(), cached);
+            if let Some(cached) = self.files.get_mut(&relative)
+                && current_stamp.is_some()
+                && cached.stamp == current_stamp
+            {
+                kept.insert(relative, ());
+                continue;
             }
             let bytes = match std::fs::read(&path) {
                 Ok(bytes) => bytes,
@@ -118,73 +118,105 @@ impl ManifestDir {
                 }
             };
             let content_hash = xxh3_64(&bytes);
-            match self.files.remove(&relative) {
+            match self.files.get_mut(&relative) {
                 Some(cached) if cached.content_hash == content_hash => {
-                    files.insert(
-                        relative,
-                        CachedFile {
-                            stamp: current_stamp,
-                            ..cached
-                        },
-                    );
+                    cached.stamp = current_stamp;
+                    kept.insert(relative, ());
                 }
                 _ => to_decode.push((relative, bytes, content_hash, current_stamp)),
             }
         }
-        files.extend(decode_files(to_decode));
-        self.files = files;
-
-        let mut objects: BTreeMap<ObjectRef, (Object, &Path)> = BTreeMap::new();
-        for (file, cached) in &self.files {
-            problems.extend(cached.problems.iter().cloned());
-            for object in &cached.objects {
-                let object_ref = object.object_ref();
-                if let Some((_, first)) = objects.get(&object_ref) {
-                    problems.push(ManifestProblem {
-                        file: file.clone(),
-                        message: format!(
-                            "{object_ref} is also defined in {}; the first definition is used",
-                            first.display()
-                        ),
-                    });
-                    continue;
+        // Files that are gone or changed give up their definitions.
+        let mut affected = BTreeSet::new();
+        let stale: Vec<PathBuf> = self
+            .files
+            .keys()
+            .filter(|path| !kept.contains_key(*path))
+            .cloned()
+            .collect();
+        for path in stale {
+            if let Some(old) = self.files.remove(&path) {
+                for (index, object) in old.objects.iter().enumerate() {
+                    let object_ref = object.object_ref();
+                    if let Some(places) = self.definitions.get_mut(&object_ref) {
+                        places.remove(&(path.clone(), index));
+                        if places.is_empty() {
+                            self.definitions.remove(&object_ref);
+                        }
+                    }
+                    affected.insert(object_ref);
                 }
-                objects.insert(object_ref, (object.clone(), file));
             }
         }
-        Scan {
-            objects: objects.into_iter().map(|(r, (o, _))| (r, o)).collect(),
-            problems,
+        for (path, file) in decode_files(to_decode) {
+            for (index, object) in file.objects.iter().enumerate() {
+                let object_ref = object.object_ref();
+                self.definitions
+                    .entry(object_ref.clone())
+                    .or_default()
+                    .insert((path.clone(), index));
+                affected.insert(object_ref);
+            }
+            self.files.insert(path, file);
         }
+
+        let mut events = Vec::new();
+        for object_ref in affected {
+            let places = self.definitions.get(&object_ref);
+            let first = places
+                .and_then(|p| p.iter().next())
+                .and_then(|(path, index)| Some((path, self.files.get(path)?.objects.get(*index)?)));
+            match first {
+                Some((first_path, object)) => {
+                    if self.current.get(&object_ref) != Some(object) {
+                        self.current.insert(object_ref.clone(), object.clone());
+                        events.push(SourceEvent::Apply(object.clone()));
+                    }
+                    let repeated: Vec<ManifestProblem> = places
+                        .into_iter()
+                        .flatten()
+                        .skip(1)
+                        .map(|(path, _)| ManifestProblem {
+                            file: path.clone(),
+                            message: format!(
+                                "{object_ref} is also defined in {}; the first definition is used",
+                                first_path.display()
+                            ),
+                        })
+                        .collect();
+                    if repeated.is_empty() {
+                        self.duplicates.remove(&object_ref);
+                    } else {
+                        self.duplicates.insert(object_ref, repeated);
+                    }
+                }
+                None => {
+                    if self.current.remove(&object_ref).is_some() {
+                        events.push(SourceEvent::Delete(object_ref.clone()));
+                    }
+                    self.duplicates.remove(&object_ref);
+                }
+            }
+        }
+        for file in self.files.values() {
+            problems.extend(file.problems.iter().cloned());
+        }
+        problems.extend(self.duplicates.values().flatten().cloned());
+        (events, problems)
     }
 
     /// Scans and returns the full list as an `Init ... InitDone` bracket.
     pub fn initial_events(&mut self) -> (Vec<SourceEvent>, Vec<ManifestProblem>) {
-        let scan = self.scan();
+        let (_, problems) = self.update();
         let mut events = vec![SourceEvent::Init];
-        events.extend(scan.objects.values().cloned().map(SourceEvent::InitApply));
+        events.extend(self.current.values().cloned().map(SourceEvent::InitApply));
         events.push(SourceEvent::InitDone);
-        self.current = scan.objects;
-        (events, scan.problems)
+        (events, problems)
     }
 
     /// Scans and returns what changed since the previous scan.
     pub fn change_events(&mut self) -> (Vec<SourceEvent>, Vec<ManifestProblem>) {
-        let scan = self.scan();
-        let mut events: Vec<SourceEvent> = self
-            .current
-            .keys()
-            .filter(|r| !scan.objects.contains_key(r))
-            .cloned()
-            .map(SourceEvent::Delete)
-            .collect();
-        for (object_ref, object) in &scan.objects {
-            if self.current.get(object_ref) != Some(object) {
-                events.push(SourceEvent::Apply(object.clone()));
-            }
-        }
-        self.current = scan.objects;
-        (events, scan.problems)
+        self.update()
     }
 }
 
@@ -326,5 +358,42 @@ mod tests {
         std::fs::remove_file(dir.path().join("nested/a.yml")).unwrap();
         let (events, _) = manifests.change_events();
         assert!(matches!(&events[..], [SourceEvent::Delete(r)] if r.name == "a"));
+    }
+
+    #[test]
+    fn rescans_follow_only_the_files_that_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let service = |name: &str, port: u16| {
+            format!(
+                "apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec: {{ports: [{{port: {port}}}]}}\n"
+            )
+        };
+        std::fs::write(dir.path().join("a.yaml"), service("svc-x", 80)).unwrap();
+        std::fs::write(dir.path().join("b.yaml"), service("svc-x", 81)).unwrap();
+        std::fs::write(dir.path().join("c.yaml"), service("svc-y", 80)).unwrap();
+        let mut manifests = ManifestDir::new(dir.path());
+        let (events, problems) = manifests.initial_events();
+        assert_eq!(events.len(), 4, "Init, x, y, InitDone: {events:?} {problems:?}");
+        assert_eq!(problems.len(), 1, "x is defined twice: {problems:?}");
+
+        // Touched but identical, and renamed: nothing changes.
+        std::fs::write(dir.path().join("c.yaml"), service("svc-y", 80)).unwrap();
+        std::fs::rename(dir.path().join("c.yaml"), dir.path().join("d.yaml")).unwrap();
+        let (events, _) = manifests.change_events();
+        assert!(events.is_empty(), "{events:?}");
+
+        // The first definition goes: the second one takes over, and is different.
+        std::fs::remove_file(dir.path().join("a.yaml")).unwrap();
+        let (events, problems) = manifests.change_events();
+        let [SourceEvent::Apply(Object::Service(x))] = &events[..] else {
+            panic!("{events:?}");
+        };
+        let port = x
+            .spec
+            .as_ref()
+            .and_then(|s| s.ports.as_ref())
+            .map(|p| p[0].port);
+        assert_eq!(port, Some(81));
+        assert!(problems.is_empty(), "{problems:?}");
     }
 }

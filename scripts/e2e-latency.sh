@@ -95,4 +95,5 @@ curl -fs http://127.0.0.1:18254/metrics | grep -E "^portcullis_(reloads_total|up
 shards=$(ls "$WORK/state/backends" | wc -l)
 echo "shard files: $shards, $(( $(cat "$WORK"/state/backends/*.cfg | wc -c) / shards )) bytes each on average (one is rewritten)"
 echo "controller peak RSS: $(grep VmHWM /proc/$PORTCULLIS/status | awk '{print $2, $3}')"
+echo "controller RSS now: $(grep VmRSS /proc/$PORTCULLIS/status | awk '{print $2, $3}')"
 grep -E "portcullis::|source::|Reloading|Loading success|New worker" "$WORK/log" | tail -12 | cut -c12-200

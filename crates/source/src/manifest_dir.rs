@@ -373,7 +373,11 @@ mod tests {
         std::fs::write(dir.path().join("c.yaml"), service("svc-y", 80)).unwrap();
         let mut manifests = ManifestDir::new(dir.path());
         let (events, problems) = manifests.initial_events();
-        assert_eq!(events.len(), 4, "Init, x, y, InitDone: {events:?} {problems:?}");
+        assert_eq!(
+            events.len(),
+            4,
+            "Init, x, y, InitDone: {events:?} {problems:?}"
+        );
         assert_eq!(problems.len(), 1, "x is defined twice: {problems:?}");
 
         // Touched but identical, and renamed: nothing changes.

@@ -5,7 +5,7 @@
 //! they claimed (and the keys that depend on those) are resolved again, so a merge of
 //! everything from scratch and a merge of one change cannot disagree.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use model::{Backend, BackendId, CertId, HostKey, OrdMap, PathMatch, ProxyModel, Route, TlsCert};
@@ -32,6 +32,38 @@ struct Claim {
 }
 
 type RouteKey = (HostKey, PathMatch);
+
+/// The claims on one key, oldest first. Nearly every key has one claim, so a sorted
+/// vector (one small allocation) serves better than a tree.
+#[derive(Debug, Default)]
+struct Claims(Vec<(Position, Claim)>);
+
+impl Claims {
+    fn insert(&mut self, position: Position, claim: Claim) {
+        match self.0.binary_search_by(|(p, _)| p.cmp(&position)) {
+            Ok(index) => self.0[index] = (position, claim),
+            Err(index) => self.0.insert(index, (position, claim)),
+        }
+    }
+
+    fn remove(&mut self, position: &Position) {
+        if let Ok(index) = self.0.binary_search_by(|(p, _)| p.cmp(position)) {
+            self.0.remove(index);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&Position, &Claim)> {
+        self.0.iter().map(|(p, c)| (p, c))
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Claim> {
+        self.0.iter().map(|(_, c)| c)
+    }
+}
 
 /// Diagnostics by the key that produced them, so resolving a key replaces its own.
 #[derive(Debug, Default)]
@@ -85,9 +117,9 @@ struct Dirty {
 #[derive(Debug, Default)]
 pub(crate) struct Merger {
     outputs: FxHashMap<ObjectRef, AgedOutput>,
-    tls_claims: FxHashMap<HostKey, BTreeMap<Position, Claim>>,
-    route_claims: FxHashMap<RouteKey, BTreeMap<Position, Claim>>,
-    default_claims: BTreeMap<Position, Claim>,
+    tls_claims: FxHashMap<HostKey, Claims>,
+    route_claims: FxHashMap<RouteKey, Claims>,
+    default_claims: Claims,
     /// Paths claimed per host, to find a host's routes when its TLS changes.
     paths_by_host: FxHashMap<HostKey, BTreeSet<PathMatch>>,
     /// Exact hosts with claimed paths, by the suffix a wildcard TLS host would cover.
@@ -99,7 +131,7 @@ pub(crate) struct Merger {
     /// Certificates that loaded.
     loaded: FxHashMap<CertId, TlsCert>,
     /// Uses of each backend by winning routes and the winning default backend.
-    backend_uses: FxHashMap<BackendId, BTreeMap<Position, Claim>>,
+    backend_uses: FxHashMap<BackendId, Claims>,
     /// The backend each winning route and the winning default use, by position.
     route_winners: FxHashMap<RouteKey, (Position, BackendId)>,
     default_winner: Option<(Position, BackendId)>,
@@ -372,6 +404,21 @@ impl Merger {
     }
 
     fn resolve_default(&mut self, dirty: &mut Dirty) {
+        let (new, diagnostics) = self.default_winner_claim();
+        self.diagnostics.default = diagnostics;
+        if let Some((position, id)) = self.default_winner.take() {
+            self.remove_use(&id, &position, dirty);
+        }
+        self.default_backend = new.as_ref().map(|(_, id, _)| id.clone());
+        if let Some((position, id, claim)) = new {
+            self.add_use(&id, position.clone(), claim, dirty);
+            self.default_winner = Some((position, id));
+        }
+    }
+
+    /// The oldest default backend claim, and a report for every other one.
+    #[allow(clippy::type_complexity)]
+    fn default_winner_claim(&self) -> (Option<(Position, BackendId, Claim)>, Vec<Diagnostic>) {
         let mut claims = self.default_claims.iter();
         let winner = claims.next();
         let mut diagnostics = Vec::new();
@@ -391,15 +438,7 @@ impl Merger {
             let (backend, _) = claim.output.default_backend.as_ref()?;
             Some((position.clone(), backend.id.clone(), claim.clone()))
         });
-        self.diagnostics.default = diagnostics;
-        if let Some((position, id)) = self.default_winner.take() {
-            self.remove_use(&id, &position, dirty);
-        }
-        self.default_backend = new.as_ref().map(|(_, id, _)| id.clone());
-        if let Some((position, id, claim)) = new {
-            self.add_use(&id, position.clone(), claim, dirty);
-            self.default_winner = Some((position, id));
-        }
+        (new, diagnostics)
     }
 
     fn resolve_route(&mut self, key: &RouteKey, dirty: &mut Dirty) {
@@ -482,7 +521,7 @@ impl Merger {
         let mut merged: Option<Backend> = None;
         let mut owner: Option<&ObjectRef> = None;
         let mut diagnostics = Vec::new();
-        for (position, claim) in uses {
+        for (position, claim) in uses.iter() {
             let (backend, field) = match &claim.output.default_backend {
                 // The default backend is claim 0 of its Ingress; rules are 1 and up.
                 Some((backend, field)) if position.1 == 0 => (backend, field.clone()),

@@ -31,9 +31,11 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let (snapshot, problems) = load(&args.config);
     let loaded = started.elapsed();
+    let rss_loaded = resident_mib();
     let options = pipeline::convert_options(&args.config, fallback);
     let reconciled = Reconciler::new(options).reconcile(&snapshot, &Default::default())?;
     let reconciled_at = started.elapsed();
+    let rss_reconciled = resident_mib();
     let (conversion, desired) = (reconciled.conversion, reconciled.rendered);
     let diagnostics = conversion.diagnostics.iter().map(ToString::to_string);
     for problem in problems.iter().cloned().chain(diagnostics) {
@@ -46,6 +48,8 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
         ?loaded,
         reconcile = ?(reconciled_at - loaded),
         write = ?(started.elapsed() - reconciled_at),
+        rss_loaded_mib = rss_loaded,
+        rss_reconciled_mib = rss_reconciled,
         "render timings"
     );
     eprintln!(
@@ -80,4 +84,16 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
         model.backends.len()
     );
     Ok(count == 0)
+}
+
+/// The process's resident memory in MiB (0 where /proc is not available), for the
+/// timing log.
+fn resident_mib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kib| kib / 1024)
 }

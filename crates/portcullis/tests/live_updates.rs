@@ -428,3 +428,71 @@ fn a_runtime_command_that_fails_falls_back_to_a_reload() {
         .unwrap();
     assert_eq!(portcullis.metric_total("portcullis_reloads_total"), 1.0);
 }
+
+#[test]
+fn a_removed_server_still_busy_after_one_reload_interval_is_removed_by_a_reload() {
+    // A backend that accepts a request and answers only when told to.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let slow_port = listener.local_addr().unwrap().port();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut buffer = [0_u8; 4096];
+        let _ = stream.read(&mut buffer);
+        let _ = released.recv();
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\nslow");
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    let echo = EchoServer::start("e0").unwrap();
+    let with_ports = |ports: &[u16]| {
+        let endpoints: Vec<(u16, bool)> = ports.iter().map(|p| (*p, true)).collect();
+        backend("default", "app", 80, None, &endpoints) + &ingress("app", "app.test", "app")
+    };
+    write(&manifests, "app.yaml", &with_ports(&[slow_port]));
+    let mut portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--reload-interval", "1s"],
+    )
+    .unwrap();
+    let port = portcullis.http_port;
+    let request = std::thread::spawn(move || http_get(port, "app.test", "/"));
+    // The request is held by the slow backend; its server is then replaced.
+    std::thread::sleep(Duration::from_millis(300));
+    write(&manifests, "app.yaml", &with_ports(&[echo.port]));
+    // Asking before the change is live would queue behind the held request.
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            p.metric("portcullis_updates_total{mode=\"runtime\"}") == Some(1.0)
+        })
+        .unwrap();
+    assert_eq!(answer(port, "app.test"), "e0");
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            p.metric("portcullis_reloads_total{reason=\"drain_timeout\"}") == Some(1.0)
+        })
+        .unwrap();
+    assert_eq!(
+        portcullis.metric_total("portcullis_reloads_total"),
+        1.0,
+        "only the drain timeout reloaded"
+    );
+    release.send(()).unwrap();
+    let held = request.join().unwrap().unwrap();
+    assert_eq!(
+        held.status, 200,
+        "the old worker finished the request it held"
+    );
+    assert_eq!(held.body, "slow");
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| {
+            p.admin("/syncz").is_ok_and(|r| r.status == 200)
+        })
+        .unwrap();
+    assert_eq!(answer(portcullis.http_port, "app.test"), "e0");
+}

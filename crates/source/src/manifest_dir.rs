@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use index::SourceEvent;
 use resources::{Object, ObjectRef, decode_manifest};
@@ -48,7 +49,9 @@ pub struct ManifestDir {
     root: PathBuf,
     files: BTreeMap<PathBuf, CachedFile>,
     /// Where each object is defined: file and index in it, first definition first.
-    definitions: BTreeMap<ObjectRef, BTreeSet<(PathBuf, usize)>>,
+    /// Nearly every object has one definition: a sorted vector (one small allocation)
+    /// holding a path shared by the file's objects.
+    definitions: BTreeMap<ObjectRef, Vec<(Arc<Path>, usize)>>,
     /// The objects as served: each one's first definition.
     current: BTreeMap<ObjectRef, Object>,
     /// Objects defined more than once, reported at each later definition.
@@ -139,7 +142,7 @@ impl ManifestDir {
                 for (index, object) in old.objects.iter().enumerate() {
                     let object_ref = object.object_ref();
                     if let Some(places) = self.definitions.get_mut(&object_ref) {
-                        places.remove(&(path.clone(), index));
+                        places.retain(|(p, i)| !(**p == *path && *i == index));
                         if places.is_empty() {
                             self.definitions.remove(&object_ref);
                         }
@@ -149,12 +152,13 @@ impl ManifestDir {
             }
         }
         for (path, file) in decode_files(to_decode) {
+            let shared: Arc<Path> = Arc::from(path.as_path());
             for (index, object) in file.objects.iter().enumerate() {
                 let object_ref = object.object_ref();
-                self.definitions
-                    .entry(object_ref.clone())
-                    .or_default()
-                    .insert((path.clone(), index));
+                let places = self.definitions.entry(object_ref.clone()).or_default();
+                let place = (shared.clone(), index);
+                let at = places.partition_point(|p| *p < place);
+                places.insert(at, place);
                 affected.insert(object_ref);
             }
             self.files.insert(path, file);
@@ -165,7 +169,9 @@ impl ManifestDir {
             let places = self.definitions.get(&object_ref);
             let first = places
                 .and_then(|p| p.iter().next())
-                .and_then(|(path, index)| Some((path, self.files.get(path)?.objects.get(*index)?)));
+                .and_then(|(path, index)| {
+                    Some((path, self.files.get(&**path)?.objects.get(*index)?))
+                });
             match first {
                 Some((first_path, object)) => {
                     if self.current.get(&object_ref) != Some(object) {
@@ -177,7 +183,7 @@ impl ManifestDir {
                         .flatten()
                         .skip(1)
                         .map(|(path, _)| ManifestProblem {
-                            file: path.clone(),
+                            file: path.to_path_buf(),
                             message: format!(
                                 "{object_ref} is also defined in {}; the first definition is used",
                                 first_path.display()

@@ -9,6 +9,7 @@ pub mod keys;
 mod lookup;
 mod merge;
 mod names;
+mod small_set;
 mod tls;
 
 pub use diagnostic::Diagnostic;
@@ -154,7 +155,7 @@ pub struct ConvertCache {
     previous: Option<Snapshot>,
     global: Option<Option<Object>>,
     ingresses: FxHashMap<ObjectRef, CachedIngress>,
-    dependents: FxHashMap<lookup::Dependency, FxHashSet<ObjectRef>>,
+    dependents: FxHashMap<lookup::Dependency, small_set::SmallSet<ObjectRef>>,
     merger: merge::Merger,
     secrets: FxHashMap<CertId, (Option<Object>, Result<TlsCert, String>)>,
 }

@@ -13,6 +13,7 @@ use resources::ObjectRef;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::Diagnostic;
+use crate::small_set::SmallSet;
 use crate::ingress::IngressOutput;
 
 /// When an Ingress counts as older: creation time, then namespace and name.
@@ -121,7 +122,7 @@ pub(crate) struct Merger {
     route_claims: FxHashMap<RouteKey, Claims>,
     default_claims: Claims,
     /// Paths claimed per host, to find a host's routes when its TLS changes.
-    paths_by_host: FxHashMap<HostKey, BTreeSet<PathMatch>>,
+    paths_by_host: FxHashMap<HostKey, SmallSet<PathMatch>>,
     /// Exact hosts with claimed paths, by the suffix a wildcard TLS host would cover.
     exact_hosts_by_suffix: FxHashMap<String, BTreeSet<String>>,
     /// Winning TLS claim per host: the Ingress and the secret it names.

@@ -74,7 +74,7 @@ impl RuntimeApi {
             match command {
                 RuntimeCommand::AddServer { server, address } => {
                     session
-                        .expect(&format!("add server {server} {address}"), |r| {
+                        .request(&format!("add server {server} {address}"), |r| {
                             r == "New server registered."
                         })
                         .await?;
@@ -95,17 +95,17 @@ impl RuntimeApi {
                 } => {
                     for (key, value) in add {
                         session
-                            .expect(&format!("add map {map} {key} {value}"), str::is_empty)
+                            .request(&format!("add map {map} {key} {value}"), str::is_empty)
                             .await?;
                     }
                     for (key, value) in set {
                         session
-                            .expect(&format!("set map {map} {key} {value}"), str::is_empty)
+                            .request(&format!("set map {map} {key} {value}"), str::is_empty)
                             .await?;
                     }
                     for key in delete {
                         session
-                            .expect(&format!("del map {map} {key}"), str::is_empty)
+                            .request(&format!("del map {map} {key}"), str::is_empty)
                             .await?;
                     }
                 }
@@ -117,7 +117,7 @@ impl RuntimeApi {
                 }
                 RuntimeCommand::AddCertificate { file, content } => {
                     session
-                        .expect(&format!("new ssl cert {file}"), |r| {
+                        .request(&format!("new ssl cert {file}"), |r| {
                             r.starts_with("New empty certificate store")
                         })
                         .await?;
@@ -125,7 +125,7 @@ impl RuntimeApi {
                 }
                 RuntimeCommand::AddCrtListEntry { list, entry } => {
                     session
-                        .expect(&format!("add ssl crt-list {list} <<\n{entry}\n"), |r| {
+                        .request(&format!("add ssl crt-list {list} <<\n{entry}\n"), |r| {
                             r.ends_with("Success!")
                         })
                         .await?;
@@ -135,7 +135,7 @@ impl RuntimeApi {
                 }
                 RuntimeCommand::RemoveCertificate { file } => {
                     session
-                        .expect(&format!("del ssl cert {file}"), |r| {
+                        .request(&format!("del ssl cert {file}"), |r| {
                             r == format!("Certificate '{file}' deleted!")
                         })
                         .await?;
@@ -216,6 +216,15 @@ impl Session {
     }
 
     async fn send(&mut self, request: &str) -> Result<String, RuntimeError> {
+        // An empty line ends a payload, and what follows it would be read as commands:
+        // content that holds one is never sent.
+        let body = request.trim_end_matches('\n');
+        if body.contains("\n\n") || body.contains('\r') {
+            return Err(RuntimeError::Unexpected {
+                request: request.lines().next().unwrap_or_default().to_owned(),
+                reply: "not sent: the payload holds an empty line".to_owned(),
+            });
+        }
         self.stream.write_all(request.as_bytes()).await?;
         self.stream.write_all(b"\n").await?;
         let reply = self.read_reply().await?;
@@ -226,7 +235,7 @@ impl Session {
         Ok(reply)
     }
 
-    async fn expect(
+    async fn request(
         &mut self,
         request: &str,
         success: impl Fn(&str) -> bool,
@@ -243,7 +252,7 @@ impl Session {
     }
 
     async fn set_state(&mut self, server: &ServerRef, state: &str) -> Result<(), RuntimeError> {
-        self.expect(&format!("set server {server} state {state}"), str::is_empty)
+        self.request(&format!("set server {server} state {state}"), str::is_empty)
             .await
             .map(drop)
     }
@@ -255,7 +264,7 @@ impl Session {
         absent_is_deleted: bool,
     ) -> Result<bool, RuntimeError> {
         let reply = self
-            .expect(&format!("del server {server}"), |r| {
+            .request(&format!("del server {server}"), |r| {
                 r == "Server deleted."
                     || r.starts_with("Server still has connections")
                     || (absent_is_deleted && r == "No such server.")
@@ -266,7 +275,7 @@ impl Session {
 
     async fn replace_map(&mut self, map: &str, content: &[u8]) -> Result<(), RuntimeError> {
         let reply = self
-            .expect(&format!("prepare map {map}"), |r| {
+            .request(&format!("prepare map {map}"), |r| {
                 r.starts_with("New version created: ")
             })
             .await?;
@@ -280,13 +289,13 @@ impl Session {
             })?;
         let text = String::from_utf8_lossy(content);
         for chunk in chunks(&text, MAP_CHUNK_BYTES) {
-            self.expect(
+            self.request(
                 &format!("add map @{version} {map} <<\n{chunk}"),
                 str::is_empty,
             )
             .await?;
         }
-        self.expect(&format!("commit map @{version} {map}"), str::is_empty)
+        self.request(&format!("commit map @{version} {map}"), str::is_empty)
             .await
             .map(drop)
     }
@@ -301,7 +310,7 @@ impl Session {
             });
         };
         let certificate = entry.split_once(' ').map_or(entry, |(c, _)| c);
-        self.expect(
+        self.request(
             &format!("del ssl crt-list {list} {certificate}:{line}"),
             |r| r.starts_with("Entry '") && r.contains("' deleted in crtlist"),
         )
@@ -312,14 +321,14 @@ impl Session {
     async fn update_certificate(&mut self, file: &str, content: &[u8]) -> Result<(), RuntimeError> {
         let pem = String::from_utf8_lossy(content);
         let set = self
-            .expect(
+            .request(
                 &format!("set ssl cert {file} <<\n{}\n", pem.trim_end()),
                 |r| r.starts_with("Transaction created") || r.starts_with("Transaction updated"),
             )
             .await;
         let result = match set {
             Ok(_) => self
-                .expect(&format!("commit ssl cert {file}"), |r| {
+                .request(&format!("commit ssl cert {file}"), |r| {
                     r.ends_with("Success!")
                 })
                 .await

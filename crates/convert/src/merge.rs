@@ -13,8 +13,8 @@ use resources::ObjectRef;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::Diagnostic;
-use crate::small_set::SmallSet;
 use crate::ingress::IngressOutput;
+use crate::small_set::SmallSet;
 
 /// When an Ingress counts as older: creation time, then namespace and name.
 pub(crate) type Age = (Option<resources::jiff::Timestamp>, String, String);

@@ -520,6 +520,21 @@ async fn an_unexpected_reply_stops_the_batch_and_is_reported() {
             .contains("set ssl cert certs/web_a-tls.pem"),
         "{broken}"
     );
+    // Content with an empty line would end the payload early: it is never sent.
+    let smuggled = api
+        .apply(&[RuntimeCommand::UpdateCertificate {
+            file: "certs/web_a-tls.pem".into(),
+            content: Arc::from(
+                b"-----BEGIN X-----\n\ndel server web_app_80/10.0.0.1_8080\n".as_slice(),
+            ),
+        }])
+        .await
+        .unwrap_err();
+    assert!(smuggled.to_string().contains("not sent"), "{smuggled}");
+    assert_eq!(
+        servers_state(&api).await,
+        ["web_app_80 10.0.0.1_8080 10.0.0.1 2 0 1 1 8080"]
+    );
     // The failed transaction was aborted: a valid update goes through afterwards.
     let fresh = certificate("a.test");
     api.apply(&[RuntimeCommand::UpdateCertificate {

@@ -128,6 +128,9 @@ impl Driver {
             self.live = Some(update.next);
         }
         self.track_draining();
+        if self.drain_deadline.is_some_and(|deadline| deadline <= Instant::now()) {
+            reasons.insert(ReloadReason::DrainTimeout);
+        }
         self.schedule(reasons)
     }
 
@@ -280,7 +283,8 @@ impl Driver {
             .drain_deadline
             .get_or_insert(now + self.reload_interval.max(DRAIN_RETRY));
         if deadline <= now {
-            self.drain_deadline = None;
+            // The deadline stays until a reload succeeds, so later updates keep the
+            // reload due instead of starting the wait over.
             self.next_drain_retry = None;
             let mut reasons = self
                 .pending

@@ -128,7 +128,10 @@ impl Driver {
             self.live = Some(update.next);
         }
         self.track_draining();
-        if self.drain_deadline.is_some_and(|deadline| deadline <= Instant::now()) {
+        if self
+            .drain_deadline
+            .is_some_and(|deadline| deadline <= Instant::now())
+        {
             reasons.insert(ReloadReason::DrainTimeout);
         }
         self.schedule(reasons)

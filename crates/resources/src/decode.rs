@@ -3,6 +3,7 @@
 //! Each YAML document is decoded on its own, so one broken document costs only itself.
 //! Documents are decoded untyped first, then dispatched on API group and kind.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -35,7 +36,25 @@ pub struct Decoded {
 
 /// Decodes a manifest file's text. `json` selects JSON instead of YAML.
 pub fn decode_manifest(text: &str, json: bool) -> Decoded {
+    decode_manifest_reusing(text, json, &DocumentCache::default()).0
+}
+
+/// Each YAML document's decoded content by a hash of its text, so decoding a file again
+/// after an edit decodes only the documents that changed.
+#[derive(Debug, Clone, Default)]
+pub struct DocumentCache {
+    documents: HashMap<u64, Decoded>,
+}
+
+/// Decodes a manifest file's text, reusing the documents `previous` (the cache of the
+/// file's earlier content) already decoded; returns the cache of this content.
+pub fn decode_manifest_reusing(
+    text: &str,
+    json: bool,
+    previous: &DocumentCache,
+) -> (Decoded, DocumentCache) {
     let mut decoded = Decoded::default();
+    let mut cache = DocumentCache::default();
     if json {
         match serde_json::from_str::<Value>(text) {
             Ok(value) => classify(value, 1, 1, &mut decoded),
@@ -45,20 +64,36 @@ pub fn decode_manifest(text: &str, json: bool) -> Decoded {
                 reason: format!("invalid JSON: {err}"),
             }),
         }
-        return decoded;
+        return (decoded, cache);
     }
     for (index, (line, document)) in split_documents(text).into_iter().enumerate() {
         let document_number = index + 1;
-        match serde_saphyr::from_str_with_options::<Value>(document, yaml_options()) {
-            Ok(value) => classify(value, document_number, line, &mut decoded),
-            Err(err) => decoded.errors.push(DecodeError {
+        let hash = xxhash_rust::xxh3::xxh3_64(document.as_bytes());
+        // A document's objects do not depend on where it is; its errors name the place.
+        let one = previous.documents.get(&hash).cloned().unwrap_or_else(|| {
+            let mut one = Decoded::default();
+            match serde_saphyr::from_str_with_options::<Value>(document, yaml_options()) {
+                Ok(value) => classify(value, 0, 0, &mut one),
+                Err(err) => one.errors.push(DecodeError {
+                    document: 0,
+                    line: 0,
+                    reason: format!("invalid YAML: {}", first_line(&err.to_string())),
+                }),
+            }
+            one
+        });
+        decoded.objects.extend(one.objects.iter().cloned());
+        decoded.ignored.extend(one.ignored.iter().cloned());
+        decoded
+            .errors
+            .extend(one.errors.iter().map(|error| DecodeError {
                 document: document_number,
                 line,
-                reason: format!("invalid YAML: {}", first_line(&err.to_string())),
-            }),
-        }
+                reason: error.reason.clone(),
+            }));
+        cache.documents.insert(hash, one);
     }
-    decoded
+    (decoded, cache)
 }
 
 fn first_line(text: &str) -> &str {
@@ -275,5 +310,27 @@ mod tests {
                 .reason
                 .starts_with("invalid JSON")
         );
+    }
+
+    #[test]
+    fn decoding_again_reuses_unchanged_documents_and_places_errors_anew() {
+        let service =
+            |name: &str| format!("apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\n");
+        let first = format!("{}---\n{}", service("one"), service("two"));
+        let (before, cache) = decode_manifest_reusing(&first, false, &DocumentCache::default());
+        let edited = format!("kind: [\n---\n{}---\n{}", service("one"), service("three"));
+        let (after, _) = decode_manifest_reusing(&edited, false, &cache);
+        let same = match (&before.objects[0], &after.objects[0]) {
+            (Object::Service(a), Object::Service(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        assert!(same, "the unchanged document was not decoded again");
+        assert_eq!(after.objects.len(), 2);
+        assert_eq!(after.errors.len(), 1);
+        assert_eq!((after.errors[0].document, after.errors[0].line), (1, 1));
+        // The same broken document, now second: its error names its new place.
+        let moved = format!("{}---\nkind: [\n", service("one"));
+        let (again, _) = decode_manifest_reusing(&moved, false, &cache);
+        assert_eq!((again.errors[0].document, again.errors[0].line), (2, 5));
     }
 }

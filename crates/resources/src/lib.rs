@@ -4,7 +4,7 @@
 mod decode;
 mod object;
 
-pub use decode::{DecodeError, Decoded, decode_manifest};
+pub use decode::{DecodeError, Decoded, DocumentCache, decode_manifest, decode_manifest_reusing};
 pub use k8s_openapi::ByteString;
 pub use k8s_openapi::api::core::v1::{
     ConfigMap, EndpointAddress, EndpointPort, EndpointSubset, Endpoints, Namespace, Secret,

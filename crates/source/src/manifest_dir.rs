@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use index::SourceEvent;
-use resources::{Object, ObjectRef, decode_manifest};
+use resources::{DocumentCache, Object, ObjectRef, decode_manifest_reusing};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// A problem with a manifest file or one of its documents.
@@ -25,6 +25,8 @@ impl fmt::Display for ManifestProblem {
 }
 
 struct CachedFile {
+    /// Its documents, decoded, for the next edit to reuse.
+    documents: DocumentCache,
     /// Size, modification time and inode when it was read: a file whose stamp is
     /// unchanged is not read again.
     stamp: Option<Stamp>,
@@ -126,7 +128,10 @@ impl ManifestDir {
                     cached.stamp = current_stamp;
                     kept.insert(relative, ());
                 }
-                _ => to_decode.push((relative, bytes, content_hash, current_stamp)),
+                cached => {
+                    let documents = cached.map(|c| c.documents.clone()).unwrap_or_default();
+                    to_decode.push((relative, bytes, content_hash, current_stamp, documents));
+                }
             }
         }
         // Files that are gone or changed give up their definitions.
@@ -228,7 +233,7 @@ impl ManifestDir {
 
 /// Decodes files on every core: YAML decoding dominates a cold start.
 /// A file to decode: path, content, content hash, stamp.
-type ToDecode = (PathBuf, Vec<u8>, u64, Option<Stamp>);
+type ToDecode = (PathBuf, Vec<u8>, u64, Option<Stamp>, DocumentCache);
 
 fn decode_files(files: Vec<ToDecode>) -> Vec<(PathBuf, CachedFile)> {
     let workers = std::thread::available_parallelism()
@@ -239,12 +244,12 @@ fn decode_files(files: Vec<ToDecode>) -> Vec<(PathBuf, CachedFile)> {
         let mut decoded = Vec::new();
         loop {
             let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some((relative, bytes, hash, stamp)) = files.get(index) else {
+            let Some((relative, bytes, hash, stamp, documents)) = files.get(index) else {
                 return decoded;
             };
             let file = CachedFile {
                 stamp: *stamp,
-                ..decode_file(relative, bytes, *hash)
+                ..decode_file(relative, bytes, *hash, documents)
             };
             decoded.push((relative.clone(), file));
         }
@@ -262,13 +267,19 @@ fn decode_files(files: Vec<ToDecode>) -> Vec<(PathBuf, CachedFile)> {
     })
 }
 
-fn decode_file(relative: &Path, bytes: &[u8], content_hash: u64) -> CachedFile {
+fn decode_file(
+    relative: &Path,
+    bytes: &[u8],
+    content_hash: u64,
+    previous: &DocumentCache,
+) -> CachedFile {
     let problem = |message: String| ManifestProblem {
         file: relative.to_path_buf(),
         message,
     };
     let Ok(text) = std::str::from_utf8(bytes) else {
         return CachedFile {
+            documents: DocumentCache::default(),
             stamp: None,
             content_hash,
             objects: Vec::new(),
@@ -276,11 +287,12 @@ fn decode_file(relative: &Path, bytes: &[u8], content_hash: u64) -> CachedFile {
         };
     };
     let json = relative.extension().is_some_and(|e| e == "json");
-    let decoded = decode_manifest(text, json);
+    let (decoded, documents) = decode_manifest_reusing(text, json, previous);
     for ignored in &decoded.ignored {
         tracing::debug!(file = %relative.display(), kind = %ignored, "ignoring unknown kind");
     }
     CachedFile {
+        documents,
         stamp: None,
         content_hash,
         objects: decoded.objects,

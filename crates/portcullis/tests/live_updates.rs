@@ -435,11 +435,13 @@ fn a_removed_server_still_busy_after_one_reload_interval_is_removed_by_a_reload(
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let slow_port = listener.local_addr().unwrap().port();
     let (release, released) = std::sync::mpsc::channel::<()>();
+    let (arrived, request_arrived) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
         use std::io::{Read, Write};
         let (mut stream, _) = listener.accept().unwrap();
         let mut buffer = [0_u8; 4096];
         let _ = stream.read(&mut buffer);
+        let _ = arrived.send(());
         let _ = released.recv();
         let _ = stream
             .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\nslow");
@@ -462,8 +464,10 @@ fn a_removed_server_still_busy_after_one_reload_interval_is_removed_by_a_reload(
     .unwrap();
     let port = portcullis.http_port;
     let request = std::thread::spawn(move || http_get(port, "app.test", "/"));
-    // The request is held by the slow backend; its server is then replaced.
-    std::thread::sleep(Duration::from_millis(300));
+    // Once the slow backend holds the request, its server is replaced.
+    request_arrived
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the request reaches the slow backend");
     write(&manifests, "app.yaml", &with_ports(&[echo.port]));
     // Asking before the change is live would queue behind the held request.
     portcullis

@@ -21,6 +21,12 @@ start=$(date +%s.%N)
 until curl -fs http://127.0.0.1:18254/readyz >/dev/null; do sleep 0.1; done
 echo "start-up to ready: $(echo "$(date +%s.%N) - $start" | bc) s"
 
+# Polls HOST until the "fresh" echo backend answers, then prints the time since $edited.
+report_when_fresh() {
+  until curl -fs -m 1 -H "Host: $1" http://127.0.0.1:18080/ 2>/dev/null | grep -q '"server":"fresh"'; do sleep 0.02; done
+  echo "manifest edit to traffic on $2: $(echo "$(date +%s.%N) - $edited" | bc) s"
+}
+
 # One edit, in place: svc-3's EndpointSlice now holds a single endpoint, 127.0.0.1:19999.
 HOST=svc-3.ns-3.example.test
 edited=$(date +%s.%N); echo "edit at $(date -u +%T.%N)"
@@ -35,8 +41,7 @@ docs = [slice_doc if ("kind: EndpointSlice" in d and "name: svc-3-abc" in d) els
 open(path + ".tmp", "w").write("\n---\n".join(docs))
 PY
 mv "$WORK/manifests/services-0000.yaml.tmp" "$WORK/manifests/services-0000.yaml"
-until curl -fs -m 1 -H "Host: $HOST" http://127.0.0.1:18080/ 2>/dev/null | grep -q '"server":"fresh"'; do sleep 0.02; done
-echo "manifest edit to traffic on the new endpoint: $(echo "$(date +%s.%N) - $edited" | bc) s"
+report_when_fresh "$HOST" "the new endpoint"
 
 # A new route (a new host) to that existing backend: a map update, no reload.
 edited=$(date +%s.%N)
@@ -52,8 +57,7 @@ spec:
       - {path: /, pathType: Prefix, backend: {service: {name: svc-3, port: {name: http}}}}
 YAML
 mv "$WORK/manifests/.route.yaml" "$WORK/manifests/route.yaml"
-until curl -fs -m 1 -H "Host: new-route.example.test" http://127.0.0.1:18080/ 2>/dev/null | grep -q '"server":"fresh"'; do sleep 0.02; done
-echo "manifest edit to traffic on a new route: $(echo "$(date +%s.%N) - $edited" | bc) s"
+report_when_fresh new-route.example.test "a new route"
 
 # A new Service: a new backend section, which needs a reload.
 edited=$(date +%s.%N)
@@ -88,8 +92,7 @@ spec:
       - {path: /, pathType: Prefix, backend: {service: {name: brand-new, port: {name: http}}}}
 YAML
 mv "$WORK/manifests/.new-service.yaml" "$WORK/manifests/new-service.yaml"
-until curl -fs -m 1 -H "Host: brand-new.example.test" http://127.0.0.1:18080/ 2>/dev/null | grep -q '"server":"fresh"'; do sleep 0.02; done
-echo "manifest edit to traffic on a new service (reload): $(echo "$(date +%s.%N) - $edited" | bc) s"
+report_when_fresh brand-new.example.test "a new service (reload)"
 curl -fs http://127.0.0.1:18254/metrics | grep -E "^portcullis_(reloads_total|updates_total|runtime_commands_total|reconcile_duration_seconds_(sum|count))"
 
 shards=$(ls "$WORK/state/backends" | wc -l)

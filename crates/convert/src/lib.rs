@@ -153,7 +153,6 @@ struct CachedIngress {
 #[derive(Debug, Default)]
 pub struct ConvertCache {
     previous: Option<Snapshot>,
-    global: Option<Option<Object>>,
     ingresses: FxHashMap<ObjectRef, CachedIngress>,
     dependents: FxHashMap<lookup::Dependency, small_set::SmallSet<ObjectRef>>,
     merger: merge::Merger,
@@ -167,33 +166,24 @@ impl ConvertCache {
         let configmap_ref = options.global_configmap.as_ref().map(|(namespace, name)| {
             ObjectRef::new(Kind::ConfigMap, namespace.as_str(), name.as_str())
         });
-        let configmap = configmap_ref
-            .as_ref()
-            .and_then(|r| snapshot.get(r))
-            .cloned();
-        let data = match &configmap {
+        let data = match configmap_ref.as_ref().and_then(|r| snapshot.get(r)) {
             Some(Object::ConfigMap(map)) => map.data.as_ref(),
             _ => None,
         };
         let global = GlobalConfig::new(data, configmap_ref.as_ref(), &mut diagnostics);
-        // Every Ingress reads the global defaults.
-        let same_global = match (&self.global, &configmap) {
-            (Some(Some(before)), Some(now)) => lookup::same_object(before, now),
-            (Some(None), None) => true,
-            _ => false,
-        };
-        self.global = Some(configmap);
 
-        let changes = match &self.previous {
-            Some(previous) if same_global => Some(snapshot.changes_since(previous)),
-            _ => None,
-        };
-        // Whether an Ingress is ours depends on every IngressClass.
-        let changes = changes.filter(|changes| {
-            !changes
-                .iter()
-                .any(|c| c.object_ref.kind == Kind::IngressClass)
-        });
+        // Every Ingress reads the global defaults, and whether an Ingress is ours depends on
+        // every IngressClass: a change to any of those converts everything.
+        let changes = self
+            .previous
+            .as_ref()
+            .map(|previous| snapshot.changes_since(previous))
+            .filter(|changes| {
+                !changes.iter().any(|c| {
+                    c.object_ref.kind == Kind::IngressClass
+                        || Some(&c.object_ref) == configmap_ref.as_ref()
+                })
+            });
         let (affected, changed_secrets) = match changes {
             Some(changes) => self.affected_by(&changes),
             None => {

@@ -129,8 +129,6 @@ pub(crate) struct Merger {
     tls_winners: FxHashMap<HostKey, (ObjectRef, Option<String>)>,
     /// Hosts served with each certificate, with the Ingress that asked for it.
     certificate_users: FxHashMap<CertId, BTreeSet<(HostKey, ObjectRef)>>,
-    /// Certificates that loaded.
-    loaded: FxHashMap<CertId, TlsCert>,
     /// Uses of each backend by winning routes and the winning default backend.
     backend_uses: FxHashMap<BackendId, Claims>,
     /// The backend each winning route and the winning default use, by position.
@@ -574,9 +572,8 @@ impl Merger {
                     .host_certificates
                     .extend(users.iter().map(|(h, _)| h.clone()));
                 if self.certs.get(id) != Some(&cert) {
-                    self.certs.insert(id.clone(), cert.clone());
+                    self.certs.insert(id.clone(), cert);
                 }
-                self.loaded.insert(id.clone(), cert);
             }
             (Some(users), Some(Err(why))) => {
                 dirty
@@ -590,11 +587,9 @@ impl Merger {
                     });
                 }
                 self.certs.remove(id);
-                self.loaded.remove(id);
             }
             _ => {
                 self.certs.remove(id);
-                self.loaded.remove(id);
             }
         }
         set(&mut self.diagnostics.certificates, id, diagnostics);
@@ -609,7 +604,8 @@ impl Merger {
                     namespace: owner.namespace.clone(),
                     name: secret.clone(),
                 };
-                self.loaded.contains_key(&id).then_some(id)
+                // The certificates in the model are the ones that loaded.
+                self.certs.contains_key(&id).then_some(id)
             }
             _ => None,
         };

@@ -548,19 +548,8 @@ async fn an_unexpected_reply_stops_the_batch_and_is_reported() {
 
 #[tokio::test]
 async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
-    // A backend that accepts a request and answers only when told to.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let backend_port = listener.local_addr().unwrap().port();
-    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
-    std::thread::spawn(move || {
-        use std::io::{Read, Write};
-        let (mut stream, _) = listener.accept().unwrap();
-        let mut buffer = [0_u8; 4096];
-        let _ = stream.read(&mut buffer);
-        let _ = release_rx.recv();
-        let _ = stream
-            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
-    });
+    let held = test_support::HoldingBackend::start().unwrap();
+    let backend_port = held.port;
     let dir = tempfile::tempdir().unwrap();
     let certs = certificate_variants();
     let shape = Shape {
@@ -612,7 +601,7 @@ async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
         first.transcript[1].reply,
         "Server still has connections attached to it, cannot remove it."
     );
-    release_tx.send(()).unwrap();
+    held.release();
     let response = tokio::task::spawn_blocking(move || client.join().unwrap())
         .await
         .unwrap()

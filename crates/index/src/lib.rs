@@ -1,7 +1,7 @@
 //! The single-writer object store: applies source events and publishes immutable
 //! snapshots, with the projections the converters look objects up by.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use imbl::{OrdMap, OrdSet};
 use std::sync::Arc;
@@ -149,9 +149,9 @@ impl Index {
         Self::default()
     }
 
-    /// Applies one event; returns the objects whose value changed (added, updated, deleted).
-    pub fn handle(&mut self, event: SourceEvent) -> BTreeSet<ObjectRef> {
-        let mut changed = BTreeSet::new();
+    /// Applies one event. What changed is not recorded: compare two snapshots
+    /// ([`Snapshot::changes_since`]) to find it.
+    pub fn handle(&mut self, event: SourceEvent) {
         match event {
             SourceEvent::Init => self.listing = Some(BTreeMap::new()),
             SourceEvent::InitApply(object) => {
@@ -168,16 +168,15 @@ impl Index {
                     .cloned()
                     .collect();
                 for object_ref in gone {
-                    self.delete(&object_ref, &mut changed);
+                    self.delete(&object_ref);
                 }
                 for (_, object) in listed {
-                    self.apply(object, &mut changed);
+                    self.apply(object);
                 }
             }
-            SourceEvent::Apply(object) => self.apply(object, &mut changed),
-            SourceEvent::Delete(object_ref) => self.delete(&object_ref, &mut changed),
+            SourceEvent::Apply(object) => self.apply(object),
+            SourceEvent::Delete(object_ref) => self.delete(&object_ref),
         }
-        changed
     }
 
     /// The current state, as an immutable snapshot.
@@ -185,7 +184,7 @@ impl Index {
         Arc::new(self.current.clone())
     }
 
-    fn apply(&mut self, object: Object, changed: &mut BTreeSet<ObjectRef>) {
+    fn apply(&mut self, object: Object) {
         let object_ref = object.object_ref();
         if self.current.objects.get(&object_ref) == Some(&object) {
             return;
@@ -212,14 +211,12 @@ impl Index {
         {
             self.current.counts[kind_index(object_ref.kind)] += 1;
         }
-        changed.insert(object_ref);
     }
 
-    fn delete(&mut self, object_ref: &ObjectRef, changed: &mut BTreeSet<ObjectRef>) {
+    fn delete(&mut self, object_ref: &ObjectRef) {
         self.unproject(object_ref);
         if self.current.objects.remove(object_ref).is_some() {
             self.current.counts[kind_index(object_ref.kind)] -= 1;
-            changed.insert(object_ref.clone());
         }
     }
 
@@ -266,24 +263,26 @@ mod tests {
     #[test]
     fn relist_deletes_what_vanished_and_reports_only_real_changes() {
         let mut index = Index::new();
+        let empty = index.snapshot();
         index.handle(SourceEvent::Init);
         index.handle(SourceEvent::InitApply(slice("a", "web")));
         index.handle(SourceEvent::InitApply(slice("b", "web")));
-        let changed = index.handle(SourceEvent::InitDone);
-        assert_eq!(changed.len(), 2);
+        index.handle(SourceEvent::InitDone);
+        let listed = index.snapshot();
+        assert_eq!(listed.changes_since(&empty).len(), 2);
         assert_eq!(index.snapshot().endpoint_slices("default", "web").len(), 2);
 
+        index.handle(SourceEvent::Apply(slice("a", "web")));
         assert!(
-            index
-                .handle(SourceEvent::Apply(slice("a", "web")))
-                .is_empty(),
+            index.snapshot().changes_since(&listed).is_empty(),
             "same value"
         );
 
         index.handle(SourceEvent::Init);
         index.handle(SourceEvent::InitApply(slice("a", "api")));
-        let changed = index.handle(SourceEvent::InitDone);
-        let names: Vec<&str> = changed.iter().map(|r| r.name.as_str()).collect();
+        index.handle(SourceEvent::InitDone);
+        let changed = index.snapshot().changes_since(&listed);
+        let names: Vec<&str> = changed.iter().map(|c| c.object_ref.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
         let snapshot = index.snapshot();
         assert!(snapshot.endpoint_slices("default", "web").is_empty());

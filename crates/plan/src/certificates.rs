@@ -21,19 +21,10 @@ pub(crate) fn changes(
     live: &BTreeMap<String, RenderedFile>,
     desired: &BTreeMap<String, RenderedFile>,
 ) -> Option<Vec<RuntimeCommand>> {
-    let certificate_files =
-        |files: &BTreeMap<String, RenderedFile>| -> BTreeMap<String, RenderedFile> {
-            files
-                .iter()
-                .filter(|(p, _)| p.starts_with(CERTS_DIR) && p.as_str() != CRT_LIST)
-                .map(|(p, f)| (p.clone(), f.clone()))
-                .collect()
-        };
-    let live_certs = certificate_files(live);
-    let desired_certs = certificate_files(desired);
+    let is_certificate = |path: &str| path.starts_with(CERTS_DIR) && path != CRT_LIST;
     let mut commands = Vec::new();
-    for (path, file) in &desired_certs {
-        let live_hash = live_certs.get(path).map(|f| f.hash);
+    for (path, file) in desired.iter().filter(|(p, _)| is_certificate(p)) {
+        let live_hash = live.get(path).map(|f| f.hash);
         if live_hash == Some(file.hash) {
             continue;
         }
@@ -46,10 +37,11 @@ pub(crate) fn changes(
             None => RuntimeCommand::AddCertificate { file, content },
         });
     }
-    let entries = |files: &BTreeMap<String, RenderedFile>| -> BTreeSet<String> {
-        files
-            .get(CRT_LIST)
-            .map(|f| {
+    let (live_list, desired_list) = (live.get(CRT_LIST), desired.get(CRT_LIST));
+    // The list is compared line by line only when its content differs.
+    if live_list.map(|f| f.hash) != desired_list.map(|f| f.hash) {
+        let entries = |list: Option<&RenderedFile>| -> BTreeSet<String> {
+            list.map(|f| {
                 f.text()
                     .lines()
                     .filter(|l| !l.trim().is_empty())
@@ -57,26 +49,27 @@ pub(crate) fn changes(
                     .collect()
             })
             .unwrap_or_default()
-    };
-    let live_entries = entries(live);
-    let desired_entries = entries(desired);
-    // New entries first: a host moving to another certificate is never without one.
-    for entry in desired_entries.difference(&live_entries) {
-        commands.push(RuntimeCommand::AddCrtListEntry {
-            list: CRT_LIST.to_owned(),
-            entry: entry.clone(),
-        });
+        };
+        let live_entries = entries(live_list);
+        let desired_entries = entries(desired_list);
+        // New entries first: a host moving to another certificate is never without one.
+        for entry in desired_entries.difference(&live_entries) {
+            commands.push(RuntimeCommand::AddCrtListEntry {
+                list: CRT_LIST.to_owned(),
+                entry: entry.clone(),
+            });
+        }
+        for entry in live_entries.difference(&desired_entries) {
+            commands.push(RuntimeCommand::RemoveCrtListEntry {
+                list: CRT_LIST.to_owned(),
+                entry: entry.clone(),
+            });
+        }
     }
-    for entry in live_entries.difference(&desired_entries) {
-        commands.push(RuntimeCommand::RemoveCrtListEntry {
-            list: CRT_LIST.to_owned(),
-            entry: entry.clone(),
-        });
-    }
-    for path in live_certs
+    let removed = live
         .keys()
-        .filter(|p| !desired_certs.contains_key(*p))
-    {
+        .filter(|p| is_certificate(p) && !desired.contains_key(*p));
+    for path in removed {
         commands.push(RuntimeCommand::RemoveCertificate { file: path.clone() });
     }
     Some(commands)

@@ -34,15 +34,6 @@ pub enum ReloadReason {
 }
 
 impl ReloadReason {
-    /// Every reason, for metrics.
-    pub const ALL: [ReloadReason; 5] = [
-        ReloadReason::MainConfig,
-        ReloadReason::BackendSections,
-        ReloadReason::Certificates,
-        ReloadReason::RuntimeApiFailed,
-        ReloadReason::DrainTimeout,
-    ];
-
     /// Label value for logs and metrics.
     pub fn as_str(self) -> &'static str {
         match self {

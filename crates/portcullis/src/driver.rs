@@ -127,11 +127,7 @@ impl Driver {
         } else if self.live.is_some() {
             self.live = Some(update.next);
         }
-        self.track_draining();
-        if self
-            .drain_deadline
-            .is_some_and(|deadline| deadline <= Instant::now())
-        {
+        if self.drain_expired() {
             reasons.insert(ReloadReason::DrainTimeout);
         }
         self.schedule(reasons)
@@ -257,6 +253,11 @@ impl Driver {
             return;
         };
         let servers: Vec<_> = live.draining.iter().cloned().collect();
+        let mut reasons = self
+            .pending
+            .as_ref()
+            .map(|p| p.reasons.clone())
+            .unwrap_or_default();
         match self.runtime.delete_servers(&servers).await {
             Ok(applied) => {
                 for server in &applied.deleted {
@@ -266,39 +267,34 @@ impl Driver {
             Err(err) => {
                 tracing::warn!(error = %err, "cannot delete drained servers; reloading instead");
                 self.live = None;
-                self.schedule(BTreeSet::from([ReloadReason::RuntimeApiFailed]));
+                reasons.insert(ReloadReason::RuntimeApiFailed);
             }
         }
-        self.track_draining();
+        if self.drain_expired() {
+            reasons.insert(ReloadReason::DrainTimeout);
+        }
+        if !reasons.is_empty() {
+            self.schedule(reasons);
+        }
     }
 
-    /// Keeps the drain timer: servers left in maintenance are retried until they are
-    /// gone, and a reload removes them if they outlast one reload interval.
-    fn track_draining(&mut self) {
+    /// Keeps the drain timer (servers left in maintenance are retried until they are gone)
+    /// and says whether they outlasted one reload interval, so that a reload must remove
+    /// them. The deadline stays until a reload succeeds.
+    fn drain_expired(&mut self) -> bool {
         let draining = self.live.as_ref().is_some_and(|l| !l.draining.is_empty());
         if !draining {
             self.drain_deadline = None;
             self.next_drain_retry = None;
-            return;
+            return false;
         }
         let now = Instant::now();
         let deadline = *self
             .drain_deadline
             .get_or_insert(now + self.reload_interval.max(DRAIN_RETRY));
-        if deadline <= now {
-            // The deadline stays until a reload succeeds, so later updates keep the
-            // reload due instead of starting the wait over.
-            self.next_drain_retry = None;
-            let mut reasons = self
-                .pending
-                .as_ref()
-                .map(|p| p.reasons.clone())
-                .unwrap_or_default();
-            reasons.insert(ReloadReason::DrainTimeout);
-            self.schedule(reasons);
-        } else {
-            self.next_drain_retry = Some(now + DRAIN_RETRY);
-        }
+        let expired = deadline <= now;
+        self.next_drain_retry = (!expired).then_some(now + DRAIN_RETRY);
+        expired
     }
 
     async fn ensure_running(&mut self) {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use test_support::{EchoServer, KeepAliveClient, Portcullis, backend, http_get};
+use test_support::{EchoServer, HoldingBackend, KeepAliveClient, Portcullis, backend, http_get};
 
 const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
 
@@ -44,6 +44,20 @@ fn write(dir: &Path, file: &str, text: &str) {
     let temporary = dir.join(format!(".{file}.tmp"));
     std::fs::write(&temporary, text).unwrap();
     std::fs::rename(&temporary, dir.join(file)).unwrap();
+}
+
+/// The `app` Service, served by `servers`, and its Ingress for `app.test`.
+fn app(servers: &[&EchoServer]) -> String {
+    service("app", servers) + &ingress("app", "app.test", "app")
+}
+
+/// Waits until `app.test` is answered by `server`.
+fn wait_for_app(portcullis: &mut Portcullis, server: &str) {
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            answer(p.http_port, "app.test") == server
+        })
+        .unwrap();
 }
 
 #[test]
@@ -275,11 +289,7 @@ fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serv
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata:\n  max-connections: \"{max_connections}\"\n"
         )
     };
-    write(
-        &manifests,
-        "app.yaml",
-        &(service("app", &[&echo]) + &ingress("app", "app.test", "app")),
-    );
+    write(&manifests, "app.yaml", &app(&[&echo]));
     write(&manifests, "global.yaml", &configmap(1000));
     let mut portcullis = Portcullis::start(
         BIN,
@@ -288,11 +298,7 @@ fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serv
         &["--configmap", "ops/global", "--reload-interval", "200ms"],
     )
     .unwrap();
-    portcullis
-        .wait_until(Duration::from_secs(10), |p| {
-            answer(p.http_port, "app.test") == "e0"
-        })
-        .unwrap();
+    wait_for_app(&mut portcullis, "e0");
     assert_eq!(portcullis.admin("/syncz").unwrap().status, 200);
 
     // `haproxy -c` accepts a million connections, but no process here may open the two
@@ -320,16 +326,8 @@ fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serv
     );
     // Endpoint changes still go out live meanwhile.
     let other = EchoServer::start("e1").unwrap();
-    write(
-        &manifests,
-        "app.yaml",
-        &(service("app", &[&other]) + &ingress("app", "app.test", "app")),
-    );
-    portcullis
-        .wait_until(Duration::from_secs(10), |p| {
-            answer(p.http_port, "app.test") == "e1"
-        })
-        .unwrap();
+    write(&manifests, "app.yaml", &app(&[&other]));
+    wait_for_app(&mut portcullis, "e1");
 
     // A good value: the retried reload succeeds.
     write(&manifests, "global.yaml", &configmap(3000));
@@ -366,11 +364,7 @@ fn a_runtime_command_that_fails_falls_back_to_a_reload() {
         EchoServer::start("a").unwrap(),
         EchoServer::start("b").unwrap(),
     );
-    write(
-        &manifests,
-        "app.yaml",
-        &(service("app", &[&a, &b]) + &ingress("app", "app.test", "app")),
-    );
+    write(&manifests, "app.yaml", &app(&[&a, &b]));
     let state = dir.path().join("state");
     let mut portcullis = Portcullis::start(BIN, &manifests, &state, &[]).unwrap();
     portcullis
@@ -391,11 +385,7 @@ fn a_runtime_command_that_fails_falls_back_to_a_reload() {
     );
     // Removing `b` from the manifests now fails live ("No such server."): HAProxy reloads
     // from the files instead, and is back in step.
-    write(
-        &manifests,
-        "app.yaml",
-        &(service("app", &[&a]) + &ingress("app", "app.test", "app")),
-    );
+    write(&manifests, "app.yaml", &app(&[&a]));
     portcullis
         .wait_until(Duration::from_secs(10), |p| {
             p.metric("portcullis_reloads_total{reason=\"runtime_api_failed\"}") == Some(1.0)
@@ -416,36 +406,15 @@ fn a_runtime_command_that_fails_falls_back_to_a_reload() {
         })
         .unwrap();
     // Live updates work again on the reloaded worker.
-    write(
-        &manifests,
-        "app.yaml",
-        &(service("app", &[&b]) + &ingress("app", "app.test", "app")),
-    );
-    portcullis
-        .wait_until(Duration::from_secs(10), |p| {
-            answer(p.http_port, "app.test") == "b"
-        })
-        .unwrap();
+    write(&manifests, "app.yaml", &app(&[&b]));
+    wait_for_app(&mut portcullis, "b");
     assert_eq!(portcullis.metric_total("portcullis_reloads_total"), 1.0);
 }
 
 #[test]
 fn a_removed_server_still_busy_after_one_reload_interval_is_removed_by_a_reload() {
-    // A backend that accepts a request and answers only when told to.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let slow_port = listener.local_addr().unwrap().port();
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let (arrived, request_arrived) = std::sync::mpsc::channel::<()>();
-    std::thread::spawn(move || {
-        use std::io::{Read, Write};
-        let (mut stream, _) = listener.accept().unwrap();
-        let mut buffer = [0_u8; 4096];
-        let _ = stream.read(&mut buffer);
-        let _ = arrived.send(());
-        let _ = released.recv();
-        let _ = stream
-            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\nslow");
-    });
+    let held = HoldingBackend::start().unwrap();
+    let slow_port = held.port;
     let dir = tempfile::tempdir().unwrap();
     let manifests = dir.path().join("manifests");
     std::fs::create_dir_all(&manifests).unwrap();
@@ -465,9 +434,10 @@ fn a_removed_server_still_busy_after_one_reload_interval_is_removed_by_a_reload(
     let port = portcullis.http_port;
     let request = std::thread::spawn(move || http_get(port, "app.test", "/"));
     // Once the slow backend holds the request, its server is replaced.
-    request_arrived
-        .recv_timeout(Duration::from_secs(10))
-        .expect("the request reaches the slow backend");
+    assert!(
+        held.wait_for_request(Duration::from_secs(10)),
+        "the request reaches the slow backend"
+    );
     write(&manifests, "app.yaml", &with_ports(&[echo.port]));
     // Asking before the change is live would queue behind the held request.
     portcullis
@@ -486,13 +456,13 @@ fn a_removed_server_still_busy_after_one_reload_interval_is_removed_by_a_reload(
         1.0,
         "only the drain timeout reloaded"
     );
-    release.send(()).unwrap();
-    let held = request.join().unwrap().unwrap();
+    held.release();
+    let response = request.join().unwrap().unwrap();
     assert_eq!(
-        held.status, 200,
+        response.status, 200,
         "the old worker finished the request it held"
     );
-    assert_eq!(held.body, "slow");
+    assert_eq!(response.body, "held");
     portcullis
         .wait_until(Duration::from_secs(5), |p| {
             p.admin("/syncz").is_ok_and(|r| r.status == 200)

@@ -62,8 +62,8 @@ pub struct RenderCache {
     /// Per shard, each member's section text, in section order.
     shard_members: Vec<BTreeMap<BackendId, Arc<str>>>,
     hosts: BTreeMap<HostKey, CachedHost>,
-    /// Map files are made of buckets of hosts (see [`maps::map_bucket`]).
-    buckets: u32,
+    /// Map files are made of buckets of hosts (see [`maps::map_bucket`]): each bucket's
+    /// hosts, so the layout is `bucket_members.len()` buckets.
     bucket_members: Vec<BTreeSet<HostKey>>,
     /// Per map file, each bucket's text.
     bucket_texts: [Vec<Arc<str>>; 5],
@@ -99,8 +99,7 @@ impl RenderCache {
 
     fn render_backends(&mut self, previous: Option<&ProxyModel>, model: &ProxyModel) {
         let shards = model.global.backend_shards.max(1);
-        let same_layout = previous.is_some_and(|p| p.global.backend_shards.max(1) == shards)
-            && self.shard_members.len() == shards as usize;
+        let same_layout = previous.is_some() && self.shard_members.len() == shards as usize;
         let mut dirty: BTreeSet<u32> = BTreeSet::new();
         match previous {
             Some(previous) if same_layout => {
@@ -183,7 +182,7 @@ impl RenderCache {
     /// changed (the certificate list must be rendered again).
     fn render_hosts(&mut self, previous: Option<&ProxyModel>, model: &ProxyModel) -> bool {
         let buckets = maps::map_buckets(model.hosts.len());
-        let rebuild = previous.is_none() || buckets != self.buckets;
+        let rebuild = previous.is_none() || buckets as usize != self.bucket_members.len();
         let mut certificates_changed = previous.is_none();
         // (map, bucket) pairs whose text must be assembled again.
         let mut dirty: BTreeSet<(usize, u32)> = BTreeSet::new();
@@ -238,7 +237,6 @@ impl RenderCache {
             }
         }
         if rebuild {
-            self.buckets = buckets;
             self.bucket_members = vec![BTreeSet::new(); buckets as usize];
             for key in self.hosts.keys() {
                 if let Some(members) = self

@@ -98,7 +98,7 @@ impl ManifestDir {
             });
         }
         paths.sort();
-        let mut kept = BTreeMap::new();
+        let mut kept = BTreeSet::new();
         let mut to_decode = Vec::new();
         for path in paths {
             let relative = path.strip_prefix(&self.root).unwrap_or(&path).to_path_buf();
@@ -107,7 +107,7 @@ impl ManifestDir {
                 && current_stamp.is_some()
                 && cached.stamp == current_stamp
             {
-                kept.insert(relative, ());
+                kept.insert(relative);
                 continue;
             }
             let bytes = match std::fs::read(&path) {
@@ -126,7 +126,7 @@ impl ManifestDir {
             match self.files.get_mut(&relative) {
                 Some(cached) if cached.content_hash == content_hash => {
                     cached.stamp = current_stamp;
-                    kept.insert(relative, ());
+                    kept.insert(relative);
                 }
                 cached => {
                     let documents = cached.map(|c| c.documents.clone()).unwrap_or_default();
@@ -139,7 +139,7 @@ impl ManifestDir {
         let stale: Vec<PathBuf> = self
             .files
             .keys()
-            .filter(|path| !kept.contains_key(*path))
+            .filter(|path| !kept.contains(*path))
             .cloned()
             .collect();
         for path in stale {

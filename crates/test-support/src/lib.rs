@@ -5,6 +5,7 @@
 mod client;
 mod echo;
 mod harness;
+mod holding;
 mod keepalive;
 mod manifests;
 mod synthetic;
@@ -12,6 +13,7 @@ mod synthetic;
 pub use client::{Response, TlsResponse, free_port, http_get, http_request, https_get};
 pub use echo::EchoServer;
 pub use harness::{Portcullis, kill_hard, managed_files};
+pub use holding::HoldingBackend;
 pub use keepalive::KeepAliveClient;
 pub use manifests::{backend, self_signed, tls_secret};
 pub use synthetic::SyntheticCluster;

@@ -208,7 +208,7 @@ impl Controller {
                     self.rejected_certificates.extend(refused);
                     return Box::pin(self.reconcile()).await;
                 }
-                let culprits = pipeline::blame(&failure.output, &conversion.model);
+                let culprits = pipeline::blame(&failure.output, &conversion.model, &desired);
                 tracing::error!(objects = ?culprits, "{failure}; the last good configuration stays live");
                 self.report(&conversion.diagnostics);
                 metrics.reconciled("rejected");

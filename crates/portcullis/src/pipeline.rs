@@ -129,8 +129,9 @@ pub fn convert_options(args: &ConfigArgs, fallback_certificate: model::TlsCert) 
 }
 
 /// Names the objects behind a configuration HAProxy rejected: for each `[file:line]` in
-/// its output, the section that line belongs to, and the objects that made it.
-pub fn blame(output: &str, model: &model::ProxyModel) -> Vec<String> {
+/// its output, the section that line belongs to (read from the rendered file HAProxy
+/// checked a copy of), and the objects that made it.
+pub fn blame(output: &str, model: &model::ProxyModel, rendered: &RenderedConfig) -> Vec<String> {
     let mut culprits = std::collections::BTreeSet::new();
     for location in output
         .split('[')
@@ -143,7 +144,15 @@ pub fn blame(output: &str, model: &model::ProxyModel) -> Vec<String> {
         let Ok(line) = line.parse::<usize>() else {
             continue;
         };
-        let Ok(text) = std::fs::read_to_string(file.trim()) else {
+        // HAProxy names the staged copy; the rendered file is the one whose relative path
+        // ends that name.
+        let file = file.trim();
+        let Some(text) = rendered
+            .files
+            .iter()
+            .find(|(path, _)| file.ends_with(&format!("/{path}")))
+            .map(|(_, rendered)| rendered.text())
+        else {
             continue;
         };
         let section = text
@@ -167,4 +176,49 @@ pub fn blame(output: &str, model: &model::ProxyModel) -> Vec<String> {
         }
     }
     culprits.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blame_names_the_objects_behind_the_rejected_section_and_certificate() {
+        let id = model::BackendId {
+            namespace: "web".into(),
+            service: "app".into(),
+            port: "80".into(),
+        };
+        let origin = model::Origin {
+            kind: "Ingress",
+            namespace: "web".into(),
+            name: "site".into(),
+        };
+        let mut proxy = model::ProxyModel::default();
+        proxy.backends.insert(
+            id.clone(),
+            model::Backend {
+                id,
+                servers: Vec::new(),
+                balance: model::Balance::RoundRobin,
+                timeout_connect: model::HaproxyDuration::parse("5s")
+                    .unwrap_or_else(|_| unreachable!()),
+                timeout_server: model::HaproxyDuration::parse("50s")
+                    .unwrap_or_else(|_| unreachable!()),
+                origins: vec![origin],
+            },
+        );
+        let cert = CertId {
+            namespace: "web".into(),
+            name: "tls".into(),
+        };
+        proxy.certs.insert(cert, TlsCert::default());
+        let rendered = render::render(&proxy);
+        let output = "[ALERT] parsing [/var/lib/portcullis/staging/backends/shard-000.cfg:5] : unknown keyword\n\
+                      [ALERT] certs/web_tls.pem: no private key";
+        assert_eq!(
+            blame(output, &proxy, &rendered),
+            ["Ingress web/site", "Secret web/tls"]
+        );
+    }
 }

@@ -43,25 +43,26 @@ PY
 mv "$WORK/manifests/services-0000.yaml.tmp" "$WORK/manifests/services-0000.yaml"
 report_when_fresh "$HOST" "the new endpoint"
 
+# An Ingress in ns-3 routing host $2 to service $3 (port "http"), named $1.
+ingress_yaml() {
+  printf 'apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: %s, namespace: ns-3}\nspec:\n  rules:\n  - host: %s\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: %s, port: {name: http}}}}\n' "$1" "$2" "$3"
+}
+
+# Writes standard input to manifests/$1 in one rename, and starts the clock.
+publish() {
+  cat >"$WORK/manifests/.$1"
+  edited=$(date +%s.%N)
+  mv "$WORK/manifests/.$1" "$WORK/manifests/$1"
+}
+
 # A new route (a new host) to that existing backend: a map update, no reload.
-edited=$(date +%s.%N)
-cat >"$WORK/manifests/.route.yaml" <<'YAML'
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: new-route, namespace: ns-3}
-spec:
-  rules:
-  - host: new-route.example.test
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: svc-3, port: {name: http}}}}
-YAML
-mv "$WORK/manifests/.route.yaml" "$WORK/manifests/route.yaml"
+# (`publish` reads a process substitution, not a pipe, so it sets $edited in this shell.)
+publish route.yaml < <(ingress_yaml new-route new-route.example.test svc-3)
 report_when_fresh new-route.example.test "a new route"
 
 # A new Service: a new backend section, which needs a reload.
-edited=$(date +%s.%N)
-cat >"$WORK/manifests/.new-service.yaml" <<'YAML'
+new_service_yaml() {
+  cat <<'YAML'
 apiVersion: v1
 kind: Service
 metadata: {name: brand-new, namespace: ns-3}
@@ -81,17 +82,10 @@ ports:
 endpoints:
 - addresses: [127.0.0.1]
 ---
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: brand-new, namespace: ns-3}
-spec:
-  rules:
-  - host: brand-new.example.test
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: brand-new, port: {name: http}}}}
 YAML
-mv "$WORK/manifests/.new-service.yaml" "$WORK/manifests/new-service.yaml"
+  ingress_yaml brand-new brand-new.example.test brand-new
+}
+publish new-service.yaml < <(new_service_yaml)
 report_when_fresh brand-new.example.test "a new service (reload)"
 curl -fs http://127.0.0.1:18254/metrics | grep -E "^portcullis_(reloads_total|updates_total|runtime_commands_total|reconcile_duration_seconds_(sum|count))"
 

@@ -60,6 +60,13 @@ fn wait_for_app(portcullis: &mut Portcullis, server: &str) {
         .unwrap();
 }
 
+/// Waits until a counter sample reads 1.
+fn wait_for_count(portcullis: &mut Portcullis, sample: &str) {
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| p.metric(sample) == Some(1.0))
+        .unwrap();
+}
+
 #[test]
 fn a_hundred_endpoint_changes_and_a_hundred_route_changes_cause_no_reload() {
     let dir = tempfile::tempdir().unwrap();
@@ -386,11 +393,10 @@ fn a_runtime_command_that_fails_falls_back_to_a_reload() {
     // Removing `b` from the manifests now fails live ("No such server."): HAProxy reloads
     // from the files instead, and is back in step.
     write(&manifests, "app.yaml", &app(&[&a]));
-    portcullis
-        .wait_until(Duration::from_secs(10), |p| {
-            p.metric("portcullis_reloads_total{reason=\"runtime_api_failed\"}") == Some(1.0)
-        })
-        .unwrap();
+    wait_for_count(
+        &mut portcullis,
+        "portcullis_reloads_total{reason=\"runtime_api_failed\"}",
+    );
     assert_eq!(
         portcullis.metric("portcullis_runtime_failures_total"),
         Some(1.0)
@@ -440,17 +446,15 @@ fn a_removed_server_still_busy_after_one_reload_interval_is_removed_by_a_reload(
     );
     write(&manifests, "app.yaml", &with_ports(&[echo.port]));
     // Asking before the change is live would queue behind the held request.
-    portcullis
-        .wait_until(Duration::from_secs(10), |p| {
-            p.metric("portcullis_updates_total{mode=\"runtime\"}") == Some(1.0)
-        })
-        .unwrap();
+    wait_for_count(
+        &mut portcullis,
+        "portcullis_updates_total{mode=\"runtime\"}",
+    );
     assert_eq!(answer(port, "app.test"), "e0");
-    portcullis
-        .wait_until(Duration::from_secs(10), |p| {
-            p.metric("portcullis_reloads_total{reason=\"drain_timeout\"}") == Some(1.0)
-        })
-        .unwrap();
+    wait_for_count(
+        &mut portcullis,
+        "portcullis_reloads_total{reason=\"drain_timeout\"}",
+    );
     assert_eq!(
         portcullis.metric_total("portcullis_reloads_total"),
         1.0,

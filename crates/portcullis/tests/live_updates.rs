@@ -60,6 +60,20 @@ fn wait_for_app(portcullis: &mut Portcullis, server: &str) {
         .unwrap();
 }
 
+/// An empty manifest directory below `dir`.
+fn manifest_dir(dir: &Path) -> std::path::PathBuf {
+    let manifests = dir.join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    manifests
+}
+
+/// Echo backends named `e0`, `e1`, ...
+fn echo_servers(count: usize) -> Vec<EchoServer> {
+    (0..count)
+        .map(|i| EchoServer::start(&format!("e{i}")).unwrap())
+        .collect()
+}
+
 /// Waits until a counter sample reads 1.
 fn wait_for_count(portcullis: &mut Portcullis, sample: &str) {
     portcullis
@@ -70,11 +84,8 @@ fn wait_for_count(portcullis: &mut Portcullis, sample: &str) {
 #[test]
 fn a_hundred_endpoint_changes_and_a_hundred_route_changes_cause_no_reload() {
     let dir = tempfile::tempdir().unwrap();
-    let manifests = dir.path().join("manifests");
-    std::fs::create_dir_all(&manifests).unwrap();
-    let echoes: Vec<EchoServer> = (0..4)
-        .map(|i| EchoServer::start(&format!("e{i}")).unwrap())
-        .collect();
+    let manifests = manifest_dir(dir.path());
+    let echoes = echo_servers(4);
     // Round r: service i is served by echo (r + i) % 5, where 4 means scaled to zero;
     // route j points at service (r + 2j) % 5. Every round changes all ten.
     let endpoint_of = |round: usize, service: usize| {
@@ -173,11 +184,8 @@ struct Tally {
 fn traffic_never_fails_while_endpoints_churn_routes_change_and_haproxy_reloads() {
     const REQUESTS_PER_CLIENT: usize = 5_000;
     let dir = tempfile::tempdir().unwrap();
-    let manifests = dir.path().join("manifests");
-    std::fs::create_dir_all(&manifests).unwrap();
-    let echoes: Vec<EchoServer> = (0..4)
-        .map(|i| EchoServer::start(&format!("e{i}")).unwrap())
-        .collect();
+    let manifests = manifest_dir(dir.path());
+    let echoes = echo_servers(4);
     // Round r: `load` is served by echoes r % 4 and (r + 1) % 4 (never none); `side`
     // moves to host side-r.test; every third round adds a Service, which needs a reload.
     let load_text = |round: usize| {
@@ -288,8 +296,7 @@ fn traffic_never_fails_while_endpoints_churn_routes_change_and_haproxy_reloads()
 #[test]
 fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serves() {
     let dir = tempfile::tempdir().unwrap();
-    let manifests = dir.path().join("manifests");
-    std::fs::create_dir_all(&manifests).unwrap();
+    let manifests = manifest_dir(dir.path());
     let echo = EchoServer::start("e0").unwrap();
     let configmap = |max_connections: u32| {
         format!(
@@ -365,8 +372,7 @@ fn runtime_command(state: &Path, command: &str) -> String {
 #[test]
 fn a_runtime_command_that_fails_falls_back_to_a_reload() {
     let dir = tempfile::tempdir().unwrap();
-    let manifests = dir.path().join("manifests");
-    std::fs::create_dir_all(&manifests).unwrap();
+    let manifests = manifest_dir(dir.path());
     let (a, b) = (
         EchoServer::start("a").unwrap(),
         EchoServer::start("b").unwrap(),
@@ -422,8 +428,7 @@ fn a_removed_server_still_busy_after_one_reload_interval_is_removed_by_a_reload(
     let held = HoldingBackend::start().unwrap();
     let slow_port = held.port;
     let dir = tempfile::tempdir().unwrap();
-    let manifests = dir.path().join("manifests");
-    std::fs::create_dir_all(&manifests).unwrap();
+    let manifests = manifest_dir(dir.path());
     let echo = EchoServer::start("e0").unwrap();
     let with_ports = |ports: &[u16]| {
         let endpoints: Vec<(u16, bool)> = ports.iter().map(|p| (*p, true)).collect();

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,14 +44,6 @@ pub struct TlsResponse {
     pub response: Response,
     /// Common name of the server certificate.
     pub certificate_cn: String,
-}
-
-/// A port that was free a moment ago on 127.0.0.1.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or(0)
 }
 
 /// `GET path` with the given Host header, over plain HTTP.

@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::client::{free_port, http_get};
+use crate::client::http_get;
+use crate::ports::free_port;
 
 /// A running `portcullis run`, stopped by pid (SIGTERM) when dropped.
 #[derive(Debug)]

@@ -8,12 +8,14 @@ mod harness;
 mod holding;
 mod keepalive;
 mod manifests;
+mod ports;
 mod synthetic;
 
-pub use client::{Response, TlsResponse, free_port, http_get, http_request, https_get};
+pub use client::{Response, TlsResponse, http_get, http_request, https_get};
 pub use echo::EchoServer;
 pub use harness::{Portcullis, kill_hard, managed_files};
 pub use holding::HoldingBackend;
 pub use keepalive::KeepAliveClient;
 pub use manifests::{backend, self_signed, tls_secret};
+pub use ports::free_port;
 pub use synthetic::SyntheticCluster;

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use resources::{EndpointSlice, Endpoints, Kind, Object, ObjectRef};
 
 /// What a source reports. A list (or relist) is bracketed by `Init` and `InitDone`: the
-/// objects applied in between replace everything the source had, so whatever is not
-/// listed again is deleted.
+/// objects applied in between replace everything the list covers, so whatever it does not
+/// list again is deleted. Brackets do not interleave: a source sends each one whole.
 #[derive(Debug, Clone)]
 pub enum SourceEvent {
-    /// A full list begins.
-    Init,
+    /// A full list of what the scope covers begins.
+    Init(ListScope),
     /// An object of the list in progress.
     InitApply(Object),
     /// The list is complete.
@@ -23,6 +23,31 @@ pub enum SourceEvent {
     Apply(Object),
     /// An object was deleted.
     Delete(ObjectRef),
+}
+
+/// Which objects a list covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListScope {
+    /// Every object (a manifest directory lists everything at once).
+    Everything,
+    /// One kind, in one namespace or, with `None`, in all of them (one API watcher).
+    Kind {
+        /// The kind listed.
+        kind: Kind,
+        /// The namespace listed, if the list is namespaced.
+        namespace: Option<String>,
+    },
+}
+
+impl ListScope {
+    fn covers(&self, object: &ObjectRef) -> bool {
+        match self {
+            ListScope::Everything => true,
+            ListScope::Kind { kind, namespace } => {
+                object.kind == *kind && namespace.as_ref().is_none_or(|ns| *ns == object.namespace)
+            }
+        }
+    }
 }
 
 /// The label that ties an EndpointSlice to its Service.
@@ -140,7 +165,7 @@ fn kind_index(kind: Kind) -> usize {
 #[derive(Debug, Default)]
 pub struct Index {
     current: Snapshot,
-    listing: Option<BTreeMap<ObjectRef, Object>>,
+    listing: Option<(ListScope, BTreeMap<ObjectRef, Object>)>,
 }
 
 impl Index {
@@ -153,18 +178,22 @@ impl Index {
     /// ([`Snapshot::changes_since`]) to find it.
     pub fn handle(&mut self, event: SourceEvent) {
         match event {
-            SourceEvent::Init => self.listing = Some(BTreeMap::new()),
+            SourceEvent::Init(scope) => self.listing = Some((scope, BTreeMap::new())),
             SourceEvent::InitApply(object) => {
-                let listing = self.listing.get_or_insert_with(BTreeMap::new);
+                let (_, listing) = self
+                    .listing
+                    .get_or_insert_with(|| (ListScope::Everything, BTreeMap::new()));
                 listing.insert(object.object_ref(), object);
             }
             SourceEvent::InitDone => {
-                let listed = self.listing.take().unwrap_or_default();
+                let Some((scope, listed)) = self.listing.take() else {
+                    return;
+                };
                 let gone: Vec<ObjectRef> = self
                     .current
                     .objects
                     .keys()
-                    .filter(|r| !listed.contains_key(r))
+                    .filter(|r| scope.covers(r) && !listed.contains_key(r))
                     .cloned()
                     .collect();
                 for object_ref in gone {
@@ -264,7 +293,7 @@ mod tests {
     fn relist_deletes_what_vanished_and_reports_only_real_changes() {
         let mut index = Index::new();
         let empty = index.snapshot();
-        index.handle(SourceEvent::Init);
+        index.handle(SourceEvent::Init(ListScope::Everything));
         index.handle(SourceEvent::InitApply(slice("a", "web")));
         index.handle(SourceEvent::InitApply(slice("b", "web")));
         index.handle(SourceEvent::InitDone);
@@ -278,7 +307,7 @@ mod tests {
             "same value"
         );
 
-        index.handle(SourceEvent::Init);
+        index.handle(SourceEvent::Init(ListScope::Everything));
         index.handle(SourceEvent::InitApply(slice("a", "api")));
         index.handle(SourceEvent::InitDone);
         let changed = index.snapshot().changes_since(&listed);
@@ -292,5 +321,35 @@ mod tests {
             snapshot.count(Kind::EndpointSlice),
             snapshot.of_kind(Kind::EndpointSlice).count()
         );
+    }
+
+    fn service(namespace: &str, name: &str) -> Object {
+        objects(&format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {namespace}}}\n"
+        ))
+        .remove(0)
+    }
+
+    #[test]
+    fn a_relist_of_one_kind_in_one_namespace_deletes_only_within_that_scope() {
+        let mut index = Index::new();
+        for object in [
+            slice("a", "web"),
+            service("default", "web"),
+            service("other", "web"),
+        ] {
+            index.handle(SourceEvent::Apply(object));
+        }
+        index.handle(SourceEvent::Init(ListScope::Kind {
+            kind: Kind::Service,
+            namespace: Some("other".into()),
+        }));
+        index.handle(SourceEvent::InitDone);
+        let snapshot = index.snapshot();
+        let left: Vec<String> = [Kind::EndpointSlice, Kind::Service]
+            .into_iter()
+            .flat_map(|kind| snapshot.of_kind(kind).map(|o| o.object_ref().to_string()))
+            .collect();
+        assert_eq!(left, ["EndpointSlice default/a", "Service default/web"]);
     }
 }

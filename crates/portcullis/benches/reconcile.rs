@@ -65,7 +65,7 @@ fn fixture(services: usize) -> Fixture {
     let mut cluster = SyntheticCluster::new(services, 7);
     cluster.certificate = Some(test_support::self_signed("bench", &["*.example.test"]));
     let mut index = Index::new();
-    index.handle(SourceEvent::Init);
+    index.handle(SourceEvent::Init(index::ListScope::Everything));
     for chunk in (0..services).step_by(1000) {
         for object in decode(&cluster.manifests(chunk..(chunk + 1000).min(services))) {
             index.handle(SourceEvent::InitApply(object));

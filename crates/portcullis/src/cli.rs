@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the objects with a real HAProxy, following every change.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Render the HAProxy files once, without HAProxy, into a directory.
     Render(RenderArgs),
     /// Report every problem in the manifests; exit non-zero if there is one.
@@ -29,9 +29,6 @@ pub enum Command {
 /// Where objects come from and how they are turned into configuration.
 #[derive(Debug, Args, Clone)]
 pub struct ConfigArgs {
-    /// Directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively).
-    #[arg(long, value_name = "DIR")]
-    pub manifests: PathBuf,
     /// Name of the IngressClass this controller serves.
     #[arg(long, default_value = "portcullis")]
     pub ingress_class: String,
@@ -62,9 +59,16 @@ pub struct ConfigArgs {
 /// `run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// Directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively), watched;
+    /// without it, objects come from the Kubernetes API server.
+    #[arg(long, value_name = "DIR")]
+    pub manifests: Option<PathBuf>,
     /// Configuration inputs.
     #[command(flatten)]
     pub config: ConfigArgs,
+    /// The Kubernetes API server (without `--manifests`).
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// Directory portcullis owns: HAProxy's files and sockets.
     #[arg(long, default_value = "/var/lib/portcullis")]
     pub state_dir: PathBuf,
@@ -84,9 +88,44 @@ pub struct RunArgs {
     pub reload_interval: Duration,
 }
 
+/// Where the Kubernetes API server is and what to do there.
+#[derive(Debug, Args, Clone)]
+pub struct ClusterArgs {
+    /// Kubeconfig file (default: `KUBECONFIG`, `~/.kube/config`, then the in-cluster
+    /// service account).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Watch only this namespace (repeat for several; default: all namespaces).
+    #[arg(long = "watch-namespace", value_name = "NS")]
+    pub watch_namespaces: Vec<String>,
+    /// Publish this Service's load-balancer addresses (else its external IPs) in the
+    /// status of every served Ingress, as NAMESPACE/NAME.
+    #[arg(long, value_name = "NS/NAME", value_parser = parse_namespaced, conflicts_with = "publish_address")]
+    pub publish_service: Option<(String, String)>,
+    /// Publish these IPs or host names in the status of every served Ingress
+    /// (comma-separated or repeated).
+    #[arg(long, value_name = "ADDR", value_delimiter = ',')]
+    pub publish_address: Vec<String>,
+    /// Name of the Lease that elects the one replica writing status and Events.
+    #[arg(long, default_value = "portcullis-leader")]
+    pub election_id: String,
+    /// Namespace of the Lease (default: `POD_NAMESPACE`, else `default`).
+    #[arg(long, env = "POD_NAMESPACE", default_value = "default")]
+    pub election_namespace: String,
+    /// How long a Lease not renewed stays held; the holder renews every third of it.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub lease_duration: Duration,
+    /// This replica's identity in the Lease (default: `POD_NAME`, else the host name).
+    #[arg(long, env = "POD_NAME")]
+    pub identity: Option<String>,
+}
+
 /// `render`.
 #[derive(Debug, Args)]
 pub struct RenderArgs {
+    /// Directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively).
+    #[arg(long, value_name = "DIR")]
+    pub manifests: PathBuf,
     /// Configuration inputs.
     #[command(flatten)]
     pub config: ConfigArgs,
@@ -98,6 +137,9 @@ pub struct RenderArgs {
 /// `check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
+    /// Directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively).
+    #[arg(long, value_name = "DIR")]
+    pub manifests: PathBuf,
     /// Configuration inputs.
     #[command(flatten)]
     pub config: ConfigArgs,

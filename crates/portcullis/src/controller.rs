@@ -21,9 +21,11 @@ use tokio::sync::mpsc;
 
 use crate::admin::{self, AdminState};
 use crate::cli::RunArgs;
+use crate::cluster_link::{self, ClusterLink};
 use crate::default_cert;
 use crate::driver::Driver;
 use crate::pipeline::{self, Reconciler};
+use convert::ConvertOptions;
 
 /// How long the manifest directory must be quiet before a burst of changes is applied.
 const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -43,6 +45,9 @@ struct Controller {
     reported: BTreeSet<String>,
     /// Certificates `haproxy -c` refused, by content: left out until they change.
     rejected_certificates: BTreeMap<CertId, TlsCert>,
+    /// Kubernetes API mode's writers (status, Events); `None` in manifest mode.
+    cluster: Option<ClusterLink>,
+    options: ConvertOptions,
 }
 
 /// Runs until SIGTERM or SIGINT.
@@ -61,12 +66,26 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         binary: haproxy_binary(args.haproxy_bin.as_deref())?,
         state_dir: state.root().to_path_buf(),
     };
+    let options = pipeline::convert_options(&args.config, fallback);
+    let (batches_tx, mut batches) = mpsc::channel(64);
+    let cluster = match &args.manifests {
+        Some(directory) => {
+            let manifests = ManifestDir::new(directory);
+            tokio::spawn(async move {
+                if let Err(err) = source::watch_manifest_dir(manifests, DEBOUNCE, batches_tx).await
+                {
+                    tracing::error!(error = %err, "cannot watch the manifest directory");
+                }
+            });
+            None
+        }
+        None => Some(ClusterLink::start(&args.cluster, &args.config, batches_tx).await?),
+    };
     let mut controller = Controller {
         staging: state.root().join("staging"),
         launch_binary: launch.binary.clone(),
         driver: Driver::new(launch, admin.clone(), args.reload_interval),
-        reconciler: Reconciler::new(pipeline::convert_options(&args.config, fallback))
-            .verify_incremental(args.verify_incremental),
+        reconciler: Reconciler::new(options.clone()).verify_incremental(args.verify_incremental),
         state,
         admin,
         index: Index::new(),
@@ -74,22 +93,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         manifest_problems: Vec::new(),
         reported: BTreeSet::new(),
         rejected_certificates: BTreeMap::new(),
+        cluster,
+        options,
     };
-
-    let (batches_tx, mut batches) = mpsc::channel(64);
-    let manifests = ManifestDir::new(&args.config.manifests);
-    tokio::spawn(async move {
-        if let Err(err) = source::watch_manifest_dir(manifests, DEBOUNCE, batches_tx).await {
-            tracing::error!(error = %err, "cannot watch the manifest directory");
-        }
-    });
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tracing::info!(state_dir = %controller.state.root().display(), "portcullis started");
     loop {
         let deadline = controller.driver.next_deadline();
         tokio::select! {
             batch = batches.recv() => {
-                let Some(batch) = batch else { anyhow::bail!("the manifest source stopped") };
+                let Some(batch) = batch else { anyhow::bail!("the object source stopped") };
                 controller.absorb(batch);
                 // Coalesce whatever else is already waiting into this reconciliation.
                 while let Ok(batch) = batches.try_recv() {
@@ -110,6 +123,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     tracing::info!("shutting down");
     controller.admin.ready.store(false, Ordering::SeqCst);
+    if let Some(cluster) = &controller.cluster {
+        cluster.shutdown().await;
+    }
     controller.driver.stop(SHUTDOWN_GRACE).await;
     Ok(())
 }
@@ -174,7 +190,10 @@ impl Controller {
             rendered: desired,
             ..
         } = reconciled;
-        self.report(&conversion.diagnostics);
+        let new_problems = self.report(&conversion.diagnostics);
+        if let Some(cluster) = self.cluster.as_mut() {
+            cluster.publish(&snapshot, &self.options, &new_problems);
+        }
         let reconciled_in = started.elapsed();
         let plan = plan::plan(&self.applied, &desired);
         let backends: Backends = conversion.model.backends.clone();
@@ -244,7 +263,12 @@ impl Controller {
     }
 
     /// Logs each problem once, when it appears; the gauge shows how many there are now.
-    fn report(&mut self, diagnostics: &[convert::Diagnostic]) {
+    /// Returns the problems that are new.
+    fn report<'a>(
+        &mut self,
+        diagnostics: &'a [convert::Diagnostic],
+    ) -> Vec<&'a convert::Diagnostic> {
+        let new = cluster_link::new_problems(diagnostics, &self.reported);
         let current: BTreeSet<String> = self
             .manifest_problems
             .iter()
@@ -259,5 +283,6 @@ impl Controller {
             .config_errors
             .set(i64::try_from(current.len()).unwrap_or(i64::MAX));
         self.reported = current;
+        new
     }
 }

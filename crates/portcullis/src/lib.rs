@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod cli;
+pub mod cluster_link;
 pub mod controller;
 pub mod default_cert;
 pub mod driver;

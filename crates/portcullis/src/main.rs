@@ -20,7 +20,7 @@ fn main() -> ExitCode {
             .enable_all()
             .build()
             .map_err(anyhow::Error::from)
-            .and_then(|runtime| runtime.block_on(controller::run(args))),
+            .and_then(|runtime| runtime.block_on(controller::run(*args))),
         cli::Command::Render(args) => oneshot::render(&args),
         cli::Command::Check(args) => match oneshot::check(&args) {
             Ok(true) => Ok(()),

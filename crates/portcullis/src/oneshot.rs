@@ -1,5 +1,6 @@
 //! `portcullis render` and `portcullis check`: one pass over the manifests, no HAProxy.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -7,12 +8,12 @@ use haproxy::StateDir;
 use index::{Index, Snapshot};
 use source::ManifestDir;
 
-use crate::cli::{CheckArgs, ConfigArgs, RenderArgs};
+use crate::cli::{CheckArgs, RenderArgs};
 use crate::default_cert;
 use crate::pipeline::{self, Reconciler};
 
-fn load(config: &ConfigArgs) -> (Arc<Snapshot>, Vec<String>) {
-    let mut manifests = ManifestDir::new(&config.manifests);
+fn load(directory: &Path) -> (Arc<Snapshot>, Vec<String>) {
+    let mut manifests = ManifestDir::new(directory);
     let (events, problems) = manifests.initial_events();
     let mut index = Index::new();
     for event in events {
@@ -29,7 +30,7 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
     let state = StateDir::open(&args.out).context("opening the output directory")?;
     let fallback = default_cert::load_or_generate(state.root())?;
     let started = std::time::Instant::now();
-    let (snapshot, problems) = load(&args.config);
+    let (snapshot, problems) = load(&args.manifests);
     let loaded = started.elapsed();
     let rss_loaded = resident_mib();
     let options = pipeline::convert_options(&args.config, fallback);
@@ -64,7 +65,7 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
 
 /// Prints every problem; the result says whether there was one.
 pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
-    let (snapshot, problems) = load(&args.config);
+    let (snapshot, problems) = load(&args.manifests);
     let options = pipeline::convert_options(&args.config, model::TlsCert::default());
     let conversion = convert::convert(&snapshot, &options);
     let mut count = 0;

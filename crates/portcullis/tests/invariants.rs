@@ -200,7 +200,8 @@ impl Live {
             objects: BTreeMap::new(),
         };
         let objects = cluster.objects();
-        live.index.handle(SourceEvent::Init);
+        live.index
+            .handle(SourceEvent::Init(index::ListScope::Everything));
         for object in objects.values() {
             live.index.handle(SourceEvent::InitApply(object.clone()));
         }
@@ -238,7 +239,7 @@ impl Live {
 /// What a fresh, full reconciliation of `cluster` renders, file by file.
 fn full_render(cluster: &Cluster, shards: u32) -> BTreeMap<String, Vec<u8>> {
     let mut index = Index::new();
-    index.handle(SourceEvent::Init);
+    index.handle(SourceEvent::Init(index::ListScope::Everything));
     for object in cluster.objects().into_values() {
         index.handle(SourceEvent::InitApply(object));
     }

@@ -219,7 +219,7 @@ impl ManifestDir {
     /// Scans and returns the full list as an `Init ... InitDone` bracket.
     pub fn initial_events(&mut self) -> (Vec<SourceEvent>, Vec<ManifestProblem>) {
         let (_, problems) = self.update();
-        let mut events = vec![SourceEvent::Init];
+        let mut events = vec![SourceEvent::Init(index::ListScope::Everything)];
         events.extend(self.current.values().cloned().map(SourceEvent::InitApply));
         events.push(SourceEvent::InitDone);
         (events, problems)

@@ -33,12 +33,26 @@ impl Portcullis {
         state_dir: &Path,
         extra: &[&str],
     ) -> std::io::Result<Self> {
+        let source = ["--manifests".to_owned(), manifests.display().to_string()];
+        let mut portcullis = Self::spawn(binary, &source, state_dir, extra)?;
+        portcullis.manifests = manifests.to_path_buf();
+        portcullis.wait_until_ready(Duration::from_secs(30))?;
+        Ok(portcullis)
+    }
+
+    /// Starts `binary run` with the given source flags (`--manifests DIR`, or
+    /// `--kubeconfig FILE`) and extra flags, without waiting for anything.
+    pub fn spawn(
+        binary: impl AsRef<Path>,
+        source: &[String],
+        state_dir: &Path,
+        extra: &[&str],
+    ) -> std::io::Result<Self> {
         let (http_port, https_port, admin_port) = (free_port(), free_port(), free_port());
         let log = state_dir.with_extension("log");
         let child = Command::new(binary.as_ref())
             .arg("run")
-            .arg("--manifests")
-            .arg(manifests)
+            .args(source)
             .arg("--state-dir")
             .arg(state_dir)
             .args(["--bind-address", "127.0.0.1"])
@@ -51,19 +65,22 @@ impl Portcullis {
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log)?)
             .spawn()?;
-        let mut portcullis = Self {
+        Ok(Self {
             child,
-            manifests: manifests.to_path_buf(),
+            manifests: PathBuf::new(),
             state_dir: state_dir.to_path_buf(),
             http_port,
             https_port,
             admin_port,
             log,
-        };
-        portcullis.wait_until(Duration::from_secs(30), |p| {
+        })
+    }
+
+    /// Waits until `/readyz` answers 200.
+    pub fn wait_until_ready(&mut self, timeout: Duration) -> std::io::Result<()> {
+        self.wait_until(timeout, |p| {
             p.admin("/readyz").map(|r| r.status == 200).unwrap_or(false)
-        })?;
-        Ok(portcullis)
+        })
     }
 
     /// GET on the admin server.

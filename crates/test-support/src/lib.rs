@@ -4,6 +4,11 @@
 
 mod client;
 mod echo;
+#[allow(
+    clippy::panic,
+    reason = "a test asking the fake for a kind it does not serve is a wrong test, and fails loudly"
+)]
+mod fake_api;
 mod harness;
 mod holding;
 mod keepalive;
@@ -13,6 +18,7 @@ mod synthetic;
 
 pub use client::{Response, TlsResponse, http_get, http_request, https_get};
 pub use echo::EchoServer;
+pub use fake_api::FakeApiServer;
 pub use harness::{Portcullis, kill_hard, managed_files};
 pub use holding::HoldingBackend;
 pub use keepalive::KeepAliveClient;

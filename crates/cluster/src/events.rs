@@ -1,0 +1,103 @@
+//! Kubernetes Events for configuration problems, published by the leader on the object
+//! at fault, at most a burst of [`BURST`] and then one per [`REFILL`].
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::Client;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use resources::{Kind, ObjectRef};
+use tokio::sync::{mpsc, watch};
+
+/// Events allowed at once.
+const BURST: u32 = 20;
+/// One more event allowed per this much time.
+const REFILL: Duration = Duration::from_millis(500);
+
+/// A problem to publish: the object (with its uid, when known), the field, the message.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// The object at fault.
+    pub object: ObjectRef,
+    /// Its uid.
+    pub uid: Option<String>,
+    /// The field, as a path.
+    pub field: String,
+    /// What is wrong and what was done about it.
+    pub message: String,
+}
+
+/// The API group and version of a kind, for an object reference.
+pub fn api_version(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Namespace | Kind::Service | Kind::Endpoints | Kind::Secret | Kind::ConfigMap => "v1",
+        Kind::EndpointSlice => "discovery.k8s.io/v1",
+        Kind::IngressClass | Kind::Ingress => "networking.k8s.io/v1",
+    }
+}
+
+fn reference(problem: &Problem) -> ObjectReference {
+    ObjectReference {
+        api_version: Some(api_version(problem.object.kind).to_owned()),
+        kind: Some(problem.object.kind.name().to_owned()),
+        namespace: Some(problem.object.namespace.clone()).filter(|ns| !ns.is_empty()),
+        name: Some(problem.object.name.clone()),
+        uid: problem.uid.clone(),
+        ..ObjectReference::default()
+    }
+}
+
+/// Publishes each problem received as a Warning Event while this replica leads; problems
+/// received while it does not, or beyond the rate, are dropped (they are logged and
+/// counted already). Returns when `problems` is closed.
+pub async fn publish_events(
+    client: Client,
+    identity: String,
+    leading: watch::Receiver<bool>,
+    mut problems: mpsc::Receiver<Problem>,
+) {
+    let reporter = Reporter {
+        controller: "portcullis".into(),
+        instance: Some(identity),
+    };
+    let recorder = Recorder::new(client, reporter);
+    let mut tokens = BURST;
+    let mut refilled = Instant::now();
+    while let Some(problem) = problems.recv().await {
+        let earned = refilled.elapsed().as_millis() / REFILL.as_millis();
+        if earned > 0 {
+            tokens = tokens
+                .saturating_add(u32::try_from(earned).unwrap_or(u32::MAX))
+                .min(BURST);
+            refilled = Instant::now();
+        }
+        if !*leading.borrow() {
+            continue;
+        }
+        if tokens == 0 {
+            tracing::debug!(object = %problem.object, "event rate exceeded; not published");
+            continue;
+        }
+        tokens -= 1;
+        let event = Event {
+            type_: EventType::Warning,
+            reason: "InvalidConfiguration".into(),
+            note: Some(truncate(
+                &format!("{}: {}", problem.field, problem.message),
+                1000,
+            )),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        if let Err(err) = recorder.publish(&event, &reference(&problem)).await {
+            tracing::warn!(object = %problem.object, error = %err, "cannot publish event");
+        }
+    }
+}
+
+fn truncate(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((cut, _)) => text[..cut].to_owned(),
+        None => text.to_owned(),
+    }
+}

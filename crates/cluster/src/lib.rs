@@ -1,0 +1,16 @@
+//! Everything that talks to a Kubernetes API server: the watchers that feed the index,
+//! leader election, Ingress status and Events.
+
+mod connect;
+mod events;
+mod lease;
+mod status;
+mod watch;
+
+pub use connect::{ConnectError, connect};
+pub use events::{Problem, api_version, publish_events};
+pub use lease::{LeaseConfig, elect, release};
+pub use status::{
+    Publish, ServedIngress, from_addresses, from_service, outdated, write_ingress_status,
+};
+pub use watch::{TLS_SECRETS, WatchScope, watch_cluster};

@@ -1,0 +1,234 @@
+//! Watching the API server: one kube-rs watcher per kind (and per watched namespace),
+//! merged into the batches the controller consumes, with nothing sent before every
+//! watcher has finished its initial list.
+
+use std::fmt::Debug;
+
+use futures::StreamExt as _;
+use index::{ListScope, SourceEvent};
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Api, Client, Resource};
+use resources::{Kind, Object};
+use serde::de::DeserializeOwned;
+use source::SourceBatch;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// What the cluster source watches.
+#[derive(Debug, Clone, Default)]
+pub struct WatchScope {
+    /// Namespaces to watch; empty means every namespace.
+    pub namespaces: Vec<String>,
+    /// The global ConfigMap (namespace, name): the only ConfigMap read.
+    pub configmap: Option<(String, String)>,
+}
+
+/// The field selector that keeps Secrets we cannot use (service-account tokens, Helm
+/// releases, ...) out of memory: only TLS Secrets can back an Ingress.
+pub const TLS_SECRETS: &str = "type=kubernetes.io/tls";
+
+/// One watcher's contribution: a whole list bracket, or one change.
+type Delivery = (usize, Vec<SourceEvent>);
+
+/// Starts every watcher and forwards their events as batches. The first batch holds the
+/// initial list of every watcher at once; then each change, or relist, follows on its own
+/// (what is already waiting is sent together). Returns when the receiver is dropped.
+pub async fn watch_cluster(client: Client, scope: WatchScope, batches: mpsc::Sender<SourceBatch>) {
+    let (deliveries_tx, mut deliveries) = mpsc::channel::<Delivery>(1024);
+    let watchers = start_watchers(&client, &scope, &deliveries_tx);
+    drop(deliveries_tx);
+
+    let mut listed = vec![false; watchers];
+    let mut pending = Vec::new();
+    while listed.iter().any(|done| !done) {
+        let Some((watcher_id, events)) = deliveries.recv().await else {
+            return;
+        };
+        if matches!(events.last(), Some(SourceEvent::InitDone))
+            && let Some(done) = listed.get_mut(watcher_id)
+        {
+            *done = true;
+        }
+        pending.extend(events);
+    }
+    tracing::info!(
+        watchers,
+        events = pending.len(),
+        "every watcher has listed; rendering can start"
+    );
+    let mut events = pending;
+    loop {
+        while let Ok((_, more)) = deliveries.try_recv() {
+            events.extend(more);
+        }
+        let batch = SourceBatch {
+            events: std::mem::take(&mut events),
+            problems: Vec::new(),
+        };
+        if batches.send(batch).await.is_err() {
+            return;
+        }
+        match deliveries.recv().await {
+            Some((_, more)) => events = more,
+            None => return,
+        }
+    }
+}
+
+fn start_watchers(
+    client: &Client,
+    scope: &WatchScope,
+    deliveries: &mpsc::Sender<Delivery>,
+) -> usize {
+    let mut watchers = Watchers {
+        deliveries,
+        started: 0,
+    };
+    let namespaces: Vec<Option<String>> = if scope.namespaces.is_empty() {
+        vec![None]
+    } else {
+        scope.namespaces.iter().cloned().map(Some).collect()
+    };
+    let all = watcher::Config::default();
+    for namespace in &namespaces {
+        watchers.start(
+            in_namespace(client, namespace),
+            namespace,
+            all.clone(),
+            Kind::Service,
+            |o: Service| Object::Service(Arc::new(o)),
+        );
+        watchers.start(
+            in_namespace(client, namespace),
+            namespace,
+            all.clone(),
+            Kind::EndpointSlice,
+            |o: EndpointSlice| Object::EndpointSlice(Arc::new(o)),
+        );
+        watchers.start(
+            in_namespace(client, namespace),
+            namespace,
+            all.clone().fields(TLS_SECRETS),
+            Kind::Secret,
+            |o: Secret| Object::Secret(Arc::new(o)),
+        );
+        watchers.start(
+            in_namespace(client, namespace),
+            namespace,
+            all.clone(),
+            Kind::Ingress,
+            |o: Ingress| Object::Ingress(Arc::new(o)),
+        );
+    }
+    watchers.start(
+        Api::all(client.clone()),
+        &None,
+        all,
+        Kind::IngressClass,
+        |o: IngressClass| Object::IngressClass(Arc::new(o)),
+    );
+    if let Some((namespace, name)) = &scope.configmap {
+        let only_it = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        watchers.start(
+            Api::namespaced(client.clone(), namespace),
+            &Some(namespace.clone()),
+            only_it,
+            Kind::ConfigMap,
+            |o: ConfigMap| Object::ConfigMap(Arc::new(o)),
+        );
+    }
+    watchers.started
+}
+
+fn in_namespace<K>(client: &Client, namespace: &Option<String>) -> Api<K>
+where
+    K: Resource<Scope = NamespaceResourceScope, DynamicType = ()>,
+{
+    match namespace {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    }
+}
+
+struct Watchers<'a> {
+    deliveries: &'a mpsc::Sender<Delivery>,
+    started: usize,
+}
+
+impl Watchers<'_> {
+    /// Starts a task that runs one watcher and delivers its events: list brackets whole,
+    /// so that brackets of different watchers never interleave.
+    fn start<K>(
+        &mut self,
+        api: Api<K>,
+        namespace: &Option<String>,
+        config: watcher::Config,
+        kind: Kind,
+        wrap: fn(K) -> Object,
+    ) where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let list_scope = ListScope::Kind {
+            kind,
+            namespace: namespace.clone(),
+        };
+        let deliveries = self.deliveries.clone();
+        let watcher_id = self.started;
+        self.started += 1;
+        tokio::spawn(async move {
+            let mut stream = watcher(api, config).default_backoff().boxed();
+            let mut bracket: Option<Vec<SourceEvent>> = None;
+            while let Some(event) = stream.next().await {
+                let event = match event {
+                    Ok(event) => event,
+                    Err(err) => {
+                        tracing::warn!(kind = kind.name(), error = %err, "watch failed; retrying");
+                        continue;
+                    }
+                };
+                let delivery = match event {
+                    watcher::Event::Init => {
+                        bracket = Some(vec![SourceEvent::Init(list_scope.clone())]);
+                        None
+                    }
+                    watcher::Event::InitApply(object) => {
+                        if let Some(bracket) = bracket.as_mut() {
+                            bracket.push(SourceEvent::InitApply(wrap(slim(object))));
+                        }
+                        None
+                    }
+                    watcher::Event::InitDone => bracket.take().map(|mut events| {
+                        events.push(SourceEvent::InitDone);
+                        events
+                    }),
+                    watcher::Event::Apply(object) => {
+                        Some(vec![SourceEvent::Apply(wrap(slim(object)))])
+                    }
+                    watcher::Event::Delete(object) => {
+                        Some(vec![SourceEvent::Delete(wrap(object).object_ref())])
+                    }
+                };
+                if let Some(events) = delivery
+                    && deliveries.send((watcher_id, events)).await.is_err()
+                {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+/// Drops what no stage reads and what can be large: the field-manager bookkeeping and
+/// kubectl's copy of the whole last-applied object.
+fn slim<K: Resource>(mut object: K) -> K {
+    let meta = object.meta_mut();
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+    object
+}

@@ -1,0 +1,181 @@
+//! Kubernetes API mode: the watchers that feed the controller, and the leader-only
+//! writers (Ingress status, Events) the controller hands its results to.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use cluster::{LeaseConfig, Problem, Publish, ServedIngress, WatchScope};
+use convert::{ConvertOptions, Diagnostic};
+use index::Snapshot;
+use resources::{Kind, Object};
+use source::SourceBatch;
+use tokio::sync::{mpsc, watch};
+
+use crate::cli::{ClusterArgs, ConfigArgs};
+
+/// Problems waiting to be published; beyond this, new ones are dropped (they are logged).
+const PROBLEM_QUEUE: usize = 256;
+
+/// The controller's side of Kubernetes API mode.
+pub struct ClusterLink {
+    client: kube::Client,
+    lease: LeaseConfig,
+    leading: watch::Receiver<bool>,
+    served: Option<watch::Sender<Arc<Vec<ServedIngress>>>>,
+    problems: mpsc::Sender<Problem>,
+    /// The snapshot the served Ingresses were last read from.
+    served_from: Option<Arc<Snapshot>>,
+}
+
+impl std::fmt::Debug for ClusterLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterLink")
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClusterLink {
+    /// Connects, and starts the watchers (feeding `batches`), the election and the writers.
+    pub async fn start(
+        args: &ClusterArgs,
+        config: &ConfigArgs,
+        batches: mpsc::Sender<SourceBatch>,
+    ) -> anyhow::Result<Self> {
+        let client = cluster::connect(args.kubeconfig.as_deref())
+            .await
+            .context("connecting to the Kubernetes API server")?;
+        let scope = WatchScope {
+            namespaces: args.watch_namespaces.clone(),
+            configmap: config.configmap.clone(),
+        };
+        tokio::spawn(cluster::watch_cluster(client.clone(), scope, batches));
+
+        let identity = args.identity.clone().unwrap_or_else(host_name);
+        let lease = LeaseConfig {
+            namespace: args.election_namespace.clone(),
+            name: args.election_id.clone(),
+            identity: identity.clone(),
+            duration: args.lease_duration,
+        };
+        let (leading_tx, leading) = watch::channel(false);
+        tokio::spawn(cluster::elect(client.clone(), lease.clone(), leading_tx));
+
+        let publish = match (&args.publish_service, args.publish_address.is_empty()) {
+            (Some((namespace, name)), _) => Some(Publish::Service {
+                namespace: namespace.clone(),
+                name: name.clone(),
+            }),
+            (None, false) => Some(Publish::Addresses(args.publish_address.clone())),
+            (None, true) => None,
+        };
+        let served = publish.map(|publish| {
+            let (served_tx, served_rx) = watch::channel(Arc::new(Vec::new()));
+            tokio::spawn(cluster::write_ingress_status(
+                client.clone(),
+                publish,
+                leading.clone(),
+                served_rx,
+            ));
+            served_tx
+        });
+        let (problems, problems_rx) = mpsc::channel(PROBLEM_QUEUE);
+        tokio::spawn(cluster::publish_events(
+            client.clone(),
+            identity,
+            leading.clone(),
+            problems_rx,
+        ));
+        Ok(Self {
+            client,
+            lease,
+            leading,
+            served,
+            problems,
+            served_from: None,
+        })
+    }
+
+    /// Hands the writers what a reconciliation found: the Ingresses served now (read
+    /// again only when an Ingress or IngressClass changed) and the problems that are new.
+    pub fn publish(
+        &mut self,
+        snapshot: &Arc<Snapshot>,
+        options: &ConvertOptions,
+        new_problems: &[&Diagnostic],
+    ) {
+        if let Some(served) = &self.served {
+            let relevant = |kind| matches!(kind, Kind::Ingress | Kind::IngressClass);
+            let changed = self.served_from.as_ref().is_none_or(|before| {
+                snapshot
+                    .changes_since(before)
+                    .iter()
+                    .any(|change| relevant(change.object_ref.kind))
+            });
+            if changed {
+                let ingresses = snapshot
+                    .of_kind(Kind::Ingress)
+                    .filter_map(|object| match object {
+                        Object::Ingress(ingress)
+                            if convert::class::is_ours(ingress, snapshot, options) =>
+                        {
+                            Some(ServedIngress::of(ingress))
+                        }
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>();
+                served.send_if_modified(|current| {
+                    let modified = **current != ingresses;
+                    if modified {
+                        *current = Arc::new(ingresses);
+                    }
+                    modified
+                });
+                self.served_from = Some(snapshot.clone());
+            }
+        }
+        for diagnostic in new_problems {
+            let uid = snapshot
+                .get(&diagnostic.object)
+                .and_then(|object| object.metadata().uid.clone());
+            let problem = Problem {
+                object: diagnostic.object.clone(),
+                uid,
+                field: diagnostic.field.clone(),
+                message: diagnostic.message.clone(),
+            };
+            if self.problems.try_send(problem).is_err() {
+                tracing::debug!("event queue full; problem not published");
+            }
+        }
+    }
+
+    /// Gives up the lease if this replica holds it, so another takes over at once.
+    pub async fn shutdown(&self) {
+        if *self.leading.borrow()
+            && let Err(err) = cluster::release(self.client.clone(), &self.lease).await
+        {
+            tracing::warn!(error = %err, "cannot release the lease");
+        }
+    }
+}
+
+/// New problems among `diagnostics`, given the ones already reported.
+pub fn new_problems<'a>(
+    diagnostics: &'a [Diagnostic],
+    reported: &BTreeSet<String>,
+) -> Vec<&'a Diagnostic> {
+    diagnostics
+        .iter()
+        .filter(|d| !reported.contains(&d.to_string()))
+        .collect()
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| format!("portcullis-{}", std::process::id()))
+}

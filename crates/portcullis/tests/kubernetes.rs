@@ -1,0 +1,321 @@
+//! Kubernetes API mode against a protocol-level fake API server (no cluster can run
+//! here): the real kube-rs client lists and watches it, and a real HAProxy serves what it
+//! holds. Covers the initial-list gate, changes flowing live, resumed and relisted
+//! watches, leader election with hand-over, status written only by the leader and only
+//! when it differs, and Events.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use test_support::{EchoServer, FakeApiServer, Portcullis, http_get};
+
+const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
+const WAIT: Duration = Duration::from_secs(20);
+
+fn service(name: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"ports": [{"name": "http", "port": 80, "targetPort": 8080}]},
+    })
+}
+
+fn slice(service: &str, servers: &[&EchoServer]) -> Value {
+    let endpoints: Vec<Value> = servers
+        .iter()
+        .map(|_| json!({"addresses": ["127.0.0.1"], "conditions": {"ready": true}}))
+        .collect();
+    // One slice per port number: EndpointSlice ports apply to every endpoint in it.
+    let port = servers.first().map_or(8080, |s| s.port);
+    json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": format!("{service}-1"), "namespace": "default",
+                     "labels": {"kubernetes.io/service-name": service}},
+        "addressType": "IPv4",
+        "ports": [{"name": "http", "port": port}],
+        "endpoints": endpoints,
+    })
+}
+
+fn ingress(name: &str, host: &str, service: &str) -> Value {
+    json!({
+        "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"rules": [{"host": host, "http": {"paths": [
+            {"path": "/", "pathType": "Prefix",
+             "backend": {"service": {"name": service, "port": {"number": 80}}}}]}}]},
+    })
+}
+
+/// Who answers `host`: the echo server's name, or the status code.
+fn answer(port: u16, host: &str) -> String {
+    match http_get(port, host, "/") {
+        Ok(r) if r.status == 200 => r.server().unwrap_or_default(),
+        Ok(r) => r.status.to_string(),
+        Err(err) => format!("error: {err}"),
+    }
+}
+
+fn wait_for(portcullis: &mut Portcullis, host: &str, expected: &str) {
+    portcullis
+        .wait_until(WAIT, |p| answer(p.http_port, host) == expected)
+        .unwrap_or_else(|err| panic!("{host} never answered {expected}: {err}"));
+}
+
+struct Instance {
+    portcullis: Portcullis,
+    _dir: tempfile::TempDir,
+}
+
+/// Starts `portcullis run` against the fake, presenting `identity` as its token.
+fn launch(api: &FakeApiServer, identity: &str, extra: &[&str]) -> Instance {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = api.write_kubeconfig(dir.path(), identity).unwrap();
+    let source = [
+        "--kubeconfig".to_owned(),
+        kubeconfig.display().to_string(),
+        "--identity".to_owned(),
+        identity.to_owned(),
+    ];
+    let portcullis = Portcullis::spawn(BIN, &source, &dir.path().join("state"), extra).unwrap();
+    Instance {
+        portcullis,
+        _dir: dir,
+    }
+}
+
+#[test]
+fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haproxy() {
+    let api = FakeApiServer::start().unwrap();
+    let (blue, green) = (
+        EchoServer::start("blue").unwrap(),
+        EchoServer::start("green").unwrap(),
+    );
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    api.apply(ingress("web", "web.test", "web"));
+    api.apply(
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                     "metadata": {"name": "not-tls", "namespace": "default"}, "data": {}}),
+    );
+    api.hold_lists("Ingress");
+
+    let mut instance = launch(&api, "solo", &[]);
+    let p = &mut instance.portcullis;
+    p.wait_until(WAIT, |_| api.lists().len() >= 4).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !p.state_dir.join("haproxy.cfg").exists(),
+        "rendered before the Ingress list completed:\n{}",
+        p.log()
+    );
+    assert_eq!(p.admin("/readyz").unwrap().status, 503);
+
+    api.release_lists();
+    p.wait_until_ready(WAIT).unwrap();
+    wait_for(p, "web.test", "blue");
+    let mut lists = api.lists();
+    lists.sort();
+    assert_eq!(
+        lists,
+        [
+            "/api/v1/secrets?fieldSelector=type=kubernetes.io/tls",
+            "/api/v1/services?fieldSelector=",
+            "/apis/discovery.k8s.io/v1/endpointslices?fieldSelector=",
+            "/apis/networking.k8s.io/v1/ingressclasses?fieldSelector=",
+            "/apis/networking.k8s.io/v1/ingresses?fieldSelector=",
+        ],
+        "one list per kind; Secrets only of the TLS type"
+    );
+
+    // An endpoint replaced, a route added, a route removed: each reaches HAProxy.
+    api.apply(slice("web", &[&green]));
+    wait_for(p, "web.test", "green");
+    api.apply(ingress("second", "second.test", "web"));
+    wait_for(p, "second.test", "green");
+    api.delete("Ingress", "default", "web");
+    wait_for(p, "web.test", "404");
+    assert_eq!(answer(p.http_port, "second.test"), "green");
+    assert_eq!(
+        p.metric_total("portcullis_reloads_total"),
+        0.0,
+        "endpoint and route changes are live updates:\n{}",
+        p.log()
+    );
+}
+
+#[test]
+fn dropped_watches_resume_and_lost_history_forces_a_relist_that_deletes_what_vanished() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    api.apply(ingress("kept", "kept.test", "web"));
+    api.apply(ingress("doomed", "doomed.test", "web"));
+    let mut instance = launch(&api, "solo", &[]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    wait_for(p, "doomed.test", "blue");
+    let initial_lists = api.lists().len();
+
+    // A broken connection: the watch resumes from its last version, with no new list.
+    api.drop_watches();
+    api.apply(ingress("added", "added.test", "web"));
+    wait_for(p, "added.test", "blue");
+    assert_eq!(
+        api.lists().len(),
+        initial_lists,
+        "a dropped watch must resume, not relist"
+    );
+
+    // Quiet for longer than the bookmark interval: bookmarks arrive and change nothing.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(answer(p.http_port, "kept.test"), "blue");
+
+    // History lost while the object was deleted: 410 Gone, a relist, and the deletion is
+    // inferred from the object's absence.
+    api.delete_and_lose_history("Ingress", "default", "doomed");
+    wait_for(p, "doomed.test", "404");
+    assert!(
+        api.lists().len() > initial_lists,
+        "410 Gone must force a relist"
+    );
+    assert_eq!(answer(p.http_port, "kept.test"), "blue");
+    assert_eq!(answer(p.http_port, "added.test"), "blue");
+}
+
+fn lease_holder(api: &FakeApiServer) -> Option<String> {
+    let lease = api.get("Lease", "default", "portcullis-leader")?;
+    lease["spec"]["holderIdentity"].as_str().map(str::to_owned)
+}
+
+fn status_writes(api: &FakeApiServer, ingress: &str) -> Vec<String> {
+    let suffix = format!("/ingresses/{ingress}/status");
+    api.writes()
+        .into_iter()
+        .filter(|w| w.ends_with(&suffix))
+        .collect()
+}
+
+fn published(api: &FakeApiServer, ingress: &str) -> Value {
+    api.get("Ingress", "default", ingress).unwrap()["status"]["loadBalancer"]["ingress"].clone()
+}
+
+#[test]
+fn only_the_leader_writes_status_and_events_only_when_they_differ_and_a_successor_takes_over() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    api.apply(ingress("web", "web.test", "web"));
+    // The first status write meets a conflict; the leader must try again.
+    api.refuse_status_writes(1);
+
+    let flags = [
+        "--publish-address",
+        "10.0.0.1,lb.example",
+        "--lease-duration",
+        "3s",
+    ];
+    let mut first = launch(&api, "first", &flags);
+    first.portcullis.wait_until_ready(WAIT).unwrap();
+    first
+        .portcullis
+        .wait_until(WAIT, |_| lease_holder(&api).as_deref() == Some("first"))
+        .unwrap();
+    let mut second = launch(&api, "second", &flags);
+    second.portcullis.wait_until_ready(WAIT).unwrap();
+
+    let expected = json!([{"hostname": "lb.example"}, {"ip": "10.0.0.1"}]);
+    first
+        .portcullis
+        .wait_until(WAIT, |_| published(&api, "web") == expected)
+        .unwrap();
+    // A configuration problem becomes an Event on the Ingress, from the leader.
+    let mut broken = ingress("broken", "broken.test", "web");
+    broken["spec"]["tls"] = json!([{"hosts": ["broken.test"], "secretName": "missing"}]);
+    api.apply(broken);
+    first
+        .portcullis
+        .wait_until(WAIT, |_| published(&api, "broken") == expected)
+        .unwrap();
+    let event_writes = |api: &FakeApiServer| -> Vec<String> {
+        api.writes()
+            .into_iter()
+            .filter(|w| w.contains("/apis/events.k8s.io/v1/namespaces/default/events"))
+            .collect()
+    };
+    first
+        .portcullis
+        .wait_until(WAIT, |_| !event_writes(&api).is_empty())
+        .unwrap();
+
+    // Unrelated changes and time pass: the status is right, so nothing is written again.
+    api.apply(ingress("other", "other.test", "missing-service"));
+    first
+        .portcullis
+        .wait_until(WAIT, |_| published(&api, "other") == expected)
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let web_writes = status_writes(&api, "web");
+    assert_eq!(
+        web_writes,
+        ["first PATCH /apis/networking.k8s.io/v1/namespaces/default/ingresses/web/status"; 2],
+        "one refused write, one accepted, none from the follower, none repeated"
+    );
+    assert_eq!(status_writes(&api, "broken").len(), 1);
+    let events = event_writes(&api);
+    assert!(events.iter().all(|w| w.starts_with("first ")), "{events:?}");
+    let published_events = api.objects("Event");
+    let on_broken: Vec<&Value> = published_events
+        .iter()
+        .filter(|e| e["regarding"]["name"] == "broken")
+        .collect();
+    assert_eq!(on_broken.len(), 1, "{published_events:#?}");
+    assert_eq!(on_broken[0]["type"], "Warning");
+    assert_eq!(on_broken[0]["reportingInstance"], "first");
+    assert_eq!(on_broken[0]["regarding"]["kind"], "Ingress");
+    assert!(
+        on_broken[0]["regarding"]["uid"]
+            .as_str()
+            .is_some_and(|uid| uid.starts_with("uid-")),
+        "{:#}",
+        on_broken[0]
+    );
+    let note = on_broken[0]["note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("spec.tls: secret default/missing not found"),
+        "{note}"
+    );
+    assert_eq!(lease_holder(&api).as_deref(), Some("first"));
+    let by_follower: Vec<String> = api
+        .writes()
+        .into_iter()
+        .filter(|w| w.starts_with("second "))
+        .collect();
+    assert!(
+        by_follower.is_empty(),
+        "the follower wrote: {by_follower:?}"
+    );
+
+    // The leader stops (and gives the lease up); the follower takes over and writes.
+    assert!(first.portcullis.stop().unwrap());
+    second
+        .portcullis
+        .wait_until(WAIT, |_| lease_holder(&api).as_deref() == Some("second"))
+        .unwrap();
+    api.apply(ingress("late", "late.test", "web"));
+    second
+        .portcullis
+        .wait_until(WAIT, |_| published(&api, "late") == expected)
+        .unwrap();
+    assert_eq!(
+        status_writes(&api, "late"),
+        ["second PATCH /apis/networking.k8s.io/v1/namespaces/default/ingresses/late/status"]
+    );
+    // Traffic never depended on leadership.
+    assert_eq!(answer(second.portcullis.http_port, "web.test"), "blue");
+}

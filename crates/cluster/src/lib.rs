@@ -1,12 +1,14 @@
 //! Everything that talks to a Kubernetes API server: the watchers that feed the index,
 //! leader election, Ingress status and Events.
 
+mod access;
 mod connect;
 mod events;
 mod lease;
 mod status;
 mod watch;
 
+pub use access::{API_ACCESS, Access, Grant};
 pub use connect::{ConnectError, connect};
 pub use events::{Problem, api_version, publish_events};
 pub use lease::{LeaseConfig, elect, release};

@@ -65,6 +65,22 @@ fn wait_for(portcullis: &mut Portcullis, host: &str, expected: &str) {
         .unwrap_or_else(|err| panic!("{host} never answered {expected}: {err}"));
 }
 
+/// Every request any instance made is one the deployment's RBAC grants
+/// ([`cluster::API_ACCESS`], which a test checks against `deploy/`).
+fn assert_only_granted_requests(api: &FakeApiServer) {
+    let requests = api.requests();
+    assert!(!requests.is_empty());
+    for request in requests {
+        let granted = cluster::API_ACCESS.iter().any(|access| {
+            access.group == request.group
+                && access.resource == request.resource
+                && access.verbs.contains(&request.verb)
+                && (access.grant == cluster::Grant::Cluster || request.namespace == "default")
+        });
+        assert!(granted, "not granted by the deployment's RBAC: {request:?}");
+    }
+}
+
 struct Instance {
     portcullis: Portcullis,
     _dir: tempfile::TempDir,
@@ -101,11 +117,16 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
         json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                      "metadata": {"name": "not-tls", "namespace": "default"}, "data": {}}),
     );
+    for name in ["global", "unrelated"] {
+        api.apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": name, "namespace": "default"},
+                         "data": {"timeout-client": "77s"}}));
+    }
     api.hold_lists("Ingress");
 
-    let mut instance = launch(&api, "solo", &[]);
+    let mut instance = launch(&api, "solo", &["--configmap", "default/global"]);
     let p = &mut instance.portcullis;
-    p.wait_until(WAIT, |_| api.lists().len() >= 4).unwrap();
+    p.wait_until(WAIT, |_| api.lists().len() >= 5).unwrap();
     std::thread::sleep(Duration::from_millis(500));
     assert!(
         !p.state_dir.join("haproxy.cfg").exists(),
@@ -122,14 +143,17 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
     assert_eq!(
         lists,
         [
+            "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name=global",
             "/api/v1/secrets?fieldSelector=type=kubernetes.io/tls",
             "/api/v1/services?fieldSelector=",
             "/apis/discovery.k8s.io/v1/endpointslices?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingressclasses?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingresses?fieldSelector=",
         ],
-        "one list per kind; Secrets only of the TLS type"
+        "one list per kind; Secrets only of the TLS type, only the global ConfigMap"
     );
+    let config = std::fs::read_to_string(p.state_dir.join("haproxy.cfg")).unwrap();
+    assert!(config.contains("timeout client 77s"), "{config}");
 
     // An endpoint replaced, a route added, a route removed: each reaches HAProxy.
     api.apply(slice("web", &[&green]));
@@ -145,6 +169,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
         "endpoint and route changes are live updates:\n{}",
         p.log()
     );
+    assert_only_granted_requests(&api);
 }
 
 #[test]
@@ -185,6 +210,7 @@ fn dropped_watches_resume_and_lost_history_forces_a_relist_that_deletes_what_van
     );
     assert_eq!(answer(p.http_port, "kept.test"), "blue");
     assert_eq!(answer(p.http_port, "added.test"), "blue");
+    assert_only_granted_requests(&api);
 }
 
 fn lease_holder(api: &FakeApiServer) -> Option<String> {
@@ -318,4 +344,5 @@ fn only_the_leader_writes_status_and_events_only_when_they_differ_and_a_successo
     );
     // Traffic never depended on leadership.
     assert_eq!(answer(second.portcullis.http_port, "web.test"), "blue");
+    assert_only_granted_requests(&api);
 }

@@ -18,7 +18,7 @@ mod synthetic;
 
 pub use client::{Response, TlsResponse, http_get, http_request, https_get};
 pub use echo::EchoServer;
-pub use fake_api::FakeApiServer;
+pub use fake_api::{ApiRequest, FakeApiServer};
 pub use harness::{Portcullis, kill_hard, managed_files};
 pub use holding::HoldingBackend;
 pub use keepalive::KeepAliveClient;

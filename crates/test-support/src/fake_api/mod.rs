@@ -20,6 +20,21 @@ use store::{Refusal, Resource, Selector, Store, merge_patch, status_body, str_at
 /// How long a watch may stay silent before it is sent a bookmark.
 const BOOKMARK_EVERY: Duration = Duration::from_secs(1);
 
+/// A request as RBAC judges it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiRequest {
+    /// The client's bearer token.
+    pub token: String,
+    /// `get`, `list`, `watch`, `create`, `update`, `patch` or `delete`.
+    pub verb: &'static str,
+    /// API group; empty for the core group.
+    pub group: &'static str,
+    /// Resource, with `/status` for the status subresource.
+    pub resource: String,
+    /// Namespace; empty for a cluster-wide request.
+    pub namespace: String,
+}
+
 #[derive(Debug, Default)]
 struct Shared {
     store: Mutex<Store>,
@@ -153,6 +168,11 @@ impl FakeApiServer {
             .list(&resource, None, &Selector::default())
     }
 
+    /// Every request so far, as RBAC would judge it.
+    pub fn requests(&self) -> Vec<ApiRequest> {
+        self.shared.lock().requests.clone()
+    }
+
     /// Every write request so far (`TOKEN METHOD path`), in order.
     pub fn writes(&self) -> Vec<String> {
         self.shared.lock().writes.clone()
@@ -224,6 +244,31 @@ fn serve(shared: &Shared, stream: &TcpStream) {
         let _ = http::reply(stream, 404, &status_body(404, "NotFound", "no such path"));
         return;
     };
+    let watching = request
+        .query
+        .get("watch")
+        .is_some_and(|w| w == "true" || w == "1");
+    let verb = match (request.method.as_str(), &target.name) {
+        ("GET", None) if watching => "watch",
+        ("GET", None) => "list",
+        ("GET", Some(_)) => "get",
+        ("POST", _) => "create",
+        ("PUT", _) => "update",
+        ("PATCH", _) => "patch",
+        ("DELETE", _) => "delete",
+        _ => "unknown",
+    };
+    shared.lock().requests.push(ApiRequest {
+        token: request.token.clone(),
+        verb,
+        group: target.resource.group,
+        resource: if target.status {
+            format!("{}/status", target.resource.plural)
+        } else {
+            target.resource.plural.to_owned()
+        },
+        namespace: target.namespace.clone().unwrap_or_default(),
+    });
     let (status, body) = match (request.method.as_str(), &target.name) {
         ("GET", None)
             if request

@@ -110,6 +110,8 @@ pub struct Store {
     pub writes: Vec<String>,
     /// Resources (plural) whose list requests wait until released.
     pub held_lists: std::collections::BTreeSet<&'static str>,
+    /// Every request, as RBAC would judge it.
+    pub requests: Vec<super::ApiRequest>,
     /// Every list (not watch) request, as `path?fieldSelector`.
     pub lists: Vec<String>,
 }

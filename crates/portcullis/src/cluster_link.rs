@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use cluster::{LeaseConfig, Problem, Publish, ServedIngress, WatchScope};
 use convert::{ConvertOptions, Diagnostic};
 use index::Snapshot;
+use prometheus_client::metrics::gauge::Gauge;
 use resources::{Kind, Object};
 use source::SourceBatch;
 use tokio::sync::{mpsc, watch};
@@ -42,6 +43,7 @@ impl ClusterLink {
         args: &ClusterArgs,
         config: &ConfigArgs,
         batches: mpsc::Sender<SourceBatch>,
+        leader_gauge: Gauge,
     ) -> anyhow::Result<Self> {
         let client = cluster::connect(args.kubeconfig.as_deref())
             .await
@@ -61,6 +63,15 @@ impl ClusterLink {
         };
         let (leading_tx, leading) = watch::channel(false);
         tokio::spawn(cluster::elect(client.clone(), lease.clone(), leading_tx));
+        let mut leadership = leading.clone();
+        tokio::spawn(async move {
+            loop {
+                leader_gauge.set(i64::from(*leadership.borrow_and_update()));
+                if leadership.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
 
         let publish = match (&args.publish_service, args.publish_address.is_empty()) {
             (Some((namespace, name)), _) => Some(Publish::Service {

@@ -79,7 +79,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             });
             None
         }
-        None => Some(ClusterLink::start(&args.cluster, &args.config, batches_tx).await?),
+        None => Some(
+            ClusterLink::start(
+                &args.cluster,
+                &args.config,
+                batches_tx,
+                admin.metrics.leader.clone(),
+            )
+            .await?,
+        ),
     };
     let mut controller = Controller {
         staging: state.root().join("staging"),

@@ -43,6 +43,8 @@ pub struct Metrics {
     pub in_sync: Gauge,
     /// Consecutive failed reload attempts (0 when the last one succeeded).
     pub failing_reloads: Gauge,
+    /// 1 while this replica holds the Lease (Kubernetes API mode).
+    pub leader: Gauge,
 }
 
 impl Metrics {
@@ -65,6 +67,7 @@ impl Metrics {
             runtime_failures: Counter::default(),
             in_sync: Gauge::default(),
             failing_reloads: Gauge::default(),
+            leader: Gauge::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -137,6 +140,11 @@ impl Metrics {
             "failing_reloads",
             "Consecutive failed reload attempts",
             metrics.failing_reloads.clone(),
+        );
+        registry.register(
+            "leader",
+            "1 while this replica holds the Lease and writes status and Events",
+            metrics.leader.clone(),
         );
         Self {
             registry,

@@ -317,6 +317,8 @@ fn only_the_leader_writes_status_and_events_only_when_they_differ_and_a_successo
         "{note}"
     );
     assert_eq!(lease_holder(&api).as_deref(), Some("first"));
+    assert_eq!(first.portcullis.metric("portcullis_leader"), Some(1.0));
+    assert_eq!(second.portcullis.metric("portcullis_leader"), Some(0.0));
     let by_follower: Vec<String> = api
         .writes()
         .into_iter()
@@ -331,7 +333,10 @@ fn only_the_leader_writes_status_and_events_only_when_they_differ_and_a_successo
     assert!(first.portcullis.stop().unwrap());
     second
         .portcullis
-        .wait_until(WAIT, |_| lease_holder(&api).as_deref() == Some("second"))
+        .wait_until(WAIT, |p| {
+            lease_holder(&api).as_deref() == Some("second")
+                && p.metric("portcullis_leader") == Some(1.0)
+        })
         .unwrap();
     api.apply(ingress("late", "late.test", "web"));
     second
@@ -345,4 +350,42 @@ fn only_the_leader_writes_status_and_events_only_when_they_differ_and_a_successo
     // Traffic never depended on leadership.
     assert_eq!(answer(second.portcullis.http_port, "web.test"), "blue");
     assert_only_granted_requests(&api);
+}
+
+fn in_namespace(mut object: Value, namespace: &str) -> Value {
+    object["metadata"]["namespace"] = json!(namespace);
+    object
+}
+
+#[test]
+fn watching_one_namespace_serves_and_lists_only_what_is_in_it() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    for (namespace, host) in [("team-a", "a.test"), ("team-b", "b.test")] {
+        api.apply(in_namespace(service("web"), namespace));
+        api.apply(in_namespace(slice("web", &[&blue]), namespace));
+        api.apply(in_namespace(ingress("web", host, "web"), namespace));
+    }
+    let mut instance = launch(&api, "solo", &["--watch-namespace", "team-a"]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    wait_for(p, "a.test", "blue");
+    assert_eq!(answer(p.http_port, "b.test"), "404");
+    let mut lists = api.lists();
+    lists.sort();
+    assert_eq!(
+        lists,
+        [
+            "/api/v1/namespaces/team-a/secrets?fieldSelector=type=kubernetes.io/tls",
+            "/api/v1/namespaces/team-a/services?fieldSelector=",
+            "/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices?fieldSelector=",
+            "/apis/networking.k8s.io/v1/ingressclasses?fieldSelector=",
+            "/apis/networking.k8s.io/v1/namespaces/team-a/ingresses?fieldSelector=",
+        ]
+    );
+    // A change in the unwatched namespace never arrives.
+    api.apply(in_namespace(ingress("second", "b2.test", "web"), "team-b"));
+    api.apply(in_namespace(ingress("second", "a2.test", "web"), "team-a"));
+    wait_for(p, "a2.test", "blue");
+    assert_eq!(answer(p.http_port, "b2.test"), "404");
 }

@@ -13,6 +13,7 @@ pub use connect::{ConnectError, connect};
 pub use events::{Problem, api_version, publish_events};
 pub use lease::{LeaseConfig, elect, release};
 pub use status::{
-    Publish, ServedIngress, from_addresses, from_service, outdated, write_ingress_status,
+    Publish, ServedIngress, StatusInput, from_addresses, from_service, outdated,
+    write_ingress_status,
 };
 pub use watch::{TLS_SECRETS, WatchScope, watch_cluster};

@@ -135,21 +135,40 @@ pub fn outdated<'a>(
         .collect()
 }
 
-/// Writes Ingress status while this replica leads: whenever the served Ingresses or the
-/// leadership change, and every [`RECHECK`]. Returns when `served` is closed.
+/// What the status writer works from, as the controller last saw it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatusInput {
+    /// The Ingresses this controller serves.
+    pub ingresses: Vec<ServedIngress>,
+    /// The `--publish-service` Service, when a watched namespace holds it; else the
+    /// writer reads it from the API server.
+    pub publish_service: Option<Arc<Service>>,
+}
+
+/// Writes Ingress status while this replica leads: whenever the served Ingresses, the
+/// published Service or the leadership change, and every [`RECHECK`]. Returns when
+/// `input` is closed.
 pub async fn write_ingress_status(
     client: Client,
     publish: Publish,
     mut leading: watch::Receiver<bool>,
-    mut served: watch::Receiver<Arc<Vec<ServedIngress>>>,
+    mut input: watch::Receiver<Arc<StatusInput>>,
 ) {
     let mut written: BTreeMap<(String, String), String> = BTreeMap::new();
     loop {
         let mut settled = true;
         if *leading.borrow_and_update() {
-            let current = served.borrow_and_update().clone();
-            settled = match desired(&client, &publish).await {
-                Ok(desired) => write_outdated(&client, &current, &desired, &mut written).await,
+            let current = input.borrow_and_update().clone();
+            let desired = match &current.publish_service {
+                Some(service) if matches!(publish, Publish::Service { .. }) => {
+                    Ok(from_service(service))
+                }
+                _ => desired(&client, &publish).await,
+            };
+            settled = match desired {
+                Ok(desired) => {
+                    write_outdated(&client, &current.ingresses, &desired, &mut written).await
+                }
                 Err(err) => {
                     tracing::warn!(error = %err, "cannot read the published address");
                     false
@@ -157,7 +176,7 @@ pub async fn write_ingress_status(
             };
         }
         tokio::select! {
-            changed = served.changed() => if changed.is_err() { return },
+            changed = input.changed() => if changed.is_err() { return },
             _ = leading.changed() => {}
             () = tokio::time::sleep(if settled { RECHECK } else { RETRY }) => {}
         }
@@ -227,4 +246,85 @@ async fn write_outdated(
         }
     }
     settled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::{
+        LoadBalancerIngress, LoadBalancerStatus, ServiceSpec, ServiceStatus,
+    };
+
+    fn ip(address: &str) -> IngressLoadBalancerIngress {
+        IngressLoadBalancerIngress {
+            ip: Some(address.into()),
+            ..IngressLoadBalancerIngress::default()
+        }
+    }
+
+    fn host(name: &str) -> IngressLoadBalancerIngress {
+        IngressLoadBalancerIngress {
+            hostname: Some(name.into()),
+            ..IngressLoadBalancerIngress::default()
+        }
+    }
+
+    #[test]
+    fn a_service_publishes_its_load_balancer_else_its_external_ips() {
+        let mut service = Service {
+            spec: Some(ServiceSpec {
+                external_ips: Some(vec!["198.51.100.7".into()]),
+                ..ServiceSpec::default()
+            }),
+            ..Service::default()
+        };
+        assert_eq!(from_service(&service), [ip("198.51.100.7")]);
+        service.status = Some(ServiceStatus {
+            load_balancer: Some(LoadBalancerStatus {
+                ingress: Some(vec![
+                    LoadBalancerIngress {
+                        ip: Some("192.0.2.9".into()),
+                        ..LoadBalancerIngress::default()
+                    },
+                    LoadBalancerIngress {
+                        hostname: Some("lb.example".into()),
+                        ..LoadBalancerIngress::default()
+                    },
+                ]),
+            }),
+            ..ServiceStatus::default()
+        });
+        assert_eq!(
+            from_service(&service),
+            [host("lb.example"), ip("192.0.2.9")]
+        );
+        assert_eq!(
+            from_addresses(&["10.0.0.1".into(), "edge.example".into(), "::1".into()]),
+            [host("edge.example"), ip("10.0.0.1"), ip("::1")]
+        );
+    }
+
+    #[test]
+    fn only_ingresses_whose_status_differs_and_not_yet_written_at_their_version_are_outdated() {
+        let served =
+            |name: &str, version: &str, addresses: Vec<IngressLoadBalancerIngress>| ServedIngress {
+                namespace: "default".into(),
+                name: name.into(),
+                resource_version: version.into(),
+                addresses,
+            };
+        let ingresses = [
+            served("right", "1", vec![ip("10.0.0.1")]),
+            served("empty", "2", vec![]),
+            served("stale", "3", vec![ip("10.0.0.9")]),
+            served("written", "4", vec![]),
+        ];
+        let written =
+            BTreeMap::from([(("default".to_owned(), "written".to_owned()), "4".to_owned())]);
+        let outdated: Vec<&str> = outdated(&ingresses, &[ip("10.0.0.1")], &written)
+            .iter()
+            .map(|i| i.name.as_str())
+            .collect();
+        assert_eq!(outdated, ["empty", "stale"]);
+    }
 }

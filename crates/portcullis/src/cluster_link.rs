@@ -5,11 +5,11 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use cluster::{LeaseConfig, Problem, Publish, ServedIngress, WatchScope};
+use cluster::{LeaseConfig, Problem, Publish, ServedIngress, StatusInput, WatchScope};
 use convert::{ConvertOptions, Diagnostic};
 use index::Snapshot;
 use prometheus_client::metrics::gauge::Gauge;
-use resources::{Kind, Object};
+use resources::{Kind, Object, ObjectRef};
 use source::SourceBatch;
 use tokio::sync::{mpsc, watch};
 
@@ -23,7 +23,9 @@ pub struct ClusterLink {
     client: kube::Client,
     lease: LeaseConfig,
     leading: watch::Receiver<bool>,
-    served: Option<watch::Sender<Arc<Vec<ServedIngress>>>>,
+    status: Option<watch::Sender<Arc<StatusInput>>>,
+    /// The `--publish-service` Service, if any.
+    publish_service: Option<ObjectRef>,
     problems: mpsc::Sender<Problem>,
     /// The snapshot the served Ingresses were last read from.
     served_from: Option<Arc<Snapshot>>,
@@ -81,15 +83,19 @@ impl ClusterLink {
             (None, false) => Some(Publish::Addresses(args.publish_address.clone())),
             (None, true) => None,
         };
-        let served = publish.map(|publish| {
-            let (served_tx, served_rx) = watch::channel(Arc::new(Vec::new()));
+        let publish_service = args
+            .publish_service
+            .as_ref()
+            .map(|(namespace, name)| ObjectRef::new(Kind::Service, namespace, name));
+        let status = publish.map(|publish| {
+            let (input_tx, input_rx) = watch::channel(Arc::new(StatusInput::default()));
             tokio::spawn(cluster::write_ingress_status(
                 client.clone(),
                 publish,
                 leading.clone(),
-                served_rx,
+                input_rx,
             ));
-            served_tx
+            input_tx
         });
         let (problems, problems_rx) = mpsc::channel(PROBLEM_QUEUE);
         tokio::spawn(cluster::publish_events(
@@ -102,27 +108,32 @@ impl ClusterLink {
             client,
             lease,
             leading,
-            served,
+            status,
+            publish_service,
             problems,
             served_from: None,
         })
     }
 
-    /// Hands the writers what a reconciliation found: the Ingresses served now (read
-    /// again only when an Ingress or IngressClass changed) and the problems that are new.
+    /// Hands the writers what a reconciliation found: the Ingresses served now and the
+    /// published Service (read again only when an Ingress, an IngressClass or that
+    /// Service changed), and the problems that are new.
     pub fn publish(
         &mut self,
         snapshot: &Arc<Snapshot>,
         options: &ConvertOptions,
         new_problems: &[&Diagnostic],
     ) {
-        if let Some(served) = &self.served {
-            let relevant = |kind| matches!(kind, Kind::Ingress | Kind::IngressClass);
+        if let Some(status) = &self.status {
+            let relevant = |object: &ObjectRef| {
+                matches!(object.kind, Kind::Ingress | Kind::IngressClass)
+                    || self.publish_service.as_ref() == Some(object)
+            };
             let changed = self.served_from.as_ref().is_none_or(|before| {
                 snapshot
                     .changes_since(before)
                     .iter()
-                    .any(|change| relevant(change.object_ref.kind))
+                    .any(|change| relevant(&change.object_ref))
             });
             if changed {
                 let ingresses = snapshot
@@ -136,10 +147,21 @@ impl ClusterLink {
                         _ => None,
                     })
                     .collect::<Vec<_>>();
-                served.send_if_modified(|current| {
-                    let modified = **current != ingresses;
+                let publish_service =
+                    self.publish_service
+                        .as_ref()
+                        .and_then(|service| match snapshot.get(service) {
+                            Some(Object::Service(service)) => Some(service.clone()),
+                            _ => None,
+                        });
+                let input = StatusInput {
+                    ingresses,
+                    publish_service,
+                };
+                status.send_if_modified(|current| {
+                    let modified = **current != input;
                     if modified {
-                        *current = Arc::new(ingresses);
+                        *current = Arc::new(input);
                     }
                     modified
                 });

@@ -389,3 +389,35 @@ fn watching_one_namespace_serves_and_lists_only_what_is_in_it() {
     wait_for(p, "a2.test", "blue");
     assert_eq!(answer(p.http_port, "b2.test"), "404");
 }
+
+#[test]
+fn ingress_status_follows_the_published_services_load_balancer_address() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    api.apply(ingress("web", "web.test", "web"));
+    let balancer = |address: &str| {
+        let mut front = service("front");
+        front["status"] = json!({"loadBalancer": {"ingress": [{"ip": address}]}});
+        front
+    };
+    api.apply(balancer("192.0.2.10"));
+    let flags = ["--publish-service", "default/front"];
+    let mut instance = launch(&api, "solo", &flags);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    p.wait_until(WAIT, |_| {
+        published(&api, "web") == json!([{"ip": "192.0.2.10"}])
+    })
+    .unwrap();
+
+    // The load balancer moves: well before the periodic recheck, the status follows.
+    api.apply(balancer("192.0.2.20"));
+    p.wait_until(Duration::from_secs(5), |_| {
+        published(&api, "web") == json!([{"ip": "192.0.2.20"}])
+    })
+    .unwrap();
+    assert_eq!(status_writes(&api, "web").len(), 2);
+    assert_only_granted_requests(&api);
+}

@@ -329,8 +329,8 @@ fn only_the_leader_writes_status_and_events_only_when_they_differ_and_a_successo
         "the follower wrote: {by_follower:?}"
     );
 
-    // The leader stops (and gives the lease up); the follower takes over and writes.
-    assert!(first.portcullis.stop().unwrap());
+    // The leader crashes: once its lease expires, the follower takes over and writes.
+    first.portcullis.crash().unwrap();
     second
         .portcullis
         .wait_until(WAIT, |p| {
@@ -338,6 +338,8 @@ fn only_the_leader_writes_status_and_events_only_when_they_differ_and_a_successo
                 && p.metric("portcullis_leader") == Some(1.0)
         })
         .unwrap();
+    let lease = api.get("Lease", "default", "portcullis-leader").unwrap();
+    assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease:#}");
     api.apply(ingress("late", "late.test", "web"));
     second
         .portcullis
@@ -347,8 +349,23 @@ fn only_the_leader_writes_status_and_events_only_when_they_differ_and_a_successo
         status_writes(&api, "late"),
         ["second PATCH /apis/networking.k8s.io/v1/namespaces/default/ingresses/late/status"]
     );
+
+    // The new leader stops cleanly: it gives the lease up, and a third replica takes it
+    // without waiting for it to expire.
+    let mut third = launch(&api, "third", &flags);
+    third.portcullis.wait_until_ready(WAIT).unwrap();
+    assert!(second.portcullis.stop().unwrap());
+    let lease = api.get("Lease", "default", "portcullis-leader").unwrap();
+    assert_ne!(
+        lease["spec"]["holderIdentity"], "second",
+        "released at shutdown: {lease:#}"
+    );
+    third
+        .portcullis
+        .wait_until(WAIT, |_| lease_holder(&api).as_deref() == Some("third"))
+        .unwrap();
     // Traffic never depended on leadership.
-    assert_eq!(answer(second.portcullis.http_port, "web.test"), "blue");
+    assert_eq!(answer(third.portcullis.http_port, "web.test"), "blue");
     assert_only_granted_requests(&api);
 }
 

@@ -157,20 +157,24 @@ impl Portcullis {
 
     /// The pid of the HAProxy master portcullis started, if it runs.
     pub fn haproxy_pid(&self) -> Option<u32> {
-        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.child.id())).ok()?;
-        tasks
-            .flatten()
-            .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
-            .flat_map(|children| {
-                children
-                    .split_whitespace()
-                    .filter_map(|p| p.parse().ok())
-                    .collect::<Vec<u32>>()
-            })
-            .find(|pid| {
-                std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                    .is_ok_and(|c| c.trim() == "haproxy")
-            })
+        children(self.child.id()).into_iter().find(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim() == "haproxy")
+        })
+    }
+
+    /// Kills portcullis and its HAProxy outright (SIGKILL), as a node failure would: nothing
+    /// is cleaned up, nothing is handed over.
+    pub fn crash(&mut self) -> std::io::Result<()> {
+        let haproxy = self.haproxy_pid();
+        let workers: Vec<u32> = haproxy.map(children).unwrap_or_default();
+        self.child.kill()?;
+        self.child.wait()?;
+        for pid in haproxy.into_iter().chain(workers) {
+            // Already gone is fine: a worker may exit with its master.
+            let _ = kill_hard(pid);
+        }
+        Ok(())
     }
 
     /// Sends SIGTERM and waits for the exit; returns whether it exited successfully.
@@ -199,6 +203,23 @@ impl Drop for Portcullis {
             let _ = self.stop();
         }
     }
+}
+
+/// The child processes of a process (of any of its threads).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|children| {
+            children
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
 }
 
 /// Kills a process outright (SIGKILL), as a crash would.

@@ -16,7 +16,8 @@ use crate::{Diagnostic, endpoints, names};
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct TlsClaim {
     pub(crate) host: HostKey,
-    pub(crate) secret: Option<String>,
+    /// The TLS Secret; `None` serves the default certificate.
+    pub(crate) secret: Option<model::CertId>,
     pub(crate) field: String,
 }
 
@@ -29,6 +30,7 @@ pub(crate) struct RuleOutput {
     pub(crate) backend: Arc<Backend>,
     pub(crate) ssl_redirect: bool,
     pub(crate) redirect_code: u16,
+    pub(crate) listeners: model::Listeners,
     pub(crate) field: String,
 }
 
@@ -114,7 +116,15 @@ impl Converter<'_, '_> {
                 let field = format!("spec.tls[{index}].hosts[{host_index}]");
                 match names::parse_host(host) {
                     Ok(host) => {
-                        let secret = entry.secret_name.clone().filter(|s| !s.is_empty());
+                        let secret =
+                            entry
+                                .secret_name
+                                .clone()
+                                .filter(|s| !s.is_empty())
+                                .map(|name| model::CertId {
+                                    namespace: self.output.object.namespace.clone(),
+                                    name,
+                                });
                         self.output.tls.push(TlsClaim {
                             host,
                             secret,
@@ -182,6 +192,7 @@ impl Converter<'_, '_> {
                     backend,
                     ssl_redirect,
                     redirect_code,
+                    listeners: model::Listeners::Both,
                     field,
                 });
             }

@@ -4,6 +4,7 @@
 pub mod class;
 mod diagnostic;
 mod endpoints;
+pub mod gateway;
 mod ingress;
 pub mod keys;
 mod lookup;
@@ -21,7 +22,7 @@ use std::sync::Arc;
 use index::Snapshot;
 use keys::GlobalConfig;
 use model::{CertId, Global, ProxyModel, Timeouts, TlsCert};
-use resources::{Ingress, Kind, Object, ObjectRef};
+use resources::{Kind, Object, ObjectRef};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Settings that come from the command line rather than from objects.
@@ -87,8 +88,16 @@ fn convert_all(
             Some(Object::Ingress(ingress)) if class::is_ours(ingress, snapshot, options) => {
                 let mut recorder = lookup::Recorder::new(snapshot);
                 let output = Arc::new(ingress::convert_ingress(ingress, &mut recorder, global));
-                let age = Arc::new(merge_age(ingress, &object));
+                let age = Arc::new(merge_age(&ingress.metadata, &object));
                 Some((age, output, recorder.dependencies))
+            }
+            Some(Object::HttpRoute(route)) => {
+                let mut recorder = lookup::Recorder::new(snapshot);
+                let output = gateway::convert_http_route(route, &mut recorder, global);
+                let age = Arc::new(merge_age(&route.metadata, &object));
+                // A route attached to none of our Gateways contributes nothing, but its
+                // lookups still say when that may change.
+                Some((age, Arc::new(output), recorder.dependencies))
             }
             _ => None,
         };
@@ -125,10 +134,10 @@ fn convert_all(
     })
 }
 
-/// The merge order of an Ingress: creation time, then namespace and name.
-fn merge_age(ingress: &Ingress, object: &ObjectRef) -> merge::Age {
+/// The merge order of an Ingress or a route: creation time, then namespace and name.
+fn merge_age(metadata: &resources::ObjectMeta, object: &ObjectRef) -> merge::Age {
     (
-        ingress.metadata.creation_timestamp.as_ref().map(|t| t.0),
+        metadata.creation_timestamp.as_ref().map(|t| t.0),
         object.namespace.clone(),
         object.name.clone(),
     )
@@ -192,6 +201,7 @@ impl ConvertCache {
                 self.merger = merge::Merger::default();
                 let all = snapshot
                     .of_kind(Kind::Ingress)
+                    .chain(snapshot.of_kind(Kind::HttpRoute))
                     .map(Object::object_ref)
                     .collect();
                 (all, std::collections::BTreeSet::new())
@@ -286,7 +296,7 @@ impl ConvertCache {
         for change in changes {
             let object = &change.object_ref;
             match object.kind {
-                Kind::Ingress => {
+                Kind::Ingress | Kind::HttpRoute => {
                     affected.insert(object.clone());
                 }
                 Kind::Secret => {
@@ -297,7 +307,10 @@ impl ConvertCache {
                 }
                 _ => {}
             }
-            let mut keys = vec![lookup::Dependency::Object(object.clone())];
+            let mut keys = vec![
+                lookup::Dependency::Object(object.clone()),
+                lookup::Dependency::Listing(object.kind, object.namespace.clone()),
+            ];
             for version in change.before.iter().chain(change.after.iter()) {
                 if let Object::EndpointSlice(slice) = version
                     && let Some(service) = slice

@@ -13,6 +13,8 @@ pub(crate) enum Dependency {
     Object(ObjectRef),
     /// `endpoint_slices(namespace, service)`.
     Slices(String, String),
+    /// `in_namespace(kind, namespace)`: any object of the kind there.
+    Listing(resources::Kind, String),
 }
 
 /// Equal values; the pointer comparison is only a shortcut.
@@ -50,6 +52,16 @@ impl<'a> Recorder<'a> {
         let found = self.snapshot.get(&object_ref);
         self.dependencies.push(Dependency::Object(object_ref));
         found
+    }
+
+    pub(crate) fn in_namespace(
+        &mut self,
+        kind: resources::Kind,
+        namespace: &str,
+    ) -> Vec<&'a Object> {
+        self.dependencies
+            .push(Dependency::Listing(kind, namespace.to_owned()));
+        self.snapshot.in_namespace(kind, namespace).collect()
     }
 
     pub(crate) fn endpoint_slices(

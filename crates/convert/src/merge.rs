@@ -125,8 +125,8 @@ pub(crate) struct Merger {
     paths_by_host: FxHashMap<HostKey, SmallSet<PathMatch>>,
     /// Exact hosts with claimed paths, by the suffix a wildcard TLS host would cover.
     exact_hosts_by_suffix: FxHashMap<String, BTreeSet<String>>,
-    /// Winning TLS claim per host: the Ingress and the secret it names.
-    tls_winners: FxHashMap<HostKey, (ObjectRef, Option<String>)>,
+    /// Winning TLS claim per host: the object and the secret it names.
+    tls_winners: FxHashMap<HostKey, (ObjectRef, Option<CertId>)>,
     /// Hosts served with each certificate, with the Ingress that asked for it.
     certificate_users: FxHashMap<CertId, BTreeSet<(HostKey, ObjectRef)>>,
     /// Uses of each backend by winning routes and the winning default backend.
@@ -369,33 +369,21 @@ impl Merger {
                 }
             }
         }
-        for (owner, secret) in previous.iter().chain(winner.iter()) {
-            let Some(secret) = secret else { continue };
-            let id = CertId {
-                namespace: owner.namespace.clone(),
-                name: secret.clone(),
-            };
-            dirty.certificates.insert(id);
+        for (_, secret) in previous.iter().chain(winner.iter()) {
+            let Some(id) = secret else { continue };
+            dirty.certificates.insert(id.clone());
         }
-        if let Some((owner, Some(secret))) = &previous {
-            let id = CertId {
-                namespace: owner.namespace.clone(),
-                name: secret.clone(),
-            };
-            if let Some(users) = self.certificate_users.get_mut(&id) {
-                users.remove(&(host.clone(), owner.clone()));
-                if users.is_empty() {
-                    self.certificate_users.remove(&id);
-                }
+        if let Some((owner, Some(id))) = &previous
+            && let Some(users) = self.certificate_users.get_mut(id)
+        {
+            users.remove(&(host.clone(), owner.clone()));
+            if users.is_empty() {
+                self.certificate_users.remove(id);
             }
         }
-        if let Some((owner, Some(secret))) = &winner {
-            let id = CertId {
-                namespace: owner.namespace.clone(),
-                name: secret.clone(),
-            };
+        if let Some((owner, Some(id))) = &winner {
             self.certificate_users
-                .entry(id)
+                .entry(id.clone())
                 .or_default()
                 .insert((host.clone(), owner.clone()));
         }
@@ -455,8 +443,8 @@ impl Merger {
                         object: other.output.object.clone(),
                         field: other_rule.field.clone(),
                         message: format!(
-                            "host {} path '{}' is already routed by Ingress {}/{}, which is older; this path is ignored",
-                            other_rule.host, other_rule.path_text, claim.output.origin.namespace, claim.output.origin.name
+                            "host {} path '{}' is already routed by {}, which is older; this path is ignored",
+                            other_rule.host, other_rule.path_text, claim.output.origin
                         ),
                     });
                 }
@@ -465,6 +453,7 @@ impl Merger {
                 (rule.ssl_redirect && self.has_tls(&rule.host)).then_some(rule.redirect_code);
             route = Some(Route {
                 backend: rule.backend.id.clone(),
+                listeners: rule.listeners,
                 https_redirect,
                 origin: claim.output.origin.clone(),
             });
@@ -599,13 +588,9 @@ impl Merger {
     /// routes nor a certificate.
     fn settle_host(&mut self, host: &HostKey) {
         let cert = match self.tls_winners.get(host) {
-            Some((owner, Some(secret))) => {
-                let id = CertId {
-                    namespace: owner.namespace.clone(),
-                    name: secret.clone(),
-                };
+            Some((_, Some(id))) => {
                 // The certificates in the model are the ones that loaded.
-                self.certs.contains_key(&id).then_some(id)
+                self.certs.contains_key(id).then(|| id.clone())
             }
             _ => None,
         };

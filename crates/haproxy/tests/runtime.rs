@@ -114,6 +114,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
                         kind: PathKind::Prefix,
                     },
                     Route {
+                        listeners: model::Listeners::Both,
                         backend: id(BACKENDS[*backend]),
                         https_redirect: None,
                         origin: origin(),
@@ -140,6 +141,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
                     kind: PathKind::Prefix,
                 },
                 Route {
+                    listeners: model::Listeners::Both,
                     backend: id("app"),
                     https_redirect: None,
                     origin: origin(),

@@ -77,6 +77,20 @@ impl Snapshot {
             .map(|(_, o)| o)
     }
 
+    /// Every object of one kind in one namespace, ordered by name.
+    pub fn in_namespace<'a>(
+        &'a self,
+        kind: Kind,
+        namespace: &str,
+    ) -> impl Iterator<Item = &'a Object> + use<'a> {
+        let start = ObjectRef::new(kind, namespace, "");
+        let namespace = namespace.to_owned();
+        self.objects
+            .range(start..)
+            .take_while(move |(r, _)| r.kind == kind && r.namespace == namespace)
+            .map(|(_, o)| o)
+    }
+
     /// Number of objects of one kind.
     pub fn count(&self, kind: Kind) -> usize {
         self.counts[kind_index(kind)]

@@ -11,7 +11,7 @@ mod routing;
 
 pub use backend::{Backend, BackendId, Balance, Server};
 pub use global::{Global, HaproxyDuration, Timeouts};
-pub use routing::{CertId, Host, HostKey, PathKind, PathMatch, Route, TlsCert};
+pub use routing::{CertId, Host, HostKey, Listeners, PathKind, PathMatch, Route, TlsCert};
 
 pub use imbl::OrdMap;
 

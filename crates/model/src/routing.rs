@@ -60,11 +60,36 @@ pub struct PathMatch {
     pub kind: PathKind,
 }
 
+/// Which frontends serve a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Listeners {
+    /// Plain HTTP and HTTPS (every Ingress route).
+    #[default]
+    Both,
+    /// Plain HTTP only (a Gateway route attached to an HTTP listener only).
+    Http,
+    /// HTTPS only (a Gateway route attached to an HTTPS listener only).
+    Https,
+}
+
+impl Listeners {
+    /// Whether the plain-HTTP frontend (`true`) or the HTTPS one (`false`) serves it.
+    pub fn serves(self, plain_http: bool) -> bool {
+        match self {
+            Listeners::Both => true,
+            Listeners::Http => plain_http,
+            Listeners::Https => !plain_http,
+        }
+    }
+}
+
 /// Where one path of one host goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     /// The backend that answers.
     pub backend: BackendId,
+    /// The frontends that serve it.
+    pub listeners: Listeners,
     /// Plain-HTTP requests are redirected to HTTPS with this status code.
     pub https_redirect: Option<u16>,
     /// The object that declared the route.

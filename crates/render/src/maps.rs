@@ -71,7 +71,11 @@ pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> HostLines {
         };
         let mut exact = BTreeMap::new();
         let mut prefix = BTreeMap::new();
-        for (path, route) in &host.routes {
+        for (path, route) in host
+            .routes
+            .iter()
+            .filter(|(_, r)| r.listeners.serves(plain_http))
+        {
             let key = format!("{host_text}#{}", path.path);
             match path.kind {
                 PathKind::Exact => {

@@ -193,6 +193,12 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
             typed(value, Kind::IngressClass, Object::IngressClass)
         }
         ("networking.k8s.io", "Ingress") => typed(value, Kind::Ingress, Object::Ingress),
+        (GATEWAY_GROUP, "GatewayClass") => custom(value, Kind::GatewayClass, Object::GatewayClass),
+        (GATEWAY_GROUP, "Gateway") => custom(value, Kind::Gateway, Object::Gateway),
+        (GATEWAY_GROUP, "HTTPRoute") => custom(value, Kind::HttpRoute, Object::HttpRoute),
+        (GATEWAY_GROUP, "ReferenceGrant") => {
+            custom(value, Kind::ReferenceGrant, Object::ReferenceGrant)
+        }
         _ => {
             out.ignored.push(format!("{api_version}/{kind}"));
             return;
@@ -204,7 +210,34 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
     }
 }
 
-fn typed<T: DeserializeOwned + k8s_openapi::Metadata<Ty = crate::ObjectMeta>>(
+/// The Gateway API's group.
+const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
+
+/// A Gateway API object: v1beta1 has the same schema as v1 for the kinds read here, so
+/// both decode into the v1 types.
+fn custom<T: DeserializeOwned>(
+    mut value: Value,
+    kind: Kind,
+    wrap: fn(Arc<T>) -> Object,
+) -> Result<Object, String> {
+    let version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !matches!(
+        version,
+        "gateway.networking.k8s.io/v1" | "gateway.networking.k8s.io/v1beta1"
+    ) {
+        return Err(format!(
+            "{}: apiVersion {version} is not served (v1 or v1beta1)",
+            kind.name()
+        ));
+    }
+    value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
+    typed(value, kind, wrap)
+}
+
+fn typed<T: DeserializeOwned>(
     mut value: Value,
     kind: Kind,
     wrap: fn(Arc<T>) -> Object,

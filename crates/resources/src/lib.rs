@@ -18,3 +18,12 @@ pub use k8s_openapi::api::networking::v1::{
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 pub use k8s_openapi::jiff;
 pub use object::{Kind, Object, ObjectRef};
+
+/// The Gateway API types (`gateway.networking.k8s.io/v1`).
+pub mod gateway {
+    pub use gateway_api::gatewayclasses::*;
+    pub use gateway_api::gateways::*;
+    pub use gateway_api::httproutes::*;
+    pub use gateway_api::referencegrants::*;
+}
+pub use gateway::{Gateway, GatewayClass, HttpRoute, ReferenceGrant};

@@ -9,6 +9,8 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use crate::{Gateway, GatewayClass, HttpRoute, ReferenceGrant};
+
 /// The kinds portcullis reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
@@ -28,11 +30,19 @@ pub enum Kind {
     IngressClass,
     /// networking.k8s.io/v1 Ingress.
     Ingress,
+    /// gateway.networking.k8s.io GatewayClass.
+    GatewayClass,
+    /// gateway.networking.k8s.io Gateway.
+    Gateway,
+    /// gateway.networking.k8s.io HTTPRoute.
+    HttpRoute,
+    /// gateway.networking.k8s.io ReferenceGrant.
+    ReferenceGrant,
 }
 
 impl Kind {
     /// Every kind, in a fixed order (used for metrics).
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Namespace,
         Kind::Service,
         Kind::EndpointSlice,
@@ -41,6 +51,10 @@ impl Kind {
         Kind::ConfigMap,
         Kind::IngressClass,
         Kind::Ingress,
+        Kind::GatewayClass,
+        Kind::Gateway,
+        Kind::HttpRoute,
+        Kind::ReferenceGrant,
     ];
 
     /// The Kubernetes kind name.
@@ -54,12 +68,19 @@ impl Kind {
             Kind::ConfigMap => "ConfigMap",
             Kind::IngressClass => "IngressClass",
             Kind::Ingress => "Ingress",
+            Kind::GatewayClass => "GatewayClass",
+            Kind::Gateway => "Gateway",
+            Kind::HttpRoute => "HTTPRoute",
+            Kind::ReferenceGrant => "ReferenceGrant",
         }
     }
 
     /// Cluster-scoped kinds have no namespace.
     pub fn is_namespaced(self) -> bool {
-        !matches!(self, Kind::Namespace | Kind::IngressClass)
+        !matches!(
+            self,
+            Kind::Namespace | Kind::IngressClass | Kind::GatewayClass
+        )
     }
 }
 
@@ -114,6 +135,14 @@ pub enum Object {
     IngressClass(Arc<IngressClass>),
     /// Ingress.
     Ingress(Arc<Ingress>),
+    /// GatewayClass.
+    GatewayClass(Arc<GatewayClass>),
+    /// Gateway.
+    Gateway(Arc<Gateway>),
+    /// HTTPRoute.
+    HttpRoute(Arc<HttpRoute>),
+    /// ReferenceGrant.
+    ReferenceGrant(Arc<ReferenceGrant>),
 }
 
 impl Object {
@@ -128,6 +157,10 @@ impl Object {
             Object::ConfigMap(_) => Kind::ConfigMap,
             Object::IngressClass(_) => Kind::IngressClass,
             Object::Ingress(_) => Kind::Ingress,
+            Object::GatewayClass(_) => Kind::GatewayClass,
+            Object::Gateway(_) => Kind::Gateway,
+            Object::HttpRoute(_) => Kind::HttpRoute,
+            Object::ReferenceGrant(_) => Kind::ReferenceGrant,
         }
     }
 
@@ -142,6 +175,10 @@ impl Object {
             Object::ConfigMap(o) => o.metadata(),
             Object::IngressClass(o) => o.metadata(),
             Object::Ingress(o) => o.metadata(),
+            Object::GatewayClass(o) => &o.metadata,
+            Object::Gateway(o) => &o.metadata,
+            Object::HttpRoute(o) => &o.metadata,
+            Object::ReferenceGrant(o) => &o.metadata,
         }
     }
 

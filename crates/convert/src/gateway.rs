@@ -1,0 +1,605 @@
+//! One HTTPRoute to its routes, TLS claims and backends, through the Gateways of our
+//! GatewayClass it attaches to. Pure, and memoized like an Ingress: everything it reads
+//! (Gateways, GatewayClasses, Namespaces, ReferenceGrants, Services, endpoints) is looked
+//! up through the recorder, so a change to any of it converts the route again.
+//!
+//! Served so far: HTTP listeners on port 80 and HTTPS listeners (TLS Terminate) on port
+//! 443, listener hostnames intersected with route hostnames, `allowedRoutes`
+//! (namespaces `Same` / `All` / `Selector`, kinds), `parentRefs` with `sectionName` and
+//! `port`, `Exact` and `PathPrefix` path matches, one Service backend per rule,
+//! cross-namespace references with ReferenceGrants. Everything else is reported on the
+//! route and left out (see docs/gateway-api.md).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use model::{Backend, BackendId, CertId, HostKey, Listeners, Origin};
+use resources::gateway::{
+    GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom,
+    GatewayListenersAllowedRoutesNamespacesSelector, GatewayListenersTlsMode, HttpRouteRules,
+    HttpRouteRulesMatchesPathType,
+};
+use resources::{Gateway, HttpRoute, Kind, Object, ObjectRef, ServiceBackendPort};
+
+use crate::ingress::{IngressOutput, RuleOutput, TlsClaim};
+use crate::keys::{self, GlobalConfig};
+use crate::lookup::Recorder;
+use crate::{Diagnostic, endpoints, names};
+
+/// The `controllerName` of the GatewayClasses portcullis serves.
+pub const GATEWAY_CONTROLLER: &str = "portcullis.dev/gateway-controller";
+/// The Gateway API group.
+pub const GROUP: &str = "gateway.networking.k8s.io";
+
+/// Where a route attaches: a host on some frontends, with the certificate to serve.
+#[derive(Debug, Clone, PartialEq)]
+struct Attachment {
+    host: HostKey,
+    listeners: Listeners,
+    certificate: Option<CertId>,
+    field: String,
+}
+
+struct RouteConverter<'a, 'b> {
+    route: &'a HttpRoute,
+    lookups: &'a mut Recorder<'b>,
+    global: &'a GlobalConfig,
+    output: IngressOutput,
+    backends: BTreeMap<BackendId, Arc<Backend>>,
+}
+
+/// Converts one HTTPRoute; a route attached to none of our Gateways contributes nothing.
+pub(crate) fn convert_http_route(
+    route: &HttpRoute,
+    lookups: &mut Recorder<'_>,
+    global: &GlobalConfig,
+) -> IngressOutput {
+    let object = ObjectRef::new(
+        Kind::HttpRoute,
+        route.metadata.namespace.clone().unwrap_or_default(),
+        route.metadata.name.clone().unwrap_or_default(),
+    );
+    let origin = Origin {
+        kind: "HTTPRoute",
+        namespace: object.namespace.clone(),
+        name: object.name.clone(),
+    };
+    let mut converter = RouteConverter {
+        route,
+        lookups,
+        global,
+        output: IngressOutput {
+            object,
+            origin,
+            tls: Vec::new(),
+            default_backend: None,
+            rules: Vec::new(),
+            diagnostics: Vec::new(),
+        },
+        backends: BTreeMap::new(),
+    };
+    let attachments = converter.attachments();
+    if !attachments.is_empty() {
+        converter.rules(&attachments);
+    }
+    converter.output
+}
+
+impl RouteConverter<'_, '_> {
+    fn report(&mut self, field: String, message: String) {
+        self.output.diagnostics.push(Diagnostic {
+            object: self.output.object.clone(),
+            field,
+            message,
+        });
+    }
+
+    fn namespace(&self) -> String {
+        self.output.object.namespace.clone()
+    }
+
+    /// Every host this route is served on, merged across the listeners it attaches to.
+    fn attachments(&mut self) -> Vec<Attachment> {
+        let mut by_host: BTreeMap<HostKey, Attachment> = BTreeMap::new();
+        let parents = self.route.spec.parent_refs.clone().unwrap_or_default();
+        for (index, parent) in parents.iter().enumerate() {
+            let field = format!("spec.parentRefs[{index}]");
+            let group = parent.group.as_deref().unwrap_or(GROUP);
+            let kind = parent.kind.as_deref().unwrap_or("Gateway");
+            if group != GROUP || kind != "Gateway" {
+                continue;
+            }
+            let namespace = parent.namespace.clone().unwrap_or_else(|| self.namespace());
+            let Some(gateway) = self.our_gateway(&namespace, &parent.name) else {
+                continue;
+            };
+            let mut matched_listener = false;
+            let mut found = Vec::new();
+            for listener in &gateway.spec.listeners {
+                if parent
+                    .section_name
+                    .as_ref()
+                    .is_some_and(|s| *s != listener.name)
+                    || parent.port.is_some_and(|p| p != listener.port)
+                {
+                    continue;
+                }
+                let Some(listeners) = self.frontend(listener) else {
+                    continue;
+                };
+                if !self.allowed(listener, &namespace) {
+                    continue;
+                }
+                matched_listener = true;
+                let certificate = match listeners {
+                    Listeners::Https => self.certificate(&gateway, listener),
+                    _ => None,
+                };
+                for host in self.hostnames(listener.hostname.as_deref()) {
+                    found.push(Attachment {
+                        host,
+                        listeners,
+                        certificate: certificate.clone(),
+                        field: field.clone(),
+                    });
+                }
+            }
+            if !matched_listener {
+                self.report(
+                    field,
+                    format!("no listener of Gateway {namespace}/{} accepts this route (sectionName, port, allowedRoutes); it is not attached there", parent.name),
+                );
+                continue;
+            }
+            if found.is_empty() {
+                self.report(
+                    field,
+                    format!("no hostname of this route matches a listener of Gateway {namespace}/{}; it is not attached there", parent.name),
+                );
+            }
+            for attachment in found {
+                match by_host.get_mut(&attachment.host) {
+                    Some(existing) => {
+                        if existing.listeners != attachment.listeners {
+                            existing.listeners = Listeners::Both;
+                        }
+                        if existing.certificate.is_none() {
+                            existing.certificate = attachment.certificate;
+                        }
+                    }
+                    None => {
+                        by_host.insert(attachment.host.clone(), attachment);
+                    }
+                }
+            }
+        }
+        by_host.into_values().collect()
+    }
+
+    /// The Gateway a parentRef names, if its class is ours.
+    fn our_gateway(&mut self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
+        let Some(Object::Gateway(gateway)) =
+            self.lookups
+                .get(ObjectRef::new(Kind::Gateway, namespace, name))
+        else {
+            return None;
+        };
+        let class = ObjectRef::new(
+            Kind::GatewayClass,
+            "",
+            gateway.spec.gateway_class_name.as_str(),
+        );
+        match self.lookups.get(class) {
+            Some(Object::GatewayClass(class))
+                if class.spec.controller_name == GATEWAY_CONTROLLER =>
+            {
+                Some(gateway.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// The frontend serving a listener, if it is one this route can attach to.
+    fn frontend(&self, listener: &GatewayListeners) -> Option<Listeners> {
+        match (listener.protocol.as_str(), listener.port) {
+            ("HTTP", 80) => Some(Listeners::Http),
+            ("HTTPS", 443) => {
+                let terminate = listener
+                    .tls
+                    .as_ref()
+                    .and_then(|tls| tls.mode.as_ref())
+                    .is_none_or(|mode| matches!(mode, GatewayListenersTlsMode::Terminate));
+                terminate.then_some(Listeners::Https)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a listener's `allowedRoutes` admits this route.
+    fn allowed(&mut self, listener: &GatewayListeners, gateway_namespace: &str) -> bool {
+        let allowed = listener.allowed_routes.as_ref();
+        let kinds_ok = allowed.and_then(|a| a.kinds.as_ref()).is_none_or(|kinds| {
+            kinds
+                .iter()
+                .any(|k| k.kind == "HTTPRoute" && k.group.as_deref().unwrap_or(GROUP) == GROUP)
+        });
+        if !kinds_ok {
+            return false;
+        }
+        let namespaces = allowed.and_then(|a| a.namespaces.as_ref());
+        let from = namespaces.and_then(|n| n.from.as_ref());
+        let route_namespace = self.namespace();
+        match from {
+            None | Some(GatewayListenersAllowedRoutesNamespacesFrom::Same) => {
+                route_namespace == gateway_namespace
+            }
+            Some(GatewayListenersAllowedRoutesNamespacesFrom::All) => true,
+            Some(GatewayListenersAllowedRoutesNamespacesFrom::Selector) => {
+                let selector = namespaces.and_then(|n| n.selector.as_ref());
+                let labels = match self.lookups.get(ObjectRef::new(
+                    Kind::Namespace,
+                    "",
+                    route_namespace.as_str(),
+                )) {
+                    Some(Object::Namespace(namespace)) => {
+                        namespace.metadata.labels.clone().unwrap_or_default()
+                    }
+                    _ => BTreeMap::new(),
+                };
+                selector.is_some_and(|selector| selects(selector, &labels))
+            }
+        }
+    }
+
+    /// The route's hosts under a listener hostname, as the specification intersects them.
+    fn hostnames(&mut self, listener: Option<&str>) -> Vec<HostKey> {
+        let route_hosts = self.route.spec.hostnames.clone().unwrap_or_default();
+        let listener = listener
+            .filter(|h| !h.is_empty())
+            .map(str::to_ascii_lowercase);
+        let chosen: Vec<String> = match (&listener, route_hosts.is_empty()) {
+            (None, true) => return vec![HostKey::CatchAll],
+            (None, false) => route_hosts,
+            (Some(listener), true) => vec![listener.clone()],
+            (Some(listener), false) => route_hosts
+                .iter()
+                .filter_map(|host| intersect(listener, &host.to_ascii_lowercase()))
+                .collect(),
+        };
+        let mut hosts = Vec::new();
+        for (index, host) in chosen.iter().enumerate() {
+            match names::parse_host(host) {
+                Ok(key) => hosts.push(key),
+                Err(why) => self.report(
+                    format!("spec.hostnames[{index}]"),
+                    format!("{why}; the hostname is skipped"),
+                ),
+            }
+        }
+        hosts
+    }
+
+    /// The certificate of an HTTPS listener, if it may be used.
+    fn certificate(&mut self, gateway: &Gateway, listener: &GatewayListeners) -> Option<CertId> {
+        let gateway_namespace = gateway.metadata.namespace.clone().unwrap_or_default();
+        let reference = listener
+            .tls
+            .as_ref()
+            .and_then(|tls| tls.certificate_refs.as_ref())
+            .and_then(|refs| refs.first())?;
+        let group = reference.group.as_deref().unwrap_or("");
+        let kind = reference.kind.as_deref().unwrap_or("Secret");
+        if !group.is_empty() || kind != "Secret" {
+            return None;
+        }
+        let namespace = reference
+            .namespace
+            .clone()
+            .unwrap_or_else(|| gateway_namespace.clone());
+        if namespace != gateway_namespace
+            && !self.granted(
+                &namespace,
+                ("Gateway", &gateway_namespace),
+                ("", "Secret", &reference.name),
+            )
+        {
+            return None;
+        }
+        Some(CertId {
+            namespace,
+            name: reference.name.clone(),
+        })
+    }
+
+    /// Whether a ReferenceGrant in `target_namespace` lets `from` (kind, namespace) refer
+    /// to `to` (group, kind, name).
+    fn granted(
+        &mut self,
+        target_namespace: &str,
+        from: (&str, &str),
+        to: (&str, &str, &str),
+    ) -> bool {
+        self.lookups
+            .in_namespace(Kind::ReferenceGrant, target_namespace)
+            .into_iter()
+            .any(|object| {
+                let Object::ReferenceGrant(grant) = object else {
+                    return false;
+                };
+                let from_ok = grant
+                    .spec
+                    .from
+                    .iter()
+                    .any(|f| f.group == GROUP && f.kind == from.0 && f.namespace == from.1);
+                let to_ok = grant.spec.to.iter().any(|t| {
+                    t.group == to.0
+                        && t.kind == to.1
+                        && t.name.as_deref().is_none_or(|name| name == to.2)
+                });
+                from_ok && to_ok
+            })
+    }
+
+    fn rules(&mut self, attachments: &[Attachment]) {
+        for attachment in attachments {
+            if let Some(certificate) = &attachment.certificate {
+                self.output.tls.push(TlsClaim {
+                    host: attachment.host.clone(),
+                    secret: Some(certificate.clone()),
+                    field: attachment.field.clone(),
+                });
+            }
+        }
+        let rules = self.route.spec.rules.clone().unwrap_or_default();
+        for (rule_index, rule) in rules.iter().enumerate() {
+            let field = format!("spec.rules[{rule_index}]");
+            if rule.filters.as_ref().is_some_and(|f| !f.is_empty()) {
+                self.report(
+                    format!("{field}.filters"),
+                    "filters are not supported yet; the rule is skipped".to_owned(),
+                );
+                continue;
+            }
+            let Some(backend) = self.rule_backend(rule, &field) else {
+                continue;
+            };
+            let matches = rule.matches.clone().unwrap_or_default();
+            let paths: Vec<(String, Option<(String, &'static str)>)> = if matches.is_empty() {
+                vec![(field.clone(), Some(("/".to_owned(), "Prefix")))]
+            } else {
+                matches
+                    .iter()
+                    .enumerate()
+                    .map(|(index, m)| {
+                        let at = format!("{field}.matches[{index}]");
+                        let conditional = m.headers.as_ref().is_some_and(|h| !h.is_empty())
+                            || m.query_params.as_ref().is_some_and(|q| !q.is_empty())
+                            || m.method.is_some();
+                        if conditional {
+                            return (at, None);
+                        }
+                        let path = m.path.as_ref();
+                        let value = path
+                            .and_then(|p| p.value.clone())
+                            .unwrap_or_else(|| "/".to_owned());
+                        let kind = match path.and_then(|p| p.r#type.as_ref()) {
+                            None | Some(HttpRouteRulesMatchesPathType::PathPrefix) => {
+                                Some("Prefix")
+                            }
+                            Some(HttpRouteRulesMatchesPathType::Exact) => Some("Exact"),
+                            Some(HttpRouteRulesMatchesPathType::RegularExpression) => None,
+                        };
+                        (at, kind.map(|kind| (value, kind)))
+                    })
+                    .collect()
+            };
+            for (at, path) in paths {
+                let Some((value, kind)) = path else {
+                    self.report(
+                        at,
+                        "header, query-parameter, method and regular-expression matches are not supported yet; the match is skipped".to_owned(),
+                    );
+                    continue;
+                };
+                let path_match = match names::parse_path(Some(&value), kind) {
+                    Ok(path_match) => path_match,
+                    Err(why) => {
+                        self.report(format!("{at}.path"), format!("{why}; the match is skipped"));
+                        continue;
+                    }
+                };
+                for attachment in attachments {
+                    self.output.rules.push(RuleOutput {
+                        host: attachment.host.clone(),
+                        path: path_match.clone(),
+                        path_text: value.clone(),
+                        backend: backend.clone(),
+                        ssl_redirect: false,
+                        redirect_code: 308,
+                        listeners: attachment.listeners,
+                        field: at.clone(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// The one Service a rule sends its traffic to.
+    fn rule_backend(&mut self, rule: &HttpRouteRules, field: &str) -> Option<Arc<Backend>> {
+        let refs = rule.backend_refs.clone().unwrap_or_default();
+        let weighted: Vec<(usize, &resources::gateway::HttpRouteRulesBackendRefs)> = refs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.weight.unwrap_or(1) > 0)
+            .collect();
+        let [(index, reference)] = weighted.as_slice() else {
+            let message = if weighted.is_empty() {
+                "no backendRef with a weight above 0; the rule is skipped"
+            } else {
+                "traffic split across several backendRefs is not supported yet; the rule is skipped"
+            };
+            self.report(format!("{field}.backendRefs"), message.to_owned());
+            return None;
+        };
+        let at = format!("{field}.backendRefs[{index}]");
+        if reference
+            .group
+            .as_deref()
+            .is_some_and(|group| !group.is_empty())
+            || reference.kind.as_deref().unwrap_or("Service") != "Service"
+        {
+            self.report(
+                at,
+                "only Service backends are supported; the rule is skipped".to_owned(),
+            );
+            return None;
+        }
+        let Some(port) = reference.port else {
+            self.report(
+                at,
+                "a Service backendRef needs a port; the rule is skipped".to_owned(),
+            );
+            return None;
+        };
+        let namespace = reference
+            .namespace
+            .clone()
+            .unwrap_or_else(|| self.namespace());
+        let route_namespace = self.namespace();
+        if namespace != route_namespace
+            && !self.granted(
+                &namespace,
+                ("HTTPRoute", &route_namespace),
+                ("", "Service", &reference.name),
+            )
+        {
+            self.report(
+                at,
+                format!("no ReferenceGrant in namespace {namespace} allows this route to use Service {}; the rule is skipped", reference.name),
+            );
+            return None;
+        }
+        let backend_port = ServiceBackendPort {
+            number: Some(port),
+            name: None,
+        };
+        let (canonical_port, servers) = match endpoints::resolve_servers(
+            self.lookups,
+            &namespace,
+            &reference.name,
+            &backend_port,
+        ) {
+            Ok(resolved) => resolved,
+            Err(why) => {
+                self.report(at, format!("{why}; the rule is skipped"));
+                return None;
+            }
+        };
+        let id = BackendId {
+            namespace,
+            service: reference.name.clone(),
+            port: canonical_port,
+        };
+        if let Some(backend) = self.backends.get(&id) {
+            return Some(backend.clone());
+        }
+        let backend = Arc::new(Backend {
+            id: id.clone(),
+            servers,
+            balance: self.global.get(&keys::BALANCE_ALGORITHM),
+            timeout_connect: self.global.get(&keys::TIMEOUT_CONNECT),
+            timeout_server: self.global.get(&keys::TIMEOUT_SERVER),
+            origins: vec![self.output.origin.clone()],
+        });
+        self.backends.insert(id, backend.clone());
+        Some(backend)
+    }
+}
+
+/// The intersection of a listener hostname and a route hostname, as the specification
+/// defines it: the more specific of the two when one covers the other.
+pub fn intersect(listener: &str, route: &str) -> Option<String> {
+    let covers = |wildcard: &str, host: &str| {
+        wildcard.strip_prefix("*.").is_some_and(|suffix| {
+            host.len() > suffix.len() + 1 && host.ends_with(&format!(".{suffix}"))
+        })
+    };
+    if listener == route || covers(listener, route) {
+        Some(route.to_owned())
+    } else if covers(route, listener) {
+        Some(listener.to_owned())
+    } else {
+        None
+    }
+}
+
+/// Whether a label selector selects these labels.
+fn selects(
+    selector: &GatewayListenersAllowedRoutesNamespacesSelector,
+    labels: &BTreeMap<String, String>,
+) -> bool {
+    let labels_ok = selector
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(key, value)| labels.get(key) == Some(value));
+    let expressions_ok = selector
+        .match_expressions
+        .iter()
+        .flatten()
+        .all(|expression| {
+            let values = expression.values.clone().unwrap_or_default();
+            let value = labels.get(&expression.key);
+            match expression.operator.as_str() {
+                "In" => value.is_some_and(|v| values.contains(v)),
+                "NotIn" => value.is_none_or(|v| !values.contains(v)),
+                "Exists" => value.is_some(),
+                "DoesNotExist" => value.is_none(),
+                _ => false,
+            }
+        });
+    labels_ok && expressions_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::intersect;
+
+    #[test]
+    fn hostnames_intersect_as_the_specification_says() {
+        let cases = [
+            (
+                "foo.example.com",
+                "foo.example.com",
+                Some("foo.example.com"),
+            ),
+            ("*.example.com", "foo.example.com", Some("foo.example.com")),
+            (
+                "*.example.com",
+                "foo.bar.example.com",
+                Some("foo.bar.example.com"),
+            ),
+            ("foo.example.com", "*.example.com", Some("foo.example.com")),
+            (
+                "*.example.com",
+                "*.foo.example.com",
+                Some("*.foo.example.com"),
+            ),
+            (
+                "*.foo.example.com",
+                "*.example.com",
+                Some("*.foo.example.com"),
+            ),
+            ("*.example.com", "example.com", None),
+            ("bar.example.com", "foo.example.com", None),
+            ("*.example.com", "*.example.net", None),
+        ];
+        for (listener, route, expected) in cases {
+            assert_eq!(
+                intersect(listener, route).as_deref(),
+                expected,
+                "{listener} ∩ {route}"
+            );
+        }
+    }
+}

@@ -6,9 +6,11 @@
 //! Served so far: HTTP listeners on port 80 and HTTPS listeners (TLS Terminate) on port
 //! 443, listener hostnames intersected with route hostnames, `allowedRoutes`
 //! (namespaces `Same` / `All` / `Selector`, kinds), `parentRefs` with `sectionName` and
-//! `port`, `Exact` and `PathPrefix` path matches, one Service backend per rule,
-//! cross-namespace references with ReferenceGrants. Everything else is reported on the
-//! route and left out (see docs/gateway-api.md).
+//! `port`, `Exact` and `PathPrefix` path matches with header, query-parameter and method
+//! conditions, the core and extended filters of a rule, weighted Service backends (an
+//! invalid one's share answered with 500), cross-namespace references with
+//! ReferenceGrants. Everything else is reported on the route and left out (see
+//! docs/gateway-api.md).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,14 +19,14 @@ use model::{Backend, BackendId, CertId, HostKey, Listeners, Origin};
 use resources::gateway::{
     GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom,
     GatewayListenersAllowedRoutesNamespacesSelector, GatewayListenersTlsMode, HttpRouteRules,
-    HttpRouteRulesMatchesPathType,
+    HttpRouteRulesMatches, HttpRouteRulesMatchesPathType,
 };
 use resources::{Gateway, HttpRoute, Kind, Object, ObjectRef, ServiceBackendPort};
 
 use crate::ingress::{IngressOutput, RuleOutput, TlsClaim};
 use crate::keys::{self, GlobalConfig};
 use crate::lookup::Recorder;
-use crate::{Diagnostic, endpoints, names};
+use crate::{Diagnostic, endpoints, gateway_rules, names};
 
 /// The `controllerName` of the GatewayClasses portcullis serves.
 pub const GATEWAY_CONTROLLER: &str = "portcullis.dev/gateway-controller";
@@ -353,67 +355,72 @@ impl RouteConverter<'_, '_> {
         let rules = self.route.spec.rules.clone().unwrap_or_default();
         for (rule_index, rule) in rules.iter().enumerate() {
             let field = format!("spec.rules[{rule_index}]");
-            if rule.filters.as_ref().is_some_and(|f| !f.is_empty()) {
-                self.report(
-                    format!("{field}.filters"),
-                    "filters are not supported yet; the rule is skipped".to_owned(),
-                );
-                continue;
-            }
-            let Some(backend) = self.rule_backend(rule, &field) else {
-                continue;
-            };
+            let (backends, unavailable_weight) = self.rule_backends(rule, &field);
             let matches = rule.matches.clone().unwrap_or_default();
-            let paths: Vec<(String, Option<(String, &'static str)>)> = if matches.is_empty() {
-                vec![(field.clone(), Some(("/".to_owned(), "Prefix")))]
+            let matches = if matches.is_empty() {
+                vec![HttpRouteRulesMatches::default()]
             } else {
                 matches
-                    .iter()
-                    .enumerate()
-                    .map(|(index, m)| {
-                        let at = format!("{field}.matches[{index}]");
-                        let conditional = m.headers.as_ref().is_some_and(|h| !h.is_empty())
-                            || m.query_params.as_ref().is_some_and(|q| !q.is_empty())
-                            || m.method.is_some();
-                        if conditional {
-                            return (at, None);
-                        }
-                        let path = m.path.as_ref();
-                        let value = path
-                            .and_then(|p| p.value.clone())
-                            .unwrap_or_else(|| "/".to_owned());
-                        let kind = match path.and_then(|p| p.r#type.as_ref()) {
-                            None | Some(HttpRouteRulesMatchesPathType::PathPrefix) => {
-                                Some("Prefix")
-                            }
-                            Some(HttpRouteRulesMatchesPathType::Exact) => Some("Exact"),
-                            Some(HttpRouteRulesMatchesPathType::RegularExpression) => None,
-                        };
-                        (at, kind.map(|kind| (value, kind)))
-                    })
-                    .collect()
             };
-            for (at, path) in paths {
-                let Some((value, kind)) = path else {
-                    self.report(
-                        at,
-                        "header, query-parameter, method and regular-expression matches are not supported yet; the match is skipped".to_owned(),
-                    );
-                    continue;
+            for (match_index, matched) in matches.iter().enumerate() {
+                let at = format!("{field}.matches[{match_index}]");
+                let path = matched.path.as_ref();
+                let value = path
+                    .and_then(|p| p.value.clone())
+                    .unwrap_or_else(|| "/".to_owned());
+                let kind = match path.and_then(|p| p.r#type.as_ref()) {
+                    None | Some(HttpRouteRulesMatchesPathType::PathPrefix) => "Prefix",
+                    Some(HttpRouteRulesMatchesPathType::Exact) => "Exact",
+                    Some(HttpRouteRulesMatchesPathType::RegularExpression) => {
+                        self.report(
+                            format!("{at}.path"),
+                            "RegularExpression path matches are not supported yet; the match is skipped".to_owned(),
+                        );
+                        continue;
+                    }
                 };
-                let path_match = match names::parse_path(Some(&value), kind) {
+                let path_match = match gateway_rules::url_path(&value)
+                    .and_then(|value| names::parse_path(Some(&value), kind))
+                {
                     Ok(path_match) => path_match,
                     Err(why) => {
                         self.report(format!("{at}.path"), format!("{why}; the match is skipped"));
                         continue;
                     }
                 };
+                let conditions = match gateway_rules::conditions(matched) {
+                    Ok(conditions) => conditions,
+                    Err(why) => {
+                        self.report(at, format!("{why}; the match is skipped"));
+                        continue;
+                    }
+                };
+                let matched_prefix = (kind == "Prefix").then_some(value.as_str());
+                let filters = rule.filters.clone().unwrap_or_default();
+                let mut action = match gateway_rules::filters(&filters, matched_prefix) {
+                    Ok(action) => action,
+                    Err(why) => {
+                        self.report(
+                            format!("{field}.{why}"),
+                            "the rule is skipped for this match".to_owned(),
+                        );
+                        continue;
+                    }
+                };
+                action.unavailable_weight = unavailable_weight;
+                if backends.is_empty() && unavailable_weight == 0 && action.redirect.is_none() {
+                    // Nothing to forward to: the specification asks for 500.
+                    action.unavailable_weight = 1;
+                }
+                let action = Arc::new(action);
                 for attachment in attachments {
                     self.output.rules.push(RuleOutput {
                         host: attachment.host.clone(),
                         path: path_match.clone(),
                         path_text: value.clone(),
-                        backend: backend.clone(),
+                        backends: backends.clone(),
+                        conditions: conditions.clone(),
+                        filters: action.clone(),
                         ssl_redirect: false,
                         redirect_code: 308,
                         listeners: attachment.listeners,
@@ -424,43 +431,57 @@ impl RouteConverter<'_, '_> {
         }
     }
 
-    /// The one Service a rule sends its traffic to.
-    fn rule_backend(&mut self, rule: &HttpRouteRules, field: &str) -> Option<Arc<Backend>> {
-        let refs = rule.backend_refs.clone().unwrap_or_default();
-        let weighted: Vec<(usize, &resources::gateway::HttpRouteRulesBackendRefs)> = refs
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.weight.unwrap_or(1) > 0)
-            .collect();
-        let [(index, reference)] = weighted.as_slice() else {
-            let message = if weighted.is_empty() {
-                "no backendRef with a weight above 0; the rule is skipped"
-            } else {
-                "traffic split across several backendRefs is not supported yet; the rule is skipped"
-            };
-            self.report(format!("{field}.backendRefs"), message.to_owned());
-            return None;
-        };
-        let at = format!("{field}.backendRefs[{index}]");
+    /// A rule's valid backends with their weights (above 0), and the total weight of
+    /// the invalid ones, whose share of the traffic is answered with 500.
+    fn rule_backends(
+        &mut self,
+        rule: &HttpRouteRules,
+        field: &str,
+    ) -> (Vec<(Arc<Backend>, u32)>, u32) {
+        let mut backends = Vec::new();
+        let mut unavailable = 0u32;
+        for (index, reference) in rule.backend_refs.iter().flatten().enumerate() {
+            let weight = u32::try_from(reference.weight.unwrap_or(1)).unwrap_or(0);
+            if weight == 0 {
+                continue;
+            }
+            let at = format!("{field}.backendRefs[{index}]");
+            if reference.filters.as_ref().is_some_and(|f| !f.is_empty()) {
+                self.report(
+                    format!("{at}.filters"),
+                    "filters on a backendRef are not supported yet; its share of the traffic is answered with 500".to_owned(),
+                );
+                unavailable = unavailable.saturating_add(weight);
+                continue;
+            }
+            match self.backend(reference) {
+                Ok(backend) => backends.push((backend, weight)),
+                Err(why) => {
+                    self.report(
+                        at,
+                        format!("{why}; its share of the traffic is answered with 500"),
+                    );
+                    unavailable = unavailable.saturating_add(weight);
+                }
+            }
+        }
+        (backends, unavailable)
+    }
+
+    /// The backend a Service backendRef names.
+    fn backend(
+        &mut self,
+        reference: &resources::gateway::HttpRouteRulesBackendRefs,
+    ) -> Result<Arc<Backend>, String> {
         if reference
             .group
             .as_deref()
             .is_some_and(|group| !group.is_empty())
             || reference.kind.as_deref().unwrap_or("Service") != "Service"
         {
-            self.report(
-                at,
-                "only Service backends are supported; the rule is skipped".to_owned(),
-            );
-            return None;
+            return Err("only Service backends are supported".to_owned());
         }
-        let Some(port) = reference.port else {
-            self.report(
-                at,
-                "a Service backendRef needs a port; the rule is skipped".to_owned(),
-            );
-            return None;
-        };
+        let port = reference.port.ok_or("a Service backendRef needs a port")?;
         let namespace = reference
             .namespace
             .clone()
@@ -473,35 +494,24 @@ impl RouteConverter<'_, '_> {
                 ("", "Service", &reference.name),
             )
         {
-            self.report(
-                at,
-                format!("no ReferenceGrant in namespace {namespace} allows this route to use Service {}; the rule is skipped", reference.name),
-            );
-            return None;
+            return Err(format!(
+                "no ReferenceGrant in namespace {namespace} allows this route to use Service {}",
+                reference.name
+            ));
         }
         let backend_port = ServiceBackendPort {
             number: Some(port),
             name: None,
         };
-        let (canonical_port, servers) = match endpoints::resolve_servers(
-            self.lookups,
-            &namespace,
-            &reference.name,
-            &backend_port,
-        ) {
-            Ok(resolved) => resolved,
-            Err(why) => {
-                self.report(at, format!("{why}; the rule is skipped"));
-                return None;
-            }
-        };
+        let (canonical_port, servers) =
+            endpoints::resolve_servers(self.lookups, &namespace, &reference.name, &backend_port)?;
         let id = BackendId {
             namespace,
             service: reference.name.clone(),
             port: canonical_port,
         };
         if let Some(backend) = self.backends.get(&id) {
-            return Some(backend.clone());
+            return Ok(backend.clone());
         }
         let backend = Arc::new(Backend {
             id: id.clone(),
@@ -512,7 +522,7 @@ impl RouteConverter<'_, '_> {
             origins: vec![self.output.origin.clone()],
         });
         self.backends.insert(id, backend.clone());
-        Some(backend)
+        Ok(backend)
     }
 }
 

@@ -27,11 +27,25 @@ pub(crate) struct RuleOutput {
     pub(crate) host: HostKey,
     pub(crate) path: PathMatch,
     pub(crate) path_text: String,
-    pub(crate) backend: Arc<Backend>,
+    /// Where traffic goes, with weights above 0 (an Ingress names exactly one).
+    pub(crate) backends: Vec<(Arc<Backend>, u32)>,
+    /// Conditions beyond the path (Gateway API matches).
+    pub(crate) conditions: Vec<model::Condition>,
+    /// Filters (Gateway API); its `backends` are left empty, `backends` above says.
+    pub(crate) filters: Arc<model::RuleAction>,
     pub(crate) ssl_redirect: bool,
     pub(crate) redirect_code: u16,
     pub(crate) listeners: model::Listeners,
     pub(crate) field: String,
+}
+
+impl RuleOutput {
+    /// Whether the rule is a plain path-to-backend mapping, as every Ingress rule is.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.conditions.is_empty()
+            && self.backends.len() == 1
+            && *self.filters == model::RuleAction::default()
+    }
 }
 
 /// Everything one Ingress contributes.
@@ -189,7 +203,9 @@ impl Converter<'_, '_> {
                     host: host.clone(),
                     path: path_match,
                     path_text,
-                    backend,
+                    backends: vec![(backend, 1)],
+                    conditions: Vec::new(),
+                    filters: Arc::default(),
                     ssl_redirect,
                     redirect_code,
                     listeners: model::Listeners::Both,

@@ -5,6 +5,7 @@ pub mod class;
 mod diagnostic;
 mod endpoints;
 pub mod gateway;
+mod gateway_rules;
 mod ingress;
 pub mod keys;
 mod lookup;

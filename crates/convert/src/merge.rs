@@ -8,7 +8,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use model::{Backend, BackendId, CertId, HostKey, OrdMap, PathMatch, ProxyModel, Route, TlsCert};
+use model::{
+    Backend, BackendId, CertId, Condition, GatewayRule, HostKey, OrdMap, PathMatch, ProxyModel,
+    Route, RouteTarget, TlsCert,
+};
 use resources::ObjectRef;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -132,7 +135,7 @@ pub(crate) struct Merger {
     /// Uses of each backend by winning routes and the winning default backend.
     backend_uses: FxHashMap<BackendId, Claims>,
     /// The backend each winning route and the winning default use, by position.
-    route_winners: FxHashMap<RouteKey, (Position, BackendId)>,
+    route_winners: FxHashMap<RouteKey, Vec<(Position, BackendId)>>,
     default_winner: Option<(Position, BackendId)>,
     diagnostics: Diagnostics,
     hosts: OrdMap<HostKey, model::Host>,
@@ -299,7 +302,7 @@ impl Merger {
         // A changed Ingress's new claims take the positions of its old ones: every old use
         // goes before any new one is added.
         for key in &routes {
-            if let Some((position, id)) = self.route_winners.remove(key) {
+            for (position, id) in self.route_winners.remove(key).into_iter().flatten() {
                 self.remove_use(&id, &position, &mut dirty);
             }
         }
@@ -429,40 +432,44 @@ impl Merger {
     }
 
     fn resolve_route(&mut self, key: &RouteKey, dirty: &mut Dirty) {
-        let claims = self.route_claims.get(key);
-        let winner = claims.and_then(|c| c.iter().next());
+        let claims = self.route_claims.get(key).filter(|c| !c.is_empty());
         let mut diagnostics = Vec::new();
         let mut route = None;
-        let mut new_use = None;
-        if let (Some(claims), Some((position, claim))) = (claims, winner) {
-            let rule = &claim.output.rules[claim.index];
-            for other in claims.values().skip(1) {
-                if other.output.origin != claim.output.origin {
-                    let other_rule = &other.output.rules[other.index];
-                    diagnostics.push(Diagnostic {
-                        object: other.output.object.clone(),
-                        field: other_rule.field.clone(),
-                        message: format!(
-                            "host {} path '{}' is already routed by {}, which is older; this path is ignored",
-                            other_rule.host, other_rule.path_text, claim.output.origin
-                        ),
-                    });
-                }
+        let mut uses: Vec<(Position, BackendId, Claim)> = Vec::new();
+        if let Some(claims) = claims {
+            let all_plain = claims
+                .values()
+                .all(|claim| claim.output.rules[claim.index].is_plain());
+            let resolved = if all_plain {
+                plain_route(claims, &mut uses, &mut diagnostics)
+            } else {
+                chain_route(claims, &mut uses, &mut diagnostics)
+            };
+            if let Some((target, winner)) = resolved {
+                let rule = &winner.output.rules[winner.index];
+                let https_redirect =
+                    (rule.ssl_redirect && self.has_tls(&rule.host)).then_some(rule.redirect_code);
+                let listeners = claims
+                    .values()
+                    .map(|claim| claim.output.rules[claim.index].listeners)
+                    .reduce(|a, b| if a == b { a } else { model::Listeners::Both })
+                    .unwrap_or_default();
+                route = Some(Route {
+                    target,
+                    listeners,
+                    https_redirect,
+                    origin: winner.output.origin.clone(),
+                });
             }
-            let https_redirect =
-                (rule.ssl_redirect && self.has_tls(&rule.host)).then_some(rule.redirect_code);
-            route = Some(Route {
-                backend: rule.backend.id.clone(),
-                listeners: rule.listeners,
-                https_redirect,
-                origin: claim.output.origin.clone(),
-            });
-            new_use = Some((position.clone(), rule.backend.id.clone(), claim.clone()));
         }
         set(&mut self.diagnostics.routes, key, diagnostics);
-        if let Some((position, id, claim)) = new_use {
+        let mut winners = Vec::with_capacity(uses.len());
+        for (position, id, claim) in uses {
             self.add_use(&id, position.clone(), claim, dirty);
-            self.route_winners.insert(key.clone(), (position, id));
+            winners.push((position, id));
+        }
+        if !winners.is_empty() {
+            self.route_winners.insert(key.clone(), winners);
         }
         let (host, path) = key;
         let current = self.hosts.get(host).and_then(|h| h.routes.get(path));
@@ -515,7 +522,10 @@ impl Merger {
                 Some((backend, field)) if position.1 == 0 => (backend, field.clone()),
                 _ => {
                     let rule = &claim.output.rules[claim.index];
-                    (&rule.backend, format!("{}.backend", rule.field))
+                    let Some((backend, _)) = rule.backends.iter().find(|(b, _)| b.id == *id) else {
+                        continue;
+                    };
+                    (backend, format!("{}.backend", rule.field))
                 }
             };
             match &mut merged {
@@ -606,6 +616,106 @@ impl Merger {
             return;
         }
         self.hosts.entry(host.clone()).or_default().cert = cert;
+    }
+}
+
+/// Ingress semantics: the oldest claim wins, every other one is reported.
+fn plain_route(
+    claims: &Claims,
+    uses: &mut Vec<(Position, BackendId, Claim)>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<(RouteTarget, Claim)> {
+    let mut ordered = claims.iter();
+    let (position, claim) = ordered.next()?;
+    for (_, other) in ordered {
+        if other.output.origin != claim.output.origin {
+            diagnostics.push(conflict(other, claim));
+        }
+    }
+    let backend = claim.output.rules[claim.index]
+        .backends
+        .first()?
+        .0
+        .id
+        .clone();
+    uses.push((position.clone(), backend.clone(), claim.clone()));
+    Some((RouteTarget::Backend(backend), claim.clone()))
+}
+
+/// Gateway API semantics: every claim on the path is a rule, tried in the order of
+/// precedence (a method match first, then more header matches, then more query
+/// matches, then the older route, then the rule's place in it); a rule with the same
+/// conditions as one before it, or after one without conditions, is never reached and
+/// is reported.
+fn chain_route(
+    claims: &Claims,
+    uses: &mut Vec<(Position, BackendId, Claim)>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<(RouteTarget, Claim)> {
+    let mut ordered: Vec<(&Position, &Claim)> = claims.iter().collect();
+    ordered.sort_by_cached_key(|(position, claim)| {
+        let conditions = &claim.output.rules[claim.index].conditions;
+        let count =
+            |wanted: fn(&Condition) -> bool| conditions.iter().filter(|c| wanted(c)).count();
+        (
+            std::cmp::Reverse(count(|c| matches!(c, Condition::Method(_)))),
+            std::cmp::Reverse(count(|c| matches!(c, Condition::Header(_)))),
+            std::cmp::Reverse(count(|c| matches!(c, Condition::Query(_)))),
+            (*position).clone(),
+        )
+    });
+    let mut chain: Vec<GatewayRule> = Vec::new();
+    let mut first: Option<Claim> = None;
+    let mut takes_all: Option<Claim> = None;
+    for (position, claim) in ordered {
+        let rule = &claim.output.rules[claim.index];
+        let shadowing = takes_all.clone().or_else(|| {
+            chain
+                .iter()
+                .position(|entry| entry.conditions == rule.conditions)
+                .and(first.clone())
+        });
+        if let Some(earlier) = shadowing {
+            if earlier.output.origin != claim.output.origin {
+                diagnostics.push(conflict(claim, &earlier));
+            }
+            continue;
+        }
+        let mut action = (*rule.filters).clone();
+        action.backends = rule
+            .backends
+            .iter()
+            .map(|(backend, weight)| (backend.id.clone(), *weight))
+            .collect();
+        for (backend, _) in &rule.backends {
+            uses.push((position.clone(), backend.id.clone(), claim.clone()));
+        }
+        chain.push(GatewayRule {
+            conditions: rule.conditions.clone(),
+            action,
+            origin: claim.output.origin.clone(),
+        });
+        if first.is_none() {
+            first = Some(claim.clone());
+        }
+        if rule.conditions.is_empty() {
+            takes_all = Some(claim.clone());
+        }
+    }
+    let winner = first?;
+    Some((RouteTarget::Rules(chain.into()), winner))
+}
+
+/// A later claim on a path already routed by an older one.
+fn conflict(later: &Claim, earlier: &Claim) -> Diagnostic {
+    let rule = &later.output.rules[later.index];
+    Diagnostic {
+        object: later.output.object.clone(),
+        field: rule.field.clone(),
+        message: format!(
+            "host {} path '{}' is already routed by {}, which is older; this path is ignored",
+            rule.host, rule.path_text, earlier.output.origin
+        ),
     }
 }
 

@@ -115,7 +115,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
                     },
                     Route {
                         listeners: model::Listeners::Both,
-                        backend: id(BACKENDS[*backend]),
+                        target: model::RouteTarget::Backend(id(BACKENDS[*backend])),
                         https_redirect: None,
                         origin: origin(),
                     },
@@ -142,7 +142,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
                 },
                 Route {
                     listeners: model::Listeners::Both,
-                    backend: id("app"),
+                    target: model::RouteTarget::Backend(id("app")),
                     https_redirect: None,
                     origin: origin(),
                 },

@@ -8,10 +8,16 @@
 mod backend;
 mod global;
 mod routing;
+mod rules;
 
 pub use backend::{Backend, BackendId, Balance, Server};
 pub use global::{Global, HaproxyDuration, Timeouts};
-pub use routing::{CertId, Host, HostKey, Listeners, PathKind, PathMatch, Route, TlsCert};
+pub use routing::{
+    CertId, Host, HostKey, Listeners, PathKind, PathMatch, Route, RouteTarget, TlsCert,
+};
+pub use rules::{
+    Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, ValueMatch,
+};
 
 pub use imbl::OrdMap;
 

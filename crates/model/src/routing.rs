@@ -83,11 +83,32 @@ impl Listeners {
     }
 }
 
+/// What a route does with a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteTarget {
+    /// Forward to this backend (the route maps name it directly).
+    Backend(BackendId),
+    /// Try these rules in order (Gateway API conditions, filters or traffic split).
+    Rules(std::sync::Arc<[crate::GatewayRule]>),
+}
+
+impl RouteTarget {
+    /// Every backend the route may send traffic to.
+    pub fn backend_ids(&self) -> Vec<&BackendId> {
+        match self {
+            RouteTarget::Backend(id) => vec![id],
+            RouteTarget::Rules(rules) => {
+                rules.iter().flat_map(|r| r.action.backend_ids()).collect()
+            }
+        }
+    }
+}
+
 /// Where one path of one host goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
-    /// The backend that answers.
-    pub backend: BackendId,
+    /// What answers.
+    pub target: RouteTarget,
     /// The frontends that serve it.
     pub listeners: Listeners,
     /// Plain-HTTP requests are redirected to HTTPS with this status code.

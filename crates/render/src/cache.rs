@@ -11,6 +11,7 @@ use imbl::ordmap::DiffItem;
 use model::{BackendId, CertId, HostKey, ProxyModel};
 
 use crate::maps::{self, HostLines, MAP_FILES};
+use crate::rules::{self, HostRuleLines};
 use crate::shards::{self, render_backend, shard_header, shard_of};
 use crate::{RenderedConfig, RenderedFile, config};
 
@@ -67,6 +68,8 @@ pub struct RenderCache {
     bucket_members: Vec<BTreeSet<HostKey>>,
     /// Per map file, each bucket's text.
     bucket_texts: [Vec<Arc<str>>; 5],
+    /// Frontend lines of the hosts with Gateway API rule chains.
+    rule_lines: BTreeMap<HostKey, Arc<HostRuleLines>>,
     /// The previous output; files that did not change are reused from it.
     files: BTreeMap<String, RenderedFile>,
 }
@@ -76,12 +79,15 @@ impl RenderCache {
     pub fn render(&mut self, model: &ProxyModel) -> RenderedConfig {
         let previous = self.previous.take();
         let previous = previous.as_ref();
-        self.files.insert(
-            crate::MAIN_CONFIG.to_owned(),
-            RenderedFile::new(config::main_config(model), false),
-        );
         self.render_backends(previous, model);
         let crt_list_changed = self.render_hosts(previous, model);
+        self.files.insert(
+            crate::MAIN_CONFIG.to_owned(),
+            RenderedFile::new(
+                config::main_config(model, self.rule_lines.values().map(|l| &**l)),
+                false,
+            ),
+        );
         self.render_certificates(previous, model);
         let certificates_changed =
             previous.is_none_or(|p| p.certs.diff(&model.certs).next().is_some());
@@ -191,6 +197,17 @@ impl RenderCache {
                           host: Option<&model::Host>,
                           old_cert: Option<&CertId>| {
             let new_parts = host.map(|host| host_parts(key, host));
+            let rules = host
+                .map(|host| rules::host_rule_lines(key, host))
+                .filter(|lines| *lines != HostRuleLines::default());
+            match rules {
+                Some(lines) => {
+                    cache.rule_lines.insert(key.clone(), Arc::new(lines));
+                }
+                None => {
+                    cache.rule_lines.remove(key);
+                }
+            }
             let old_parts = match &new_parts {
                 Some(parts) => cache.hosts.insert(key.clone(), parts.clone()),
                 None => cache.hosts.remove(key),
@@ -231,6 +248,7 @@ impl RenderCache {
             }
             None => {
                 self.hosts.clear();
+                self.rule_lines.clear();
                 for (key, host) in &model.hosts {
                     update(self, key, Some(host), None);
                 }

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use model::ProxyModel;
 
 use crate::maps::{HOSTS_MAP, frontend_maps, redirect_marker};
+use crate::rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, HostRuleLines};
 
 /// Certificate served for unknown SNI names.
 pub const DEFAULT_CERT: &str = "certs/default.pem";
@@ -15,7 +16,10 @@ pub const NOT_FOUND_BACKEND: &str = "_default_404";
 /// Every HTTPS redirect code a route may ask for.
 const REDIRECT_CODES: [u16; 5] = [301, 302, 303, 307, 308];
 
-pub(crate) fn main_config(model: &ProxyModel) -> String {
+pub(crate) fn main_config<'a>(
+    model: &ProxyModel,
+    rules: impl Iterator<Item = &'a HostRuleLines> + Clone,
+) -> String {
     let global = &model.global;
     let timeouts = &global.timeouts;
     let mut text = String::with_capacity(4096);
@@ -90,9 +94,19 @@ defaults
                 );
             }
         }
+        for host in rules.clone() {
+            text.push_str(&host.requests);
+        }
+        for host in rules.clone() {
+            text.push_str(&host.responses);
+        }
+        for host in rules.clone() {
+            text.push_str(&host.backends);
+        }
         let _ = write!(
             text,
-            "    use_backend %[var(txn.backend)] if {{ var(txn.backend) -m found }}
+            "    use_backend {NOT_FOUND_BACKEND} if {{ var(txn.backend) -m beg {DISPATCH_PREFIX} }}
+    use_backend %[var(txn.backend)] if {{ var(txn.backend) -m found }}
     default_backend {default_backend}
 "
         );
@@ -102,6 +116,9 @@ defaults
         "
 backend {NOT_FOUND_BACKEND}
     http-request return status 404 content-type text/plain string \"404 Not Found\"
+
+backend {GATEWAY_500_BACKEND}
+    http-request return status 500 content-type text/plain string \"500 No Valid Backend\"
 "
     );
     text

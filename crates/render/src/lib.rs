@@ -5,10 +5,12 @@
 mod cache;
 mod config;
 mod maps;
+mod rules;
 mod shards;
 
 pub use cache::RenderCache;
 pub use config::CRT_LIST;
+pub use rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, dispatch_name};
 pub use shards::{shard_file_name, shard_of};
 
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use model::{Host, HostKey, PathKind, ProxyModel, Route};
+use model::{Host, HostKey, PathKind, ProxyModel, Route, RouteTarget};
 
 /// Map of known host keys (exact and wildcard).
 pub const HOSTS_MAP: &str = "maps/hosts.map";
@@ -65,10 +65,12 @@ pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> HostLines {
     };
     let mut route_maps: [String; 4] = Default::default();
     for (index, plain_http) in [(0, true), (2, false)] {
-        let value = |route: &Route| match route.https_redirect {
-            Some(code) if plain_http => redirect_marker(code),
-            _ => route.backend.section_name(),
-        };
+        let value =
+            |path: &model::PathMatch, route: &Route| match (&route.https_redirect, &route.target) {
+                (Some(code), _) if plain_http => redirect_marker(*code),
+                (_, RouteTarget::Backend(id)) => id.section_name(),
+                (_, RouteTarget::Rules(_)) => crate::rules::dispatch_name(host_key, path),
+            };
         let mut exact = BTreeMap::new();
         let mut prefix = BTreeMap::new();
         for (path, route) in host
@@ -79,19 +81,21 @@ pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> HostLines {
             let key = format!("{host_text}#{}", path.path);
             match path.kind {
                 PathKind::Exact => {
-                    exact.insert(key, value(route));
+                    exact.insert(key, value(path, route));
                 }
                 PathKind::Prefix => {
                     // An Exact rule on the same path wins.
                     if !path.path.is_empty() {
-                        exact.entry(key.clone()).or_insert_with(|| value(route));
+                        exact
+                            .entry(key.clone())
+                            .or_insert_with(|| value(path, route));
                     }
                     prefix
                         .entry(format!("{key}/"))
-                        .or_insert_with(|| value(route));
+                        .or_insert_with(|| value(path, route));
                 }
                 PathKind::Begin => {
-                    prefix.entry(key).or_insert_with(|| value(route));
+                    prefix.entry(key).or_insert_with(|| value(path, route));
                 }
             }
         }

@@ -51,7 +51,7 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
 fn route(service: &str, port: &str, https_redirect: Option<u16>) -> Route {
     Route {
         listeners: model::Listeners::Both,
-        backend: id(service, port),
+        target: model::RouteTarget::Backend(id(service, port)),
         https_redirect,
         origin: origin("site"),
     }
@@ -283,7 +283,8 @@ fn redirect_codes_and_removed_tls_change_only_the_http_maps() {
         .get_mut(&HostKey::Exact("shop.example.com".into()))
         .unwrap();
     for route in shop.routes.values_mut() {
-        route.https_redirect = if route.backend.service == "static" {
+        route.https_redirect = if matches!(&route.target, model::RouteTarget::Backend(id) if id.service == "static")
+        {
             None
         } else {
             Some(301)

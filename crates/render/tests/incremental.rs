@@ -52,7 +52,7 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
             },
             Route {
                 listeners: model::Listeners::Both,
-                backend: id(number),
+                target: model::RouteTarget::Backend(id(number)),
                 https_redirect: number.is_multiple_of(3).then_some(308),
                 origin: origin(),
             },

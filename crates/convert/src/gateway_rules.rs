@@ -1,0 +1,213 @@
+//! An HTTPRoute rule's matches and filters, validated into model conditions and actions.
+//! Every value that reaches the configuration is checked here: names are tokens, values
+//! hold no control character and no single quote, paths and hosts only URL-safe
+//! characters.
+
+use model::{Condition, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, ValueMatch};
+use resources::gateway::{HttpRouteRulesFilters, HttpRouteRulesMatches};
+use serde_json::Value;
+
+use crate::names;
+
+/// The conditions of a match beyond its path.
+pub(crate) fn conditions(matched: &HttpRouteRulesMatches) -> Result<Vec<Condition>, String> {
+    let mut conditions = Vec::new();
+    if let Some(method) = &matched.method {
+        let method = serde_json::to_value(method)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .ok_or("method: not a method")?;
+        conditions.push(Condition::Method(method));
+    }
+    for (index, header) in matched.headers.iter().flatten().enumerate() {
+        let regex = header
+            .r#type
+            .as_ref()
+            .and_then(|t| serde_json::to_value(t).ok())
+            .is_some_and(|t| t == "RegularExpression");
+        conditions.push(Condition::Header(ValueMatch {
+            name: token(&header.name)
+                .map_err(|why| format!("headers[{index}].name: {why}"))?
+                .to_ascii_lowercase(),
+            value: value(&header.value).map_err(|why| format!("headers[{index}].value: {why}"))?,
+            regex,
+        }));
+    }
+    for (index, query) in matched.query_params.iter().flatten().enumerate() {
+        let regex = query
+            .r#type
+            .as_ref()
+            .and_then(|t| serde_json::to_value(t).ok())
+            .is_some_and(|t| t == "RegularExpression");
+        conditions.push(Condition::Query(ValueMatch {
+            name: token(&query.name).map_err(|why| format!("queryParams[{index}].name: {why}"))?,
+            value: value(&query.value)
+                .map_err(|why| format!("queryParams[{index}].value: {why}"))?,
+            regex,
+        }));
+    }
+    Ok(conditions)
+}
+
+/// A rule's filters as an action (without backends). `matched_prefix` is the path
+/// prefix the match matched, which `ReplacePrefixMatch` replaces.
+pub(crate) fn filters(
+    filters: &[HttpRouteRulesFilters],
+    matched_prefix: Option<&str>,
+) -> Result<RuleAction, String> {
+    let mut action = RuleAction::default();
+    for (index, filter) in filters.iter().enumerate() {
+        let at = |why: String| format!("filters[{index}]: {why}");
+        let filter = serde_json::to_value(filter).map_err(|e| at(e.to_string()))?;
+        match filter["type"].as_str().unwrap_or_default() {
+            "RequestHeaderModifier" => {
+                header_edits(
+                    &filter["requestHeaderModifier"],
+                    &mut action.request_headers,
+                )
+                .map_err(at)?;
+            }
+            "ResponseHeaderModifier" => {
+                header_edits(
+                    &filter["responseHeaderModifier"],
+                    &mut action.response_headers,
+                )
+                .map_err(at)?;
+            }
+            "RequestRedirect" => {
+                action.redirect =
+                    Some(redirect(&filter["requestRedirect"], matched_prefix).map_err(at)?);
+            }
+            "URLRewrite" => {
+                let rewrite = &filter["urlRewrite"];
+                action.rewrite = Some(Rewrite {
+                    hostname: optional_host(&rewrite["hostname"]).map_err(at)?,
+                    path: path_change(&rewrite["path"], matched_prefix).map_err(at)?,
+                });
+            }
+            other => return Err(at(format!("filter type {other} is not supported"))),
+        }
+    }
+    if action.redirect.is_some() && action.rewrite.is_some() {
+        return Err("RequestRedirect and URLRewrite cannot be combined".to_owned());
+    }
+    Ok(action)
+}
+
+fn header_edits(modifier: &Value, edits: &mut HeaderEdits) -> Result<(), String> {
+    let pairs = |list: &Value| -> Result<Vec<(String, String)>, String> {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .map(|entry| {
+                let name = token(entry["name"].as_str().unwrap_or_default())?;
+                let value = value(entry["value"].as_str().unwrap_or_default())?;
+                Ok((name, value))
+            })
+            .collect()
+    };
+    edits.set.extend(pairs(&modifier["set"])?);
+    edits.add.extend(pairs(&modifier["add"])?);
+    for name in modifier["remove"].as_array().into_iter().flatten() {
+        edits.remove.push(token(name.as_str().unwrap_or_default())?);
+    }
+    Ok(())
+}
+
+fn redirect(redirect: &Value, matched_prefix: Option<&str>) -> Result<Redirect, String> {
+    let code = match redirect["statusCode"].as_i64().unwrap_or(302) {
+        code @ (301 | 302) => u16::try_from(code).unwrap_or(302),
+        code => return Err(format!("statusCode {code} is not 301 or 302")),
+    };
+    let scheme = match redirect["scheme"].as_str() {
+        None => None,
+        Some(scheme @ ("http" | "https")) => Some(scheme.to_owned()),
+        Some(other) => return Err(format!("scheme {other} is not http or https")),
+    };
+    let port = match redirect["port"].as_i64() {
+        None => None,
+        Some(port) => Some(
+            u16::try_from(port)
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or(format!("port {port} is out of range"))?,
+        ),
+    };
+    Ok(Redirect {
+        scheme,
+        hostname: optional_host(&redirect["hostname"])?,
+        port,
+        path: path_change(&redirect["path"], matched_prefix)?,
+        code,
+    })
+}
+
+fn path_change(path: &Value, matched_prefix: Option<&str>) -> Result<Option<PathChange>, String> {
+    match path["type"].as_str() {
+        None => Ok(None),
+        Some("ReplaceFullPath") => Ok(Some(PathChange::Full(url_path(
+            path["replaceFullPath"].as_str().unwrap_or("/"),
+        )?))),
+        Some("ReplacePrefixMatch") => {
+            let Some(matched) = matched_prefix else {
+                return Err("ReplacePrefixMatch needs a PathPrefix match".to_owned());
+            };
+            let replacement = url_path(path["replacePrefixMatch"].as_str().unwrap_or("/"))?;
+            Ok(Some(PathChange::Prefix {
+                matched: matched.trim_end_matches('/').to_owned(),
+                replacement,
+            }))
+        }
+        Some(other) => Err(format!("path type {other} is not supported")),
+    }
+}
+
+fn optional_host(host: &Value) -> Result<Option<String>, String> {
+    match host.as_str() {
+        None => Ok(None),
+        Some(host) => match names::parse_host(host)? {
+            model::HostKey::Exact(name) => Ok(Some(name)),
+            _ => Err(format!("hostname {host} must be an exact host name")),
+        },
+    }
+}
+
+/// A header or parameter name: an HTTP token of the characters HAProxy takes as is.
+fn token(name: &str) -> Result<String, String> {
+    let ok = !name.is_empty()
+        && name.len() <= 256
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~'));
+    if ok {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "'{name}' is not a name of letters, digits, '-', '_', '.', '~'"
+        ))
+    }
+}
+
+/// A value printed in single quotes: printable, without a single quote.
+fn value(text: &str) -> Result<String, String> {
+    if text.len() <= 4096 && text.chars().all(|c| !c.is_control() && c != '\'') {
+        Ok(text.to_owned())
+    } else {
+        Err("values may not hold control characters or a single quote (')".to_owned())
+    }
+}
+
+/// A path printed in configuration and regular expressions: URL-safe characters only.
+pub(crate) fn url_path(path: &str) -> Result<String, String> {
+    let ok = path.starts_with('/')
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.' | b'~'));
+    if ok {
+        Ok(path.to_owned())
+    } else {
+        Err(format!(
+            "path '{path}' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'"
+        ))
+    }
+}

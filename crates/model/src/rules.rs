@@ -1,0 +1,122 @@
+//! Gateway API rules: what the route maps cannot say (conditions beyond the path,
+//! filters, traffic split), as an ordered chain per host and path.
+//!
+//! Every string here was validated on the way in: header and query names are tokens,
+//! values hold no control character and no single quote (they are printed in single
+//! quotes), paths and host names hold only URL-safe characters.
+
+use crate::{BackendId, Origin};
+
+/// A condition beyond the path.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Condition {
+    /// The request method, e.g. `GET`.
+    Method(String),
+    /// A request header (name lowercase).
+    Header(ValueMatch),
+    /// A query parameter (name as given: query names are case-sensitive).
+    Query(ValueMatch),
+}
+
+/// A named value compared exactly or by regular expression.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ValueMatch {
+    /// Header or parameter name.
+    pub name: String,
+    /// Value or PCRE pattern.
+    pub value: String,
+    /// Whether `value` is a regular expression.
+    pub regex: bool,
+}
+
+/// Header changes.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub struct HeaderEdits {
+    /// Replace (or create) these headers.
+    pub set: Vec<(String, String)>,
+    /// Append these headers.
+    pub add: Vec<(String, String)>,
+    /// Remove these headers.
+    pub remove: Vec<String>,
+}
+
+impl HeaderEdits {
+    /// Whether there is nothing to change.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty() && self.add.is_empty() && self.remove.is_empty()
+    }
+}
+
+/// How a redirect or rewrite changes the path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PathChange {
+    /// The whole path becomes this.
+    Full(String),
+    /// The matched prefix (`matched`, without trailing slash) becomes `replacement`.
+    Prefix {
+        /// The prefix the rule matched.
+        matched: String,
+        /// What replaces it.
+        replacement: String,
+    },
+}
+
+/// An HTTP redirect.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Redirect {
+    /// `http` or `https`; `None` keeps the request's.
+    pub scheme: Option<String>,
+    /// `None` keeps the request's host.
+    pub hostname: Option<String>,
+    /// `None`: the scheme's well-known port when the scheme is set, else the request's.
+    pub port: Option<u16>,
+    /// `None` keeps the path (and the query).
+    pub path: Option<PathChange>,
+    /// 301 or 302.
+    pub code: u16,
+}
+
+/// A request rewrite before forwarding.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub struct Rewrite {
+    /// The new Host header.
+    pub hostname: Option<String>,
+    /// The new path.
+    pub path: Option<PathChange>,
+}
+
+/// What a matching rule does.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub struct RuleAction {
+    /// Request headers changed before forwarding.
+    pub request_headers: HeaderEdits,
+    /// Response headers changed before answering.
+    pub response_headers: HeaderEdits,
+    /// Answer with a redirect instead of forwarding.
+    pub redirect: Option<Redirect>,
+    /// Rewrite the request before forwarding.
+    pub rewrite: Option<Rewrite>,
+    /// Where traffic goes, with weights (all above 0).
+    pub backends: Vec<(BackendId, u32)>,
+    /// The weight of the backends that are invalid: that share of the traffic (all of
+    /// it, when there is no valid backend) is answered with 500.
+    pub unavailable_weight: u32,
+}
+
+impl RuleAction {
+    /// Every backend the action may send traffic to.
+    pub fn backend_ids(&self) -> impl Iterator<Item = &BackendId> {
+        self.backends.iter().map(|(id, _)| id)
+    }
+}
+
+/// One entry of a chain: the first entry whose conditions all hold acts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GatewayRule {
+    /// Conditions beyond the path; empty always holds.
+    pub conditions: Vec<Condition>,
+    /// What it does.
+    pub action: RuleAction,
+    /// The object that declared it.
+    pub origin: Origin,
+}

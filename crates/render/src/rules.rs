@@ -1,0 +1,331 @@
+//! Gateway API rule chains as frontend lines. The route maps give a chained path the
+//! value `_gw_<hash>`; the frontend then picks the first rule of that chain whose
+//! conditions hold (`txn.rule`), applies its filters, and sends the request on. A chain
+//! that may fall through continues with the rules of the shorter paths that also match,
+//! and finally answers 404, so the precedence between paths stays that of the maps.
+
+use std::fmt::Write;
+
+use model::{
+    BackendId, Condition, GatewayRule, HeaderEdits, Host, HostKey, PathChange, PathKind, PathMatch,
+    Redirect, Route, RouteTarget,
+};
+
+/// Answers a rule whose backends are all invalid, as the Gateway API requires.
+pub const GATEWAY_500_BACKEND: &str = "_gateway_500";
+/// The prefix of every chained route's map value.
+pub const DISPATCH_PREFIX: &str = "_gw_";
+
+/// The map value of a chained route.
+pub fn dispatch_name(host: &HostKey, path: &PathMatch) -> String {
+    let kind = match path.kind {
+        PathKind::Exact => "exact",
+        PathKind::Prefix => "prefix",
+        PathKind::Begin => "begin",
+    };
+    let identity = format!("{}#{}#{kind}", host.map_key(), path.path);
+    format!(
+        "{DISPATCH_PREFIX}{:016x}",
+        xxhash_rust::xxh3::xxh3_64(identity.as_bytes())
+    )
+}
+
+/// One host's frontend lines, by the place they take in the frontend.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct HostRuleLines {
+    /// `http-request` lines: choose the rule, then its request filters.
+    pub(crate) requests: String,
+    /// `use_backend` lines.
+    pub(crate) backends: String,
+    /// `http-response` lines.
+    pub(crate) responses: String,
+}
+
+/// An entry of an effective chain.
+enum Entry<'a> {
+    Rule(&'a GatewayRule),
+    /// A plain route of a shorter path: takes every request left.
+    Plain(&'a BackendId),
+}
+
+pub(crate) fn host_rule_lines(key: &HostKey, host: &Host) -> HostRuleLines {
+    let mut lines = HostRuleLines::default();
+    for (path, route) in &host.routes {
+        let RouteTarget::Rules(rules) = &route.target else {
+            continue;
+        };
+        let dispatch = dispatch_name(key, path);
+        let mut chain: Vec<Entry<'_>> = rules.iter().map(Entry::Rule).collect();
+        if !rules.iter().any(|rule| rule.conditions.is_empty()) {
+            chain.extend(fallback(host, path));
+        }
+        for (index, entry) in chain.iter().enumerate() {
+            let rule_id = format!("{dispatch}_{index}");
+            let chosen = format!("{{ var(txn.rule) -m str {rule_id} }}");
+            let conditions = match entry {
+                Entry::Rule(rule) => rule.conditions.iter().map(condition).collect::<String>(),
+                Entry::Plain(_) => String::new(),
+            };
+            let _ = writeln!(
+                lines.requests,
+                "    http-request set-var(txn.rule) str({rule_id}) if {{ var(txn.backend) -m str {dispatch} }} !{{ var(txn.rule) -m found }}{conditions}"
+            );
+            match entry {
+                Entry::Plain(backend) => {
+                    let _ = writeln!(
+                        lines.backends,
+                        "    use_backend {} if {chosen}",
+                        backend.section_name()
+                    );
+                }
+                Entry::Rule(rule) => action_lines(rule, &chosen, &mut lines),
+            }
+        }
+    }
+    lines
+}
+
+/// The routes of shorter paths that match every request this path matches, most
+/// specific first, up to the first that takes every request.
+fn fallback<'a>(host: &'a Host, path: &PathMatch) -> Vec<Entry<'a>> {
+    let mut covering: Vec<(&PathMatch, &Route)> = host
+        .routes
+        .iter()
+        .filter(|(other, _)| *other != path && covers(other, path))
+        .collect();
+    covering.sort_by_key(|(other, _)| {
+        std::cmp::Reverse((other.path.len(), other.kind == PathKind::Prefix))
+    });
+    let mut entries = Vec::new();
+    for (_, route) in covering {
+        match &route.target {
+            RouteTarget::Backend(id) => {
+                entries.push(Entry::Plain(id));
+                return entries;
+            }
+            RouteTarget::Rules(rules) => {
+                entries.extend(rules.iter().map(Entry::Rule));
+                if rules.iter().any(|rule| rule.conditions.is_empty()) {
+                    return entries;
+                }
+            }
+        }
+    }
+    entries
+}
+
+/// Whether every request `path` matches is matched by `other` too.
+fn covers(other: &PathMatch, path: &PathMatch) -> bool {
+    match other.kind {
+        PathKind::Exact => false,
+        PathKind::Prefix => {
+            other.path.is_empty()
+                || path.path == other.path
+                || path.path.starts_with(&format!("{}/", other.path))
+        }
+        PathKind::Begin => path.path.starts_with(&other.path),
+    }
+}
+
+fn condition(condition: &Condition) -> String {
+    let matcher = |regex: bool| if regex { "reg" } else { "str" };
+    match condition {
+        Condition::Method(method) => format!(" {{ method {method} }}"),
+        Condition::Header(m) => format!(
+            " {{ req.fhdr({}) -m {} '{}' }}",
+            m.name,
+            matcher(m.regex),
+            m.value
+        ),
+        Condition::Query(m) => format!(
+            " {{ urlp({}) -m {} '{}' }}",
+            m.name,
+            matcher(m.regex),
+            m.value
+        ),
+    }
+}
+
+/// A value printed inside a log-format string: `%` is literal.
+fn literal(text: &str) -> String {
+    text.replace('%', "%%")
+}
+
+fn header_lines(directive: &str, edits: &HeaderEdits, chosen: &str, out: &mut String) {
+    for (name, value) in &edits.set {
+        let _ = writeln!(
+            out,
+            "    {directive} set-header {name} '{}' if {chosen}",
+            literal(value)
+        );
+    }
+    for (name, value) in &edits.add {
+        let _ = writeln!(
+            out,
+            "    {directive} add-header {name} '{}' if {chosen}",
+            literal(value)
+        );
+    }
+    for name in &edits.remove {
+        let _ = writeln!(out, "    {directive} del-header {name} if {chosen}");
+    }
+}
+
+fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
+    let action = &rule.action;
+    header_lines(
+        "http-request",
+        &action.request_headers,
+        chosen,
+        &mut lines.requests,
+    );
+    if let Some(rewrite) = &action.rewrite {
+        if let Some(hostname) = &rewrite.hostname {
+            let _ = writeln!(
+                lines.requests,
+                "    http-request set-header host '{hostname}' if {chosen}"
+            );
+        }
+        match &rewrite.path {
+            Some(PathChange::Full(path)) => {
+                let _ = writeln!(
+                    lines.requests,
+                    "    http-request set-path '{}' if {chosen}",
+                    literal(path)
+                );
+            }
+            Some(PathChange::Prefix {
+                matched,
+                replacement,
+            }) => {
+                let pattern = regex_literal(matched);
+                let trimmed = replacement.trim_end_matches('/');
+                let whole = if replacement.is_empty() {
+                    "/"
+                } else {
+                    replacement.as_str()
+                };
+                // Longer paths first: the result of the whole-prefix line could match it.
+                let _ = writeln!(
+                    lines.requests,
+                    "    http-request replace-path '^{pattern}(/.*)$' '{}\\1' if {chosen}",
+                    literal(trimmed)
+                );
+                if !matched.is_empty() {
+                    let _ = writeln!(
+                        lines.requests,
+                        "    http-request replace-path '^{pattern}$' '{}' if {chosen}",
+                        literal(whole)
+                    );
+                }
+            }
+            None => {}
+        }
+    }
+    if let Some(redirect) = &action.redirect {
+        let _ = writeln!(
+            lines.requests,
+            "    http-request redirect location '{}' code {} if {chosen}",
+            location(redirect),
+            redirect.code
+        );
+        header_lines(
+            "http-response",
+            &action.response_headers,
+            chosen,
+            &mut lines.responses,
+        );
+        return;
+    }
+    header_lines(
+        "http-response",
+        &action.response_headers,
+        chosen,
+        &mut lines.responses,
+    );
+    let mut targets: Vec<(String, u32)> = action
+        .backends
+        .iter()
+        .map(|(id, weight)| (id.section_name(), *weight))
+        .collect();
+    if action.unavailable_weight > 0 || targets.is_empty() {
+        targets.push((
+            GATEWAY_500_BACKEND.to_owned(),
+            action.unavailable_weight.max(1),
+        ));
+    }
+    if let [(section, _)] = targets.as_slice() {
+        let _ = writeln!(lines.backends, "    use_backend {section} if {chosen}");
+        return;
+    }
+    let total: u32 = targets.iter().map(|(_, weight)| *weight).sum();
+    let _ = writeln!(
+        lines.requests,
+        "    http-request set-var(txn.pick) rand({total}) if {chosen}"
+    );
+    let mut below = 0;
+    for (position, (section, weight)) in targets.iter().enumerate() {
+        below += weight;
+        if position + 1 == targets.len() {
+            let _ = writeln!(lines.backends, "    use_backend {section} if {chosen}");
+        } else {
+            let _ = writeln!(
+                lines.backends,
+                "    use_backend {section} if {chosen} {{ var(txn.pick) -m int lt {below} }}"
+            );
+        }
+    }
+}
+
+/// The Location of a redirect, as a log-format string.
+fn location(redirect: &Redirect) -> String {
+    let scheme = match &redirect.scheme {
+        Some(scheme) => scheme.clone(),
+        None => "%[ssl_fc,iif(https,http)]".to_owned(),
+    };
+    let host = redirect
+        .hostname
+        .clone()
+        .unwrap_or_else(|| "%[var(txn.host)]".to_owned());
+    let well_known = match redirect.scheme.as_deref() {
+        Some("https") => Some(443),
+        Some("http") => Some(80),
+        _ => None,
+    };
+    let port = match redirect.port {
+        Some(port)
+            if Some(port) != well_known
+                && !(well_known.is_none() && (port == 80 || port == 443)) =>
+        {
+            format!(":{port}")
+        }
+        _ => String::new(),
+    };
+    let path = match &redirect.path {
+        None => "%[capture.req.uri]".to_owned(),
+        Some(PathChange::Full(path)) => literal(path),
+        Some(PathChange::Prefix {
+            matched,
+            replacement,
+        }) => {
+            let trimmed = replacement.trim_end_matches('/');
+            if matched.is_empty() {
+                format!("{}%[path]", literal(trimmed))
+            } else if trimmed.is_empty() {
+                format!("%[path,regsub(^{}/?,/)]", regex_literal(matched))
+            } else {
+                format!(
+                    "%[path,regsub(^{},{})]",
+                    regex_literal(matched),
+                    literal(trimmed)
+                )
+            }
+        }
+    };
+    format!("{scheme}://{host}{port}{path}")
+}
+
+/// A validated path as a regular expression matching itself.
+fn regex_literal(path: &str) -> String {
+    path.replace('.', "\\.")
+}

@@ -341,6 +341,14 @@ spec:
     backendRefs: [{name: missing, port: 80}]
 "#;
 
+/// Method, target, headers, and the backend expected to answer.
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
 fn request(
     port: u16,
     method: &str,

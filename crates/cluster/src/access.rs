@@ -39,6 +39,7 @@ const fn access(
 }
 
 const READ: &[&str] = &["list", "watch"];
+const GATEWAY: &str = "gateway.networking.k8s.io";
 
 /// Everything the controller does on the API server.
 pub const API_ACCESS: &[Access] = &[
@@ -53,6 +54,11 @@ pub const API_ACCESS: &[Access] = &[
         &["patch"],
         Grant::Cluster,
     ),
+    access("", "namespaces", READ, Grant::Cluster),
+    access(GATEWAY, "gatewayclasses", READ, Grant::Cluster),
+    access(GATEWAY, "gateways", READ, Grant::Cluster),
+    access(GATEWAY, "httproutes", READ, Grant::Cluster),
+    access(GATEWAY, "referencegrants", READ, Grant::Cluster),
     access(
         "events.k8s.io",
         "events",

@@ -7,12 +7,12 @@ use std::fmt::Debug;
 use futures::StreamExt as _;
 use index::{ListScope, SourceEvent};
 use k8s_openapi::NamespaceResourceScope;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
-use resources::{Kind, Object};
+use resources::{Gateway, GatewayClass, HttpRoute, Kind, Object, ReferenceGrant};
 use serde::de::DeserializeOwned;
 use source::SourceBatch;
 use std::sync::Arc;
@@ -25,6 +25,8 @@ pub struct WatchScope {
     pub namespaces: Vec<String>,
     /// The global ConfigMap (namespace, name): the only ConfigMap read.
     pub configmap: Option<(String, String)>,
+    /// Watch the Gateway API kinds too.
+    pub gateway_api: bool,
 }
 
 /// The field selector that keeps Secrets we cannot use (service-account tokens, Helm
@@ -127,10 +129,50 @@ fn start_watchers(
     watchers.start(
         Api::all(client.clone()),
         &None,
-        all,
+        all.clone(),
         Kind::IngressClass,
         |o: IngressClass| Object::IngressClass(Arc::new(o)),
     );
+    // Namespaces: their labels decide which routes a Gateway listener admits.
+    watchers.start(
+        Api::all(client.clone()),
+        &None,
+        all.clone(),
+        Kind::Namespace,
+        |o: Namespace| Object::Namespace(Arc::new(o)),
+    );
+    if scope.gateway_api {
+        watchers.start(
+            Api::all(client.clone()),
+            &None,
+            all.clone(),
+            Kind::GatewayClass,
+            |o: GatewayClass| Object::GatewayClass(Arc::new(o)),
+        );
+        for namespace in &namespaces {
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
+                Kind::Gateway,
+                |o: Gateway| Object::Gateway(Arc::new(o)),
+            );
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
+                Kind::HttpRoute,
+                |o: HttpRoute| Object::HttpRoute(Arc::new(o)),
+            );
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
+                Kind::ReferenceGrant,
+                |o: ReferenceGrant| Object::ReferenceGrant(Arc::new(o)),
+            );
+        }
+    }
     if let Some((namespace, name)) = &scope.configmap {
         let only_it = watcher::Config::default().fields(&format!("metadata.name={name}"));
         watchers.start(
@@ -182,9 +224,33 @@ impl Watchers<'_> {
         tokio::spawn(async move {
             let mut stream = watcher(api, config).default_backoff().boxed();
             let mut bracket: Option<Vec<SourceEvent>> = None;
+            let mut listed = false;
             while let Some(event) = stream.next().await {
                 let event = match event {
                     Ok(event) => event,
+                    Err(watcher::Error::InitialListFailed(kube::Error::Api(status)))
+                        if status.code == 404 && !listed =>
+                    {
+                        // The kind's CRD is not installed: it has no objects, and rendering
+                        // need not wait for it. The watcher keeps trying in the background.
+                        tracing::info!(
+                            kind = kind.name(),
+                            "not served by the API server (CRD not installed?); treated as empty"
+                        );
+                        listed = true;
+                        let empty =
+                            vec![SourceEvent::Init(list_scope.clone()), SourceEvent::InitDone];
+                        if deliveries.send((watcher_id, empty)).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    Err(watcher::Error::InitialListFailed(kube::Error::Api(status)))
+                        if status.code == 404 =>
+                    {
+                        tracing::debug!(kind = kind.name(), "still not served by the API server");
+                        continue;
+                    }
                     Err(err) => {
                         tracing::warn!(kind = kind.name(), error = %err, "watch failed; retrying");
                         continue;
@@ -201,10 +267,13 @@ impl Watchers<'_> {
                         }
                         None
                     }
-                    watcher::Event::InitDone => bracket.take().map(|mut events| {
-                        events.push(SourceEvent::InitDone);
-                        events
-                    }),
+                    watcher::Event::InitDone => {
+                        listed = true;
+                        bracket.take().map(|mut events| {
+                            events.push(SourceEvent::InitDone);
+                            events
+                        })
+                    }
                     watcher::Event::Apply(object) => {
                         Some(vec![SourceEvent::Apply(wrap(slim(object)))])
                     }

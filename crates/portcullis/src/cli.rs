@@ -106,6 +106,10 @@ pub struct ClusterArgs {
     /// (comma-separated or repeated).
     #[arg(long, value_name = "ADDR", value_delimiter = ',')]
     pub publish_address: Vec<String>,
+    /// Watch the Gateway API kinds (GatewayClass, Gateway, HTTPRoute, ReferenceGrant);
+    /// when their CRDs are not installed they are treated as empty.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub watch_gateway_api: bool,
     /// Name of the Lease that elects the one replica writing status and Events.
     #[arg(long, default_value = "portcullis-leader")]
     pub election_id: String,

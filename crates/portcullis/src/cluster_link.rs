@@ -53,6 +53,7 @@ impl ClusterLink {
         let scope = WatchScope {
             namespaces: args.watch_namespaces.clone(),
             configmap: config.configmap.clone(),
+            gateway_api: args.watch_gateway_api,
         };
         tokio::spawn(cluster::watch_cluster(client.clone(), scope, batches));
 

@@ -126,7 +126,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
 
     let mut instance = launch(&api, "solo", &["--configmap", "default/global"]);
     let p = &mut instance.portcullis;
-    p.wait_until(WAIT, |_| api.lists().len() >= 5).unwrap();
+    p.wait_until(WAIT, |_| api.lists().len() >= 10).unwrap();
     std::thread::sleep(Duration::from_millis(500));
     assert!(
         !p.state_dir.join("haproxy.cfg").exists(),
@@ -144,9 +144,14 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
         lists,
         [
             "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name=global",
+            "/api/v1/namespaces?fieldSelector=",
             "/api/v1/secrets?fieldSelector=type=kubernetes.io/tls",
             "/api/v1/services?fieldSelector=",
             "/apis/discovery.k8s.io/v1/endpointslices?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/gatewayclasses?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/gateways?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/httproutes?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/referencegrants?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingressclasses?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingresses?fieldSelector=",
         ],
@@ -383,7 +388,16 @@ fn watching_one_namespace_serves_and_lists_only_what_is_in_it() {
         api.apply(in_namespace(slice("web", &[&blue]), namespace));
         api.apply(in_namespace(ingress("web", host, "web"), namespace));
     }
-    let mut instance = launch(&api, "solo", &["--watch-namespace", "team-a"]);
+    let mut instance = launch(
+        &api,
+        "solo",
+        &[
+            "--watch-namespace",
+            "team-a",
+            "--watch-gateway-api",
+            "false",
+        ],
+    );
     let p = &mut instance.portcullis;
     p.wait_until_ready(WAIT).unwrap();
     wait_for(p, "a.test", "blue");
@@ -395,6 +409,7 @@ fn watching_one_namespace_serves_and_lists_only_what_is_in_it() {
         [
             "/api/v1/namespaces/team-a/secrets?fieldSelector=type=kubernetes.io/tls",
             "/api/v1/namespaces/team-a/services?fieldSelector=",
+            "/api/v1/namespaces?fieldSelector=",
             "/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingressclasses?fieldSelector=",
             "/apis/networking.k8s.io/v1/namespaces/team-a/ingresses?fieldSelector=",
@@ -436,5 +451,42 @@ fn ingress_status_follows_the_published_services_load_balancer_address() {
     })
     .unwrap();
     assert_eq!(status_writes(&api, "web").len(), 2);
+    assert_only_granted_requests(&api);
+}
+
+#[test]
+fn gateway_api_objects_are_watched_and_missing_crds_do_not_hold_rendering_back() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    api.apply(ingress("web", "web.test", "web"));
+    // An API server without the ReferenceGrant CRD.
+    api.remove_kind("ReferenceGrant");
+    let mut instance = launch(&api, "solo", &[]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    wait_for(p, "web.test", "blue");
+
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                     "metadata": {"name": "portcullis"},
+                     "spec": {"controllerName": "portcullis.dev/gateway-controller"}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                     "metadata": {"name": "edge", "namespace": "default"},
+                     "spec": {"gatewayClassName": "portcullis",
+                              "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                     "metadata": {"name": "routed", "namespace": "default"},
+                     "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["routed.test"],
+                              "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]}}),
+    );
+    wait_for(p, "routed.test", "blue");
+    api.delete("HTTPRoute", "default", "routed");
+    wait_for(p, "routed.test", "404");
     assert_only_granted_requests(&api);
 }

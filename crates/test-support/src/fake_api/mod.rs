@@ -149,6 +149,11 @@ impl FakeApiServer {
             .cloned()
     }
 
+    /// Stops serving a kind, as an API server without its CRD: every request gets 404.
+    pub fn remove_kind(&self, kind: &str) {
+        self.shared.lock().absent.insert(resource(kind).plural);
+    }
+
     /// Makes list requests for a kind wait until [`Self::release_lists`].
     pub fn hold_lists(&self, kind: &str) {
         self.shared.lock().held_lists.insert(resource(kind).plural);
@@ -240,7 +245,9 @@ fn serve(shared: &Shared, stream: &TcpStream) {
     let Ok(request) = http::read_request(stream) else {
         return;
     };
-    let Some(target) = parse_target(&request.path) else {
+    let target = parse_target(&request.path)
+        .filter(|target| !shared.lock().absent.contains(target.resource.plural));
+    let Some(target) = target else {
         let _ = http::reply(stream, 404, &status_body(404, "NotFound", "no such path"));
         return;
     };

@@ -36,6 +36,20 @@ pub const RESOURCES: &[Resource] = &[
     grouped("networking.k8s.io", "ingressclasses", "IngressClass", false),
     grouped("coordination.k8s.io", "leases", "Lease", true),
     grouped("events.k8s.io", "events", "Event", true),
+    grouped(
+        "gateway.networking.k8s.io",
+        "gatewayclasses",
+        "GatewayClass",
+        false,
+    ),
+    grouped("gateway.networking.k8s.io", "gateways", "Gateway", true),
+    grouped("gateway.networking.k8s.io", "httproutes", "HTTPRoute", true),
+    grouped(
+        "gateway.networking.k8s.io",
+        "referencegrants",
+        "ReferenceGrant",
+        true,
+    ),
 ];
 
 const fn core(plural: &'static str, kind: &'static str, namespaced: bool) -> Resource {
@@ -108,6 +122,8 @@ pub struct Store {
     pub status_conflicts: u32,
     /// Every request that is not a GET, as `TOKEN METHOD path`.
     pub writes: Vec<String>,
+    /// Resources (plural) the server does not serve, as if their CRD were not installed.
+    pub absent: std::collections::BTreeSet<&'static str>,
     /// Resources (plural) whose list requests wait until released.
     pub held_lists: std::collections::BTreeSet<&'static str>,
     /// Every request, as RBAC would judge it.

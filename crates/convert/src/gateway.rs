@@ -23,6 +23,7 @@ use resources::gateway::{
 };
 use resources::{Gateway, HttpRoute, Kind, Object, ObjectRef, ServiceBackendPort};
 
+use crate::gateway_status::{ParentOutcome, RouteOutcome};
 use crate::ingress::{IngressOutput, RuleOutput, TlsClaim};
 use crate::keys::{self, GlobalConfig};
 use crate::lookup::Recorder;
@@ -32,6 +33,12 @@ use crate::{Diagnostic, endpoints, gateway_rules, names};
 pub const GATEWAY_CONTROLLER: &str = "portcullis.dev/gateway-controller";
 /// The Gateway API group.
 pub const GROUP: &str = "gateway.networking.k8s.io";
+
+/// What [`RouteConverter::rule_backends`] finds.
+type RuleBackends = (Vec<(Arc<Backend>, u32)>, u32, Option<Unresolved>);
+
+/// A status reason and message for a reference that does not resolve.
+type Unresolved = (&'static str, String);
 
 /// Where a route attaches: a host on some frontends, with the certificate to serve.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,12 +84,17 @@ pub(crate) fn convert_http_route(
             default_backend: None,
             rules: Vec::new(),
             diagnostics: Vec::new(),
+            route_outcome: None,
         },
         backends: BTreeMap::new(),
     };
-    let attachments = converter.attachments();
+    let mut outcome = RouteOutcome::default();
+    let attachments = converter.attachments(&mut outcome.parents);
     if !attachments.is_empty() {
-        converter.rules(&attachments);
+        outcome.unresolved = converter.rules(&attachments);
+    }
+    if !outcome.parents.is_empty() {
+        converter.output.route_outcome = Some(outcome);
     }
     converter.output
 }
@@ -101,7 +113,7 @@ impl RouteConverter<'_, '_> {
     }
 
     /// Every host this route is served on, merged across the listeners it attaches to.
-    fn attachments(&mut self) -> Vec<Attachment> {
+    fn attachments(&mut self, outcomes: &mut Vec<ParentOutcome>) -> Vec<Attachment> {
         let mut by_host: BTreeMap<HostKey, Attachment> = BTreeMap::new();
         let parents = self.route.spec.parent_refs.clone().unwrap_or_default();
         for (index, parent) in parents.iter().enumerate() {
@@ -115,6 +127,14 @@ impl RouteConverter<'_, '_> {
             let Some(gateway) = self.our_gateway(&namespace, &parent.name) else {
                 continue;
             };
+            let mut outcome = ParentOutcome {
+                gateway: ObjectRef::new(Kind::Gateway, namespace.as_str(), parent.name.as_str()),
+                section_name: parent.section_name.clone(),
+                port: parent.port,
+                listeners: Vec::new(),
+                refusal: None,
+            };
+            let mut named = false;
             let mut matched_listener = false;
             let mut found = Vec::new();
             for listener in &gateway.spec.listeners {
@@ -126,6 +146,7 @@ impl RouteConverter<'_, '_> {
                 {
                     continue;
                 }
+                named = true;
                 let Some(listeners) = self.frontend(listener) else {
                     continue;
                 };
@@ -137,7 +158,11 @@ impl RouteConverter<'_, '_> {
                     Listeners::Https => self.certificate(&gateway, listener),
                     _ => None,
                 };
-                for host in self.hostnames(listener.hostname.as_deref()) {
+                let hosts = self.hostnames(listener.hostname.as_deref());
+                if !hosts.is_empty() {
+                    outcome.listeners.push(listener.name.clone());
+                }
+                for host in hosts {
                     found.push(Attachment {
                         host,
                         listeners,
@@ -146,19 +171,38 @@ impl RouteConverter<'_, '_> {
                     });
                 }
             }
-            if !matched_listener {
-                self.report(
-                    field,
-                    format!("no listener of Gateway {namespace}/{} accepts this route (sectionName, port, allowedRoutes); it is not attached there", parent.name),
-                );
-                continue;
+            let refusal = if !named {
+                Some((
+                    "NoMatchingParent",
+                    format!(
+                        "Gateway {namespace}/{} has no listener with this sectionName and port",
+                        parent.name
+                    ),
+                ))
+            } else if !matched_listener {
+                Some((
+                    "NotAllowedByListeners",
+                    format!(
+                        "no listener of Gateway {namespace}/{} accepts this route (sectionName, port, allowedRoutes); it is not attached there",
+                        parent.name
+                    ),
+                ))
+            } else if found.is_empty() {
+                Some((
+                    "NoMatchingListenerHostname",
+                    format!(
+                        "no hostname of this route matches a listener of Gateway {namespace}/{}; it is not attached there",
+                        parent.name
+                    ),
+                ))
+            } else {
+                None
+            };
+            if let Some((_, message)) = &refusal {
+                self.report(field.clone(), message.clone());
             }
-            if found.is_empty() {
-                self.report(
-                    field,
-                    format!("no hostname of this route matches a listener of Gateway {namespace}/{}; it is not attached there", parent.name),
-                );
-            }
+            outcome.refusal = refusal;
+            outcomes.push(outcome);
             for attachment in found {
                 match by_host.get_mut(&attachment.host) {
                     Some(existing) => {
@@ -342,7 +386,9 @@ impl RouteConverter<'_, '_> {
             })
     }
 
-    fn rules(&mut self, attachments: &[Attachment]) {
+    /// Turns the rules into route claims; returns the first unresolved reference.
+    fn rules(&mut self, attachments: &[Attachment]) -> Option<(&'static str, String)> {
+        let mut unresolved = None;
         for attachment in attachments {
             if let Some(certificate) = &attachment.certificate {
                 self.output.tls.push(TlsClaim {
@@ -355,7 +401,10 @@ impl RouteConverter<'_, '_> {
         let rules = self.route.spec.rules.clone().unwrap_or_default();
         for (rule_index, rule) in rules.iter().enumerate() {
             let field = format!("spec.rules[{rule_index}]");
-            let (backends, unavailable_weight) = self.rule_backends(rule, &field);
+            let (backends, unavailable_weight, problem) = self.rule_backends(rule, &field);
+            if unresolved.is_none() {
+                unresolved = problem;
+            }
             let matches = rule.matches.clone().unwrap_or_default();
             let matches = if matches.is_empty() {
                 vec![HttpRouteRulesMatches::default()]
@@ -429,17 +478,16 @@ impl RouteConverter<'_, '_> {
                 }
             }
         }
+        unresolved
     }
 
-    /// A rule's valid backends with their weights (above 0), and the total weight of
-    /// the invalid ones, whose share of the traffic is answered with 500.
-    fn rule_backends(
-        &mut self,
-        rule: &HttpRouteRules,
-        field: &str,
-    ) -> (Vec<(Arc<Backend>, u32)>, u32) {
+    /// A rule's valid backends with their weights (above 0), the total weight of the
+    /// invalid ones (whose share of the traffic is answered with 500), and the first
+    /// problem, for status.
+    fn rule_backends(&mut self, rule: &HttpRouteRules, field: &str) -> RuleBackends {
         let mut backends = Vec::new();
         let mut unavailable = 0u32;
+        let mut problem = None;
         for (index, reference) in rule.backend_refs.iter().flatten().enumerate() {
             let weight = u32::try_from(reference.weight.unwrap_or(1)).unwrap_or(0);
             if weight == 0 {
@@ -456,32 +504,39 @@ impl RouteConverter<'_, '_> {
             }
             match self.backend(reference) {
                 Ok(backend) => backends.push((backend, weight)),
-                Err(why) => {
+                Err((reason, why)) => {
                     self.report(
                         at,
                         format!("{why}; its share of the traffic is answered with 500"),
                     );
                     unavailable = unavailable.saturating_add(weight);
+                    problem.get_or_insert((reason, why));
                 }
             }
         }
-        (backends, unavailable)
+        (backends, unavailable, problem)
     }
 
     /// The backend a Service backendRef names.
     fn backend(
         &mut self,
         reference: &resources::gateway::HttpRouteRulesBackendRefs,
-    ) -> Result<Arc<Backend>, String> {
+    ) -> Result<Arc<Backend>, (&'static str, String)> {
         if reference
             .group
             .as_deref()
             .is_some_and(|group| !group.is_empty())
             || reference.kind.as_deref().unwrap_or("Service") != "Service"
         {
-            return Err("only Service backends are supported".to_owned());
+            return Err((
+                "InvalidKind",
+                "only Service backends are supported".to_owned(),
+            ));
         }
-        let port = reference.port.ok_or("a Service backendRef needs a port")?;
+        let port = reference.port.ok_or((
+            "BackendNotFound",
+            "a Service backendRef needs a port".to_owned(),
+        ))?;
         let namespace = reference
             .namespace
             .clone()
@@ -494,9 +549,12 @@ impl RouteConverter<'_, '_> {
                 ("", "Service", &reference.name),
             )
         {
-            return Err(format!(
-                "no ReferenceGrant in namespace {namespace} allows this route to use Service {}",
-                reference.name
+            return Err((
+                "RefNotPermitted",
+                format!(
+                    "no ReferenceGrant in namespace {namespace} allows this route to use Service {}",
+                    reference.name
+                ),
             ));
         }
         let backend_port = ServiceBackendPort {
@@ -504,7 +562,8 @@ impl RouteConverter<'_, '_> {
             name: None,
         };
         let (canonical_port, servers) =
-            endpoints::resolve_servers(self.lookups, &namespace, &reference.name, &backend_port)?;
+            endpoints::resolve_servers(self.lookups, &namespace, &reference.name, &backend_port)
+                .map_err(|why| ("BackendNotFound", why))?;
         let id = BackendId {
             namespace,
             service: reference.name.clone(),

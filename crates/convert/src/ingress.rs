@@ -57,6 +57,8 @@ pub(crate) struct IngressOutput {
     pub(crate) default_backend: Option<(Arc<Backend>, String)>,
     pub(crate) rules: Vec<RuleOutput>,
     pub(crate) diagnostics: Vec<Diagnostic>,
+    /// What Gateway API status needs (HTTPRoutes only).
+    pub(crate) route_outcome: Option<crate::gateway_status::RouteOutcome>,
 }
 
 pub(crate) fn ingress_ref(ingress: &Ingress) -> ObjectRef {
@@ -100,6 +102,7 @@ pub(crate) fn convert_ingress(
         default_backend: None,
         rules: Vec::new(),
         diagnostics,
+        route_outcome: None,
     };
     let mut converter = Converter {
         lookups,

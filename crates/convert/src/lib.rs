@@ -6,6 +6,7 @@ mod diagnostic;
 mod endpoints;
 pub mod gateway;
 mod gateway_rules;
+pub mod gateway_status;
 mod ingress;
 pub mod keys;
 mod lookup;
@@ -285,6 +286,12 @@ impl ConvertCache {
         diagnostics.sort();
         diagnostics.dedup();
         Conversion { model, diagnostics }
+    }
+
+    /// The Gateway API status of every object of ours, as of the last conversion (of
+    /// `snapshot`).
+    pub fn gateway_status(&self, snapshot: &Snapshot) -> gateway_status::StatusReport {
+        gateway_status::report(snapshot, &self.merger.route_outcomes())
     }
 
     /// The Ingresses a set of changes affects, and the Secrets among the changes.

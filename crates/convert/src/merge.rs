@@ -190,6 +190,18 @@ impl Merger {
         self.diagnostics.all()
     }
 
+    /// What Gateway API status needs of every converted HTTPRoute.
+    pub(crate) fn route_outcomes(
+        &self,
+    ) -> std::collections::BTreeMap<ObjectRef, crate::gateway_status::RouteOutcome> {
+        self.outputs
+            .iter()
+            .filter_map(|(object, (_, output))| {
+                Some((object.clone(), output.route_outcome.clone()?))
+            })
+            .collect()
+    }
+
     /// Certificates in use, so their Secrets stay cached.
     pub(crate) fn certificates_in_use(&self) -> impl Iterator<Item = &CertId> {
         self.certificate_users.keys()

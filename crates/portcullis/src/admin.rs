@@ -1,4 +1,4 @@
-//! The admin HTTP server: `/healthz`, `/readyz`, `/syncz`, `/metrics`.
+//! The admin HTTP server: `/healthz`, `/readyz`, `/syncz`, `/metrics`, `/status`.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +21,8 @@ pub struct AdminState {
     pub out_of_sync: Mutex<Option<String>>,
     /// The metrics.
     pub metrics: Metrics,
+    /// The Gateway API status of every object of ours, as YAML.
+    pub gateway_status: Mutex<Arc<str>>,
 }
 
 /// Binds the admin server; the returned future serves until dropped.
@@ -36,6 +38,7 @@ pub async fn serve(
         .route("/readyz", get(readyz))
         .route("/syncz", get(syncz))
         .route("/metrics", get(metrics))
+        .route("/status", get(status))
         .with_state(state);
     Ok(axum::serve(listener, router).into_future())
 }
@@ -62,6 +65,17 @@ async fn syncz(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
         None => (StatusCode::OK, "in sync\n".to_owned()),
         Some(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),
     }
+}
+
+async fn status(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
+    let text = state
+        .gateway_status
+        .lock()
+        .map_or_else(|_| Arc::from(""), |s| s.clone());
+    (
+        [(header::CONTENT_TYPE, "application/yaml")],
+        text.to_string(),
+    )
 }
 
 async fn metrics(State(state): State<Arc<AdminState>>) -> impl IntoResponse {

@@ -24,6 +24,8 @@ pub enum Command {
     Render(RenderArgs),
     /// Report every problem in the manifests; exit non-zero if there is one.
     Check(CheckArgs),
+    /// Print the Gateway API status of the manifests' objects, as YAML.
+    Status(CheckArgs),
 }
 
 /// Where objects come from and how they are turned into configuration.

@@ -199,6 +199,7 @@ impl Controller {
             ..
         } = reconciled;
         let new_problems = self.report(&conversion.diagnostics);
+        self.publish_gateway_status(&snapshot);
         if let Some(cluster) = self.cluster.as_mut() {
             cluster.publish(&snapshot, &self.options, &new_problems);
         }
@@ -268,6 +269,21 @@ impl Controller {
             .reconcile_seconds
             .observe(started.elapsed().as_secs_f64());
         Ok(())
+    }
+
+    /// Makes the Gateway API status available at `/status`.
+    fn publish_gateway_status(&self, snapshot: &Arc<index::Snapshot>) {
+        let none = snapshot.count(Kind::GatewayClass) == 0 && snapshot.count(Kind::HttpRoute) == 0;
+        let yaml = if none {
+            String::new()
+        } else {
+            crate::status::status_yaml(&self.reconciler.gateway_status(snapshot))
+        };
+        if let Ok(mut current) = self.admin.gateway_status.lock()
+            && **current != *yaml
+        {
+            *current = Arc::from(yaml);
+        }
     }
 
     /// Logs each problem once, when it appears; the gauge shows how many there are now.

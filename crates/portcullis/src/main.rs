@@ -22,6 +22,7 @@ fn main() -> ExitCode {
             .map_err(anyhow::Error::from)
             .and_then(|runtime| runtime.block_on(controller::run(*args))),
         cli::Command::Render(args) => oneshot::render(&args),
+        cli::Command::Status(args) => oneshot::status(&args),
         cli::Command::Check(args) => match oneshot::check(&args) {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::FAILURE,

@@ -87,6 +87,22 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
     Ok(count == 0)
 }
 
+/// Prints the Gateway API status of the manifests' objects, as YAML.
+pub fn status(args: &CheckArgs) -> anyhow::Result<()> {
+    let (snapshot, problems) = load(&args.manifests);
+    for problem in &problems {
+        eprintln!("{problem}");
+    }
+    let options = pipeline::convert_options(&args.config, model::TlsCert::default());
+    let mut cache = convert::ConvertCache::default();
+    cache.convert(&snapshot, &options);
+    print!(
+        "{}",
+        crate::status::status_yaml(&cache.gateway_status(&snapshot))
+    );
+    Ok(())
+}
+
 /// The process's resident memory in MiB (0 where /proc is not available), for the
 /// timing log.
 fn resident_mib() -> u64 {

@@ -87,13 +87,42 @@ impl Default for Shape {
     }
 }
 
-/// The cluster: services by number, the global ConfigMap's `timeout-server`, and which
-/// certificate the `tls` Secrets hold.
+/// An HTTPRoute for one service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RouteShape {
+    /// 0: `svc<n>.test`; 1: `shared.test`; 2: no hostname (the listener's).
+    host: u8,
+    /// 0: PathPrefix `/`; 1: Exact `/app`; 2: PathPrefix `/app/v2`.
+    path_variant: u8,
+    /// Adds a header condition.
+    header: bool,
+    /// Splits traffic with `svc0` (in namespace alpha; beta needs the ReferenceGrant).
+    split: bool,
+    /// Adds a request header filter.
+    filter: bool,
+    /// 0: no sectionName; 1: `http`; 2: `https`.
+    section: u8,
+}
+
+/// The Gateway side: whether the GatewayClass is ours, the listeners' `allowedRoutes`
+/// and hostname, and whether beta's routes may use alpha's services.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct GatewayShape {
+    class_ours: bool,
+    all_namespaces: bool,
+    wildcard_hostname: bool,
+    grant: bool,
+}
+
+/// The cluster: services by number, the global ConfigMap's `timeout-server`, which
+/// certificate the `tls` Secrets hold, HTTPRoutes by service, and the Gateway.
 #[derive(Debug, Clone, Default)]
 struct Cluster {
     services: BTreeMap<u8, Shape>,
     timeout_server: Option<u8>,
     secret_version: u8,
+    routes: BTreeMap<u8, RouteShape>,
+    gateway: GatewayShape,
 }
 
 impl Cluster {
@@ -171,10 +200,75 @@ impl Cluster {
                 "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  namespace: {namespace}\n{annotations}spec:\n{class}{tls}{default_backend}  rules:\n  - host: {host}\n    http:\n      paths:\n      - {{path: {path}, pathType: {kind}, backend: {{service: {{name: {target}, port: {{number: 80}}}}}}}}\n"
             );
         }
+        yaml += &self.gateway_objects();
         decode(&yaml)
             .into_iter()
             .map(|o| (o.object_ref(), o))
             .collect()
+    }
+
+    fn gateway_objects(&self) -> String {
+        let gateway = self.gateway;
+        let controller = if gateway.class_ours {
+            "portcullis.dev/gateway-controller"
+        } else {
+            "example.com/other"
+        };
+        let from = if gateway.all_namespaces {
+            "All"
+        } else {
+            "Same"
+        };
+        let hostname = if gateway.wildcard_hostname {
+            "\n    hostname: '*.test'"
+        } else {
+            ""
+        };
+        let mut yaml = format!(
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: gw}}\nspec: {{controllerName: {controller}}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: alpha}}\nspec:\n  gatewayClassName: gw\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: https\n    protocol: HTTPS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{certificateRefs: [{{name: tls}}]}}\n"
+        );
+        if gateway.grant {
+            yaml += "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: beta-routes, namespace: alpha}\nspec:\n  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: beta}]\n  to: [{group: '', kind: Service}]\n";
+        }
+        for (number, route) in &self.routes {
+            let namespace = Self::namespace(*number);
+            let hostnames = match route.host % 3 {
+                0 => format!("  hostnames: [svc{number}.test]\n"),
+                1 => "  hostnames: [shared.test]\n".to_owned(),
+                _ => String::new(),
+            };
+            let section = match route.section % 3 {
+                0 => "",
+                1 => ", sectionName: http",
+                _ => ", sectionName: https",
+            };
+            let (kind, path) = [
+                ("PathPrefix", "/"),
+                ("Exact", "/app"),
+                ("PathPrefix", "/app/v2"),
+            ][usize::from(route.path_variant % 3)];
+            let header = if route.header {
+                ", headers: [{name: x-canary, value: '1'}]"
+            } else {
+                ""
+            };
+            let filter = if route.filter {
+                format!(
+                    "\n    filters: [{{type: RequestHeaderModifier, requestHeaderModifier: {{set: [{{name: x-route, value: r{number}}}]}}}}]"
+                )
+            } else {
+                String::new()
+            };
+            let split = if route.split {
+                ", {name: svc0, namespace: alpha, port: 80, weight: 2}"
+            } else {
+                ""
+            };
+            yaml += &format!(
+                "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: route{number}, namespace: {namespace}}}\nspec:\n  parentRefs: [{{name: gw, namespace: alpha{section}}}]\n{hostnames}  rules:\n  - matches: [{{path: {{type: {kind}, value: {path}}}{header}}}]{filter}\n    backendRefs: [{{name: svc{number}, port: 80}}{split}]\n"
+            );
+        }
+        yaml
     }
 }
 
@@ -284,8 +378,7 @@ fn cluster_of(services: impl IntoIterator<Item = u8>) -> Cluster {
             .into_iter()
             .map(|s| (s, Shape::default()))
             .collect(),
-        timeout_server: None,
-        secret_version: 0,
+        ..Cluster::default()
     }
 }
 
@@ -337,9 +430,8 @@ fn b_last_backend_overall_removed_during_a_full_reconciliation() {
     drop(Live::start(dir.path(), 2, &before));
     // A full reconciliation: empty caches, over the files the previous one left.
     let after = Cluster {
-        services: BTreeMap::new(),
         timeout_server: Some(9),
-        secret_version: 0,
+        ..Cluster::default()
     };
     drop(Live::start(dir.path(), 2, &after));
     assert_disk_is_full_render(dir.path(), &after, 2);
@@ -451,6 +543,8 @@ enum Change {
     LeastConn(u8, bool),
     DefaultBackend(u8, bool),
     SecretVersion(u8),
+    Route(u8, Option<RouteShape>),
+    Gateway(GatewayShape),
 }
 
 /// Any shape a service may have.
@@ -478,6 +572,38 @@ fn shape() -> impl Strategy<Value = Shape> {
         )
 }
 
+fn route_shape() -> impl Strategy<Value = RouteShape> {
+    (
+        0u8..3,
+        0u8..3,
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        0u8..3,
+    )
+        .prop_map(
+            |(host, path_variant, header, split, filter, section)| RouteShape {
+                host,
+                path_variant,
+                header,
+                split,
+                filter,
+                section,
+            },
+        )
+}
+
+fn gateway_shape() -> impl Strategy<Value = GatewayShape> {
+    (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
+        |(class_ours, all_namespaces, wildcard_hostname, grant)| GatewayShape {
+            class_ours: class_ours || grant,
+            all_namespaces,
+            wildcard_hostname,
+            grant,
+        },
+    )
+}
+
 fn change() -> impl Strategy<Value = Change> {
     let service = 0u8..8;
     prop_oneof![
@@ -493,6 +619,9 @@ fn change() -> impl Strategy<Value = Change> {
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::LeastConn(s, b)),
         (service, any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
         (0u8..2).prop_map(Change::SecretVersion),
+        (0u8..8, proptest::option::weighted(0.7, route_shape()))
+            .prop_map(|(s, r)| Change::Route(s, r)),
+        gateway_shape().prop_map(Change::Gateway),
     ]
 }
 
@@ -527,6 +656,13 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::LeastConn(s, b) => edit(s, &|shape| shape.leastconn = b),
         Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
         Change::SecretVersion(v) => cluster.secret_version = v,
+        Change::Route(s, Some(route)) => {
+            cluster.routes.insert(s, route);
+        }
+        Change::Route(s, None) => {
+            cluster.routes.remove(&s);
+        }
+        Change::Gateway(gateway) => cluster.gateway = gateway,
     }
 }
 
@@ -538,11 +674,13 @@ proptest! {
     #[test]
     fn incremental_equals_full_after_every_batch(
         initial in proptest::collection::btree_map(0u8..8, shape(), 0..6),
+        initial_routes in proptest::collection::btree_map(0u8..8, route_shape(), 0..4),
+        gateway in gateway_shape(),
         shards in 0u32..5,
         batches in proptest::collection::vec(batch(), 1..8),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut cluster = Cluster { services: initial, ..Cluster::default() };
+        let mut cluster = Cluster { services: initial, routes: initial_routes, gateway, ..Cluster::default() };
         let mut shards = shards;
         let mut live = Live::start(dir.path(), shards, &cluster);
         for (changes, restart) in &batches {

@@ -4,6 +4,7 @@
 mod access;
 mod connect;
 mod events;
+mod gateway_status;
 mod lease;
 mod status;
 mod watch;
@@ -11,6 +12,7 @@ mod watch;
 pub use access::{API_ACCESS, Access, Grant};
 pub use connect::{ConnectError, connect};
 pub use events::{Problem, api_version, publish_events};
+pub use gateway_status::{StatusWrite, pending_writes, write_gateway_status};
 pub use lease::{LeaseConfig, elect, release};
 pub use status::{
     Publish, ServedIngress, StatusInput, from_addresses, from_service, outdated,

@@ -1,11 +1,12 @@
 //! Kubernetes API mode: the watchers that feed the controller, and the leader-only
 //! writers (Ingress status, Events) the controller hands its results to.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use cluster::{LeaseConfig, Problem, Publish, ServedIngress, StatusInput, WatchScope};
+use cluster::{LeaseConfig, Problem, Publish, ServedIngress, StatusInput, StatusWrite, WatchScope};
+use convert::gateway_status::StatusReport;
 use convert::{ConvertOptions, Diagnostic};
 use index::Snapshot;
 use prometheus_client::metrics::gauge::Gauge;
@@ -27,6 +28,7 @@ pub struct ClusterLink {
     /// The `--publish-service` Service, if any.
     publish_service: Option<ObjectRef>,
     problems: mpsc::Sender<Problem>,
+    gateway_status: watch::Sender<Arc<Vec<StatusWrite>>>,
     /// The snapshot the served Ingresses were last read from.
     served_from: Option<Arc<Snapshot>>,
 }
@@ -98,6 +100,12 @@ impl ClusterLink {
             ));
             input_tx
         });
+        let (gateway_status, gateway_status_rx) = watch::channel(Arc::new(Vec::new()));
+        tokio::spawn(cluster::write_gateway_status(
+            client.clone(),
+            leading.clone(),
+            gateway_status_rx,
+        ));
         let (problems, problems_rx) = mpsc::channel(PROBLEM_QUEUE);
         tokio::spawn(cluster::publish_events(
             client.clone(),
@@ -112,6 +120,7 @@ impl ClusterLink {
             status,
             publish_service,
             problems,
+            gateway_status,
             served_from: None,
         })
     }
@@ -124,7 +133,17 @@ impl ClusterLink {
         snapshot: &Arc<Snapshot>,
         options: &ConvertOptions,
         new_problems: &[&Diagnostic],
+        gateway_report: Option<&StatusReport>,
     ) {
+        let writes =
+            gateway_report.map_or_else(Vec::new, |report| gateway_writes(snapshot, report));
+        self.gateway_status.send_if_modified(|current| {
+            let modified = **current != writes;
+            if modified {
+                *current = Arc::new(writes);
+            }
+            modified
+        });
         if let Some(status) = &self.status {
             let relevant = |object: &ObjectRef| {
                 matches!(object.kind, Kind::Ingress | Kind::IngressClass)
@@ -193,6 +212,41 @@ impl ClusterLink {
             tracing::warn!(error = %err, "cannot release the lease");
         }
     }
+}
+
+/// The Gateway API status writes a report asks for, compared with the objects now.
+fn gateway_writes(snapshot: &Snapshot, report: &StatusReport) -> Vec<StatusWrite> {
+    let mut desired = BTreeMap::new();
+    let mut current = BTreeMap::new();
+    for (object, status) in report {
+        let (status_now, version) = match snapshot.get(object) {
+            Some(Object::GatewayClass(o)) => (
+                serde_json::to_value(&o.status),
+                &o.metadata.resource_version,
+            ),
+            Some(Object::Gateway(o)) => (
+                serde_json::to_value(&o.status),
+                &o.metadata.resource_version,
+            ),
+            Some(Object::HttpRoute(o)) => (
+                serde_json::to_value(&o.status),
+                &o.metadata.resource_version,
+            ),
+            _ => continue,
+        };
+        let Ok(wanted) = serde_json::to_value(status) else {
+            continue;
+        };
+        desired.insert(object.clone(), wanted);
+        current.insert(
+            object.clone(),
+            (
+                version.clone().unwrap_or_default(),
+                status_now.unwrap_or(serde_json::Value::Null),
+            ),
+        );
+    }
+    cluster::pending_writes(&desired, &current, convert::gateway::GATEWAY_CONTROLLER)
 }
 
 /// New problems among `diagnostics`, given the ones already reported.

@@ -199,9 +199,14 @@ impl Controller {
             ..
         } = reconciled;
         let new_problems = self.report(&conversion.diagnostics);
-        self.publish_gateway_status(&snapshot);
+        let gateway_report = self.publish_gateway_status(&snapshot);
         if let Some(cluster) = self.cluster.as_mut() {
-            cluster.publish(&snapshot, &self.options, &new_problems);
+            cluster.publish(
+                &snapshot,
+                &self.options,
+                &new_problems,
+                gateway_report.as_ref(),
+            );
         }
         let reconciled_in = started.elapsed();
         let plan = plan::plan(&self.applied, &desired);
@@ -271,19 +276,23 @@ impl Controller {
         Ok(())
     }
 
-    /// Makes the Gateway API status available at `/status`.
-    fn publish_gateway_status(&self, snapshot: &Arc<index::Snapshot>) {
+    /// Makes the Gateway API status available at `/status`, and returns it.
+    fn publish_gateway_status(
+        &self,
+        snapshot: &Arc<index::Snapshot>,
+    ) -> Option<convert::gateway_status::StatusReport> {
         let none = snapshot.count(Kind::GatewayClass) == 0 && snapshot.count(Kind::HttpRoute) == 0;
-        let yaml = if none {
-            String::new()
-        } else {
-            crate::status::status_yaml(&self.reconciler.gateway_status(snapshot))
-        };
+        let report = (!none).then(|| self.reconciler.gateway_status(snapshot));
+        let yaml = report
+            .as_ref()
+            .map(crate::status::status_yaml)
+            .unwrap_or_default();
         if let Ok(mut current) = self.admin.gateway_status.lock()
             && **current != *yaml
         {
             *current = Arc::from(yaml);
         }
+        report
     }
 
     /// Logs each problem once, when it appears; the gauge shows how many there are now.

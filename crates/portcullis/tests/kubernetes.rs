@@ -479,13 +479,58 @@ fn gateway_api_objects_are_watched_and_missing_crds_do_not_hold_rendering_back()
                      "spec": {"gatewayClassName": "portcullis",
                               "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]}}),
     );
+    let theirs = json!({"parentRef": {"name": "elsewhere"}, "controllerName": "example.com/other",
+                        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted",
+                                        "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
     api.apply(
         json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
-                     "metadata": {"name": "routed", "namespace": "default"},
+                     "metadata": {"name": "routed", "namespace": "default", "generation": 2},
                      "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["routed.test"],
-                              "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]}}),
+                              "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]},
+                     "status": {"parents": [theirs.clone()]}}),
     );
     wait_for(p, "routed.test", "blue");
+
+    // The leader writes Gateway API status to the objects, keeping other controllers'
+    // entries, and writes again only when it differs.
+    let route_status =
+        |api: &FakeApiServer| api.get("HTTPRoute", "default", "routed").unwrap()["status"].clone();
+    p.wait_until(WAIT, |_| {
+        route_status(&api)["parents"]
+            .as_array()
+            .is_some_and(|p| p.len() == 2)
+    })
+    .unwrap();
+    let parents = route_status(&api)["parents"].clone();
+    assert_eq!(parents[0], theirs);
+    assert_eq!(
+        parents[1]["controllerName"],
+        "portcullis.dev/gateway-controller"
+    );
+    assert_eq!(parents[1]["conditions"][0]["type"], "Accepted");
+    assert_eq!(parents[1]["conditions"][0]["status"], "True");
+    assert_eq!(parents[1]["conditions"][0]["observedGeneration"], 2);
+    p.wait_until(WAIT, |_| {
+        let gateway = api.get("Gateway", "default", "edge").unwrap();
+        gateway["status"]["listeners"][0]["attachedRoutes"] == 1
+    })
+    .unwrap();
+    let class = api.get("GatewayClass", "", "portcullis").unwrap();
+    assert_eq!(class["status"]["conditions"][0]["reason"], "Accepted");
+    let status_writes = |api: &FakeApiServer| {
+        api.writes()
+            .iter()
+            .filter(|w| w.ends_with("/httproutes/routed/status"))
+            .count()
+    };
+    assert_eq!(status_writes(&api), 1);
+    api.apply(slice("web", &[&blue, &blue]));
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        status_writes(&api),
+        1,
+        "unchanged status is not written again"
+    );
     api.delete("HTTPRoute", "default", "routed");
     wait_for(p, "routed.test", "404");
     assert_only_granted_requests(&api);

@@ -35,6 +35,9 @@ show curl -sk $R https://www.example.test:8443/api/users
 show curl -sk $R -w '\nserver certificate: %{certs}\n' -o /dev/null https://www.example.test:8443/ --write-out '' -v 2>&1 | grep -m1 'subject:' || true
 show curl -s -H 'Host: shop.apps.example.test' http://127.0.0.1:8080/static
 show curl -s -H 'Host: unknown.example.test' http://127.0.0.1:8080/anything
+show curl -s -H 'Host: store.gateway.example.test' -H 'x-canary: yes' http://127.0.0.1:8080/  # HTTPRoute: canary to api
+show curl -s -o /dev/null -w '%{http_code} -> %{redirect_url}\n' -H 'Host: store.gateway.example.test' http://127.0.0.1:8080/old/page
+echo "Gateway API status: curl -s http://127.0.0.1:10254/status"
 echo "metrics: curl -s http://127.0.0.1:10254/metrics | grep ^portcullis_"
 if [ "${1:-}" = "--once" ]; then exit 0; fi
 echo "serving on 127.0.0.1:8080 (HTTP) and 127.0.0.1:8443 (HTTPS); edit examples/manifests to see changes applied; Ctrl-C stops."

@@ -96,6 +96,35 @@ fn bundled_example_routes_hosts_paths_and_tls() {
             .as_deref(),
         Some("api")
     );
+    // The Gateway API part: a header match, a redirect, a 3:1 split.
+    let canary = test_support::http_request(
+        portcullis.http_port,
+        "GET / HTTP/1.1\r\nHost: store.gateway.example.test\r\nx-canary: yes\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(canary.server().as_deref(), Some("api"));
+    let moved = http_get(
+        portcullis.http_port,
+        "store.gateway.example.test",
+        "/old/page",
+    )
+    .unwrap();
+    assert_eq!(moved.status, 301);
+    assert_eq!(
+        moved.headers.get("location").map(String::as_str),
+        Some("http://store.gateway.example.test/new/page")
+    );
+    let split: Vec<String> = (0..40)
+        .filter_map(|_| {
+            http_get(portcullis.http_port, "store.gateway.example.test", "/")
+                .unwrap()
+                .server()
+        })
+        .collect();
+    assert!(
+        split.iter().any(|s| s.starts_with("web")) && split.iter().any(|s| s == "api"),
+        "{split:?}"
+    );
     assert_eq!(
         portcullis.metric("portcullis_configuration_errors"),
         Some(0.0)

@@ -6,9 +6,9 @@
 //! Served so far: HTTP listeners on port 80 and HTTPS listeners (TLS Terminate) on port
 //! 443, listener hostnames intersected with route hostnames, `allowedRoutes`
 //! (namespaces `Same` / `All` / `Selector`, kinds), `parentRefs` with `sectionName` and
-//! `port`, `Exact` and `PathPrefix` path matches with header, query-parameter and method
-//! conditions, the core and extended filters of a rule, weighted Service backends (an
-//! invalid one's share answered with 500), cross-namespace references with
+//! `port`, `Exact`, `PathPrefix` and `RegularExpression` path matches with header,
+//! query-parameter and method conditions, the core and extended filters of a rule and of
+//! a backendRef, weighted Service backends (an invalid one's share answered with 500), cross-namespace references with
 //! ReferenceGrants. Everything else is reported on the route and left out (see
 //! docs/gateway-api.md).
 
@@ -34,8 +34,13 @@ pub const GATEWAY_CONTROLLER: &str = "portcullis.dev/gateway-controller";
 /// The Gateway API group.
 pub const GROUP: &str = "gateway.networking.k8s.io";
 
-/// What [`RouteConverter::rule_backends`] finds.
-type RuleBackends = (Vec<(Arc<Backend>, u32)>, u32, Option<Unresolved>);
+/// What [`RouteConverter::rule_backends`] finds: each valid backend with how the rule
+/// uses it, the weight of the invalid ones, the first problem.
+type RuleBackends = (
+    Vec<(Arc<Backend>, model::RuleBackend)>,
+    u32,
+    Option<Unresolved>,
+);
 
 /// A status reason and message for a reference that does not resolve.
 type Unresolved = (&'static str, String);
@@ -417,34 +422,41 @@ impl RouteConverter<'_, '_> {
                 let value = path
                     .and_then(|p| p.value.clone())
                     .unwrap_or_else(|| "/".to_owned());
+                let regex = matches!(
+                    path.and_then(|p| p.r#type.as_ref()),
+                    Some(HttpRouteRulesMatchesPathType::RegularExpression)
+                );
                 let kind = match path.and_then(|p| p.r#type.as_ref()) {
-                    None | Some(HttpRouteRulesMatchesPathType::PathPrefix) => "Prefix",
                     Some(HttpRouteRulesMatchesPathType::Exact) => "Exact",
-                    Some(HttpRouteRulesMatchesPathType::RegularExpression) => {
-                        self.report(
-                            format!("{at}.path"),
-                            "RegularExpression path matches are not supported yet; the match is skipped".to_owned(),
-                        );
-                        continue;
-                    }
+                    _ => "Prefix",
                 };
-                let path_match = match gateway_rules::url_path(&value)
-                    .and_then(|value| names::parse_path(Some(&value), kind))
-                {
+                // A regular expression is a condition on the catch-all prefix: it is tried
+                // where no longer path of the host matches.
+                let checked = if regex {
+                    gateway_rules::path_pattern(&value)
+                        .and_then(|_| names::parse_path(Some("/"), "Prefix"))
+                } else {
+                    gateway_rules::url_path(&value)
+                        .and_then(|value| names::parse_path(Some(&value), kind))
+                };
+                let path_match = match checked {
                     Ok(path_match) => path_match,
                     Err(why) => {
                         self.report(format!("{at}.path"), format!("{why}; the match is skipped"));
                         continue;
                     }
                 };
-                let conditions = match gateway_rules::conditions(matched) {
+                let mut conditions = match gateway_rules::conditions(matched) {
                     Ok(conditions) => conditions,
                     Err(why) => {
                         self.report(at, format!("{why}; the match is skipped"));
                         continue;
                     }
                 };
-                let matched_prefix = (kind == "Prefix").then_some(value.as_str());
+                if regex {
+                    conditions.insert(0, model::Condition::Path(value.clone()));
+                }
+                let matched_prefix = (kind == "Prefix" && !regex).then_some(value.as_str());
                 let filters = rule.filters.clone().unwrap_or_default();
                 let mut action = match gateway_rules::filters(&filters, matched_prefix) {
                     Ok(action) => action,
@@ -457,6 +469,7 @@ impl RouteConverter<'_, '_> {
                     }
                 };
                 action.unavailable_weight = unavailable_weight;
+                action.backends = backends.iter().map(|(_, chosen)| chosen.clone()).collect();
                 if backends.is_empty() && unavailable_weight == 0 && action.redirect.is_none() {
                     // Nothing to forward to: the specification asks for 500.
                     action.unavailable_weight = 1;
@@ -467,7 +480,10 @@ impl RouteConverter<'_, '_> {
                         host: attachment.host.clone(),
                         path: path_match.clone(),
                         path_text: value.clone(),
-                        backends: backends.clone(),
+                        backends: backends
+                            .iter()
+                            .map(|(backend, chosen)| (backend.clone(), chosen.weight))
+                            .collect(),
                         conditions: conditions.clone(),
                         filters: action.clone(),
                         ssl_redirect: false,
@@ -494,16 +510,29 @@ impl RouteConverter<'_, '_> {
                 continue;
             }
             let at = format!("{field}.backendRefs[{index}]");
-            if reference.filters.as_ref().is_some_and(|f| !f.is_empty()) {
-                self.report(
-                    format!("{at}.filters"),
-                    "filters on a backendRef are not supported yet; its share of the traffic is answered with 500".to_owned(),
-                );
-                unavailable = unavailable.saturating_add(weight);
-                continue;
-            }
+            let filters = reference.filters.clone().unwrap_or_default();
+            let (request_headers, response_headers) = match gateway_rules::backend_filters(&filters)
+            {
+                Ok(edits) => edits,
+                Err(why) => {
+                    self.report(
+                        format!("{at}.{why}"),
+                        "this backend's share of the traffic is answered with 500".to_owned(),
+                    );
+                    unavailable = unavailable.saturating_add(weight);
+                    continue;
+                }
+            };
             match self.backend(reference) {
-                Ok(backend) => backends.push((backend, weight)),
+                Ok(backend) => {
+                    let chosen = model::RuleBackend {
+                        id: backend.id.clone(),
+                        weight,
+                        request_headers,
+                        response_headers,
+                    };
+                    backends.push((backend, chosen));
+                }
                 Err((reason, why)) => {
                     self.report(
                         at,

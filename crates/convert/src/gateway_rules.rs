@@ -94,6 +94,32 @@ pub(crate) fn filters(
     Ok(action)
 }
 
+/// A backendRef's filters: its request and response header changes.
+pub(crate) fn backend_filters<T: serde::Serialize>(
+    filters: &[T],
+) -> Result<(HeaderEdits, HeaderEdits), String> {
+    let mut request = HeaderEdits::default();
+    let mut response = HeaderEdits::default();
+    for (index, filter) in filters.iter().enumerate() {
+        let at = |why: String| format!("filters[{index}]: {why}");
+        let filter = serde_json::to_value(filter).map_err(|e| at(e.to_string()))?;
+        match filter["type"].as_str().unwrap_or_default() {
+            "RequestHeaderModifier" => {
+                header_edits(&filter["requestHeaderModifier"], &mut request).map_err(at)?;
+            }
+            "ResponseHeaderModifier" => {
+                header_edits(&filter["responseHeaderModifier"], &mut response).map_err(at)?;
+            }
+            other => {
+                return Err(at(format!(
+                    "filter type {other} is not supported on a backendRef"
+                )));
+            }
+        }
+    }
+    Ok((request, response))
+}
+
 fn header_edits(modifier: &Value, edits: &mut HeaderEdits) -> Result<(), String> {
     let pairs = |list: &Value| -> Result<Vec<(String, String)>, String> {
         list.as_array()
@@ -195,6 +221,17 @@ fn value(text: &str) -> Result<String, String> {
     } else {
         Err("values may not hold control characters or a single quote (')".to_owned())
     }
+}
+
+/// A path regular expression, printed in single quotes (HAProxy reads it as PCRE).
+pub(crate) fn path_pattern(pattern: &str) -> Result<String, String> {
+    value(pattern).and_then(|pattern| {
+        if pattern.is_empty() {
+            Err("an empty pattern".to_owned())
+        } else {
+            Ok(pattern)
+        }
+    })
 }
 
 /// A path printed in configuration and regular expressions: URL-safe characters only.

@@ -31,7 +31,8 @@ pub(crate) struct RuleOutput {
     pub(crate) backends: Vec<(Arc<Backend>, u32)>,
     /// Conditions beyond the path (Gateway API matches).
     pub(crate) conditions: Vec<model::Condition>,
-    /// Filters (Gateway API); its `backends` are left empty, `backends` above says.
+    /// What the rule does (Gateway API), with its backends' weights and header changes;
+    /// an Ingress leaves it empty and `backends` above says.
     pub(crate) filters: Arc<model::RuleAction>,
     pub(crate) ssl_redirect: bool,
     pub(crate) redirect_code: u16,
@@ -42,9 +43,7 @@ pub(crate) struct RuleOutput {
 impl RuleOutput {
     /// Whether the rule is a plain path-to-backend mapping, as every Ingress rule is.
     pub(crate) fn is_plain(&self) -> bool {
-        self.conditions.is_empty()
-            && self.backends.len() == 1
-            && *self.filters == model::RuleAction::default()
+        self.conditions.is_empty() && self.backends.len() == 1 && self.filters.forwards_only()
     }
 }
 

@@ -655,7 +655,7 @@ fn plain_route(
 }
 
 /// Gateway API semantics: every claim on the path is a rule, tried in the order of
-/// precedence (a method match first, then more header matches, then more query
+/// precedence (a regular-expression path first, then a method match, then more header matches, then more query
 /// matches, then the older route, then the rule's place in it); a rule with the same
 /// conditions as one before it, or after one without conditions, is never reached and
 /// is reported.
@@ -670,6 +670,7 @@ fn chain_route(
         let count =
             |wanted: fn(&Condition) -> bool| conditions.iter().filter(|c| wanted(c)).count();
         (
+            std::cmp::Reverse(count(|c| matches!(c, Condition::Path(_)))),
             std::cmp::Reverse(count(|c| matches!(c, Condition::Method(_)))),
             std::cmp::Reverse(count(|c| matches!(c, Condition::Header(_)))),
             std::cmp::Reverse(count(|c| matches!(c, Condition::Query(_)))),
@@ -694,11 +695,13 @@ fn chain_route(
             continue;
         }
         let mut action = (*rule.filters).clone();
-        action.backends = rule
-            .backends
-            .iter()
-            .map(|(backend, weight)| (backend.id.clone(), *weight))
-            .collect();
+        if action.backends.is_empty() {
+            action.backends = rule
+                .backends
+                .iter()
+                .map(|(backend, weight)| model::RuleBackend::plain(backend.id.clone(), *weight))
+                .collect();
+        }
         for (backend, _) in &rule.backends {
             uses.push((position.clone(), backend.id.clone(), claim.clone()));
         }

@@ -16,7 +16,8 @@ pub use routing::{
     CertId, Host, HostKey, Listeners, PathKind, PathMatch, Route, RouteTarget, TlsCert,
 };
 pub use rules::{
-    Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, ValueMatch,
+    Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, RuleBackend,
+    ValueMatch,
 };
 
 pub use imbl::OrdMap;

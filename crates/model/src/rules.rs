@@ -10,6 +10,8 @@ use crate::{BackendId, Origin};
 /// A condition beyond the path.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Condition {
+    /// The request path matches this regular expression.
+    Path(String),
     /// The request method, e.g. `GET`.
     Method(String),
     /// A request header (name lowercase).
@@ -97,7 +99,7 @@ pub struct RuleAction {
     /// Rewrite the request before forwarding.
     pub rewrite: Option<Rewrite>,
     /// Where traffic goes, with weights (all above 0).
-    pub backends: Vec<(BackendId, u32)>,
+    pub backends: Vec<RuleBackend>,
     /// The weight of the backends that are invalid: that share of the traffic (all of
     /// it, when there is no valid backend) is answered with 500.
     pub unavailable_weight: u32,
@@ -106,7 +108,46 @@ pub struct RuleAction {
 impl RuleAction {
     /// Every backend the action may send traffic to.
     pub fn backend_ids(&self) -> impl Iterator<Item = &BackendId> {
-        self.backends.iter().map(|(id, _)| id)
+        self.backends.iter().map(|backend| &backend.id)
+    }
+
+    /// Whether the action only forwards to one backend, changing nothing: what a route
+    /// map can say by itself.
+    pub fn forwards_only(&self) -> bool {
+        self.request_headers.is_empty()
+            && self.response_headers.is_empty()
+            && self.redirect.is_none()
+            && self.rewrite.is_none()
+            && self.unavailable_weight == 0
+            && self
+                .backends
+                .iter()
+                .all(|b| b.request_headers.is_empty() && b.response_headers.is_empty())
+    }
+}
+
+/// One backend of a rule, with its weight and its own header changes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RuleBackend {
+    /// The backend.
+    pub id: BackendId,
+    /// Its share of the traffic (above 0).
+    pub weight: u32,
+    /// Request headers changed when this backend is chosen.
+    pub request_headers: HeaderEdits,
+    /// Response headers changed when this backend answered.
+    pub response_headers: HeaderEdits,
+}
+
+impl RuleBackend {
+    /// A backend with a weight and no header changes.
+    pub fn plain(id: BackendId, weight: u32) -> Self {
+        Self {
+            id,
+            weight,
+            request_headers: HeaderEdits::default(),
+            response_headers: HeaderEdits::default(),
+        }
     }
 }
 

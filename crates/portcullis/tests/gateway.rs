@@ -120,7 +120,8 @@ spec:
   parentRefs: [{name: web, sectionName: http}]
   hostnames: [unsupported.test]
   rules:
-  - matches: [{path: {type: RegularExpression, value: "/.*"}}]
+  - matches: [{path: {type: PathPrefix, value: /}}]
+    filters: [{type: RequestMirror, requestMirror: {backendRef: {name: api, port: 80}}}]
     backendRefs: [{name: api, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /plain}}]
     backendRefs: [{name: app, port: 80}]
@@ -237,7 +238,7 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
         log.contains("HTTPRoute team/team: spec.rules[0].backendRefs[0]: no ReferenceGrant in namespace default allows this route to use Service other; its share of the traffic is answered with 500"),
         "{log}"
     );
-    assert!(log.contains("HTTPRoute default/unsupported: spec.rules[0].matches[0].path: RegularExpression path matches are not supported yet"), "{log}");
+    assert!(log.contains("HTTPRoute default/unsupported: spec.rules[0].filters[0]: filter type RequestMirror is not supported"), "{log}");
     assert!(log.contains("HTTPRoute team/listeners: spec.parentRefs[0]: no listener of Gateway default/web accepts this route"), "{log}");
     write(&manifests, "grant.yaml", GRANT);
     p.wait_until(Duration::from_secs(10), |p| {
@@ -289,6 +290,8 @@ spec:
     backendRefs: [{name: api, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /env}, headers: [{name: env, value: canary}]}]
     backendRefs: [{name: api, port: 80}]
+  - matches: [{path: {type: RegularExpression, value: "^/items/[0-9]+$"}}]
+    backendRefs: [{name: other, port: 80}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -344,7 +347,16 @@ spec:
   parentRefs: [{name: web, sectionName: http}]
   hostnames: [split.test]
   rules:
-  - backendRefs: [{name: app, port: 80, weight: 3}, {name: api, port: 80, weight: 1}, {name: other, port: 80, weight: 0}]
+  - backendRefs:
+    - name: app
+      port: 80
+      weight: 3
+      filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x-backend, value: app}]}}]
+    - name: api
+      port: 80
+      weight: 1
+      filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x-backend, value: api}]}}]
+    - {name: other, port: 80, weight: 0}
   - matches: [{path: {type: PathPrefix, value: /half-broken}}]
     backendRefs: [{name: app, port: 80}, {name: missing, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /broken}}]
@@ -413,7 +425,7 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
     let log = p.log();
 
     // Precedence within a path: method, then header count, then query count.
-    let cases: [Case; 9] = [
+    let cases: [Case; 11] = [
         ("GET", "/", &[], "app"),
         ("GET", "/", &[("version", "two")], "api"),
         ("POST", "/", &[], "other"),
@@ -425,6 +437,9 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
         ("GET", "/exact", &[("x-letters", "b")], "app"),
         // The same match in an older and a newer route: the older route wins.
         ("GET", "/env", &[("env", "canary")], "api"),
+        // A regular expression, where no longer path matches.
+        ("GET", "/items/42", &[], "other"),
+        ("GET", "/items/x", &[], "app"),
     ];
     for (method, target, headers, expected) in cases {
         let response = request(port, method, "match.test", target, headers);
@@ -484,11 +499,14 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
     );
 
     // Weights: 3 to 1, and weight 0 gets nothing.
+    // Each backendRef's own filter applies when it is the one chosen.
     let mut counts = std::collections::BTreeMap::new();
     for _ in 0..400 {
-        *counts
-            .entry(served_by(&request(port, "GET", "split.test", "/", &[])))
-            .or_insert(0) += 1;
+        let response = request(port, "GET", "split.test", "/", &[]);
+        let server = served_by(&response);
+        let marked = response.echo().unwrap()["headers"]["x-backend"].clone();
+        assert_eq!(marked, server.as_str(), "{}", response.body);
+        *counts.entry(server).or_insert(0) += 1;
     }
     let app = counts.get("app").copied().unwrap_or(0);
     let api = counts.get("api").copied().unwrap_or(0);

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use model::{
     BackendId, Condition, GatewayRule, HeaderEdits, Host, HostKey, PathChange, PathKind, PathMatch,
-    Redirect, Route, RouteTarget,
+    Redirect, Route, RouteTarget, RuleBackend,
 };
 
 /// Answers a rule whose backends are all invalid, as the Gateway API requires.
@@ -130,6 +130,7 @@ fn covers(other: &PathMatch, path: &PathMatch) -> bool {
 fn condition(condition: &Condition) -> String {
     let matcher = |regex: bool| if regex { "reg" } else { "str" };
     match condition {
+        Condition::Path(pattern) => format!(" {{ path -m reg '{pattern}' }}"),
         Condition::Method(method) => format!(" {{ method {method} }}"),
         Condition::Header(m) => format!(
             " {{ req.fhdr({}) -m {} '{}' }}",
@@ -243,37 +244,54 @@ fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
         chosen,
         &mut lines.responses,
     );
-    let mut targets: Vec<(String, u32)> = action
+    let mut targets: Vec<(String, u32, Option<&RuleBackend>)> = action
         .backends
         .iter()
-        .map(|(id, weight)| (id.section_name(), *weight))
+        .map(|backend| (backend.id.section_name(), backend.weight, Some(backend)))
         .collect();
     if action.unavailable_weight > 0 || targets.is_empty() {
         targets.push((
             GATEWAY_500_BACKEND.to_owned(),
             action.unavailable_weight.max(1),
+            None,
         ));
     }
-    if let [(section, _)] = targets.as_slice() {
-        let _ = writeln!(lines.backends, "    use_backend {section} if {chosen}");
-        return;
+    let weighted = targets.len() > 1;
+    if weighted {
+        let total: u32 = targets.iter().map(|(_, weight, _)| *weight).sum();
+        let _ = writeln!(
+            lines.requests,
+            "    http-request set-var(txn.pick) rand({total}) if {chosen}"
+        );
     }
-    let total: u32 = targets.iter().map(|(_, weight)| *weight).sum();
-    let _ = writeln!(
-        lines.requests,
-        "    http-request set-var(txn.pick) rand({total}) if {chosen}"
-    );
     let mut below = 0;
-    for (position, (section, weight)) in targets.iter().enumerate() {
+    for (position, (section, weight, backend)) in targets.iter().enumerate() {
+        let from = below;
         below += weight;
-        if position + 1 == targets.len() {
-            let _ = writeln!(lines.backends, "    use_backend {section} if {chosen}");
-        } else {
-            let _ = writeln!(
-                lines.backends,
-                "    use_backend {section} if {chosen} {{ var(txn.pick) -m int lt {below} }}"
+        let last = position + 1 == targets.len();
+        // The condition that this target takes the request.
+        let takes = match (weighted, last) {
+            (false, _) => chosen.to_owned(),
+            (true, true) => format!("{chosen} {{ var(txn.pick) -m int ge {from} }}"),
+            (true, false) => format!(
+                "{chosen} {{ var(txn.pick) -m int ge {from} }} {{ var(txn.pick) -m int lt {below} }}"
+            ),
+        };
+        if let Some(backend) = backend {
+            header_lines(
+                "http-request",
+                &backend.request_headers,
+                &takes,
+                &mut lines.requests,
+            );
+            header_lines(
+                "http-response",
+                &backend.response_headers,
+                &takes,
+                &mut lines.responses,
             );
         }
+        let _ = writeln!(lines.backends, "    use_backend {section} if {takes}");
     }
 }
 

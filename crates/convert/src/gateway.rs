@@ -3,7 +3,7 @@
 //! (Gateways, GatewayClasses, Namespaces, ReferenceGrants, Services, endpoints) is looked
 //! up through the recorder, so a change to any of it converts the route again.
 //!
-//! Served so far: HTTP listeners on port 80 and HTTPS listeners (TLS Terminate) on port
+//! Served so far: HTTP listeners on any port and HTTPS listeners (TLS Terminate) on port
 //! 443, listener hostnames intersected with route hostnames, `allowedRoutes`
 //! (namespaces `Same` / `All` / `Selector`, kinds), `parentRefs` with `sectionName` and
 //! `port`, `Exact`, `PathPrefix` and `RegularExpression` path matches with header,
@@ -159,9 +159,10 @@ impl RouteConverter<'_, '_> {
                     continue;
                 }
                 matched_listener = true;
-                let certificate = match listeners {
-                    Listeners::Https => self.certificate(&gateway, listener),
-                    _ => None,
+                let certificate = if listeners == Listeners::HTTPS {
+                    self.certificate(&gateway, listener)
+                } else {
+                    None
                 };
                 let hosts = self.hostnames(listener.hostname.as_deref());
                 if !hosts.is_empty() {
@@ -170,7 +171,7 @@ impl RouteConverter<'_, '_> {
                 for host in hosts {
                     found.push(Attachment {
                         host,
-                        listeners,
+                        listeners: listeners.clone(),
                         certificate: certificate.clone(),
                         field: field.clone(),
                     });
@@ -211,9 +212,7 @@ impl RouteConverter<'_, '_> {
             for attachment in found {
                 match by_host.get_mut(&attachment.host) {
                     Some(existing) => {
-                        if existing.listeners != attachment.listeners {
-                            existing.listeners = Listeners::Both;
-                        }
+                        existing.listeners = existing.listeners.union(&attachment.listeners);
                         if existing.certificate.is_none() {
                             existing.certificate = attachment.certificate;
                         }
@@ -253,14 +252,18 @@ impl RouteConverter<'_, '_> {
     /// The frontend serving a listener, if it is one this route can attach to.
     fn frontend(&self, listener: &GatewayListeners) -> Option<Listeners> {
         match (listener.protocol.as_str(), listener.port) {
-            ("HTTP", 80) => Some(Listeners::Http),
+            ("HTTP", 80) => Some(Listeners::HTTP),
+            ("HTTP", port) => u16::try_from(port)
+                .ok()
+                .filter(|p| *p > 0)
+                .map(Listeners::port),
             ("HTTPS", 443) => {
                 let terminate = listener
                     .tls
                     .as_ref()
                     .and_then(|tls| tls.mode.as_ref())
                     .is_none_or(|mode| matches!(mode, GatewayListenersTlsMode::Terminate));
-                terminate.then_some(Listeners::Https)
+                terminate.then_some(Listeners::HTTPS)
             }
             _ => None,
         }
@@ -488,7 +491,7 @@ impl RouteConverter<'_, '_> {
                         filters: action.clone(),
                         ssl_redirect: false,
                         redirect_code: 308,
-                        listeners: attachment.listeners,
+                        listeners: attachment.listeners.clone(),
                         field: at.clone(),
                     });
                 }

@@ -210,7 +210,7 @@ impl Converter<'_, '_> {
                     filters: Arc::default(),
                     ssl_redirect,
                     redirect_code,
-                    listeners: model::Listeners::Both,
+                    listeners: model::Listeners::BOTH,
                     field,
                 });
             }

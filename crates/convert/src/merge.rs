@@ -463,8 +463,8 @@ impl Merger {
                     (rule.ssl_redirect && self.has_tls(&rule.host)).then_some(rule.redirect_code);
                 let listeners = claims
                     .values()
-                    .map(|claim| claim.output.rules[claim.index].listeners)
-                    .reduce(|a, b| if a == b { a } else { model::Listeners::Both })
+                    .map(|claim| claim.output.rules[claim.index].listeners.clone())
+                    .reduce(|a, b| a.union(&b))
                     .unwrap_or_default();
                 route = Some(Route {
                     target,

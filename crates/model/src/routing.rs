@@ -1,6 +1,6 @@
 //! Hosts, routes and certificates: what the frontends' maps are made of.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::{BackendId, Origin};
@@ -60,26 +60,65 @@ pub struct PathMatch {
     pub kind: PathKind,
 }
 
-/// Which frontends serve a route.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub enum Listeners {
-    /// Plain HTTP and HTTPS (every Ingress route).
-    #[default]
-    Both,
-    /// Plain HTTP only (a Gateway route attached to an HTTP listener only).
-    Http,
-    /// HTTPS only (a Gateway route attached to an HTTPS listener only).
-    Https,
+/// Which frontends serve a route: the plain-HTTP one, the HTTPS one, and frontends of
+/// Gateway listeners on other ports.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Listeners {
+    /// The plain-HTTP frontend (`--http-port`).
+    pub http: bool,
+    /// The HTTPS frontend (`--https-port`).
+    pub https: bool,
+    /// Plain-HTTP frontends bound on these ports.
+    pub ports: BTreeSet<u16>,
 }
 
 impl Listeners {
-    /// Whether the plain-HTTP frontend (`true`) or the HTTPS one (`false`) serves it.
-    pub fn serves(self, plain_http: bool) -> bool {
-        match self {
-            Listeners::Both => true,
-            Listeners::Http => plain_http,
-            Listeners::Https => !plain_http,
+    /// Plain HTTP and HTTPS (every Ingress route).
+    pub const BOTH: Listeners = Listeners {
+        http: true,
+        https: true,
+        ports: BTreeSet::new(),
+    };
+    /// Plain HTTP only (a Gateway route attached to an HTTP listener on port 80).
+    pub const HTTP: Listeners = Listeners {
+        http: true,
+        https: false,
+        ports: BTreeSet::new(),
+    };
+    /// HTTPS only (a Gateway route attached to an HTTPS listener on port 443).
+    pub const HTTPS: Listeners = Listeners {
+        http: false,
+        https: true,
+        ports: BTreeSet::new(),
+    };
+
+    /// The frontend of a Gateway HTTP listener on another port.
+    pub fn port(port: u16) -> Self {
+        Self {
+            http: false,
+            https: false,
+            ports: BTreeSet::from([port]),
         }
+    }
+
+    /// Every frontend either serves.
+    pub fn union(&self, other: &Self) -> Self {
+        Self {
+            http: self.http || other.http,
+            https: self.https || other.https,
+            ports: self.ports.union(&other.ports).copied().collect(),
+        }
+    }
+
+    /// Whether the plain-HTTP frontend (`true`) or the HTTPS one (`false`) serves it.
+    pub fn serves(&self, plain_http: bool) -> bool {
+        if plain_http { self.http } else { self.https }
+    }
+}
+
+impl Default for Listeners {
+    fn default() -> Self {
+        Self::BOTH
     }
 }
 

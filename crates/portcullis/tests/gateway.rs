@@ -50,6 +50,9 @@ spec:
     port: 80
     hostname: labelled.test
     allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {access: granted}}}}
+  - name: alt
+    protocol: HTTP
+    port: ALT_PORT
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -127,6 +130,24 @@ spec:
     backendRefs: [{name: app, port: 80}]
 "#;
 
+const ALT_ROUTE: &str = r#"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: alt, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: alt}]
+  hostnames: [alt.test, "*.alt.test"]
+  rules:
+  - matches: [{path: {type: Exact, value: /exact}}]
+    backendRefs: [{name: other, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /api}}]
+    backendRefs: [{name: api, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /}, headers: [{name: x-other, value: "1"}]}]
+    backendRefs: [{name: other, port: 80}]
+  - backendRefs: [{name: app, port: 80}]
+"#;
+
 const GRANT: &str = r#"
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
@@ -172,8 +193,11 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     }
     let (cert, key) = self_signed("secure wildcard", &["*.secure.test"]);
     objects += &tls_secret("default", "secure-tls", &cert, &key);
-    objects += GATEWAY;
+    let alt_port = test_support::free_port();
+    let gateway = GATEWAY.replace("ALT_PORT", &alt_port.to_string());
+    objects += &gateway;
     objects += ROUTES;
+    objects += ALT_ROUTE;
     write(&manifests, "all.yaml", &objects);
     let mut p = Portcullis::start(
         env!("CARGO_BIN_EXE_portcullis"),
@@ -215,6 +239,37 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
         );
     }
 
+    // A listener on another port: a frontend of its own, with the same precedence.
+    let alt_cases = [
+        ("alt.test", "/", "app"),
+        ("alt.test", "/exact", "other"),
+        ("alt.test", "/exact/more", "app"),
+        ("alt.test", "/api", "api"),
+        ("alt.test", "/api/v1", "api"),
+        ("alt.test", "/apix", "app"),
+        ("one.alt.test", "/api", "api"),
+        ("app.test", "/", "404"),
+    ];
+    for (host, path, expected) in alt_cases {
+        assert_eq!(
+            answer(alt_port, host, path),
+            expected,
+            "port {alt_port} {host}{path}\n{}",
+            p.log()
+        );
+    }
+    let header = test_support::http_request(
+        alt_port,
+        "GET /x HTTP/1.1\r\nHost: alt.test\r\nx-other: 1\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(header.server().as_deref(), Some("other"));
+    assert_eq!(
+        answer(port, "alt.test", "/"),
+        "404",
+        "not on the port-80 listener"
+    );
+
     // The admin endpoint serves the same status as `portcullis status`.
     let served = p.admin("/status").unwrap();
     assert_eq!(served.status, 200);
@@ -251,11 +306,11 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     assert_eq!(answer(port, "internal.test", "/"), "404");
 
     // The Gateway's class changes hands: its routes go away.
-    let foreign = GATEWAY.replace(
+    let foreign = gateway.replace(
         "gatewayClassName: portcullis",
         "gatewayClassName: someone-else",
     );
-    let objects = objects.replace(GATEWAY, &foreign);
+    let objects = objects.replace(&gateway, &foreign);
     write(&manifests, "all.yaml", &objects);
     p.wait_until(Duration::from_secs(10), |p| {
         answer(p.http_port, "app.test", "/") == "404"
@@ -411,7 +466,7 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
     }
     let (cert, key) = self_signed("secure wildcard", &["*.secure.test"]);
     objects += &tls_secret("default", "secure-tls", &cert, &key);
-    objects += GATEWAY;
+    objects += &GATEWAY.replace("ALT_PORT", &test_support::free_port().to_string());
     objects += RULES;
     write(&manifests, "all.yaml", &objects);
     let p = Portcullis::start(
@@ -545,7 +600,7 @@ spec:
   listeners:
   - {name: http, protocol: HTTP, port: 80, hostname: "*.example.com"}
   - {name: tcp, protocol: TCP, port: 9000}
-  - {name: alt, protocol: HTTP, port: 8080}
+  - {name: alt, protocol: HTTPS, port: 8443}
   - name: secure
     protocol: HTTPS
     port: 443

@@ -100,7 +100,7 @@ struct RouteShape {
     split: bool,
     /// Adds a request header filter.
     filter: bool,
-    /// 0: no sectionName; 1: `http`; 2: `https`.
+    /// 0: no sectionName; 1: `http`; 2: `https`; 3: `alt` (port 8080).
     section: u8,
 }
 
@@ -225,7 +225,7 @@ impl Cluster {
             ""
         };
         let mut yaml = format!(
-            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: gw}}\nspec: {{controllerName: {controller}}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: alpha}}\nspec:\n  gatewayClassName: gw\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: https\n    protocol: HTTPS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{certificateRefs: [{{name: tls}}]}}\n"
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: gw}}\nspec: {{controllerName: {controller}}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: alpha}}\nspec:\n  gatewayClassName: gw\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: https\n    protocol: HTTPS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{certificateRefs: [{{name: tls}}]}}\n  - name: alt\n    protocol: HTTP\n    port: 8080{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n"
         );
         if gateway.grant {
             yaml += "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: beta-routes, namespace: alpha}\nspec:\n  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: beta}]\n  to: [{group: '', kind: Service}]\n";
@@ -237,10 +237,11 @@ impl Cluster {
                 1 => "  hostnames: [shared.test]\n".to_owned(),
                 _ => String::new(),
             };
-            let section = match route.section % 3 {
+            let section = match route.section % 4 {
                 0 => "",
                 1 => ", sectionName: http",
-                _ => ", sectionName: https",
+                2 => ", sectionName: https",
+                _ => ", sectionName: alt",
             };
             let (kind, path) = [
                 ("PathPrefix", "/"),

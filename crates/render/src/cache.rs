@@ -11,6 +11,7 @@ use imbl::ordmap::DiffItem;
 use model::{BackendId, CertId, HostKey, ProxyModel};
 
 use crate::maps::{self, HostLines, MAP_FILES};
+use crate::ports::{self, HostPortLines};
 use crate::rules::{self, HostRuleLines};
 use crate::shards::{self, render_backend, shard_header, shard_of};
 use crate::{RenderedConfig, RenderedFile, config};
@@ -70,6 +71,8 @@ pub struct RenderCache {
     bucket_texts: [Vec<Arc<str>>; 5],
     /// Frontend lines of the hosts with Gateway API rule chains.
     rule_lines: BTreeMap<HostKey, Arc<HostRuleLines>>,
+    /// Lines of the hosts with routes on Gateway listener ports of their own.
+    port_lines: BTreeMap<HostKey, Arc<HostPortLines>>,
     /// The previous output; files that did not change are reused from it.
     files: BTreeMap<String, RenderedFile>,
 }
@@ -84,7 +87,11 @@ impl RenderCache {
         self.files.insert(
             crate::MAIN_CONFIG.to_owned(),
             RenderedFile::new(
-                config::main_config(model, self.rule_lines.values().map(|l| &**l)),
+                config::main_config(
+                    model,
+                    self.rule_lines.values().map(|l| &**l),
+                    &self.port_lines,
+                ),
                 false,
             ),
         );
@@ -208,6 +215,17 @@ impl RenderCache {
                     cache.rule_lines.remove(key);
                 }
             }
+            match host
+                .map(|host| ports::host_port_lines(key, host))
+                .filter(|l| !l.is_empty())
+            {
+                Some(lines) => {
+                    cache.port_lines.insert(key.clone(), Arc::new(lines));
+                }
+                None => {
+                    cache.port_lines.remove(key);
+                }
+            }
             let old_parts = match &new_parts {
                 Some(parts) => cache.hosts.insert(key.clone(), parts.clone()),
                 None => cache.hosts.remove(key),
@@ -249,6 +267,7 @@ impl RenderCache {
             None => {
                 self.hosts.clear();
                 self.rule_lines.clear();
+                self.port_lines.clear();
                 for (key, host) in &model.hosts {
                     update(self, key, Some(host), None);
                 }

@@ -2,10 +2,38 @@
 
 use std::fmt::Write;
 
-use model::ProxyModel;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use model::{HostKey, ProxyModel};
 
 use crate::maps::{HOSTS_MAP, frontend_maps, redirect_marker};
+use crate::ports::{HostPortLines, LineOrder};
 use crate::rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, HostRuleLines};
+
+/// The rule chains' lines, then the backend the request goes to.
+fn selection<'a>(
+    text: &mut String,
+    rules: impl Iterator<Item = &'a HostRuleLines> + Clone,
+    default_backend: &str,
+) {
+    for host in rules.clone() {
+        text.push_str(&host.requests);
+    }
+    for host in rules.clone() {
+        text.push_str(&host.responses);
+    }
+    for host in rules {
+        text.push_str(&host.backends);
+    }
+    let _ = write!(
+        text,
+        "    use_backend {NOT_FOUND_BACKEND} if {{ var(txn.backend) -m beg {DISPATCH_PREFIX} }}
+    use_backend %[var(txn.backend)] if {{ var(txn.backend) -m found }}
+    default_backend {default_backend}
+"
+    );
+}
 
 /// Certificate served for unknown SNI names.
 pub const DEFAULT_CERT: &str = "certs/default.pem";
@@ -19,6 +47,7 @@ const REDIRECT_CODES: [u16; 5] = [301, 302, 303, 307, 308];
 pub(crate) fn main_config<'a>(
     model: &ProxyModel,
     rules: impl Iterator<Item = &'a HostRuleLines> + Clone,
+    port_lines: &BTreeMap<HostKey, Arc<HostPortLines>>,
 ) -> String {
     let global = &model.global;
     let timeouts = &global.timeouts;
@@ -94,22 +123,25 @@ defaults
                 );
             }
         }
-        for host in rules.clone() {
-            text.push_str(&host.requests);
+        selection(&mut text, rules.clone(), &default_backend);
+    }
+    // Gateway listeners on other ports: a frontend each, its routes listed in order.
+    let mut by_port: BTreeMap<u16, Vec<&(LineOrder, String)>> = BTreeMap::new();
+    for host in port_lines.values() {
+        for (port, lines) in host.iter() {
+            by_port.entry(*port).or_default().extend(lines.iter());
         }
-        for host in rules.clone() {
-            text.push_str(&host.responses);
-        }
-        for host in rules.clone() {
-            text.push_str(&host.backends);
-        }
+    }
+    for (port, mut lines) in by_port {
+        lines.sort_by(|a, b| a.0.cmp(&b.0));
         let _ = write!(
             text,
-            "    use_backend {NOT_FOUND_BACKEND} if {{ var(txn.backend) -m beg {DISPATCH_PREFIX} }}
-    use_backend %[var(txn.backend)] if {{ var(txn.backend) -m found }}
-    default_backend {default_backend}
-"
+            "\nfrontend port_{port}\n    bind {address}:{port}\n    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n"
         );
+        for (_, line) in lines {
+            text.push_str(line);
+        }
+        selection(&mut text, rules.clone(), NOT_FOUND_BACKEND);
     }
     let _ = write!(
         text,

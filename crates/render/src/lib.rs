@@ -5,6 +5,7 @@
 mod cache;
 mod config;
 mod maps;
+mod ports;
 mod rules;
 mod shards;
 

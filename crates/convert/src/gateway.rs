@@ -323,6 +323,8 @@ impl RouteConverter<'_, '_> {
         let mut hosts = Vec::new();
         for (index, host) in chosen.iter().enumerate() {
             match names::parse_host(host) {
+                // A Gateway API wildcard covers any number of labels.
+                Ok(HostKey::Wildcard(suffix)) => hosts.push(HostKey::Suffix(suffix)),
                 Ok(key) => hosts.push(key),
                 Err(why) => self.report(
                     format!("spec.hostnames[{index}]"),

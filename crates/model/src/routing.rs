@@ -10,8 +10,12 @@ use crate::{BackendId, Origin};
 pub enum HostKey {
     /// An exact host name, lowercase.
     Exact(String),
-    /// `*.suffix`: exactly one label in front of `suffix` (stored without `*.`).
+    /// `*.suffix`: exactly one label in front of `suffix` (stored without `*.`), as an
+    /// Ingress means it.
     Wildcard(String),
+    /// `*.suffix`: one or more labels in front of `suffix` (stored without `*.`), as the
+    /// Gateway API means it.
+    Suffix(String),
     /// Rules without a host: every request no other host claims.
     CatchAll,
 }
@@ -22,8 +26,21 @@ impl HostKey {
         match self {
             HostKey::Exact(name) => name.clone(),
             HostKey::Wildcard(suffix) => format!("*.{suffix}"),
+            // `**.` never starts a host name, and keeps the two wildcards apart.
+            HostKey::Suffix(suffix) => format!("**.{suffix}"),
             // A map line may not start with `#`, and `<` never appears in a host name.
             HostKey::CatchAll => "<default>".to_owned(),
+        }
+    }
+}
+
+impl HostKey {
+    /// The name a certificate list matches SNI against (HAProxy's wildcards cover one
+    /// label).
+    pub fn sni_filter(&self) -> String {
+        match self {
+            HostKey::Suffix(suffix) => format!("*.{suffix}"),
+            other => other.map_key(),
         }
     }
 }
@@ -32,6 +49,7 @@ impl fmt::Display for HostKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HostKey::CatchAll => f.write_str("(any host)"),
+            HostKey::Suffix(suffix) => write!(f, "*.{suffix}"),
             other => f.write_str(&other.map_key()),
         }
     }

@@ -130,6 +130,17 @@ spec:
     backendRefs: [{name: app, port: 80}]
 "#;
 
+const WILD_ROUTE: &str = r#"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: wild, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: http}]
+  hostnames: ["*.wild.test"]
+  rules: [{backendRefs: [{name: other, port: 80}]}]
+"#;
+
 const ALT_ROUTE: &str = r#"
 ---
 apiVersion: gateway.networking.k8s.io/v1
@@ -198,6 +209,7 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     objects += &gateway;
     objects += ROUTES;
     objects += ALT_ROUTE;
+    objects += WILD_ROUTE;
     write(&manifests, "all.yaml", &objects);
     let mut p = Portcullis::start(
         env!("CARGO_BIN_EXE_portcullis"),
@@ -229,6 +241,11 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
         ("unsupported.test", "/", "404"),
         ("unsupported.test", "/plain", "app"),
         ("unsupported.test", "/plainly", "404"),
+        // A Gateway API wildcard covers any number of labels.
+        ("a.wild.test", "/", "other"),
+        ("a.b.wild.test", "/", "other"),
+        ("a.b.c.d.wild.test", "/", "other"),
+        ("wild.test", "/", "404"),
     ];
     for (host, path, expected) in cases {
         assert_eq!(
@@ -248,6 +265,7 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
         ("alt.test", "/api/v1", "api"),
         ("alt.test", "/apix", "app"),
         ("one.alt.test", "/api", "api"),
+        ("one.two.alt.test", "/api", "api"),
         ("app.test", "/", "404"),
     ];
     for (host, path, expected) in alt_cases {

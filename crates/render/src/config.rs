@@ -103,6 +103,10 @@ defaults
             "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower
     http-request set-var(txn.hostkey) var(txn.host),map_str({HOSTS_MAP})
     http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,*),map_str({HOSTS_MAP}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,**),map_str({HOSTS_MAP}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*,**),map_str({HOSTS_MAP}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*,**),map_str({HOSTS_MAP}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*[.][^.]*,**),map_str({HOSTS_MAP}) if !{{ var(txn.hostkey) -m found }}
     http-request set-var(txn.hostkey) str(<default>) if !{{ var(txn.hostkey) -m found }}
     http-request set-var-fmt(txn.route) \"%[var(txn.hostkey)]#%[path]\"
     http-request set-var(txn.backend) var(txn.route),map_str({exact_map})

@@ -125,7 +125,7 @@ pub(crate) fn crt_list(model: &ProxyModel) -> String {
     let mut lines: Vec<(&model::CertId, String)> = Vec::new();
     for (host_key, host) in &model.hosts {
         if let Some(cert) = host.cert.as_ref().filter(|c| model.certs.contains_key(*c)) {
-            lines.push((cert, host_key.map_key()));
+            lines.push((cert, host_key.sni_filter()));
         }
     }
     lines.sort();

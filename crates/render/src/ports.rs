@@ -1,6 +1,7 @@
 //! Frontends of Gateway HTTP listeners on ports other than 80 and 443. Their routes are
 //! few, so instead of maps each frontend lists them as conditions, ordered as the maps
-//! would decide: exact hosts before wildcards before the catch-all; on a host, equal
+//! would decide: exact hosts before wildcards (one label, then any number) before the
+//! catch-all; on a host, equal
 //! paths (an `Exact` before a `PathPrefix` of the same path) before prefixes, longest
 //! first. What a route does from there is what it does on port 80.
 
@@ -28,7 +29,8 @@ pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
                 suffix.replace('.', "\\\\.") + "$"
             ),
         ),
-        HostKey::CatchAll => (2, String::new()),
+        HostKey::Suffix(suffix) => (2, format!(" {{ var(txn.host) -m end .{suffix} }}")),
+        HostKey::CatchAll => (3, String::new()),
     };
     for (path, route) in &host.routes {
         if route.listeners.ports.is_empty() {

@@ -3,8 +3,7 @@
 //! (Gateways, GatewayClasses, Namespaces, ReferenceGrants, Services, endpoints) is looked
 //! up through the recorder, so a change to any of it converts the route again.
 //!
-//! Served so far: HTTP listeners on any port and HTTPS listeners (TLS Terminate) on port
-//! 443, listener hostnames intersected with route hostnames, `allowedRoutes`
+//! Served so far: HTTP listeners and HTTPS listeners (TLS Terminate) on any port, listener hostnames intersected with route hostnames, `allowedRoutes`
 //! (namespaces `Same` / `All` / `Selector`, kinds), `parentRefs` with `sectionName` and
 //! `port`, `Exact`, `PathPrefix` and `RegularExpression` path matches with header,
 //! query-parameter and method conditions, the core and extended filters of a rule and of
@@ -159,7 +158,7 @@ impl RouteConverter<'_, '_> {
                     continue;
                 }
                 matched_listener = true;
-                let certificate = if listeners == Listeners::HTTPS {
+                let certificate = if listeners.any_tls() {
                     self.certificate(&gateway, listener)
                 } else {
                     None
@@ -251,19 +250,24 @@ impl RouteConverter<'_, '_> {
 
     /// The frontend serving a listener, if it is one this route can attach to.
     fn frontend(&self, listener: &GatewayListeners) -> Option<Listeners> {
-        match (listener.protocol.as_str(), listener.port) {
+        let port = u16::try_from(listener.port).ok().filter(|p| *p > 0)?;
+        match (listener.protocol.as_str(), port) {
             ("HTTP", 80) => Some(Listeners::HTTP),
-            ("HTTP", port) => u16::try_from(port)
-                .ok()
-                .filter(|p| *p > 0)
-                .map(Listeners::port),
-            ("HTTPS", 443) => {
+            // The other frontend's port.
+            ("HTTP", 443) | ("HTTPS", 80) => None,
+            ("HTTP", port) => Some(Listeners::port(port)),
+            ("HTTPS", port) => {
                 let terminate = listener
                     .tls
                     .as_ref()
                     .and_then(|tls| tls.mode.as_ref())
                     .is_none_or(|mode| matches!(mode, GatewayListenersTlsMode::Terminate));
-                terminate.then_some(Listeners::HTTPS)
+                let frontend = if port == 443 {
+                    Listeners::HTTPS
+                } else {
+                    Listeners::tls_port(port)
+                };
+                terminate.then_some(frontend)
             }
             _ => None,
         }

@@ -291,10 +291,23 @@ fn listener_status(
         match (listener.protocol.as_str(), listener.port) {
             ("HTTP", 80) => (true, "Accepted", "served by the HTTP frontend".to_owned()),
             ("HTTPS", 443) => (true, "Accepted", "served by the HTTPS frontend".to_owned()),
+            ("HTTP", 443) | ("HTTPS", 80) => (
+                false,
+                "PortUnavailable",
+                format!(
+                    "port {} belongs to the other protocol's frontend",
+                    listener.port
+                ),
+            ),
+            ("HTTP" | "HTTPS", port) if u16::try_from(port).is_ok_and(|p| p > 0) => (
+                true,
+                "Accepted",
+                format!("served by a frontend of its own on port {port}"),
+            ),
             ("HTTP" | "HTTPS", port) => (
                 false,
                 "PortUnavailable",
-                format!("port {port}: only 80 (HTTP) and 443 (HTTPS) are served yet"),
+                format!("port {port} is out of range"),
             ),
             (protocol, _) => (
                 false,

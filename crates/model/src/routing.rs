@@ -88,6 +88,8 @@ pub struct Listeners {
     pub https: bool,
     /// Plain-HTTP frontends bound on these ports.
     pub ports: BTreeSet<u16>,
+    /// HTTPS frontends bound on these ports.
+    pub tls_ports: BTreeSet<u16>,
 }
 
 impl Listeners {
@@ -96,18 +98,21 @@ impl Listeners {
         http: true,
         https: true,
         ports: BTreeSet::new(),
+        tls_ports: BTreeSet::new(),
     };
     /// Plain HTTP only (a Gateway route attached to an HTTP listener on port 80).
     pub const HTTP: Listeners = Listeners {
         http: true,
         https: false,
         ports: BTreeSet::new(),
+        tls_ports: BTreeSet::new(),
     };
     /// HTTPS only (a Gateway route attached to an HTTPS listener on port 443).
     pub const HTTPS: Listeners = Listeners {
         http: false,
         https: true,
         ports: BTreeSet::new(),
+        tls_ports: BTreeSet::new(),
     };
 
     /// The frontend of a Gateway HTTP listener on another port.
@@ -116,7 +121,23 @@ impl Listeners {
             http: false,
             https: false,
             ports: BTreeSet::from([port]),
+            tls_ports: BTreeSet::new(),
         }
+    }
+
+    /// The frontend of a Gateway HTTPS listener on another port.
+    pub fn tls_port(port: u16) -> Self {
+        Self {
+            http: false,
+            https: false,
+            ports: BTreeSet::new(),
+            tls_ports: BTreeSet::from([port]),
+        }
+    }
+
+    /// Whether an HTTPS frontend serves it.
+    pub fn any_tls(&self) -> bool {
+        self.https || !self.tls_ports.is_empty()
     }
 
     /// Every frontend either serves.
@@ -125,6 +146,7 @@ impl Listeners {
             http: self.http || other.http,
             https: self.https || other.https,
             ports: self.ports.union(&other.ports).copied().collect(),
+            tls_ports: self.tls_ports.union(&other.tls_ports).copied().collect(),
         }
     }
 

@@ -53,6 +53,11 @@ spec:
   - name: alt
     protocol: HTTP
     port: ALT_PORT
+  - name: securealt
+    protocol: HTTPS
+    port: SECURE_PORT
+    hostname: "*.secure.test"
+    tls: {mode: Terminate, certificateRefs: [{name: secure-tls}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -82,7 +87,7 @@ apiVersion: gateway.networking.k8s.io/v1beta1
 kind: HTTPRoute
 metadata: {name: secure, namespace: default}
 spec:
-  parentRefs: [{name: web, sectionName: https}]
+  parentRefs: [{name: web, sectionName: https}, {name: web, sectionName: securealt}]
   hostnames: [shop.secure.test, shop.elsewhere.test]
   rules:
   - backendRefs: [{name: app, port: 80}]
@@ -204,8 +209,10 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     }
     let (cert, key) = self_signed("secure wildcard", &["*.secure.test"]);
     objects += &tls_secret("default", "secure-tls", &cert, &key);
-    let alt_port = test_support::free_port();
-    let gateway = GATEWAY.replace("ALT_PORT", &alt_port.to_string());
+    let (alt_port, secure_port) = (test_support::free_port(), test_support::free_port());
+    let gateway = GATEWAY
+        .replace("ALT_PORT", &alt_port.to_string())
+        .replace("SECURE_PORT", &secure_port.to_string());
     objects += &gateway;
     objects += ROUTES;
     objects += ALT_ROUTE;
@@ -302,6 +309,10 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     let secure = https_get(p.https_port, "shop.secure.test", "shop.secure.test", "/").unwrap();
     assert_eq!(secure.certificate_cn, "secure wildcard");
     assert_eq!(secure.response.server().as_deref(), Some("app"));
+    // The same route on an HTTPS listener of another port.
+    let other_port = https_get(secure_port, "shop.secure.test", "shop.secure.test", "/").unwrap();
+    assert_eq!(other_port.certificate_cn, "secure wildcard");
+    assert_eq!(other_port.response.server().as_deref(), Some("app"));
 
     // Cross-namespace backend: refused without a ReferenceGrant (500, as the
     // specification asks of a rule without a valid backend), served with one.
@@ -375,6 +386,26 @@ spec:
   rules:
   - matches: [{path: {type: PathPrefix, value: /env}, headers: [{name: env, value: canary}]}]
     backendRefs: [{name: other, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: z-last, namespace: default, creationTimestamp: "2026-03-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: web, sectionName: http}]
+  hostnames: [match.test]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /tie}, headers: [{name: tie, value: "1"}]}]
+    backendRefs: [{name: other, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: a-first, namespace: default, creationTimestamp: "2026-03-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: web, sectionName: http}]
+  hostnames: [match.test]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /tie}, headers: [{name: tie, value: "1"}]}]
+    backendRefs: [{name: api, port: 80}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -484,7 +515,9 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
     }
     let (cert, key) = self_signed("secure wildcard", &["*.secure.test"]);
     objects += &tls_secret("default", "secure-tls", &cert, &key);
-    objects += &GATEWAY.replace("ALT_PORT", &test_support::free_port().to_string());
+    objects += &GATEWAY
+        .replace("ALT_PORT", &test_support::free_port().to_string())
+        .replace("SECURE_PORT", &test_support::free_port().to_string());
     objects += RULES;
     write(&manifests, "all.yaml", &objects);
     let p = Portcullis::start(
@@ -497,8 +530,10 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
     let port = p.http_port;
     let log = p.log();
 
-    // Precedence within a path: method, then header count, then query count.
-    let cases: [Case; 11] = [
+    // Precedence as the specification lists it: the longest path (an exact one before a
+    // prefix), then a method match, then the most header matches, then the most query
+    // matches, then the oldest route, then namespace/name order, then rule order.
+    let cases: [Case; 12] = [
         ("GET", "/", &[], "app"),
         ("GET", "/", &[("version", "two")], "api"),
         ("POST", "/", &[], "other"),
@@ -510,6 +545,8 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
         ("GET", "/exact", &[("x-letters", "b")], "app"),
         // The same match in an older and a newer route: the older route wins.
         ("GET", "/env", &[("env", "canary")], "api"),
+        // Created at the same time: the first in namespace/name order wins.
+        ("GET", "/tie", &[("tie", "1")], "api"),
         // A regular expression, where no longer path matches.
         ("GET", "/items/42", &[], "other"),
         ("GET", "/items/x", &[], "app"),
@@ -618,7 +655,7 @@ spec:
   listeners:
   - {name: http, protocol: HTTP, port: 80, hostname: "*.example.com"}
   - {name: tcp, protocol: TCP, port: 9000}
-  - {name: alt, protocol: HTTPS, port: 8443}
+  - {name: alt, protocol: HTTP, port: 443}
   - name: secure
     protocol: HTTPS
     port: 443

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use model::{HostKey, ProxyModel};
 
 use crate::maps::{HOSTS_MAP, frontend_maps, redirect_marker};
-use crate::ports::{HostPortLines, LineOrder};
+use crate::ports::{HostPortLines, LineOrder, PortFrontend};
 use crate::rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, HostRuleLines};
 
 /// The rule chains' lines, then the backend the request goes to.
@@ -130,17 +130,22 @@ defaults
         selection(&mut text, rules.clone(), &default_backend);
     }
     // Gateway listeners on other ports: a frontend each, its routes listed in order.
-    let mut by_port: BTreeMap<u16, Vec<&(LineOrder, String)>> = BTreeMap::new();
+    let mut by_port: BTreeMap<PortFrontend, Vec<&(LineOrder, String)>> = BTreeMap::new();
     for host in port_lines.values() {
         for (port, lines) in host.iter() {
             by_port.entry(*port).or_default().extend(lines.iter());
         }
     }
-    for (port, mut lines) in by_port {
+    for ((port, tls), mut lines) in by_port {
         lines.sort_by(|a, b| a.0.cmp(&b.0));
+        let bind_options = if tls {
+            format!(" ssl crt {DEFAULT_CERT} crt-list {CRT_LIST} alpn h2,http/1.1")
+        } else {
+            String::new()
+        };
         let _ = write!(
             text,
-            "\nfrontend port_{port}\n    bind {address}:{port}\n    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n"
+            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}\n    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n"
         );
         for (_, line) in lines {
             text.push_str(line);

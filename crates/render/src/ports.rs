@@ -15,8 +15,11 @@ use crate::rules::dispatch_name;
 /// Where a line goes among its frontend's lines.
 pub(crate) type LineOrder = (u8, String, u8, std::cmp::Reverse<usize>, u8, String);
 
-/// One host's lines, per listener port.
-pub(crate) type HostPortLines = BTreeMap<u16, Vec<(LineOrder, String)>>;
+/// A frontend of its own: its port, and whether it terminates TLS.
+pub(crate) type PortFrontend = (u16, bool);
+
+/// One host's lines, per frontend.
+pub(crate) type HostPortLines = BTreeMap<PortFrontend, Vec<(LineOrder, String)>>;
 
 pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
     let mut lines = HostPortLines::new();
@@ -33,7 +36,14 @@ pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
         HostKey::CatchAll => (3, String::new()),
     };
     for (path, route) in &host.routes {
-        if route.listeners.ports.is_empty() {
+        let frontends: Vec<PortFrontend> = route
+            .listeners
+            .ports
+            .iter()
+            .map(|port| (*port, false))
+            .chain(route.listeners.tls_ports.iter().map(|port| (*port, true)))
+            .collect();
+        if frontends.is_empty() {
             continue;
         }
         let value = match &route.target {
@@ -81,9 +91,9 @@ pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
                 kind_rank,
                 compared,
             );
-            for port in &route.listeners.ports {
+            for frontend in &frontends {
                 lines
-                    .entry(*port)
+                    .entry(*frontend)
                     .or_default()
                     .push((order.clone(), text.clone()));
             }

@@ -415,6 +415,12 @@ impl RouteConverter<'_, '_> {
         let rules = self.route.spec.rules.clone().unwrap_or_default();
         for (rule_index, rule) in rules.iter().enumerate() {
             let field = format!("spec.rules[{rule_index}]");
+            if rule.timeouts.is_some() {
+                self.report(
+                    format!("{field}.timeouts"),
+                    "rule timeouts are not supported; the backend's timeouts apply".to_owned(),
+                );
+            }
             let (backends, unavailable_weight, problem) = self.rule_backends(rule, &field);
             if unresolved.is_none() {
                 unresolved = problem;

@@ -74,7 +74,7 @@ pub struct Redirect {
     pub port: Option<u16>,
     /// `None` keeps the path (and the query).
     pub path: Option<PathChange>,
-    /// 301 or 302.
+    /// 301, 302, 303, 307 or 308.
     pub code: u16,
 }
 

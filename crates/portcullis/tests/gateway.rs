@@ -432,7 +432,7 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /moved}}]
     filters:
     - type: RequestRedirect
-      requestRedirect: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /new}, port: 8080}
+      requestRedirect: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /new}, port: 8080, statusCode: 308}
   - matches: [{path: {type: PathPrefix, value: /rewrite}}]
     filters:
     - type: URLRewrite
@@ -587,7 +587,7 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
         "https://example.org/redirect/x?q=1"
     );
     let response = request(port, "GET", "filters.test", "/moved/page", &[]);
-    assert_eq!(response.status, 302);
+    assert_eq!(response.status, 308);
     assert_eq!(
         response.headers["location"],
         "http://filters.test:8080/new/page"

@@ -7,6 +7,46 @@ use resources::{Kind, Object, ObjectRef, Service, ServiceBackendPort, ServicePor
 
 use crate::lookup::Recorder;
 
+/// How a backend is balanced and timed out, as an object's keys say.
+pub(crate) struct BackendSettings {
+    pub(crate) balance: model::Balance,
+    pub(crate) timeout_connect: model::HaproxyDuration,
+    pub(crate) timeout_server: model::HaproxyDuration,
+}
+
+/// The backend of a service port, built once per converted object: `built` holds those
+/// this object's conversion already made.
+pub(crate) fn service_backend(
+    lookups: &mut Recorder<'_>,
+    built: &mut std::collections::BTreeMap<model::BackendId, std::sync::Arc<model::Backend>>,
+    namespace: &str,
+    service: &str,
+    port: &ServiceBackendPort,
+    settings: impl FnOnce() -> BackendSettings,
+    origin: &model::Origin,
+) -> Result<std::sync::Arc<model::Backend>, String> {
+    let (canonical_port, servers) = resolve_servers(lookups, namespace, service, port)?;
+    let id = model::BackendId {
+        namespace: namespace.to_owned(),
+        service: service.to_owned(),
+        port: canonical_port,
+    };
+    if let Some(backend) = built.get(&id) {
+        return Ok(backend.clone());
+    }
+    let settings = settings();
+    let backend = std::sync::Arc::new(model::Backend {
+        id: id.clone(),
+        servers,
+        balance: settings.balance,
+        timeout_connect: settings.timeout_connect,
+        timeout_server: settings.timeout_server,
+        origins: vec![origin.clone()],
+    });
+    built.insert(id, backend.clone());
+    Ok(backend)
+}
+
 /// Finds the service port a backend names (by number or by name) and its ready endpoints:
 /// from the service's EndpointSlices, or from its Endpoints object when it has no slice.
 /// Returns the port's canonical name (its name, or its number when unnamed), so a port

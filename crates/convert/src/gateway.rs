@@ -605,27 +605,22 @@ impl RouteConverter<'_, '_> {
             number: Some(port),
             name: None,
         };
-        let (canonical_port, servers) =
-            endpoints::resolve_servers(self.lookups, &namespace, &reference.name, &backend_port)
-                .map_err(|why| ("BackendNotFound", why))?;
-        let id = BackendId {
-            namespace,
-            service: reference.name.clone(),
-            port: canonical_port,
+        let global = self.global;
+        let settings = || endpoints::BackendSettings {
+            balance: global.get(&keys::BALANCE_ALGORITHM),
+            timeout_connect: global.get(&keys::TIMEOUT_CONNECT),
+            timeout_server: global.get(&keys::TIMEOUT_SERVER),
         };
-        if let Some(backend) = self.backends.get(&id) {
-            return Ok(backend.clone());
-        }
-        let backend = Arc::new(Backend {
-            id: id.clone(),
-            servers,
-            balance: self.global.get(&keys::BALANCE_ALGORITHM),
-            timeout_connect: self.global.get(&keys::TIMEOUT_CONNECT),
-            timeout_server: self.global.get(&keys::TIMEOUT_SERVER),
-            origins: vec![self.output.origin.clone()],
-        });
-        self.backends.insert(id, backend.clone());
-        Ok(backend)
+        endpoints::service_backend(
+            self.lookups,
+            &mut self.backends,
+            &namespace,
+            &reference.name,
+            &backend_port,
+            settings,
+            &self.output.origin,
+        )
+        .map_err(|why| ("BackendNotFound", why))
     }
 }
 

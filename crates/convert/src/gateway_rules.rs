@@ -143,7 +143,11 @@ fn header_edits(modifier: &Value, edits: &mut HeaderEdits) -> Result<(), String>
 fn redirect(redirect: &Value, matched_prefix: Option<&str>) -> Result<Redirect, String> {
     let code = match redirect["statusCode"].as_i64().unwrap_or(302) {
         code @ (301 | 302 | 303 | 307 | 308) => u16::try_from(code).unwrap_or(302),
-        code => return Err(format!("statusCode {code} is not 301, 302, 303, 307 or 308")),
+        code => {
+            return Err(format!(
+                "statusCode {code} is not 301, 302, 303, 307 or 308"
+            ));
+        }
     };
     let scheme = match redirect["scheme"].as_str() {
         None => None,

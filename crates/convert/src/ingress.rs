@@ -240,31 +240,27 @@ impl Converter<'_, '_> {
             return None;
         }
         let namespace = self.output.object.namespace.clone();
-        let (canonical_port, servers) =
-            match endpoints::resolve_servers(self.lookups, &namespace, &service.name, &port) {
-                Ok(resolved) => resolved,
-                Err(why) => {
-                    self.report(field.to_owned(), format!("{why}; the path is skipped"));
-                    return None;
-                }
-            };
-        let id = BackendId {
-            namespace,
-            service: service.name.clone(),
-            port: canonical_port,
+        let (annotations, global) = (&self.annotations, self.global);
+        let settings = || endpoints::BackendSettings {
+            balance: annotations.get(&keys::BALANCE_ALGORITHM, global),
+            timeout_connect: annotations.get(&keys::TIMEOUT_CONNECT, global),
+            timeout_server: annotations.get(&keys::TIMEOUT_SERVER, global),
         };
-        if let Some(backend) = self.backends.get(&id) {
-            return Some(backend.clone());
+        let built = endpoints::service_backend(
+            self.lookups,
+            &mut self.backends,
+            &namespace,
+            &service.name,
+            &port,
+            settings,
+            &self.output.origin,
+        );
+        match built {
+            Ok(backend) => Some(backend),
+            Err(why) => {
+                self.report(field.to_owned(), format!("{why}; the path is skipped"));
+                None
+            }
         }
-        let backend = Arc::new(Backend {
-            id: id.clone(),
-            servers,
-            balance: self.annotations.get(&keys::BALANCE_ALGORITHM, self.global),
-            timeout_connect: self.annotations.get(&keys::TIMEOUT_CONNECT, self.global),
-            timeout_server: self.annotations.get(&keys::TIMEOUT_SERVER, self.global),
-            origins: vec![self.output.origin.clone()],
-        });
-        self.backends.insert(id, backend.clone());
-        Some(backend)
     }
 }

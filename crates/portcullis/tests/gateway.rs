@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use test_support::{EchoServer, Portcullis, backend, http_get, https_get, self_signed, tls_secret};
+use test_support::{EchoServer, Portcullis, answer, backend, https_get, self_signed, tls_secret};
 
 const GATEWAY: &str = r#"
 ---
@@ -173,19 +173,8 @@ spec:
   to: [{group: "", kind: Service, name: other}]
 "#;
 
-/// Who answers: the echo server's name, or the status code.
-fn answer(port: u16, host: &str, path: &str) -> String {
-    match http_get(port, host, path) {
-        Ok(r) if r.status == 200 => r.server().unwrap_or_default(),
-        Ok(r) => r.status.to_string(),
-        Err(err) => format!("error: {err}"),
-    }
-}
-
 fn write(dir: &Path, file: &str, text: &str) {
-    let temporary = dir.join(format!(".{file}.tmp"));
-    std::fs::write(&temporary, text).unwrap();
-    std::fs::rename(&temporary, dir.join(file)).unwrap();
+    test_support::write_manifest(dir, file, text).unwrap();
 }
 
 #[test]

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use test_support::{EchoServer, FakeApiServer, Portcullis, http_get};
+use test_support::{EchoServer, FakeApiServer, Portcullis};
 
 const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
 const WAIT: Duration = Duration::from_secs(20);
@@ -52,11 +52,7 @@ fn ingress(name: &str, host: &str, service: &str) -> Value {
 
 /// Who answers `host`: the echo server's name, or the status code.
 fn answer(port: u16, host: &str) -> String {
-    match http_get(port, host, "/") {
-        Ok(r) if r.status == 200 => r.server().unwrap_or_default(),
-        Ok(r) => r.status.to_string(),
-        Err(err) => format!("error: {err}"),
-    }
+    test_support::answer(port, host, "/")
 }
 
 fn wait_for(portcullis: &mut Portcullis, host: &str, expected: &str) {

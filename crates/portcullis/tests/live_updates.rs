@@ -32,18 +32,11 @@ fn service(name: &str, endpoints: &[&EchoServer]) -> String {
 
 /// Which echo server answers `host`, or the status when none does.
 fn answer(port: u16, host: &str) -> String {
-    match http_get(port, host, "/") {
-        Ok(r) if r.status == 200 => r.server().unwrap_or_default(),
-        Ok(r) => r.status.to_string(),
-        Err(err) => format!("error: {err}"),
-    }
+    test_support::answer(port, host, "/")
 }
 
 fn write(dir: &Path, file: &str, text: &str) {
-    // Written whole, then renamed: the watcher never sees half a file.
-    let temporary = dir.join(format!(".{file}.tmp"));
-    std::fs::write(&temporary, text).unwrap();
-    std::fs::rename(&temporary, dir.join(file)).unwrap();
+    test_support::write_manifest(dir, file, text).unwrap();
 }
 
 /// The `app` Service, served by `servers`, and its Ingress for `app.test`.

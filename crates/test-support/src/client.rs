@@ -46,6 +46,16 @@ pub struct TlsResponse {
     pub certificate_cn: String,
 }
 
+/// Who answers `GET path` for `host`: the echo backend's name, else the status code, else
+/// the error; one string a test can compare.
+pub fn answer(port: u16, host: &str, path: &str) -> String {
+    match http_get(port, host, path) {
+        Ok(r) if r.status == 200 => r.server().unwrap_or_default(),
+        Ok(r) => r.status.to_string(),
+        Err(err) => format!("error: {err}"),
+    }
+}
+
 /// `GET path` with the given Host header, over plain HTTP.
 pub fn http_get(port: u16, host: &str, path: &str) -> std::io::Result<Response> {
     http_request(

@@ -16,12 +16,12 @@ mod manifests;
 mod ports;
 mod synthetic;
 
-pub use client::{Response, TlsResponse, http_get, http_request, https_get};
+pub use client::{Response, TlsResponse, answer, http_get, http_request, https_get};
 pub use echo::EchoServer;
 pub use fake_api::{ApiRequest, FakeApiServer};
 pub use harness::{Portcullis, kill_hard, managed_files};
 pub use holding::HoldingBackend;
 pub use keepalive::KeepAliveClient;
-pub use manifests::{backend, self_signed, tls_secret};
+pub use manifests::{backend, self_signed, tls_secret, write_manifest};
 pub use ports::free_port;
 pub use synthetic::SyntheticCluster;

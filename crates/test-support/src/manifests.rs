@@ -53,3 +53,11 @@ pub fn tls_secret(namespace: &str, name: &str, certificate: &str, key: &str) -> 
         indent(key)
     )
 }
+
+/// Writes a manifest file whole, then renames it into place: a directory watcher never
+/// sees half a file.
+pub fn write_manifest(dir: &std::path::Path, file: &str, text: &str) -> std::io::Result<()> {
+    let temporary = dir.join(format!(".{file}.tmp"));
+    std::fs::write(&temporary, text)?;
+    std::fs::rename(&temporary, dir.join(file))
+}

@@ -19,34 +19,37 @@ pub(crate) fn conditions(matched: &HttpRouteRulesMatches) -> Result<Vec<Conditio
             .ok_or("method: not a method")?;
         conditions.push(Condition::Method(method));
     }
-    for (index, header) in matched.headers.iter().flatten().enumerate() {
-        let regex = header
-            .r#type
-            .as_ref()
-            .and_then(|t| serde_json::to_value(t).ok())
-            .is_some_and(|t| t == "RegularExpression");
+    let headers = serde_json::to_value(&matched.headers).unwrap_or(Value::Null);
+    for header in value_matches(&headers, "headers")? {
         conditions.push(Condition::Header(ValueMatch {
-            name: token(&header.name)
-                .map_err(|why| format!("headers[{index}].name: {why}"))?
-                .to_ascii_lowercase(),
-            value: value(&header.value).map_err(|why| format!("headers[{index}].value: {why}"))?,
-            regex,
+            name: header.name.to_ascii_lowercase(),
+            ..header
         }));
     }
-    for (index, query) in matched.query_params.iter().flatten().enumerate() {
-        let regex = query
-            .r#type
-            .as_ref()
-            .and_then(|t| serde_json::to_value(t).ok())
-            .is_some_and(|t| t == "RegularExpression");
-        conditions.push(Condition::Query(ValueMatch {
-            name: token(&query.name).map_err(|why| format!("queryParams[{index}].name: {why}"))?,
-            value: value(&query.value)
-                .map_err(|why| format!("queryParams[{index}].value: {why}"))?,
-            regex,
-        }));
+    let queries = serde_json::to_value(&matched.query_params).unwrap_or(Value::Null);
+    for query in value_matches(&queries, "queryParams")? {
+        conditions.push(Condition::Query(query));
     }
     Ok(conditions)
+}
+
+/// Header or query-parameter matches (`[{name, value, type}]`), validated.
+fn value_matches(list: &Value, field: &str) -> Result<Vec<ValueMatch>, String> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(index, entry)| {
+            let at = |part: &str, why: String| format!("{field}[{index}].{part}: {why}");
+            Ok(ValueMatch {
+                name: token(entry["name"].as_str().unwrap_or_default())
+                    .map_err(|why| at("name", why))?,
+                value: value(entry["value"].as_str().unwrap_or_default())
+                    .map_err(|why| at("value", why))?,
+                regex: entry["type"] == "RegularExpression",
+            })
+        })
+        .collect()
 }
 
 /// A rule's filters as an action (without backends). `matched_prefix` is the path
@@ -250,5 +253,61 @@ pub(crate) fn url_path(path: &str) -> Result<String, String> {
         Err(format!(
             "path '{path}' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'"
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn matches(value: Value) -> Result<Vec<Condition>, String> {
+        conditions(&serde_json::from_value(value).map_err(|e| e.to_string())?)
+    }
+
+    #[test]
+    fn nothing_that_could_break_out_of_a_configuration_line_is_accepted() {
+        let refused = [
+            json!({"headers": [{"name": "x", "value": "a' || true"}]}),
+            json!({"headers": [{"name": "x", "value": "a\nhttp-request deny"}]}),
+            json!({"headers": [{"name": "x y", "value": "a"}]}),
+            json!({"queryParams": [{"name": "q)", "value": "a"}]}),
+        ];
+        for value in refused {
+            assert!(matches(value.clone()).is_err(), "{value}");
+        }
+        assert!(url_path("/a b").is_err());
+        assert!(url_path("/a'b").is_err());
+        assert!(url_path("relative").is_err());
+        assert!(path_pattern("^/x'").is_err());
+        let filters: Vec<HttpRouteRulesFilters> = serde_json::from_value(json!([
+            {"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x", "value": "v\r\nx: y"}]}}
+        ]))
+        .unwrap();
+        assert!(super::filters(&filters, None).is_err());
+    }
+
+    #[test]
+    fn matches_become_conditions_with_lowercase_header_names() {
+        let conditions = matches(json!({
+            "method": "POST",
+            "headers": [{"name": "X-Env", "value": "canary one"}, {"name": "v", "type": "RegularExpression", "value": "^[0-9]+$"}],
+            "queryParams": [{"name": "Debug", "value": "1"}],
+        }))
+        .unwrap();
+        let value = |name: &str, value: &str, regex| ValueMatch {
+            name: name.into(),
+            value: value.into(),
+            regex,
+        };
+        assert_eq!(
+            conditions,
+            [
+                Condition::Method("POST".into()),
+                Condition::Header(value("x-env", "canary one", false)),
+                Condition::Header(value("v", "^[0-9]+$", true)),
+                Condition::Query(value("Debug", "1", false)),
+            ]
+        );
     }
 }

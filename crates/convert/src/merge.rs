@@ -449,9 +449,15 @@ impl Merger {
         let mut route = None;
         let mut uses: Vec<(Position, BackendId, Claim)> = Vec::new();
         if let Some(claims) = claims {
-            let all_plain = claims
+            let mut listeners = claims
                 .values()
-                .all(|claim| claim.output.rules[claim.index].is_plain());
+                .map(|claim| &claim.output.rules[claim.index].listeners);
+            let first_listeners = listeners.next();
+            let one_set = listeners.all(|l| Some(l) == first_listeners);
+            let all_plain = one_set
+                && claims
+                    .values()
+                    .all(|claim| claim.output.rules[claim.index].is_plain());
             let resolved = if all_plain {
                 plain_route(claims, &mut uses, &mut diagnostics)
             } else {
@@ -677,16 +683,26 @@ fn chain_route(
             (*position).clone(),
         )
     });
+    // Routes of different listeners share the path: each rule keeps to its own.
+    let union = ordered
+        .iter()
+        .map(|(_, claim)| claim.output.rules[claim.index].listeners.clone())
+        .reduce(|a, b| a.union(&b))
+        .unwrap_or_default();
     let mut chain: Vec<GatewayRule> = Vec::new();
-    let mut first: Option<Claim> = None;
+    let mut chained: Vec<Claim> = Vec::new();
     let mut takes_all: Option<Claim> = None;
     for (position, claim) in ordered {
         let rule = &claim.output.rules[claim.index];
+        let mut conditions = rule.conditions.clone();
+        if rule.listeners != union {
+            conditions.push(Condition::Listeners(rule.listeners.clone()));
+        }
         let shadowing = takes_all.clone().or_else(|| {
             chain
                 .iter()
-                .position(|entry| entry.conditions == rule.conditions)
-                .and(first.clone())
+                .position(|entry| entry.conditions == conditions)
+                .and_then(|index| chained.get(index).cloned())
         });
         if let Some(earlier) = shadowing {
             if earlier.output.origin != claim.output.origin {
@@ -705,19 +721,17 @@ fn chain_route(
         for (backend, _) in &rule.backends {
             uses.push((position.clone(), backend.id.clone(), claim.clone()));
         }
+        if conditions.is_empty() {
+            takes_all = Some(claim.clone());
+        }
         chain.push(GatewayRule {
-            conditions: rule.conditions.clone(),
+            conditions,
             action,
             origin: claim.output.origin.clone(),
         });
-        if first.is_none() {
-            first = Some(claim.clone());
-        }
-        if rule.conditions.is_empty() {
-            takes_all = Some(claim.clone());
-        }
+        chained.push(claim.clone());
     }
-    let winner = first?;
+    let winner = chained.first()?.clone();
     Some((RouteTarget::Rules(chain.into()), winner))
 }
 

@@ -18,6 +18,9 @@ pub enum Condition {
     Header(ValueMatch),
     /// A query parameter (name as given: query names are case-sensitive).
     Query(ValueMatch),
+    /// The request came through one of these frontends (when the routes sharing a path
+    /// are attached to different listeners).
+    Listeners(crate::Listeners),
 }
 
 /// A named value compared exactly or by regular expression.

@@ -53,6 +53,16 @@ spec:
   - name: alt
     protocol: HTTP
     port: ALT_PORT
+  - name: kinds
+    protocol: HTTP
+    port: 80
+    hostname: kinds.test
+    allowedRoutes: {kinds: [{kind: GRPCRoute}]}
+  - name: vaulted
+    protocol: HTTPS
+    port: 443
+    hostname: vaulted.test
+    tls: {certificateRefs: [{name: vault-tls, namespace: vault}]}
   - name: securealt
     protocol: HTTPS
     port: SECURE_PORT
@@ -146,6 +156,62 @@ spec:
   rules: [{backendRefs: [{name: other, port: 80}]}]
 "#;
 
+const MORE_ROUTES: &str = r#"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: kinds, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: kinds}]
+  rules: [{backendRefs: [{name: app, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: by-port, namespace: default}
+spec:
+  parentRefs: [{name: web, port: ALT_PORT}]
+  hostnames: [byport.test]
+  rules: [{backendRefs: [{name: other, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: vaulted, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: vaulted}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /elsewhere}}]
+    filters:
+    - type: RequestRedirect
+      requestRedirect: {scheme: http, hostname: app.test, path: {type: ReplaceFullPath, replaceFullPath: /landing}, statusCode: 302}
+  - backendRefs: [{name: api, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: gateways-may-use-certificates, namespace: vault}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: default}]
+  to: [{group: "", kind: Secret, name: vault-tls}]
+"#;
+
+const DUAL_ROUTES: &str = r#"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: dual-http, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: http}]
+  hostnames: [dual.secure.test]
+  rules: [{backendRefs: [{name: other, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: dual-https, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: https}]
+  hostnames: [dual.secure.test]
+  rules: [{backendRefs: [{name: api, port: 80}]}]
+"#;
+
 const ALT_ROUTE: &str = r#"
 ---
 apiVersion: gateway.networking.k8s.io/v1
@@ -206,6 +272,10 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     objects += ROUTES;
     objects += ALT_ROUTE;
     objects += WILD_ROUTE;
+    objects += DUAL_ROUTES;
+    objects += &MORE_ROUTES.replace("ALT_PORT", &alt_port.to_string());
+    let (vault_cert, vault_key) = self_signed("vault certificate", &["vaulted.test"]);
+    objects += &tls_secret("vault", "vault-tls", &vault_cert, &vault_key);
     write(&manifests, "all.yaml", &objects);
     let mut p = Portcullis::start(
         env!("CARGO_BIN_EXE_portcullis"),
@@ -298,6 +368,33 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     let secure = https_get(p.https_port, "shop.secure.test", "shop.secure.test", "/").unwrap();
     assert_eq!(secure.certificate_cn, "secure wildcard");
     assert_eq!(secure.response.server().as_deref(), Some("app"));
+    // A listener whose allowedRoutes kinds leave HTTPRoute out; a parentRef by port.
+    assert_eq!(answer(port, "kinds.test", "/"), "404");
+    assert_eq!(answer(alt_port, "byport.test", "/"), "other");
+    assert_eq!(answer(port, "byport.test", "/"), "404");
+    // A certificate in another namespace, allowed by a ReferenceGrant; a redirect that
+    // replaces the scheme, the host and the whole path.
+    let vaulted = https_get(p.https_port, "vaulted.test", "vaulted.test", "/").unwrap();
+    assert_eq!(vaulted.certificate_cn, "vault certificate");
+    assert_eq!(vaulted.response.server().as_deref(), Some("api"));
+    let moved = https_get(
+        p.https_port,
+        "vaulted.test",
+        "vaulted.test",
+        "/elsewhere/x?q=1",
+    )
+    .unwrap();
+    assert_eq!(moved.response.status, 302);
+    assert_eq!(
+        moved.response.headers["location"],
+        "http://app.test/landing"
+    );
+
+    // Two routes for one host and path, on different listeners: each keeps to its own.
+    assert_eq!(answer(port, "dual.secure.test", "/"), "other");
+    let dual = https_get(p.https_port, "dual.secure.test", "dual.secure.test", "/").unwrap();
+    assert_eq!(dual.response.server().as_deref(), Some("api"));
+
     // The same route on an HTTPS listener of another port.
     let other_port = https_get(secure_port, "shop.secure.test", "shop.secure.test", "/").unwrap();
     assert_eq!(other_port.certificate_cn, "secure wildcard");

@@ -138,6 +138,23 @@ fn condition(condition: &Condition) -> String {
             matcher(m.regex),
             m.value
         ),
+        Condition::Listeners(listeners) => {
+            let mut names: Vec<String> = Vec::new();
+            if listeners.http {
+                names.push("http".to_owned());
+            }
+            if listeners.https {
+                names.push("https".to_owned());
+            }
+            names.extend(
+                listeners
+                    .ports
+                    .iter()
+                    .chain(&listeners.tls_ports)
+                    .map(|port| format!("port_{port}")),
+            );
+            format!(" {{ fe_name -m str {} }}", names.join(" "))
+        }
         Condition::Query(m) => format!(
             " {{ urlp({}) -m {} '{}' }}",
             m.name,

@@ -1,0 +1,18 @@
+//! Gateway API through a real HAProxy: Gateways of our GatewayClass and their listeners,
+//! HTTPRoutes attached by parentRef, hostname intersection, allowedRoutes, matches and
+//! their precedence, filters, weights, ReferenceGrants, and the status of it all.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod manifests;
+mod routing;
+mod rules;
+mod status;
+
+use std::path::Path;
+
+/// Writes a manifest file whole.
+fn write(dir: &Path, file: &str, text: &str) {
+    test_support::write_manifest(dir, file, text).unwrap();
+}

@@ -1,0 +1,205 @@
+//! Listeners, attachment, hostnames, paths, TLS and ReferenceGrants.
+
+use std::time::Duration;
+
+use test_support::{EchoServer, Portcullis, answer, backend, https_get, self_signed, tls_secret};
+
+use crate::manifests::{ALT_ROUTE, DUAL_ROUTES, GATEWAY, GRANT, MORE_ROUTES, ROUTES, WILD_ROUTE};
+use crate::status::{condition, pair, status_of};
+use crate::write;
+
+#[test]
+fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let servers: Vec<EchoServer> = ["app", "api", "other"]
+        .iter()
+        .map(|name| EchoServer::start(name).unwrap())
+        .collect();
+    let mut objects = String::new();
+    for server in &servers {
+        objects += &backend(
+            "default",
+            server_name(server, &servers),
+            80,
+            None,
+            &[(server.port, true)],
+        );
+    }
+    let (cert, key) = self_signed("secure wildcard", &["*.secure.test"]);
+    objects += &tls_secret("default", "secure-tls", &cert, &key);
+    let (alt_port, secure_port) = (test_support::free_port(), test_support::free_port());
+    let gateway = GATEWAY
+        .replace("ALT_PORT", &alt_port.to_string())
+        .replace("SECURE_PORT", &secure_port.to_string());
+    objects += &gateway;
+    objects += ROUTES;
+    objects += ALT_ROUTE;
+    objects += WILD_ROUTE;
+    objects += DUAL_ROUTES;
+    objects += &MORE_ROUTES.replace("ALT_PORT", &alt_port.to_string());
+    let (vault_cert, vault_key) = self_signed("vault certificate", &["vaulted.test"]);
+    objects += &tls_secret("vault", "vault-tls", &vault_cert, &vault_key);
+    write(&manifests, "all.yaml", &objects);
+    let mut p = Portcullis::start(
+        env!("CARGO_BIN_EXE_portcullis"),
+        &manifests,
+        &dir.path().join("state"),
+        &[],
+    )
+    .unwrap();
+    let port = p.http_port;
+
+    // Path matches, as the route's rules say.
+    let cases = [
+        ("app.test", "/api", "api"),
+        ("app.test", "/api/users", "api"),
+        ("app.test", "/apix", "app"),
+        ("app.test", "/exact", "other"),
+        ("app.test", "/exact/more", "app"),
+        ("app.test", "/", "app"),
+        ("APP.test:80", "/api", "api"),
+        // A route on our class's Gateway only.
+        ("foreign.test", "/", "404"),
+        // An HTTPS-only listener's route is not served on plain HTTP.
+        ("shop.secure.test", "/", "404"),
+        // No intersection with the listener hostname.
+        ("shop.elsewhere.test", "/", "404"),
+        // The listener's allowedRoutes is Same: the team namespace is not admitted.
+        ("internal.test", "/", "404"),
+        // Unsupported matches are left out, the rest of the route is served.
+        ("unsupported.test", "/", "404"),
+        ("unsupported.test", "/plain", "app"),
+        ("unsupported.test", "/plainly", "404"),
+        // A Gateway API wildcard covers any number of labels.
+        ("a.wild.test", "/", "other"),
+        ("a.b.wild.test", "/", "other"),
+        ("a.b.c.d.wild.test", "/", "other"),
+        ("wild.test", "/", "404"),
+    ];
+    for (host, path, expected) in cases {
+        assert_eq!(
+            answer(port, host, path),
+            expected,
+            "{host}{path}\n{}",
+            p.log()
+        );
+    }
+
+    // A listener on another port: a frontend of its own, with the same precedence.
+    let alt_cases = [
+        ("alt.test", "/", "app"),
+        ("alt.test", "/exact", "other"),
+        ("alt.test", "/exact/more", "app"),
+        ("alt.test", "/api", "api"),
+        ("alt.test", "/api/v1", "api"),
+        ("alt.test", "/apix", "app"),
+        ("one.alt.test", "/api", "api"),
+        ("one.two.alt.test", "/api", "api"),
+        ("app.test", "/", "404"),
+    ];
+    for (host, path, expected) in alt_cases {
+        assert_eq!(
+            answer(alt_port, host, path),
+            expected,
+            "port {alt_port} {host}{path}\n{}",
+            p.log()
+        );
+    }
+    let header = test_support::http_request(
+        alt_port,
+        "GET /x HTTP/1.1\r\nHost: alt.test\r\nx-other: 1\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(header.server().as_deref(), Some("other"));
+    assert_eq!(
+        answer(port, "alt.test", "/"),
+        "404",
+        "not on the port-80 listener"
+    );
+
+    // The admin endpoint serves the same status as `portcullis status`.
+    let served = p.admin("/status").unwrap();
+    assert_eq!(served.status, 200);
+    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(&served.body).unwrap();
+    let team = status_of(&documents, "HTTPRoute", "team", "team");
+    assert_eq!(
+        condition(&team["parents"][0]["conditions"], "ResolvedRefs"),
+        pair("False", "RefNotPermitted")
+    );
+
+    // HTTPS: the listener's certificate by SNI, the route behind it.
+    let secure = https_get(p.https_port, "shop.secure.test", "shop.secure.test", "/").unwrap();
+    assert_eq!(secure.certificate_cn, "secure wildcard");
+    assert_eq!(secure.response.server().as_deref(), Some("app"));
+    // A listener whose allowedRoutes kinds leave HTTPRoute out; a parentRef by port.
+    assert_eq!(answer(port, "kinds.test", "/"), "404");
+    assert_eq!(answer(alt_port, "byport.test", "/"), "other");
+    assert_eq!(answer(port, "byport.test", "/"), "404");
+    // A certificate in another namespace, allowed by a ReferenceGrant; a redirect that
+    // replaces the scheme, the host and the whole path.
+    let vaulted = https_get(p.https_port, "vaulted.test", "vaulted.test", "/").unwrap();
+    assert_eq!(vaulted.certificate_cn, "vault certificate");
+    assert_eq!(vaulted.response.server().as_deref(), Some("api"));
+    let moved = https_get(
+        p.https_port,
+        "vaulted.test",
+        "vaulted.test",
+        "/elsewhere/x?q=1",
+    )
+    .unwrap();
+    assert_eq!(moved.response.status, 302);
+    assert_eq!(
+        moved.response.headers["location"],
+        "http://app.test/landing"
+    );
+
+    // Two routes for one host and path, on different listeners: each keeps to its own.
+    assert_eq!(answer(port, "dual.secure.test", "/"), "other");
+    let dual = https_get(p.https_port, "dual.secure.test", "dual.secure.test", "/").unwrap();
+    assert_eq!(dual.response.server().as_deref(), Some("api"));
+
+    // The same route on an HTTPS listener of another port.
+    let other_port = https_get(secure_port, "shop.secure.test", "shop.secure.test", "/").unwrap();
+    assert_eq!(other_port.certificate_cn, "secure wildcard");
+    assert_eq!(other_port.response.server().as_deref(), Some("app"));
+
+    // Cross-namespace backend: refused without a ReferenceGrant (500, as the
+    // specification asks of a rule without a valid backend), served with one.
+    assert_eq!(answer(port, "team.test", "/"), "500", "{}", p.log());
+    let log = p.log();
+    assert!(
+        log.contains("HTTPRoute team/team: spec.rules[0].backendRefs[0]: no ReferenceGrant in namespace default allows this route to use Service other; its share of the traffic is answered with 500"),
+        "{log}"
+    );
+    assert!(log.contains("HTTPRoute default/unsupported: spec.rules[0].filters[0]: filter type RequestMirror is not supported"), "{log}");
+    assert!(log.contains("HTTPRoute team/listeners: spec.parentRefs[0]: no listener of Gateway default/web accepts this route"), "{log}");
+    write(&manifests, "grant.yaml", GRANT);
+    p.wait_until(Duration::from_secs(10), |p| {
+        answer(p.http_port, "team.test", "/") == "other"
+    })
+    .unwrap();
+    // The Selector listener admits the team namespace by its label (the route takes the
+    // listener's hostname); the Same listener does not.
+    assert_eq!(answer(port, "labelled.test", "/"), "other");
+    assert_eq!(answer(port, "internal.test", "/"), "404");
+
+    // The Gateway's class changes hands: its routes go away.
+    let foreign = gateway.replace(
+        "gatewayClassName: portcullis",
+        "gatewayClassName: someone-else",
+    );
+    let objects = objects.replace(&gateway, &foreign);
+    write(&manifests, "all.yaml", &objects);
+    p.wait_until(Duration::from_secs(10), |p| {
+        answer(p.http_port, "app.test", "/") == "404"
+    })
+    .unwrap();
+    assert_eq!(answer(port, "team.test", "/"), "404");
+}
+
+fn server_name<'a>(server: &EchoServer, all: &'a [EchoServer]) -> &'a str {
+    let index = all.iter().position(|s| s.port == server.port).unwrap();
+    ["app", "api", "other"][index]
+}

@@ -1,0 +1,224 @@
+//! Status, from `portcullis status`.
+
+use test_support::backend;
+
+use crate::write;
+
+const STATUS_CASES: &str = r#"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portcullis}
+spec: {controllerName: portcullis.dev/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: default, generation: 3}
+spec:
+  gatewayClassName: portcullis
+  listeners:
+  - {name: http, protocol: HTTP, port: 80, hostname: "*.example.com"}
+  - {name: tcp, protocol: TCP, port: 9000}
+  - {name: alt, protocol: HTTP, port: 443}
+  - name: secure
+    protocol: HTTPS
+    port: 443
+    tls: {certificateRefs: [{name: cert, namespace: vault}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ok, namespace: default, generation: 7}
+spec:
+  parentRefs: [{name: edge, sectionName: http}]
+  hostnames: [a.example.com]
+  rules: [{backendRefs: [{name: ok, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: wrong-host, namespace: default}
+spec:
+  parentRefs: [{name: edge, sectionName: http}]
+  hostnames: [a.example.org]
+  rules: [{backendRefs: [{name: ok, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: no-section, namespace: default}
+spec:
+  parentRefs: [{name: edge, sectionName: nope}]
+  rules: [{backendRefs: [{name: ok, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: missing-backend, namespace: default}
+spec:
+  parentRefs: [{name: edge, sectionName: http}]
+  rules: [{backendRefs: [{name: nowhere, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: bad-kind, namespace: default}
+spec:
+  parentRefs: [{name: edge, sectionName: http}]
+  rules: [{backendRefs: [{kind: ConfigMap, name: ok, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: cross, namespace: default}
+spec:
+  parentRefs: [{name: edge, sectionName: http}]
+  rules: [{backendRefs: [{name: ok, namespace: vault, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: outsider, namespace: elsewhere}
+spec:
+  parentRefs: [{name: edge, namespace: default, sectionName: http}]
+  rules: [{backendRefs: [{name: ok, port: 80}]}]
+"#;
+
+/// The `status` of one object in `portcullis status` output.
+pub fn status_of<'a>(
+    documents: &'a [serde_json::Value],
+    kind: &str,
+    namespace: &str,
+    name: &str,
+) -> &'a serde_json::Value {
+    documents
+        .iter()
+        .find(|d| {
+            d["kind"] == kind
+                && d["metadata"]["name"] == name
+                && d["metadata"]["namespace"].as_str().unwrap_or_default() == namespace
+        })
+        .map(|d| &d["status"])
+        .unwrap_or_else(|| panic!("no status for {kind} {namespace}/{name}: {documents:#?}"))
+}
+
+/// `(status, reason)` of a condition.
+pub fn condition(conditions: &serde_json::Value, kind: &str) -> (String, String) {
+    let found = conditions
+        .as_array()
+        .and_then(|list| list.iter().find(|c| c["type"] == kind))
+        .unwrap_or_else(|| panic!("no {kind} condition in {conditions}"));
+    (
+        found["status"].as_str().unwrap_or_default().to_owned(),
+        found["reason"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+pub fn pair(status: &str, reason: &str) -> (String, String) {
+    (status.to_owned(), reason.to_owned())
+}
+
+#[test]
+fn status_reports_every_condition_and_reason_of_the_specification() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = backend("default", "ok", 80, None, &[]) + STATUS_CASES;
+    write(dir.path(), "all.yaml", &objects);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["status", "--manifests"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text).unwrap();
+
+    let class = status_of(&documents, "GatewayClass", "", "portcullis");
+    assert_eq!(
+        condition(&class["conditions"], "Accepted"),
+        pair("True", "Accepted")
+    );
+
+    let gateway = status_of(&documents, "Gateway", "default", "edge");
+    assert_eq!(
+        condition(&gateway["conditions"], "Accepted"),
+        pair("True", "Accepted")
+    );
+    assert_eq!(
+        condition(&gateway["conditions"], "Programmed"),
+        pair("True", "Programmed")
+    );
+    assert_eq!(gateway["conditions"][0]["observedGeneration"], 3);
+    let listener = |name: &str| {
+        gateway["listeners"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        listener("http")["attachedRoutes"],
+        4,
+        "ok, missing-backend, bad-kind, cross"
+    );
+    assert_eq!(
+        condition(&listener("http")["conditions"], "Programmed"),
+        pair("True", "Programmed")
+    );
+    assert_eq!(
+        condition(&listener("tcp")["conditions"], "Accepted"),
+        pair("False", "UnsupportedProtocol")
+    );
+    assert_eq!(
+        condition(&listener("alt")["conditions"], "Accepted"),
+        pair("False", "PortUnavailable")
+    );
+    assert_eq!(
+        condition(&listener("secure")["conditions"], "ResolvedRefs"),
+        pair("False", "RefNotPermitted")
+    );
+    assert_eq!(
+        condition(&listener("secure")["conditions"], "Programmed"),
+        pair("False", "Invalid")
+    );
+
+    let route = |name: &str| {
+        let namespace = if name == "outsider" {
+            "elsewhere"
+        } else {
+            "default"
+        };
+        status_of(&documents, "HTTPRoute", namespace, name)["parents"][0].clone()
+    };
+    let ok = route("ok");
+    assert_eq!(ok["controllerName"], "portcullis.dev/gateway-controller");
+    assert_eq!(ok["parentRef"]["name"], "edge");
+    assert_eq!(ok["parentRef"]["sectionName"], "http");
+    assert_eq!(ok["conditions"][0]["observedGeneration"], 7);
+    let cases = [
+        ("ok", "Accepted", "True", "Accepted"),
+        ("ok", "ResolvedRefs", "True", "ResolvedRefs"),
+        (
+            "wrong-host",
+            "Accepted",
+            "False",
+            "NoMatchingListenerHostname",
+        ),
+        ("no-section", "Accepted", "False", "NoMatchingParent"),
+        ("outsider", "Accepted", "False", "NotAllowedByListeners"),
+        ("missing-backend", "Accepted", "True", "Accepted"),
+        (
+            "missing-backend",
+            "ResolvedRefs",
+            "False",
+            "BackendNotFound",
+        ),
+        ("bad-kind", "ResolvedRefs", "False", "InvalidKind"),
+        ("cross", "ResolvedRefs", "False", "RefNotPermitted"),
+    ];
+    for (name, kind, status, reason) in cases {
+        assert_eq!(
+            condition(&route(name)["conditions"], kind),
+            pair(status, reason),
+            "{name} {kind}"
+        );
+    }
+}

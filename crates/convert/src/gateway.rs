@@ -17,8 +17,8 @@ use std::sync::Arc;
 use model::{Backend, BackendId, CertId, HostKey, Listeners, Origin};
 use resources::gateway::{
     GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom,
-    GatewayListenersAllowedRoutesNamespacesSelector, GatewayListenersTlsMode, HttpRouteRules,
-    HttpRouteRulesMatches, HttpRouteRulesMatchesPathType,
+    GatewayListenersAllowedRoutesNamespacesSelector, HttpRouteRules, HttpRouteRulesMatches,
+    HttpRouteRulesMatchesPathType,
 };
 use resources::{Gateway, HttpRoute, Kind, Object, ObjectRef, ServiceBackendPort};
 
@@ -26,7 +26,7 @@ use crate::gateway_status::{ParentOutcome, RouteOutcome};
 use crate::ingress::{IngressOutput, RuleOutput, TlsClaim};
 use crate::keys::{self, GlobalConfig};
 use crate::lookup::Recorder;
-use crate::{Diagnostic, endpoints, gateway_rules, names};
+use crate::{Diagnostic, endpoints, gateway_listener, gateway_rules, names};
 
 /// The `controllerName` of the GatewayClasses portcullis serves.
 pub const GATEWAY_CONTROLLER: &str = "portcullis.dev/gateway-controller";
@@ -151,7 +151,7 @@ impl RouteConverter<'_, '_> {
                     continue;
                 }
                 named = true;
-                let Some(listeners) = self.frontend(listener) else {
+                let Ok(listeners) = gateway_listener::frontend(listener) else {
                     continue;
                 };
                 if !self.allowed(listener, &namespace) {
@@ -248,31 +248,6 @@ impl RouteConverter<'_, '_> {
         }
     }
 
-    /// The frontend serving a listener, if it is one this route can attach to.
-    fn frontend(&self, listener: &GatewayListeners) -> Option<Listeners> {
-        let port = u16::try_from(listener.port).ok().filter(|p| *p > 0)?;
-        match (listener.protocol.as_str(), port) {
-            ("HTTP", 80) => Some(Listeners::HTTP),
-            // The other frontend's port.
-            ("HTTP", 443) | ("HTTPS", 80) => None,
-            ("HTTP", port) => Some(Listeners::port(port)),
-            ("HTTPS", port) => {
-                let terminate = listener
-                    .tls
-                    .as_ref()
-                    .and_then(|tls| tls.mode.as_ref())
-                    .is_none_or(|mode| matches!(mode, GatewayListenersTlsMode::Terminate));
-                let frontend = if port == 443 {
-                    Listeners::HTTPS
-                } else {
-                    Listeners::tls_port(port)
-                };
-                terminate.then_some(frontend)
-            }
-            _ => None,
-        }
-    }
-
     /// Whether a listener's `allowedRoutes` admits this route.
     fn allowed(&mut self, listener: &GatewayListeners, gateway_namespace: &str) -> bool {
         let allowed = listener.allowed_routes.as_ref();
@@ -342,33 +317,15 @@ impl RouteConverter<'_, '_> {
     /// The certificate of an HTTPS listener, if it may be used.
     fn certificate(&mut self, gateway: &Gateway, listener: &GatewayListeners) -> Option<CertId> {
         let gateway_namespace = gateway.metadata.namespace.clone().unwrap_or_default();
-        let reference = listener
-            .tls
-            .as_ref()
-            .and_then(|tls| tls.certificate_refs.as_ref())
-            .and_then(|refs| refs.first())?;
-        let group = reference.group.as_deref().unwrap_or("");
-        let kind = reference.kind.as_deref().unwrap_or("Secret");
-        if !group.is_empty() || kind != "Secret" {
-            return None;
-        }
-        let namespace = reference
-            .namespace
-            .clone()
-            .unwrap_or_else(|| gateway_namespace.clone());
-        if namespace != gateway_namespace
-            && !self.granted(
-                &namespace,
+        let lookups = &mut *self.lookups;
+        gateway_listener::certificate_ref(listener, &gateway_namespace, |namespace, name| {
+            gateway_listener::grants(
+                lookups.in_namespace(Kind::ReferenceGrant, namespace),
                 ("Gateway", &gateway_namespace),
-                ("", "Secret", &reference.name),
+                ("", "Secret", name),
             )
-        {
-            return None;
-        }
-        Some(CertId {
-            namespace,
-            name: reference.name.clone(),
         })
+        .ok()
     }
 
     /// Whether a ReferenceGrant in `target_namespace` lets `from` (kind, namespace) refer
@@ -379,25 +336,10 @@ impl RouteConverter<'_, '_> {
         from: (&str, &str),
         to: (&str, &str, &str),
     ) -> bool {
-        self.lookups
-            .in_namespace(Kind::ReferenceGrant, target_namespace)
-            .into_iter()
-            .any(|object| {
-                let Object::ReferenceGrant(grant) = object else {
-                    return false;
-                };
-                let from_ok = grant
-                    .spec
-                    .from
-                    .iter()
-                    .any(|f| f.group == GROUP && f.kind == from.0 && f.namespace == from.1);
-                let to_ok = grant.spec.to.iter().any(|t| {
-                    t.group == to.0
-                        && t.kind == to.1
-                        && t.name.as_deref().is_none_or(|name| name == to.2)
-                });
-                from_ok && to_ok
-            })
+        let grants = self
+            .lookups
+            .in_namespace(Kind::ReferenceGrant, target_namespace);
+        gateway_listener::grants(grants, from, to)
     }
 
     /// Turns the rules into route claims; returns the first unresolved reference.

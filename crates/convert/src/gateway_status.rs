@@ -12,6 +12,7 @@ use resources::{Kind, Object, ObjectRef};
 use serde::Serialize;
 
 use crate::gateway::{GATEWAY_CONTROLLER, GROUP};
+use crate::gateway_listener;
 
 /// One status condition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -287,34 +288,11 @@ fn listener_status(
     attached_routes: u32,
     generation: Option<i64>,
 ) -> ListenerStatus {
-    let (accepted, accepted_reason, accepted_message) =
-        match (listener.protocol.as_str(), listener.port) {
-            ("HTTP", 80) => (true, "Accepted", "served by the HTTP frontend".to_owned()),
-            ("HTTPS", 443) => (true, "Accepted", "served by the HTTPS frontend".to_owned()),
-            ("HTTP", 443) | ("HTTPS", 80) => (
-                false,
-                "PortUnavailable",
-                format!(
-                    "port {} belongs to the other protocol's frontend",
-                    listener.port
-                ),
-            ),
-            ("HTTP" | "HTTPS", port) if u16::try_from(port).is_ok_and(|p| p > 0) => (
-                true,
-                "Accepted",
-                format!("served by a frontend of its own on port {port}"),
-            ),
-            ("HTTP" | "HTTPS", port) => (
-                false,
-                "PortUnavailable",
-                format!("port {port} is out of range"),
-            ),
-            (protocol, _) => (
-                false,
-                "UnsupportedProtocol",
-                format!("protocol {protocol} is not supported"),
-            ),
-        };
+    let frontend = gateway_listener::frontend(listener);
+    let (accepted, accepted_reason, accepted_message) = match &frontend {
+        Ok(listeners) => (true, "Accepted", gateway_listener::describe(listeners)),
+        Err((reason, message)) => (false, *reason, message.clone()),
+    };
     let (resolved, resolved_reason, resolved_message) = if listener.protocol == "HTTPS" {
         certificate_refs(snapshot, gateway, listener)
     } else {
@@ -362,59 +340,19 @@ fn certificate_refs(
     gateway: &ObjectRef,
     listener: &GatewayListeners,
 ) -> (bool, &'static str, String) {
-    let Some(reference) = listener
-        .tls
-        .as_ref()
-        .and_then(|tls| tls.certificate_refs.as_ref())
-        .and_then(|refs| refs.first())
-    else {
-        return (
-            false,
-            "InvalidCertificateRef",
-            "an HTTPS listener needs a certificateRef".to_owned(),
-        );
-    };
-    if reference.group.as_deref().is_some_and(|g| !g.is_empty())
-        || reference.kind.as_deref().unwrap_or("Secret") != "Secret"
-    {
-        return (
-            false,
-            "InvalidCertificateRef",
-            "only Secrets can hold certificates".to_owned(),
-        );
-    }
-    let namespace = reference
-        .namespace
-        .clone()
-        .unwrap_or_else(|| gateway.namespace.clone());
-    if namespace != gateway.namespace {
-        let granted = snapshot
-            .in_namespace(Kind::ReferenceGrant, &namespace)
-            .any(|object| {
-                let Object::ReferenceGrant(grant) = object else {
-                    return false;
-                };
-                grant.spec.from.iter().any(|f| {
-                    f.group == GROUP && f.kind == "Gateway" && f.namespace == gateway.namespace
-                }) && grant.spec.to.iter().any(|t| {
-                    t.group.is_empty()
-                        && t.kind == "Secret"
-                        && t.name.as_deref().is_none_or(|n| n == reference.name)
-                })
-            });
-        if !granted {
-            return (
-                false,
-                "RefNotPermitted",
-                format!(
-                    "no ReferenceGrant in namespace {namespace} allows this Gateway to use Secret {}",
-                    reference.name
-                ),
-            );
-        }
-    }
-    match crate::tls::load_certificate(snapshot, &namespace, &reference.name) {
+    let reference =
+        gateway_listener::certificate_ref(listener, &gateway.namespace, |namespace, name| {
+            gateway_listener::grants(
+                snapshot.in_namespace(Kind::ReferenceGrant, namespace),
+                ("Gateway", &gateway.namespace),
+                ("", "Secret", name),
+            )
+        });
+    match reference.and_then(|id| {
+        crate::tls::load_certificate(snapshot, &id.namespace, &id.name)
+            .map_err(|why| ("InvalidCertificateRef", why))
+    }) {
         Ok(_) => (true, "ResolvedRefs", "certificate loaded".to_owned()),
-        Err(why) => (false, "InvalidCertificateRef", why),
+        Err((reason, message)) => (false, reason, message),
     }
 }

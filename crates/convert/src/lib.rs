@@ -5,6 +5,7 @@ pub mod class;
 mod diagnostic;
 mod endpoints;
 pub mod gateway;
+mod gateway_listener;
 mod gateway_rules;
 pub mod gateway_status;
 mod ingress;

@@ -127,7 +127,8 @@ impl ClusterLink {
 
     /// Hands the writers what a reconciliation found: the Ingresses served now and the
     /// published Service (read again only when an Ingress, an IngressClass or that
-    /// Service changed), and the problems that are new.
+    /// Service changed), the Gateway API status when it was computed again (`None`:
+    /// unchanged), and the problems that are new.
     pub fn publish(
         &mut self,
         snapshot: &Arc<Snapshot>,
@@ -135,15 +136,16 @@ impl ClusterLink {
         new_problems: &[&Diagnostic],
         gateway_report: Option<&StatusReport>,
     ) {
-        let writes =
-            gateway_report.map_or_else(Vec::new, |report| gateway_writes(snapshot, report));
-        self.gateway_status.send_if_modified(|current| {
-            let modified = **current != writes;
-            if modified {
-                *current = Arc::new(writes);
-            }
-            modified
-        });
+        if let Some(report) = gateway_report {
+            let writes = gateway_writes(snapshot, report);
+            self.gateway_status.send_if_modified(|current| {
+                let modified = **current != writes;
+                if modified {
+                    *current = Arc::new(writes);
+                }
+                modified
+            });
+        }
         if let Some(status) = &self.status {
             let relevant = |object: &ObjectRef| {
                 matches!(object.kind, Kind::Ingress | Kind::IngressClass)

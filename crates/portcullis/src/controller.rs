@@ -47,6 +47,8 @@ struct Controller {
     rejected_certificates: BTreeMap<CertId, TlsCert>,
     /// Kubernetes API mode's writers (status, Events); `None` in manifest mode.
     cluster: Option<ClusterLink>,
+    /// The snapshot the Gateway API status was last computed from.
+    gateway_status_from: Option<Arc<index::Snapshot>>,
     options: ConvertOptions,
 }
 
@@ -103,6 +105,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         rejected_certificates: BTreeMap::new(),
         cluster,
         options,
+        gateway_status_from: None,
     };
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tracing::info!(state_dir = %controller.state.root().display(), "portcullis started");
@@ -276,23 +279,46 @@ impl Controller {
         Ok(())
     }
 
-    /// Makes the Gateway API status available at `/status`, and returns it.
+    /// Makes the Gateway API status available at `/status`, and returns it; `None` when
+    /// nothing it reads changed since it was last computed (endpoints, Ingresses and the
+    /// global ConfigMap do not enter it), so endpoint churn never recomputes it.
     fn publish_gateway_status(
-        &self,
+        &mut self,
         snapshot: &Arc<index::Snapshot>,
     ) -> Option<convert::gateway_status::StatusReport> {
+        let read_by_status = |kind: Kind| {
+            !matches!(
+                kind,
+                Kind::EndpointSlice
+                    | Kind::Endpoints
+                    | Kind::Ingress
+                    | Kind::IngressClass
+                    | Kind::ConfigMap
+            )
+        };
+        let unchanged = self.gateway_status_from.as_ref().is_some_and(|before| {
+            snapshot
+                .changes_since(before)
+                .iter()
+                .all(|change| !read_by_status(change.object_ref.kind))
+        });
+        self.gateway_status_from = Some(snapshot.clone());
+        if unchanged {
+            return None;
+        }
         let none = snapshot.count(Kind::GatewayClass) == 0 && snapshot.count(Kind::HttpRoute) == 0;
-        let report = (!none).then(|| self.reconciler.gateway_status(snapshot));
-        let yaml = report
-            .as_ref()
-            .map(crate::status::status_yaml)
-            .unwrap_or_default();
+        let report = if none {
+            convert::gateway_status::StatusReport::new()
+        } else {
+            self.reconciler.gateway_status(snapshot)
+        };
+        let yaml = crate::status::status_yaml(&report);
         if let Ok(mut current) = self.admin.gateway_status.lock()
             && **current != *yaml
         {
             *current = Arc::from(yaml);
         }
-        report
+        Some(report)
     }
 
     /// Logs each problem once, when it appears; the gauge shows how many there are now.

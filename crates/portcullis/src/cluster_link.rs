@@ -1,7 +1,7 @@
 //! Kubernetes API mode: the watchers that feed the controller, and the leader-only
 //! writers (Ingress status, Events) the controller hands its results to.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -249,17 +249,6 @@ fn gateway_writes(snapshot: &Snapshot, report: &StatusReport) -> Vec<StatusWrite
         );
     }
     cluster::pending_writes(&desired, &current, convert::gateway::GATEWAY_CONTROLLER)
-}
-
-/// New problems among `diagnostics`, given the ones already reported.
-pub fn new_problems<'a>(
-    diagnostics: &'a [Diagnostic],
-    reported: &BTreeSet<String>,
-) -> Vec<&'a Diagnostic> {
-    diagnostics
-        .iter()
-        .filter(|d| !reported.contains(&d.to_string()))
-        .collect()
 }
 
 fn host_name() -> String {

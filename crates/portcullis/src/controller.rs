@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 
 use crate::admin::{self, AdminState};
 use crate::cli::RunArgs;
-use crate::cluster_link::{self, ClusterLink};
+use crate::cluster_link::ClusterLink;
 use crate::default_cert;
 use crate::driver::Driver;
 use crate::pipeline::{self, Reconciler};
@@ -327,13 +327,15 @@ impl Controller {
         &mut self,
         diagnostics: &'a [convert::Diagnostic],
     ) -> Vec<&'a convert::Diagnostic> {
-        let new = cluster_link::new_problems(diagnostics, &self.reported);
-        let current: BTreeSet<String> = self
-            .manifest_problems
-            .iter()
-            .cloned()
-            .chain(diagnostics.iter().map(ToString::to_string))
-            .collect();
+        let mut current: BTreeSet<String> = self.manifest_problems.iter().cloned().collect();
+        let mut new = Vec::new();
+        for diagnostic in diagnostics {
+            let text = diagnostic.to_string();
+            if !self.reported.contains(&text) {
+                new.push(diagnostic);
+            }
+            current.insert(text);
+        }
         for problem in current.difference(&self.reported) {
             tracing::warn!("{problem}");
         }

@@ -32,7 +32,14 @@ pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
                 suffix.replace('.', "\\\\.") + "$"
             ),
         ),
-        HostKey::Suffix(suffix) => (2, format!(" {{ var(txn.host) -m end .{suffix} }}")),
+        // One to four labels, as the maps' lookups cover.
+        HostKey::Suffix(suffix) => (
+            2,
+            format!(
+                " {{ var(txn.host) -m reg ^([^.]+\\.){{1,4}}{}$ }}",
+                suffix.replace('.', "\\.")
+            ),
+        ),
         HostKey::CatchAll => (3, String::new()),
     };
     for (path, route) in &host.routes {

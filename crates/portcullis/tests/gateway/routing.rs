@@ -97,6 +97,7 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
         ("alt.test", "/apix", "app"),
         ("one.alt.test", "/api", "api"),
         ("one.two.alt.test", "/api", "api"),
+        ("a.b.c.d.e.alt.test", "/api", "404"),
         ("app.test", "/", "404"),
     ];
     for (host, path, expected) in alt_cases {

@@ -417,10 +417,10 @@ impl RouteConverter<'_, '_> {
                 let filters = rule.filters.clone().unwrap_or_default();
                 let mut action = match gateway_rules::filters(&filters, matched_prefix) {
                     Ok(action) => action,
-                    Err(why) => {
+                    Err((part, why)) => {
                         self.report(
-                            format!("{field}.{why}"),
-                            "the rule is skipped for this match".to_owned(),
+                            format!("{field}.{part}"),
+                            format!("{why}; the rule is skipped for this match"),
                         );
                         continue;
                     }
@@ -471,10 +471,10 @@ impl RouteConverter<'_, '_> {
             let (request_headers, response_headers) = match gateway_rules::backend_filters(&filters)
             {
                 Ok(edits) => edits,
-                Err(why) => {
+                Err((part, why)) => {
                     self.report(
-                        format!("{at}.{why}"),
-                        "this backend's share of the traffic is answered with 500".to_owned(),
+                        format!("{at}.{part}"),
+                        format!("{why}; this backend's share of the traffic is answered with 500"),
                     );
                     unavailable = unavailable.saturating_add(weight);
                     continue;

@@ -52,15 +52,18 @@ fn value_matches(list: &Value, field: &str) -> Result<Vec<ValueMatch>, String> {
         .collect()
 }
 
+/// A problem at a field below the rule: the field's path, and what is wrong.
+pub(crate) type FieldError = (String, String);
+
 /// A rule's filters as an action (without backends). `matched_prefix` is the path
 /// prefix the match matched, which `ReplacePrefixMatch` replaces.
 pub(crate) fn filters(
     filters: &[HttpRouteRulesFilters],
     matched_prefix: Option<&str>,
-) -> Result<RuleAction, String> {
+) -> Result<RuleAction, FieldError> {
     let mut action = RuleAction::default();
     for (index, filter) in filters.iter().enumerate() {
-        let at = |why: String| format!("filters[{index}]: {why}");
+        let at = |why: String| (format!("filters[{index}]"), why);
         let filter = serde_json::to_value(filter).map_err(|e| at(e.to_string()))?;
         match filter["type"].as_str().unwrap_or_default() {
             "RequestHeaderModifier" => {
@@ -92,7 +95,10 @@ pub(crate) fn filters(
         }
     }
     if action.redirect.is_some() && action.rewrite.is_some() {
-        return Err("RequestRedirect and URLRewrite cannot be combined".to_owned());
+        return Err((
+            "filters".to_owned(),
+            "RequestRedirect and URLRewrite cannot be combined".to_owned(),
+        ));
     }
     Ok(action)
 }
@@ -100,11 +106,11 @@ pub(crate) fn filters(
 /// A backendRef's filters: its request and response header changes.
 pub(crate) fn backend_filters<T: serde::Serialize>(
     filters: &[T],
-) -> Result<(HeaderEdits, HeaderEdits), String> {
+) -> Result<(HeaderEdits, HeaderEdits), FieldError> {
     let mut request = HeaderEdits::default();
     let mut response = HeaderEdits::default();
     for (index, filter) in filters.iter().enumerate() {
-        let at = |why: String| format!("filters[{index}]: {why}");
+        let at = |why: String| (format!("filters[{index}]"), why);
         let filter = serde_json::to_value(filter).map_err(|e| at(e.to_string()))?;
         match filter["type"].as_str().unwrap_or_default() {
             "RequestHeaderModifier" => {

@@ -29,8 +29,6 @@ pub struct ClusterLink {
     publish_service: Option<ObjectRef>,
     problems: mpsc::Sender<Problem>,
     gateway_status: watch::Sender<Arc<Vec<StatusWrite>>>,
-    /// The snapshot the served Ingresses were last read from.
-    served_from: Option<Arc<Snapshot>>,
 }
 
 impl std::fmt::Debug for ClusterLink {
@@ -121,17 +119,17 @@ impl ClusterLink {
             publish_service,
             problems,
             gateway_status,
-            served_from: None,
         })
     }
 
-    /// Hands the writers what a reconciliation found: the Ingresses served now and the
-    /// published Service (read again only when an Ingress, an IngressClass or that
-    /// Service changed), the Gateway API status when it was computed again (`None`:
+    /// Hands the writers what a reconciliation found (`changes`: since the previous one;
+    /// `None` for the first): the Ingresses served now and the published Service (read
+    /// again only when an Ingress, an IngressClass or that Service changed), the Gateway API status when it was computed again (`None`:
     /// unchanged), and the problems that are new.
     pub fn publish(
         &mut self,
         snapshot: &Arc<Snapshot>,
+        changes: Option<&[index::Change]>,
         options: &ConvertOptions,
         new_problems: &[&Diagnostic],
         gateway_report: Option<&StatusReport>,
@@ -151,12 +149,8 @@ impl ClusterLink {
                 matches!(object.kind, Kind::Ingress | Kind::IngressClass)
                     || self.publish_service.as_ref() == Some(object)
             };
-            let changed = self.served_from.as_ref().is_none_or(|before| {
-                snapshot
-                    .changes_since(before)
-                    .iter()
-                    .any(|change| relevant(&change.object_ref))
-            });
+            let changed =
+                changes.is_none_or(|changes| changes.iter().any(|c| relevant(&c.object_ref)));
             if changed {
                 let ingresses = snapshot
                     .of_kind(Kind::Ingress)
@@ -187,7 +181,6 @@ impl ClusterLink {
                     }
                     modified
                 });
-                self.served_from = Some(snapshot.clone());
             }
         }
         for diagnostic in new_problems {

@@ -47,8 +47,8 @@ struct Controller {
     rejected_certificates: BTreeMap<CertId, TlsCert>,
     /// Kubernetes API mode's writers (status, Events); `None` in manifest mode.
     cluster: Option<ClusterLink>,
-    /// The snapshot the Gateway API status was last computed from.
-    gateway_status_from: Option<Arc<index::Snapshot>>,
+    /// The snapshot the last reconciliation started from, to tell what changed since.
+    reconciled: Option<Arc<index::Snapshot>>,
     options: ConvertOptions,
 }
 
@@ -105,7 +105,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         rejected_certificates: BTreeMap::new(),
         cluster,
         options,
-        gateway_status_from: None,
+        reconciled: None,
     };
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tracing::info!(state_dir = %controller.state.root().display(), "portcullis started");
@@ -181,6 +181,10 @@ impl Controller {
     async fn reconcile(&mut self) -> Result<(), pipeline::Divergence> {
         let started = Instant::now();
         let snapshot = self.index.snapshot();
+        let changes = self
+            .reconciled
+            .replace(snapshot.clone())
+            .map(|before| snapshot.changes_since(&before));
         let admin = self.admin.clone();
         let metrics = &admin.metrics;
         for kind in Kind::ALL {
@@ -202,10 +206,11 @@ impl Controller {
             ..
         } = reconciled;
         let new_problems = self.report(&conversion.diagnostics);
-        let gateway_report = self.publish_gateway_status(&snapshot);
+        let gateway_report = self.publish_gateway_status(&snapshot, changes.as_deref());
         if let Some(cluster) = self.cluster.as_mut() {
             cluster.publish(
                 &snapshot,
+                changes.as_deref(),
                 &self.options,
                 &new_problems,
                 gateway_report.as_ref(),
@@ -283,8 +288,9 @@ impl Controller {
     /// nothing it reads changed since it was last computed (endpoints, Ingresses and the
     /// global ConfigMap do not enter it), so endpoint churn never recomputes it.
     fn publish_gateway_status(
-        &mut self,
+        &self,
         snapshot: &Arc<index::Snapshot>,
+        changes: Option<&[index::Change]>,
     ) -> Option<convert::gateway_status::StatusReport> {
         let read_by_status = |kind: Kind| {
             !matches!(
@@ -296,13 +302,8 @@ impl Controller {
                     | Kind::ConfigMap
             )
         };
-        let unchanged = self.gateway_status_from.as_ref().is_some_and(|before| {
-            snapshot
-                .changes_since(before)
-                .iter()
-                .all(|change| !read_by_status(change.object_ref.kind))
-        });
-        self.gateway_status_from = Some(snapshot.clone());
+        let unchanged = changes
+            .is_some_and(|changes| changes.iter().all(|c| !read_by_status(c.object_ref.kind)));
         if unchanged {
             return None;
         }

@@ -16,7 +16,50 @@ pub struct Diagnostic {
 }
 
 impl fmt::Display for Diagnostic {
+    /// One line, whatever the object held: control characters (newlines included) are
+    /// written escaped, so no value from an object can forge a log line or an Event.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}: {}", self.object, self.field, self.message)
+        let object = self.object.to_string();
+        write!(
+            f,
+            "{}: {}: {}",
+            one_line(&object),
+            one_line(&self.field),
+            one_line(&self.message)
+        )
+    }
+}
+
+/// `text` with every control character escaped (`\n`, `\u{1b}`, ...).
+pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(escaped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use resources::Kind;
+
+    #[test]
+    fn no_value_can_start_a_new_log_line() {
+        let diagnostic = Diagnostic {
+            object: ObjectRef::new(Kind::Ingress, "team\na", "web"),
+            field: "metadata.annotations[x\r]".to_owned(),
+            message: "'5s\nERROR forged' is not a duration".to_owned(),
+        };
+        let text = diagnostic.to_string();
+        assert!(!text.contains('\n') && !text.contains('\r'), "{text}");
+        assert!(text.contains("5s\\nERROR forged"), "{text}");
     }
 }

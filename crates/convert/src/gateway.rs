@@ -33,6 +33,11 @@ pub const GATEWAY_CONTROLLER: &str = "portcullis.dev/gateway-controller";
 /// The Gateway API group.
 pub const GROUP: &str = "gateway.networking.k8s.io";
 
+/// The most backendRefs a rule takes, and the highest weight: the specification's
+/// limits, which also keep the sum of a rule's weights within HAProxy's 32-bit `rand()`.
+const MAX_BACKEND_REFS: usize = 16;
+const MAX_WEIGHT: u32 = 1_000_000;
+
 /// What [`RouteConverter::rule_backends`] finds: each valid backend with how the rule
 /// uses it, the weight of the invalid ones, the first problem.
 type RuleBackends = (
@@ -151,7 +156,11 @@ impl RouteConverter<'_, '_> {
                     continue;
                 }
                 named = true;
-                let Ok(listeners) = gateway_listener::frontend(listener) else {
+                let Ok(listeners) = gateway_listener::frontend(
+                    listener,
+                    &gateway.spec.listeners,
+                    &self.global.listener_ports,
+                ) else {
                     continue;
                 };
                 if !self.allowed(listener, &namespace) {
@@ -462,11 +471,26 @@ impl RouteConverter<'_, '_> {
         let mut unavailable = 0u32;
         let mut problem = None;
         for (index, reference) in rule.backend_refs.iter().flatten().enumerate() {
+            let at = format!("{field}.backendRefs[{index}]");
+            if index >= MAX_BACKEND_REFS {
+                self.report(
+                    at,
+                    format!("a rule takes at most {MAX_BACKEND_REFS} backendRefs (the specification's limit); this one is ignored"),
+                );
+                continue;
+            }
             let weight = u32::try_from(reference.weight.unwrap_or(1)).unwrap_or(0);
             if weight == 0 {
                 continue;
             }
-            let at = format!("{field}.backendRefs[{index}]");
+            if weight > MAX_WEIGHT {
+                self.report(
+                    format!("{at}.weight"),
+                    format!("{weight} is above {MAX_WEIGHT}, the specification's limit; its share of the traffic is answered with 500"),
+                );
+                unavailable = unavailable.saturating_add(MAX_WEIGHT);
+                continue;
+            }
             let filters = reference.filters.clone().unwrap_or_default();
             let (request_headers, response_headers) = match gateway_rules::backend_filters(&filters)
             {

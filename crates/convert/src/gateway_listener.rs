@@ -11,13 +11,40 @@ use crate::gateway::GROUP;
 /// Why a listener or reference cannot be served: a status reason, and a message.
 pub(crate) type Refusal = (&'static str, String);
 
-/// The frontend that serves a listener.
-pub(crate) fn frontend(listener: &GatewayListeners) -> Result<Listeners, Refusal> {
+/// The ports HAProxy's own frontends and the controller hold, which a Gateway listener's
+/// port is compared with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenerPorts {
+    /// `--http-port`: the HTTP frontend (which also serves listeners on port 80).
+    pub http: u16,
+    /// `--https-port`: the HTTPS frontend (which also serves listeners on port 443).
+    pub https: u16,
+    /// Ports no listener may take (the admin endpoint's).
+    pub reserved: Vec<u16>,
+}
+
+impl Default for ListenerPorts {
+    fn default() -> Self {
+        Self {
+            http: 80,
+            https: 443,
+            reserved: Vec::new(),
+        }
+    }
+}
+
+/// The frontend that serves a listener. `siblings` are its Gateway's listeners: two of
+/// them on one port with different protocols conflict, and neither is served.
+pub(crate) fn frontend(
+    listener: &GatewayListeners,
+    siblings: &[GatewayListeners],
+    ports: &ListenerPorts,
+) -> Result<Listeners, Refusal> {
     let protocol = listener.protocol.as_str();
     if !matches!(protocol, "HTTP" | "HTTPS") {
         return Err((
             "UnsupportedProtocol",
-            format!("protocol {protocol} is not supported"),
+            format!("protocol {} is not supported", crate::one_line(protocol)),
         ));
     }
     let port = u16::try_from(listener.port)
@@ -29,14 +56,38 @@ pub(crate) fn frontend(listener: &GatewayListeners) -> Result<Listeners, Refusal
                 format!("port {} is out of range", listener.port),
             )
         })?;
-    match (protocol, port) {
-        ("HTTP", 443) | ("HTTPS", 80) => Err((
+    if ports.reserved.contains(&port) {
+        return Err((
             "PortUnavailable",
-            format!("port {port} belongs to the other protocol's frontend"),
+            format!("port {port} is taken by the controller's admin endpoint"),
+        ));
+    }
+    let http_port = port == 80 || port == ports.http;
+    let https_port = port == 443 || port == ports.https;
+    // On a port of its own, the listeners decide the protocol, and must agree.
+    if !http_port
+        && !https_port
+        && siblings
+            .iter()
+            .any(|other| other.port == listener.port && other.protocol != listener.protocol)
+    {
+        return Err((
+            "ProtocolConflict",
+            format!("another listener of this Gateway uses port {port} with another protocol"),
+        ));
+    }
+    match protocol {
+        "HTTP" if https_port => Err((
+            "PortUnavailable",
+            format!("port {port} is the HTTPS frontend's"),
         )),
-        ("HTTP", 80) => Ok(Listeners::HTTP),
-        ("HTTP", port) => Ok(Listeners::port(port)),
-        (_, port) => {
+        "HTTPS" if http_port => Err((
+            "PortUnavailable",
+            format!("port {port} is the HTTP frontend's"),
+        )),
+        "HTTP" if http_port => Ok(Listeners::HTTP),
+        "HTTP" => Ok(Listeners::port(port)),
+        _ => {
             let terminate = listener
                 .tls
                 .as_ref()
@@ -48,7 +99,7 @@ pub(crate) fn frontend(listener: &GatewayListeners) -> Result<Listeners, Refusal
                     "only TLS mode Terminate is supported".to_owned(),
                 ));
             }
-            Ok(if port == 443 {
+            Ok(if https_port {
                 Listeners::HTTPS
             } else {
                 Listeners::tls_port(port)
@@ -141,4 +192,52 @@ pub(crate) fn grants<'a>(
         });
         from_ok && to_ok
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listener(protocol: &str, port: i32) -> GatewayListeners {
+        GatewayListeners {
+            name: format!("{protocol}-{port}"),
+            protocol: protocol.to_owned(),
+            port,
+            ..GatewayListeners::default()
+        }
+    }
+
+    #[test]
+    fn listener_ports_are_compared_with_the_configured_ones_and_each_other() {
+        let ports = ListenerPorts {
+            http: 8080,
+            https: 8443,
+            reserved: vec![10254],
+        };
+        let served = |l: &GatewayListeners| frontend(l, std::slice::from_ref(l), &ports);
+        assert_eq!(served(&listener("HTTP", 8080)), Ok(Listeners::HTTP));
+        assert_eq!(served(&listener("HTTP", 80)), Ok(Listeners::HTTP));
+        assert_eq!(served(&listener("HTTPS", 8443)), Ok(Listeners::HTTPS));
+        assert_eq!(served(&listener("HTTP", 9000)), Ok(Listeners::port(9000)));
+        for refused in [
+            listener("HTTP", 8443),
+            listener("HTTPS", 8080),
+            listener("HTTP", 10254),
+            listener("HTTP", 0),
+            listener("HTTP", 70000),
+        ] {
+            assert_eq!(
+                served(&refused).map_err(|(reason, _)| reason),
+                Err("PortUnavailable"),
+                "{refused:?}"
+            );
+        }
+        let pair = [listener("HTTP", 9000), listener("HTTPS", 9000)];
+        for one in &pair {
+            assert_eq!(
+                frontend(one, &pair, &ports).map_err(|(reason, _)| reason),
+                Err("ProtocolConflict")
+            );
+        }
+    }
 }

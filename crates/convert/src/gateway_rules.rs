@@ -33,20 +33,39 @@ pub(crate) fn conditions(matched: &HttpRouteRulesMatches) -> Result<Vec<Conditio
     Ok(conditions)
 }
 
+/// The most header matches, and the most query-parameter matches, one match takes (the
+/// specification's limit).
+const MAX_VALUE_MATCHES: usize = 16;
+
 /// Header or query-parameter matches (`[{name, value, type}]`), validated.
 fn value_matches(list: &Value, field: &str) -> Result<Vec<ValueMatch>, String> {
+    let count = list.as_array().map_or(0, Vec::len);
+    if count > MAX_VALUE_MATCHES {
+        return Err(format!(
+            "{field}: {count} entries; at most {MAX_VALUE_MATCHES} are accepted"
+        ));
+    }
     list.as_array()
         .into_iter()
         .flatten()
         .enumerate()
         .map(|(index, entry)| {
             let at = |part: &str, why: String| format!("{field}[{index}].{part}: {why}");
+            let regex = entry["type"] == "RegularExpression";
+            let text = entry["value"].as_str().unwrap_or_default();
+            let checked = if regex {
+                names::parse_regex(text, false)
+            } else if text.is_empty() {
+                // HAProxy ends a pattern list at an empty word: it would match nothing.
+                Err("an empty value".to_owned())
+            } else {
+                value(text)
+            };
             Ok(ValueMatch {
                 name: token(entry["name"].as_str().unwrap_or_default())
                     .map_err(|why| at("name", why))?,
-                value: value(entry["value"].as_str().unwrap_or_default())
-                    .map_err(|why| at("value", why))?,
-                regex: entry["type"] == "RegularExpression",
+                value: checked.map_err(|why| at("value", why))?,
+                regex,
             })
         })
         .collect()
@@ -222,7 +241,8 @@ fn token(name: &str) -> Result<String, String> {
         Ok(name.to_owned())
     } else {
         Err(format!(
-            "'{name}' is not a name of letters, digits, '-', '_', '.', '~'"
+            "'{}' is not a name of letters, digits, '-', '_', '.', '~'",
+            name.escape_debug()
         ))
     }
 }
@@ -236,19 +256,20 @@ fn value(text: &str) -> Result<String, String> {
     }
 }
 
-/// A path regular expression, printed in single quotes (HAProxy reads it as PCRE).
+/// A path regular expression, printed in single quotes (HAProxy reads it as PCRE2).
 pub(crate) fn path_pattern(pattern: &str) -> Result<String, String> {
-    value(pattern).and_then(|pattern| {
-        if pattern.is_empty() {
-            Err("an empty pattern".to_owned())
-        } else {
-            Ok(pattern)
-        }
-    })
+    names::parse_regex(pattern, false)
 }
 
 /// A path printed in configuration and regular expressions: URL-safe characters only.
 pub(crate) fn url_path(path: &str) -> Result<String, String> {
+    if path.len() > names::MAX_PATH_BYTES {
+        return Err(format!(
+            "path is {} bytes long; at most {} are accepted",
+            path.len(),
+            names::MAX_PATH_BYTES
+        ));
+    }
     let ok = path.starts_with('/')
         && path
             .bytes()
@@ -257,7 +278,8 @@ pub(crate) fn url_path(path: &str) -> Result<String, String> {
         Ok(path.to_owned())
     } else {
         Err(format!(
-            "path '{path}' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'"
+            "path '{}' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'",
+            path.escape_debug()
         ))
     }
 }
@@ -286,6 +308,14 @@ mod tests {
         assert!(url_path("/a'b").is_err());
         assert!(url_path("relative").is_err());
         assert!(path_pattern("^/x'").is_err());
+        assert!(path_pattern("^/x(").is_err());
+        for value in [
+            json!({"headers": [{"name": "x", "type": "RegularExpression", "value": "[z-a]"}]}),
+            json!({"queryParams": [{"name": "q", "type": "RegularExpression", "value": "(?P<"}]}),
+            json!({"headers": [{"name": "x", "value": ""}]}),
+        ] {
+            assert!(matches(value.clone()).is_err(), "{value}");
+        }
         let filters: Vec<HttpRouteRulesFilters> = serde_json::from_value(json!([
             {"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x", "value": "v\r\nx: y"}]}}
         ]))

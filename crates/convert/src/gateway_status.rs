@@ -18,7 +18,7 @@ use crate::gateway_listener;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusCondition {
-    /// `Accepted`, `Programmed`, `ResolvedRefs`.
+    /// `Accepted`, `Programmed`, `ResolvedRefs`, `Conflicted`.
     #[serde(rename = "type")]
     pub kind: &'static str,
     /// `True` or `False`.
@@ -144,6 +144,7 @@ pub type StatusReport = BTreeMap<ObjectRef, ObjectStatus>;
 pub(crate) fn report(
     snapshot: &Snapshot,
     routes: &BTreeMap<ObjectRef, RouteOutcome>,
+    ports: &gateway_listener::ListenerPorts,
 ) -> StatusReport {
     let mut report = StatusReport::new();
     let mut ours = Vec::new();
@@ -235,7 +236,7 @@ pub(crate) fn report(
                 listener_status(
                     snapshot,
                     &gateway_ref,
-                    listener,
+                    (listener, &gateway.spec.listeners, ports),
                     attached_routes,
                     generation,
                 )
@@ -243,7 +244,11 @@ pub(crate) fn report(
             .collect();
         let programmed = listeners
             .iter()
-            .filter(|l| l.conditions.iter().all(|c| c.status == "True"))
+            .filter(|l| {
+                l.conditions
+                    .iter()
+                    .all(|c| c.status == "True" || c.kind == "Conflicted")
+            })
             .count();
         let valid = programmed > 0;
         let conditions = vec![
@@ -284,11 +289,16 @@ pub(crate) fn report(
 fn listener_status(
     snapshot: &Snapshot,
     gateway: &ObjectRef,
-    listener: &GatewayListeners,
+    (listener, siblings, ports): (
+        &GatewayListeners,
+        &[GatewayListeners],
+        &gateway_listener::ListenerPorts,
+    ),
     attached_routes: u32,
     generation: Option<i64>,
 ) -> ListenerStatus {
-    let frontend = gateway_listener::frontend(listener);
+    let frontend = gateway_listener::frontend(listener, siblings, ports);
+    let conflicted = matches!(&frontend, Err((reason, _)) if *reason == "ProtocolConflict");
     let (accepted, accepted_reason, accepted_message) = match &frontend {
         Ok(listeners) => (true, "Accepted", gateway_listener::describe(listeners)),
         Err((reason, message)) => (false, *reason, message.clone()),
@@ -328,6 +338,21 @@ fn listener_status(
                 programmed,
                 if programmed { "Programmed" } else { "Invalid" },
                 if programmed { "live" } else { "not served" },
+                generation,
+            ),
+            condition(
+                "Conflicted",
+                conflicted,
+                if conflicted {
+                    "ProtocolConflict"
+                } else {
+                    "NoConflicts"
+                },
+                if conflicted {
+                    "another listener uses this port with another protocol"
+                } else {
+                    "no conflict"
+                },
                 generation,
             ),
         ],

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use model::{Balance, HaproxyDuration};
+use model::{Balance, Cidr, ForwardFor, HaproxyDuration, HeaderName};
 use resources::ObjectRef;
 
 use crate::Diagnostic;
@@ -193,6 +193,70 @@ pub const MAX_CONNECTIONS: Key<u32> = Key {
     doc: "Maximum concurrent connections of the whole proxy (global maxconn).",
 };
 
+fn parse_forward_for(text: &str) -> Result<ForwardFor, String> {
+    match text.trim() {
+        "add" => Ok(ForwardFor::Add),
+        "update" => Ok(ForwardFor::Update),
+        "ifmissing" => Ok(ForwardFor::IfMissing),
+        "ignore" => Ok(ForwardFor::Ignore),
+        other => Err(format!(
+            "'{}' is not add, update, ifmissing or ignore",
+            other.escape_debug()
+        )),
+    }
+}
+
+/// A header name, or nothing when empty.
+fn parse_optional_header(text: &str) -> Result<Option<HeaderName>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        Ok(None)
+    } else {
+        HeaderName::parse(text).map(Some)
+    }
+}
+
+fn parse_cidr_list(text: &str) -> Result<Vec<Cidr>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(Cidr::parse)
+        .collect()
+}
+
+/// `forwardfor`.
+pub const FORWARDFOR: Key<ForwardFor> = Key {
+    name: "forwardfor",
+    scope: Scope::Global,
+    default: "add",
+    parse: parse_forward_for,
+    doc: "X-Forwarded-For: add (replace the client's with its address), update (append), ifmissing, ignore.",
+};
+/// `original-forwarded-for-hdr`.
+pub const ORIGINAL_FORWARDED_FOR_HDR: Key<Option<HeaderName>> = Key {
+    name: "original-forwarded-for-hdr",
+    scope: Scope::Global,
+    default: "X-Original-Forwarded-For",
+    parse: parse_optional_header,
+    doc: "Where forwardfor add keeps the client's X-Forwarded-For; empty drops it.",
+};
+/// `real-ip-hdr`.
+pub const REAL_IP_HDR: Key<Option<HeaderName>> = Key {
+    name: "real-ip-hdr",
+    scope: Scope::Global,
+    default: "X-Real-IP",
+    parse: parse_optional_header,
+    doc: "Header set to the client address; empty sets none.",
+};
+/// `forwardfor-trusted-cidrs`.
+pub const FORWARDFOR_TRUSTED_CIDRS: Key<Vec<Cidr>> = Key {
+    name: "forwardfor-trusted-cidrs",
+    scope: Scope::Global,
+    default: "",
+    parse: parse_cidr_list,
+    doc: "Comma-separated address blocks of trusted proxies, whose forwarded headers are kept.",
+};
+
 /// Every key.
 pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &SSL_REDIRECT,
@@ -204,6 +268,10 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &TIMEOUT_HTTP_REQUEST,
     &TIMEOUT_KEEP_ALIVE,
     &MAX_CONNECTIONS,
+    &FORWARDFOR,
+    &ORIGINAL_FORWARDED_FOR_HDR,
+    &REAL_IP_HDR,
+    &FORWARDFOR_TRUSTED_CIDRS,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
@@ -214,6 +282,8 @@ fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
 #[derive(Debug, Default)]
 pub struct GlobalConfig {
     valid: BTreeMap<String, String>,
+    /// The ports Gateway listeners are compared with (from the command line).
+    pub listener_ports: crate::gateway_listener::ListenerPorts,
 }
 
 impl GlobalConfig {
@@ -246,7 +316,10 @@ impl GlobalConfig {
                 },
             }
         }
-        Self { valid }
+        Self {
+            valid,
+            listener_ports: crate::gateway_listener::ListenerPorts::default(),
+        }
     }
 
     /// The key's value: the ConfigMap's when set and valid, else the default.

@@ -5,7 +5,7 @@ pub mod class;
 mod diagnostic;
 mod endpoints;
 pub mod gateway;
-mod gateway_listener;
+pub mod gateway_listener;
 mod gateway_rules;
 pub mod gateway_status;
 mod ingress;
@@ -16,7 +16,7 @@ mod names;
 mod small_set;
 mod tls;
 
-pub use diagnostic::Diagnostic;
+pub use diagnostic::{Diagnostic, one_line};
 pub use names::{parse_host, parse_path};
 
 use std::net::IpAddr;
@@ -49,6 +49,19 @@ pub struct ConvertOptions {
     pub https_port: u16,
     /// `--backend-shards`; 0 chooses by the number of backends ([`automatic_shards`]).
     pub backend_shards: u32,
+    /// Ports no Gateway listener may take (the admin endpoint's).
+    pub reserved_ports: Vec<u16>,
+}
+
+impl ConvertOptions {
+    /// The ports Gateway listeners are compared with.
+    pub fn listener_ports(&self) -> gateway_listener::ListenerPorts {
+        gateway_listener::ListenerPorts {
+            http: self.http_port,
+            https: self.https_port,
+            reserved: self.reserved_ports.clone(),
+        }
+    }
 }
 
 /// A converted snapshot.
@@ -68,6 +81,19 @@ pub fn automatic_shards(backends: usize) -> u32 {
     u32::try_from(wanted).unwrap_or(1024)
 }
 
+/// An object left out because HAProxy refused the configuration it renders to: the
+/// version refused (a changed object is tried again) and what HAProxy said.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Excluded {
+    /// The object as it was when HAProxy refused it.
+    pub object: Object,
+    /// HAProxy's words.
+    pub reason: String,
+}
+
+/// Objects left out of the conversion, by reference.
+pub type Exclusions = std::collections::BTreeMap<ObjectRef, Excluded>;
+
 /// One Ingress converted: its age, its output and what its conversion looked up; `None`
 /// when it is gone or not ours.
 type Converted = Option<(
@@ -85,8 +111,12 @@ fn convert_all(
     snapshot: &Snapshot,
     options: &ConvertOptions,
     global: &GlobalConfig,
+    excluded: &FxHashSet<ObjectRef>,
 ) -> Vec<(ObjectRef, Converted)> {
     let convert_one = |object: ObjectRef| -> (ObjectRef, Converted) {
+        if excluded.contains(&object) {
+            return (object, None);
+        }
         let converted = match snapshot.get(&object) {
             Some(Object::Ingress(ingress)) if class::is_ours(ingress, snapshot, options) => {
                 let mut recorder = lookup::Recorder::new(snapshot);
@@ -169,12 +199,44 @@ pub struct ConvertCache {
     dependents: FxHashMap<lookup::Dependency, small_set::SmallSet<ObjectRef>>,
     merger: merge::Merger,
     secrets: FxHashMap<CertId, (Option<Object>, Result<TlsCert, String>)>,
+    /// The objects left out by the previous conversion.
+    excluded: FxHashSet<ObjectRef>,
+    /// The ports Gateway listeners were compared with, for status.
+    listener_ports: gateway_listener::ListenerPorts,
 }
 
 impl ConvertCache {
     /// Converts a snapshot, reusing what the previous conversion already produced.
     pub fn convert(&mut self, snapshot: &Snapshot, options: &ConvertOptions) -> Conversion {
+        self.convert_excluding(snapshot, options, &Exclusions::new())
+    }
+
+    /// Converts a snapshot leaving out the `exclusions` that still hold the version
+    /// refused (each reported); an exclusion whose object changed or went away no longer
+    /// applies. Leaving an object out, or taking it back, converts again only it (and
+    /// the keys it claimed), as any change does.
+    pub fn convert_excluding(
+        &mut self,
+        snapshot: &Snapshot,
+        options: &ConvertOptions,
+        exclusions: &Exclusions,
+    ) -> Conversion {
         let mut diagnostics = Vec::new();
+        let mut excluded = FxHashSet::default();
+        for (object_ref, exclusion) in exclusions {
+            let current = snapshot.get(object_ref);
+            if current.is_some_and(|current| lookup::same_object(current, &exclusion.object)) {
+                excluded.insert(object_ref.clone());
+                diagnostics.push(Diagnostic {
+                    object: object_ref.clone(),
+                    field: "(whole object)".to_owned(),
+                    message: format!(
+                        "HAProxy refused the configuration this object renders to, so it is left out until it changes: {}",
+                        exclusion.reason
+                    ),
+                });
+            }
+        }
         let configmap_ref = options.global_configmap.as_ref().map(|(namespace, name)| {
             ObjectRef::new(Kind::ConfigMap, namespace.as_str(), name.as_str())
         });
@@ -182,7 +244,9 @@ impl ConvertCache {
             Some(Object::ConfigMap(map)) => map.data.as_ref(),
             _ => None,
         };
-        let global = GlobalConfig::new(data, configmap_ref.as_ref(), &mut diagnostics);
+        let mut global = GlobalConfig::new(data, configmap_ref.as_ref(), &mut diagnostics);
+        global.listener_ports = options.listener_ports();
+        self.listener_ports = global.listener_ports.clone();
 
         // Every Ingress reads the global defaults, and whether an Ingress is ours depends on
         // every IngressClass: a change to any of those converts everything.
@@ -197,7 +261,14 @@ impl ConvertCache {
                 })
             });
         let (affected, changed_secrets) = match changes {
-            Some(changes) => self.affected_by(&changes),
+            Some(changes) => {
+                let (mut affected, secrets) = self.affected_by(&changes);
+                // Objects left out, or taken back, since the previous conversion.
+                affected.extend(self.excluded.symmetric_difference(&excluded).cloned());
+                affected.sort();
+                affected.dedup();
+                (affected, secrets)
+            }
             None => {
                 self.ingresses.clear();
                 self.dependents.clear();
@@ -212,7 +283,8 @@ impl ConvertCache {
         };
         self.previous = Some(snapshot.clone());
 
-        let converted = convert_all(affected, snapshot, options, &global);
+        let converted = convert_all(affected, snapshot, options, &global, &excluded);
+        self.excluded = excluded;
         let mut updates = Vec::with_capacity(converted.len());
         for (object, result) in converted {
             if let Some(cached) = self.ingresses.remove(&object) {
@@ -255,6 +327,12 @@ impl ConvertCache {
                     keep_alive: global.get(&keys::TIMEOUT_KEEP_ALIVE),
                 },
                 backend_shards: options.backend_shards.max(1),
+                forwarded: model::ForwardedHeaders {
+                    forward_for: global.get(&keys::FORWARDFOR),
+                    original_header: global.get(&keys::ORIGINAL_FORWARDED_FOR_HDR),
+                    real_ip_header: global.get(&keys::REAL_IP_HDR),
+                    trusted: global.get(&keys::FORWARDFOR_TRUSTED_CIDRS),
+                },
             },
             default_cert: options.fallback_certificate.clone(),
             ..ProxyModel::default()
@@ -292,7 +370,11 @@ impl ConvertCache {
     /// The Gateway API status of every object of ours, as of the last conversion (of
     /// `snapshot`).
     pub fn gateway_status(&self, snapshot: &Snapshot) -> gateway_status::StatusReport {
-        gateway_status::report(snapshot, &self.merger.route_outcomes())
+        gateway_status::report(
+            snapshot,
+            &self.merger.route_outcomes(),
+            &self.listener_ports,
+        )
     }
 
     /// The Ingresses a set of changes affects, and the Secrets among the changes.

@@ -31,6 +31,74 @@ pub fn parse_host(host: &str) -> Result<HostKey, String> {
     })
 }
 
+/// The longest path accepted, in bytes: the Gateway API's own limit for path values.
+/// Kubernetes sets none for Ingress paths; this one keeps every map line (host, `#`,
+/// path, backend name) far below the 16 KiB at which HAProxy splits a map line in two
+/// (the tail would become an entry of its own), and every configuration line that
+/// quotes a path below HAProxy's line limit.
+pub const MAX_PATH_BYTES: usize = 1024;
+
+/// The longest regular expression accepted, in bytes (a configuration line must hold it).
+pub const MAX_PATTERN_BYTES: usize = 1024;
+
+/// Whether a byte may appear in a path as written in a map: RFC 3986's path characters
+/// (unreserved, sub-delimiters, `:`, `@`, `/`, and `%` of percent-encoding). Anything
+/// else must be percent-encoded in a request line anyway, so no request could match it.
+fn path_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'~'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'@'
+                | b'/'
+                | b'%'
+        )
+}
+
+/// Checks a regular expression with PCRE2, the engine (and the JIT) HAProxy compiles it
+/// with, so a pattern accepted here is one HAProxy accepts. `caseless` is HAProxy's `-i`.
+pub fn parse_regex(pattern: &str, caseless: bool) -> Result<String, String> {
+    if pattern.is_empty() {
+        return Err("the regular expression is empty".to_owned());
+    }
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(format!(
+            "the regular expression is {} bytes long; at most {MAX_PATTERN_BYTES} are accepted",
+            pattern.len()
+        ));
+    }
+    if let Some(bad) = pattern.chars().find(|c| c.is_control() || *c == '\'') {
+        return Err(format!(
+            "the regular expression contains {bad:?}, which cannot be written in HAProxy's configuration"
+        ));
+    }
+    pcre2::bytes::RegexBuilder::new()
+        .caseless(caseless)
+        .jit_if_available(true)
+        .build(pattern)
+        .map(|_| pattern.to_owned())
+        .map_err(|e| {
+            format!(
+                "'{}' is not a valid PCRE2 regular expression: {e}",
+                pattern.escape_debug()
+            )
+        })
+}
+
 /// Parses an Ingress path and its type. `Prefix` paths lose their trailing slashes;
 /// `ImplementationSpecific` means "begins with".
 pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<PathMatch, String> {
@@ -41,9 +109,15 @@ pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<PathMatch, Stri
             path.escape_debug()
         ));
     }
-    if let Some(bad) = path.chars().find(|c| c.is_whitespace() || c.is_control()) {
+    if path.len() > MAX_PATH_BYTES {
         return Err(format!(
-            "path '{}' contains {:?}, which is not allowed",
+            "path is {} bytes long; at most {MAX_PATH_BYTES} are accepted",
+            path.len()
+        ));
+    }
+    if let Some(bad) = path.chars().find(|c| !c.is_ascii() || !path_byte(*c as u8)) {
+        return Err(format!(
+            "path '{}' contains {:?}, which must be percent-encoded",
             path.escape_debug(),
             bad
         ));
@@ -119,5 +193,34 @@ mod tests {
         assert!(parse_path(Some("/a\nb"), "Exact").is_err());
         assert!(parse_path(Some("/a b"), "Prefix").is_err());
         assert!(parse_path(Some("/a"), "Regex").is_err());
+        for bad in ["/x<<", "/a#b", "/a\"b", "/caf\u{e9}", "/a\\b", "/a{b}"] {
+            assert!(parse_path(Some(bad), "Exact").is_err(), "{bad:?}");
+        }
+        let longest = format!("/{}", "a".repeat(MAX_PATH_BYTES - 1));
+        assert!(parse_path(Some(&longest), "Prefix").is_ok());
+        let hijack = format!("/{}a.example.test#/admin", "x".repeat(16_383));
+        assert!(parse_path(Some(&hijack), "ImplementationSpecific").is_err());
+        assert!(parse_path(Some("/a;b=c/%20/~x@y:z"), "Exact").is_ok());
+    }
+
+    #[test]
+    fn regular_expressions_are_checked_by_pcre2() {
+        assert_eq!(
+            parse_regex("^/api/v[0-9]+$", false),
+            Ok("^/api/v[0-9]+$".into())
+        );
+        for bad in [
+            "(",
+            "[a-",
+            "a{2,1}",
+            "(?<n>a)(?<n>b)",
+            "",
+            "a'b",
+            "a\nb",
+            "\\",
+        ] {
+            assert!(parse_regex(bad, false).is_err(), "{bad:?}");
+        }
+        assert!(parse_regex(&"a".repeat(MAX_PATTERN_BYTES + 1), false).is_err());
     }
 }

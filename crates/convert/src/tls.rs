@@ -45,6 +45,13 @@ pub fn load_certificate(
             format!("secret {namespace}/{name}: tls.crt is not a valid X.509 certificate: {e}")
         })?;
     }
+    // HAProxy would ask for a pass phrase on its terminal (and wait for it); a key that
+    // needs one cannot be served.
+    if private_key_is_encrypted(key) {
+        return Err(format!(
+            "secret {namespace}/{name}: tls.key is encrypted; HAProxy needs an unencrypted private key"
+        ));
+    }
     let keys = pem_blocks(key)
         .map_err(|e| format!("secret {namespace}/{name}: tls.key is not PEM: {e}"))?;
     let [private_key] = keys.as_slice() else {
@@ -63,6 +70,14 @@ pub fn load_certificate(
         bundle.push_str(&encode_pem(&pem.label, &pem.contents));
     }
     Ok(TlsCert { pem_bundle: bundle })
+}
+
+/// Whether a PEM private key is protected by a pass phrase (PKCS#8 `ENCRYPTED PRIVATE
+/// KEY`, or a traditional key with a `Proc-Type: 4,ENCRYPTED` header).
+fn private_key_is_encrypted(pem: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(pem);
+    text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----")
+        || text.contains("Proc-Type: 4,ENCRYPTED")
 }
 
 fn pem_blocks(bytes: &[u8]) -> Result<Vec<Pem>, String> {
@@ -84,4 +99,22 @@ fn encode_pem(label: &str, contents: &[u8]) -> String {
     }
     out.push_str(&format!("-----END {label}-----\n"));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::private_key_is_encrypted;
+
+    #[test]
+    fn keys_behind_a_pass_phrase_are_recognised() {
+        assert!(private_key_is_encrypted(
+            b"-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----\n"
+        ));
+        assert!(private_key_is_encrypted(
+            b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nMIIB\n-----END RSA PRIVATE KEY-----\n"
+        ));
+        assert!(!private_key_is_encrypted(
+            b"-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n"
+        ));
+    }
 }

@@ -20,6 +20,7 @@ fn options() -> ConvertOptions {
         http_port: 80,
         https_port: 443,
         backend_shards: 1,
+        reserved_ports: Vec::new(),
     }
 }
 

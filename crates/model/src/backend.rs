@@ -21,9 +21,28 @@ impl BackendId {
     /// The HAProxy section name: `<namespace>_<service>_<port>`.
     ///
     /// Namespaces, service names and port names are DNS labels, which never contain `_`,
-    /// so the name is unambiguous and needs no escaping.
+    /// so the name is unambiguous. Any other byte (possible only in a manifest nobody
+    /// validated) is written `:xx` in hex: `:` is not a DNS character either, so the name
+    /// stays unique, and no value can break a configuration line or a runtime command.
     pub fn section_name(&self) -> String {
-        format!("{}_{}_{}", self.namespace, self.service, self.port)
+        let mut name =
+            String::with_capacity(self.namespace.len() + self.service.len() + self.port.len() + 2);
+        for (index, part) in [&self.namespace, &self.service, &self.port]
+            .into_iter()
+            .enumerate()
+        {
+            if index > 0 {
+                name.push('_');
+            }
+            for byte in part.bytes() {
+                if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.') {
+                    name.push(char::from(byte));
+                } else {
+                    name.push_str(&format!(":{byte:02x}"));
+                }
+            }
+        }
+        name
     }
 }
 

@@ -8,27 +8,56 @@ use std::net::IpAddr;
 pub struct HaproxyDuration(String);
 
 impl HaproxyDuration {
-    /// Parses HAProxy's time syntax; a bare number means milliseconds.
+    /// The longest time HAProxy's timers take: 2^31-1 ms, about 24.8 days.
+    pub const MAX_MILLISECONDS: u64 = 2_147_483_647;
+
+    /// Parses HAProxy's time syntax; a bare number means milliseconds. Values HAProxy
+    /// would refuse are refused here: above [`Self::MAX_MILLISECONDS`], or a non-zero
+    /// time below one millisecond (HAProxy rounds it to zero and rejects it).
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
         let digits_end = text
             .find(|c: char| !c.is_ascii_digit())
             .unwrap_or(text.len());
         let (number, unit) = text.split_at(digits_end);
-        if number.is_empty() || number.len() > 9 {
+        let Some(value) = Some(number)
+            .filter(|n| !n.is_empty() && n.len() <= 12)
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
             return Err(format!(
                 "'{}' is not a duration such as 5s, 500ms or 1m",
                 text.escape_debug()
             ));
+        };
+        let microseconds_per_unit: u64 = match unit {
+            "us" => 1,
+            "" | "ms" => 1_000,
+            "s" => 1_000_000,
+            "m" => 60_000_000,
+            "h" => 3_600_000_000,
+            "d" => 86_400_000_000,
+            _ => {
+                return Err(format!(
+                    "'{}' has unknown unit '{}' (use us, ms, s, m, h or d)",
+                    text.escape_debug(),
+                    unit.escape_debug()
+                ));
+            }
+        };
+        let microseconds = value.saturating_mul(microseconds_per_unit);
+        if microseconds > Self::MAX_MILLISECONDS * 1_000 {
+            return Err(format!(
+                "'{}' is longer than HAProxy's longest timer, 2147483647ms (about 24.8 days)",
+                text.escape_debug()
+            ));
         }
-        match unit {
-            "" | "us" | "ms" | "s" | "m" | "h" | "d" => Ok(Self(text.to_owned())),
-            _ => Err(format!(
-                "'{}' has unknown unit '{}' (use us, ms, s, m, h or d)",
-                text.escape_debug(),
-                unit.escape_debug()
-            )),
+        if microseconds != 0 && microseconds < 1_000 {
+            return Err(format!(
+                "'{}' is shorter than HAProxy's shortest timer, 1ms",
+                text.escape_debug()
+            ));
         }
+        Ok(Self(text.to_owned()))
     }
 
     /// The validated text, as HAProxy reads it.
@@ -69,6 +98,8 @@ pub struct Global {
     pub timeouts: Timeouts,
     /// How many files the backends are spread over (at least 1).
     pub backend_shards: u32,
+    /// What the frontends tell backends about the client.
+    pub forwarded: crate::ForwardedHeaders,
 }
 
 impl Default for Global {
@@ -85,6 +116,7 @@ impl Default for Global {
                 keep_alive: duration("1m"),
             },
             backend_shards: 1,
+            forwarded: crate::ForwardedHeaders::default(),
         }
     }
 }
@@ -95,7 +127,18 @@ mod tests {
 
     #[test]
     fn durations_accept_haproxy_units_only() {
-        for good in ["5s", "500ms", "1m", "2h", "1d", "100us", "250"] {
+        for good in [
+            "5s",
+            "500ms",
+            "1m",
+            "2h",
+            "1d",
+            "1000us",
+            "250",
+            "24d",
+            "2147483647ms",
+            "0",
+        ] {
             assert_eq!(
                 HaproxyDuration::parse(good).map(|d| d.to_string()),
                 Ok(good.into())
@@ -110,6 +153,10 @@ mod tests {
             "5s\nlisten x",
             "1.5s",
             "9999999999s",
+            "25d",
+            "2147483648",
+            "500us",
+            "99999999999999999999d",
         ] {
             assert!(HaproxyDuration::parse(bad).is_err(), "{bad:?} accepted");
         }

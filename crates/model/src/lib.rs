@@ -6,11 +6,13 @@
 //! renderer can print them without escaping.
 
 mod backend;
+mod forwarded;
 mod global;
 mod routing;
 mod rules;
 
 pub use backend::{Backend, BackendId, Balance, Server};
+pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
 pub use routing::{
     CertId, Host, HostKey, Listeners, PathKind, PathMatch, Route, RouteTarget, TlsCert,

@@ -206,9 +206,29 @@ pub struct CertId {
 }
 
 impl CertId {
-    /// File name of the PEM bundle: `<namespace>_<name>.pem` (DNS names never contain `_`).
+    /// File name of the PEM bundle: `<namespace>_<name>.pem` (DNS names never contain `_`,
+    /// so no two Secrets share one). A name that is not made of DNS characters, or would
+    /// pass the file system's 255-byte limit, gets `h_<xxh3 of namespace/name>.pem`
+    /// instead, so no name can leave the directory, break a crt-list line or a runtime
+    /// command, or fail a write.
     pub fn file_name(&self) -> String {
-        format!("{}_{}.pem", self.namespace, self.name)
+        let dns = |part: &str| {
+            !part.is_empty()
+                && !part.starts_with('.')
+                && part.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.')
+                })
+        };
+        if dns(&self.namespace) && dns(&self.name) && self.namespace.len() + self.name.len() <= 200
+        {
+            format!("{}_{}.pem", self.namespace, self.name)
+        } else {
+            let identity = format!("{}/{}", self.namespace, self.name);
+            format!(
+                "h_{:016x}.pem",
+                xxhash_rust::xxh3::xxh3_64(identity.as_bytes())
+            )
+        }
     }
 }
 

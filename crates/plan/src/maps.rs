@@ -91,10 +91,12 @@ fn entries<'a>(parts: &[&'a str]) -> Option<BTreeMap<&'a str, &'a str>> {
     Some(map)
 }
 
-/// A word the runtime API passes through unchanged: no space, and none of the characters
-/// its command parser treats specially (`;` separates commands, `\` escapes, quotes).
+/// A word the runtime API passes through unchanged: no space, none of the characters
+/// its command parser treats specially (`;` separates commands, `\` escapes, quotes),
+/// and no `<<`, which at the end of a line makes the CLI wait for a payload.
 fn safe_token(token: &str) -> bool {
     !token.is_empty()
+        && !token.contains("<<")
         && token
             .chars()
             .all(|c| c.is_ascii_graphic() && !matches!(c, ';' | '\\' | '"' | '\''))
@@ -175,6 +177,15 @@ mod tests {
         assert!(matches!(
             change("m", None, &live),
             RuntimeCommand::ReplaceMap { .. }
+        ));
+        // A key ending in `<<` would leave the CLI waiting for a payload.
+        assert!(matches!(
+            change("m", Some(&live), &file("a#/ x\nb#/x<< y\n")),
+            RuntimeCommand::ReplaceMap { .. }
+        ));
+        assert!(matches!(
+            change("m", Some(&live), &file("a#/ x\nb#/y z\n")),
+            RuntimeCommand::EditMap { .. }
         ));
     }
 }

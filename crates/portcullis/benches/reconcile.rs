@@ -33,6 +33,7 @@ fn options() -> ConvertOptions {
         http_port: 80,
         https_port: 443,
         backend_shards: 16,
+        reserved_ports: Vec::new(),
     }
 }
 

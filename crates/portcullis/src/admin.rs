@@ -19,6 +19,8 @@ pub struct AdminState {
     pub ready: AtomicBool,
     /// Why HAProxy does not run exactly the written files yet, if it does not.
     pub out_of_sync: Mutex<Option<String>>,
+    /// Why the current objects are not served (HAProxy refuses what they give), if so.
+    pub refused: Mutex<Option<String>>,
     /// The metrics.
     pub metrics: Metrics,
     /// The Gateway API status of every object of ours, as YAML.
@@ -54,13 +56,21 @@ async fn readyz(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
     }
 }
 
-/// 200 when HAProxy runs exactly the written files; 503 with the reason while a reload is
-/// due or failing. Not a readiness signal: the previous configuration keeps serving.
+/// 200 when HAProxy runs exactly the written files and they are what the current objects
+/// give; 503 with the reason while a reload is due or failing, or while HAProxy refuses
+/// the current objects' configuration. Not a readiness signal: the previous
+/// configuration keeps serving.
 async fn syncz(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
-    let status = state
-        .out_of_sync
+    let refused = state
+        .refused
         .lock()
         .map_or_else(|_| Some("unknown".to_owned()), |s| s.clone());
+    let status = refused.or_else(|| {
+        state
+            .out_of_sync
+            .lock()
+            .map_or_else(|_| Some("unknown".to_owned()), |s| s.clone())
+    });
     match status {
         None => (StatusCode::OK, "in sync\n".to_owned()),
         Some(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),

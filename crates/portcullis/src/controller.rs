@@ -29,6 +29,10 @@ use convert::ConvertOptions;
 
 /// How long the manifest directory must be quiet before a burst of changes is applied.
 const DEBOUNCE: Duration = Duration::from_millis(200);
+/// How many times one reconciliation narrows a refused configuration to fewer objects
+/// before it keeps the last good one (HAProxy names every broken line in one check, so
+/// one round is the rule; more cover lines it reports only once others are gone).
+const MAX_NARROWING_ROUNDS: u32 = 4;
 /// How long workers may finish their connections at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -45,6 +49,9 @@ struct Controller {
     reported: BTreeSet<String>,
     /// Certificates `haproxy -c` refused, by content: left out until they change.
     rejected_certificates: BTreeMap<CertId, TlsCert>,
+    /// Objects whose configuration `haproxy -c` refused, by version: left out until they
+    /// change.
+    rejected_objects: convert::Exclusions,
     /// Kubernetes API mode's writers (status, Events); `None` in manifest mode.
     cluster: Option<ClusterLink>,
     /// The snapshot the last reconciliation started from, to tell what changed since.
@@ -68,7 +75,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         binary: haproxy_binary(args.haproxy_bin.as_deref())?,
         state_dir: state.root().to_path_buf(),
     };
-    let options = pipeline::convert_options(&args.config, fallback);
+    let mut options = pipeline::convert_options(&args.config, fallback);
+    // A Gateway listener on the admin endpoint's port would stop HAProxy from binding.
+    options.reserved_ports = vec![args.admin_bind.port()];
     let (batches_tx, mut batches) = mpsc::channel(64);
     let cluster = match &args.manifests {
         Some(directory) => {
@@ -103,6 +112,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         manifest_problems: Vec::new(),
         reported: BTreeSet::new(),
         rejected_certificates: BTreeMap::new(),
+        rejected_objects: convert::Exclusions::new(),
         cluster,
         options,
         reconciled: None,
@@ -119,7 +129,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
                 while let Ok(batch) = batches.try_recv() {
                     controller.absorb(batch);
                 }
-                controller.reconcile().await?;
+                controller.reconcile(0).await?;
             }
             status = wait_for_exit(controller.driver.haproxy_mut()) => {
                 tracing::error!(?status, "haproxy exited; restarting it on the last good configuration");
@@ -178,7 +188,9 @@ impl Controller {
         self.manifest_problems = batch.problems.iter().map(ToString::to_string).collect();
     }
 
-    async fn reconcile(&mut self) -> Result<(), pipeline::Divergence> {
+    /// Reconciles the current objects. `round` counts the times a refused configuration
+    /// was narrowed to fewer objects in this reconciliation.
+    async fn reconcile(&mut self, round: u32) -> Result<(), pipeline::Divergence> {
         let started = Instant::now();
         let snapshot = self.index.snapshot();
         let changes = self
@@ -194,9 +206,14 @@ impl Controller {
                 .get_or_create(&vec![("kind", kind.name().to_owned())])
                 .set(count);
         }
-        let reconciled = self
-            .reconciler
-            .reconcile(&snapshot, &self.rejected_certificates)?;
+        // Forget refusals of objects that changed or went away: they are tried again.
+        self.rejected_objects
+            .retain(|object, refused| snapshot.get(object) == Some(&refused.object));
+        let reconciled = self.reconciler.reconcile_excluding(
+            &snapshot,
+            &self.rejected_certificates,
+            &self.rejected_objects,
+        )?;
         // Forget refusals of certificates that changed or went away.
         self.rejected_certificates
             .retain(|id, _| reconciled.excluded_certificates.contains(id));
@@ -237,21 +254,40 @@ impl Controller {
             }
             if let Err(failure) = haproxy::check_config(&self.launch_binary, &self.staging).await {
                 metrics.configs_rejected.inc();
-                let refused: Vec<(CertId, TlsCert)> = conversion
-                    .model
-                    .certs
-                    .iter()
-                    .filter(|(id, _)| failure.output.contains(&id.file_name()))
-                    .map(|(id, cert)| (id.clone(), cert.clone()))
-                    .collect();
-                if !refused.is_empty() {
-                    // Leave the refused certificates out and try again without them.
-                    self.rejected_certificates.extend(refused);
-                    return Box::pin(self.reconcile()).await;
+                let table = render::OriginTable::new(&conversion.model, &desired);
+                let narrowed = pipeline::narrow(&failure.output, &self.staging, &table);
+                if round < MAX_NARROWING_ROUNDS && self.leave_out(&snapshot, &conversion, &narrowed)
+                {
+                    let objects: Vec<String> = narrowed
+                        .objects
+                        .keys()
+                        .map(|origin| convert::one_line(&origin.to_string()).into_owned())
+                        .chain(narrowed.certificates.keys().map(|id| {
+                            convert::one_line(&format!("Secret {}/{}", id.namespace, id.name))
+                                .into_owned()
+                        }))
+                        .collect();
+                    tracing::error!(
+                        ?objects,
+                        "{failure}; these objects are left out and the rest is applied"
+                    );
+                    // Everything HAProxy named is left out at once; what is left is
+                    // checked again in this same reconciliation.
+                    return Box::pin(self.reconcile(round + 1)).await;
                 }
-                let culprits = pipeline::blame(&failure.output, &conversion.model, &desired);
-                tracing::error!(objects = ?culprits, "{failure}; the last good configuration stays live");
+                tracing::error!(
+                    unexplained = ?narrowed.unexplained,
+                    "{failure}; no object explains it, so the last good configuration stays live"
+                );
                 self.report(&conversion.diagnostics);
+                self.set_refused(Some(format!(
+                    "HAProxy refuses the configuration the current objects give, and no object explains it: {}",
+                    narrowed.unexplained.join("; ")
+                )));
+                // Serve the last good configuration rather than nothing.
+                self.driver
+                    .start_on_last_good(!self.applied.is_empty())
+                    .await;
                 metrics.reconciled("rejected");
                 return Ok(());
             }
@@ -274,6 +310,7 @@ impl Controller {
                 "configuration written"
             );
         }
+        self.set_refused(None);
         let written = LiveState::loaded(backends, &desired);
         let mode = self.driver.apply(update, written).await;
         metrics.updated(mode);
@@ -282,6 +319,56 @@ impl Controller {
             .reconcile_seconds
             .observe(started.elapsed().as_secs_f64());
         Ok(())
+    }
+
+    /// Leaves out what a refused configuration was narrowed to: the certificates HAProxy
+    /// named (their hosts get the default certificate) and the objects behind the lines
+    /// it named. Says whether anything new was left out.
+    fn leave_out(
+        &mut self,
+        snapshot: &index::Snapshot,
+        conversion: &convert::Conversion,
+        narrowed: &pipeline::Narrowed,
+    ) -> bool {
+        let mut progress = false;
+        for (id, reason) in &narrowed.certificates {
+            if let Some(cert) = conversion.model.certs.get(id) {
+                tracing::warn!(secret = %convert::one_line(&format!("{}/{}", id.namespace, id.name)), reason = %convert::one_line(reason), "haproxy cannot load this certificate; it is left out");
+                progress |= self
+                    .rejected_certificates
+                    .insert(id.clone(), cert.clone())
+                    .is_none();
+            }
+        }
+        for (origin, reason) in &narrowed.objects {
+            let Some(kind) = Kind::ALL.into_iter().find(|k| k.name() == origin.kind) else {
+                continue;
+            };
+            let object_ref =
+                resources::ObjectRef::new(kind, origin.namespace.as_str(), origin.name.as_str());
+            let Some(object) = snapshot.get(&object_ref) else {
+                continue;
+            };
+            tracing::warn!(object = %convert::one_line(&origin.to_string()), reason = %convert::one_line(reason), "haproxy refused this object's configuration; it is left out");
+            progress |= self
+                .rejected_objects
+                .insert(
+                    object_ref,
+                    convert::Excluded {
+                        object: object.clone(),
+                        reason: reason.clone(),
+                    },
+                )
+                .is_none();
+        }
+        progress
+    }
+
+    /// Says at `/syncz` why the current objects are not what HAProxy serves.
+    fn set_refused(&self, why: Option<String>) {
+        if let Ok(mut refused) = self.admin.refused.lock() {
+            *refused = why;
+        }
     }
 
     /// Makes the Gateway API status available at `/status`, and returns it; `None` when

@@ -133,6 +133,20 @@ impl Driver {
         self.schedule(reasons)
     }
 
+    /// Starts HAProxy on the files already in the state directory, when it is not
+    /// running and `files_present`: the current objects cannot be served, and the last
+    /// configuration that passed serves rather than nothing. What it runs is not the
+    /// model's, so the next change that can be applied reloads.
+    pub async fn start_on_last_good(&mut self, files_present: bool) {
+        if self.haproxy.is_some() || !files_present {
+            return;
+        }
+        tracing::warn!("starting haproxy on the last good configuration in the state directory");
+        self.written = Some(LiveState::default());
+        self.ensure_running().await;
+        self.live = None;
+    }
+
     /// The next time [`Driver::on_timer`] has work.
     pub fn next_deadline(&self) -> Option<Instant> {
         let reload = self.pending.as_ref().map(|p| p.not_before);

@@ -79,7 +79,20 @@ impl Reconciler {
         snapshot: &Snapshot,
         refused_certificates: &BTreeMap<CertId, TlsCert>,
     ) -> Result<Reconciled, Divergence> {
-        let mut conversion = self.convert_cache.convert(snapshot, &self.options);
+        self.reconcile_excluding(snapshot, refused_certificates, &convert::Exclusions::new())
+    }
+
+    /// Converts and renders a snapshot, leaving out the certificates and the objects
+    /// HAProxy refused (as long as they are unchanged).
+    pub fn reconcile_excluding(
+        &mut self,
+        snapshot: &Snapshot,
+        refused_certificates: &BTreeMap<CertId, TlsCert>,
+        refused_objects: &convert::Exclusions,
+    ) -> Result<Reconciled, Divergence> {
+        let mut conversion =
+            self.convert_cache
+                .convert_excluding(snapshot, &self.options, refused_objects);
         let excluded_certificates =
             convert::exclude_certificates(&mut conversion, refused_certificates);
         let rendered = self.render_cache.render(&conversion.model);
@@ -89,8 +102,11 @@ impl Reconciler {
             excluded_certificates,
         };
         if self.verify {
-            let full =
-                Reconciler::new(self.options.clone()).reconcile(snapshot, refused_certificates)?;
+            let full = Reconciler::new(self.options.clone()).reconcile_excluding(
+                snapshot,
+                refused_certificates,
+                refused_objects,
+            )?;
             if full != reconciled {
                 return Err(Divergence {
                     detail: describe_difference(&reconciled, &full),
@@ -130,57 +146,77 @@ pub fn convert_options(args: &ConfigArgs, fallback_certificate: model::TlsCert) 
         http_port: args.http_port,
         https_port: args.https_port,
         backend_shards: args.backend_shards,
+        reserved_ports: Vec::new(),
     }
 }
 
-/// Names the objects behind a configuration HAProxy rejected: for each `[file:line]` in
-/// its output, the section that line belongs to (read from the rendered file HAProxy
-/// checked a copy of), and the objects that made it.
-pub fn blame(output: &str, model: &model::ProxyModel, rendered: &RenderedConfig) -> Vec<String> {
-    let mut culprits = std::collections::BTreeSet::new();
-    for location in output
-        .split('[')
-        .skip(1)
-        .filter_map(|s| s.split_once(']').map(|(l, _)| l))
-    {
-        let Some((file, line)) = location.rsplit_once(':') else {
+/// What a configuration HAProxy refused comes down to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Narrowed {
+    /// The objects behind the lines HAProxy named, each with what it said of them.
+    pub objects: BTreeMap<model::Origin, String>,
+    /// The certificates whose files HAProxy named.
+    pub certificates: BTreeMap<CertId, String>,
+    /// What HAProxy said that no object explains (the last good configuration stays).
+    pub unexplained: Vec<String>,
+}
+
+/// Narrows HAProxy's refusal of the configuration checked in `checked_dir` to objects:
+/// each `[file:line]` it names is looked up in the origin table (the rendered line's
+/// objects), and each certificate file it names in quotes is matched exactly against
+/// the rendered certificate paths.
+pub fn narrow(
+    output: &str,
+    checked_dir: &std::path::Path,
+    table: &render::OriginTable<'_>,
+) -> Narrowed {
+    let prefix = format!("{}/", checked_dir.display());
+    let relative = |path: &str| path.strip_prefix(&prefix).unwrap_or(path).to_owned();
+    let mut narrowed = Narrowed::default();
+    for alert in output.lines() {
+        let summary = alert.contains("Error(s) found in configuration file")
+            || alert.contains("Fatal errors found in configuration");
+        if summary || alert.trim().is_empty() {
             continue;
-        };
-        let Ok(line) = line.parse::<usize>() else {
+        }
+        let message = alert
+            .split_once(" : config : ")
+            .or_else(|| alert.split_once(" : "))
+            .map_or(alert, |(_, rest)| rest)
+            .trim()
+            .to_owned();
+        let quoted = alert.split('\'').skip(1).step_by(2);
+        let certificates: Vec<CertId> = quoted
+            .filter_map(|token| table.certificate(&relative(token)))
+            .collect();
+        if !certificates.is_empty() {
+            for id in certificates {
+                narrowed.certificates.insert(id, message.clone());
+            }
             continue;
-        };
-        // HAProxy names the staged copy; the rendered file is the one whose relative path
-        // ends that name.
-        let file = file.trim();
-        let Some(text) = rendered
-            .files
-            .iter()
-            .find(|(path, _)| file.ends_with(&format!("/{path}")))
-            .map(|(_, rendered)| rendered.text())
-        else {
-            continue;
-        };
-        let section = text
-            .lines()
-            .take(line)
-            .filter_map(|l| l.strip_prefix("backend "))
-            .last();
-        if let Some(section) = section {
-            for backend in model
-                .backends
-                .values()
-                .filter(|b| b.id.section_name() == section)
-            {
-                culprits.extend(backend.origins.iter().map(ToString::to_string));
+        }
+        let mut found = false;
+        for location in alert
+            .split('[')
+            .skip(1)
+            .filter_map(|s| s.split_once(']').map(|(l, _)| l))
+        {
+            let Some((file, line)) = location.rsplit_once(':') else {
+                continue;
+            };
+            let Ok(line) = line.parse::<usize>() else {
+                continue;
+            };
+            for origin in table.line(&relative(file.trim()), line) {
+                narrowed.objects.insert(origin, message.clone());
+                found = true;
             }
         }
-    }
-    for cert in model.certs.keys() {
-        if output.contains(&cert.file_name()) {
-            culprits.insert(format!("Secret {}/{}", cert.namespace, cert.name));
+        if !found {
+            narrowed.unexplained.push(message);
         }
     }
-    culprits.into_iter().collect()
+    narrowed
 }
 
 #[cfg(test)]
@@ -188,7 +224,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn blame_names_the_objects_behind_the_rejected_section_and_certificate() {
+    fn a_refusal_is_narrowed_to_the_objects_behind_the_named_lines_and_certificates() {
         let id = model::BackendId {
             namespace: "web".into(),
             service: "app".into(),
@@ -210,20 +246,38 @@ mod tests {
                     .unwrap_or_else(|_| unreachable!()),
                 timeout_server: model::HaproxyDuration::parse("50s")
                     .unwrap_or_else(|_| unreachable!()),
-                origins: vec![origin],
+                origins: vec![origin.clone()],
             },
         );
-        let cert = CertId {
-            namespace: "web".into(),
-            name: "tls".into(),
-        };
-        proxy.certs.insert(cert, TlsCert::default());
+        for name in ["tls", "prod-tls"] {
+            let cert = CertId {
+                namespace: "web".into(),
+                name: name.into(),
+            };
+            proxy.certs.insert(cert, TlsCert::default());
+        }
         let rendered = render::render(&proxy);
-        let output = "[ALERT] parsing [/var/lib/portcullis/staging/backends/shard-000.cfg:5] : unknown keyword\n\
-                      [ALERT] certs/web_tls.pem: no private key";
+        let table = render::OriginTable::new(&proxy, &rendered);
+        let staging = std::path::Path::new("/var/lib/portcullis/staging");
+        let output = "[ALERT]    (1) : config : parsing [/var/lib/portcullis/staging/backends/shard-000.cfg:5] : unknown keyword\n\
+                      [ALERT]    (1) : config : parsing [/var/lib/portcullis/staging/haproxy.cfg:40] : 'bind :443' : 'crt-list' : inconsistencies between private key and certificate loaded 'certs/web_prod-tls.pem'.\n\
+                      [ALERT]    (1) : config : parsing [/var/lib/portcullis/staging/haproxy.cfg:3] : something global\n\
+                      [ALERT]    (1) : config : Fatal errors found in configuration.";
+        let narrowed = narrow(output, staging, &table);
+        assert_eq!(narrowed.objects.keys().collect::<Vec<_>>(), [&origin]);
+        // Exactly the certificate named: not `web_tls.pem`, whose name a substring
+        // search would also find in `web_prod-tls.pem`... and the other way round.
         assert_eq!(
-            blame(output, &proxy, &rendered),
-            ["Ingress web/site", "Secret web/tls"]
+            narrowed
+                .certificates
+                .keys()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>(),
+            ["prod-tls"]
+        );
+        assert_eq!(
+            narrowed.unexplained,
+            ["parsing [/var/lib/portcullis/staging/haproxy.cfg:3] : something global"]
         );
     }
 }

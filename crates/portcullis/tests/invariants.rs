@@ -32,6 +32,7 @@ fn options(shards: u32) -> ConvertOptions {
         http_port: 8080,
         https_port: 8443,
         backend_shards: shards,
+        reserved_ports: Vec::new(),
     }
 }
 

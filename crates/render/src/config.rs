@@ -65,7 +65,6 @@ global
 
 defaults
     mode http
-    option forwardfor
     timeout connect 5s
     timeout client {client}
     timeout server 50s
@@ -97,6 +96,7 @@ defaults
             String::new()
         };
         let _ = writeln!(text, "    bind {address}:{port}{bind_options}");
+        text.push_str(&crate::forwarded::frontend_lines(&global.forwarded, tls));
         let (exact_map, prefix_map) = frontend_maps(frontend);
         let _ = write!(
             text,
@@ -145,7 +145,8 @@ defaults
         };
         let _ = write!(
             text,
-            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}\n    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n"
+            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}\n{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n",
+            crate::forwarded::frontend_lines(&global.forwarded, tls)
         );
         for (_, line) in lines {
             text.push_str(line);

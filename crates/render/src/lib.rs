@@ -4,13 +4,16 @@
 
 mod cache;
 mod config;
+mod forwarded;
 mod maps;
+pub mod origins;
 mod ports;
 mod rules;
 mod shards;
 
 pub use cache::RenderCache;
 pub use config::CRT_LIST;
+pub use origins::OriginTable;
 pub use rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, dispatch_name};
 pub use shards::{shard_file_name, shard_of};
 

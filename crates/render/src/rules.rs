@@ -7,8 +7,8 @@
 use std::fmt::Write;
 
 use model::{
-    BackendId, Condition, GatewayRule, HeaderEdits, Host, HostKey, PathChange, PathKind, PathMatch,
-    Redirect, Route, RouteTarget, RuleBackend,
+    BackendId, Condition, GatewayRule, HeaderEdits, Host, HostKey, Origin, PathChange, PathKind,
+    PathMatch, Redirect, Route, RouteTarget, RuleBackend,
 };
 
 /// Answers a rule whose backends are all invalid, as the Gateway API requires.
@@ -39,13 +39,24 @@ pub(crate) struct HostRuleLines {
     pub(crate) backends: String,
     /// `http-response` lines.
     pub(crate) responses: String,
+    /// Every line above with the object it came from (for [`crate::origins`]).
+    pub(crate) origins: Vec<(String, Origin)>,
 }
 
 /// An entry of an effective chain.
 enum Entry<'a> {
     Rule(&'a GatewayRule),
     /// A plain route of a shorter path: takes every request left.
-    Plain(&'a BackendId),
+    Plain(&'a BackendId, &'a Origin),
+}
+
+impl Entry<'_> {
+    fn origin(&self) -> &Origin {
+        match self {
+            Entry::Rule(rule) => &rule.origin,
+            Entry::Plain(_, origin) => origin,
+        }
+    }
 }
 
 pub(crate) fn host_rule_lines(key: &HostKey, host: &Host) -> HostRuleLines {
@@ -60,18 +71,32 @@ pub(crate) fn host_rule_lines(key: &HostKey, host: &Host) -> HostRuleLines {
             chain.extend(fallback(host, path));
         }
         for (index, entry) in chain.iter().enumerate() {
+            let before = [
+                lines.requests.len(),
+                lines.backends.len(),
+                lines.responses.len(),
+            ];
             let rule_id = format!("{dispatch}_{index}");
             let chosen = format!("{{ var(txn.rule) -m str {rule_id} }}");
-            let conditions = match entry {
-                Entry::Rule(rule) => rule.conditions.iter().map(condition).collect::<String>(),
-                Entry::Plain(_) => String::new(),
-            };
+            // Each condition is a named ACL of its own line, so the rule's line names them
+            // in one word each and stays within HAProxy's 64 words whatever it holds.
+            let mut acl_names = String::new();
+            if let Entry::Rule(rule) = entry {
+                for (position, condition) in rule.conditions.iter().enumerate() {
+                    let name = format!("{rule_id}_{position}");
+                    for expression in acl_expressions(condition) {
+                        let _ = writeln!(lines.requests, "    acl {name} {expression}");
+                    }
+                    acl_names.push(' ');
+                    acl_names.push_str(&name);
+                }
+            }
             let _ = writeln!(
                 lines.requests,
-                "    http-request set-var(txn.rule) str({rule_id}) if {{ var(txn.backend) -m str {dispatch} }} !{{ var(txn.rule) -m found }}{conditions}"
+                "    http-request set-var(txn.rule) str({rule_id}) if {{ var(txn.backend) -m str {dispatch} }} !{{ var(txn.rule) -m found }}{acl_names}"
             );
             match entry {
-                Entry::Plain(backend) => {
+                Entry::Plain(backend, _) => {
                     let _ = writeln!(
                         lines.backends,
                         "    use_backend {} if {chosen}",
@@ -79,6 +104,15 @@ pub(crate) fn host_rule_lines(key: &HostKey, host: &Host) -> HostRuleLines {
                     );
                 }
                 Entry::Rule(rule) => action_lines(rule, &chosen, &mut lines),
+            }
+            let written: Vec<String> = [&lines.requests, &lines.backends, &lines.responses]
+                .into_iter()
+                .zip(before)
+                .flat_map(|(text, from)| text.get(from..).unwrap_or_default().lines())
+                .map(str::to_owned)
+                .collect();
+            for line in written {
+                lines.origins.push((line, entry.origin().clone()));
             }
         }
     }
@@ -100,7 +134,7 @@ fn fallback<'a>(host: &'a Host, path: &PathMatch) -> Vec<Entry<'a>> {
     for (_, route) in covering {
         match &route.target {
             RouteTarget::Backend(id) => {
-                entries.push(Entry::Plain(id));
+                entries.push(Entry::Plain(id, &route.origin));
                 return entries;
             }
             RouteTarget::Rules(rules) => {
@@ -127,17 +161,28 @@ fn covers(other: &PathMatch, path: &PathMatch) -> bool {
     }
 }
 
-fn condition(condition: &Condition) -> String {
+/// How many frontend names one ACL line lists (several lines of one name are OR-ed).
+const NAMES_PER_ACL_LINE: usize = 32;
+
+/// A condition as ACL expressions (several when it must be split over lines, which
+/// HAProxy OR-s). Every value pattern comes after `--`, so no value can be read as a flag.
+fn acl_expressions(condition: &Condition) -> Vec<String> {
     let matcher = |regex: bool| if regex { "reg" } else { "str" };
     match condition {
-        Condition::Path(pattern) => format!(" {{ path -m reg '{pattern}' }}"),
-        Condition::Method(method) => format!(" {{ method {method} }}"),
-        Condition::Header(m) => format!(
-            " {{ req.fhdr({}) -m {} '{}' }}",
+        Condition::Path(pattern) => vec![format!("path -m reg -- '{pattern}'")],
+        Condition::Method(method) => vec![format!("method {method}")],
+        Condition::Header(m) => vec![format!(
+            "req.fhdr({}) -m {} -- '{}'",
             m.name,
             matcher(m.regex),
             m.value
-        ),
+        )],
+        Condition::Query(m) => vec![format!(
+            "urlp({}) -m {} -- '{}'",
+            m.name,
+            matcher(m.regex),
+            m.value
+        )],
         Condition::Listeners(listeners) => {
             let mut names: Vec<String> = Vec::new();
             if listeners.http {
@@ -153,14 +198,11 @@ fn condition(condition: &Condition) -> String {
                     .chain(&listeners.tls_ports)
                     .map(|port| format!("port_{port}")),
             );
-            format!(" {{ fe_name -m str {} }}", names.join(" "))
+            names
+                .chunks(NAMES_PER_ACL_LINE)
+                .map(|chunk| format!("fe_name -m str {}", chunk.join(" ")))
+                .collect()
         }
-        Condition::Query(m) => format!(
-            " {{ urlp({}) -m {} '{}' }}",
-            m.name,
-            matcher(m.regex),
-            m.value
-        ),
     }
 }
 
@@ -261,27 +303,34 @@ fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
         chosen,
         &mut lines.responses,
     );
-    let mut targets: Vec<(String, u32, Option<&RuleBackend>)> = action
+    let mut targets: Vec<(String, u64, Option<&RuleBackend>)> = action
         .backends
         .iter()
-        .map(|backend| (backend.id.section_name(), backend.weight, Some(backend)))
+        .map(|backend| {
+            (
+                backend.id.section_name(),
+                u64::from(backend.weight),
+                Some(backend),
+            )
+        })
         .collect();
     if action.unavailable_weight > 0 || targets.is_empty() {
         targets.push((
             GATEWAY_500_BACKEND.to_owned(),
-            action.unavailable_weight.max(1),
+            u64::from(action.unavailable_weight.max(1)),
             None,
         ));
     }
     let weighted = targets.len() > 1;
     if weighted {
-        let total: u32 = targets.iter().map(|(_, weight, _)| *weight).sum();
+        // Summed wide: weights are bounded when converted, and a sum never wraps.
+        let total: u64 = targets.iter().map(|(_, weight, _)| *weight).sum();
         let _ = writeln!(
             lines.requests,
             "    http-request set-var(txn.pick) rand({total}) if {chosen}"
         );
     }
-    let mut below = 0;
+    let mut below: u64 = 0;
     for (position, (section, weight, backend)) in targets.iter().enumerate() {
         let from = below;
         below += weight;

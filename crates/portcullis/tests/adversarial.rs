@@ -1,0 +1,484 @@
+//! Invariant I5 in its strong form: every object portcullis accepts renders to a
+//! configuration HAProxy accepts. Objects with hostile values in every field that reaches
+//! HAProxy are generated, converted and rendered beside a victim tenant, and the real
+//! `haproxy -c` is the oracle: the configuration must pass, the victim must be served,
+//! and every generated object must be either served or named in a diagnostic.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+use std::sync::OnceLock;
+
+use convert::ConvertOptions;
+use index::{Index, SourceEvent};
+use model::{HostKey, TlsCert};
+use portcullis::pipeline::Reconciler;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn fallback_certificate() -> &'static TlsCert {
+    static CERT: OnceLock<TlsCert> = OnceLock::new();
+    CERT.get_or_init(|| {
+        let (cert, key) = test_support::self_signed("adversarial", &["fallback.test"]);
+        TlsCert {
+            pem_bundle: format!("{cert}{key}"),
+        }
+    })
+}
+
+fn options() -> ConvertOptions {
+    ConvertOptions {
+        ingress_class: "portcullis".into(),
+        watch_ingress_without_class: true,
+        global_configmap: Some(("ops".into(), "global".into())),
+        default_ssl_certificate: None,
+        fallback_certificate: fallback_certificate().clone(),
+        bind_address: IpAddr::from([127, 0, 0, 1]),
+        http_port: 8080,
+        https_port: 8443,
+        backend_shards: 2,
+        reserved_ports: vec![10254],
+    }
+}
+
+/// The victim tenant, a Gateway every namespace may attach to, and the attacker's
+/// Service.
+fn base_objects() -> Vec<Value> {
+    let service = |namespace: &str| {
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "app", "namespace": namespace},
+               "spec": {"ports": [{"name": "http", "port": 80, "targetPort": 8080}]}})
+    };
+    let slice = |namespace: &str| {
+        json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+               "metadata": {"name": "app-1", "namespace": namespace, "labels": {"kubernetes.io/service-name": "app"}},
+               "addressType": "IPv4", "ports": [{"name": "http", "port": 8080}],
+               "endpoints": [{"addresses": ["127.0.0.1"]}]})
+    };
+    vec![
+        service("victim"),
+        slice("victim"),
+        service("attacker"),
+        slice("attacker"),
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "site", "namespace": "victim"},
+               "spec": {"rules": [{"host": "victim.test", "http": {"paths": [
+                   {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}}),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass", "metadata": {"name": "portcullis"},
+               "spec": {"controllerName": "portcullis.dev/gateway-controller"}}),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "victim"},
+               "spec": {"gatewayClassName": "portcullis", "listeners": [
+                   {"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}]}}),
+    ]
+}
+
+/// Text with what breaks configuration lines, map files and commands.
+fn hostile_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "-f",
+            "-m",
+            "-u",
+            "-i",
+            "--",
+            "-",
+            "<<",
+            "x<<",
+            "#",
+            "a b",
+            "'",
+            "\"",
+            "\\",
+            "\n",
+            "\r\n",
+            "\0",
+            "%[src]",
+            "%",
+            "}",
+            "{",
+            ";",
+            "a;show info",
+            "\u{e9}t\u{e9}",
+            "\u{202e}",
+            "(",
+            "[a-",
+            "(a+)+$",
+            "(?<n>a)(?<n>b)",
+            "a{2,1}",
+            "^/api/v[0-9]+$",
+            ".*",
+            "",
+            " ",
+            "/ok",
+        ])
+        .prop_map(str::to_owned),
+        "[ -~\n\r\t\u{0}#'\"\\\\<>-]{0,24}",
+        // Long enough to split a map line, ending in another tenant's route.
+        (16_300usize..16_500).prop_map(|n| format!("/{}\nvictim.test#/admin", "x".repeat(n))),
+        (1usize..5).prop_map(|n| format!("/{}", "é".repeat(n * 700))),
+    ]
+}
+
+/// A path: sometimes plausible, sometimes hostile.
+fn hostile_path() -> impl Strategy<Value = String> {
+    prop_oneof![
+        hostile_text().prop_map(|t| format!("/{t}")),
+        hostile_text(),
+        "/[a-z0-9._~-]{0,12}",
+    ]
+}
+
+fn hostile_number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "25d",
+            "24d",
+            "2147483648",
+            "2147483647ms",
+            "500us",
+            "0",
+            "-1s",
+            "1.5s",
+            "99999999999999d",
+            "5s\nlisten x",
+            "1e9",
+            "",
+        ])
+        .prop_map(str::to_owned),
+        (0u64..u64::MAX).prop_map(|n| n.to_string()),
+        (0u64..100_000).prop_map(|n| format!("{n}d")),
+    ]
+}
+
+fn ingress(
+    index: usize,
+    host: String,
+    path: String,
+    path_type: &str,
+    timeout: String,
+    balance: String,
+) -> Value {
+    json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+           "metadata": {"name": format!("evil{index}"), "namespace": "attacker", "annotations": {
+               "portcullis.dev/timeout-server": timeout, "portcullis.dev/balance-algorithm": balance}},
+           "spec": {"rules": [{"host": host, "http": {"paths": [
+               {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}})
+}
+
+fn value_match(name: String, value: String, regex: bool) -> Value {
+    json!({"name": name, "value": value, "type": if regex { "RegularExpression" } else { "Exact" }})
+}
+
+#[derive(Debug, Clone)]
+enum Attack {
+    Ingress {
+        host: String,
+        path: String,
+        path_type: &'static str,
+        timeout: String,
+        balance: String,
+    },
+    Route {
+        path: String,
+        path_regex: bool,
+        headers: Vec<(String, String, bool)>,
+        queries: Vec<(String, String, bool)>,
+        set_header: String,
+        redirect: String,
+        weight: i64,
+    },
+    Global {
+        timeout: String,
+        max_connections: String,
+        forwardfor: String,
+        trusted: String,
+    },
+}
+
+fn attack() -> impl Strategy<Value = Attack> {
+    let pair = || {
+        (
+            prop_oneof!["[a-z-]{1,8}", hostile_text()],
+            hostile_text(),
+            any::<bool>(),
+        )
+    };
+    prop_oneof![
+        (
+            prop_oneof![
+                "[a-z]{1,8}\\.test",
+                hostile_text(),
+                Just("victim.test".to_owned())
+            ],
+            hostile_path(),
+            prop::sample::select(vec!["Exact", "Prefix", "ImplementationSpecific", "Regex"]),
+            hostile_number(),
+            prop_oneof![Just("leastconn".to_owned()), hostile_text()],
+        )
+            .prop_map(
+                |(host, path, path_type, timeout, balance)| Attack::Ingress {
+                    host,
+                    path,
+                    path_type,
+                    timeout,
+                    balance
+                }
+            ),
+        (
+            hostile_path(),
+            any::<bool>(),
+            prop::collection::vec(pair(), 0..20),
+            prop::collection::vec(pair(), 0..20),
+            hostile_text(),
+            hostile_path(),
+            prop_oneof![
+                Just(1i64),
+                Just(1_000_000),
+                Just(1_000_001),
+                Just(i64::from(i32::MAX)),
+                Just(-5)
+            ],
+        )
+            .prop_map(
+                |(path, path_regex, headers, queries, set_header, redirect, weight)| {
+                    Attack::Route {
+                        path,
+                        path_regex,
+                        headers,
+                        queries,
+                        set_header,
+                        redirect,
+                        weight,
+                    }
+                }
+            ),
+        (
+            hostile_number(),
+            hostile_number(),
+            hostile_text(),
+            hostile_text()
+        )
+            .prop_map(
+                |(timeout, max_connections, forwardfor, trusted)| Attack::Global {
+                    timeout,
+                    max_connections,
+                    forwardfor,
+                    trusted
+                }
+            ),
+    ]
+}
+
+fn manifest(index: usize, attack: &Attack) -> Value {
+    match attack {
+        Attack::Ingress {
+            host,
+            path,
+            path_type,
+            timeout,
+            balance,
+        } => ingress(
+            index,
+            host.clone(),
+            path.clone(),
+            path_type,
+            timeout.clone(),
+            balance.clone(),
+        ),
+        Attack::Route {
+            path,
+            path_regex,
+            headers,
+            queries,
+            set_header,
+            redirect,
+            weight,
+        } => {
+            let headers: Vec<Value> = headers
+                .iter()
+                .map(|(n, v, r)| value_match(n.clone(), v.clone(), *r))
+                .collect();
+            let queries: Vec<Value> = queries
+                .iter()
+                .map(|(n, v, r)| value_match(n.clone(), v.clone(), *r))
+                .collect();
+            let path_type = if *path_regex {
+                "RegularExpression"
+            } else {
+                "PathPrefix"
+            };
+            json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                   "metadata": {"name": format!("evil{index}"), "namespace": "attacker"},
+                   "spec": {"parentRefs": [{"name": "gw", "namespace": "victim"}], "hostnames": ["attacker.test"],
+                            "rules": [
+                                {"matches": [{"path": {"type": path_type, "value": path}, "headers": headers, "queryParams": queries}],
+                                 "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x-evil", "value": set_header}]}}],
+                                 "backendRefs": [{"name": "app", "port": 80, "weight": weight}, {"name": "app", "port": 80, "weight": weight}]},
+                                {"matches": [{"path": {"type": "Exact", "value": "/redirect"}}],
+                                 "filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplaceFullPath", "replaceFullPath": redirect}}}]}]}})
+        }
+        Attack::Global {
+            timeout,
+            max_connections,
+            forwardfor,
+            trusted,
+        } => {
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "global", "namespace": "ops"},
+                   "data": {"timeout-client": timeout, "max-connections": max_connections, "timeout-connect": timeout,
+                            "forwardfor": forwardfor, "forwardfor-trusted-cidrs": trusted, "real-ip-hdr": forwardfor}})
+        }
+    }
+}
+
+fn haproxy_binary() -> &'static str {
+    ["/usr/sbin/haproxy", "/usr/local/sbin/haproxy"]
+        .into_iter()
+        .find(|path| std::path::Path::new(path).exists())
+        .expect("HAProxy is installed (scripts/test.sh installs it)")
+}
+
+fn check(attacks: &[Attack]) {
+    let mut index = Index::new();
+    let mut attackers = BTreeSet::new();
+    for (position, object) in base_objects()
+        .iter()
+        .chain(
+            attacks
+                .iter()
+                .enumerate()
+                .map(|(i, a)| manifest(i, a))
+                .collect::<Vec<_>>()
+                .iter(),
+        )
+        .enumerate()
+    {
+        let decoded = resources::decode_manifest(&object.to_string(), true);
+        for decoded_object in decoded.objects {
+            if position >= base_objects().len()
+                && decoded_object.object_ref().kind != resources::Kind::ConfigMap
+            {
+                attackers.insert(decoded_object.object_ref());
+            }
+            index.handle(SourceEvent::Apply(decoded_object));
+        }
+    }
+    let reconciled = Reconciler::new(options())
+        .reconcile(&index.snapshot(), &std::collections::BTreeMap::new())
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (path, file) in &reconciled.rendered.files {
+        let target = dir.path().join(path);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(&target, file.text().as_bytes()).unwrap();
+    }
+    let output = std::process::Command::new(haproxy_binary())
+        .arg("-c")
+        .arg("-f")
+        .arg(dir.path().join("haproxy.cfg"))
+        .arg("-f")
+        .arg(dir.path().join("backends"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let model = &reconciled.conversion.model;
+    assert!(
+        output.status.success(),
+        "haproxy -c refused what portcullis accepted:\n{}\ndiagnostics: {:#?}",
+        String::from_utf8_lossy(&output.stderr),
+        reconciled.conversion.diagnostics
+    );
+    assert!(
+        model
+            .hosts
+            .get(&HostKey::Exact("victim.test".into()))
+            .is_some_and(|host| host.routes.values().any(|r| r.origin.namespace == "victim")),
+        "the victim is not served as written"
+    );
+    let served: BTreeSet<(String, String)> = model
+        .hosts
+        .values()
+        .flat_map(|host| host.routes.values())
+        .map(|route| (route.origin.namespace.clone(), route.origin.name.clone()))
+        .collect();
+    let reported: BTreeSet<(String, String)> = reconciled
+        .conversion
+        .diagnostics
+        .iter()
+        .map(|d| (d.object.namespace.clone(), d.object.name.clone()))
+        .collect();
+    for attacker in attackers {
+        let key = (attacker.namespace.clone(), attacker.name.clone());
+        assert!(
+            served.contains(&key) || reported.contains(&key),
+            "{attacker} is neither served nor reported"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, max_shrink_iters: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_accepted_object_renders_to_a_configuration_haproxy_accepts(attacks in prop::collection::vec(attack(), 1..5)) {
+        check(&attacks);
+    }
+}
+
+/// The cases the containment issue names, each on its own.
+#[test]
+fn the_named_attacks_are_contained() {
+    let route = |headers: Vec<(String, String, bool)>, path: &str, regex: bool| Attack::Route {
+        path: path.into(),
+        path_regex: regex,
+        headers,
+        queries: Vec::new(),
+        set_header: "ok".into(),
+        redirect: "/new".into(),
+        weight: 1,
+    };
+    let header = |value: &str| ("x-flag".to_owned(), value.to_owned(), false);
+    for attack in [
+        Attack::Ingress {
+            host: "attacker.test".into(),
+            path: format!("/{}victim.test#/admin", "x".repeat(16_383)),
+            path_type: "ImplementationSpecific",
+            timeout: "5s".into(),
+            balance: "roundrobin".into(),
+        },
+        Attack::Ingress {
+            host: "attacker.test".into(),
+            path: "/".into(),
+            path_type: "Prefix",
+            timeout: "25d".into(),
+            balance: "roundrobin".into(),
+        },
+        route(vec![header("-f")], "/", false),
+        route(vec![header("-m")], "/", false),
+        route(vec![header("-u")], "/", false),
+        route(vec![("x".into(), "(".into(), true)], "/", false),
+        route(Vec::new(), "([", true),
+        route(
+            (0..16)
+                .map(|i| (format!("h{i}"), "v".into(), false))
+                .collect(),
+            "/",
+            false,
+        ),
+        route(
+            (0..17)
+                .map(|i| (format!("h{i}"), "v".into(), false))
+                .collect(),
+            "/",
+            false,
+        ),
+        Attack::Ingress {
+            host: "attacker.test".into(),
+            path: "/x<<".into(),
+            path_type: "Exact",
+            timeout: "5s".into(),
+            balance: "roundrobin".into(),
+        },
+    ] {
+        check(&[attack]);
+    }
+}

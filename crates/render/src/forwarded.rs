@@ -1,0 +1,152 @@
+//! The lines every frontend starts with: what backends are told about the client
+//! (`X-Forwarded-For`, `X-Real-IP`, `X-Forwarded-Proto`, `-Host`, `-Port`), replacing
+//! what the client claims unless it is a trusted proxy.
+
+use std::fmt::Write;
+
+use model::{ForwardFor, ForwardedHeaders};
+
+/// The frontend lines for `forwarded`; `tls` says whether the frontend terminates TLS.
+pub(crate) fn frontend_lines(forwarded: &ForwardedHeaders, tls: bool) -> String {
+    let mut text = String::new();
+    // What a trusted proxy in front said is kept; everyone else's claims are replaced.
+    let (untrusted, trusted) = if forwarded.trusted.is_empty() {
+        ("", None)
+    } else {
+        let mut names = String::new();
+        for cidr in &forwarded.trusted {
+            let _ = write!(names, " {cidr}");
+        }
+        let _ = writeln!(text, "    acl forwarded_trusted src{names}");
+        (" !forwarded_trusted", Some(" forwarded_trusted"))
+    };
+    match forwarded.forward_for {
+        ForwardFor::Add => {
+            if let Some(header) = &forwarded.original_header {
+                let _ = writeln!(
+                    text,
+                    "    http-request set-header {header} %[req.fhdr(x-forwarded-for)] if {{ req.fhdr(x-forwarded-for) -m found }}{untrusted}"
+                );
+            }
+            let _ = writeln!(
+                text,
+                "    http-request del-header x-forwarded-for{}",
+                condition(untrusted)
+            );
+            text.push_str("    option forwardfor\n");
+        }
+        ForwardFor::Update => text.push_str("    option forwardfor\n"),
+        ForwardFor::IfMissing => text.push_str("    option forwardfor if-none\n"),
+        ForwardFor::Ignore => {}
+    }
+    let scheme = if tls { "https" } else { "http" };
+    let mut set = |header: &str, value: &str, missing_check: &str| {
+        let _ = writeln!(
+            text,
+            "    http-request set-header {header} {value}{}",
+            condition(untrusted)
+        );
+        if let Some(trusted) = trusted {
+            let _ = writeln!(
+                text,
+                "    http-request set-header {header} {value} if{trusted} !{{ req.hdr({missing_check}) -m found }}"
+            );
+        }
+    };
+    if let Some(header) = &forwarded.real_ip_header {
+        let name = header.to_string();
+        set(&name, "%[src]", &name.to_ascii_lowercase());
+    }
+    set("X-Forwarded-Proto", scheme, "x-forwarded-proto");
+    set("X-Forwarded-Port", "%[dst_port]", "x-forwarded-port");
+    let _ = writeln!(
+        text,
+        "    http-request set-header X-Forwarded-Host %[req.hdr(host)] if {{ req.hdr(host) -m found }}{untrusted}"
+    );
+    if trusted.is_some() {
+        let _ = writeln!(
+            text,
+            "    http-request set-header X-Forwarded-Host %[req.hdr(host)] if {{ req.hdr(host) -m found }} forwarded_trusted !{{ req.hdr(x-forwarded-host) -m found }}"
+        );
+    }
+    let _ = writeln!(
+        text,
+        "    http-request del-header forwarded{}",
+        condition(untrusted)
+    );
+    text
+}
+
+/// ` if <acl>` for a non-empty ACL reference.
+fn condition(acl: &str) -> String {
+    if acl.is_empty() {
+        String::new()
+    } else {
+        format!(" if{acl}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::Cidr;
+
+    #[test]
+    fn by_default_every_client_claim_is_replaced() {
+        assert_eq!(
+            frontend_lines(&ForwardedHeaders::default(), true),
+            "    http-request set-header X-Original-Forwarded-For %[req.fhdr(x-forwarded-for)] if { req.fhdr(x-forwarded-for) -m found }
+    http-request del-header x-forwarded-for
+    option forwardfor
+    http-request set-header X-Real-IP %[src]
+    http-request set-header X-Forwarded-Proto https
+    http-request set-header X-Forwarded-Port %[dst_port]
+    http-request set-header X-Forwarded-Host %[req.hdr(host)] if { req.hdr(host) -m found }
+    http-request del-header forwarded
+"
+        );
+    }
+
+    #[test]
+    fn a_trusted_proxy_keeps_its_headers() {
+        let forwarded = ForwardedHeaders {
+            forward_for: ForwardFor::Add,
+            original_header: None,
+            real_ip_header: None,
+            trusted: vec![Cidr::parse("10.0.0.0/8").unwrap_or_else(|e| panic!("{e}"))],
+        };
+        assert_eq!(
+            frontend_lines(&forwarded, false),
+            "    acl forwarded_trusted src 10.0.0.0/8
+    http-request del-header x-forwarded-for if !forwarded_trusted
+    option forwardfor
+    http-request set-header X-Forwarded-Proto http if !forwarded_trusted
+    http-request set-header X-Forwarded-Proto http if forwarded_trusted !{ req.hdr(x-forwarded-proto) -m found }
+    http-request set-header X-Forwarded-Port %[dst_port] if !forwarded_trusted
+    http-request set-header X-Forwarded-Port %[dst_port] if forwarded_trusted !{ req.hdr(x-forwarded-port) -m found }
+    http-request set-header X-Forwarded-Host %[req.hdr(host)] if { req.hdr(host) -m found } !forwarded_trusted
+    http-request set-header X-Forwarded-Host %[req.hdr(host)] if { req.hdr(host) -m found } forwarded_trusted !{ req.hdr(x-forwarded-host) -m found }
+    http-request del-header forwarded if !forwarded_trusted
+"
+        );
+        for mode in [
+            ForwardFor::Update,
+            ForwardFor::IfMissing,
+            ForwardFor::Ignore,
+        ] {
+            let lines = frontend_lines(
+                &ForwardedHeaders {
+                    forward_for: mode,
+                    ..ForwardedHeaders::default()
+                },
+                false,
+            );
+            assert!(!lines.contains("del-header x-forwarded-for"), "{lines}");
+            assert_eq!(lines.contains("if-none"), mode == ForwardFor::IfMissing);
+            assert_eq!(
+                lines.contains("option forwardfor"),
+                mode != ForwardFor::Ignore
+            );
+        }
+    }
+}

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use resources::ObjectRef;
+use resources::{LogSafe, ObjectRef};
 
 /// One problem with one object. The object is skipped or defaulted; nothing else is lost.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -17,6 +17,13 @@ pub struct Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}: {}", self.object, self.field, self.message)
+        // Messages quote values from objects: no raw newline may reach a log line.
+        write!(
+            f,
+            "{}: {}: {}",
+            self.object,
+            LogSafe(&self.field),
+            LogSafe(&self.message)
+        )
     }
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use resources::ObjectRef;
+use resources::{LogSafe, ObjectRef};
 
 /// One problem with one object. The object is skipped or defaulted; nothing else is lost.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -19,31 +19,25 @@ impl fmt::Display for Diagnostic {
     /// One line, whatever the object held: control characters (newlines included) are
     /// written escaped, so no value from an object can forge a log line or an Event.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let object = self.object.to_string();
+        // Messages quote values from objects: no raw newline may reach a log line.
         write!(
             f,
             "{}: {}: {}",
-            one_line(&object),
-            one_line(&self.field),
-            one_line(&self.message)
+            self.object,
+            LogSafe(&self.field),
+            LogSafe(&self.message)
         )
     }
 }
 
 /// `text` with every control character escaped (`\n`, `\u{1b}`, ...).
 pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(text);
+    let shown = LogSafe(text).to_string();
+    if shown == text {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(shown)
     }
-    let mut escaped = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            escaped.extend(c.escape_default());
-        } else {
-            escaped.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(escaped)
 }
 
 #[cfg(test)]

@@ -56,6 +56,10 @@ pub struct ConfigArgs {
     /// file, rounded up to a power of two.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub backend_shards: u32,
+    /// Largest manifest file read, in bytes; a larger one is reported and keeps the
+    /// objects it had (manifest directory only).
+    #[arg(long, value_name = "BYTES", default_value_t = source::DEFAULT_MAX_MANIFEST_BYTES, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_manifest_bytes: u64,
 }
 
 /// `run`.

@@ -81,7 +81,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let (batches_tx, mut batches) = mpsc::channel(64);
     let cluster = match &args.manifests {
         Some(directory) => {
-            let manifests = ManifestDir::new(directory);
+            let manifests =
+                ManifestDir::new(directory).max_file_bytes(args.config.max_manifest_bytes);
             tokio::spawn(async move {
                 if let Err(err) = source::watch_manifest_dir(manifests, DEBOUNCE, batches_tx).await
                 {

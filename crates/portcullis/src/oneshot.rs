@@ -12,8 +12,8 @@ use crate::cli::{CheckArgs, RenderArgs};
 use crate::default_cert;
 use crate::pipeline::{self, Reconciler};
 
-fn load(directory: &Path) -> (Arc<Snapshot>, Vec<String>) {
-    let mut manifests = ManifestDir::new(directory);
+fn load(directory: &Path, max_file_bytes: u64) -> (Arc<Snapshot>, Vec<String>) {
+    let mut manifests = ManifestDir::new(directory).max_file_bytes(max_file_bytes);
     let (events, problems) = manifests.initial_events();
     let mut index = Index::new();
     for event in events {
@@ -30,7 +30,7 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
     let state = StateDir::open(&args.out).context("opening the output directory")?;
     let fallback = default_cert::load_or_generate(state.root())?;
     let started = std::time::Instant::now();
-    let (snapshot, problems) = load(&args.manifests);
+    let (snapshot, problems) = load(&args.manifests, args.config.max_manifest_bytes);
     let loaded = started.elapsed();
     let rss_loaded = resident_mib();
     let options = pipeline::convert_options(&args.config, fallback);
@@ -65,7 +65,7 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
 
 /// Prints every problem; the result says whether there was one.
 pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
-    let (snapshot, problems) = load(&args.manifests);
+    let (snapshot, problems) = load(&args.manifests, args.config.max_manifest_bytes);
     let options = pipeline::convert_options(&args.config, model::TlsCert::default());
     let conversion = convert::convert(&snapshot, &options);
     let mut count = 0;
@@ -89,7 +89,7 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
 
 /// Prints the Gateway API status of the manifests' objects, as YAML.
 pub fn status(args: &CheckArgs) -> anyhow::Result<()> {
-    let (snapshot, problems) = load(&args.manifests);
+    let (snapshot, problems) = load(&args.manifests, args.config.max_manifest_bytes);
     for problem in &problems {
         eprintln!("{problem}");
     }

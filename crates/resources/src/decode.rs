@@ -9,18 +9,33 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::LogSafe;
+use crate::names::{NameRule, check_name};
 use crate::object::{Kind, Object};
 
 /// Why one document of a manifest could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("document {document} (line {line}): {reason}")]
+#[error("document {document} (line {line}): {}", LogSafe(reason))]
 pub struct DecodeError {
     /// 1-based index of the document within its file.
     pub document: usize,
     /// 1-based line where the document starts.
     pub line: usize,
-    /// What was wrong, naming the object and field where known.
+    /// What was wrong, naming the object and field where known. Values from the file
+    /// in it are quoted and escaped; the rest is escaped when displayed.
     pub reason: String,
+    /// Whether the document could be read at all.
+    pub failure: DecodeFailure,
+}
+
+/// How far decoding a document got, which tells its file's reader what to do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeFailure {
+    /// The text is not YAML or JSON: which objects the document defines is unknown (it
+    /// may be in the middle of being written).
+    Syntax,
+    /// The document was read, but its object is invalid: it is left out.
+    Invalid,
 }
 
 /// What one manifest file held.
@@ -62,6 +77,7 @@ pub fn decode_manifest_reusing(
                 document: 1,
                 line: err.line(),
                 reason: format!("invalid JSON: {err}"),
+                failure: DecodeFailure::Syntax,
             }),
         }
         return (decoded, cache);
@@ -78,6 +94,7 @@ pub fn decode_manifest_reusing(
                     document: 0,
                     line: 0,
                     reason: format!("invalid YAML: {}", first_line(&err.to_string())),
+                    failure: DecodeFailure::Syntax,
                 }),
             }
             one
@@ -90,6 +107,7 @@ pub fn decode_manifest_reusing(
                 document: document_number,
                 line,
                 reason: error.reason.clone(),
+                failure: error.failure,
             }));
         cache.documents.insert(hash, one);
     }
@@ -165,6 +183,7 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
         document,
         line,
         reason,
+        failure: DecodeFailure::Invalid,
     };
     if kind.is_empty() || api_version.is_empty() {
         out.errors
@@ -242,27 +261,40 @@ fn typed<T: DeserializeOwned>(
     kind: Kind,
     wrap: fn(Arc<T>) -> Object,
 ) -> Result<Object, String> {
-    let name = value
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
+    let fail = |reason: String| format!("{}: {reason}", kind.name());
+    let name = match value.pointer("/metadata/name") {
+        None | Some(Value::Null) => return Err(fail("metadata.name is required".to_owned())),
+        Some(Value::String(name)) => name.clone(),
+        Some(_) => return Err(fail("metadata.name must be a string".to_owned())),
+    };
     if name.is_empty() {
-        return Err(format!("{}: metadata.name is required", kind.name()));
+        return Err(fail("metadata.name is required".to_owned()));
     }
-    if kind.is_namespaced() {
-        let namespace = value.pointer("/metadata/namespace").and_then(Value::as_str);
-        if namespace.is_none_or(str::is_empty)
-            && let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut)
-        {
+    check_name("metadata.name", &name, NameRule::for_name_of(kind))
+        .map_err(|invalid| fail(invalid.to_string()))?;
+    let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return Err(fail("metadata must be a mapping".to_owned()));
+    };
+    let namespace = if kind.is_namespaced() {
+        let namespace = match meta.get("namespace") {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(namespace)) => namespace.clone(),
+            Some(_) => return Err(fail("metadata.namespace must be a string".to_owned())),
+        };
+        if namespace.is_empty() {
             meta.insert("namespace".to_owned(), Value::from("default"));
+            "default".to_owned()
+        } else {
+            check_name("metadata.namespace", &namespace, NameRule::NAMESPACE)
+                .map_err(|invalid| fail(invalid.to_string()))?;
+            namespace
         }
-    }
-    let namespace = value
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
+    } else {
+        // The API server drops a namespace given to a cluster-scoped object; so does its
+        // identity here.
+        meta.remove("namespace");
+        String::new()
+    };
     let label = if namespace.is_empty() {
         name
     } else {
@@ -326,6 +358,113 @@ mod tests {
             "Service: metadata.name is required"
         );
         assert_eq!(decoded.ignored, ["extensions/v1beta1/Ingress"]);
+    }
+
+    #[test]
+    fn invalid_names_and_namespaces_are_refused_and_the_rest_is_kept() {
+        let service =
+            |metadata: &str| format!("apiVersion: v1\nkind: Service\nmetadata: {metadata}\n---\n");
+        let text = [
+            service("{name: first}"),
+            service(r#"{name: a, namespace: "../../.."}"#),
+            service(r#"{name: b, namespace: "web\nERROR forged line"}"#),
+            service("{name: 1st}"),
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: Web}\n---\n".to_owned(),
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: tls.example.com, namespace: web}\n---\n"
+                .to_owned(),
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: a_b}\n---\n"
+                .to_owned(),
+            "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: c, namespace: ignored}\n"
+                .to_owned(),
+        ]
+        .concat();
+        let decoded = decode_manifest(&text, false);
+        let refs: Vec<String> = decoded
+            .objects
+            .iter()
+            .map(|o| o.object_ref().to_string())
+            .collect();
+        assert_eq!(
+            refs,
+            [
+                "Service default/first",
+                "Secret web/tls.example.com",
+                "IngressClass c"
+            ]
+        );
+        let errors: Vec<(usize, usize, String)> = decoded
+            .errors
+            .iter()
+            .map(|e| (e.document, e.line, e.to_string()))
+            .collect();
+        assert_eq!(errors.len(), 5, "{errors:?}");
+        assert!(
+            decoded
+                .errors
+                .iter()
+                .all(|e| e.failure == DecodeFailure::Invalid)
+        );
+        let (document, line, message) = &errors[0];
+        assert_eq!((*document, *line), (2, 5));
+        assert!(
+            message.starts_with(
+                "document 2 (line 5): Service: metadata.namespace \"../../..\" is invalid: it must be a DNS-1123 label"
+            ),
+            "{message}"
+        );
+        let (document, _, message) = &errors[1];
+        assert_eq!(*document, 3);
+        assert!(
+            message.contains(r#"metadata.namespace "web\nERROR forged line" is invalid"#),
+            "{message}"
+        );
+        assert!(!message.contains('\n'), "{message}");
+        assert!(
+            errors[2].2.contains(
+                r#"Service: metadata.name "1st" is invalid: it must be a DNS-1035 label"#
+            ),
+            "{errors:?}"
+        );
+        assert!(
+            errors[3].2.contains(
+                r#"Namespace: metadata.name "Web" is invalid: it must be a DNS-1123 label"#
+            ),
+            "{errors:?}"
+        );
+        assert!(
+            errors[4].2.contains(
+                r#"Ingress: metadata.name "a_b" is invalid: it must be a DNS-1123 subdomain"#
+            ),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn a_reason_shown_from_a_file_cannot_break_a_line() {
+        let error = DecodeError {
+            document: 1,
+            line: 1,
+            reason: "unknown variant `a\nERROR forged`".to_owned(),
+            failure: DecodeFailure::Invalid,
+        };
+        assert_eq!(
+            error.to_string(),
+            "document 1 (line 1): unknown variant `a\\nERROR forged`"
+        );
+    }
+
+    #[test]
+    fn syntax_errors_are_told_apart_from_invalid_objects() {
+        let decoded = decode_manifest(
+            "kind: [\n---\napiVersion: v1\nkind: Service\nmetadata: {}\n",
+            false,
+        );
+        let failures: Vec<DecodeFailure> = decoded.errors.iter().map(|e| e.failure).collect();
+        assert_eq!(failures, [DecodeFailure::Syntax, DecodeFailure::Invalid]);
+        assert_eq!(
+            decode_manifest("{", true).errors[0].failure,
+            DecodeFailure::Syntax
+        );
     }
 
     #[test]

@@ -2,9 +2,13 @@
 //! identities, and decoding of YAML/JSON manifests into them.
 
 mod decode;
+mod log_safe;
+mod names;
 mod object;
 
-pub use decode::{DecodeError, Decoded, DocumentCache, decode_manifest, decode_manifest_reusing};
+pub use decode::{
+    DecodeError, DecodeFailure, Decoded, DocumentCache, decode_manifest, decode_manifest_reusing,
+};
 pub use k8s_openapi::ByteString;
 pub use k8s_openapi::api::core::v1::{
     ConfigMap, EndpointAddress, EndpointPort, EndpointSubset, Endpoints, Namespace, Secret,
@@ -17,6 +21,7 @@ pub use k8s_openapi::api::networking::v1::{
 };
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 pub use k8s_openapi::jiff;
+pub use log_safe::LogSafe;
 pub use object::{Kind, Object, ObjectRef};
 
 /// The Gateway API types (`gateway.networking.k8s.io/v1`).

@@ -9,7 +9,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::{Gateway, GatewayClass, HttpRoute, ReferenceGrant};
+use crate::{Gateway, GatewayClass, HttpRoute, LogSafe, ReferenceGrant};
 
 /// The kinds portcullis reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -108,10 +108,12 @@ impl ObjectRef {
 
 impl fmt::Display for ObjectRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A reference may come from a field of another object, whose value nobody checked.
+        let (namespace, name) = (LogSafe(&self.namespace), LogSafe(&self.name));
         if self.namespace.is_empty() {
-            write!(f, "{} {}", self.kind.name(), self.name)
+            write!(f, "{} {name}", self.kind.name())
         } else {
-            write!(f, "{} {}/{}", self.kind.name(), self.namespace, self.name)
+            write!(f, "{} {namespace}/{name}", self.kind.name())
         }
     }
 }

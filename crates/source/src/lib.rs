@@ -2,7 +2,12 @@
 //! below a directory and reports changes as index events.
 
 mod manifest_dir;
+mod read;
+mod walk;
 mod watch;
 
-pub use manifest_dir::{ManifestDir, ManifestProblem};
+#[cfg(test)]
+mod containment_tests;
+
+pub use manifest_dir::{DEFAULT_MAX_MANIFEST_BYTES, ManifestDir, ManifestProblem};
 pub use watch::{SourceBatch, watch_manifest_dir};

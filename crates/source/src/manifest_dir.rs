@@ -1,18 +1,31 @@
 //! Scanning a manifest directory: which objects it holds and which documents are broken.
+//!
+//! Containment: a file or directory that cannot be read, is not a regular file, is too
+//! large or does not parse is reported and keeps serving what it held; it never takes
+//! another file's objects away.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use index::SourceEvent;
-use resources::{DocumentCache, Object, ObjectRef, decode_manifest_reusing};
+use resources::{
+    DecodeFailure, DocumentCache, LogSafe, Object, ObjectRef, decode_manifest_reusing,
+};
 use xxhash_rust::xxh3::xxh3_64;
+
+use crate::read::{ReadFailure, Stamp, read_regular_file};
+use crate::walk;
+
+/// The default largest manifest file read: 16 MiB, far above any real manifest, far
+/// below what would hurt the controller's memory.
+pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = 16 * 1024 * 1024;
 
 /// A problem with a manifest file or one of its documents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestProblem {
-    /// The file, relative to the manifest directory.
+    /// The file, relative to the manifest directory (`.` for the directory itself).
     pub file: PathBuf,
     /// What was wrong.
     pub message: String,
@@ -20,35 +33,44 @@ pub struct ManifestProblem {
 
 impl fmt::Display for ManifestProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.file.display(), self.message)
+        // File names and messages hold text from the directory: no raw newline may
+        // reach a log line.
+        write!(
+            f,
+            "{}: {}",
+            LogSafe(&self.file.to_string_lossy()),
+            LogSafe(&self.message)
+        )
     }
 }
 
 struct CachedFile {
     /// Its documents, decoded, for the next edit to reuse.
     documents: DocumentCache,
-    /// Size, modification time and inode when it was read: a file whose stamp is
-    /// unchanged is not read again.
-    stamp: Option<Stamp>,
+    /// The stamp of the version read: a file whose stamp is unchanged is not read again.
+    stamp: Stamp,
     content_hash: u64,
+    /// The objects served: what the content defines, plus, while some of its documents
+    /// do not parse, the objects of its last fully parsed content it no longer defines.
     objects: Vec<Object>,
+    /// While the content does not parse completely: the objects of the last content
+    /// that did, which every later unparsable version keeps.
+    last_parsed: Option<Vec<Object>>,
     problems: Vec<ManifestProblem>,
 }
 
-/// What identifies a file's version without reading it.
-type Stamp = (u64, std::time::SystemTime, u64);
-
-fn stamp(path: &Path) -> Option<Stamp> {
-    use std::os::unix::fs::MetadataExt;
-    let metadata = std::fs::metadata(path).ok()?;
-    Some((metadata.len(), metadata.modified().ok()?, metadata.ino()))
+impl CachedFile {
+    /// The objects an unparsable next version of the file keeps.
+    fn last_good_objects(&self) -> &[Object] {
+        self.last_parsed.as_deref().unwrap_or(&self.objects)
+    }
 }
 
 /// A manifest directory, with each file's decoded content cached by content hash so a
-/// rescan decodes only files that changed, and reads only files whose size, modification
-/// time or inode changed.
+/// rescan decodes only files that changed, and reads only files whose stamp changed.
 pub struct ManifestDir {
     root: PathBuf,
+    max_file_bytes: u64,
     files: BTreeMap<PathBuf, CachedFile>,
     /// Where each object is defined: file and index in it, first definition first.
     /// Nearly every object has one definition: a sorted vector (one small allocation)
@@ -64,6 +86,7 @@ impl fmt::Debug for ManifestDir {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ManifestDir")
             .field("root", &self.root)
+            .field("max_file_bytes", &self.max_file_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -73,11 +96,20 @@ impl ManifestDir {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self {
             root: root.into(),
+            max_file_bytes: DEFAULT_MAX_MANIFEST_BYTES,
             files: BTreeMap::new(),
             definitions: BTreeMap::new(),
             current: BTreeMap::new(),
             duplicates: BTreeMap::new(),
         }
+    }
+
+    /// Sets the largest file read, in bytes (default [`DEFAULT_MAX_MANIFEST_BYTES`]): a
+    /// larger file is reported and keeps the objects it had. Reading stops one byte past
+    /// it, so a file that keeps growing costs no more.
+    pub fn max_file_bytes(mut self, max_bytes: u64) -> Self {
+        self.max_file_bytes = max_bytes;
+        self
     }
 
     /// The directory.
@@ -89,48 +121,81 @@ impl ManifestDir {
     /// changed are decoded, and only the objects those files define (or defined) are
     /// compared. Returns the changes and every problem the directory has now.
     fn update(&mut self) -> (Vec<SourceEvent>, Vec<ManifestProblem>) {
-        let mut problems = Vec::new();
-        let mut paths = Vec::new();
-        if let Err(err) = collect_files(&self.root, &mut paths) {
-            problems.push(ManifestProblem {
-                file: PathBuf::new(),
-                message: err,
-            });
-        }
-        paths.sort();
+        let listing = walk::list(&self.root);
+        let mut problems = listing.problems;
+        // Files that keep what they held: unchanged, or unreadable this time.
         let mut kept = BTreeSet::new();
+        let mut listed = HashSet::new();
         let mut to_decode = Vec::new();
-        for path in paths {
-            let relative = path.strip_prefix(&self.root).unwrap_or(&path).to_path_buf();
-            let current_stamp = stamp(&path);
-            if let Some(cached) = self.files.get_mut(&relative)
-                && current_stamp.is_some()
-                && cached.stamp == current_stamp
-            {
-                kept.insert(relative);
+        for file in listing.files {
+            listed.insert(file.relative.clone());
+            let cached = self.files.get_mut(&file.relative);
+            if cached.as_ref().is_some_and(|c| c.stamp == file.stamp) {
+                kept.insert(file.relative);
                 continue;
             }
-            let bytes = match std::fs::read(&path) {
-                Ok(bytes) => bytes,
+            let read = if file.stamp.len > self.max_file_bytes {
+                Err(ReadFailure::TooLarge {
+                    max_bytes: self.max_file_bytes,
+                })
+            } else {
+                read_regular_file(&file.path, self.max_file_bytes)
+            };
+            let (bytes, stamp) = match read {
+                Ok(read) => read,
                 // Deleted between listing and reading: it is simply gone.
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(err) => {
+                Err(ReadFailure::Gone) => continue,
+                Err(failure) => {
                     problems.push(ManifestProblem {
-                        file: relative,
-                        message: err.to_string(),
+                        file: file.relative.clone(),
+                        message: format!("{failure}; what it held before is kept"),
                     });
+                    kept.insert(file.relative);
                     continue;
                 }
             };
             let content_hash = xxh3_64(&bytes);
-            match self.files.get_mut(&relative) {
+            match cached {
                 Some(cached) if cached.content_hash == content_hash => {
-                    cached.stamp = current_stamp;
-                    kept.insert(relative);
+                    cached.stamp = stamp;
+                    kept.insert(file.relative);
                 }
                 cached => {
-                    let documents = cached.map(|c| c.documents.clone()).unwrap_or_default();
-                    to_decode.push((relative, bytes, content_hash, current_stamp, documents));
+                    let (documents, last_good) = cached
+                        .map(|c| (c.documents.clone(), c.last_good_objects().to_vec()))
+                        .unwrap_or_default();
+                    to_decode.push(ToDecode {
+                        relative: file.relative,
+                        bytes,
+                        content_hash,
+                        stamp,
+                        documents,
+                        last_good,
+                    });
+                }
+            }
+        }
+        // What could not be listed or followed keeps what was read below it before.
+        for unreadable in &listing.unreadable {
+            kept.extend(
+                self.files
+                    .keys()
+                    .filter(|path| path.starts_with(unreadable) && !listed.contains(*path))
+                    .cloned(),
+            );
+        }
+        let mut decoded = Vec::with_capacity(to_decode.len());
+        for (path, file) in decode_files(to_decode) {
+            match file {
+                Some(file) => decoded.push((path, file)),
+                None => {
+                    problems.push(ManifestProblem {
+                        file: path.clone(),
+                        message: "decoding failed unexpectedly (a bug, please report it); \
+                                  what it held before is kept"
+                            .to_owned(),
+                    });
+                    kept.insert(path);
                 }
             }
         }
@@ -156,7 +221,7 @@ impl ManifestDir {
                 }
             }
         }
-        for (path, file) in decode_files(to_decode) {
+        for (path, file) in decoded {
             let shared: Arc<Path> = Arc::from(path.as_path());
             for (index, object) in file.objects.iter().enumerate() {
                 let object_ref = object.object_ref();
@@ -231,11 +296,22 @@ impl ManifestDir {
     }
 }
 
-/// Decodes files on every core: YAML decoding dominates a cold start.
-/// A file to decode: path, content, content hash, stamp.
-type ToDecode = (PathBuf, Vec<u8>, u64, Option<Stamp>, DocumentCache);
+/// A file to decode, with what its previous version leaves to this one.
+struct ToDecode {
+    relative: PathBuf,
+    bytes: Vec<u8>,
+    content_hash: u64,
+    stamp: Stamp,
+    /// The previous version's decoded documents, to reuse.
+    documents: DocumentCache,
+    /// The objects of the last version that parsed completely, which this one keeps
+    /// if it does not.
+    last_good: Vec<Object>,
+}
 
-fn decode_files(files: Vec<ToDecode>) -> Vec<(PathBuf, CachedFile)> {
+/// Decodes files on every core: YAML decoding dominates a cold start. A file whose
+/// decoding panicked (a bug) comes back as `None`, so it keeps what it held.
+fn decode_files(files: Vec<ToDecode>) -> Vec<(PathBuf, Option<CachedFile>)> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len().max(1));
@@ -244,14 +320,12 @@ fn decode_files(files: Vec<ToDecode>) -> Vec<(PathBuf, CachedFile)> {
         let mut decoded = Vec::new();
         loop {
             let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some((relative, bytes, hash, stamp, documents)) = files.get(index) else {
+            let Some(file) = files.get(index) else {
                 return decoded;
             };
-            let file = CachedFile {
-                stamp: *stamp,
-                ..decode_file(relative, bytes, *hash, documents)
-            };
-            decoded.push((relative.clone(), file));
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_file(file)));
+            decoded.push((file.relative.clone(), result.ok()));
         }
     };
     if workers <= 1 {
@@ -259,7 +333,7 @@ fn decode_files(files: Vec<ToDecode>) -> Vec<(PathBuf, CachedFile)> {
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers).map(|_| scope.spawn(decode_some)).collect();
-        // A worker only panics if decoding panics, which the decoder never does.
+        // Panics are caught per file: a worker itself does not panic.
         handles
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_default())
@@ -267,74 +341,81 @@ fn decode_files(files: Vec<ToDecode>) -> Vec<(PathBuf, CachedFile)> {
     })
 }
 
-fn decode_file(
-    relative: &Path,
-    bytes: &[u8],
-    content_hash: u64,
-    previous: &DocumentCache,
-) -> CachedFile {
+/// How many of the objects kept from a file's last parsable version a report names.
+const KEPT_NAMED: usize = 5;
+
+fn decode_file(file: &ToDecode) -> CachedFile {
+    let relative = &file.relative;
     let problem = |message: String| ManifestProblem {
-        file: relative.to_path_buf(),
+        file: relative.clone(),
         message,
     };
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return CachedFile {
-            documents: DocumentCache::default(),
-            stamp: None,
-            content_hash,
-            objects: Vec::new(),
-            problems: vec![problem("not UTF-8 text".to_owned())],
-        };
+    let mut problems = Vec::new();
+    let (mut objects, documents, parsed) = match std::str::from_utf8(&file.bytes) {
+        Err(_) => {
+            problems.push(problem("not UTF-8 text".to_owned()));
+            (Vec::new(), DocumentCache::default(), false)
+        }
+        Ok(text) => {
+            let json = relative.extension().is_some_and(|e| e == "json");
+            let (decoded, documents) = decode_manifest_reusing(text, json, &file.documents);
+            for ignored in &decoded.ignored {
+                tracing::debug!(
+                    file = %LogSafe(&relative.to_string_lossy()),
+                    kind = %LogSafe(ignored),
+                    "ignoring unknown kind"
+                );
+            }
+            let parsed = !decoded
+                .errors
+                .iter()
+                .any(|e| e.failure == DecodeFailure::Syntax);
+            problems.extend(decoded.errors.iter().map(|e| problem(e.to_string())));
+            (decoded.objects, documents, parsed)
+        }
     };
-    let json = relative.extension().is_some_and(|e| e == "json");
-    let (decoded, documents) = decode_manifest_reusing(text, json, previous);
-    for ignored in &decoded.ignored {
-        tracing::debug!(file = %relative.display(), kind = %ignored, "ignoring unknown kind");
-    }
+    let last_parsed = if parsed {
+        None
+    } else {
+        // Which objects an unparsable document defines is unknown (the file may be half
+        // written): the objects of the last version that parsed stay, unless a document
+        // that parses defines them now.
+        let defined: HashSet<ObjectRef> = objects.iter().map(Object::object_ref).collect();
+        let held: Vec<&Object> = file
+            .last_good
+            .iter()
+            .filter(|o| !defined.contains(&o.object_ref()))
+            .collect();
+        if !held.is_empty() {
+            let mut named: Vec<String> = held
+                .iter()
+                .take(KEPT_NAMED)
+                .map(|o| o.object_ref().to_string())
+                .collect();
+            if held.len() > KEPT_NAMED {
+                named.push(format!("and {} more", held.len() - KEPT_NAMED));
+            }
+            problems.push(problem(format!(
+                "does not parse: its last parsable version's {} kept until it does ({})",
+                if held.len() == 1 {
+                    "object is"
+                } else {
+                    "objects are"
+                },
+                named.join(", ")
+            )));
+        }
+        objects.extend(held.into_iter().cloned());
+        Some(file.last_good.clone())
+    };
     CachedFile {
         documents,
-        stamp: None,
-        content_hash,
-        objects: decoded.objects,
-        problems: decoded
-            .errors
-            .into_iter()
-            .map(|e| problem(e.to_string()))
-            .collect(),
+        stamp: file.stamp,
+        content_hash: file.content_hash,
+        objects,
+        last_parsed,
+        problems,
     }
-}
-
-/// Whether a path names a manifest file (by extension; hidden files are editor droppings).
-pub(crate) fn is_manifest(path: &Path) -> bool {
-    let hidden = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with('.'));
-    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    !hidden && matches!(extension, "yaml" | "yml" | "json")
-}
-
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(file_type) = entry.file_type() else {
-            continue;
-        };
-        let is_dir = file_type.is_dir() || (file_type.is_symlink() && path.is_dir());
-        if is_dir {
-            let hidden = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with('.'));
-            if !hidden {
-                collect_files(&path, out)?;
-            }
-        } else if is_manifest(&path) {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! All I/O toward HAProxy: the owned state directory (atomic writes, stale-file removal),
+//! All I/O toward HAProxy: the owned state directory (atomic writes, stale-file removal,
+//! the sweep of unmanaged entries), the sockets' directory,
 //! `haproxy -c` checks on a staged copy, the master-worker process with its master CLI,
 //! and the runtime API for live changes.
 
@@ -6,10 +7,13 @@ mod check;
 mod master_cli;
 mod process;
 mod runtime_api;
+mod sockets;
 mod state_dir;
+mod sweep;
 
-pub use check::{CheckFailure, check_config};
+pub use check::{CHECK_TIME_LIMIT, CheckError, CheckFailure, check_config, check_config_within};
 pub use master_cli::{MasterCli, ProcStatus};
 pub use process::{Haproxy, HaproxyError, LaunchOptions};
 pub use runtime_api::{Applied, Exchange, RuntimeApi, RuntimeError};
-pub use state_dir::{StateDir, StateDirError};
+pub use sockets::{MAX_SOCKET_PATH, Sockets};
+pub use state_dir::{STAGING_DIR, StateDir, StateDirError};

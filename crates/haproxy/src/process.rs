@@ -9,6 +9,7 @@ use tokio::process::{Child, Command};
 
 use crate::check::config_args;
 use crate::master_cli::{MasterCli, ProcStatus};
+use crate::sockets::Sockets;
 
 /// How to run HAProxy.
 #[derive(Debug, Clone)]
@@ -17,6 +18,8 @@ pub struct LaunchOptions {
     pub binary: PathBuf,
     /// The (absolute) state directory holding the live configuration.
     pub state_dir: PathBuf,
+    /// Where its sockets live, from [`crate::StateDir::prepare_sockets`].
+    pub sockets: Sockets,
 }
 
 /// What went wrong with the HAProxy process.
@@ -65,15 +68,16 @@ impl Haproxy {
     /// Starts HAProxy on the configuration in the state directory and waits for its
     /// first worker.
     pub async fn start(options: &LaunchOptions) -> Result<Self, HaproxyError> {
-        let socket = options.state_dir.join("run/master.sock");
+        let socket = options.sockets.master();
         // A socket left by an earlier run would make the master fail to bind.
         let _ = std::fs::remove_file(&socket);
         let mut child = Command::new(&options.binary)
             .arg("-W")
             .arg("-S")
-            .arg(&socket)
+            .arg(options.sockets.master_argument())
             .args(config_args(&options.state_dir))
-            .current_dir(&options.state_dir)
+            // The rendered `stats socket unix@run/admin.sock` is bound relative to it.
+            .current_dir(options.sockets.working_dir())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -1,16 +1,26 @@
 //! The state directory: managed files are exactly the rendered ones (invariant I1).
 //!
 //! Writes are atomic (temporary file in the same directory, fsync, rename, fsync of the
-//! directory). The applied state only records what really reached the disk.
+//! directory). The applied state only records what really reached the disk. The managed
+//! places hold nothing else: at start-up and before every sync, the sweep removes
+//! symlinks (never followed), names that are not UTF-8, FIFOs, sockets, subdirectories
+//! and files nothing manages.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use plan::{AppliedFiles, Plan};
-use render::{MANAGED_ROOTS, RenderedConfig, RenderedFile};
+use render::{MAIN_CONFIG, MANAGED_ROOTS, RenderedConfig, RenderedFile};
 use xxhash_rust::xxh3::xxh3_64;
+
+use crate::check::{CheckError, check_config};
+use crate::sockets::Sockets;
+use crate::sweep::{ensure_dir, remove_entry, sweep, sweep_file, sweep_sockets};
+
+/// Where a configuration is assembled for `haproxy -c`; it exists only during a check.
+pub const STAGING_DIR: &str = "staging";
 
 /// A failed file operation, naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -23,17 +33,26 @@ pub struct StateDirError {
     pub source: std::io::Error,
 }
 
-fn error(path: &Path) -> impl FnOnce(std::io::Error) -> StateDirError + '_ {
+pub(crate) fn error(path: &Path) -> impl FnOnce(std::io::Error) -> StateDirError + '_ {
     move |source| StateDirError {
         path: path.to_path_buf(),
         source,
     }
 }
 
+/// The managed directories (every managed root but the main file).
+fn managed_dirs() -> impl Iterator<Item = &'static str> {
+    MANAGED_ROOTS
+        .into_iter()
+        .filter(|root| *root != MAIN_CONFIG)
+}
+
 /// An owned directory of managed files.
 #[derive(Debug, Clone)]
 pub struct StateDir {
     root: PathBuf,
+    /// HAProxy's sockets, once [`StateDir::prepare_sockets`] chose their place.
+    sockets: Option<Sockets>,
 }
 
 impl StateDir {
@@ -43,11 +62,13 @@ impl StateDir {
         let root = root.into();
         fs::create_dir_all(&root).map_err(error(&root))?;
         let root = fs::canonicalize(&root).map_err(error(&root))?;
-        for dir in ["run", render::BACKENDS_DIR, "maps", "certs"] {
-            let path = root.join(dir);
-            fs::create_dir_all(&path).map_err(error(&path))?;
+        for dir in managed_dirs() {
+            ensure_dir(&root.join(dir), 0o755)?;
         }
-        Ok(Self { root })
+        Ok(Self {
+            root,
+            sockets: None,
+        })
     }
 
     /// The directory.
@@ -55,41 +76,64 @@ impl StateDir {
         &self.root
     }
 
-    /// Reads every managed file that is on disk, with its content hash.
+    /// HAProxy's sockets, once [`StateDir::prepare_sockets`] chose their place.
+    pub fn sockets(&self) -> Option<&Sockets> {
+        self.sockets.as_ref()
+    }
+
+    /// Chooses where HAProxy's sockets live (see [`Sockets`]), creates that directory and
+    /// clears it of anything but the sockets; from then on every sync sweeps it too.
+    pub fn prepare_sockets(&mut self) -> Result<Sockets, StateDirError> {
+        let sockets = Sockets::prepare(&self.root)?;
+        sweep_sockets(&sockets.run_dir())?;
+        self.sockets = Some(sockets.clone());
+        Ok(sockets)
+    }
+
+    /// Clears the managed places of everything that is not a managed file, then reads
+    /// every managed file with its content hash. Files the configuration no longer has
+    /// are deleted by the first sync's plan.
     pub fn scan(&self) -> Result<AppliedFiles, StateDirError> {
-        let mut files = BTreeMap::new();
-        for root in MANAGED_ROOTS {
-            let path = self.root.join(root);
-            if path.is_dir() {
-                for entry in fs::read_dir(&path).map_err(error(&path))? {
-                    let entry = entry.map_err(error(&path))?;
-                    let file_path = entry.path();
-                    let is_file = entry.file_type().map_err(error(&file_path))?.is_file();
-                    let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                        // Not a name we ever write: remove it as stale under a lossy key.
-                        files.insert(format!("{root}/{}", entry.file_name().to_string_lossy()), 0);
-                        continue;
-                    };
-                    if is_file && !name.starts_with(".tmp") {
-                        let bytes = fs::read(&file_path).map_err(error(&file_path))?;
-                        files.insert(format!("{root}/{name}"), xxh3_64(&bytes));
-                    } else if name.starts_with(".tmp") {
-                        // A temporary file left by a crash mid-write.
-                        let _ = fs::remove_file(&file_path);
-                    }
+        // A check interrupted by a crash.
+        remove_entry(&self.root.join(STAGING_DIR))?;
+        if let Some(sockets) = &self.sockets {
+            sweep_sockets(&sockets.run_dir())?;
+        }
+        let mut found = Vec::new();
+        if sweep_file(&self.root.join(MAIN_CONFIG))? {
+            found.push(MAIN_CONFIG.to_owned());
+        }
+        for dir in managed_dirs() {
+            let path = self.root.join(dir);
+            ensure_dir(&path, 0o755)?;
+            // A `.tmp` file is one a crash left mid-write.
+            sweep(&path, |name, file_type| {
+                let keep = file_type.is_file() && !name.starts_with(".tmp");
+                if keep {
+                    found.push(format!("{dir}/{name}"));
                 }
-            } else if path.is_file() {
-                let bytes = fs::read(&path).map_err(error(&path))?;
-                files.insert(root.to_owned(), xxh3_64(&bytes));
-            }
+                keep
+            })?;
+        }
+        let mut files = BTreeMap::new();
+        for relative in found {
+            let path = self.root.join(&relative);
+            let bytes = fs::read(&path).map_err(error(&path))?;
+            files.insert(relative, xxh3_64(&bytes));
         }
         Ok(files)
     }
 
     /// Carries out a plan's writes and deletes, updating `applied` after each operation
     /// that succeeded, so a failure part-way leaves `applied` true to the disk.
+    ///
+    /// The managed places are swept first: whatever is neither recorded in `applied` nor
+    /// about to be written is removed. A recorded file that vanished is forgotten and
+    /// reported as an error once the plan is carried out, so that the caller syncs again
+    /// and writes it back.
     pub fn apply(&self, plan: &Plan, applied: &mut AppliedFiles) -> Result<(), StateDirError> {
-        let mut touched_dirs = std::collections::BTreeSet::new();
+        let vanished = self.sweep_for_sync(plan, applied)?;
+        let mut touched_dirs = BTreeSet::new();
         for (relative, file) in &plan.writes {
             let path = self.root.join(relative);
             write_atomic(&path, file)?;
@@ -109,52 +153,134 @@ impl StateDir {
         for dir in touched_dirs {
             sync_dir(&dir)?;
         }
-        Ok(())
+        match vanished.first() {
+            None => Ok(()),
+            Some(first) => Err(StateDirError {
+                path: self.root.join(first),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!(
+                        "{} managed file(s) vanished since they were written",
+                        vanished.len()
+                    ),
+                ),
+            }),
+        }
+    }
+
+    /// Sweeps the managed places before a sync; returns the recorded files that are gone
+    /// (and no longer recorded).
+    fn sweep_for_sync(
+        &self,
+        plan: &Plan,
+        applied: &mut AppliedFiles,
+    ) -> Result<Vec<String>, StateDirError> {
+        if let Some(sockets) = &self.sockets {
+            sweep_sockets(&sockets.run_dir())?;
+        }
+        remove_entry(&self.root.join(STAGING_DIR))?;
+        let writes: BTreeSet<&str> = plan.writes.iter().map(|(path, _)| path.as_str()).collect();
+        let mut present = BTreeSet::new();
+        if sweep_file(&self.root.join(MAIN_CONFIG))? {
+            present.insert(MAIN_CONFIG.to_owned());
+        }
+        for dir in managed_dirs() {
+            let path = self.root.join(dir);
+            ensure_dir(&path, 0o755)?;
+            sweep(&path, |name, file_type| {
+                let relative = format!("{dir}/{name}");
+                let managed = applied.contains_key(&relative) || writes.contains(&*relative);
+                let keep = file_type.is_file() && managed;
+                if keep {
+                    present.insert(relative);
+                }
+                keep
+            })?;
+        }
+        let vanished: Vec<String> = applied
+            .keys()
+            .filter(|relative| !present.contains(*relative) && !writes.contains(relative.as_str()))
+            .cloned()
+            .collect();
+        for relative in &vanished {
+            applied.remove(relative);
+        }
+        Ok(vanished)
+    }
+
+    /// Checks `desired` with `haproxy -c` on a copy assembled in `staging/`, which is
+    /// removed again whatever the outcome.
+    pub async fn check(
+        &self,
+        haproxy_bin: &Path,
+        desired: &RenderedConfig,
+        applied: &AppliedFiles,
+    ) -> Result<(), CheckError> {
+        let staging = self.root.join(STAGING_DIR);
+        let result = match self.stage(&staging, desired, applied) {
+            Ok(()) => check_config(haproxy_bin, &staging).await,
+            Err(err) => Err(CheckError::Staging(err)),
+        };
+        let cleaned = remove_entry(&staging);
+        result?;
+        cleaned.map_err(CheckError::Staging)
     }
 
     /// Makes `staging` hold exactly the desired files, hard-linking those that are
     /// already on disk here with the same content, so a check costs little I/O.
-    pub fn stage(
+    fn stage(
         &self,
         staging: &Path,
         desired: &RenderedConfig,
         applied: &AppliedFiles,
     ) -> Result<(), StateDirError> {
-        if staging.exists() {
-            fs::remove_dir_all(staging).map_err(error(staging))?;
-        }
-        for dir in ["run", render::BACKENDS_DIR, "maps", "certs"] {
+        remove_entry(staging)?;
+        // Private: it holds copies of the keys.
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(staging)
+            .map_err(error(staging))?;
+        for dir in managed_dirs() {
             let path = staging.join(dir);
-            fs::create_dir_all(&path).map_err(error(&path))?;
+            fs::create_dir(&path).map_err(error(&path))?;
         }
         for (relative, file) in &desired.files {
             let target = staging.join(relative);
             let linked = applied.get(relative) == Some(&file.hash)
                 && fs::hard_link(self.root.join(relative), &target).is_ok();
             if !linked {
-                write_plain(&target, file)?;
+                write_new(&target, file)?;
             }
         }
         Ok(())
     }
 }
 
-fn write_plain(path: &Path, file: &RenderedFile) -> Result<(), StateDirError> {
-    let mut out = fs::File::create(path).map_err(error(path))?;
-    file.write_to(&mut out).map_err(error(path))?;
-    if file.private {
-        fs::set_permissions(path, fs::Permissions::from_mode(0o600)).map_err(error(path))?;
-    }
-    Ok(())
+/// The mode a file is created with: a private key is never readable by others, not even
+/// for a moment.
+fn creation_mode(file: &RenderedFile) -> u32 {
+    if file.private { 0o600 } else { 0o644 }
+}
+
+fn write_new(path: &Path, file: &RenderedFile) -> Result<(), StateDirError> {
+    let mut out = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(creation_mode(file))
+        .open(path)
+        .map_err(error(path))?;
+    file.write_to(&mut out).map_err(error(path))
 }
 
 fn write_atomic(path: &Path, file: &RenderedFile) -> Result<(), StateDirError> {
     let dir = path.parent().unwrap_or(Path::new("."));
+    let mode = creation_mode(file);
     let mut temp = tempfile::Builder::new()
         .prefix(".tmp")
+        .permissions(fs::Permissions::from_mode(mode))
         .tempfile_in(dir)
         .map_err(error(dir))?;
-    let mode = if file.private { 0o600 } else { 0o644 };
+    // The creation mode is narrowed by the umask; a file others must read gets it back.
     temp.as_file()
         .set_permissions(fs::Permissions::from_mode(mode))
         .map_err(error(path))?;

@@ -175,12 +175,14 @@ fn write(state: &StateDir, applied: &mut AppliedFiles, model: &ProxyModel) {
 }
 
 async fn start(dir: &Path, model: &ProxyModel) -> (Haproxy, StateDir, AppliedFiles) {
-    let state = StateDir::open(dir).unwrap();
+    let mut state = StateDir::open(dir).unwrap();
+    let sockets = state.prepare_sockets().unwrap();
     let mut applied = AppliedFiles::new();
     write(&state, &mut applied, model);
     let haproxy = Haproxy::start(&LaunchOptions {
         binary: haproxy_binary(),
         state_dir: state.root().to_path_buf(),
+        sockets,
     })
     .await
     .unwrap();
@@ -192,7 +194,7 @@ fn backends(model: &ProxyModel) -> Backends {
 }
 
 fn runtime(state: &StateDir) -> RuntimeApi {
-    RuntimeApi::new(state.root().join("run/admin.sock"))
+    RuntimeApi::new(state.sockets().unwrap().admin())
 }
 
 /// `show servers state`, reduced to what a fresh load must reproduce: backend, server,

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::State;
@@ -11,6 +12,55 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 
 use crate::metrics::Metrics;
+
+/// How long the controller loop may go without turning before `/healthz` fails. One turn
+/// may legitimately wait for a `haproxy -c` (up to a minute) and for HAProxy loading a
+/// large configuration (up to three minutes); a loop silent for longer is stuck.
+pub const STALE_AFTER: Duration = Duration::from_secs(300);
+/// How often an idle controller loop turns, to show it is alive.
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(10);
+
+/// When the controller loop last turned.
+#[derive(Debug)]
+pub struct Heartbeat(Mutex<Instant>);
+
+impl Default for Heartbeat {
+    fn default() -> Self {
+        Self(Mutex::new(Instant::now()))
+    }
+}
+
+impl Heartbeat {
+    /// The loop turned now.
+    pub fn beat(&self) {
+        if let Ok(mut last) = self.0.lock() {
+            *last = Instant::now();
+        }
+    }
+
+    /// The last turn.
+    fn last(&self) -> Option<Instant> {
+        self.0.lock().ok().map(|last| *last)
+    }
+}
+
+/// The health judgement: healthy while the loop turned within [`STALE_AFTER`]; otherwise
+/// the reason.
+fn health(last_beat: Option<Instant>, now: Instant) -> Result<(), String> {
+    let Some(last_beat) = last_beat else {
+        return Err("the controller loop's heartbeat is unreadable".to_owned());
+    };
+    let silent = now.saturating_duration_since(last_beat);
+    if silent <= STALE_AFTER {
+        Ok(())
+    } else {
+        Err(format!(
+            "the controller loop has not made progress for {} s (limit {} s)",
+            silent.as_secs(),
+            STALE_AFTER.as_secs()
+        ))
+    }
+}
 
 /// What the admin endpoints report.
 #[derive(Debug, Default)]
@@ -25,6 +75,8 @@ pub struct AdminState {
     pub metrics: Metrics,
     /// The Gateway API status of every object of ours, as YAML.
     pub gateway_status: Mutex<Arc<str>>,
+    /// The controller loop's progress, for `/healthz`.
+    pub heartbeat: Heartbeat,
 }
 
 /// Binds the admin server; the returned future serves until dropped.
@@ -36,13 +88,22 @@ pub async fn serve(
         .await
         .map_err(|e| anyhow::anyhow!("admin server cannot bind {address}: {e}"))?;
     let router = Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/syncz", get(syncz))
         .route("/metrics", get(metrics))
         .route("/status", get(status))
         .with_state(state);
     Ok(axum::serve(listener, router).into_future())
+}
+
+/// 200 while the controller loop makes progress; 503 with the reason once it has been
+/// silent for [`STALE_AFTER`].
+async fn healthz(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
+    match health(state.heartbeat.last(), Instant::now()) {
+        Ok(()) => (StatusCode::OK, "ok\n".to_owned()),
+        Err(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),
+    }
 }
 
 async fn readyz(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
@@ -96,4 +157,26 @@ async fn metrics(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
         )],
         state.metrics.encode(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn health_fails_once_the_loop_has_been_silent_too_long() {
+        let beat = Instant::now();
+        assert_eq!(health(Some(beat), beat), Ok(()));
+        assert_eq!(health(Some(beat), beat + STALE_AFTER), Ok(()));
+        assert_eq!(
+            health(Some(beat), beat + STALE_AFTER + Duration::from_secs(1)),
+            Err("the controller loop has not made progress for 301 s (limit 300 s)".to_owned())
+        );
+        // A beat newer than the clock reading (a race between two threads) is healthy.
+        assert_eq!(health(Some(beat + Duration::from_secs(1)), beat), Ok(()));
+        assert!(health(None, beat).is_err());
+        let heartbeat = Heartbeat::default();
+        heartbeat.beat();
+        assert_eq!(health(heartbeat.last(), Instant::now()), Ok(()));
+    }
 }

@@ -1,7 +1,9 @@
 //! `portcullis run`: the long-running controller loop.
 //!
 //! One task owns the index, the applied-file hashes and the HAProxy process; it handles
-//! source batches, HAProxy exits and shutdown signals one at a time, so no state is shared.
+//! source batches, HAProxy exits, timers and shutdown signals one at a time, so no state
+//! is shared. A reconciliation whose files could not be staged, checked or written is
+//! tried again after a backoff, with or without a new event.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -35,10 +37,38 @@ const DEBOUNCE: Duration = Duration::from_millis(200);
 const MAX_NARROWING_ROUNDS: u32 = 4;
 /// How long workers may finish their connections at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// The wait before the first retry of a reconciliation that could not reach the disk.
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+/// The longest wait between two retries.
+const MAX_RETRY: Duration = Duration::from_secs(30);
+
+/// When a reconciliation that could not stage, check or write its files runs again:
+/// `FIRST_RETRY` after the first failure, doubling up to `MAX_RETRY`.
+#[derive(Debug, Default)]
+struct RetryBackoff {
+    failures: u32,
+    due: Option<tokio::time::Instant>,
+}
+
+impl RetryBackoff {
+    /// Schedules the next attempt; returns the wait.
+    fn failed(&mut self) -> Duration {
+        let wait = FIRST_RETRY
+            .saturating_mul(1 << self.failures.min(16))
+            .min(MAX_RETRY);
+        self.failures = self.failures.saturating_add(1);
+        self.due = Some(tokio::time::Instant::now() + wait);
+        wait
+    }
+
+    /// Nothing is left to retry.
+    fn succeeded(&mut self) {
+        *self = Self::default();
+    }
+}
 
 struct Controller {
     state: StateDir,
-    staging: PathBuf,
     launch_binary: PathBuf,
     driver: Driver,
     reconciler: Reconciler,
@@ -57,11 +87,15 @@ struct Controller {
     /// The snapshot the last reconciliation started from, to tell what changed since.
     reconciled: Option<Arc<index::Snapshot>>,
     options: ConvertOptions,
+    retry: RetryBackoff,
 }
 
 /// Runs until SIGTERM or SIGINT.
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
-    let state = StateDir::open(&args.state_dir).context("opening the state directory")?;
+    let mut state = StateDir::open(&args.state_dir).context("opening the state directory")?;
+    let sockets = state
+        .prepare_sockets()
+        .context("preparing the directory of HAProxy's sockets")?;
     let fallback = default_cert::load_or_generate(state.root())?;
     let admin = Arc::new(AdminState::default());
     let server = admin::serve(args.admin_bind, admin.clone()).await?;
@@ -74,6 +108,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let launch = LaunchOptions {
         binary: haproxy_binary(args.haproxy_bin.as_deref())?,
         state_dir: state.root().to_path_buf(),
+        sockets,
     };
     let mut options = pipeline::convert_options(&args.config, fallback);
     // A Gateway listener on the admin endpoint's port would stop HAProxy from binding.
@@ -102,7 +137,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         ),
     };
     let mut controller = Controller {
-        staging: state.root().join("staging"),
         launch_binary: launch.binary.clone(),
         driver: Driver::new(launch, admin.clone(), args.reload_interval),
         reconciler: Reconciler::new(options.clone()).verify_incremental(args.verify_incremental),
@@ -117,10 +151,19 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         cluster,
         options,
         reconciled: None,
+        retry: RetryBackoff::default(),
     };
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tracing::info!(state_dir = %controller.state.root().display(), "portcullis started");
+    tracing::info!(
+        state_dir = %controller.state.root().display(),
+        sockets = ?controller.state.sockets().map(haproxy::Sockets::run_dir),
+        "portcullis started"
+    );
+    let mut heartbeat = tokio::time::interval(admin::HEARTBEAT_INTERVAL);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        // Each turn of the loop is progress; the heartbeat tick makes an idle loop turn.
+        controller.admin.heartbeat.beat();
         let deadline = controller.driver.next_deadline();
         tokio::select! {
             batch = batches.recv() => {
@@ -139,6 +182,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             () = sleep_until(deadline) => {
                 controller.driver.on_timer().await;
             }
+            () = sleep_until(controller.retry.due) => {
+                tracing::info!(attempt = controller.retry.failures + 1, "reconciling again after a failure");
+                controller.reconcile(0).await?;
+            }
+            _ = heartbeat.tick() => {}
             _ = tokio::signal::ctrl_c() => break,
             _ = terminate.recv() => break,
         }
@@ -239,6 +287,7 @@ impl Controller {
         let backends: Backends = conversion.model.backends.clone();
         let update = self.driver.live_update(&backends, &desired);
         if plan.is_empty() && update.as_ref().is_some_and(LiveUpdate::is_noop) {
+            self.retry.succeeded();
             metrics.reconciled("noop");
             metrics.updated("noop");
             metrics
@@ -248,15 +297,25 @@ impl Controller {
         }
         let check = !plan.is_empty() && update.as_ref().is_none_or(LiveUpdate::needs_check);
         if check {
-            if let Err(err) = self.state.stage(&self.staging, &desired, &self.applied) {
-                tracing::error!(error = %err, "cannot stage the configuration");
-                metrics.reconciled("failed");
-                return Ok(());
-            }
-            if let Err(failure) = haproxy::check_config(&self.launch_binary, &self.staging).await {
+            let checked = self
+                .state
+                .check(&self.launch_binary, &desired, &self.applied)
+                .await;
+            if let Err(err) = checked {
+                let haproxy::CheckError::Rejected(failure) = err else {
+                    // Not judged (staging failed, haproxy could not run or hung): again later.
+                    let retry_in = self.retry.failed();
+                    tracing::error!(error = %err, retry_in_ms = retry_in.as_millis(), "cannot check the configuration; the last good one stays live");
+                    metrics.reconciled("failed");
+                    return Ok(());
+                };
                 metrics.configs_rejected.inc();
                 let table = render::OriginTable::new(&conversion.model, &desired);
-                let narrowed = pipeline::narrow(&failure.output, &self.staging, &table);
+                let narrowed = pipeline::narrow(
+                    &failure.output,
+                    &self.state.root().join(haproxy::STAGING_DIR),
+                    &table,
+                );
                 if round < MAX_NARROWING_ROUNDS && self.leave_out(&snapshot, &conversion, &narrowed)
                 {
                     let objects: Vec<String> = narrowed
@@ -289,6 +348,8 @@ impl Controller {
                 self.driver
                     .start_on_last_good(!self.applied.is_empty())
                     .await;
+                // Only a change of the objects can help: nothing to retry.
+                self.retry.succeeded();
                 metrics.reconciled("rejected");
                 return Ok(());
             }
@@ -298,7 +359,8 @@ impl Controller {
             metrics.files_written.inc_by(plan.writes.len() as u64);
             metrics.files_deleted.inc_by(plan.deletes.len() as u64);
             if let Err(err) = result {
-                tracing::error!(error = %err, "cannot write the configuration");
+                let retry_in = self.retry.failed();
+                tracing::error!(error = %err, retry_in_ms = retry_in.as_millis(), "cannot write the configuration");
                 metrics.reconciled("failed");
                 return Ok(());
             }
@@ -312,6 +374,7 @@ impl Controller {
             );
         }
         self.set_refused(None);
+        self.retry.succeeded();
         let written = LiveState::loaded(backends, &desired);
         let mode = self.driver.apply(update, written).await;
         metrics.updated(mode);
@@ -434,5 +497,25 @@ impl Controller {
             .set(i64::try_from(current.len()).unwrap_or(i64::MAX));
         self.reported = current;
         new
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_back_off_from_one_second_to_thirty_and_start_over_after_a_success() {
+        let mut retry = RetryBackoff::default();
+        let waits: Vec<u64> = (0..8).map(|_| retry.failed().as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 30, 30, 30]);
+        let due = retry.due.map(|due| due - tokio::time::Instant::now());
+        assert!(
+            due.is_some_and(|due| due > Duration::from_secs(29)),
+            "{due:?}"
+        );
+        retry.succeeded();
+        assert_eq!(retry.due, None);
+        assert_eq!(retry.failed(), Duration::from_secs(1));
     }
 }

@@ -52,7 +52,7 @@ pub struct Driver {
 impl Driver {
     /// A driver with no HAProxy running yet.
     pub fn new(launch: LaunchOptions, admin: Arc<AdminState>, reload_interval: Duration) -> Self {
-        let runtime = RuntimeApi::new(launch.state_dir.join("run/admin.sock"));
+        let runtime = RuntimeApi::new(launch.sockets.admin());
         Self {
             launch,
             runtime,

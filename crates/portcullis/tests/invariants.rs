@@ -496,13 +496,10 @@ fn e_a_write_error_mid_sync_then_recovery() {
     let dir = tempfile::tempdir().unwrap();
     let before = cluster_of(0..4);
     let mut live = Live::start(dir.path(), 2, &before);
-    // A directory where a file must be replaced makes the rename fail, even for root.
-    let blocked = dir.path().join("maps/https-prefix.map");
-    std::fs::remove_file(&blocked).unwrap();
-    std::fs::create_dir(&blocked).unwrap();
+    let blocked = Blocked::new(&dir.path().join("maps/https-prefix.map"));
     let after = cluster_of([0, 1, 2, 3, 4, 5]);
     let error = live.change_to(&after).unwrap_err();
-    assert!(error.to_string().contains("https-prefix.map"), "{error}");
+    assert!(error.to_string().contains("/maps"), "{error}");
     // Nothing is recorded as applied that is not on disk with that content.
     let on_disk = live.state.scan().unwrap();
     for (path, hash) in &live.applied {
@@ -521,9 +518,63 @@ fn e_a_write_error_mid_sync_then_recovery() {
             .map(|b| xxhash(b))
             .as_ref()
     );
-    std::fs::remove_dir(&blocked).unwrap();
+    drop(blocked);
     live.sync().unwrap();
     assert_disk_is_full_render(dir.path(), &after, 2);
+}
+
+/// Replacing the file fails while this lives. A read-only directory stops anyone but
+/// root; root is stopped by the immutable attribute. (A directory in the file's place no
+/// longer would: the sweep removes it before writing.) Dropping it undoes the block, so a
+/// failed assertion leaves nothing the temporary directory cannot remove.
+struct Blocked {
+    file: std::path::PathBuf,
+    immutable: bool,
+}
+
+impl Blocked {
+    fn new(file: &Path) -> Self {
+        let dir = file.parent().unwrap();
+        read_only(dir, true);
+        let probe = dir.join("probe");
+        let immutable = std::fs::write(&probe, "").is_ok();
+        let _ = std::fs::remove_file(&probe);
+        if immutable {
+            read_only(dir, false);
+            assert!(
+                chattr("+i", file),
+                "as root this test needs `chattr +i` (CAP_LINUX_IMMUTABLE, a file system with the attribute)"
+            );
+        }
+        Self {
+            file: file.to_path_buf(),
+            immutable,
+        }
+    }
+}
+
+impl Drop for Blocked {
+    fn drop(&mut self) {
+        if self.immutable {
+            chattr("-i", &self.file);
+        } else if let Some(dir) = self.file.parent() {
+            read_only(dir, false);
+        }
+    }
+}
+
+fn read_only(dir: &Path, read_only: bool) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = if read_only { 0o555 } else { 0o755 };
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn chattr(flag: &str, file: &Path) -> bool {
+    std::process::Command::new("chattr")
+        .arg(flag)
+        .arg(file)
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 fn xxhash(bytes: &[u8]) -> u64 {

@@ -372,6 +372,50 @@ fn readyz_waits_for_a_live_configuration() {
 }
 
 #[test]
+fn a_reconciliation_whose_check_could_not_run_is_retried_without_a_new_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EchoServer::start("a").unwrap();
+    let manifests = setup(dir.path(), &[&a]);
+    std::fs::write(
+        manifests.join("one.yaml"),
+        ingress("one", "one.test", "svc0"),
+    )
+    .unwrap();
+    // `haproxy -c` cannot run until the binary appears.
+    let haproxy = dir.path().join("bin/haproxy");
+    let source = ["--manifests".to_owned(), manifests.display().to_string()];
+    let mut portcullis = Portcullis::spawn(
+        BIN,
+        &source,
+        &dir.path().join("state"),
+        &["--haproxy-bin", haproxy.to_str().unwrap()],
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            p.metric("portcullis_reconciliations_total{outcome=\"failed\"}") >= Some(2.0)
+        })
+        .unwrap();
+    assert!(portcullis.log().contains("cannot check the configuration"));
+    std::fs::create_dir_all(dir.path().join("bin")).unwrap();
+    let installed = [
+        "/usr/sbin/haproxy",
+        "/usr/local/sbin/haproxy",
+        "/usr/bin/haproxy",
+    ]
+    .into_iter()
+    .find(|path| Path::new(path).is_file())
+    .expect("haproxy is installed");
+    std::os::unix::fs::symlink(installed, &haproxy).unwrap();
+    // No object changes: only the retry can bring the configuration live.
+    portcullis
+        .wait_until_ready(Duration::from_secs(15))
+        .unwrap();
+    assert!(serves(&portcullis, "one.test", "a"));
+    assert!(portcullis.stop().unwrap());
+}
+
+#[test]
 fn a_global_configmap_edit_is_applied_live() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();

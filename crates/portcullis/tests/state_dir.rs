@@ -148,7 +148,15 @@ fn stale_files_are_deleted_at_start_up_and_after_a_shard_count_change() {
     std::fs::write(state.join("certs/default_gone.pem"), "old\n").unwrap();
     std::fs::write(state.join("certs/.tmpAbC"), "half-written\n").unwrap();
     std::fs::create_dir_all(state.join("run")).unwrap();
-    std::fs::write(state.join("run/not-managed"), "kept").unwrap();
+    std::fs::write(state.join("run/not-managed"), "removed").unwrap();
+    std::fs::write(dir.path().join("elsewhere.pem"), "not ours").unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("elsewhere.pem"),
+        state.join("certs/default_link.pem"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(state.join("maps/nested")).unwrap();
+    std::fs::write(state.join("notes.txt"), "kept").unwrap();
 
     let mut portcullis =
         Portcullis::start(BIN, &manifests, &state, &["--backend-shards", "3"]).unwrap();
@@ -174,9 +182,20 @@ fn stale_files_are_deleted_at_start_up_and_after_a_shard_count_change() {
     assert!(
         !state.join("certs/default_gone.pem").exists() && !state.join("certs/.tmpAbC").exists()
     );
+    for unmanaged in ["run/not-managed", "certs/default_link.pem", "maps/nested"] {
+        assert!(
+            std::fs::symlink_metadata(state.join(unmanaged)).is_err(),
+            "{unmanaged} is swept"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("elsewhere.pem")).unwrap(),
+        "not ours",
+        "a symlink is removed, never followed"
+    );
     assert!(
-        state.join("run/not-managed").exists(),
-        "only managed files are touched"
+        state.join("notes.txt").exists(),
+        "only the managed places are swept"
     );
     let all_backends: String = (0..3)
         .map(|s| std::fs::read_to_string(state.join(format!("backends/shard-00{s}.cfg"))).unwrap())
@@ -191,6 +210,34 @@ fn stale_files_are_deleted_at_start_up_and_after_a_shard_count_change() {
         Some("a")
     );
     assert!(portcullis.stop().unwrap());
+}
+
+#[test]
+fn a_state_directory_too_long_for_a_socket_path_still_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let echo = EchoServer::start("a").unwrap();
+    let manifests = manifests(dir.path(), echo.port);
+    let mut state = dir.path().join("state");
+    while state.as_os_str().len() < 150 {
+        state.push("a-rather-long-directory-name");
+    }
+    // The harness writes its log next to the state directory.
+    std::fs::create_dir_all(state.parent().unwrap()).unwrap();
+    let mut portcullis = Portcullis::start(BIN, &manifests, &state, &[]).unwrap();
+    assert_eq!(
+        http_get(portcullis.http_port, "h3.test", "/")
+            .unwrap()
+            .server()
+            .as_deref(),
+        Some("a")
+    );
+    // HAProxy runs in the short socket directory, outside the state directory.
+    let master = portcullis.haproxy_pid().unwrap();
+    let sockets = std::fs::read_link(format!("/proc/{master}/cwd")).unwrap();
+    assert!(!sockets.starts_with(dir.path()), "{}", sockets.display());
+    assert!(sockets.join("run/admin.sock").exists());
+    assert!(portcullis.stop().unwrap());
+    std::fs::remove_dir_all(sockets).unwrap();
 }
 
 #[test]

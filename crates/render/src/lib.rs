@@ -26,8 +26,9 @@ use model::ProxyModel;
 pub const MAIN_CONFIG: &str = "haproxy.cfg";
 /// Directory of the backend shard files, loaded after the main file.
 pub const BACKENDS_DIR: &str = "backends";
-/// Every directory or top-level file portcullis owns in the state directory. Anything
-/// else there (sockets, the staging area) is left alone.
+/// Every directory or top-level file of rendered files in the state directory. Other
+/// top-level entries are not rendered files (the `haproxy` crate keeps `run/` and
+/// `staging/` itself).
 pub const MANAGED_ROOTS: [&str; 4] = [MAIN_CONFIG, BACKENDS_DIR, "maps", "certs"];
 
 /// One rendered file, held as the parts it was assembled from (a shard's sections, a

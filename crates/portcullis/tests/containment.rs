@@ -1,0 +1,327 @@
+//! Containment (invariant I5) through a real HAProxy: a victim tenant and hostile objects
+//! beside it. The victim is served as written (backend and certificate), its later
+//! changes land, a restart with the attackers present serves it, and every attacker is
+//! reported: by `portcullis check` where conversion can tell, and at run time.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use test_support::{EchoServer, Portcullis, answer, backend, https_get, self_signed, tls_secret};
+
+const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
+
+fn ingress(
+    namespace: &str,
+    name: &str,
+    annotations: &str,
+    host: &str,
+    tls_secret: Option<&str>,
+    paths: &[(&str, &str)],
+    service: &str,
+) -> String {
+    let tls = tls_secret
+        .map(|secret| format!("  tls:\n  - {{hosts: [\"{host}\"], secretName: {secret}}}\n"))
+        .unwrap_or_default();
+    let mut text = format!(
+        "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  namespace: {namespace}\n  annotations: {{{annotations}}}\nspec:\n{tls}  rules:\n  - host: \"{host}\"\n    http:\n      paths:\n"
+    );
+    for (path, kind) in paths {
+        text += &format!(
+            "      - {{path: {}, pathType: {kind}, backend: {{service: {{name: {service}, port: {{number: 80}}}}}}}}\n",
+            serde_json::to_string(path).unwrap()
+        );
+    }
+    text
+}
+
+fn route(name: &str, host: &str, matches: &str) -> String {
+    format!(
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: evil}}\nspec:\n  parentRefs: [{{name: gw}}]\n  hostnames: [{host}]\n  rules:\n  - matches: [{matches}]\n    backendRefs: [{{name: app, port: 80}}]\n"
+    )
+}
+
+/// The victim's objects: `prod/web` behind `victim.test` with its own certificate.
+fn victim(web: &EchoServer, cert: &(String, String), extra_paths: &[(&str, &str)]) -> String {
+    let mut paths = vec![("/", "Prefix"), ("/admin", "Prefix")];
+    paths.extend_from_slice(extra_paths);
+    backend("prod", "web", 80, None, &[(web.port, true)])
+        + &tls_secret("prod", "tls", &cert.0, &cert.1)
+        + &ingress(
+            "prod",
+            "site",
+            "",
+            "victim.test",
+            Some("tls"),
+            &paths,
+            "web",
+        )
+}
+
+/// One object per way of hurting other tenants that the containment issue lists.
+fn attackers(evil: &EchoServer) -> String {
+    let (cert, _) = self_signed("preprod.test", &["preprod.test"]);
+    let (_, other_key) = self_signed("other", &["other.test"]);
+    let hijack = format!("/{}victim.test#/admin", "x".repeat(16_383));
+    let headers: Vec<String> = (0..17)
+        .map(|i| format!("{{name: h{i}, value: v}}"))
+        .collect();
+    backend("evil", "app", 80, None, &[(evil.port, true)])
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: portcullis}\nspec: {controllerName: portcullis.dev/gateway-controller}\n"
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: evil}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n  - {name: http, protocol: HTTP, port: 80}\n"
+        + &ingress("evil", "hijack", "", "evil.test", None, &[(&hijack, "ImplementationSpecific")], "app")
+        + &ingress("evil", "slow", "portcullis.dev/timeout-server: 25d", "slow.test", None, &[("/", "Prefix")], "app")
+        + &ingress("evil", "payload", "", "payload.test", None, &[("/x<<", "Exact")], "app")
+        + &route("flag-u", "flags.test", "{headers: [{name: x, value: \"-u\"}]}")
+        + &route("flag-f", "flags.test", "{queryParams: [{name: x, value: \"-f\"}]}")
+        + &route("regex", "regex.test", "{path: {type: RegularExpression, value: \"/(a\"}}")
+        + &route("many", "many.test", &format!("{{headers: [{}]}}", headers.join(", ")))
+        // A Secret whose file name holds the victim's (`preprod_tls.pem` ends in
+        // `prod_tls.pem`), with a key that does not match: HAProxy refuses it.
+        + &backend("preprod", "web", 80, None, &[(evil.port, true)])
+        + &tls_secret("preprod", "tls", &cert, &other_key)
+        + &ingress("preprod", "site", "", "preprod.test", Some("tls"), &[("/", "Prefix")], "web")
+        + "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: escape, namespace: \"../../..\"}\nspec:\n  rules:\n  - host: escape.test\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: app, port: {number: 80}}}}\n"
+}
+
+/// The victim's page over HTTPS: which backend answered, and the certificate served.
+fn victim_page(portcullis: &Portcullis, path: &str) -> (Option<String>, String) {
+    match https_get(portcullis.https_port, "victim.test", "victim.test", path) {
+        Ok(reply) => (reply.response.server(), reply.certificate_cn),
+        Err(err) => (None, err.to_string()),
+    }
+}
+
+fn assert_victim_served(portcullis: &Portcullis) {
+    for path in ["/", "/admin", "/admin/users"] {
+        assert_eq!(
+            victim_page(portcullis, path),
+            (Some("victim".to_owned()), "victim.test".to_owned()),
+            "{path}"
+        );
+    }
+}
+
+fn check_output(manifests: &Path) -> (bool, String) {
+    let output = std::process::Command::new(BIN)
+        .args(["check", "--manifests"])
+        .arg(manifests)
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr),
+    )
+}
+
+#[test]
+fn hostile_objects_hurt_no_other_tenant() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let web = EchoServer::start("victim").unwrap();
+    let evil = EchoServer::start("attacker").unwrap();
+    let cert = self_signed("victim.test", &["victim.test"]);
+    std::fs::write(manifests.join("victim.yaml"), victim(&web, &cert, &[])).unwrap();
+    std::fs::write(manifests.join("attackers.yaml"), attackers(&evil)).unwrap();
+
+    // `check` names every attacker conversion can judge; the victim is not named.
+    let (ok, report) = check_output(&manifests);
+    assert!(!ok, "{report}");
+    for attacker in [
+        "Ingress evil/hijack",
+        "Ingress evil/slow",
+        "Ingress evil/payload",
+        "HTTPRoute evil/regex",
+        "HTTPRoute evil/many",
+        "../../..",
+    ] {
+        assert!(
+            report.contains(attacker),
+            "{attacker} not reported:\n{report}"
+        );
+    }
+    assert!(
+        !report.contains("prod/site") || report.contains("preprod/site"),
+        "{report}"
+    );
+    assert!(
+        !report.lines().any(|l| l.contains(" prod/")),
+        "the victim is reported:\n{report}"
+    );
+
+    let state = dir.path().join("state");
+    let mut portcullis = Portcullis::start(BIN, &manifests, &state, &[]).unwrap();
+    assert_victim_served(&portcullis);
+    // No attacker route took the victim's place, and the refused ones serve nothing.
+    assert_eq!(answer(portcullis.http_port, "victim.test", "/admin"), "308");
+    for host in [
+        "evil.test",
+        "payload.test",
+        "flags.test",
+        "regex.test",
+        "many.test",
+    ] {
+        assert_eq!(answer(portcullis.http_port, host, "/"), "404", "{host}");
+    }
+    // A value that looks like one of HAProxy's flags is only a value: matched literally.
+    assert_eq!(
+        answer(portcullis.http_port, "flags.test", "/?x=-f"),
+        "attacker"
+    );
+    let flagged = test_support::http_request(
+        portcullis.http_port,
+        "GET / HTTP/1.1\r\nHost: flags.test\r\nx: -u\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(flagged.server().as_deref(), Some("attacker"));
+    // An out-of-range timeout falls back to the default and the rest of the object serves.
+    assert_eq!(answer(portcullis.http_port, "slow.test", "/"), "attacker");
+    // HAProxy refused only the preprod certificate, named exactly: its host falls back
+    // to the default certificate, and the victim keeps its own.
+    let preprod = https_get(portcullis.https_port, "preprod.test", "preprod.test", "/").unwrap();
+    assert_eq!(preprod.certificate_cn, "portcullis default certificate");
+    assert!(
+        portcullis.log().contains("Secret preprod/tls"),
+        "{}",
+        portcullis.log()
+    );
+    assert!(!state.join("../../..").join("certs").exists());
+    assert!(
+        portcullis
+            .metric("portcullis_configuration_errors")
+            .unwrap_or(0.0)
+            >= 7.0
+    );
+
+    // A later change of the victim lands while the attackers stay.
+    std::fs::write(
+        manifests.join("victim.yaml"),
+        victim(&web, &cert, &[("/new", "Exact")]),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            victim_page(p, "/new").0.as_deref() == Some("victim")
+        })
+        .unwrap();
+
+    // Gateway listeners on ports HAProxy already holds for something else.
+    let gateway = format!(
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: ports, namespace: evil}}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n  - {{name: admin, protocol: HTTP, port: {admin}}}\n  - {{name: configured, protocol: HTTP, port: {http}}}\n  - {{name: wrong, protocol: HTTPS, port: {http}, tls: {{certificateRefs: [{{name: tls}}]}}}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: on-ports, namespace: evil}}\nspec:\n  parentRefs: [{{name: ports}}]\n  hostnames: [ports.test]\n  rules: [{{backendRefs: [{{name: app, port: 80}}]}}]\n",
+        admin = portcullis.admin_port,
+        http = portcullis.http_port,
+    );
+    std::fs::write(manifests.join("ports.yaml"), gateway).unwrap();
+    // The listener on the configured HTTP port is the HTTP frontend's, not a second one.
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            answer(p.http_port, "ports.test", "/") == "attacker"
+        })
+        .unwrap();
+    assert_eq!(portcullis.admin("/readyz").unwrap().status, 200);
+    assert_victim_served(&portcullis);
+
+    // A restart with every attacker present serves the victim.
+    assert!(portcullis.stop().unwrap(), "clean exit");
+    let portcullis = Portcullis::start(BIN, &manifests, &state, &[]).unwrap();
+    assert_victim_served(&portcullis);
+    assert_eq!(
+        victim_page(&portcullis, "/new").0.as_deref(),
+        Some("victim")
+    );
+    // (The restarted controller has ports of its own: the Gateway's listeners now name
+    // other ports, which get frontends of their own.)
+    assert_eq!(portcullis.admin("/syncz").unwrap().status, 200);
+}
+
+#[test]
+fn forwarded_headers_are_the_proxys_not_the_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let web = EchoServer::start("web").unwrap();
+    let objects = backend("default", "web", 80, None, &[(web.port, true)])
+        + &ingress(
+            "default",
+            "site",
+            "",
+            "app.test",
+            None,
+            &[("/", "Prefix")],
+            "web",
+        );
+    std::fs::write(manifests.join("all.yaml"), objects).unwrap();
+    let portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let request = "GET / HTTP/1.1\r\nHost: app.test\r\nX-Forwarded-For: 6.6.6.6\r\nX-Real-IP: 6.6.6.6\r\nX-Forwarded-Proto: https\r\nX-Forwarded-Host: bank.test\r\nX-Forwarded-Port: 1\r\nForwarded: for=6.6.6.6\r\nConnection: close\r\n\r\n";
+    let reply = test_support::http_request(portcullis.http_port, request).unwrap();
+    let echo = reply.echo().unwrap();
+    let header = |name: &str| echo["headers"][name].as_str().map(str::to_owned);
+    assert_eq!(
+        header("x-forwarded-for").as_deref(),
+        Some("127.0.0.1"),
+        "{echo}"
+    );
+    assert_eq!(
+        header("x-original-forwarded-for").as_deref(),
+        Some("6.6.6.6"),
+        "{echo}"
+    );
+    assert_eq!(header("x-real-ip").as_deref(), Some("127.0.0.1"), "{echo}");
+    assert_eq!(
+        header("x-forwarded-proto").as_deref(),
+        Some("http"),
+        "{echo}"
+    );
+    assert_eq!(
+        header("x-forwarded-host").as_deref(),
+        Some("app.test"),
+        "{echo}"
+    );
+    assert_eq!(
+        header("x-forwarded-port"),
+        Some(portcullis.http_port.to_string()),
+        "{echo}"
+    );
+    assert_eq!(header("forwarded"), None, "{echo}");
+
+    // A trusted proxy in front keeps what it said.
+    std::fs::write(
+        manifests.join("global.yaml"),
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: global, namespace: ops}\ndata: {forwardfor-trusted-cidrs: \"127.0.0.0/8\"}\n",
+    )
+    .unwrap();
+    drop(portcullis);
+    let portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state2"),
+        &["--configmap", "ops/global"],
+    )
+    .unwrap();
+    let reply = test_support::http_request(portcullis.http_port, request).unwrap();
+    let echo = reply.echo().unwrap();
+    let header = |name: &str| echo["headers"][name].as_str().map(str::to_owned);
+    // Its X-Forwarded-For is kept (HAProxy appends the address in a line of its own, the
+    // last one the echo backend shows), not moved aside.
+    assert_eq!(header("x-original-forwarded-for"), None, "{echo}");
+    assert_eq!(header("x-real-ip").as_deref(), Some("6.6.6.6"), "{echo}");
+    assert_eq!(
+        header("x-forwarded-proto").as_deref(),
+        Some("https"),
+        "{echo}"
+    );
+    assert_eq!(
+        header("x-forwarded-host").as_deref(),
+        Some("bank.test"),
+        "{echo}"
+    );
+    assert_eq!(
+        header("forwarded").as_deref(),
+        Some("for=6.6.6.6"),
+        "{echo}"
+    );
+}

@@ -387,7 +387,8 @@ impl Controller {
 
     /// Leaves out what a refused configuration was narrowed to: the certificates HAProxy
     /// named (their hosts get the default certificate) and the objects behind the lines
-    /// it named. Says whether anything new was left out.
+    /// it named; each is then reported by the conversion's diagnostics, with HAProxy's
+    /// words. Says whether anything new was left out.
     fn leave_out(
         &mut self,
         snapshot: &index::Snapshot,
@@ -395,9 +396,8 @@ impl Controller {
         narrowed: &pipeline::Narrowed,
     ) -> bool {
         let mut progress = false;
-        for (id, reason) in &narrowed.certificates {
+        for id in narrowed.certificates.keys() {
             if let Some(cert) = conversion.model.certs.get(id) {
-                tracing::warn!(secret = %convert::one_line(&format!("{}/{}", id.namespace, id.name)), reason = %convert::one_line(reason), "haproxy cannot load this certificate; it is left out");
                 progress |= self
                     .rejected_certificates
                     .insert(id.clone(), cert.clone())
@@ -413,7 +413,6 @@ impl Controller {
             let Some(object) = snapshot.get(&object_ref) else {
                 continue;
             };
-            tracing::warn!(object = %convert::one_line(&origin.to_string()), reason = %convert::one_line(reason), "haproxy refused this object's configuration; it is left out");
             progress |= self
                 .rejected_objects
                 .insert(

@@ -14,7 +14,6 @@ use crate::{RenderedConfig, maps, ports, rules};
 /// The objects behind the lines of a rendered configuration.
 #[derive(Debug)]
 pub struct OriginTable<'a> {
-    model: &'a ProxyModel,
     rendered: &'a RenderedConfig,
     /// Lines of the main file that come from objects (rule chains, port frontends).
     main_lines: HashMap<String, BTreeSet<Origin>>,
@@ -78,7 +77,6 @@ impl<'a> OriginTable<'a> {
             .map(|id| (format!("certs/{}", id.file_name()), id.clone()))
             .collect();
         Self {
-            model,
             rendered,
             main_lines,
             sections,
@@ -134,11 +132,6 @@ impl<'a> OriginTable<'a> {
             .filter(|base| self.certificates.contains_key(*base))
             .unwrap_or(path);
         self.certificates.get(path).cloned()
-    }
-
-    /// The model the table describes.
-    pub fn model(&self) -> &ProxyModel {
-        self.model
     }
 }
 

@@ -1,9 +1,9 @@
 //! Which Ingresses are ours: IngressClass, legacy annotation, or no class at all.
 
-use index::Snapshot;
-use resources::{Ingress, Kind, Object};
+use resources::{Ingress, Kind, Object, ObjectRef};
 
-use crate::ConvertOptions;
+use crate::lookup::Recorder;
+use crate::options::ConvertOptions;
 
 /// The controller name our IngressClasses carry in `spec.controller`.
 pub const CONTROLLER_NAME: &str = "portcullis.dev/ingress-controller";
@@ -18,43 +18,57 @@ pub const DEFAULT_CLASS_ANNOTATION: &str = "ingressclass.kubernetes.io/is-defaul
 /// ours, or, when no such IngressClass exists, when the name is `--ingress-class`. Else the
 /// legacy annotation must equal `--ingress-class`. An Ingress with neither is ours when one
 /// of our IngressClasses is the default class or `--watch-ingress-without-class` is on.
-pub fn is_ours(ingress: &Ingress, snapshot: &Snapshot, options: &ConvertOptions) -> bool {
+pub fn is_ours(ingress: &Ingress, snapshot: &index::Snapshot, options: &ConvertOptions) -> bool {
+    let ports = options.listener_ports();
+    let global = crate::keys::GlobalConfig::default();
+    let mut lookups = Recorder::new(crate::lookup::Context {
+        snapshot,
+        options,
+        listener_ports: &ports,
+        global: &global,
+        configmap: None,
+    });
+    is_ours_recorded(ingress, &mut lookups)
+}
+
+/// [`is_ours`], recording the IngressClasses it looks at.
+pub(crate) fn is_ours_recorded(ingress: &Ingress, lookups: &mut Recorder<'_>) -> bool {
+    let options = lookups.options();
     let class_name = ingress
         .spec
         .as_ref()
         .and_then(|s| s.ingress_class_name.as_deref());
     if let Some(class_name) = class_name.filter(|n| !n.is_empty()) {
-        let class = snapshot.of_kind(Kind::IngressClass).find_map(|o| match o {
-            Object::IngressClass(c) if c.metadata.name.as_deref() == Some(class_name) => Some(c),
-            _ => None,
-        });
-        return match class {
-            Some(class) => {
+        return match lookups.get(ObjectRef::new(Kind::IngressClass, "", class_name)) {
+            Some(Object::IngressClass(class)) => {
                 class.spec.as_ref().and_then(|s| s.controller.as_deref()) == Some(CONTROLLER_NAME)
             }
-            None => class_name == options.ingress_class,
+            _ => class_name == options.ingress_class,
         };
     }
     let annotations = ingress.metadata.annotations.as_ref();
     if let Some(legacy) = annotations.and_then(|a| a.get(LEGACY_CLASS_ANNOTATION)) {
         return *legacy == options.ingress_class;
     }
-    options.watch_ingress_without_class || ours_is_default(snapshot)
+    options.watch_ingress_without_class || ours_is_default(lookups)
 }
 
-fn ours_is_default(snapshot: &Snapshot) -> bool {
-    snapshot.of_kind(Kind::IngressClass).any(|o| match o {
-        Object::IngressClass(class) => {
-            let ours =
-                class.spec.as_ref().and_then(|s| s.controller.as_deref()) == Some(CONTROLLER_NAME);
-            let default = class
-                .metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(DEFAULT_CLASS_ANNOTATION))
-                .is_some_and(|v| v == "true");
-            ours && default
-        }
-        _ => false,
-    })
+fn ours_is_default(lookups: &mut Recorder<'_>) -> bool {
+    lookups
+        .of_kind(Kind::IngressClass)
+        .into_iter()
+        .any(|o| match o {
+            Object::IngressClass(class) => {
+                let ours = class.spec.as_ref().and_then(|s| s.controller.as_deref())
+                    == Some(CONTROLLER_NAME);
+                let default = class
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(DEFAULT_CLASS_ANNOTATION))
+                    .is_some_and(|v| v == "true");
+                ours && default
+            }
+            _ => false,
+        })
 }

@@ -5,107 +5,38 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use model::{Backend, BackendId, HostKey, Origin, PathMatch};
-use resources::{Ingress, IngressServiceBackend, Kind, ObjectRef};
+use model::{Backend, BackendId, HostKey};
+use resources::{Ingress, IngressServiceBackend, ObjectRef};
 
-use crate::keys::{self, Annotations, GlobalConfig};
+use crate::contribution::{
+    BackendClaim, ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim,
+};
+use crate::keys::{self, Annotations};
 use crate::lookup::Recorder;
-use crate::{Diagnostic, endpoints, names};
-
-/// A TLS host an Ingress asks for.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct TlsClaim {
-    pub(crate) host: HostKey,
-    /// The TLS Secret; `None` serves the default certificate.
-    pub(crate) secret: Option<model::CertId>,
-    pub(crate) field: String,
-}
-
-/// A path an Ingress routes.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct RuleOutput {
-    pub(crate) host: HostKey,
-    pub(crate) path: PathMatch,
-    pub(crate) path_text: String,
-    /// Where traffic goes, with weights above 0 (an Ingress names exactly one).
-    pub(crate) backends: Vec<(Arc<Backend>, u32)>,
-    /// Conditions beyond the path (Gateway API matches).
-    pub(crate) conditions: Vec<model::Condition>,
-    /// What the rule does (Gateway API), with its backends' weights and header changes;
-    /// an Ingress leaves it empty and `backends` above says.
-    pub(crate) filters: Arc<model::RuleAction>,
-    pub(crate) ssl_redirect: bool,
-    pub(crate) redirect_code: u16,
-    pub(crate) listeners: model::Listeners,
-    pub(crate) field: String,
-}
-
-impl RuleOutput {
-    /// Whether the rule is a plain path-to-backend mapping, as every Ingress rule is.
-    pub(crate) fn is_plain(&self) -> bool {
-        self.conditions.is_empty() && self.backends.len() == 1 && self.filters.forwards_only()
-    }
-}
-
-/// Everything one Ingress contributes.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct IngressOutput {
-    pub(crate) object: ObjectRef,
-    pub(crate) origin: Origin,
-    pub(crate) tls: Vec<TlsClaim>,
-    pub(crate) default_backend: Option<(Arc<Backend>, String)>,
-    pub(crate) rules: Vec<RuleOutput>,
-    pub(crate) diagnostics: Vec<Diagnostic>,
-    /// What Gateway API status needs (HTTPRoutes only).
-    pub(crate) route_outcome: Option<crate::gateway_status::RouteOutcome>,
-}
-
-pub(crate) fn ingress_ref(ingress: &Ingress) -> ObjectRef {
-    ObjectRef::new(
-        Kind::Ingress,
-        ingress.metadata.namespace.clone().unwrap_or_default(),
-        ingress.metadata.name.clone().unwrap_or_default(),
-    )
-}
+use crate::{endpoints, names};
 
 struct Converter<'a, 'b> {
     lookups: &'a mut Recorder<'b>,
-    global: &'a GlobalConfig,
     annotations: Annotations,
-    output: IngressOutput,
+    output: Contribution,
     backends: BTreeMap<BackendId, Arc<Backend>>,
 }
 
-/// Converts one Ingress.
+/// Converts one Ingress of ours.
 pub(crate) fn convert_ingress(
+    object: ObjectRef,
     ingress: &Ingress,
     lookups: &mut Recorder<'_>,
-    global: &GlobalConfig,
-) -> IngressOutput {
-    let object = ingress_ref(ingress);
-    let origin = Origin {
-        kind: "Ingress",
-        namespace: object.namespace.clone(),
-        name: object.name.clone(),
-    };
-    let mut diagnostics = Vec::new();
+) -> Contribution {
+    let order = MergeOrder::of(&ingress.metadata, &object);
+    let mut output = Contribution::new(object, "Ingress", order);
     let annotations = Annotations::new(
         ingress.metadata.annotations.as_ref(),
-        &object,
-        &mut diagnostics,
+        &output.object,
+        &mut output.diagnostics,
     );
-    let output = IngressOutput {
-        object,
-        origin,
-        tls: Vec::new(),
-        default_backend: None,
-        rules: Vec::new(),
-        diagnostics,
-        route_outcome: None,
-    };
     let mut converter = Converter {
         lookups,
-        global,
         annotations,
         output,
         backends: BTreeMap::new(),
@@ -119,11 +50,7 @@ pub(crate) fn convert_ingress(
 
 impl Converter<'_, '_> {
     fn report(&mut self, field: String, message: String) {
-        self.output.diagnostics.push(Diagnostic {
-            object: self.output.object.clone(),
-            field,
-            message,
-        });
+        self.output.report(field, message);
     }
 
     fn tls(&mut self, spec: &resources::IngressSpec) {
@@ -157,11 +84,14 @@ impl Converter<'_, '_> {
         if let Some(default) = &spec.default_backend {
             let field = "spec.defaultBackend".to_owned();
             if let Some(backend) = self.backend(default.service.as_ref(), &field) {
-                self.output.default_backend = Some((backend, field));
+                self.output.default_backend = Some(BackendClaim { backend, field });
             }
         }
-        let ssl_redirect = self.annotations.get(&keys::SSL_REDIRECT, self.global);
-        let redirect_code = self.annotations.get(&keys::SSL_REDIRECT_CODE, self.global);
+        let global = self.lookups.global();
+        let https_redirect = self
+            .annotations
+            .get(&keys::SSL_REDIRECT, global)
+            .then(|| self.annotations.get(&keys::SSL_REDIRECT_CODE, global));
         for (rule_index, rule) in spec.rules.iter().flatten().enumerate() {
             let host = match rule.host.as_deref().filter(|h| !h.is_empty()) {
                 None => HostKey::CatchAll,
@@ -201,17 +131,16 @@ impl Converter<'_, '_> {
                     continue;
                 };
                 let path_text = path.path.clone().unwrap_or_else(|| "/".to_owned());
-                self.output.rules.push(RuleOutput {
+                self.output.routes.push(RouteClaim {
                     host: host.clone(),
                     path: path_match,
                     path_text,
-                    backends: vec![(backend, 1)],
-                    conditions: Vec::new(),
-                    filters: Arc::default(),
-                    ssl_redirect,
-                    redirect_code,
                     listeners: model::Listeners::BOTH,
                     field,
+                    rule: ClaimedRule::Ingress {
+                        backend,
+                        https_redirect,
+                    },
                 });
             }
         }
@@ -240,7 +169,7 @@ impl Converter<'_, '_> {
             return None;
         }
         let namespace = self.output.object.namespace.clone();
-        let (annotations, global) = (&self.annotations, self.global);
+        let (annotations, global) = (&self.annotations, self.lookups.global());
         let settings = || endpoints::BackendSettings {
             balance: annotations.get(&keys::BALANCE_ALGORITHM, global),
             timeout_connect: annotations.get(&keys::TIMEOUT_CONNECT, global),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use model::{Balance, Cidr, ForwardFor, HaproxyDuration, HeaderName};
 use resources::ObjectRef;
 
-use crate::Diagnostic;
+use crate::diagnostic::Diagnostic;
 
 /// Annotation prefixes, in precedence order; the second one eases migration.
 pub const ANNOTATION_PREFIXES: [&str; 2] = ["portcullis.dev/", "haproxy-ingress.github.io/"];
@@ -282,8 +282,6 @@ fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
 #[derive(Debug, Default)]
 pub struct GlobalConfig {
     valid: BTreeMap<String, String>,
-    /// The ports Gateway listeners are compared with (from the command line).
-    pub listener_ports: crate::gateway_listener::ListenerPorts,
 }
 
 impl GlobalConfig {
@@ -316,10 +314,7 @@ impl GlobalConfig {
                 },
             }
         }
-        Self {
-            valid,
-            listener_ports: crate::gateway_listener::ListenerPorts::default(),
-        }
+        Self { valid }
     }
 
     /// The key's value: the ConfigMap's when set and valid, else the default.

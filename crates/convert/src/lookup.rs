@@ -1,10 +1,15 @@
 //! Snapshot lookups that record what they looked at, so that a change to any of it
-//! invalidates the memoized result.
+//! invalidates the memoized result. Every read of the snapshot by a conversion goes
+//! through a [`Recorder`]: what must be converted again is decided by these records
+//! alone.
 
 use std::sync::Arc;
 
 use index::Snapshot;
-use resources::{EndpointSlice, Endpoints, Object, ObjectRef};
+use resources::{EndpointSlice, Endpoints, Kind, Object, ObjectRef};
+
+use crate::keys::GlobalConfig;
+use crate::options::{ConvertOptions, ListenerPorts};
 
 /// One lookup: a change to what it names may change the result.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -14,7 +19,9 @@ pub(crate) enum Dependency {
     /// `endpoint_slices(namespace, service)`.
     Slices(String, String),
     /// `in_namespace(kind, namespace)`: any object of the kind there.
-    Listing(resources::Kind, String),
+    Listing(Kind, String),
+    /// `of_kind(kind)`: any object of the kind anywhere.
+    Kind(Kind),
 }
 
 /// Equal values; the pointer comparison is only a shortcut.
@@ -33,35 +40,72 @@ pub(crate) fn same_object(a: &Object, b: &Object) -> bool {
     same_pointer || a == b
 }
 
+/// What every conversion of one snapshot shares: the snapshot, the command line, and
+/// the global ConfigMap's keys (read once, recorded by each conversion that uses them).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Context<'a> {
+    pub(crate) snapshot: &'a Snapshot,
+    pub(crate) options: &'a ConvertOptions,
+    pub(crate) listener_ports: &'a ListenerPorts,
+    pub(crate) global: &'a GlobalConfig,
+    /// The global ConfigMap, when one is configured.
+    pub(crate) configmap: Option<&'a ObjectRef>,
+}
+
 /// A snapshot whose lookups are recorded.
 #[derive(Debug)]
 pub(crate) struct Recorder<'a> {
-    snapshot: &'a Snapshot,
+    context: Context<'a>,
     pub(crate) dependencies: Vec<Dependency>,
 }
 
 impl<'a> Recorder<'a> {
-    pub(crate) fn new(snapshot: &'a Snapshot) -> Self {
+    pub(crate) fn new(context: Context<'a>) -> Self {
         Self {
-            snapshot,
+            context,
             dependencies: Vec::new(),
         }
     }
 
+    /// The command-line settings (not part of the snapshot: nothing to record).
+    pub(crate) fn options(&self) -> &'a ConvertOptions {
+        self.context.options
+    }
+
+    /// The ports Gateway listeners are compared with (from the command line).
+    pub(crate) fn listener_ports(&self) -> &'a ListenerPorts {
+        self.context.listener_ports
+    }
+
+    /// The global configuration keys; a change to the ConfigMap converts again.
+    pub(crate) fn global(&mut self) -> &'a GlobalConfig {
+        if let Some(configmap) = self.context.configmap {
+            let dependency = Dependency::Object(configmap.clone());
+            if !self.dependencies.contains(&dependency) {
+                self.dependencies.push(dependency);
+            }
+        }
+        self.context.global
+    }
+
     pub(crate) fn get(&mut self, object_ref: ObjectRef) -> Option<&'a Object> {
-        let found = self.snapshot.get(&object_ref);
+        let found = self.context.snapshot.get(&object_ref);
         self.dependencies.push(Dependency::Object(object_ref));
         found
     }
 
-    pub(crate) fn in_namespace(
-        &mut self,
-        kind: resources::Kind,
-        namespace: &str,
-    ) -> Vec<&'a Object> {
+    pub(crate) fn in_namespace(&mut self, kind: Kind, namespace: &str) -> Vec<&'a Object> {
         self.dependencies
             .push(Dependency::Listing(kind, namespace.to_owned()));
-        self.snapshot.in_namespace(kind, namespace).collect()
+        self.context
+            .snapshot
+            .in_namespace(kind, namespace)
+            .collect()
+    }
+
+    pub(crate) fn of_kind(&mut self, kind: Kind) -> Vec<&'a Object> {
+        self.dependencies.push(Dependency::Kind(kind));
+        self.context.snapshot.of_kind(kind).collect()
     }
 
     pub(crate) fn endpoint_slices(
@@ -69,7 +113,7 @@ impl<'a> Recorder<'a> {
         namespace: &str,
         service: &str,
     ) -> Vec<&'a Arc<EndpointSlice>> {
-        let slices = self.snapshot.endpoint_slices(namespace, service);
+        let slices = self.context.snapshot.endpoint_slices(namespace, service);
         self.dependencies
             .push(Dependency::Slices(namespace.to_owned(), service.to_owned()));
         slices
@@ -80,11 +124,7 @@ impl<'a> Recorder<'a> {
         namespace: &str,
         service: &str,
     ) -> Option<&'a Arc<Endpoints>> {
-        match self.get(ObjectRef::new(
-            resources::Kind::Endpoints,
-            namespace,
-            service,
-        )) {
+        match self.get(ObjectRef::new(Kind::Endpoints, namespace, service)) {
             Some(Object::Endpoints(endpoints)) => Some(endpoints),
             _ => None,
         }

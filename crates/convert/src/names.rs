@@ -102,6 +102,23 @@ pub fn parse_regex(pattern: &str, caseless: bool) -> Result<String, String> {
 /// Parses an Ingress path and its type. `Prefix` paths lose their trailing slashes;
 /// `ImplementationSpecific` means "begins with".
 pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<PathMatch, String> {
+    let kind = match path_type {
+        "Exact" => PathKind::Exact,
+        "Prefix" => PathKind::Prefix,
+        "ImplementationSpecific" => PathKind::Begin,
+        other => {
+            return Err(format!(
+                "pathType '{}' is not Exact, Prefix or ImplementationSpecific",
+                other.escape_debug()
+            ));
+        }
+    };
+    path_match(path, kind)
+}
+
+/// Checks a path (absent or empty is `/`) and normalizes it for its kind: a `Prefix`
+/// path loses its trailing slashes.
+pub(crate) fn path_match(path: Option<&str>, kind: PathKind) -> Result<PathMatch, String> {
     let path = path.filter(|p| !p.is_empty()).unwrap_or("/");
     if !path.starts_with('/') {
         return Err(format!(
@@ -122,17 +139,6 @@ pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<PathMatch, Stri
             bad
         ));
     }
-    let kind = match path_type {
-        "Exact" => PathKind::Exact,
-        "Prefix" => PathKind::Prefix,
-        "ImplementationSpecific" => PathKind::Begin,
-        other => {
-            return Err(format!(
-                "pathType '{}' is not Exact, Prefix or ImplementationSpecific",
-                other.escape_debug()
-            ));
-        }
-    };
     let path = if kind == PathKind::Prefix {
         path.trim_end_matches('/')
     } else {

@@ -2,20 +2,18 @@
 
 use std::collections::BTreeMap;
 
-use index::Snapshot;
-use model::TlsCert;
+use model::{CertId, TlsCert};
 use resources::{Kind, Object, ObjectRef};
 use x509_parser::pem::Pem;
 
+use crate::lookup::Recorder;
+
 /// Reads and checks the `tls.crt` / `tls.key` of a Secret (from `data`, or `stringData`
 /// as `kubectl apply` would merge it).
-pub fn load_certificate(
-    snapshot: &Snapshot,
-    namespace: &str,
-    name: &str,
-) -> Result<TlsCert, String> {
+pub(crate) fn load_certificate(lookups: &mut Recorder<'_>, id: &CertId) -> Result<TlsCert, String> {
+    let (namespace, name) = (id.namespace.as_str(), id.name.as_str());
     let secret_ref = ObjectRef::new(Kind::Secret, namespace, name);
-    let Some(Object::Secret(secret)) = snapshot.get(&secret_ref) else {
+    let Some(Object::Secret(secret)) = lookups.get(secret_ref) else {
         return Err(format!("secret {namespace}/{name} not found"));
     };
     let mut fields: BTreeMap<&str, Vec<u8>> = BTreeMap::new();

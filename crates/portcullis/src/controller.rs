@@ -82,6 +82,8 @@ struct Controller {
     /// Objects whose configuration `haproxy -c` refused, by version: left out until they
     /// change.
     rejected_objects: convert::Exclusions,
+    /// The Gateway API status last published.
+    published_status: Option<Arc<convert::gateway_status::StatusReport>>,
     /// Kubernetes API mode's writers (status, Events); `None` in manifest mode.
     cluster: Option<ClusterLink>,
     /// The snapshot the last reconciliation started from, to tell what changed since.
@@ -148,6 +150,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         reported: BTreeSet::new(),
         rejected_certificates: BTreeMap::new(),
         rejected_objects: convert::Exclusions::new(),
+        published_status: None,
         cluster,
         options,
         reconciled: None,
@@ -272,14 +275,14 @@ impl Controller {
             ..
         } = reconciled;
         let new_problems = self.report(&conversion.diagnostics);
-        let gateway_report = self.publish_gateway_status(&snapshot, changes.as_deref());
+        let gateway_report = self.publish_gateway_status(&conversion.gateway_status);
         if let Some(cluster) = self.cluster.as_mut() {
             cluster.publish(
                 &snapshot,
                 changes.as_deref(),
                 &self.options,
                 &new_problems,
-                gateway_report.as_ref(),
+                gateway_report.as_deref(),
             );
         }
         let reconciled_in = started.elapsed();
@@ -435,41 +438,27 @@ impl Controller {
     }
 
     /// Makes the Gateway API status available at `/status`, and returns it; `None` when
-    /// nothing it reads changed since it was last computed (endpoints, Ingresses and the
-    /// global ConfigMap do not enter it), so endpoint churn never recomputes it.
+    /// it is the report already published (the conversion recomputes it only when
+    /// something it looked up changed, and hands back the same one otherwise).
     fn publish_gateway_status(
-        &self,
-        snapshot: &Arc<index::Snapshot>,
-        changes: Option<&[index::Change]>,
-    ) -> Option<convert::gateway_status::StatusReport> {
-        let read_by_status = |kind: Kind| {
-            !matches!(
-                kind,
-                Kind::EndpointSlice
-                    | Kind::Endpoints
-                    | Kind::Ingress
-                    | Kind::IngressClass
-                    | Kind::ConfigMap
-            )
-        };
-        let unchanged = changes
-            .is_some_and(|changes| changes.iter().all(|c| !read_by_status(c.object_ref.kind)));
-        if unchanged {
+        &mut self,
+        report: &Arc<convert::gateway_status::StatusReport>,
+    ) -> Option<Arc<convert::gateway_status::StatusReport>> {
+        if self
+            .published_status
+            .as_ref()
+            .is_some_and(|published| Arc::ptr_eq(published, report) || published == report)
+        {
             return None;
         }
-        let none = snapshot.count(Kind::GatewayClass) == 0 && snapshot.count(Kind::HttpRoute) == 0;
-        let report = if none {
-            convert::gateway_status::StatusReport::new()
-        } else {
-            self.reconciler.gateway_status(snapshot)
-        };
-        let yaml = crate::status::status_yaml(&report);
+        self.published_status = Some(report.clone());
+        let yaml = crate::status::status_yaml(report);
         if let Ok(mut current) = self.admin.gateway_status.lock()
             && **current != *yaml
         {
             *current = Arc::from(yaml);
         }
-        Some(report)
+        Some(report.clone())
     }
 
     /// Logs each problem once, when it appears; the gauge shows how many there are now.

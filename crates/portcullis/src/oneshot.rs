@@ -94,12 +94,8 @@ pub fn status(args: &CheckArgs) -> anyhow::Result<()> {
         eprintln!("{problem}");
     }
     let options = pipeline::convert_options(&args.config, model::TlsCert::default());
-    let mut cache = convert::ConvertCache::default();
-    cache.convert(&snapshot, &options);
-    print!(
-        "{}",
-        crate::status::status_yaml(&cache.gateway_status(&snapshot))
-    );
+    let conversion = convert::convert(&snapshot, &options);
+    print!("{}", crate::status::status_yaml(&conversion.gateway_status));
     Ok(())
 }
 

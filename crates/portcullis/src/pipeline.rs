@@ -68,11 +68,6 @@ impl Reconciler {
         self
     }
 
-    /// The Gateway API status of every object of ours, as of the last reconciliation.
-    pub fn gateway_status(&self, snapshot: &Snapshot) -> convert::gateway_status::StatusReport {
-        self.convert_cache.gateway_status(snapshot)
-    }
-
     /// Converts and renders a snapshot, leaving out certificates HAProxy refused.
     pub fn reconcile(
         &mut self,

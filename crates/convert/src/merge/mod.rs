@@ -1,129 +1,34 @@
-//! Combines the Ingresses' outputs into one model, incrementally. Every host and path,
-//! TLS host, backend and the default backend is a key with a set of claims ordered by the
-//! claiming Ingress's age (oldest first) and the claim's place in it; the oldest claim
+//! Combines the objects' contributions into one model, incrementally. Every host and
+//! path, TLS host, backend and the default backend is a key with a set of claims ordered
+//! by the claiming object's age (oldest first) and which claim of it it is; the oldest claim
 //! wins and every other conflicting claim is reported. When outputs change, only the keys
 //! they claimed (and the keys that depend on those) are resolved again, so a merge of
 //! everything from scratch and a merge of one change cannot disagree.
 
+mod chain;
+mod claims;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use model::{
-    Backend, BackendId, CertId, Condition, GatewayRule, HostKey, OrdMap, PathMatch, ProxyModel,
-    Route, RouteTarget, TlsCert,
-};
+use model::{Backend, BackendId, CertId, HostKey, OrdMap, PathMatch, ProxyModel, Route, TlsCert};
 use resources::ObjectRef;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
-use crate::Diagnostic;
-use crate::ingress::IngressOutput;
+use self::chain::{Use, chain_route, plain_route};
+use self::claims::{Claims, Diagnostics, Dirty, Held, Position, RouteKey, position, set};
+use crate::contribution::{ClaimKind, Contribution};
+use crate::diagnostic::Diagnostic;
+use crate::outcome::RouteOutcome;
 use crate::small_set::SmallSet;
-
-/// When an Ingress counts as older: creation time, then namespace and name.
-pub(crate) type Age = (Option<resources::jiff::Timestamp>, String, String);
-
-/// An Ingress's output with its age.
-pub(crate) type AgedOutput = (Arc<Age>, Arc<IngressOutput>);
-
-/// A claim's place in the merge order: the Ingress's age, then the claim's index in it.
-type Position = (Arc<Age>, u32);
-
-/// A claim: the output that made it, and which of its entries.
-#[derive(Debug, Clone)]
-struct Claim {
-    output: Arc<IngressOutput>,
-    index: usize,
-}
-
-type RouteKey = (HostKey, PathMatch);
-
-/// The claims on one key, oldest first. Nearly every key has one claim, so a sorted
-/// vector (one small allocation) serves better than a tree.
-#[derive(Debug, Default)]
-struct Claims(Vec<(Position, Claim)>);
-
-impl Claims {
-    fn insert(&mut self, position: Position, claim: Claim) {
-        match self.0.binary_search_by(|(p, _)| p.cmp(&position)) {
-            Ok(index) => self.0[index] = (position, claim),
-            Err(index) => self.0.insert(index, (position, claim)),
-        }
-    }
-
-    fn remove(&mut self, position: &Position) {
-        if let Ok(index) = self.0.binary_search_by(|(p, _)| p.cmp(position)) {
-            self.0.remove(index);
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (&Position, &Claim)> {
-        self.0.iter().map(|(p, c)| (p, c))
-    }
-
-    fn values(&self) -> impl Iterator<Item = &Claim> {
-        self.0.iter().map(|(_, c)| c)
-    }
-}
-
-/// Diagnostics by the key that produced them, so resolving a key replaces its own.
-#[derive(Debug, Default)]
-struct Diagnostics {
-    ingresses: FxHashMap<ObjectRef, Vec<Diagnostic>>,
-    tls: FxHashMap<HostKey, Vec<Diagnostic>>,
-    routes: FxHashMap<RouteKey, Vec<Diagnostic>>,
-    backends: FxHashMap<BackendId, Vec<Diagnostic>>,
-    default: Vec<Diagnostic>,
-    certificates: FxHashMap<CertId, Vec<Diagnostic>>,
-}
-
-/// Stores a key's diagnostics; the key is cloned only when there are some.
-fn set<K: Clone + Eq + std::hash::Hash>(
-    map: &mut FxHashMap<K, Vec<Diagnostic>>,
-    key: &K,
-    diagnostics: Vec<Diagnostic>,
-) {
-    if diagnostics.is_empty() {
-        map.remove(key);
-    } else {
-        map.insert(key.clone(), diagnostics);
-    }
-}
-
-impl Diagnostics {
-    fn all(&self) -> impl Iterator<Item = &Diagnostic> {
-        self.ingresses
-            .values()
-            .chain(self.tls.values())
-            .chain(self.routes.values())
-            .chain(self.backends.values())
-            .chain(self.certificates.values())
-            .flatten()
-            .chain(&self.default)
-    }
-}
-
-/// Keys whose resolution must be redone.
-#[derive(Debug, Default)]
-struct Dirty {
-    tls: FxHashSet<HostKey>,
-    routes: FxHashSet<RouteKey>,
-    default: bool,
-    backends: FxHashSet<BackendId>,
-    certificates: FxHashSet<CertId>,
-    host_certificates: FxHashSet<HostKey>,
-}
 
 /// The merge state: claims per key, the winners, and the model they make.
 #[derive(Debug, Default)]
 pub(crate) struct Merger {
-    outputs: FxHashMap<ObjectRef, AgedOutput>,
-    tls_claims: FxHashMap<HostKey, Claims>,
-    route_claims: FxHashMap<RouteKey, Claims>,
-    default_claims: Claims,
+    contributions: FxHashMap<ObjectRef, Arc<Contribution>>,
+    tls_claims: FxHashMap<HostKey, Claims<Held>>,
+    route_claims: FxHashMap<RouteKey, Claims<Held>>,
+    default_claims: Claims<Arc<Contribution>>,
     /// Paths claimed per host, to find a host's routes when its TLS changes.
     paths_by_host: FxHashMap<HostKey, SmallSet<PathMatch>>,
     /// Exact hosts with claimed paths, by the suffix a wildcard TLS host would cover.
@@ -133,7 +38,7 @@ pub(crate) struct Merger {
     /// Hosts served with each certificate, with the Ingress that asked for it.
     certificate_users: FxHashMap<CertId, BTreeSet<(HostKey, ObjectRef)>>,
     /// Uses of each backend by winning routes and the winning default backend.
-    backend_uses: FxHashMap<BackendId, Claims>,
+    backend_uses: FxHashMap<BackendId, Claims<Arc<Contribution>>>,
     /// The backend each winning route and the winning default use, by position.
     route_winners: FxHashMap<RouteKey, Vec<(Position, BackendId)>>,
     default_winner: Option<(Position, BackendId)>,
@@ -145,36 +50,43 @@ pub(crate) struct Merger {
 }
 
 impl Merger {
-    /// Replaces an Ingress's output (`None`: it no longer contributes) and resolves again
-    /// every key the old or the new output claimed. `certificate` loads a TLS Secret.
+    /// Replaces objects' contributions (`None`: it no longer contributes) and resolves
+    /// again every key the old or the new contribution claimed. `certificate` loads a TLS
+    /// Secret. Returns whether any route's status outcome changed.
     pub(crate) fn update(
         &mut self,
-        changes: Vec<(ObjectRef, Option<AgedOutput>)>,
-        changed_secrets: &BTreeSet<CertId>,
+        changes: Vec<(ObjectRef, Option<Arc<Contribution>>)>,
+        changed_certificates: &BTreeSet<CertId>,
         mut certificate: impl FnMut(&CertId) -> Result<TlsCert, String>,
-    ) {
+    ) -> bool {
         let mut dirty = Dirty::default();
+        let mut outcomes_changed = false;
         for (object, new) in changes {
-            if let Some((age, old)) = self.outputs.remove(&object) {
-                self.unclaim(&age, &old, &mut dirty);
+            let old = self.contributions.remove(&object);
+            let outcome =
+                |c: &Option<Arc<Contribution>>| c.as_ref().and_then(|c| c.route_status.clone());
+            outcomes_changed |= outcome(&old) != outcome(&new);
+            if let Some(old) = old {
+                self.unclaim(&old, &mut dirty);
             }
             let own = new
                 .as_ref()
-                .map(|(_, output)| output.diagnostics.clone())
+                .map(|contribution| contribution.diagnostics.clone())
                 .unwrap_or_default();
-            set(&mut self.diagnostics.ingresses, &object, own);
-            if let Some((age, output)) = new {
-                self.claim(&age, &output, &mut dirty);
-                self.outputs.insert(object, (age, output));
+            set(&mut self.diagnostics.objects, &object, own);
+            if let Some(contribution) = new {
+                self.claim(&contribution, &mut dirty);
+                self.contributions.insert(object, contribution);
             }
         }
         dirty.certificates.extend(
-            changed_secrets
+            changed_certificates
                 .iter()
                 .filter(|id| self.certificate_users.contains_key(*id))
                 .cloned(),
         );
         self.resolve(dirty, &mut certificate);
+        outcomes_changed
     }
 
     /// The merged hosts, backends, certificates and default backend, into `model`.
@@ -191,13 +103,11 @@ impl Merger {
     }
 
     /// What Gateway API status needs of every converted HTTPRoute.
-    pub(crate) fn route_outcomes(
-        &self,
-    ) -> std::collections::BTreeMap<ObjectRef, crate::gateway_status::RouteOutcome> {
-        self.outputs
+    pub(crate) fn route_outcomes(&self) -> std::collections::BTreeMap<ObjectRef, RouteOutcome> {
+        self.contributions
             .iter()
-            .filter_map(|(object, (_, output))| {
-                Some((object.clone(), output.route_outcome.clone()?))
+            .filter_map(|(object, contribution)| {
+                Some((object.clone(), contribution.route_status.clone()?))
             })
             .collect()
     }
@@ -207,63 +117,70 @@ impl Merger {
         self.certificate_users.keys()
     }
 
-    fn claim(&mut self, age: &Arc<Age>, output: &Arc<IngressOutput>, dirty: &mut Dirty) {
-        let claim = |index: usize| Claim {
-            output: output.clone(),
+    fn claim(&mut self, contribution: &Arc<Contribution>, dirty: &mut Dirty) {
+        let held = |index: usize| Held {
+            contribution: contribution.clone(),
             index,
         };
-        for (index, tls) in output.tls.iter().enumerate() {
-            self.tls_claims
-                .entry(tls.host.clone())
-                .or_default()
-                .insert((age.clone(), index as u32), claim(index));
+        for (index, tls) in contribution.tls.iter().enumerate() {
+            self.tls_claims.entry(tls.host.clone()).or_default().insert(
+                position(contribution, ClaimKind::Tls(index as u32)),
+                held(index),
+            );
             dirty.tls.insert(tls.host.clone());
         }
-        if output.default_backend.is_some() {
-            self.default_claims.insert((age.clone(), 0), claim(0));
+        if contribution.default_backend.is_some() {
+            self.default_claims.insert(
+                position(contribution, ClaimKind::DefaultBackend),
+                contribution.clone(),
+            );
             dirty.default = true;
         }
-        for (index, rule) in output.rules.iter().enumerate() {
-            let key = (rule.host.clone(), rule.path.clone());
+        for (index, route) in contribution.routes.iter().enumerate() {
+            let key = (route.host.clone(), route.path.clone());
             let claims = self.route_claims.entry(key.clone()).or_default();
             if claims.is_empty() {
                 self.paths_by_host
-                    .entry(rule.host.clone())
+                    .entry(route.host.clone())
                     .or_default()
-                    .insert(rule.path.clone());
-                if let Some((name, suffix)) = exact_suffix(&rule.host) {
+                    .insert(route.path.clone());
+                if let Some((name, suffix)) = exact_suffix(&route.host) {
                     self.exact_hosts_by_suffix
                         .entry(suffix.to_owned())
                         .or_default()
                         .insert(name.to_owned());
                 }
             }
-            claims.insert((age.clone(), index as u32 + 1), claim(index));
+            claims.insert(
+                position(contribution, ClaimKind::Route(index as u32)),
+                held(index),
+            );
             dirty.routes.insert(key);
         }
     }
 
-    fn unclaim(&mut self, age: &Arc<Age>, output: &IngressOutput, dirty: &mut Dirty) {
-        for (index, tls) in output.tls.iter().enumerate() {
+    fn unclaim(&mut self, contribution: &Contribution, dirty: &mut Dirty) {
+        for (index, tls) in contribution.tls.iter().enumerate() {
             if let Some(claims) = self.tls_claims.get_mut(&tls.host) {
-                claims.remove(&(age.clone(), index as u32));
+                claims.remove(&position(contribution, ClaimKind::Tls(index as u32)));
                 if claims.is_empty() {
                     self.tls_claims.remove(&tls.host);
                 }
             }
             dirty.tls.insert(tls.host.clone());
         }
-        if output.default_backend.is_some() {
-            self.default_claims.remove(&(age.clone(), 0));
+        if contribution.default_backend.is_some() {
+            self.default_claims
+                .remove(&position(contribution, ClaimKind::DefaultBackend));
             dirty.default = true;
         }
-        for (index, rule) in output.rules.iter().enumerate() {
-            let key = (rule.host.clone(), rule.path.clone());
+        for (index, route) in contribution.routes.iter().enumerate() {
+            let key = (route.host.clone(), route.path.clone());
             if let Some(claims) = self.route_claims.get_mut(&key) {
-                claims.remove(&(age.clone(), index as u32 + 1));
+                claims.remove(&position(contribution, ClaimKind::Route(index as u32)));
                 if claims.is_empty() {
                     self.route_claims.remove(&key);
-                    self.forget_path(&rule.host, &rule.path);
+                    self.forget_path(&route.host, &route.path);
                 }
             }
             dirty.routes.insert(key);
@@ -341,16 +258,18 @@ impl Merger {
     fn resolve_tls(&mut self, host: &HostKey, dirty: &mut Dirty) {
         let claims = self.tls_claims.get(host);
         let winner = claims.and_then(|c| c.values().next()).map(|claim| {
-            let tls = &claim.output.tls[claim.index];
-            (claim.output.object.clone(), tls.secret.clone())
+            (
+                claim.contribution.object.clone(),
+                claim.tls().secret.clone(),
+            )
         });
         let mut diagnostics = Vec::new();
         if let (Some(claims), Some((owner, secret))) = (claims, &winner) {
             for claim in claims.values().skip(1) {
-                let tls = &claim.output.tls[claim.index];
-                if claim.output.object != *owner && tls.secret != *secret {
+                let tls = claim.tls();
+                if claim.contribution.object != *owner && tls.secret != *secret {
                     diagnostics.push(Diagnostic {
-                        object: claim.output.object.clone(),
+                        object: claim.contribution.object.clone(),
                         field: tls.field.clone(),
                         message: format!("TLS for host {} is already configured by {owner}, which is older; this entry is ignored", tls.host),
                     });
@@ -412,33 +331,36 @@ impl Merger {
             self.remove_use(&id, &position, dirty);
         }
         self.default_backend = new.as_ref().map(|(_, id, _)| id.clone());
-        if let Some((position, id, claim)) = new {
-            self.add_use(&id, position.clone(), claim, dirty);
+        if let Some((position, id, contribution)) = new {
+            self.add_use(&id, position.clone(), contribution, dirty);
             self.default_winner = Some((position, id));
         }
     }
 
     /// The oldest default backend claim, and a report for every other one.
-    #[allow(clippy::type_complexity)]
-    fn default_winner_claim(&self) -> (Option<(Position, BackendId, Claim)>, Vec<Diagnostic>) {
+    fn default_winner_claim(&self) -> (Option<Use>, Vec<Diagnostic>) {
         let mut claims = self.default_claims.iter();
         let winner = claims.next();
         let mut diagnostics = Vec::new();
         if let Some((_, owner)) = winner {
-            for (_, claim) in claims {
-                let Some((_, field)) = &claim.output.default_backend else {
+            for (_, contribution) in claims {
+                let Some(claim) = &contribution.default_backend else {
                     continue;
                 };
                 diagnostics.push(Diagnostic {
-                    object: claim.output.object.clone(),
-                    field: field.clone(),
-                    message: format!("the default backend is already set by {}, which is older; this one is ignored", owner.output.object),
+                    object: contribution.object.clone(),
+                    field: claim.field.clone(),
+                    message: format!("the default backend is already set by {}, which is older; this one is ignored", owner.object),
                 });
             }
         }
-        let new = winner.and_then(|(position, claim)| {
-            let (backend, _) = claim.output.default_backend.as_ref()?;
-            Some((position.clone(), backend.id.clone(), claim.clone()))
+        let new = winner.and_then(|(position, contribution)| {
+            let claim = contribution.default_backend.as_ref()?;
+            Some((
+                position.clone(),
+                claim.backend.id.clone(),
+                contribution.clone(),
+            ))
         });
         (new, diagnostics)
     }
@@ -447,43 +369,37 @@ impl Merger {
         let claims = self.route_claims.get(key).filter(|c| !c.is_empty());
         let mut diagnostics = Vec::new();
         let mut route = None;
-        let mut uses: Vec<(Position, BackendId, Claim)> = Vec::new();
+        let mut uses: Vec<Use> = Vec::new();
         if let Some(claims) = claims {
-            let mut listeners = claims
-                .values()
-                .map(|claim| &claim.output.rules[claim.index].listeners);
+            let mut listeners = claims.values().map(|claim| &claim.route().listeners);
             let first_listeners = listeners.next();
             let one_set = listeners.all(|l| Some(l) == first_listeners);
-            let all_plain = one_set
-                && claims
-                    .values()
-                    .all(|claim| claim.output.rules[claim.index].is_plain());
+            let all_plain = one_set && claims.values().all(|claim| claim.route().is_plain());
             let resolved = if all_plain {
                 plain_route(claims, &mut uses, &mut diagnostics)
             } else {
                 chain_route(claims, &mut uses, &mut diagnostics)
             };
             if let Some((target, winner)) = resolved {
-                let rule = &winner.output.rules[winner.index];
-                let https_redirect =
-                    (rule.ssl_redirect && self.has_tls(&rule.host)).then_some(rule.redirect_code);
+                let rule = winner.route();
+                let https_redirect = rule.https_redirect().filter(|_| self.has_tls(&rule.host));
                 let listeners = claims
                     .values()
-                    .map(|claim| claim.output.rules[claim.index].listeners.clone())
+                    .map(|claim| claim.route().listeners.clone())
                     .reduce(|a, b| a.union(&b))
                     .unwrap_or_default();
                 route = Some(Route {
                     target,
                     listeners,
                     https_redirect,
-                    origin: winner.output.origin.clone(),
+                    origin: winner.contribution.origin.clone(),
                 });
             }
         }
         set(&mut self.diagnostics.routes, key, diagnostics);
         let mut winners = Vec::with_capacity(uses.len());
-        for (position, id, claim) in uses {
-            self.add_use(&id, position.clone(), claim, dirty);
+        for (position, id, contribution) in uses {
+            self.add_use(&id, position.clone(), contribution, dirty);
             winners.push((position, id));
         }
         if !winners.is_empty() {
@@ -505,11 +421,17 @@ impl Merger {
         }
     }
 
-    fn add_use(&mut self, id: &BackendId, position: Position, claim: Claim, dirty: &mut Dirty) {
+    fn add_use(
+        &mut self,
+        id: &BackendId,
+        position: Position,
+        contribution: Arc<Contribution>,
+        dirty: &mut Dirty,
+    ) {
         self.backend_uses
             .entry(id.clone())
             .or_default()
-            .insert(position, claim);
+            .insert(position, contribution);
         dirty.backends.insert(id.clone());
     }
 
@@ -534,34 +456,39 @@ impl Merger {
         let mut merged: Option<Backend> = None;
         let mut owner: Option<&ObjectRef> = None;
         let mut diagnostics = Vec::new();
-        for (position, claim) in uses.iter() {
-            let (backend, field) = match &claim.output.default_backend {
-                // The default backend is claim 0 of its Ingress; rules are 1 and up.
-                Some((backend, field)) if position.1 == 0 => (backend, field.clone()),
-                _ => {
-                    let rule = &claim.output.rules[claim.index];
-                    let Some((backend, _)) = rule.backends.iter().find(|(b, _)| b.id == *id) else {
-                        continue;
-                    };
-                    (backend, format!("{}.backend", rule.field))
+        for ((_, kind), contribution) in uses.iter() {
+            let used = match kind {
+                ClaimKind::DefaultBackend => contribution
+                    .default_backend
+                    .as_ref()
+                    .map(|claim| (&claim.backend, claim.field.clone())),
+                ClaimKind::Route(index) => {
+                    contribution.routes.get(*index as usize).and_then(|route| {
+                        let backend = route.backend(id)?;
+                        Some((backend, format!("{}.backend", route.field)))
+                    })
                 }
+                ClaimKind::Tls(_) => None,
+            };
+            let Some((backend, field)) = used else {
+                continue;
             };
             match &mut merged {
                 None => {
                     merged = Some((**backend).clone());
-                    owner = Some(&claim.output.object);
+                    owner = Some(&contribution.object);
                 }
                 Some(existing) => {
                     if !existing.same_section_settings(backend) {
                         let owner = owner.map(ToString::to_string).unwrap_or_default();
                         diagnostics.push(Diagnostic {
-                            object: claim.output.object.clone(),
+                            object: contribution.object.clone(),
                             field,
                             message: format!("backend {} is configured differently by {owner}, which is older; its settings are used", backend.id),
                         });
                     }
-                    if !existing.origins.contains(&claim.output.origin) {
-                        existing.origins.push(claim.output.origin.clone());
+                    if !existing.origins.contains(&contribution.origin) {
+                        existing.origins.push(contribution.origin.clone());
                     }
                 }
             }
@@ -634,117 +561,6 @@ impl Merger {
             return;
         }
         self.hosts.entry(host.clone()).or_default().cert = cert;
-    }
-}
-
-/// Ingress semantics: the oldest claim wins, every other one is reported.
-fn plain_route(
-    claims: &Claims,
-    uses: &mut Vec<(Position, BackendId, Claim)>,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<(RouteTarget, Claim)> {
-    let mut ordered = claims.iter();
-    let (position, claim) = ordered.next()?;
-    for (_, other) in ordered {
-        if other.output.origin != claim.output.origin {
-            diagnostics.push(conflict(other, claim));
-        }
-    }
-    let backend = claim.output.rules[claim.index]
-        .backends
-        .first()?
-        .0
-        .id
-        .clone();
-    uses.push((position.clone(), backend.clone(), claim.clone()));
-    Some((RouteTarget::Backend(backend), claim.clone()))
-}
-
-/// Gateway API semantics: every claim on the path is a rule, tried in the order of
-/// precedence (a regular-expression path first, then a method match, then more header matches, then more query
-/// matches, then the older route, then the rule's place in it); a rule with the same
-/// conditions as one before it, or after one without conditions, is never reached and
-/// is reported.
-fn chain_route(
-    claims: &Claims,
-    uses: &mut Vec<(Position, BackendId, Claim)>,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<(RouteTarget, Claim)> {
-    let mut ordered: Vec<(&Position, &Claim)> = claims.iter().collect();
-    ordered.sort_by_cached_key(|(position, claim)| {
-        let conditions = &claim.output.rules[claim.index].conditions;
-        let count =
-            |wanted: fn(&Condition) -> bool| conditions.iter().filter(|c| wanted(c)).count();
-        (
-            std::cmp::Reverse(count(|c| matches!(c, Condition::Path(_)))),
-            std::cmp::Reverse(count(|c| matches!(c, Condition::Method(_)))),
-            std::cmp::Reverse(count(|c| matches!(c, Condition::Header(_)))),
-            std::cmp::Reverse(count(|c| matches!(c, Condition::Query(_)))),
-            (*position).clone(),
-        )
-    });
-    // Routes of different listeners share the path: each rule keeps to its own.
-    let union = ordered
-        .iter()
-        .map(|(_, claim)| claim.output.rules[claim.index].listeners.clone())
-        .reduce(|a, b| a.union(&b))
-        .unwrap_or_default();
-    let mut chain: Vec<GatewayRule> = Vec::new();
-    let mut chained: Vec<Claim> = Vec::new();
-    let mut takes_all: Option<Claim> = None;
-    for (position, claim) in ordered {
-        let rule = &claim.output.rules[claim.index];
-        let mut conditions = rule.conditions.clone();
-        if rule.listeners != union {
-            conditions.push(Condition::Listeners(rule.listeners.clone()));
-        }
-        let shadowing = takes_all.clone().or_else(|| {
-            chain
-                .iter()
-                .position(|entry| entry.conditions == conditions)
-                .and_then(|index| chained.get(index).cloned())
-        });
-        if let Some(earlier) = shadowing {
-            if earlier.output.origin != claim.output.origin {
-                diagnostics.push(conflict(claim, &earlier));
-            }
-            continue;
-        }
-        let mut action = (*rule.filters).clone();
-        if action.backends.is_empty() {
-            action.backends = rule
-                .backends
-                .iter()
-                .map(|(backend, weight)| model::RuleBackend::plain(backend.id.clone(), *weight))
-                .collect();
-        }
-        for (backend, _) in &rule.backends {
-            uses.push((position.clone(), backend.id.clone(), claim.clone()));
-        }
-        if conditions.is_empty() {
-            takes_all = Some(claim.clone());
-        }
-        chain.push(GatewayRule {
-            conditions,
-            action,
-            origin: claim.output.origin.clone(),
-        });
-        chained.push(claim.clone());
-    }
-    let winner = chained.first()?.clone();
-    Some((RouteTarget::Rules(chain.into()), winner))
-}
-
-/// A later claim on a path already routed by an older one.
-fn conflict(later: &Claim, earlier: &Claim) -> Diagnostic {
-    let rule = &later.output.rules[later.index];
-    Diagnostic {
-        object: later.output.object.clone(),
-        field: rule.field.clone(),
-        message: format!(
-            "host {} path '{}' is already routed by {}, which is older; this path is ignored",
-            rule.host, rule.path_text, earlier.output.origin
-        ),
     }
 }
 

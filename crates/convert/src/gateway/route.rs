@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use model::{Backend, BackendId, CertId, HostKey, Listeners, Origin};
+use model::{Backend, BackendId, CertId, HostKey, Listeners, PathKind};
 use resources::gateway::{
     GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom,
     GatewayListenersAllowedRoutesNamespacesSelector, HttpRouteRules, HttpRouteRulesMatches,
@@ -22,16 +22,13 @@ use resources::gateway::{
 };
 use resources::{Gateway, HttpRoute, Kind, Object, ObjectRef, ServiceBackendPort};
 
-use crate::gateway_status::{ParentOutcome, RouteOutcome};
-use crate::ingress::{IngressOutput, RuleOutput, TlsClaim};
-use crate::keys::{self, GlobalConfig};
+use super::api::{GATEWAY_CONTROLLER, GROUP};
+use super::{listener, rules};
+use crate::contribution::{ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim};
+use crate::keys;
 use crate::lookup::Recorder;
-use crate::{Diagnostic, endpoints, gateway_listener, gateway_rules, names};
-
-/// The `controllerName` of the GatewayClasses portcullis serves.
-pub const GATEWAY_CONTROLLER: &str = "portcullis.dev/gateway-controller";
-/// The Gateway API group.
-pub const GROUP: &str = "gateway.networking.k8s.io";
+use crate::outcome::{ParentOutcome, Reason, Refusal, RouteOutcome};
+use crate::{endpoints, names};
 
 /// The most backendRefs a rule takes, and the highest weight: the specification's
 /// limits, which also keep the sum of a rule's weights within HAProxy's 32-bit `rand()`.
@@ -43,11 +40,8 @@ const MAX_WEIGHT: u32 = 1_000_000;
 type RuleBackends = (
     Vec<(Arc<Backend>, model::RuleBackend)>,
     u32,
-    Option<Unresolved>,
+    Option<Refusal>,
 );
-
-/// A status reason and message for a reference that does not resolve.
-type Unresolved = (&'static str, String);
 
 /// Where a route attaches: a host on some frontends, with the certificate to serve.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,40 +55,21 @@ struct Attachment {
 struct RouteConverter<'a, 'b> {
     route: &'a HttpRoute,
     lookups: &'a mut Recorder<'b>,
-    global: &'a GlobalConfig,
-    output: IngressOutput,
+    output: Contribution,
     backends: BTreeMap<BackendId, Arc<Backend>>,
 }
 
 /// Converts one HTTPRoute; a route attached to none of our Gateways contributes nothing.
 pub(crate) fn convert_http_route(
+    object: ObjectRef,
     route: &HttpRoute,
     lookups: &mut Recorder<'_>,
-    global: &GlobalConfig,
-) -> IngressOutput {
-    let object = ObjectRef::new(
-        Kind::HttpRoute,
-        route.metadata.namespace.clone().unwrap_or_default(),
-        route.metadata.name.clone().unwrap_or_default(),
-    );
-    let origin = Origin {
-        kind: "HTTPRoute",
-        namespace: object.namespace.clone(),
-        name: object.name.clone(),
-    };
+) -> Contribution {
+    let order = MergeOrder::of(&route.metadata, &object);
     let mut converter = RouteConverter {
         route,
         lookups,
-        global,
-        output: IngressOutput {
-            object,
-            origin,
-            tls: Vec::new(),
-            default_backend: None,
-            rules: Vec::new(),
-            diagnostics: Vec::new(),
-            route_outcome: None,
-        },
+        output: Contribution::new(object, "HTTPRoute", order),
         backends: BTreeMap::new(),
     };
     let mut outcome = RouteOutcome::default();
@@ -103,18 +78,14 @@ pub(crate) fn convert_http_route(
         outcome.unresolved = converter.rules(&attachments);
     }
     if !outcome.parents.is_empty() {
-        converter.output.route_outcome = Some(outcome);
+        converter.output.route_status = Some(outcome);
     }
     converter.output
 }
 
 impl RouteConverter<'_, '_> {
     fn report(&mut self, field: String, message: String) {
-        self.output.diagnostics.push(Diagnostic {
-            object: self.output.object.clone(),
-            field,
-            message,
-        });
+        self.output.report(field, message);
     }
 
     fn namespace(&self) -> String {
@@ -156,11 +127,9 @@ impl RouteConverter<'_, '_> {
                     continue;
                 }
                 named = true;
-                let Ok(listeners) = gateway_listener::frontend(
-                    listener,
-                    &gateway.spec.listeners,
-                    &self.global.listener_ports,
-                ) else {
+                let ports = self.lookups.listener_ports();
+                let Ok(listeners) = listener::frontend(listener, &gateway.spec.listeners, ports)
+                else {
                     continue;
                 };
                 if !self.allowed(listener, &namespace) {
@@ -186,24 +155,24 @@ impl RouteConverter<'_, '_> {
                 }
             }
             let refusal = if !named {
-                Some((
-                    "NoMatchingParent",
+                Some(Refusal::new(
+                    Reason::NoMatchingParent,
                     format!(
                         "Gateway {namespace}/{} has no listener with this sectionName and port",
                         parent.name
                     ),
                 ))
             } else if !matched_listener {
-                Some((
-                    "NotAllowedByListeners",
+                Some(Refusal::new(
+                    Reason::NotAllowedByListeners,
                     format!(
                         "no listener of Gateway {namespace}/{} accepts this route (sectionName, port, allowedRoutes); it is not attached there",
                         parent.name
                     ),
                 ))
             } else if found.is_empty() {
-                Some((
-                    "NoMatchingListenerHostname",
+                Some(Refusal::new(
+                    Reason::NoMatchingListenerHostname,
                     format!(
                         "no hostname of this route matches a listener of Gateway {namespace}/{}; it is not attached there",
                         parent.name
@@ -212,8 +181,8 @@ impl RouteConverter<'_, '_> {
             } else {
                 None
             };
-            if let Some((_, message)) = &refusal {
-                self.report(field.clone(), message.clone());
+            if let Some(refusal) = &refusal {
+                self.report(field.clone(), refusal.message.clone());
             }
             outcome.refusal = refusal;
             outcomes.push(outcome);
@@ -327,8 +296,8 @@ impl RouteConverter<'_, '_> {
     fn certificate(&mut self, gateway: &Gateway, listener: &GatewayListeners) -> Option<CertId> {
         let gateway_namespace = gateway.metadata.namespace.clone().unwrap_or_default();
         let lookups = &mut *self.lookups;
-        gateway_listener::certificate_ref(listener, &gateway_namespace, |namespace, name| {
-            gateway_listener::grants(
+        listener::certificate_ref(listener, &gateway_namespace, |namespace, name| {
+            listener::grants(
                 lookups.in_namespace(Kind::ReferenceGrant, namespace),
                 ("Gateway", &gateway_namespace),
                 ("", "Secret", name),
@@ -348,11 +317,11 @@ impl RouteConverter<'_, '_> {
         let grants = self
             .lookups
             .in_namespace(Kind::ReferenceGrant, target_namespace);
-        gateway_listener::grants(grants, from, to)
+        listener::grants(grants, from, to)
     }
 
     /// Turns the rules into route claims; returns the first unresolved reference.
-    fn rules(&mut self, attachments: &[Attachment]) -> Option<(&'static str, String)> {
+    fn rules(&mut self, attachments: &[Attachment]) -> Option<Refusal> {
         let mut unresolved = None;
         for attachment in attachments {
             if let Some(certificate) = &attachment.certificate {
@@ -388,22 +357,22 @@ impl RouteConverter<'_, '_> {
                 let value = path
                     .and_then(|p| p.value.clone())
                     .unwrap_or_else(|| "/".to_owned());
+                let path_type = path.and_then(|p| p.r#type.as_ref());
                 let regex = matches!(
-                    path.and_then(|p| p.r#type.as_ref()),
+                    path_type,
                     Some(HttpRouteRulesMatchesPathType::RegularExpression)
                 );
-                let kind = match path.and_then(|p| p.r#type.as_ref()) {
-                    Some(HttpRouteRulesMatchesPathType::Exact) => "Exact",
-                    _ => "Prefix",
+                let kind = match path_type {
+                    Some(HttpRouteRulesMatchesPathType::Exact) => PathKind::Exact,
+                    _ => PathKind::Prefix,
                 };
                 // A regular expression is a condition on the catch-all prefix: it is tried
                 // where no longer path of the host matches.
                 let checked = if regex {
-                    gateway_rules::path_pattern(&value)
-                        .and_then(|_| names::parse_path(Some("/"), "Prefix"))
+                    rules::path_pattern(&value)
+                        .and_then(|_| names::path_match(Some("/"), PathKind::Prefix))
                 } else {
-                    gateway_rules::url_path(&value)
-                        .and_then(|value| names::parse_path(Some(&value), kind))
+                    rules::url_path(&value).and_then(|value| names::path_match(Some(&value), kind))
                 };
                 let path_match = match checked {
                     Ok(path_match) => path_match,
@@ -412,7 +381,7 @@ impl RouteConverter<'_, '_> {
                         continue;
                     }
                 };
-                let mut conditions = match gateway_rules::conditions(matched) {
+                let mut conditions = match rules::conditions(matched) {
                     Ok(conditions) => conditions,
                     Err(why) => {
                         self.report(at, format!("{why}; the match is skipped"));
@@ -422,9 +391,9 @@ impl RouteConverter<'_, '_> {
                 if regex {
                     conditions.insert(0, model::Condition::Path(value.clone()));
                 }
-                let matched_prefix = (kind == "Prefix" && !regex).then_some(value.as_str());
+                let matched_prefix = (kind == PathKind::Prefix && !regex).then_some(value.as_str());
                 let filters = rule.filters.clone().unwrap_or_default();
-                let mut action = match gateway_rules::filters(&filters, matched_prefix) {
+                let mut action = match rules::filters(&filters, matched_prefix) {
                     Ok(action) => action,
                     Err((part, why)) => {
                         self.report(
@@ -441,21 +410,22 @@ impl RouteConverter<'_, '_> {
                     action.unavailable_weight = 1;
                 }
                 let action = Arc::new(action);
+                let rule_backends: Vec<Arc<Backend>> = backends
+                    .iter()
+                    .map(|(backend, _)| backend.clone())
+                    .collect();
                 for attachment in attachments {
-                    self.output.rules.push(RuleOutput {
+                    self.output.routes.push(RouteClaim {
                         host: attachment.host.clone(),
                         path: path_match.clone(),
                         path_text: value.clone(),
-                        backends: backends
-                            .iter()
-                            .map(|(backend, chosen)| (backend.clone(), chosen.weight))
-                            .collect(),
-                        conditions: conditions.clone(),
-                        filters: action.clone(),
-                        ssl_redirect: false,
-                        redirect_code: 308,
                         listeners: attachment.listeners.clone(),
                         field: at.clone(),
+                        rule: ClaimedRule::Gateway {
+                            conditions: conditions.clone(),
+                            action: action.clone(),
+                            backends: rule_backends.clone(),
+                        },
                     });
                 }
             }
@@ -492,8 +462,7 @@ impl RouteConverter<'_, '_> {
                 continue;
             }
             let filters = reference.filters.clone().unwrap_or_default();
-            let (request_headers, response_headers) = match gateway_rules::backend_filters(&filters)
-            {
+            let (request_headers, response_headers) = match rules::backend_filters(&filters) {
                 Ok(edits) => edits,
                 Err((part, why)) => {
                     self.report(
@@ -514,13 +483,16 @@ impl RouteConverter<'_, '_> {
                     };
                     backends.push((backend, chosen));
                 }
-                Err((reason, why)) => {
+                Err(refusal) => {
                     self.report(
                         at,
-                        format!("{why}; its share of the traffic is answered with 500"),
+                        format!(
+                            "{}; its share of the traffic is answered with 500",
+                            refusal.message
+                        ),
                     );
                     unavailable = unavailable.saturating_add(weight);
-                    problem.get_or_insert((reason, why));
+                    problem.get_or_insert(refusal);
                 }
             }
         }
@@ -531,22 +503,21 @@ impl RouteConverter<'_, '_> {
     fn backend(
         &mut self,
         reference: &resources::gateway::HttpRouteRulesBackendRefs,
-    ) -> Result<Arc<Backend>, (&'static str, String)> {
+    ) -> Result<Arc<Backend>, Refusal> {
         if reference
             .group
             .as_deref()
             .is_some_and(|group| !group.is_empty())
             || reference.kind.as_deref().unwrap_or("Service") != "Service"
         {
-            return Err((
-                "InvalidKind",
-                "only Service backends are supported".to_owned(),
+            return Err(Refusal::new(
+                Reason::InvalidKind,
+                "only Service backends are supported",
             ));
         }
-        let port = reference.port.ok_or((
-            "BackendNotFound",
-            "a Service backendRef needs a port".to_owned(),
-        ))?;
+        let port = reference.port.ok_or_else(|| {
+            Refusal::new(Reason::BackendNotFound, "a Service backendRef needs a port")
+        })?;
         let namespace = reference
             .namespace
             .clone()
@@ -559,8 +530,8 @@ impl RouteConverter<'_, '_> {
                 ("", "Service", &reference.name),
             )
         {
-            return Err((
-                "RefNotPermitted",
+            return Err(Refusal::new(
+                Reason::RefNotPermitted,
                 format!(
                     "no ReferenceGrant in namespace {namespace} allows this route to use Service {}",
                     reference.name
@@ -571,7 +542,7 @@ impl RouteConverter<'_, '_> {
             number: Some(port),
             name: None,
         };
-        let global = self.global;
+        let global = self.lookups.global();
         let settings = || endpoints::BackendSettings {
             balance: global.get(&keys::BALANCE_ALGORITHM),
             timeout_connect: global.get(&keys::TIMEOUT_CONNECT),
@@ -586,7 +557,7 @@ impl RouteConverter<'_, '_> {
             settings,
             &self.output.origin,
         )
-        .map_err(|why| ("BackendNotFound", why))
+        .map_err(|why| Refusal::new(Reason::BackendNotFound, why))
     }
 }
 

@@ -1,18 +1,21 @@
 //! Gateway API status, as the specification defines it: GatewayClass `Accepted`;
 //! Gateway `Accepted` and `Programmed` with per-listener conditions and
 //! `attachedRoutes`; HTTPRoute per-parent `Accepted` and `ResolvedRefs`. Computed from
-//! the snapshot and the routes' memoized conversions, so it always agrees with what is
-//! served.
+//! the routes' memoized outcomes and lookups recorded like any conversion's, so it
+//! always agrees with what is served and is computed again exactly when its inputs
+//! change.
 
 use std::collections::BTreeMap;
 
-use index::Snapshot;
 use resources::gateway::GatewayListeners;
 use resources::{Kind, Object, ObjectRef};
 use serde::Serialize;
 
-use crate::gateway::{GATEWAY_CONTROLLER, GROUP};
-use crate::gateway_listener;
+use super::api::{GATEWAY_CONTROLLER, GROUP};
+use super::listener;
+use crate::lookup::Recorder;
+use crate::options::ListenerPorts;
+use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal, RouteOutcome};
 
 /// One status condition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -20,11 +23,11 @@ use crate::gateway_listener;
 pub struct StatusCondition {
     /// `Accepted`, `Programmed`, `ResolvedRefs`, `Conflicted`.
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: ConditionType,
     /// `True` or `False`.
-    pub status: &'static str,
+    pub status: ConditionStatus,
     /// The specification's reason.
-    pub reason: String,
+    pub reason: Reason,
     /// For people.
     pub message: String,
     /// The generation the condition was computed for.
@@ -33,39 +36,19 @@ pub struct StatusCondition {
 }
 
 fn condition(
-    kind: &'static str,
-    ok: bool,
-    reason: &str,
+    kind: ConditionType,
+    holds: bool,
+    reason: Reason,
     message: impl Into<String>,
     generation: Option<i64>,
 ) -> StatusCondition {
     StatusCondition {
         kind,
-        status: if ok { "True" } else { "False" },
-        reason: reason.to_owned(),
+        status: ConditionStatus::of(holds),
+        reason,
         message: message.into(),
         observed_generation: generation,
     }
-}
-
-/// Why a route did or did not attach to one parent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ParentOutcome {
-    pub(crate) gateway: ObjectRef,
-    pub(crate) section_name: Option<String>,
-    pub(crate) port: Option<i32>,
-    /// Listeners the route attached to (by name); empty: not attached.
-    pub(crate) listeners: Vec<String>,
-    /// When not attached: the reason and message.
-    pub(crate) refusal: Option<(&'static str, String)>,
-}
-
-/// What status needs from a route's conversion.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct RouteOutcome {
-    pub(crate) parents: Vec<ParentOutcome>,
-    /// The first unresolved reference: reason and message.
-    pub(crate) unresolved: Option<(&'static str, String)>,
 }
 
 /// One parent's status of a route.
@@ -140,15 +123,16 @@ pub enum ObjectStatus {
 /// The status of every Gateway API object of ours, by object.
 pub type StatusReport = BTreeMap<ObjectRef, ObjectStatus>;
 
-/// Computes every status. `routes` are the HTTPRoutes' outcomes, by route.
+/// Computes every status through `lookups`. `routes` are the HTTPRoutes' outcomes, by
+/// route.
 pub(crate) fn report(
-    snapshot: &Snapshot,
+    lookups: &mut Recorder<'_>,
     routes: &BTreeMap<ObjectRef, RouteOutcome>,
-    ports: &gateway_listener::ListenerPorts,
+    ports: &ListenerPorts,
 ) -> StatusReport {
     let mut report = StatusReport::new();
     let mut ours = Vec::new();
-    for object in snapshot.of_kind(Kind::GatewayClass) {
+    for object in lookups.of_kind(Kind::GatewayClass) {
         let Object::GatewayClass(class) = object else {
             continue;
         };
@@ -161,9 +145,9 @@ pub(crate) fn report(
             object.object_ref(),
             ObjectStatus::Class {
                 conditions: vec![condition(
-                    "Accepted",
+                    ConditionType::Accepted,
                     true,
-                    "Accepted",
+                    Reason::Accepted,
                     "served by portcullis",
                     class.metadata.generation,
                 )],
@@ -172,7 +156,9 @@ pub(crate) fn report(
     }
     let mut attached: BTreeMap<(ObjectRef, String), u32> = BTreeMap::new();
     for (route, outcome) in routes {
-        let generation = snapshot.get(route).and_then(|o| o.metadata().generation);
+        let generation = lookups
+            .get(route.clone())
+            .and_then(|o| o.metadata().generation);
         let mut parents = Vec::new();
         for parent in &outcome.parents {
             for listener in &parent.listeners {
@@ -181,22 +167,24 @@ pub(crate) fn report(
                     .or_default() += 1;
             }
             let accepted = match &parent.refusal {
-                None => condition("Accepted", true, "Accepted", "attached", generation),
-                Some((reason, message)) => {
-                    condition("Accepted", false, reason, message.clone(), generation)
-                }
+                None => condition(
+                    ConditionType::Accepted,
+                    true,
+                    Reason::Accepted,
+                    "attached",
+                    generation,
+                ),
+                Some(refusal) => refused(ConditionType::Accepted, refusal, generation),
             };
             let resolved = match &outcome.unresolved {
                 None => condition(
-                    "ResolvedRefs",
+                    ConditionType::ResolvedRefs,
                     true,
-                    "ResolvedRefs",
+                    Reason::ResolvedRefs,
                     "every reference resolved",
                     generation,
                 ),
-                Some((reason, message)) => {
-                    condition("ResolvedRefs", false, reason, message.clone(), generation)
-                }
+                Some(refusal) => refused(ConditionType::ResolvedRefs, refusal, generation),
             };
             parents.push(RouteParentStatus {
                 parent_ref: ParentRef {
@@ -215,7 +203,7 @@ pub(crate) fn report(
             report.insert(route.clone(), ObjectStatus::Route { parents });
         }
     }
-    for object in snapshot.of_kind(Kind::Gateway) {
+    for object in lookups.of_kind(Kind::Gateway) {
         let Object::Gateway(gateway) = object else {
             continue;
         };
@@ -234,7 +222,7 @@ pub(crate) fn report(
                     .copied()
                     .unwrap_or(0);
                 listener_status(
-                    snapshot,
+                    lookups,
                     &gateway_ref,
                     (listener, &gateway.spec.listeners, ports),
                     attached_routes,
@@ -245,28 +233,32 @@ pub(crate) fn report(
         let programmed = listeners
             .iter()
             .filter(|l| {
-                l.conditions
-                    .iter()
-                    .all(|c| c.status == "True" || c.kind == "Conflicted")
+                l.conditions.iter().all(|c| {
+                    c.status == ConditionStatus::True || c.kind == ConditionType::Conflicted
+                })
             })
             .count();
         let valid = programmed > 0;
         let conditions = vec![
             condition(
-                "Accepted",
+                ConditionType::Accepted,
                 valid,
                 if valid {
-                    "Accepted"
+                    Reason::Accepted
                 } else {
-                    "ListenersNotValid"
+                    Reason::ListenersNotValid
                 },
                 format!("{programmed} of {} listeners valid", listeners.len()),
                 generation,
             ),
             condition(
-                "Programmed",
+                ConditionType::Programmed,
                 valid,
-                if valid { "Programmed" } else { "Invalid" },
+                if valid {
+                    Reason::Programmed
+                } else {
+                    Reason::Invalid
+                },
                 if valid {
                     "served by the HTTP and HTTPS frontends"
                 } else {
@@ -286,29 +278,59 @@ pub(crate) fn report(
     report
 }
 
+/// A condition that does not hold, for the reason a refusal gives.
+fn refused(kind: ConditionType, refusal: &Refusal, generation: Option<i64>) -> StatusCondition {
+    condition(
+        kind,
+        false,
+        refusal.reason,
+        refusal.message.clone(),
+        generation,
+    )
+}
+
 fn listener_status(
-    snapshot: &Snapshot,
+    lookups: &mut Recorder<'_>,
     gateway: &ObjectRef,
-    (listener, siblings, ports): (
-        &GatewayListeners,
-        &[GatewayListeners],
-        &gateway_listener::ListenerPorts,
-    ),
+    (listener, siblings, ports): (&GatewayListeners, &[GatewayListeners], &ListenerPorts),
     attached_routes: u32,
     generation: Option<i64>,
 ) -> ListenerStatus {
-    let frontend = gateway_listener::frontend(listener, siblings, ports);
-    let conflicted = matches!(&frontend, Err((reason, _)) if *reason == "ProtocolConflict");
-    let (accepted, accepted_reason, accepted_message) = match &frontend {
-        Ok(listeners) => (true, "Accepted", gateway_listener::describe(listeners)),
-        Err((reason, message)) => (false, *reason, message.clone()),
+    let frontend = listener::frontend(listener, siblings, ports);
+    let conflicted =
+        matches!(&frontend, Err(refusal) if refusal.reason == Reason::ProtocolConflict);
+    let accepted = match &frontend {
+        Ok(frontends) => condition(
+            ConditionType::Accepted,
+            true,
+            Reason::Accepted,
+            listener::describe(frontends),
+            generation,
+        ),
+        Err(refusal) => refused(ConditionType::Accepted, refusal, generation),
     };
-    let (resolved, resolved_reason, resolved_message) = if listener.protocol == "HTTPS" {
-        certificate_refs(snapshot, gateway, listener)
+    let resolved = if listener.protocol == "HTTPS" {
+        match certificate_refs(lookups, gateway, listener) {
+            Ok(()) => condition(
+                ConditionType::ResolvedRefs,
+                true,
+                Reason::ResolvedRefs,
+                "certificate loaded",
+                generation,
+            ),
+            Err(refusal) => refused(ConditionType::ResolvedRefs, &refusal, generation),
+        }
     } else {
-        (true, "ResolvedRefs", String::from("nothing to resolve"))
+        condition(
+            ConditionType::ResolvedRefs,
+            true,
+            Reason::ResolvedRefs,
+            "nothing to resolve",
+            generation,
+        )
     };
-    let programmed = accepted && resolved;
+    let programmed =
+        accepted.status == ConditionStatus::True && resolved.status == ConditionStatus::True;
     let supported_kinds = if matches!(listener.protocol.as_str(), "HTTP" | "HTTPS") {
         vec![BTreeMap::from([("group", GROUP), ("kind", "HTTPRoute")])]
     } else {
@@ -319,34 +341,26 @@ fn listener_status(
         attached_routes,
         supported_kinds,
         conditions: vec![
+            accepted,
+            resolved,
             condition(
-                "Accepted",
-                accepted,
-                accepted_reason,
-                accepted_message,
-                generation,
-            ),
-            condition(
-                "ResolvedRefs",
-                resolved,
-                resolved_reason,
-                resolved_message,
-                generation,
-            ),
-            condition(
-                "Programmed",
+                ConditionType::Programmed,
                 programmed,
-                if programmed { "Programmed" } else { "Invalid" },
+                if programmed {
+                    Reason::Programmed
+                } else {
+                    Reason::Invalid
+                },
                 if programmed { "live" } else { "not served" },
                 generation,
             ),
             condition(
-                "Conflicted",
+                ConditionType::Conflicted,
                 conflicted,
                 if conflicted {
-                    "ProtocolConflict"
+                    Reason::ProtocolConflict
                 } else {
-                    "NoConflicts"
+                    Reason::NoConflicts
                 },
                 if conflicted {
                     "another listener uses this port with another protocol"
@@ -361,23 +375,18 @@ fn listener_status(
 
 /// Whether an HTTPS listener's certificate reference resolves to a usable TLS Secret.
 fn certificate_refs(
-    snapshot: &Snapshot,
+    lookups: &mut Recorder<'_>,
     gateway: &ObjectRef,
     listener: &GatewayListeners,
-) -> (bool, &'static str, String) {
-    let reference =
-        gateway_listener::certificate_ref(listener, &gateway.namespace, |namespace, name| {
-            gateway_listener::grants(
-                snapshot.in_namespace(Kind::ReferenceGrant, namespace),
-                ("Gateway", &gateway.namespace),
-                ("", "Secret", name),
-            )
-        });
-    match reference.and_then(|id| {
-        crate::tls::load_certificate(snapshot, &id.namespace, &id.name)
-            .map_err(|why| ("InvalidCertificateRef", why))
-    }) {
-        Ok(_) => (true, "ResolvedRefs", "certificate loaded".to_owned()),
-        Err((reason, message)) => (false, reason, message),
-    }
+) -> Result<(), Refusal> {
+    let id = listener::certificate_ref(listener, &gateway.namespace, |namespace, name| {
+        listener::grants(
+            lookups.in_namespace(Kind::ReferenceGrant, namespace),
+            ("Gateway", &gateway.namespace),
+            ("", "Secret", name),
+        )
+    })?;
+    crate::tls::load_certificate(lookups, &id)
+        .map(drop)
+        .map_err(|why| Refusal::new(Reason::InvalidCertificateRef, why))
 }

@@ -6,32 +6,9 @@ use model::{CertId, Listeners};
 use resources::Object;
 use resources::gateway::{GatewayListeners, GatewayListenersTlsMode};
 
-use crate::gateway::GROUP;
-
-/// Why a listener or reference cannot be served: a status reason, and a message.
-pub(crate) type Refusal = (&'static str, String);
-
-/// The ports HAProxy's own frontends and the controller hold, which a Gateway listener's
-/// port is compared with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListenerPorts {
-    /// `--http-port`: the HTTP frontend (which also serves listeners on port 80).
-    pub http: u16,
-    /// `--https-port`: the HTTPS frontend (which also serves listeners on port 443).
-    pub https: u16,
-    /// Ports no listener may take (the admin endpoint's).
-    pub reserved: Vec<u16>,
-}
-
-impl Default for ListenerPorts {
-    fn default() -> Self {
-        Self {
-            http: 80,
-            https: 443,
-            reserved: Vec::new(),
-        }
-    }
-}
+use super::api::GROUP;
+use crate::options::ListenerPorts;
+use crate::outcome::{Reason, Refusal};
 
 /// The frontend that serves a listener. `siblings` are its Gateway's listeners: two of
 /// them on one port with different protocols conflict, and neither is served.
@@ -42,23 +19,26 @@ pub(crate) fn frontend(
 ) -> Result<Listeners, Refusal> {
     let protocol = listener.protocol.as_str();
     if !matches!(protocol, "HTTP" | "HTTPS") {
-        return Err((
-            "UnsupportedProtocol",
-            format!("protocol {} is not supported", crate::one_line(protocol)),
+        return Err(Refusal::new(
+            Reason::UnsupportedProtocol,
+            format!(
+                "protocol {} is not supported",
+                crate::diagnostic::one_line(protocol)
+            ),
         ));
     }
     let port = u16::try_from(listener.port)
         .ok()
         .filter(|p| *p > 0)
         .ok_or_else(|| {
-            (
-                "PortUnavailable",
+            Refusal::new(
+                Reason::PortUnavailable,
                 format!("port {} is out of range", listener.port),
             )
         })?;
     if ports.reserved.contains(&port) {
-        return Err((
-            "PortUnavailable",
+        return Err(Refusal::new(
+            Reason::PortUnavailable,
             format!("port {port} is taken by the controller's admin endpoint"),
         ));
     }
@@ -71,18 +51,18 @@ pub(crate) fn frontend(
             .iter()
             .any(|other| other.port == listener.port && other.protocol != listener.protocol)
     {
-        return Err((
-            "ProtocolConflict",
+        return Err(Refusal::new(
+            Reason::ProtocolConflict,
             format!("another listener of this Gateway uses port {port} with another protocol"),
         ));
     }
     match protocol {
-        "HTTP" if https_port => Err((
-            "PortUnavailable",
+        "HTTP" if https_port => Err(Refusal::new(
+            Reason::PortUnavailable,
             format!("port {port} is the HTTPS frontend's"),
         )),
-        "HTTPS" if http_port => Err((
-            "PortUnavailable",
+        "HTTPS" if http_port => Err(Refusal::new(
+            Reason::PortUnavailable,
             format!("port {port} is the HTTP frontend's"),
         )),
         "HTTP" if http_port => Ok(Listeners::HTTP),
@@ -94,8 +74,8 @@ pub(crate) fn frontend(
                 .and_then(|tls| tls.mode.as_ref())
                 .is_none_or(|mode| matches!(mode, GatewayListenersTlsMode::Terminate));
             if !terminate {
-                return Err((
-                    "UnsupportedValue",
+                return Err(Refusal::new(
+                    Reason::UnsupportedValue,
                     "only TLS mode Terminate is supported".to_owned(),
                 ));
             }
@@ -139,16 +119,16 @@ pub(crate) fn certificate_ref(
         .and_then(|tls| tls.certificate_refs.as_ref())
         .and_then(|refs| refs.first())
     else {
-        return Err((
-            "InvalidCertificateRef",
+        return Err(Refusal::new(
+            Reason::InvalidCertificateRef,
             "an HTTPS listener needs a certificateRef".to_owned(),
         ));
     };
     if reference.group.as_deref().is_some_and(|g| !g.is_empty())
         || reference.kind.as_deref().unwrap_or("Secret") != "Secret"
     {
-        return Err((
-            "InvalidCertificateRef",
+        return Err(Refusal::new(
+            Reason::InvalidCertificateRef,
             "only Secrets can hold certificates".to_owned(),
         ));
     }
@@ -157,8 +137,8 @@ pub(crate) fn certificate_ref(
         .clone()
         .unwrap_or_else(|| gateway_namespace.to_owned());
     if namespace != gateway_namespace && !granted(&namespace, &reference.name) {
-        return Err((
-            "RefNotPermitted",
+        return Err(Refusal::new(
+            Reason::RefNotPermitted,
             format!(
                 "no ReferenceGrant in namespace {namespace} allows this Gateway to use Secret {}",
                 reference.name
@@ -227,16 +207,16 @@ mod tests {
             listener("HTTP", 70000),
         ] {
             assert_eq!(
-                served(&refused).map_err(|(reason, _)| reason),
-                Err("PortUnavailable"),
+                served(&refused).map_err(|refusal| refusal.reason),
+                Err(Reason::PortUnavailable),
                 "{refused:?}"
             );
         }
         let pair = [listener("HTTP", 9000), listener("HTTPS", 9000)];
         for one in &pair {
             assert_eq!(
-                frontend(one, &pair, &ports).map_err(|(reason, _)| reason),
-                Err("ProtocolConflict")
+                frontend(one, &pair, &ports).map_err(|refusal| refusal.reason),
+                Err(Reason::ProtocolConflict)
             );
         }
     }

@@ -1,0 +1,399 @@
+//! The memo of the previous conversion. What changed is found by comparing the snapshot
+//! with the previous one; what to compute again is decided in one place, by what each
+//! memoized result looked up through its [`Recorder`]: an object's contribution, a
+//! certificate, and the Gateway API status are each computed again exactly when one of
+//! their lookups changed. An empty cache computes everything.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use index::Snapshot;
+use model::{CertId, Global, ProxyModel, Timeouts, TlsCert};
+use resources::{Kind, Object, ObjectRef};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::contribution::Contribution;
+use crate::conversion::{Conversion, Exclusions, automatic_shards};
+use crate::diagnostic::Diagnostic;
+use crate::gateway::status::{self, StatusReport};
+use crate::keys::{self, GlobalConfig};
+use crate::lookup::{Context, Dependency, Recorder, same_object};
+use crate::merge::Merger;
+use crate::options::ConvertOptions;
+use crate::small_set::SmallSet;
+use crate::{class, gateway, ingress, tls};
+
+/// A memoized result.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Memo {
+    /// An object's contribution (or that it contributes nothing).
+    Object(ObjectRef),
+    /// A TLS Secret loaded as a certificate.
+    Certificate(CertId),
+    /// The Gateway API status report.
+    Status,
+}
+
+/// Whether objects of this kind are converted into contributions.
+fn converted(kind: Kind) -> bool {
+    matches!(kind, Kind::Ingress | Kind::HttpRoute)
+}
+
+/// What a set of changes makes stale.
+#[derive(Debug, Default)]
+struct Stale {
+    objects: BTreeSet<ObjectRef>,
+    certificates: BTreeSet<CertId>,
+    status: bool,
+}
+
+/// Memo of the previous conversion.
+#[derive(Debug, Default)]
+pub struct ConvertCache {
+    previous: Option<Snapshot>,
+    /// What each memoized result looked up.
+    lookups: FxHashMap<Memo, Vec<Dependency>>,
+    /// The memoized results each lookup feeds.
+    dependents: FxHashMap<Dependency, SmallSet<Memo>>,
+    merger: Merger,
+    certificates: FxHashMap<CertId, Result<TlsCert, String>>,
+    status: Arc<StatusReport>,
+    /// The objects left out by the previous conversion.
+    excluded: FxHashSet<ObjectRef>,
+}
+
+impl ConvertCache {
+    /// Converts a snapshot, reusing what the previous conversion already produced.
+    pub fn convert(&mut self, snapshot: &Snapshot, options: &ConvertOptions) -> Conversion {
+        self.convert_excluding(snapshot, options, &Exclusions::new())
+    }
+
+    /// Converts a snapshot leaving out the `exclusions` that still hold the version
+    /// refused (each reported); an exclusion whose object changed or went away no longer
+    /// applies. Leaving an object out, or taking it back, converts again only it (and
+    /// the keys it claimed), as any change does.
+    pub fn convert_excluding(
+        &mut self,
+        snapshot: &Snapshot,
+        options: &ConvertOptions,
+        exclusions: &Exclusions,
+    ) -> Conversion {
+        let mut diagnostics = Vec::new();
+        let excluded = still_excluded(snapshot, exclusions, &mut diagnostics);
+        let configmap = options.global_configmap.as_ref().map(|(namespace, name)| {
+            ObjectRef::new(Kind::ConfigMap, namespace.as_str(), name.as_str())
+        });
+        let data = match configmap.as_ref().and_then(|r| snapshot.get(r)) {
+            Some(Object::ConfigMap(map)) => map.data.as_ref(),
+            _ => None,
+        };
+        let global = GlobalConfig::new(data, configmap.as_ref(), &mut diagnostics);
+        let listener_ports = options.listener_ports();
+        let context = Context {
+            snapshot,
+            options,
+            listener_ports: &listener_ports,
+            global: &global,
+            configmap: configmap.as_ref(),
+        };
+
+        let stale = match self.previous.take() {
+            Some(previous) => {
+                let mut stale = self.stale(&snapshot.changes_since(&previous));
+                // Objects left out, or taken back, since the previous conversion.
+                stale
+                    .objects
+                    .extend(self.excluded.symmetric_difference(&excluded).cloned());
+                stale
+            }
+            None => {
+                *self = Self::default();
+                Stale {
+                    objects: snapshot
+                        .of_kind(Kind::Ingress)
+                        .chain(snapshot.of_kind(Kind::HttpRoute))
+                        .map(Object::object_ref)
+                        .collect(),
+                    certificates: BTreeSet::new(),
+                    status: true,
+                }
+            }
+        };
+        self.previous = Some(snapshot.clone());
+
+        let converted = convert_all(stale.objects, context, &excluded);
+        self.excluded = excluded;
+        let mut updates = Vec::with_capacity(converted.len());
+        for (object, contribution, lookups) in converted {
+            self.remember(Memo::Object(object.clone()), lookups);
+            updates.push((object, contribution));
+        }
+        for id in &stale.certificates {
+            self.certificates.remove(id);
+            self.remember(Memo::Certificate(id.clone()), Vec::new());
+        }
+        let mut merger = std::mem::take(&mut self.merger);
+        let outcomes_changed = merger.update(updates, &stale.certificates, |id| {
+            self.certificate(context, id)
+        });
+
+        let mut model = ProxyModel {
+            global: global_settings(options, &global),
+            default_cert: options.fallback_certificate.clone(),
+            ..ProxyModel::default()
+        };
+        merger.fill(&mut model);
+        let mut wanted: FxHashSet<CertId> = merger.certificates_in_use().cloned().collect();
+        diagnostics.extend(merger.diagnostics().cloned());
+        if stale.status || outcomes_changed {
+            let mut lookups = Recorder::new(context);
+            let report = status::report(&mut lookups, &merger.route_outcomes(), &listener_ports);
+            if *self.status != report {
+                self.status = Arc::new(report);
+            }
+            self.remember(Memo::Status, lookups.dependencies);
+        }
+        self.merger = merger;
+        if let Some((namespace, name)) = &options.default_ssl_certificate {
+            let id = CertId {
+                namespace: namespace.clone(),
+                name: name.clone(),
+            };
+            match self.certificate(context, &id) {
+                Ok(cert) => model.default_cert = cert,
+                Err(why) => diagnostics.push(Diagnostic {
+                    object: ObjectRef::new(Kind::Secret, namespace.as_str(), name.as_str()),
+                    field: "--default-ssl-certificate".to_owned(),
+                    message: format!(
+                        "{why}; a generated self-signed certificate is served instead"
+                    ),
+                }),
+            }
+            wanted.insert(id);
+        }
+        let unwanted: Vec<CertId> = self
+            .certificates
+            .keys()
+            .filter(|id| !wanted.contains(*id))
+            .cloned()
+            .collect();
+        for id in unwanted {
+            self.certificates.remove(&id);
+            self.remember(Memo::Certificate(id), Vec::new());
+        }
+        if options.backend_shards == 0 {
+            model.global.backend_shards = automatic_shards(model.backends.len());
+        }
+        diagnostics.sort();
+        diagnostics.dedup();
+        Conversion {
+            model,
+            diagnostics,
+            gateway_status: self.status.clone(),
+        }
+    }
+
+    /// What the changes make stale: every memoized result that looked up a changed
+    /// object, and every changed object that is converted.
+    fn stale(&self, changes: &[index::Change]) -> Stale {
+        let mut stale = Stale::default();
+        for change in changes {
+            let object = &change.object_ref;
+            if converted(object.kind) {
+                stale.objects.insert(object.clone());
+            }
+            let mut keys = vec![
+                Dependency::Object(object.clone()),
+                Dependency::Listing(object.kind, object.namespace.clone()),
+                Dependency::Kind(object.kind),
+            ];
+            for version in change.before.iter().chain(change.after.iter()) {
+                if let Object::EndpointSlice(slice) = version
+                    && let Some(service) = slice
+                        .metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|labels| labels.get(index::SERVICE_NAME_LABEL))
+                {
+                    keys.push(Dependency::Slices(
+                        object.namespace.clone(),
+                        service.clone(),
+                    ));
+                }
+            }
+            for key in keys {
+                for memo in self.dependents.get(&key).into_iter().flatten() {
+                    match memo {
+                        Memo::Object(object) => {
+                            stale.objects.insert(object.clone());
+                        }
+                        Memo::Certificate(id) => {
+                            stale.certificates.insert(id.clone());
+                        }
+                        Memo::Status => stale.status = true,
+                    }
+                }
+            }
+        }
+        stale
+    }
+
+    /// Records what a memoized result looked up, replacing what it looked up before.
+    fn remember(&mut self, memo: Memo, lookups: Vec<Dependency>) {
+        if let Some(before) = self.lookups.remove(&memo) {
+            for dependency in before {
+                if let Some(dependents) = self.dependents.get_mut(&dependency) {
+                    dependents.remove(&memo);
+                    if dependents.is_empty() {
+                        self.dependents.remove(&dependency);
+                    }
+                }
+            }
+        }
+        if lookups.is_empty() {
+            return;
+        }
+        for dependency in &lookups {
+            self.dependents
+                .entry(dependency.clone())
+                .or_default()
+                .insert(memo.clone());
+        }
+        self.lookups.insert(memo, lookups);
+    }
+
+    /// A certificate, loaded once while its Secret is unchanged.
+    fn certificate(&mut self, context: Context<'_>, id: &CertId) -> Result<TlsCert, String> {
+        if let Some(result) = self.certificates.get(id) {
+            return result.clone();
+        }
+        let mut lookups = Recorder::new(context);
+        let result = tls::load_certificate(&mut lookups, id);
+        self.certificates.insert(id.clone(), result.clone());
+        self.remember(Memo::Certificate(id.clone()), lookups.dependencies);
+        result
+    }
+}
+
+/// The exclusions that still hold the version refused, each reported.
+fn still_excluded(
+    snapshot: &Snapshot,
+    exclusions: &Exclusions,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> FxHashSet<ObjectRef> {
+    let mut excluded = FxHashSet::default();
+    for (object_ref, exclusion) in exclusions {
+        let current = snapshot.get(object_ref);
+        if current.is_some_and(|current| same_object(current, &exclusion.object)) {
+            excluded.insert(object_ref.clone());
+            diagnostics.push(Diagnostic {
+                object: object_ref.clone(),
+                field: "(whole object)".to_owned(),
+                message: format!(
+                    "HAProxy refused the configuration this object renders to, so it is left out until it changes: {}",
+                    exclusion.reason
+                ),
+            });
+        }
+    }
+    excluded
+}
+
+/// The proxy-wide settings: the command line's and the global keys'.
+fn global_settings(options: &ConvertOptions, global: &GlobalConfig) -> Global {
+    Global {
+        bind_address: options.bind_address,
+        http_port: options.http_port,
+        https_port: options.https_port,
+        max_connections: global.get(&keys::MAX_CONNECTIONS),
+        timeouts: Timeouts {
+            client: global.get(&keys::TIMEOUT_CLIENT),
+            http_request: global.get(&keys::TIMEOUT_HTTP_REQUEST),
+            keep_alive: global.get(&keys::TIMEOUT_KEEP_ALIVE),
+        },
+        backend_shards: options.backend_shards.max(1),
+        forwarded: model::ForwardedHeaders {
+            forward_for: global.get(&keys::FORWARDFOR),
+            original_header: global.get(&keys::ORIGINAL_FORWARDED_FOR_HDR),
+            real_ip_header: global.get(&keys::REAL_IP_HDR),
+            trusted: global.get(&keys::FORWARDFOR_TRUSTED_CIDRS),
+        },
+    }
+}
+
+/// One object converted: its contribution (`None`: it contributes nothing) and what its
+/// conversion looked up (nothing when it is gone).
+type Converted = (ObjectRef, Option<Arc<Contribution>>, Vec<Dependency>);
+
+/// Below this many objects, converting on one thread is faster than starting others.
+const PARALLEL_FROM: usize = 512;
+
+fn convert_one(
+    object: ObjectRef,
+    context: Context<'_>,
+    excluded: &FxHashSet<ObjectRef>,
+) -> Converted {
+    let mut lookups = Recorder::new(context);
+    let contribution = match lookups.get(object.clone()) {
+        // Gone: nothing to remember.
+        None => return (object, None, Vec::new()),
+        _ if excluded.contains(&object) => None,
+        Some(Object::Ingress(ingress)) => class::is_ours_recorded(ingress, &mut lookups)
+            .then(|| ingress::convert_ingress(object.clone(), ingress, &mut lookups)),
+        Some(Object::HttpRoute(route)) => Some(gateway::route::convert_http_route(
+            object.clone(),
+            route,
+            &mut lookups,
+        )),
+        Some(_) => None,
+    };
+    // An Ingress not ours, or a route attached to none of our Gateways, contributes
+    // nothing, but what it looked up still says when that may change.
+    (object, contribution.map(Arc::new), lookups.dependencies)
+}
+
+/// Converts objects, independent of one another, on every core for large batches.
+fn convert_all(
+    objects: BTreeSet<ObjectRef>,
+    context: Context<'_>,
+    excluded: &FxHashSet<ObjectRef>,
+) -> Vec<Converted> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if objects.len() < PARALLEL_FROM || threads < 2 {
+        return objects
+            .into_iter()
+            .map(|object| convert_one(object, context, excluded))
+            .collect();
+    }
+    let chunk = objects.len().div_ceil(threads);
+    let mut chunks: Vec<Vec<ObjectRef>> = Vec::with_capacity(threads);
+    let mut objects = objects.into_iter();
+    loop {
+        let part: Vec<ObjectRef> = objects.by_ref().take(chunk).collect();
+        if part.is_empty() {
+            break;
+        }
+        chunks.push(part);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|part| {
+                scope.spawn(move || {
+                    part.into_iter()
+                        .map(|object| convert_one(object, context, excluded))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            // A panic in a conversion is a bug: it goes on up, nothing is silently dropped.
+            .flat_map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })
+            .collect()
+    })
+}

@@ -1,0 +1,189 @@
+//! What one object hands the merge: a typed, source-neutral list of claims (TLS hosts,
+//! routes with their backends, the default backend), its own problems, and for an
+//! HTTPRoute its status outcome. Ingresses and HTTPRoutes each have their own converter;
+//! this is the only shape they share.
+
+use std::sync::Arc;
+
+use model::{Backend, BackendId, CertId, Condition, HostKey, Listeners, Origin, PathMatch};
+use resources::ObjectRef;
+
+use crate::diagnostic::Diagnostic;
+use crate::outcome::RouteOutcome;
+
+/// When an object's claims count as older: creation time, then namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct MergeOrder {
+    pub(crate) created: Option<resources::jiff::Timestamp>,
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+}
+
+impl MergeOrder {
+    pub(crate) fn of(metadata: &resources::ObjectMeta, object: &ObjectRef) -> Self {
+        Self {
+            created: metadata.creation_timestamp.as_ref().map(|t| t.0),
+            namespace: object.namespace.clone(),
+            name: object.name.clone(),
+        }
+    }
+}
+
+/// Everything one object contributes.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Contribution {
+    pub(crate) object: ObjectRef,
+    pub(crate) origin: Origin,
+    pub(crate) order: Arc<MergeOrder>,
+    pub(crate) tls: Vec<TlsClaim>,
+    pub(crate) default_backend: Option<BackendClaim>,
+    pub(crate) routes: Vec<RouteClaim>,
+    /// Problems of this object alone (conflicts with others are the merge's).
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    /// What Gateway API status needs (HTTPRoutes attached to a Gateway of ours).
+    pub(crate) route_status: Option<RouteOutcome>,
+}
+
+impl Contribution {
+    /// An object that claims nothing yet.
+    pub(crate) fn new(object: ObjectRef, kind: &'static str, order: MergeOrder) -> Self {
+        let origin = Origin {
+            kind,
+            namespace: object.namespace.clone(),
+            name: object.name.clone(),
+        };
+        Self {
+            object,
+            origin,
+            order: Arc::new(order),
+            tls: Vec::new(),
+            default_backend: None,
+            routes: Vec::new(),
+            diagnostics: Vec::new(),
+            route_status: None,
+        }
+    }
+
+    /// Reports a problem with a field of this object.
+    pub(crate) fn report(&mut self, field: String, message: String) {
+        self.diagnostics.push(Diagnostic {
+            object: self.object.clone(),
+            field,
+            message,
+        });
+    }
+}
+
+/// Which claim of a contribution: the merge orders claims by the object's
+/// [`MergeOrder`], then by this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum ClaimKind {
+    /// `default_backend`.
+    DefaultBackend,
+    /// `tls[i]`.
+    Tls(u32),
+    /// `routes[i]`.
+    Route(u32),
+}
+
+/// A TLS host an object asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TlsClaim {
+    pub(crate) host: HostKey,
+    /// The TLS Secret; `None` serves the default certificate.
+    pub(crate) secret: Option<CertId>,
+    pub(crate) field: String,
+}
+
+/// The default backend an Ingress asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BackendClaim {
+    pub(crate) backend: Arc<Backend>,
+    pub(crate) field: String,
+}
+
+/// A host and path an object routes.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RouteClaim {
+    pub(crate) host: HostKey,
+    pub(crate) path: PathMatch,
+    /// The path as written, for messages.
+    pub(crate) path_text: String,
+    /// The frontends it is served on.
+    pub(crate) listeners: Listeners,
+    pub(crate) field: String,
+    pub(crate) rule: ClaimedRule,
+}
+
+/// What a claimed path does.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ClaimedRule {
+    /// An Ingress path: one backend; plain HTTP is redirected to HTTPS with `code`
+    /// when the host has TLS.
+    Ingress {
+        backend: Arc<Backend>,
+        https_redirect: Option<u16>,
+    },
+    /// An HTTPRoute match: conditions beyond the path, and an action whose backends
+    /// (with weights and header changes) are `backends`.
+    Gateway {
+        conditions: Vec<Condition>,
+        action: Arc<model::RuleAction>,
+        backends: Vec<Arc<Backend>>,
+    },
+}
+
+impl RouteClaim {
+    /// Conditions beyond the path.
+    pub(crate) fn conditions(&self) -> &[Condition] {
+        match &self.rule {
+            ClaimedRule::Ingress { .. } => &[],
+            ClaimedRule::Gateway { conditions, .. } => conditions,
+        }
+    }
+
+    /// The backends it forwards to.
+    pub(crate) fn backends(&self) -> &[Arc<Backend>] {
+        match &self.rule {
+            ClaimedRule::Ingress { backend, .. } => std::slice::from_ref(backend),
+            ClaimedRule::Gateway { backends, .. } => backends,
+        }
+    }
+
+    /// Its backend of this id.
+    pub(crate) fn backend(&self, id: &BackendId) -> Option<&Arc<Backend>> {
+        self.backends().iter().find(|backend| backend.id == *id)
+    }
+
+    /// The redirect code when plain HTTP goes to HTTPS on a host with TLS.
+    pub(crate) fn https_redirect(&self) -> Option<u16> {
+        match &self.rule {
+            ClaimedRule::Ingress { https_redirect, .. } => *https_redirect,
+            ClaimedRule::Gateway { .. } => None,
+        }
+    }
+
+    /// What the path does as a rule of a chain.
+    pub(crate) fn action(&self) -> model::RuleAction {
+        match &self.rule {
+            ClaimedRule::Ingress { backend, .. } => model::RuleAction {
+                backends: vec![model::RuleBackend::plain(backend.id.clone(), 1)],
+                ..model::RuleAction::default()
+            },
+            ClaimedRule::Gateway { action, .. } => (**action).clone(),
+        }
+    }
+
+    /// Whether the path maps to one backend and changes nothing, as every Ingress path
+    /// does: what a route map can say by itself.
+    pub(crate) fn is_plain(&self) -> bool {
+        match &self.rule {
+            ClaimedRule::Ingress { .. } => true,
+            ClaimedRule::Gateway {
+                conditions,
+                action,
+                backends,
+            } => conditions.is_empty() && backends.len() == 1 && action.forwards_only(),
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! The Gateway API: HTTPRoutes converted through the Gateways of our GatewayClasses
+//! (`route`), the listeners they attach to (`listener`), their matches and filters
+//! (`rules`), and the status written back (`status`, in the vocabulary of `crate::outcome`).
+
+mod api;
+pub(crate) mod listener;
+pub(crate) mod route;
+mod rules;
+pub mod status;
+
+pub use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal};
+pub use api::{GATEWAY_CONTROLLER, GROUP};
+pub use route::intersect;

@@ -1,0 +1,481 @@
+//! An HTTPRoute rule's matches and filters, validated into model conditions and actions.
+//! Every value that reaches the configuration is checked here: names are tokens, values
+//! hold no control character and no single quote, paths and hosts only URL-safe
+//! characters. The generated Gateway API types are read field by field, so a field the
+//! specification renames stops compiling instead of silently becoming a default.
+
+use model::{Condition, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, ValueMatch};
+use resources::gateway::{
+    HttpRouteRulesBackendRefsFilters, HttpRouteRulesBackendRefsFiltersType, HttpRouteRulesFilters,
+    HttpRouteRulesFiltersRequestRedirect, HttpRouteRulesFiltersRequestRedirectPathType,
+    HttpRouteRulesFiltersRequestRedirectScheme, HttpRouteRulesFiltersType,
+    HttpRouteRulesFiltersUrlRewritePathType, HttpRouteRulesMatches,
+    HttpRouteRulesMatchesHeadersType, HttpRouteRulesMatchesMethod,
+    HttpRouteRulesMatchesQueryParamsType,
+};
+
+use crate::names;
+
+/// The conditions of a match beyond its path.
+pub(crate) fn conditions(matched: &HttpRouteRulesMatches) -> Result<Vec<Condition>, String> {
+    let mut conditions = Vec::new();
+    if let Some(method) = &matched.method {
+        conditions.push(Condition::Method(method_name(method).to_owned()));
+    }
+    let headers = matched.headers.as_deref().unwrap_or_default();
+    let headers = headers.iter().map(|header| {
+        let regex = matches!(
+            header.r#type,
+            Some(HttpRouteRulesMatchesHeadersType::RegularExpression)
+        );
+        (header.name.as_str(), header.value.as_str(), regex)
+    });
+    for header in value_matches(headers, "headers")? {
+        conditions.push(Condition::Header(ValueMatch {
+            name: header.name.to_ascii_lowercase(),
+            ..header
+        }));
+    }
+    let queries = matched.query_params.as_deref().unwrap_or_default();
+    let queries = queries.iter().map(|query| {
+        let regex = matches!(
+            query.r#type,
+            Some(HttpRouteRulesMatchesQueryParamsType::RegularExpression)
+        );
+        (query.name.as_str(), query.value.as_str(), regex)
+    });
+    for query in value_matches(queries, "queryParams")? {
+        conditions.push(Condition::Query(query));
+    }
+    Ok(conditions)
+}
+
+fn method_name(method: &HttpRouteRulesMatchesMethod) -> &'static str {
+    match method {
+        HttpRouteRulesMatchesMethod::Get => "GET",
+        HttpRouteRulesMatchesMethod::Head => "HEAD",
+        HttpRouteRulesMatchesMethod::Post => "POST",
+        HttpRouteRulesMatchesMethod::Put => "PUT",
+        HttpRouteRulesMatchesMethod::Delete => "DELETE",
+        HttpRouteRulesMatchesMethod::Connect => "CONNECT",
+        HttpRouteRulesMatchesMethod::Options => "OPTIONS",
+        HttpRouteRulesMatchesMethod::Trace => "TRACE",
+        HttpRouteRulesMatchesMethod::Patch => "PATCH",
+    }
+}
+
+/// The most header matches, and the most query-parameter matches, one match takes (the
+/// specification's limit).
+const MAX_VALUE_MATCHES: usize = 16;
+
+/// Header or query-parameter matches (name, value, whether a regular expression),
+/// validated.
+fn value_matches<'a>(
+    entries: impl ExactSizeIterator<Item = (&'a str, &'a str, bool)>,
+    field: &str,
+) -> Result<Vec<ValueMatch>, String> {
+    let count = entries.len();
+    if count > MAX_VALUE_MATCHES {
+        return Err(format!(
+            "{field}: {count} entries; at most {MAX_VALUE_MATCHES} are accepted"
+        ));
+    }
+    entries
+        .enumerate()
+        .map(|(index, (name, text, regex))| {
+            let at = |part: &str, why: String| format!("{field}[{index}].{part}: {why}");
+            let checked = if regex {
+                names::parse_regex(text, false)
+            } else if text.is_empty() {
+                // HAProxy ends a pattern list at an empty word: it would match nothing.
+                Err("an empty value".to_owned())
+            } else {
+                value(text)
+            };
+            Ok(ValueMatch {
+                name: token(name).map_err(|why| at("name", why))?,
+                value: checked.map_err(|why| at("value", why))?,
+                regex,
+            })
+        })
+        .collect()
+}
+
+/// A problem at a field below the rule: the field's path, and what is wrong.
+pub(crate) type FieldError = (String, String);
+
+/// A header modifier's entries, whichever generated type (rule or backendRef filter,
+/// request or response) holds them.
+struct Modifier<'a> {
+    set: Vec<(&'a str, &'a str)>,
+    add: Vec<(&'a str, &'a str)>,
+    remove: &'a [String],
+}
+
+/// Reads a generated header modifier into a [`Modifier`].
+macro_rules! modifier {
+    ($modifier:expr) => {{
+        let modifier = $modifier;
+        Modifier {
+            set: modifier
+                .set
+                .iter()
+                .flatten()
+                .map(|entry| (entry.name.as_str(), entry.value.as_str()))
+                .collect(),
+            add: modifier
+                .add
+                .iter()
+                .flatten()
+                .map(|entry| (entry.name.as_str(), entry.value.as_str()))
+                .collect(),
+            remove: modifier.remove.as_deref().unwrap_or_default(),
+        }
+    }};
+}
+
+/// The modifier a filter of a header-modifier type must carry.
+fn required<'a, T>(modifier: Option<&'a T>, name: &str) -> Result<&'a T, String> {
+    modifier.ok_or_else(|| format!("a {name} filter needs its {name} field"))
+}
+
+/// A rule's filters as an action (without backends). `matched_prefix` is the path
+/// prefix the match matched, which `ReplacePrefixMatch` replaces.
+pub(crate) fn filters(
+    filters: &[HttpRouteRulesFilters],
+    matched_prefix: Option<&str>,
+) -> Result<RuleAction, FieldError> {
+    let mut action = RuleAction::default();
+    for (index, filter) in filters.iter().enumerate() {
+        let at = |why: String| (format!("filters[{index}]"), why);
+        match filter.r#type {
+            HttpRouteRulesFiltersType::RequestHeaderModifier => {
+                let modifier = required(
+                    filter.request_header_modifier.as_ref(),
+                    "requestHeaderModifier",
+                )
+                .map_err(at)?;
+                header_edits(&modifier!(modifier), &mut action.request_headers).map_err(at)?;
+            }
+            HttpRouteRulesFiltersType::ResponseHeaderModifier => {
+                let modifier = required(
+                    filter.response_header_modifier.as_ref(),
+                    "responseHeaderModifier",
+                )
+                .map_err(at)?;
+                header_edits(&modifier!(modifier), &mut action.response_headers).map_err(at)?;
+            }
+            HttpRouteRulesFiltersType::RequestRedirect => {
+                let wanted =
+                    required(filter.request_redirect.as_ref(), "requestRedirect").map_err(at)?;
+                action.redirect = Some(redirect(wanted, matched_prefix).map_err(at)?);
+            }
+            HttpRouteRulesFiltersType::UrlRewrite => {
+                let rewrite = required(filter.url_rewrite.as_ref(), "urlRewrite").map_err(at)?;
+                let path = match &rewrite.path {
+                    None => None,
+                    Some(path) => Some(
+                        path_change(
+                            matches!(
+                                path.r#type,
+                                HttpRouteRulesFiltersUrlRewritePathType::ReplacePrefixMatch
+                            ),
+                            path.replace_full_path.as_deref(),
+                            path.replace_prefix_match.as_deref(),
+                            matched_prefix,
+                        )
+                        .map_err(at)?,
+                    ),
+                };
+                action.rewrite = Some(Rewrite {
+                    hostname: optional_host(rewrite.hostname.as_deref()).map_err(at)?,
+                    path,
+                });
+            }
+            ref other => {
+                return Err(at(format!(
+                    "filter type {} is not supported",
+                    filter_name(other)
+                )));
+            }
+        }
+    }
+    if action.redirect.is_some() && action.rewrite.is_some() {
+        return Err((
+            "filters".to_owned(),
+            "RequestRedirect and URLRewrite cannot be combined".to_owned(),
+        ));
+    }
+    Ok(action)
+}
+
+fn filter_name(kind: &HttpRouteRulesFiltersType) -> &'static str {
+    match kind {
+        HttpRouteRulesFiltersType::RequestHeaderModifier => "RequestHeaderModifier",
+        HttpRouteRulesFiltersType::ResponseHeaderModifier => "ResponseHeaderModifier",
+        HttpRouteRulesFiltersType::RequestMirror => "RequestMirror",
+        HttpRouteRulesFiltersType::RequestRedirect => "RequestRedirect",
+        HttpRouteRulesFiltersType::UrlRewrite => "URLRewrite",
+        HttpRouteRulesFiltersType::ExtensionRef => "ExtensionRef",
+        HttpRouteRulesFiltersType::Cors => "CORS",
+    }
+}
+
+fn backend_filter_name(kind: &HttpRouteRulesBackendRefsFiltersType) -> &'static str {
+    match kind {
+        HttpRouteRulesBackendRefsFiltersType::RequestHeaderModifier => "RequestHeaderModifier",
+        HttpRouteRulesBackendRefsFiltersType::ResponseHeaderModifier => "ResponseHeaderModifier",
+        HttpRouteRulesBackendRefsFiltersType::RequestMirror => "RequestMirror",
+        HttpRouteRulesBackendRefsFiltersType::RequestRedirect => "RequestRedirect",
+        HttpRouteRulesBackendRefsFiltersType::UrlRewrite => "URLRewrite",
+        HttpRouteRulesBackendRefsFiltersType::ExtensionRef => "ExtensionRef",
+        HttpRouteRulesBackendRefsFiltersType::Cors => "CORS",
+    }
+}
+
+/// A backendRef's filters: its request and response header changes.
+pub(crate) fn backend_filters(
+    filters: &[HttpRouteRulesBackendRefsFilters],
+) -> Result<(HeaderEdits, HeaderEdits), FieldError> {
+    let mut request = HeaderEdits::default();
+    let mut response = HeaderEdits::default();
+    for (index, filter) in filters.iter().enumerate() {
+        let at = |why: String| (format!("filters[{index}]"), why);
+        match filter.r#type {
+            HttpRouteRulesBackendRefsFiltersType::RequestHeaderModifier => {
+                let modifier = required(
+                    filter.request_header_modifier.as_ref(),
+                    "requestHeaderModifier",
+                )
+                .map_err(at)?;
+                header_edits(&modifier!(modifier), &mut request).map_err(at)?;
+            }
+            HttpRouteRulesBackendRefsFiltersType::ResponseHeaderModifier => {
+                let modifier = required(
+                    filter.response_header_modifier.as_ref(),
+                    "responseHeaderModifier",
+                )
+                .map_err(at)?;
+                header_edits(&modifier!(modifier), &mut response).map_err(at)?;
+            }
+            ref other => {
+                return Err(at(format!(
+                    "filter type {} is not supported on a backendRef",
+                    backend_filter_name(other)
+                )));
+            }
+        }
+    }
+    Ok((request, response))
+}
+
+fn header_edits(modifier: &Modifier<'_>, edits: &mut HeaderEdits) -> Result<(), String> {
+    let pairs = |list: &[(&str, &str)]| -> Result<Vec<(String, String)>, String> {
+        list.iter()
+            .map(|(name, text)| Ok((token(name)?, value(text)?)))
+            .collect()
+    };
+    edits.set.extend(pairs(&modifier.set)?);
+    edits.add.extend(pairs(&modifier.add)?);
+    for name in modifier.remove {
+        edits.remove.push(token(name)?);
+    }
+    Ok(())
+}
+
+fn redirect(
+    redirect: &HttpRouteRulesFiltersRequestRedirect,
+    matched_prefix: Option<&str>,
+) -> Result<Redirect, String> {
+    let code = match redirect.status_code.unwrap_or(302) {
+        code @ (301 | 302 | 303 | 307 | 308) => u16::try_from(code).unwrap_or(302),
+        code => {
+            return Err(format!(
+                "statusCode {code} is not 301, 302, 303, 307 or 308"
+            ));
+        }
+    };
+    let scheme = redirect.scheme.as_ref().map(|scheme| {
+        match scheme {
+            HttpRouteRulesFiltersRequestRedirectScheme::Http => "http",
+            HttpRouteRulesFiltersRequestRedirectScheme::Https => "https",
+        }
+        .to_owned()
+    });
+    let port = match redirect.port {
+        None => None,
+        Some(port) => Some(
+            u16::try_from(port)
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or(format!("port {port} is out of range"))?,
+        ),
+    };
+    let path = match &redirect.path {
+        None => None,
+        Some(path) => Some(path_change(
+            matches!(
+                path.r#type,
+                HttpRouteRulesFiltersRequestRedirectPathType::ReplacePrefixMatch
+            ),
+            path.replace_full_path.as_deref(),
+            path.replace_prefix_match.as_deref(),
+            matched_prefix,
+        )?),
+    };
+    Ok(Redirect {
+        scheme,
+        hostname: optional_host(redirect.hostname.as_deref())?,
+        port,
+        path,
+        code,
+    })
+}
+
+/// A path modifier: the whole path (`ReplaceFullPath`) or the matched prefix
+/// (`ReplacePrefixMatch`) replaced.
+fn path_change(
+    replaces_prefix: bool,
+    full: Option<&str>,
+    prefix: Option<&str>,
+    matched_prefix: Option<&str>,
+) -> Result<PathChange, String> {
+    if !replaces_prefix {
+        return Ok(PathChange::Full(url_path(full.unwrap_or("/"))?));
+    }
+    let Some(matched) = matched_prefix else {
+        return Err("ReplacePrefixMatch needs a PathPrefix match".to_owned());
+    };
+    Ok(PathChange::Prefix {
+        matched: matched.trim_end_matches('/').to_owned(),
+        replacement: url_path(prefix.unwrap_or("/"))?,
+    })
+}
+
+fn optional_host(host: Option<&str>) -> Result<Option<String>, String> {
+    match host {
+        None => Ok(None),
+        Some(host) => match names::parse_host(host)? {
+            model::HostKey::Exact(name) => Ok(Some(name)),
+            _ => Err(format!("hostname {host} must be an exact host name")),
+        },
+    }
+}
+
+/// A header or parameter name: an HTTP token of the characters HAProxy takes as is.
+fn token(name: &str) -> Result<String, String> {
+    let ok = !name.is_empty()
+        && name.len() <= 256
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~'));
+    if ok {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "'{}' is not a name of letters, digits, '-', '_', '.', '~'",
+            name.escape_debug()
+        ))
+    }
+}
+
+/// A value printed in single quotes: printable, without a single quote.
+fn value(text: &str) -> Result<String, String> {
+    if text.len() <= 4096 && text.chars().all(|c| !c.is_control() && c != '\'') {
+        Ok(text.to_owned())
+    } else {
+        Err("values may not hold control characters or a single quote (')".to_owned())
+    }
+}
+
+/// A path regular expression, printed in single quotes (HAProxy reads it as PCRE2).
+pub(crate) fn path_pattern(pattern: &str) -> Result<String, String> {
+    names::parse_regex(pattern, false)
+}
+
+/// A path printed in configuration and regular expressions: URL-safe characters only.
+pub(crate) fn url_path(path: &str) -> Result<String, String> {
+    if path.len() > names::MAX_PATH_BYTES {
+        return Err(format!(
+            "path is {} bytes long; at most {} are accepted",
+            path.len(),
+            names::MAX_PATH_BYTES
+        ));
+    }
+    let ok = path.starts_with('/')
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.' | b'~'));
+    if ok {
+        Ok(path.to_owned())
+    } else {
+        Err(format!(
+            "path '{}' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'",
+            path.escape_debug()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn matches(value: Value) -> Result<Vec<Condition>, String> {
+        conditions(&serde_json::from_value(value).map_err(|e| e.to_string())?)
+    }
+
+    #[test]
+    fn nothing_that_could_break_out_of_a_configuration_line_is_accepted() {
+        let refused = [
+            json!({"headers": [{"name": "x", "value": "a' || true"}]}),
+            json!({"headers": [{"name": "x", "value": "a\nhttp-request deny"}]}),
+            json!({"headers": [{"name": "x y", "value": "a"}]}),
+            json!({"queryParams": [{"name": "q)", "value": "a"}]}),
+        ];
+        for value in refused {
+            assert!(matches(value.clone()).is_err(), "{value}");
+        }
+        assert!(url_path("/a b").is_err());
+        assert!(url_path("/a'b").is_err());
+        assert!(url_path("relative").is_err());
+        assert!(path_pattern("^/x'").is_err());
+        assert!(path_pattern("^/x(").is_err());
+        for value in [
+            json!({"headers": [{"name": "x", "type": "RegularExpression", "value": "[z-a]"}]}),
+            json!({"queryParams": [{"name": "q", "type": "RegularExpression", "value": "(?P<"}]}),
+            json!({"headers": [{"name": "x", "value": ""}]}),
+        ] {
+            assert!(matches(value.clone()).is_err(), "{value}");
+        }
+        let filters: Vec<HttpRouteRulesFilters> = serde_json::from_value(json!([
+            {"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x", "value": "v\r\nx: y"}]}}
+        ]))
+        .unwrap();
+        assert!(super::filters(&filters, None).is_err());
+    }
+
+    #[test]
+    fn matches_become_conditions_with_lowercase_header_names() {
+        let conditions = matches(json!({
+            "method": "POST",
+            "headers": [{"name": "X-Env", "value": "canary one"}, {"name": "v", "type": "RegularExpression", "value": "^[0-9]+$"}],
+            "queryParams": [{"name": "Debug", "value": "1"}],
+        }))
+        .unwrap();
+        let value = |name: &str, value: &str, regex| ValueMatch {
+            name: name.into(),
+            value: value.into(),
+            regex,
+        };
+        assert_eq!(
+            conditions,
+            [
+                Condition::Method("POST".into()),
+                Condition::Header(value("x-env", "canary one", false)),
+                Condition::Header(value("v", "^[0-9]+$", true)),
+                Condition::Query(value("Debug", "1", false)),
+            ]
+        );
+    }
+}

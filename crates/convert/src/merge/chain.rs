@@ -1,0 +1,119 @@
+//! How the claims on one host and path become its route: the oldest plain claim (Ingress
+//! semantics), or a chain of rules in the Gateway API's order of precedence.
+
+use std::sync::Arc;
+
+use model::{BackendId, Condition, GatewayRule, RouteTarget};
+
+use super::claims::{Claims, Held, Position};
+use crate::contribution::Contribution;
+use crate::diagnostic::Diagnostic;
+
+/// A backend used by a winning claim, at the claim's position.
+pub(super) type Use = (Position, BackendId, Arc<Contribution>);
+
+/// Ingress semantics: the oldest claim wins, every other one is reported.
+pub(super) fn plain_route(
+    claims: &Claims<Held>,
+    uses: &mut Vec<Use>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<(RouteTarget, Held)> {
+    let mut ordered = claims.iter();
+    let (position, claim) = ordered.next()?;
+    for (_, other) in ordered {
+        if other.contribution.origin != claim.contribution.origin {
+            diagnostics.push(conflict(other, claim));
+        }
+    }
+    let backend = claim.route().backends().first()?.id.clone();
+    uses.push((
+        position.clone(),
+        backend.clone(),
+        claim.contribution.clone(),
+    ));
+    Some((RouteTarget::Backend(backend), claim.clone()))
+}
+
+/// Gateway API semantics: every claim on the path is a rule, tried in the order of
+/// precedence (a regular-expression path first, then a method match, then more header
+/// matches, then more query matches, then the older route, then the rule's place in
+/// it); a rule with the same conditions as one before it, or after one without
+/// conditions, is never reached and is reported.
+pub(super) fn chain_route(
+    claims: &Claims<Held>,
+    uses: &mut Vec<Use>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<(RouteTarget, Held)> {
+    let mut ordered: Vec<(&Position, &Held)> = claims.iter().collect();
+    ordered.sort_by_cached_key(|(position, claim)| {
+        let conditions = claim.route().conditions();
+        let count =
+            |wanted: fn(&Condition) -> bool| conditions.iter().filter(|c| wanted(c)).count();
+        (
+            std::cmp::Reverse(count(|c| matches!(c, Condition::Path(_)))),
+            std::cmp::Reverse(count(|c| matches!(c, Condition::Method(_)))),
+            std::cmp::Reverse(count(|c| matches!(c, Condition::Header(_)))),
+            std::cmp::Reverse(count(|c| matches!(c, Condition::Query(_)))),
+            (*position).clone(),
+        )
+    });
+    // Routes of different listeners share the path: each rule keeps to its own.
+    let union = ordered
+        .iter()
+        .map(|(_, claim)| claim.route().listeners.clone())
+        .reduce(|a, b| a.union(&b))
+        .unwrap_or_default();
+    let mut chain: Vec<GatewayRule> = Vec::new();
+    let mut chained: Vec<Held> = Vec::new();
+    let mut takes_all: Option<Held> = None;
+    for (position, claim) in ordered {
+        let rule = claim.route();
+        let mut conditions = rule.conditions().to_vec();
+        if rule.listeners != union {
+            conditions.push(Condition::Listeners(rule.listeners.clone()));
+        }
+        let shadowing = takes_all.clone().or_else(|| {
+            chain
+                .iter()
+                .position(|entry| entry.conditions == conditions)
+                .and_then(|index| chained.get(index).cloned())
+        });
+        if let Some(earlier) = shadowing {
+            if earlier.contribution.origin != claim.contribution.origin {
+                diagnostics.push(conflict(claim, &earlier));
+            }
+            continue;
+        }
+        for backend in rule.backends() {
+            uses.push((
+                position.clone(),
+                backend.id.clone(),
+                claim.contribution.clone(),
+            ));
+        }
+        if conditions.is_empty() {
+            takes_all = Some(claim.clone());
+        }
+        chain.push(GatewayRule {
+            conditions,
+            action: rule.action(),
+            origin: claim.contribution.origin.clone(),
+        });
+        chained.push(claim.clone());
+    }
+    let winner = chained.first()?.clone();
+    Some((RouteTarget::Rules(chain.into()), winner))
+}
+
+/// A later claim on a path already routed by an older one.
+fn conflict(later: &Held, earlier: &Held) -> Diagnostic {
+    let rule = later.route();
+    Diagnostic {
+        object: later.contribution.object.clone(),
+        field: rule.field.clone(),
+        message: format!(
+            "host {} path '{}' is already routed by {}, which is older; this path is ignored",
+            rule.host, rule.path_text, earlier.contribution.origin
+        ),
+    }
+}

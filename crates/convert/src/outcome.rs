@@ -1,0 +1,112 @@
+//! The typed vocabulary of Gateway API status: condition types, statuses and reasons as
+//! the specification names them, and what a route's conversion tells status.
+
+use resources::ObjectRef;
+use serde::Serialize;
+
+/// A condition's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum ConditionType {
+    /// The object is valid and taken.
+    Accepted,
+    /// Its references resolve.
+    ResolvedRefs,
+    /// It is served.
+    Programmed,
+    /// It conflicts with another listener.
+    Conflicted,
+}
+
+/// A condition's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum ConditionStatus {
+    /// The condition holds.
+    True,
+    /// It does not.
+    False,
+}
+
+impl ConditionStatus {
+    /// `True` when `holds`.
+    pub fn of(holds: bool) -> Self {
+        if holds { Self::True } else { Self::False }
+    }
+}
+
+/// A condition's reason, as the specification spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Reason {
+    /// `Accepted`.
+    Accepted,
+    /// `ResolvedRefs`.
+    ResolvedRefs,
+    /// `Programmed`.
+    Programmed,
+    /// `Invalid`.
+    Invalid,
+    /// `NoConflicts`.
+    NoConflicts,
+    /// `ListenersNotValid`.
+    ListenersNotValid,
+    /// `NoMatchingParent`.
+    NoMatchingParent,
+    /// `NotAllowedByListeners`.
+    NotAllowedByListeners,
+    /// `NoMatchingListenerHostname`.
+    NoMatchingListenerHostname,
+    /// `InvalidKind`.
+    InvalidKind,
+    /// `BackendNotFound`.
+    BackendNotFound,
+    /// `RefNotPermitted`.
+    RefNotPermitted,
+    /// `InvalidCertificateRef`.
+    InvalidCertificateRef,
+    /// `PortUnavailable`.
+    PortUnavailable,
+    /// `ProtocolConflict`.
+    ProtocolConflict,
+    /// `UnsupportedProtocol`.
+    UnsupportedProtocol,
+    /// `UnsupportedValue`.
+    UnsupportedValue,
+}
+
+/// Why something cannot be served: a status reason, and a message for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The specification's reason.
+    pub reason: Reason,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal with this reason and message.
+    pub fn new(reason: Reason, message: impl Into<String>) -> Self {
+        Self {
+            reason,
+            message: message.into(),
+        }
+    }
+}
+
+/// Why a route did or did not attach to one parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ParentOutcome {
+    pub(crate) gateway: ObjectRef,
+    pub(crate) section_name: Option<String>,
+    pub(crate) port: Option<i32>,
+    /// Listeners the route attached to (by name); empty: not attached.
+    pub(crate) listeners: Vec<String>,
+    /// Why it is not attached there.
+    pub(crate) refusal: Option<Refusal>,
+}
+
+/// What status needs from a route's conversion.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct RouteOutcome {
+    pub(crate) parents: Vec<ParentOutcome>,
+    /// The first reference that does not resolve.
+    pub(crate) unresolved: Option<Refusal>,
+}

@@ -202,25 +202,7 @@ impl ConvertCache {
             if converted(object.kind) {
                 stale.objects.insert(object.clone());
             }
-            let mut keys = vec![
-                Dependency::Object(object.clone()),
-                Dependency::Listing(object.kind, object.namespace.clone()),
-                Dependency::Kind(object.kind),
-            ];
-            for version in change.before.iter().chain(change.after.iter()) {
-                if let Object::EndpointSlice(slice) = version
-                    && let Some(service) = slice
-                        .metadata
-                        .labels
-                        .as_ref()
-                        .and_then(|labels| labels.get(index::SERVICE_NAME_LABEL))
-                {
-                    keys.push(Dependency::Slices(
-                        object.namespace.clone(),
-                        service.clone(),
-                    ));
-                }
-            }
+            let keys = lookups_touched(change);
             for key in keys {
                 for memo in self.dependents.get(&key).into_iter().flatten() {
                     match memo {
@@ -273,6 +255,31 @@ impl ConvertCache {
         self.remember(Memo::Certificate(id.clone()), lookups.dependencies);
         result
     }
+}
+
+/// Every lookup whose answer a change may have changed.
+fn lookups_touched(change: &index::Change) -> Vec<Dependency> {
+    let object = &change.object_ref;
+    let mut keys = vec![
+        Dependency::Object(object.clone()),
+        Dependency::Listing(object.kind, object.namespace.clone()),
+        Dependency::Kind(object.kind),
+    ];
+    for version in change.before.iter().chain(change.after.iter()) {
+        if let Object::EndpointSlice(slice) = version
+            && let Some(service) = slice
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get(index::SERVICE_NAME_LABEL))
+        {
+            keys.push(Dependency::Slices(
+                object.namespace.clone(),
+                service.clone(),
+            ));
+        }
+    }
+    keys
 }
 
 /// The exclusions that still hold the version refused, each reported.
@@ -397,3 +404,7 @@ fn convert_all(
             .collect()
     })
 }
+
+#[cfg(test)]
+#[path = "cache_tests.rs"]
+mod tests;

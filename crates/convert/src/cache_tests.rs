@@ -1,0 +1,290 @@
+//! Every read of the snapshot goes through the recorder: for each memoized result and
+//! each object its lookups do not cover, taking that object away must leave the result
+//! as it was. A converter that read an object without recording it would see the object
+//! go and give another result, and this test would name the two.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use index::{Index, Snapshot, SourceEvent};
+use model::{CertId, TlsCert};
+use resources::{Kind, Object, ObjectRef};
+use rustc_hash::FxHashSet;
+
+use super::{Memo, convert_one, lookups_touched};
+use crate::keys::GlobalConfig;
+use crate::lookup::{Context, Dependency, Recorder};
+use crate::options::ConvertOptions;
+use crate::{ConvertCache, gateway, tls};
+
+/// Objects of every kind a conversion reads, beside the bundled examples: a class-less
+/// Ingress (which reads every IngressClass), a legacy-annotated one, a route in another
+/// namespace admitted by a namespace selector, a cross-namespace backend and certificate
+/// under ReferenceGrants, and a Service with an Endpoints object instead of slices.
+const EXTRA: &str = r#"
+apiVersion: v1
+kind: Namespace
+metadata: {name: team, labels: {gateway-access: "yes"}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: certs}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: no-class, namespace: team}
+spec:
+  rules:
+  - host: noclass.example.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: legacy, port: {number: 80}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: legacy
+  namespace: team
+  annotations: {kubernetes.io/ingress.class: portcullis, portcullis.dev/timeout-server: 7s}
+spec:
+  tls: [{hosts: [legacy.example.test], secretName: legacy-tls}]
+  rules:
+  - host: legacy.example.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: legacy, port: {name: http}}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: legacy, namespace: team}
+spec:
+  ports: [{name: http, port: 80}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: legacy, namespace: team}
+subsets:
+- addresses: [{ip: 10.9.0.1}]
+  ports: [{name: http, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: shared, namespace: demo}
+spec:
+  gatewayClassName: portcullis
+  listeners:
+  - name: web
+    protocol: HTTP
+    port: 80
+    allowedRoutes:
+      namespaces:
+        from: Selector
+        selector: {matchLabels: {gateway-access: "yes"}}
+  - name: secure
+    protocol: HTTPS
+    port: 443
+    hostname: "*.team.example.test"
+    tls:
+      certificateRefs: [{name: wildcard, namespace: certs}]
+    allowedRoutes:
+      namespaces: {from: All}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: team-route, namespace: team}
+spec:
+  parentRefs: [{name: shared, namespace: demo}]
+  hostnames: [app.team.example.test]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /api}, headers: [{name: x-env, value: blue}]}]
+    backendRefs: [{name: web, namespace: demo, port: 80}]
+  - backendRefs: [{name: legacy, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: team-to-web, namespace: demo}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: team}]
+  to: [{group: "", kind: Service}]
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: gateways-to-certs, namespace: certs}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: demo}]
+  to: [{group: "", kind: Secret}]
+"#;
+
+fn options() -> ConvertOptions {
+    ConvertOptions {
+        ingress_class: "portcullis".into(),
+        watch_ingress_without_class: false,
+        global_configmap: Some(("demo".into(), "portcullis".into())),
+        default_ssl_certificate: None,
+        fallback_certificate: TlsCert::default(),
+        bind_address: IpAddr::from([127, 0, 0, 1]),
+        http_port: 8080,
+        https_port: 8443,
+        backend_shards: 1,
+        reserved_ports: Vec::new(),
+    }
+}
+
+fn fixture() -> Vec<Object> {
+    let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/manifests");
+    let mut files: Vec<_> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    let mut texts: Vec<String> = files
+        .iter()
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .collect();
+    texts.push(EXTRA.to_owned());
+    let mut objects = Vec::new();
+    for text in texts {
+        let decoded = resources::decode_manifest(&text, false);
+        assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
+        objects.extend(decoded.objects);
+    }
+    objects
+}
+
+fn snapshot_of(objects: &[Object], without: Option<&ObjectRef>) -> std::sync::Arc<Snapshot> {
+    let mut index = Index::new();
+    for object in objects {
+        if Some(&object.object_ref()) != without {
+            index.handle(SourceEvent::Apply(object.clone()));
+        }
+    }
+    index.snapshot()
+}
+
+/// Whether a lookup sees the object (as the cache decides what a change makes stale).
+fn covers(lookups: &[Dependency], object: &Object) -> bool {
+    let change = index::Change {
+        object_ref: object.object_ref(),
+        before: Some(object.clone()),
+        after: None,
+    };
+    lookups_touched(&change)
+        .iter()
+        .any(|key| lookups.contains(key))
+}
+
+/// One memoized result computed afresh on a snapshot: its value, printed, and its
+/// lookups.
+fn compute(
+    memo: &Memo,
+    snapshot: &Snapshot,
+    options: &ConvertOptions,
+) -> (String, Vec<Dependency>) {
+    let configmap = ObjectRef::new(Kind::ConfigMap, "demo", "portcullis");
+    let data = match snapshot.get(&configmap) {
+        Some(Object::ConfigMap(map)) => map.data.clone(),
+        _ => None,
+    };
+    let global = GlobalConfig::new(data.as_ref(), Some(&configmap), &mut Vec::new());
+    let ports = options.listener_ports();
+    let context = Context {
+        snapshot,
+        options,
+        listener_ports: &ports,
+        global: &global,
+        configmap: Some(&configmap),
+    };
+    match memo {
+        Memo::Object(object) => {
+            let (_, contribution, lookups) =
+                convert_one(object.clone(), context, &FxHashSet::default());
+            (format!("{contribution:?}"), lookups)
+        }
+        Memo::Certificate(id) => {
+            let mut recorder = Recorder::new(context);
+            let result = tls::load_certificate(&mut recorder, id);
+            (format!("{result:?}"), recorder.dependencies)
+        }
+        Memo::Status => {
+            // The routes' outcomes are the status's other input: taken from a full
+            // conversion of the whole fixture, they stay fixed here.
+            let outcomes = route_outcomes(options);
+            let mut recorder = Recorder::new(context);
+            let report = gateway::status::report(&mut recorder, &outcomes, &ports);
+            (format!("{report:?}"), recorder.dependencies)
+        }
+    }
+}
+
+fn route_outcomes(options: &ConvertOptions) -> BTreeMap<ObjectRef, crate::outcome::RouteOutcome> {
+    let mut cache = ConvertCache::default();
+    cache.convert(&snapshot_of(&fixture(), None), options);
+    cache.merger.route_outcomes()
+}
+
+#[test]
+fn every_read_of_the_snapshot_is_recorded() {
+    let objects = fixture();
+    let options = options();
+    let full = snapshot_of(&objects, None);
+    let mut memos: Vec<Memo> = objects
+        .iter()
+        .map(Object::object_ref)
+        .filter(|object| matches!(object.kind, Kind::Ingress | Kind::HttpRoute))
+        .map(Memo::Object)
+        .collect();
+    memos.extend(
+        objects
+            .iter()
+            .filter(|object| matches!(object, Object::Secret(_)))
+            .map(|secret| {
+                let secret = secret.object_ref();
+                Memo::Certificate(CertId {
+                    namespace: secret.namespace,
+                    name: secret.name,
+                })
+            }),
+    );
+    memos.push(Memo::Status);
+    let conversion = crate::convert(&full, &options);
+    assert!(
+        conversion.model.hosts.len() >= 5 && !conversion.gateway_status.is_empty(),
+        "the fixture must exercise Ingresses, routes and status: {conversion:?}"
+    );
+    let mut checked = 0;
+    for memo in &memos {
+        let (value, lookups) = compute(memo, &full, &options);
+        assert!(!lookups.is_empty(), "{memo:?} recorded nothing");
+        for object in &objects {
+            if covers(&lookups, object) {
+                continue;
+            }
+            let without = snapshot_of(&objects, Some(&object.object_ref()));
+            let (changed, _) = compute(memo, &without, &options);
+            assert_eq!(
+                value,
+                changed,
+                "{memo:?} changed when {} went away, but its lookups do not cover it",
+                object.object_ref()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} pairs checked");
+}
+
+#[test]
+fn taking_any_one_object_away_converts_again_what_equals_a_full_conversion() {
+    let objects = fixture();
+    let options = options();
+    for object in &objects {
+        let mut cache = ConvertCache::default();
+        cache.convert(&snapshot_of(&objects, None), &options);
+        let without = snapshot_of(&objects, Some(&object.object_ref()));
+        let incremental = cache.convert(&without, &options);
+        let full = crate::convert(&without, &options);
+        assert_eq!(incremental, full, "{}", object.object_ref());
+    }
+}

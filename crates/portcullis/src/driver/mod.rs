@@ -2,9 +2,10 @@
 //! API, coalesced and rate-limited reloads (retried until they succeed), deferred deletion
 //! of servers that still had connections, and restarts.
 //!
-//! The rules are a pure state machine ([`state`], [`transition`]); the [`Driver`] is its
-//! shell: it feeds events in, performs the one action each transition asks for, feeds the
-//! outcome back, and publishes the state to the admin endpoints.
+//! The rules are a pure state machine (`state.rs`: what each state holds; `transition.rs`:
+//! what each event does); the [`Driver`] is its shell: it feeds events in, performs the one
+//! action each transition asks for, feeds the outcome back, and publishes the state to the
+//! admin endpoints.
 
 mod state;
 mod transition;

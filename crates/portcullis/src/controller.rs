@@ -26,6 +26,7 @@ use crate::cli::RunArgs;
 use crate::cluster_link::ClusterLink;
 use crate::default_cert;
 use crate::driver::Driver;
+use crate::metrics::{ReconcileOutcome, UpdateMode};
 use crate::pipeline::{self, Reconciler};
 use convert::ConvertOptions;
 
@@ -291,8 +292,8 @@ impl Controller {
         let update = self.driver.live_update(&backends, &desired);
         if plan.is_empty() && update.as_ref().is_some_and(LiveUpdate::is_noop) {
             self.retry.succeeded();
-            metrics.reconciled("noop");
-            metrics.updated("noop");
+            metrics.reconciled(ReconcileOutcome::Noop);
+            metrics.updated(UpdateMode::Noop);
             metrics
                 .reconcile_seconds
                 .observe(started.elapsed().as_secs_f64());
@@ -309,7 +310,7 @@ impl Controller {
                     // Not judged (staging failed, haproxy could not run or hung): again later.
                     let retry_in = self.retry.failed();
                     tracing::error!(error = %err, retry_in_ms = retry_in.as_millis(), "cannot check the configuration; the last good one stays live");
-                    metrics.reconciled("failed");
+                    metrics.reconciled(ReconcileOutcome::Failed);
                     return Ok(());
                 };
                 metrics.configs_rejected.inc();
@@ -353,7 +354,7 @@ impl Controller {
                     .await;
                 // Only a change of the objects can help: nothing to retry.
                 self.retry.succeeded();
-                metrics.reconciled("rejected");
+                metrics.reconciled(ReconcileOutcome::Rejected);
                 return Ok(());
             }
         }
@@ -364,7 +365,7 @@ impl Controller {
             if let Err(err) = result {
                 let retry_in = self.retry.failed();
                 tracing::error!(error = %err, retry_in_ms = retry_in.as_millis(), "cannot write the configuration");
-                metrics.reconciled("failed");
+                metrics.reconciled(ReconcileOutcome::Failed);
                 return Ok(());
             }
             tracing::info!(
@@ -381,7 +382,7 @@ impl Controller {
         let written = LiveState::loaded(backends, &desired);
         let mode = self.driver.apply(update, written).await;
         metrics.updated(mode);
-        metrics.reconciled("applied");
+        metrics.reconciled(ReconcileOutcome::Applied);
         metrics
             .reconcile_seconds
             .observe(started.elapsed().as_secs_f64());

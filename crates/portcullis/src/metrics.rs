@@ -161,17 +161,67 @@ impl Metrics {
     }
 
     /// Counts how a change reached HAProxy.
-    pub fn updated(&self, mode: &'static str) {
+    pub fn updated(&self, mode: UpdateMode) {
         self.updates
-            .get_or_create(&vec![("mode", mode.to_owned())])
+            .get_or_create(&vec![("mode", mode.as_str().to_owned())])
             .inc();
     }
 
     /// Counts a reconciliation outcome.
-    pub fn reconciled(&self, outcome: &'static str) {
+    pub fn reconciled(&self, outcome: ReconcileOutcome) {
         self.reconciliations
-            .get_or_create(&vec![("outcome", outcome.to_owned())])
+            .get_or_create(&vec![("outcome", outcome.as_str().to_owned())])
             .inc();
+    }
+}
+
+/// How a change reached HAProxy: the `mode` label of `portcullis_updates_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateMode {
+    /// Nothing to change.
+    Noop,
+    /// Over the runtime API only.
+    Runtime,
+    /// A reload is due for what the runtime API cannot change.
+    Reload,
+    /// HAProxy was not running: it is started on the files.
+    Start,
+}
+
+impl UpdateMode {
+    /// Label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateMode::Noop => "noop",
+            UpdateMode::Runtime => "runtime",
+            UpdateMode::Reload => "reload",
+            UpdateMode::Start => "start",
+        }
+    }
+}
+
+/// How a reconciliation ended: the `outcome` label of `portcullis_reconciliations_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReconcileOutcome {
+    /// Its configuration reached the files and HAProxy.
+    Applied,
+    /// Nothing changed.
+    Noop,
+    /// HAProxy refuses its configuration and no object explains it.
+    Rejected,
+    /// The files could not be checked or written; tried again later.
+    Failed,
+}
+
+impl ReconcileOutcome {
+    /// Label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReconcileOutcome::Applied => "applied",
+            ReconcileOutcome::Noop => "noop",
+            ReconcileOutcome::Rejected => "rejected",
+            ReconcileOutcome::Failed => "failed",
+        }
     }
 }
 

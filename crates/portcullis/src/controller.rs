@@ -177,7 +177,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
                 while let Ok(batch) = batches.try_recv() {
                     controller.absorb(batch);
                 }
-                controller.reconcile(0).await?;
+                controller.reconcile().await?;
             }
             status = wait_for_exit(controller.driver.haproxy_mut()) => {
                 tracing::error!(?status, "haproxy exited; restarting it on the last good configuration");
@@ -188,7 +188,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             }
             () = sleep_until(controller.retry.due) => {
                 tracing::info!(attempt = controller.retry.failures + 1, "reconciling again after a failure");
-                controller.reconcile(0).await?;
+                controller.reconcile().await?;
             }
             _ = heartbeat.tick() => {}
             _ = tokio::signal::ctrl_c() => break,
@@ -233,6 +233,15 @@ fn haproxy_binary(configured: Option<&Path>) -> anyhow::Result<PathBuf> {
     })
 }
 
+/// How one attempt at reconciling ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Round {
+    /// Done: applied, or nothing more can be done until something changes.
+    Settled,
+    /// HAProxy refused the configuration and objects were left out: try what is left.
+    Narrowed,
+}
+
 impl Controller {
     fn absorb(&mut self, batch: SourceBatch) {
         for event in batch.events {
@@ -241,9 +250,21 @@ impl Controller {
         self.manifest_problems = batch.problems.iter().map(ToString::to_string).collect();
     }
 
-    /// Reconciles the current objects. `round` counts the times a refused configuration
-    /// was narrowed to fewer objects in this reconciliation.
-    async fn reconcile(&mut self, round: u32) -> Result<(), pipeline::Divergence> {
+    /// Reconciles the current objects. When HAProxy refuses the configuration and the
+    /// objects behind it are left out, what is left is reconciled again at once, up to
+    /// [`MAX_NARROWING_ROUNDS`] times.
+    async fn reconcile(&mut self) -> Result<(), pipeline::Divergence> {
+        for round in 0.. {
+            if self.reconcile_round(round).await? == Round::Settled {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// One attempt at reconciling; `round` counts the attempts before it in this
+    /// reconciliation.
+    async fn reconcile_round(&mut self, round: u32) -> Result<Round, pipeline::Divergence> {
         let started = Instant::now();
         let snapshot = self.index.snapshot();
         let changes = self
@@ -297,7 +318,7 @@ impl Controller {
             metrics
                 .reconcile_seconds
                 .observe(started.elapsed().as_secs_f64());
-            return Ok(());
+            return Ok(Round::Settled);
         }
         let check = !plan.is_empty() && update.as_ref().is_none_or(LiveUpdate::needs_check);
         if check {
@@ -311,7 +332,7 @@ impl Controller {
                     let retry_in = self.retry.failed();
                     tracing::error!(error = %err, retry_in_ms = retry_in.as_millis(), "cannot check the configuration; the last good one stays live");
                     metrics.reconciled(ReconcileOutcome::Failed);
-                    return Ok(());
+                    return Ok(Round::Settled);
                 };
                 metrics.configs_rejected.inc();
                 let table = render::OriginTable::new(&conversion.model, &desired);
@@ -337,7 +358,7 @@ impl Controller {
                     );
                     // Everything HAProxy named is left out at once; what is left is
                     // checked again in this same reconciliation.
-                    return Box::pin(self.reconcile(round + 1)).await;
+                    return Ok(Round::Narrowed);
                 }
                 tracing::error!(
                     unexplained = ?narrowed.unexplained,
@@ -355,7 +376,7 @@ impl Controller {
                 // Only a change of the objects can help: nothing to retry.
                 self.retry.succeeded();
                 metrics.reconciled(ReconcileOutcome::Rejected);
-                return Ok(());
+                return Ok(Round::Settled);
             }
         }
         if !plan.is_empty() {
@@ -366,7 +387,7 @@ impl Controller {
                 let retry_in = self.retry.failed();
                 tracing::error!(error = %err, retry_in_ms = retry_in.as_millis(), "cannot write the configuration");
                 metrics.reconciled(ReconcileOutcome::Failed);
-                return Ok(());
+                return Ok(Round::Settled);
             }
             tracing::info!(
                 written = plan.writes.len(),
@@ -386,7 +407,7 @@ impl Controller {
         metrics
             .reconcile_seconds
             .observe(started.elapsed().as_secs_f64());
-        Ok(())
+        Ok(Round::Settled)
     }
 
     /// Leaves out what a refused configuration was narrowed to: the certificates HAProxy

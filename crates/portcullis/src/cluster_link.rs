@@ -1,16 +1,18 @@
 //! Kubernetes API mode: the watchers that feed the controller, and the leader-only
-//! writers (Ingress status, Events) the controller hands its results to.
+//! writers (status of every kind, Events) the controller hands its results to.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use cluster::{LeaseConfig, Problem, Publish, ServedIngress, StatusInput, StatusWrite, WatchScope};
-use convert::gateway_status::StatusReport;
+use cluster::{
+    LeaseConfig, Problem, Publish, ServedIngresses, StatusKind, StatusWriter, Target, WatchScope,
+};
+use convert::gateway_status::{ObjectStatus, StatusReport};
 use convert::{ConvertOptions, Diagnostic};
 use index::Snapshot;
 use prometheus_client::metrics::gauge::Gauge;
-use resources::{Kind, Object, ObjectRef};
+use resources::{Gateway, GatewayClass, HttpRoute, Kind, Object, ObjectRef};
+use serde_json::Value;
 use source::SourceBatch;
 use tokio::sync::{mpsc, watch};
 
@@ -24,11 +26,20 @@ pub struct ClusterLink {
     client: kube::Client,
     lease: LeaseConfig,
     leading: watch::Receiver<bool>,
-    status: Option<watch::Sender<Arc<StatusInput>>>,
+    /// The Ingress status writer and where its address comes from, when one is published.
+    ingress_status: Option<(Publish, StatusWriter<ServedIngresses>)>,
     /// The `--publish-service` Service, if any.
     publish_service: Option<ObjectRef>,
     problems: mpsc::Sender<Problem>,
-    gateway_status: watch::Sender<Arc<Vec<StatusWrite>>>,
+    gateway_status: GatewayStatusWriters,
+}
+
+/// One status writer per Gateway API kind.
+#[derive(Debug)]
+struct GatewayStatusWriters {
+    classes: StatusWriter<Vec<Target<GatewayClass>>>,
+    gateways: StatusWriter<Vec<Target<Gateway>>>,
+    routes: StatusWriter<Vec<Target<HttpRoute>>>,
 }
 
 impl std::fmt::Debug for ClusterLink {
@@ -88,22 +99,17 @@ impl ClusterLink {
             .publish_service
             .as_ref()
             .map(|(namespace, name)| ObjectRef::new(Kind::Service, namespace, name));
-        let status = publish.map(|publish| {
-            let (input_tx, input_rx) = watch::channel(Arc::new(StatusInput::default()));
-            tokio::spawn(cluster::write_ingress_status(
+        let controller_name = convert::gateway::GATEWAY_CONTROLLER.to_owned();
+        let ingress_status = publish.map(|publish| {
+            let writer = StatusWriter::start(
                 client.clone(),
-                publish,
+                controller_name.clone(),
                 leading.clone(),
-                input_rx,
-            ));
-            input_tx
+                ServedIngresses::none(publish.clone()),
+            );
+            (publish, writer)
         });
-        let (gateway_status, gateway_status_rx) = watch::channel(Arc::new(Vec::new()));
-        tokio::spawn(cluster::write_gateway_status(
-            client.clone(),
-            leading.clone(),
-            gateway_status_rx,
-        ));
+        let gateway_status = GatewayStatusWriters::start(&client, &controller_name, &leading);
         let (problems, problems_rx) = mpsc::channel(PROBLEM_QUEUE);
         tokio::spawn(cluster::publish_events(
             client.clone(),
@@ -115,7 +121,7 @@ impl ClusterLink {
             client,
             lease,
             leading,
-            status,
+            ingress_status,
             publish_service,
             problems,
             gateway_status,
@@ -135,16 +141,9 @@ impl ClusterLink {
         gateway_report: Option<&StatusReport>,
     ) {
         if let Some(report) = gateway_report {
-            let writes = gateway_writes(snapshot, report);
-            self.gateway_status.send_if_modified(|current| {
-                let modified = **current != writes;
-                if modified {
-                    *current = Arc::new(writes);
-                }
-                modified
-            });
+            self.gateway_status.update(snapshot, report);
         }
-        if let Some(status) = &self.status {
+        if let Some((publish, writer)) = &self.ingress_status {
             let relevant = |object: &ObjectRef| {
                 matches!(object.kind, Kind::Ingress | Kind::IngressClass)
                     || self.publish_service.as_ref() == Some(object)
@@ -158,7 +157,7 @@ impl ClusterLink {
                         Object::Ingress(ingress)
                             if convert::class::is_ours(ingress, snapshot, options) =>
                         {
-                            Some(ServedIngress::of(ingress))
+                            Some(ingress.clone())
                         }
                         _ => None,
                     })
@@ -170,16 +169,10 @@ impl ClusterLink {
                             Some(Object::Service(service)) => Some(service.clone()),
                             _ => None,
                         });
-                let input = StatusInput {
+                writer.update(ServedIngresses {
+                    publish: publish.clone(),
                     ingresses,
                     publish_service,
-                };
-                status.send_if_modified(|current| {
-                    let modified = **current != input;
-                    if modified {
-                        *current = Arc::new(input);
-                    }
-                    modified
                 });
             }
         }
@@ -209,39 +202,83 @@ impl ClusterLink {
     }
 }
 
-/// The Gateway API status writes a report asks for, compared with the objects now.
-fn gateway_writes(snapshot: &Snapshot, report: &StatusReport) -> Vec<StatusWrite> {
-    let mut desired = BTreeMap::new();
-    let mut current = BTreeMap::new();
-    for (object, status) in report {
-        let (status_now, version) = match snapshot.get(object) {
-            Some(Object::GatewayClass(o)) => (
-                serde_json::to_value(&o.status),
-                &o.metadata.resource_version,
-            ),
-            Some(Object::Gateway(o)) => (
-                serde_json::to_value(&o.status),
-                &o.metadata.resource_version,
-            ),
-            Some(Object::HttpRoute(o)) => (
-                serde_json::to_value(&o.status),
-                &o.metadata.resource_version,
-            ),
-            _ => continue,
-        };
-        let Ok(wanted) = serde_json::to_value(status) else {
-            continue;
-        };
-        desired.insert(object.clone(), wanted);
-        current.insert(
-            object.clone(),
-            (
-                version.clone().unwrap_or_default(),
-                status_now.unwrap_or(serde_json::Value::Null),
-            ),
-        );
+impl GatewayStatusWriters {
+    fn start(
+        client: &kube::Client,
+        controller_name: &str,
+        leading: &watch::Receiver<bool>,
+    ) -> Self {
+        let name = || controller_name.to_owned();
+        Self {
+            classes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
+            gateways: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
+            routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
+        }
     }
-    cluster::pending_writes(&desired, &current, convert::gateway::GATEWAY_CONTROLLER)
+
+    /// Hands each writer the objects of its kind that the report has a status for.
+    fn update(&self, snapshot: &Snapshot, report: &StatusReport) {
+        let mut classes = Vec::new();
+        let mut gateways = Vec::new();
+        let mut routes = Vec::new();
+        for (object, status) in report {
+            match snapshot.get(object) {
+                Some(Object::GatewayClass(class)) => classes.extend(target(class, status)),
+                Some(Object::Gateway(gateway)) => gateways.extend(target(gateway, status)),
+                Some(Object::HttpRoute(route)) => routes.extend(target(route, status)),
+                _ => {}
+            }
+        }
+        self.classes.update(classes);
+        self.gateways.update(gateways);
+        self.routes.update(routes);
+    }
+}
+
+fn target<K: StatusKind>(object: &Arc<K>, status: &ObjectStatus) -> Option<Target<K>> {
+    match typed_status::<K>(status) {
+        Ok(desired) => Some(Target {
+            object: object.clone(),
+            desired,
+        }),
+        Err(err) => {
+            tracing::warn!(kind = K::KIND.name(), error = %err, "cannot read the computed status");
+            None
+        }
+    }
+}
+
+/// convert's status of an object, in the Gateway API's generated types. This is the one
+/// place the two meet; it goes once convert produces the generated types itself.
+fn typed_status<K: StatusKind>(status: &ObjectStatus) -> Result<K::Desired, serde_json::Error> {
+    /// Gives every condition the `lastTransitionTime` the generated type requires. Its
+    /// value does not matter: the writer's merge sets it from the object's current
+    /// condition or to the time of the write.
+    fn stamp_transition_times(value: &mut Value) {
+        match value {
+            Value::Object(fields) => {
+                for (key, field) in fields.iter_mut() {
+                    if key == "conditions"
+                        && let Value::Array(conditions) = field
+                    {
+                        for condition in conditions.iter_mut().filter_map(Value::as_object_mut) {
+                            condition
+                                .entry("lastTransitionTime")
+                                .or_insert_with(|| Value::from("1970-01-01T00:00:00Z"));
+                        }
+                    } else {
+                        stamp_transition_times(field);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(stamp_transition_times),
+            _ => {}
+        }
+    }
+
+    let mut value = serde_json::to_value(status)?;
+    stamp_transition_times(&mut value);
+    serde_json::from_value(value)
 }
 
 fn host_name() -> String {

@@ -1,0 +1,259 @@
+//! GatewayClass and Gateway status: each field our desired status sets replaces the
+//! current one (conditions keeping their transition times, per listener for a
+//! Gateway's listeners); fields we do not set are someone else's and stay as they are.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::{Api, Client};
+use resources::Kind;
+use resources::gateway::{GatewayClassStatus, GatewayStatus, GatewayStatusListeners};
+use resources::{Gateway, GatewayClass};
+
+use super::conditions::with_transition_times;
+use super::kind::{MergeContext, StatusKind};
+
+impl StatusKind for GatewayClass {
+    const KIND: Kind = Kind::GatewayClass;
+    type Status = GatewayClassStatus;
+    type Desired = GatewayClassStatus;
+
+    fn status(&self) -> Option<&GatewayClassStatus> {
+        self.status.as_ref()
+    }
+
+    fn api(client: Client, _namespace: &str) -> Api<Self> {
+        Api::all(client)
+    }
+
+    fn merge(
+        current: &GatewayClassStatus,
+        desired: &GatewayClassStatus,
+        context: &MergeContext<'_>,
+    ) -> GatewayClassStatus {
+        GatewayClassStatus {
+            conditions: merge_conditions(&current.conditions, &desired.conditions, context),
+            supported_features: desired
+                .supported_features
+                .clone()
+                .or_else(|| current.supported_features.clone()),
+        }
+    }
+}
+
+impl StatusKind for Gateway {
+    const KIND: Kind = Kind::Gateway;
+    type Status = GatewayStatus;
+    type Desired = GatewayStatus;
+
+    fn status(&self) -> Option<&GatewayStatus> {
+        self.status.as_ref()
+    }
+
+    fn api(client: Client, namespace: &str) -> Api<Self> {
+        Api::namespaced(client, namespace)
+    }
+
+    fn merge(
+        current: &GatewayStatus,
+        desired: &GatewayStatus,
+        context: &MergeContext<'_>,
+    ) -> GatewayStatus {
+        let listeners = desired.listeners.as_ref().map(|listeners| {
+            listeners
+                .iter()
+                .map(|listener| merge_listener(current, listener, context))
+                .collect()
+        });
+        GatewayStatus {
+            addresses: desired
+                .addresses
+                .clone()
+                .or_else(|| current.addresses.clone()),
+            attached_listener_sets: desired
+                .attached_listener_sets
+                .or(current.attached_listener_sets),
+            conditions: merge_conditions(&current.conditions, &desired.conditions, context),
+            listeners: listeners.or_else(|| current.listeners.clone()),
+        }
+    }
+}
+
+fn merge_listener(
+    current: &GatewayStatus,
+    desired: &GatewayStatusListeners,
+    context: &MergeContext<'_>,
+) -> GatewayStatusListeners {
+    let before = current
+        .listeners
+        .iter()
+        .flatten()
+        .find(|listener| listener.name == desired.name)
+        .map_or(&[][..], |listener| &listener.conditions);
+    GatewayStatusListeners {
+        conditions: with_transition_times(&desired.conditions, before, context.now),
+        ..desired.clone()
+    }
+}
+
+fn merge_conditions(
+    current: &Option<Vec<Condition>>,
+    desired: &Option<Vec<Condition>>,
+    context: &MergeContext<'_>,
+) -> Option<Vec<Condition>> {
+    match desired {
+        Some(desired) => Some(with_transition_times(
+            desired,
+            current.as_deref().unwrap_or_default(),
+            context.now,
+        )),
+        None => current.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::kind::Target;
+    use crate::status::testing::{EARLIER, NOW, UNSET, at_now, condition, metadata};
+    use resources::gateway::{
+        GatewayClassSpec, GatewayClassStatusSupportedFeatures, GatewaySpec, GatewayStatusAddresses,
+    };
+    use std::sync::Arc;
+
+    fn class(
+        status: Option<GatewayClassStatus>,
+        desired: GatewayClassStatus,
+    ) -> Target<GatewayClass> {
+        let mut object = GatewayClass::new("portcullis", GatewayClassSpec::default());
+        object.metadata = metadata("portcullis", "1");
+        object.metadata.namespace = None;
+        object.status = status;
+        Target {
+            object: Arc::new(object),
+            desired,
+        }
+    }
+
+    fn accepted(status: &str, at: &str) -> Option<Vec<Condition>> {
+        Some(vec![condition("Accepted", status, at)])
+    }
+
+    #[test]
+    fn a_class_gets_our_conditions_keeps_their_times_while_they_hold_and_keeps_what_is_not_ours() {
+        let features = Some(vec![GatewayClassStatusSupportedFeatures {
+            name: "HTTPRoute".into(),
+        }]);
+        let desired = GatewayClassStatus {
+            conditions: accepted("True", UNSET),
+            supported_features: None,
+        };
+
+        // No status yet: ours is written, transitioned now.
+        let new = class(None, desired.clone());
+        let written = at_now(|context| new.status_to_write(context));
+        assert_eq!(written.and_then(|s| s.conditions), accepted("True", NOW));
+
+        // The same, transitioned earlier, beside someone else's field: nothing to write.
+        let current = GatewayClassStatus {
+            conditions: accepted("True", EARLIER),
+            supported_features: features.clone(),
+        };
+        let unchanged = class(Some(current.clone()), desired);
+        assert_eq!(at_now(|context| unchanged.status_to_write(context)), None);
+
+        // The condition flips: written with a new time, the other field kept.
+        let flipped = GatewayClassStatus {
+            conditions: accepted("False", UNSET),
+            supported_features: None,
+        };
+        let changed = class(Some(current), flipped);
+        assert_eq!(
+            at_now(|context| changed.status_to_write(context)),
+            Some(GatewayClassStatus {
+                conditions: accepted("False", NOW),
+                supported_features: features,
+            })
+        );
+    }
+
+    fn listener(name: &str, attached: i32, status: &str, at: &str) -> GatewayStatusListeners {
+        GatewayStatusListeners {
+            attached_routes: attached,
+            conditions: vec![condition("Programmed", status, at)],
+            name: name.into(),
+            supported_kinds: None,
+        }
+    }
+
+    fn gateway(status: GatewayStatus, desired: GatewayStatus) -> Target<Gateway> {
+        let mut object = Gateway::new("edge", GatewaySpec::default());
+        object.metadata = metadata("edge", "1");
+        object.status = Some(status);
+        Target {
+            object: Arc::new(object),
+            desired,
+        }
+    }
+
+    #[test]
+    fn a_gateway_keeps_listener_condition_times_by_listener_and_keeps_addresses_it_does_not_set() {
+        let addresses = Some(vec![GatewayStatusAddresses {
+            r#type: Some("IPAddress".into()),
+            value: "192.0.2.1".into(),
+        }]);
+        let current = GatewayStatus {
+            addresses: addresses.clone(),
+            conditions: accepted("True", EARLIER),
+            listeners: Some(vec![
+                listener("http", 1, "True", EARLIER),
+                listener("https", 0, "True", EARLIER),
+            ]),
+            ..GatewayStatus::default()
+        };
+        let desired = |https: &str, attached: i32| GatewayStatus {
+            conditions: accepted("True", UNSET),
+            listeners: Some(vec![
+                listener("https", 0, https, UNSET),
+                listener("http", attached, "True", UNSET),
+            ]),
+            ..GatewayStatus::default()
+        };
+
+        let reordered = gateway(current.clone(), desired("True", 1));
+        let written = at_now(|context| reordered.status_to_write(context));
+        let listeners = written.and_then(|s| s.listeners).unwrap_or_default();
+        assert_eq!(
+            listeners,
+            [
+                listener("https", 0, "True", EARLIER),
+                listener("http", 1, "True", EARLIER)
+            ],
+            "the listeners' order is ours; each keeps its times"
+        );
+
+        let same = GatewayStatus {
+            listeners: Some(vec![
+                listener("https", 0, "True", EARLIER),
+                listener("http", 1, "True", EARLIER),
+            ]),
+            ..current
+        };
+        assert_eq!(
+            at_now(|context| gateway(same.clone(), desired("True", 1)).status_to_write(context)),
+            None
+        );
+
+        let changed = at_now(|context| gateway(same, desired("False", 2)).status_to_write(context));
+        assert_eq!(
+            changed,
+            Some(GatewayStatus {
+                addresses,
+                conditions: accepted("True", EARLIER),
+                listeners: Some(vec![
+                    listener("https", 0, "False", NOW),
+                    listener("http", 2, "True", EARLIER),
+                ]),
+                ..GatewayStatus::default()
+            })
+        );
+    }
+}

@@ -1,0 +1,206 @@
+//! Route status: `status.parents` is shared by every controller a route names, so only
+//! the entries with our controller name are ours; other controllers' entries are written
+//! back as they are. Each route kind's generated parent-status type implements
+//! [`RouteParentStatus`], and its kind implements `StatusKind` with [`merge_parents`].
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::{Api, Client};
+use resources::gateway::{
+    HttpRouteStatus, HttpRouteStatusParents, HttpRouteStatusParentsParentRef,
+};
+use resources::{HttpRoute, Kind};
+
+use super::conditions::with_transition_times;
+use super::kind::{MergeContext, StatusKind};
+
+/// One entry of a route's `status.parents` (the specification's `RouteParentStatus`;
+/// each route kind has its own generated type for it).
+pub trait RouteParentStatus: Clone {
+    /// The generated type of the entry's `parentRef`.
+    type ParentRef: PartialEq;
+
+    /// The controller the entry belongs to.
+    fn controller_name(&self) -> &str;
+    /// The parent the entry is about.
+    fn parent_ref(&self) -> &Self::ParentRef;
+    /// The entry's conditions.
+    fn conditions(&self) -> &[Condition];
+    /// The entry with these conditions.
+    fn with_conditions(&self, conditions: Vec<Condition>) -> Self;
+}
+
+/// Other controllers' entries of `current` as they are, then `ours` in their order, each
+/// condition keeping its transition time from our current entry for the same parent
+/// while its status holds.
+pub fn merge_parents<P: RouteParentStatus>(
+    current: &[P],
+    ours: &[P],
+    context: &MergeContext<'_>,
+) -> Vec<P> {
+    let is_ours = |entry: &&P| entry.controller_name() == context.controller_name;
+    let theirs = current.iter().filter(|entry| !is_ours(entry)).cloned();
+    let ours = ours.iter().map(|entry| {
+        let before = current
+            .iter()
+            .filter(is_ours)
+            .find(|before| before.parent_ref() == entry.parent_ref())
+            .map_or(&[][..], |before| before.conditions());
+        entry.with_conditions(with_transition_times(
+            entry.conditions(),
+            before,
+            context.now,
+        ))
+    });
+    theirs.chain(ours).collect()
+}
+
+impl RouteParentStatus for HttpRouteStatusParents {
+    type ParentRef = HttpRouteStatusParentsParentRef;
+
+    fn controller_name(&self) -> &str {
+        &self.controller_name
+    }
+
+    fn parent_ref(&self) -> &HttpRouteStatusParentsParentRef {
+        &self.parent_ref
+    }
+
+    fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+
+    fn with_conditions(&self, conditions: Vec<Condition>) -> Self {
+        Self {
+            conditions,
+            ..self.clone()
+        }
+    }
+}
+
+/// The desired status holds only our `parents` entries.
+impl StatusKind for HttpRoute {
+    const KIND: Kind = Kind::HttpRoute;
+    type Status = HttpRouteStatus;
+    type Desired = HttpRouteStatus;
+
+    fn status(&self) -> Option<&HttpRouteStatus> {
+        self.status.as_ref()
+    }
+
+    fn api(client: Client, namespace: &str) -> Api<Self> {
+        Api::namespaced(client, namespace)
+    }
+
+    fn merge(
+        current: &HttpRouteStatus,
+        desired: &HttpRouteStatus,
+        context: &MergeContext<'_>,
+    ) -> HttpRouteStatus {
+        HttpRouteStatus {
+            parents: merge_parents(&current.parents, &desired.parents, context),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::kind::Target;
+    use crate::status::testing::{EARLIER, NOW, UNSET, US, at_now, condition, metadata};
+    use resources::gateway::HttpRouteSpec;
+    use std::sync::Arc;
+
+    fn route(
+        parents: Vec<HttpRouteStatusParents>,
+        ours: Vec<HttpRouteStatusParents>,
+    ) -> Target<HttpRoute> {
+        let mut object = HttpRoute::new("web", HttpRouteSpec::default());
+        object.metadata = metadata("web", "1");
+        object.status = Some(HttpRouteStatus { parents });
+        Target {
+            object: Arc::new(object),
+            desired: HttpRouteStatus { parents: ours },
+        }
+    }
+
+    fn parent(
+        gateway: &str,
+        controller: &str,
+        conditions: Vec<Condition>,
+    ) -> HttpRouteStatusParents {
+        HttpRouteStatusParents {
+            conditions,
+            controller_name: controller.into(),
+            parent_ref: HttpRouteStatusParentsParentRef {
+                name: gateway.into(),
+                ..HttpRouteStatusParentsParentRef::default()
+            },
+        }
+    }
+
+    fn accepted(status: &str, at: &str) -> Vec<Condition> {
+        vec![
+            condition("Accepted", status, at),
+            condition("ResolvedRefs", "True", at),
+        ]
+    }
+
+    #[test]
+    fn only_differences_are_written_and_other_controllers_entries_are_kept() {
+        let theirs = parent("other", "example.com/them", accepted("False", EARLIER));
+        let ours = parent("gw", US, accepted("True", UNSET));
+
+        // Nothing written yet: ours is added after theirs, transitioned now.
+        let fresh = route(vec![theirs.clone()], vec![ours.clone()]);
+        let written = at_now(|context| fresh.status_to_write(context));
+        assert_eq!(
+            written.map(|status| status.parents),
+            Some(vec![
+                theirs.clone(),
+                parent("gw", US, accepted("True", NOW))
+            ])
+        );
+
+        // Written already (at some earlier time): nothing to do.
+        let stored = parent("gw", US, accepted("True", EARLIER));
+        let settled = route(vec![theirs.clone(), stored.clone()], vec![ours]);
+        assert_eq!(at_now(|context| settled.status_to_write(context)), None);
+
+        // One condition flips: it gets a new time, the other keeps its own, theirs stays.
+        let flipped = route(
+            vec![theirs.clone(), stored],
+            vec![parent("gw", US, accepted("False", UNSET))],
+        );
+        let written = at_now(|context| flipped.status_to_write(context));
+        let expected = parent(
+            "gw",
+            US,
+            vec![
+                condition("Accepted", "False", NOW),
+                condition("ResolvedRefs", "True", EARLIER),
+            ],
+        );
+        assert_eq!(
+            written.map(|status| status.parents),
+            Some(vec![theirs, expected])
+        );
+    }
+
+    #[test]
+    fn ours_are_told_apart_by_controller_name_and_matched_by_parent() {
+        // Another controller's entry for the same parent is not ours: its times are not
+        // taken, and it is kept beside ours.
+        let theirs = parent("gw", "example.com/them", accepted("True", EARLIER));
+        let stale_ours = parent("old", US, accepted("True", EARLIER));
+        let target = route(
+            vec![stale_ours, theirs.clone()],
+            vec![parent("gw", US, accepted("True", UNSET))],
+        );
+        let written = at_now(|context| target.status_to_write(context));
+        assert_eq!(
+            written.map(|status| status.parents),
+            Some(vec![theirs, parent("gw", US, accepted("True", NOW))]),
+            "our entry for a parent we no longer want is replaced"
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! The one status writer: while this replica leads, it patches the status of every
+//! target whose merged status differs from what the object holds, retrying refused
+//! writes, whatever the kind.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::Client;
+use kube::api::{Patch, PatchParams};
+use resources::ObjectRef;
+use serde::Serialize;
+use tokio::sync::watch;
+
+use super::kind::{MergeContext, StatusKind, Target};
+
+/// How soon a refused or failed write is tried again.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// What a writer works from: the targets, or what they are computed from when that
+/// needs the API server (a published Service's address).
+pub trait TargetSource<K: StatusKind>: Send + Sync + 'static {
+    /// How often the targets are computed again when nothing else happens, for a source
+    /// that depends on what no watch reports; `None`: only on changes.
+    const RECHECK: Option<Duration> = None;
+
+    /// The targets, now.
+    fn targets(
+        &self,
+        client: &Client,
+    ) -> impl Future<Output = Result<Cow<'_, [Target<K>]>, kube::Error>> + Send;
+}
+
+/// Targets the controller computed whole.
+impl<K: StatusKind> TargetSource<K> for Vec<Target<K>> {
+    async fn targets(&self, _client: &Client) -> Result<Cow<'_, [Target<K>]>, kube::Error> {
+        Ok(Cow::Borrowed(self))
+    }
+}
+
+/// A running writer for one kind; it stops when this is dropped.
+#[derive(Debug)]
+pub struct StatusWriter<S> {
+    input: watch::Sender<Arc<S>>,
+}
+
+impl<S: PartialEq> StatusWriter<S> {
+    /// Starts writing the status of kind `K` from `initial`, while `leading` says so.
+    /// `controller_name` tells our entries from other controllers'.
+    pub fn start<K>(
+        client: Client,
+        controller_name: String,
+        leading: watch::Receiver<bool>,
+        initial: S,
+    ) -> Self
+    where
+        K: StatusKind,
+        S: TargetSource<K>,
+    {
+        let (input, receiver) = watch::channel(Arc::new(initial));
+        tokio::spawn(write_status::<K, S>(
+            client,
+            controller_name,
+            leading,
+            receiver,
+        ));
+        Self { input }
+    }
+
+    /// Hands the writer new input; it is woken only when that differs from the last.
+    pub fn update(&self, input: S) {
+        self.input.send_if_modified(|current| {
+            let modified = **current != input;
+            if modified {
+                *current = Arc::new(input);
+            }
+            modified
+        });
+    }
+}
+
+/// Writes while this replica leads: whenever the input or the leadership changes, again
+/// after [`RETRY`] while a write is refused, and every [`TargetSource::RECHECK`].
+/// Returns when the input or the leadership is closed.
+async fn write_status<K: StatusKind, S: TargetSource<K>>(
+    client: Client,
+    controller_name: String,
+    mut leading: watch::Receiver<bool>,
+    mut input: watch::Receiver<Arc<S>>,
+) {
+    let mut written = Written::default();
+    loop {
+        let mut settled = true;
+        if *leading.borrow_and_update() {
+            let source = input.borrow_and_update().clone();
+            settled = match source.targets(&client).await {
+                Ok(targets) => {
+                    let now = Time(Timestamp::now());
+                    let context = MergeContext {
+                        controller_name: &controller_name,
+                        now: &now,
+                    };
+                    write_pending(&client, &targets, &context, &mut written).await
+                }
+                Err(err) => {
+                    tracing::warn!(kind = K::KIND.name(), error = %err, "cannot compute the desired status");
+                    false
+                }
+            };
+        }
+        let wake = if settled { S::RECHECK } else { Some(RETRY) };
+        tokio::select! {
+            changed = input.changed() => if changed.is_err() { return },
+            changed = leading.changed() => if changed.is_err() { return },
+            () = tokio::time::sleep(wake.unwrap_or_default()), if wake.is_some() => {}
+        }
+    }
+}
+
+/// The version each object's status was last written at. Until a newer version comes
+/// back through the watch, the object's status is not written again.
+#[derive(Debug, Default)]
+pub(crate) struct Written(pub(crate) BTreeMap<ObjectRef, String>);
+
+/// One status patch to send.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StatusPatch<K: StatusKind> {
+    pub(crate) object: ObjectRef,
+    pub(crate) resource_version: String,
+    pub(crate) status: K::Status,
+}
+
+/// The patches `targets` ask for: each object whose status would change, unless it was
+/// already written at the version it is seen with. Forgets objects no longer targeted.
+pub(crate) fn pending<K: StatusKind>(
+    targets: &[Target<K>],
+    written: &mut Written,
+    context: &MergeContext<'_>,
+) -> Vec<StatusPatch<K>> {
+    let objects: BTreeMap<ObjectRef, &Target<K>> =
+        targets.iter().map(|t| (t.object_ref(), t)).collect();
+    written.0.retain(|object, _| objects.contains_key(object));
+    objects
+        .into_iter()
+        .filter(|(object, target)| {
+            written.0.get(object).map(String::as_str) != Some(target.resource_version())
+        })
+        .filter_map(|(object, target)| {
+            let status = target.status_to_write(context)?;
+            Some(StatusPatch {
+                object,
+                resource_version: target.resource_version().to_owned(),
+                status,
+            })
+        })
+        .collect()
+}
+
+/// Sends the pending patches; says whether every one was accepted.
+async fn write_pending<K: StatusKind>(
+    client: &Client,
+    targets: &[Target<K>],
+    context: &MergeContext<'_>,
+    written: &mut Written,
+) -> bool {
+    let mut settled = true;
+    for patch in pending(targets, written, context) {
+        match send(client, &patch).await {
+            Ok(()) => {
+                tracing::info!(object = %patch.object, "status written");
+                written.0.insert(patch.object, patch.resource_version);
+            }
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                settled = false;
+                tracing::debug!(object = %patch.object, "status write conflicted; the newer version will be compared");
+            }
+            Err(err) => {
+                settled = false;
+                tracing::warn!(object = %patch.object, error = %err, "cannot write status");
+            }
+        }
+    }
+    settled
+}
+
+#[derive(Debug, Serialize)]
+struct PatchBody<'a, S> {
+    metadata: VersionCheck<'a>,
+    status: &'a S,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VersionCheck<'a> {
+    resource_version: &'a str,
+}
+
+async fn send<K: StatusKind>(client: &Client, patch: &StatusPatch<K>) -> Result<(), kube::Error> {
+    // The version makes the write conditional: if the object changed meanwhile, the API
+    // server refuses it and the newer version comes back through the watch.
+    let body = PatchBody {
+        metadata: VersionCheck {
+            resource_version: &patch.resource_version,
+        },
+        status: &patch.status,
+    };
+    K::api(client.clone(), &patch.object.namespace)
+        .patch_status(
+            &patch.object.name,
+            &PatchParams::default(),
+            &Patch::Merge(&body),
+        )
+        .await
+        .map(drop)
+}

@@ -288,3 +288,89 @@ fn host_name() -> String {
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| format!("portcullis-{}", std::process::id()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use convert::gateway::{ConditionStatus, ConditionType, Reason};
+    use convert::gateway_status::{ListenerStatus, ParentRef, RouteParentStatus, StatusCondition};
+    use resources::gateway::{
+        GatewayClassStatus, GatewayStatus, GatewayStatusListenersSupportedKinds, HttpRouteStatus,
+    };
+    use std::collections::BTreeMap;
+
+    fn accepted() -> StatusCondition {
+        StatusCondition {
+            kind: ConditionType::Accepted,
+            status: ConditionStatus::True,
+            reason: Reason::Accepted,
+            message: "attached".into(),
+            observed_generation: Some(2),
+        }
+    }
+
+    #[test]
+    fn converts_statuses_read_as_the_gateway_api_types_with_every_field_kept() {
+        let route = ObjectStatus::Route {
+            parents: vec![RouteParentStatus {
+                parent_ref: ParentRef {
+                    group: "gateway.networking.k8s.io",
+                    kind: "Gateway",
+                    namespace: "default".into(),
+                    name: "edge".into(),
+                    section_name: Some("http".into()),
+                    port: Some(80),
+                },
+                controller_name: convert::gateway::GATEWAY_CONTROLLER,
+                conditions: vec![accepted()],
+            }],
+        };
+        let typed: HttpRouteStatus = typed_status::<HttpRoute>(&route).unwrap();
+        let parent = &typed.parents[0];
+        assert_eq!(parent.controller_name, convert::gateway::GATEWAY_CONTROLLER);
+        assert_eq!(parent.parent_ref.namespace.as_deref(), Some("default"));
+        assert_eq!(parent.parent_ref.section_name.as_deref(), Some("http"));
+        assert_eq!(parent.parent_ref.port, Some(80));
+        let condition = &parent.conditions[0];
+        assert_eq!(
+            (condition.type_.as_str(), condition.status.as_str()),
+            ("Accepted", "True")
+        );
+        assert_eq!(condition.message, "attached");
+        assert_eq!(condition.observed_generation, Some(2));
+
+        let gateway = ObjectStatus::Gateway {
+            conditions: vec![accepted()],
+            listeners: vec![ListenerStatus {
+                name: "http".into(),
+                attached_routes: 3,
+                supported_kinds: vec![BTreeMap::from([
+                    ("group", "gateway.networking.k8s.io"),
+                    ("kind", "HTTPRoute"),
+                ])],
+                conditions: vec![accepted()],
+            }],
+        };
+        let typed: GatewayStatus = typed_status::<Gateway>(&gateway).unwrap();
+        let listener = &typed.listeners.unwrap_or_default()[0];
+        assert_eq!(listener.attached_routes, 3);
+        assert_eq!(
+            listener.supported_kinds,
+            Some(vec![GatewayStatusListenersSupportedKinds {
+                group: Some("gateway.networking.k8s.io".into()),
+                kind: "HTTPRoute".into(),
+            }])
+        );
+        assert_eq!(listener.conditions[0].type_, "Accepted");
+        assert_eq!(typed.conditions.map(|c| c.len()), Some(1));
+
+        let class = ObjectStatus::Class {
+            conditions: vec![accepted()],
+        };
+        let typed: GatewayClassStatus = typed_status::<GatewayClass>(&class).unwrap();
+        assert_eq!(
+            typed.conditions.map(|c| c[0].reason.clone()),
+            Some("Accepted".into())
+        );
+    }
+}

@@ -5,7 +5,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 /// `desired`, each condition with the `lastTransitionTime` of the `current` condition of
 /// the same type while it has the same status, else `now`.
-pub fn with_transition_times(
+pub(crate) fn with_transition_times(
     desired: &[Condition],
     current: &[Condition],
     now: &Time,

@@ -142,8 +142,8 @@ impl TargetSource<Ingress> for ServedIngresses {
     }
 }
 
-/// `status.loadBalancer` is ours alone: the desired addresses (sorted) replace the
-/// current ones unless they are the same in another order.
+/// `status.loadBalancer` is ours alone: the desired addresses replace the current ones
+/// unless they are the same in another order.
 impl StatusKind for Ingress {
     const KIND: Kind = Kind::Ingress;
     type Status = IngressStatus;
@@ -167,7 +167,7 @@ impl StatusKind for Ingress {
             .as_ref()
             .and_then(|lb| lb.ingress.clone())
             .unwrap_or_default();
-        if sorted(addresses) == *desired {
+        if sorted(addresses) == sorted(desired.clone()) {
             return current.clone();
         }
         IngressStatus {

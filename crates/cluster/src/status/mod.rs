@@ -11,8 +11,6 @@ mod route;
 mod testing;
 mod writer;
 
-pub use conditions::with_transition_times;
 pub use ingress::{Publish, ServedIngresses, from_addresses, from_service};
 pub use kind::{MergeContext, StatusKind, Target};
-pub use route::{RouteParentStatus, merge_parents};
 pub use writer::{StatusWriter, TargetSource};

@@ -15,7 +15,7 @@ use super::kind::{MergeContext, StatusKind};
 
 /// One entry of a route's `status.parents` (the specification's `RouteParentStatus`;
 /// each route kind has its own generated type for it).
-pub trait RouteParentStatus: Clone {
+pub(crate) trait RouteParentStatus: Clone {
     /// The generated type of the entry's `parentRef`.
     type ParentRef: PartialEq;
 
@@ -32,7 +32,7 @@ pub trait RouteParentStatus: Clone {
 /// Other controllers' entries of `current` as they are, then `ours` in their order, each
 /// condition keeping its transition time from our current entry for the same parent
 /// while its status holds.
-pub fn merge_parents<P: RouteParentStatus>(
+pub(crate) fn merge_parents<P: RouteParentStatus>(
     current: &[P],
     ours: &[P],
     context: &MergeContext<'_>,

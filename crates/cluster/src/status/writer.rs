@@ -217,3 +217,44 @@ async fn send<K: StatusKind>(client: &Client, patch: &StatusPatch<K>) -> Result<
         .await
         .map(drop)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::testing::{at_now, metadata};
+    use k8s_openapi::api::networking::v1::{Ingress, IngressLoadBalancerIngress};
+    use resources::Kind;
+
+    fn stale(version: &str) -> Target<Ingress> {
+        Target {
+            object: Arc::new(Ingress {
+                metadata: metadata("web", version),
+                ..Ingress::default()
+            }),
+            desired: vec![IngressLoadBalancerIngress {
+                ip: Some("10.0.0.1".into()),
+                ..IngressLoadBalancerIngress::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn an_object_written_at_its_version_waits_for_a_newer_one_while_it_stays_a_target() {
+        let web = ObjectRef::new(Kind::Ingress, "default", "web");
+        let mut written = Written(BTreeMap::from([(web.clone(), "1".to_owned())]));
+        let due = |targets: &[Target<Ingress>], written: &mut Written| {
+            at_now(|context| pending(targets, written, context))
+                .into_iter()
+                .map(|patch| (patch.object, patch.resource_version))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(due(&[stale("1")], &mut written), []);
+        assert_eq!(
+            due(&[stale("2")], &mut written),
+            [(web.clone(), "2".to_owned())]
+        );
+        // No longer a target: forgotten, so it is compared afresh when it comes back.
+        assert_eq!(due(&[], &mut written), []);
+        assert_eq!(due(&[stale("1")], &mut written), [(web, "1".to_owned())]);
+    }
+}

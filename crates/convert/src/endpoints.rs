@@ -1,62 +1,74 @@
 //! Resolving a service port to the ready endpoints behind it.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
+use std::sync::Arc;
 
-use model::Server;
+use model::{Backend, BackendId, Origin, Server};
 use resources::{Kind, Object, ObjectRef, Service, ServiceBackendPort, ServicePort};
 
+use crate::diagnostic::Diagnostic;
+use crate::keys::{self, Annotations, Keys};
 use crate::lookup::Recorder;
 
-/// How a backend is balanced and timed out, as an object's keys say.
-pub(crate) struct BackendSettings {
-    pub(crate) balance: model::Balance,
-    pub(crate) timeout_connect: model::HaproxyDuration,
-    pub(crate) timeout_server: model::HaproxyDuration,
-}
+/// A backend as one converted object sees it: the backend, and the annotations of its
+/// Service (which take precedence over the object's for backend and path keys).
+pub(crate) type ServiceBackend = (Arc<Backend>, Arc<Annotations>);
 
 /// The backend of a service port, built once per converted object: `built` holds those
-/// this object's conversion already made.
+/// this object's conversion already made. `keys` are the object's layers; the Service's
+/// annotations are put above them, and their problems reported in `diagnostics`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn service_backend(
     lookups: &mut Recorder<'_>,
-    built: &mut std::collections::BTreeMap<model::BackendId, std::sync::Arc<model::Backend>>,
+    built: &mut BTreeMap<BackendId, ServiceBackend>,
     namespace: &str,
-    service: &str,
+    service_name: &str,
     port: &ServiceBackendPort,
-    settings: impl FnOnce() -> BackendSettings,
-    origin: &model::Origin,
-) -> Result<std::sync::Arc<model::Backend>, String> {
-    let (canonical_port, servers) = resolve_servers(lookups, namespace, service, port)?;
-    let id = model::BackendId {
+    keys: Keys<'_>,
+    origin: &Origin,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<ServiceBackend, String> {
+    let (canonical_port, servers, service) =
+        resolve_servers(lookups, namespace, service_name, port)?;
+    let id = BackendId {
         namespace: namespace.to_owned(),
-        service: service.to_owned(),
+        service: service_name.to_owned(),
         port: canonical_port,
     };
     if let Some(backend) = built.get(&id) {
         return Ok(backend.clone());
     }
-    let settings = settings();
-    let backend = std::sync::Arc::new(model::Backend {
+    let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
+    let service_keys = Arc::new(Annotations::new(
+        service.metadata.annotations.as_ref(),
+        &service_ref,
+        diagnostics,
+    ));
+    let keys = keys.with_service(&service_keys);
+    let backend = Arc::new(Backend {
         id: id.clone(),
         servers,
-        balance: settings.balance,
-        timeout_connect: settings.timeout_connect,
-        timeout_server: settings.timeout_server,
+        balance: keys.get(&keys::BALANCE_ALGORITHM),
+        timeout_connect: keys.get(&keys::TIMEOUT_CONNECT),
+        timeout_server: keys.get(&keys::TIMEOUT_SERVER),
         origins: vec![origin.clone()],
     });
-    built.insert(id, backend.clone());
-    Ok(backend)
+    let resolved = (backend, service_keys);
+    built.insert(id, resolved.clone());
+    Ok(resolved)
 }
 
 /// Finds the service port a backend names (by number or by name) and its ready endpoints:
 /// from the service's EndpointSlices, or from its Endpoints object when it has no slice.
 /// Returns the port's canonical name (its name, or its number when unnamed), so a port
 /// referred to both ways is one backend.
-pub fn resolve_servers(
-    snapshot: &mut Recorder<'_>,
+pub(crate) fn resolve_servers<'a>(
+    snapshot: &mut Recorder<'a>,
     namespace: &str,
     service_name: &str,
     port: &ServiceBackendPort,
-) -> Result<(String, Vec<Server>), String> {
+) -> Result<(String, Vec<Server>, &'a Arc<Service>), String> {
     let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
     let Some(Object::Service(service)) = snapshot.get(service_ref) else {
         return Err(format!("service {namespace}/{service_name} not found"));
@@ -131,7 +143,7 @@ pub fn resolve_servers(
         Some(name) if !name.is_empty() => name.to_owned(),
         _ => service_port.port.to_string(),
     };
-    Ok((canonical, servers))
+    Ok((canonical, servers, service))
 }
 
 fn find_port<'a>(service: &'a Service, wanted: &ServiceBackendPort) -> Option<&'a ServicePort> {

@@ -3,15 +3,15 @@
 //! memoized; combining Ingresses (conflicts, redirects, certificates) is `merge`'s job.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use model::{Backend, BackendId, HostKey};
+use model::{BackendId, HostKey};
 use resources::{Ingress, IngressServiceBackend, ObjectRef};
 
 use crate::contribution::{
     BackendClaim, ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim,
 };
-use crate::keys::{self, Annotations};
+use crate::endpoints::ServiceBackend;
+use crate::keys::{self, Annotations, Keys};
 use crate::lookup::Recorder;
 use crate::{endpoints, names};
 
@@ -19,7 +19,7 @@ struct Converter<'a, 'b> {
     lookups: &'a mut Recorder<'b>,
     annotations: Annotations,
     output: Contribution,
-    backends: BTreeMap<BackendId, Arc<Backend>>,
+    backends: BTreeMap<BackendId, ServiceBackend>,
 }
 
 /// Converts one Ingress of ours.
@@ -83,15 +83,10 @@ impl Converter<'_, '_> {
     fn rules(&mut self, spec: &resources::IngressSpec) {
         if let Some(default) = &spec.default_backend {
             let field = "spec.defaultBackend".to_owned();
-            if let Some(backend) = self.backend(default.service.as_ref(), &field) {
+            if let Some((backend, _)) = self.backend(default.service.as_ref(), &field) {
                 self.output.default_backend = Some(BackendClaim { backend, field });
             }
         }
-        let global = self.lookups.global();
-        let https_redirect = self
-            .annotations
-            .get(&keys::SSL_REDIRECT, global)
-            .then(|| self.annotations.get(&keys::SSL_REDIRECT_CODE, global));
         for (rule_index, rule) in spec.rules.iter().flatten().enumerate() {
             let host = match rule.host.as_deref().filter(|h| !h.is_empty()) {
                 None => HostKey::CatchAll,
@@ -125,11 +120,15 @@ impl Converter<'_, '_> {
                         continue;
                     }
                 };
-                let Some(backend) =
+                let Some((backend, service_keys)) =
                     self.backend(path.backend.service.as_ref(), &format!("{field}.backend"))
                 else {
                     continue;
                 };
+                let layers = self.keys().with_service(&service_keys);
+                let https_redirect = layers
+                    .get(&keys::SSL_REDIRECT)
+                    .then(|| layers.get(&keys::SSL_REDIRECT_CODE));
                 let path_text = path.path.clone().unwrap_or_else(|| "/".to_owned());
                 self.output.routes.push(RouteClaim {
                     host: host.clone(),
@@ -146,12 +145,21 @@ impl Converter<'_, '_> {
         }
     }
 
+    /// This Ingress's keys: its annotations over the global ConfigMap.
+    fn keys(&mut self) -> Keys<'_> {
+        Keys {
+            service: None,
+            object: Some(&self.annotations),
+            global: self.lookups.global(),
+        }
+    }
+
     /// Resolves a service backend, once per backend of this Ingress.
     fn backend(
         &mut self,
         service: Option<&IngressServiceBackend>,
         field: &str,
-    ) -> Option<Arc<Backend>> {
+    ) -> Option<ServiceBackend> {
         let Some(service) = service else {
             self.report(
                 field.to_owned(),
@@ -169,11 +177,10 @@ impl Converter<'_, '_> {
             return None;
         }
         let namespace = self.output.object.namespace.clone();
-        let (annotations, global) = (&self.annotations, self.lookups.global());
-        let settings = || endpoints::BackendSettings {
-            balance: annotations.get(&keys::BALANCE_ALGORITHM, global),
-            timeout_connect: annotations.get(&keys::TIMEOUT_CONNECT, global),
-            timeout_server: annotations.get(&keys::TIMEOUT_SERVER, global),
+        let layers = Keys {
+            service: None,
+            object: Some(&self.annotations),
+            global: self.lookups.global(),
         };
         let built = endpoints::service_backend(
             self.lookups,
@@ -181,8 +188,9 @@ impl Converter<'_, '_> {
             &namespace,
             &service.name,
             &port,
-            settings,
+            layers,
             &self.output.origin,
+            &mut self.output.diagnostics,
         );
         match built {
             Ok(backend) => Some(backend),

@@ -210,3 +210,49 @@ fn automatic_shard_count_keeps_about_a_hundred_backends_per_file() {
         );
     }
 }
+
+#[test]
+fn a_service_annotation_beats_the_ingress_which_beats_the_configmap_for_routes_too() {
+    let mut options = options();
+    options.global_configmap = Some(("default".into(), "portcullis".into()));
+    let yaml = format!(
+        "{}{}{}{}",
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: portcullis}\ndata: {balance-algorithm: first, timeout-server: 9s, timeout-connect: 4s}\n",
+        "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  annotations: {ingress.kubernetes.io/balance-algorithm: leastconn, haproxy-ingress.github.io/ssl-redirect: \"false\", ingress.kubernetes.io/no-such-key: x}\nspec:\n  ports: [{port: 80}]\n",
+        ingress(
+            "app",
+            "  annotations: {portcullis.dev/balance-algorithm: source, portcullis.dev/timeout-server: 7s}\n",
+            "  ingressClassName: portcullis\n  tls: [{hosts: [app.test]}]\n",
+        ),
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: portcullis}\nspec: {controllerName: portcullis.dev/gateway-controller}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw}\nspec:\n  gatewayClassName: portcullis\n  listeners: [{name: web, protocol: HTTP, port: 80}]\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: api\n  annotations: {haproxy-ingress.github.io/timeout-connect: 2s}\nspec:\n  ports: [{port: 80}]\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: api}\nspec:\n  parentRefs: [{name: gw}]\n  hostnames: [api.test]\n  rules: [{backendRefs: [{name: api, port: 80}]}]\n",
+    );
+    let (model, diagnostics) = model_of(&yaml, &options);
+    let web = &model.backends[&BackendId {
+        namespace: "default".into(),
+        service: "web".into(),
+        port: "80".into(),
+    }];
+    // The Service's (under the third prefix) beats the Ingress's, which beats the
+    // ConfigMap's; where neither annotates, the Ingress's, then the ConfigMap's, apply.
+    assert_eq!(web.balance, model::Balance::LeastConn);
+    assert_eq!(web.timeout_server.as_str(), "7s");
+    assert_eq!(web.timeout_connect.as_str(), "4s");
+    // A path key from the Service: no HTTPS redirect although the host has TLS.
+    let host = &model.hosts[&HostKey::Exact("app.test".into())];
+    let route = host.routes.values().next().unwrap();
+    assert_eq!(route.https_redirect, None);
+    // An HTTPRoute's backend takes its Service's keys over the ConfigMap's.
+    let api = &model.backends[&BackendId {
+        namespace: "default".into(),
+        service: "api".into(),
+        port: "80".into(),
+    }];
+    assert_eq!(api.timeout_connect.as_str(), "2s");
+    assert_eq!(api.balance, model::Balance::First);
+    assert_eq!(
+        diagnostics,
+        [
+            "Service default/web: metadata.annotations[ingress.kubernetes.io/no-such-key]: unknown configuration key 'no-such-key'"
+        ]
+    );
+}

@@ -25,7 +25,8 @@ use resources::{Gateway, HttpRoute, Kind, Object, ObjectRef, ServiceBackendPort}
 use super::api::{GATEWAY_CONTROLLER, GROUP};
 use super::{listener, rules};
 use crate::contribution::{ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim};
-use crate::keys;
+use crate::endpoints::ServiceBackend;
+use crate::keys::Keys;
 use crate::lookup::Recorder;
 use crate::outcome::{ParentOutcome, Reason, Refusal, RouteOutcome};
 use crate::{endpoints, names};
@@ -56,7 +57,7 @@ struct RouteConverter<'a, 'b> {
     route: &'a HttpRoute,
     lookups: &'a mut Recorder<'b>,
     output: Contribution,
-    backends: BTreeMap<BackendId, Arc<Backend>>,
+    backends: BTreeMap<BackendId, ServiceBackend>,
 }
 
 /// Converts one HTTPRoute; a route attached to none of our Gateways contributes nothing.
@@ -542,11 +543,11 @@ impl RouteConverter<'_, '_> {
             number: Some(port),
             name: None,
         };
-        let global = self.lookups.global();
-        let settings = || endpoints::BackendSettings {
-            balance: global.get(&keys::BALANCE_ALGORITHM),
-            timeout_connect: global.get(&keys::TIMEOUT_CONNECT),
-            timeout_server: global.get(&keys::TIMEOUT_SERVER),
+        // A route has no annotations of its own: its Service's and the ConfigMap's apply.
+        let keys = Keys {
+            service: None,
+            object: None,
+            global: self.lookups.global(),
         };
         endpoints::service_backend(
             self.lookups,
@@ -554,9 +555,11 @@ impl RouteConverter<'_, '_> {
             &namespace,
             &reference.name,
             &backend_port,
-            settings,
+            keys,
             &self.output.origin,
+            &mut self.output.diagnostics,
         )
+        .map(|(backend, _)| backend)
         .map_err(|why| Refusal::new(Reason::BackendNotFound, why))
     }
 }

@@ -3,22 +3,40 @@
 
 use std::collections::BTreeMap;
 
-use model::{Balance, Cidr, ForwardFor, HaproxyDuration, HeaderName};
 use resources::ObjectRef;
 
 use crate::diagnostic::Diagnostic;
 
-/// Annotation prefixes, in precedence order; the second one eases migration.
-pub const ANNOTATION_PREFIXES: [&str; 2] = ["portcullis.dev/", "haproxy-ingress.github.io/"];
+mod backend;
+mod forwarded;
+mod parse;
+mod proxy;
+mod routing;
+
+pub use backend::{BALANCE_ALGORITHM, TIMEOUT_CONNECT, TIMEOUT_SERVER};
+pub use forwarded::{
+    FORWARDFOR, FORWARDFOR_TRUSTED_CIDRS, ORIGINAL_FORWARDED_FOR_HDR, REAL_IP_HDR,
+};
+pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
+pub use routing::{SSL_REDIRECT, SSL_REDIRECT_CODE};
+
+/// Annotation prefixes, in precedence order: our own, then haproxy-ingress's two, so
+/// that its users' annotations keep working.
+pub const ANNOTATION_PREFIXES: [&str; 3] = [
+    "portcullis.dev/",
+    "haproxy-ingress.github.io/",
+    "ingress.kubernetes.io/",
+];
 
 /// Where a key may be set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     /// The whole proxy: global ConfigMap only.
     Global,
-    /// One backend: ConfigMap default, overridden by an Ingress annotation.
+    /// One backend: ConfigMap default, overridden by an Ingress annotation, overridden
+    /// by an annotation of the backend's Service.
     Backend,
-    /// One path: ConfigMap default, overridden by an Ingress annotation.
+    /// One path: as a backend key, the Service being the path's backend's.
     Path,
 }
 
@@ -76,186 +94,6 @@ impl<T> Key<T> {
         (self.parse)(self.default).expect("key defaults are valid")
     }
 }
-
-fn parse_bool(text: &str) -> Result<bool, String> {
-    match text.trim() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        other => Err(format!("'{other}' is not true or false")),
-    }
-}
-
-fn parse_duration(text: &str) -> Result<HaproxyDuration, String> {
-    HaproxyDuration::parse(text)
-}
-
-fn parse_redirect_code(text: &str) -> Result<u16, String> {
-    match text.trim().parse::<u16>() {
-        Ok(code @ (301 | 302 | 303 | 307 | 308)) => Ok(code),
-        _ => Err(format!(
-            "'{}' is not one of 301, 302, 303, 307, 308",
-            text.trim()
-        )),
-    }
-}
-
-fn parse_balance(text: &str) -> Result<Balance, String> {
-    Balance::ALL
-        .iter()
-        .find(|(_, keyword)| *keyword == text.trim())
-        .map(|(b, _)| *b)
-        .ok_or_else(|| {
-            let known: Vec<&str> = Balance::ALL.iter().map(|(_, k)| *k).collect();
-            format!("'{}' is not one of {}", text.trim(), known.join(", "))
-        })
-}
-
-fn parse_max_connections(text: &str) -> Result<u32, String> {
-    match text.trim().parse::<u32>() {
-        Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "'{}' is not a whole number from 1 to 1000000",
-            text.trim()
-        )),
-    }
-}
-
-/// `ssl-redirect`.
-pub const SSL_REDIRECT: Key<bool> = Key {
-    name: "ssl-redirect",
-    scope: Scope::Path,
-    default: "true",
-    parse: parse_bool,
-    doc: "Redirect plain-HTTP requests to HTTPS when the host has TLS.",
-};
-/// `ssl-redirect-code`.
-pub const SSL_REDIRECT_CODE: Key<u16> = Key {
-    name: "ssl-redirect-code",
-    scope: Scope::Path,
-    default: "308",
-    parse: parse_redirect_code,
-    doc: "Status code of the HTTPS redirect: 301, 302, 303, 307 or 308.",
-};
-/// `balance-algorithm`.
-pub const BALANCE_ALGORITHM: Key<Balance> = Key {
-    name: "balance-algorithm",
-    scope: Scope::Backend,
-    default: "roundrobin",
-    parse: parse_balance,
-    doc: "HAProxy load-balancing algorithm of the backend.",
-};
-/// `timeout-connect`.
-pub const TIMEOUT_CONNECT: Key<HaproxyDuration> = Key {
-    name: "timeout-connect",
-    scope: Scope::Backend,
-    default: "5s",
-    parse: parse_duration,
-    doc: "Maximum time to connect to a server.",
-};
-/// `timeout-server`.
-pub const TIMEOUT_SERVER: Key<HaproxyDuration> = Key {
-    name: "timeout-server",
-    scope: Scope::Backend,
-    default: "50s",
-    parse: parse_duration,
-    doc: "Maximum inactivity time on the server side.",
-};
-/// `timeout-client`.
-pub const TIMEOUT_CLIENT: Key<HaproxyDuration> = Key {
-    name: "timeout-client",
-    scope: Scope::Global,
-    default: "50s",
-    parse: parse_duration,
-    doc: "Maximum inactivity time on the client side.",
-};
-/// `timeout-http-request`.
-pub const TIMEOUT_HTTP_REQUEST: Key<HaproxyDuration> = Key {
-    name: "timeout-http-request",
-    scope: Scope::Global,
-    default: "5s",
-    parse: parse_duration,
-    doc: "Maximum time to receive a complete HTTP request.",
-};
-/// `timeout-keep-alive`.
-pub const TIMEOUT_KEEP_ALIVE: Key<HaproxyDuration> = Key {
-    name: "timeout-keep-alive",
-    scope: Scope::Global,
-    default: "1m",
-    parse: parse_duration,
-    doc: "Maximum time to wait for a new request on a kept-alive connection.",
-};
-/// `max-connections`.
-pub const MAX_CONNECTIONS: Key<u32> = Key {
-    name: "max-connections",
-    scope: Scope::Global,
-    default: "2000",
-    parse: parse_max_connections,
-    doc: "Maximum concurrent connections of the whole proxy (global maxconn).",
-};
-
-fn parse_forward_for(text: &str) -> Result<ForwardFor, String> {
-    match text.trim() {
-        "add" => Ok(ForwardFor::Add),
-        "update" => Ok(ForwardFor::Update),
-        "ifmissing" => Ok(ForwardFor::IfMissing),
-        "ignore" => Ok(ForwardFor::Ignore),
-        other => Err(format!(
-            "'{}' is not add, update, ifmissing or ignore",
-            other.escape_debug()
-        )),
-    }
-}
-
-/// A header name, or nothing when empty.
-fn parse_optional_header(text: &str) -> Result<Option<HeaderName>, String> {
-    let text = text.trim();
-    if text.is_empty() {
-        Ok(None)
-    } else {
-        HeaderName::parse(text).map(Some)
-    }
-}
-
-fn parse_cidr_list(text: &str) -> Result<Vec<Cidr>, String> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|entry| !entry.is_empty())
-        .map(Cidr::parse)
-        .collect()
-}
-
-/// `forwardfor`.
-pub const FORWARDFOR: Key<ForwardFor> = Key {
-    name: "forwardfor",
-    scope: Scope::Global,
-    default: "add",
-    parse: parse_forward_for,
-    doc: "X-Forwarded-For: add (replace the client's with its address), update (append), ifmissing, ignore.",
-};
-/// `original-forwarded-for-hdr`.
-pub const ORIGINAL_FORWARDED_FOR_HDR: Key<Option<HeaderName>> = Key {
-    name: "original-forwarded-for-hdr",
-    scope: Scope::Global,
-    default: "X-Original-Forwarded-For",
-    parse: parse_optional_header,
-    doc: "Where forwardfor add keeps the client's X-Forwarded-For; empty drops it.",
-};
-/// `real-ip-hdr`.
-pub const REAL_IP_HDR: Key<Option<HeaderName>> = Key {
-    name: "real-ip-hdr",
-    scope: Scope::Global,
-    default: "X-Real-IP",
-    parse: parse_optional_header,
-    doc: "Header set to the client address; empty sets none.",
-};
-/// `forwardfor-trusted-cidrs`.
-pub const FORWARDFOR_TRUSTED_CIDRS: Key<Vec<Cidr>> = Key {
-    name: "forwardfor-trusted-cidrs",
-    scope: Scope::Global,
-    default: "",
-    parse: parse_cidr_list,
-    doc: "Comma-separated address blocks of trusted proxies, whose forwarded headers are kept.",
-};
 
 /// Every key.
 pub static ALL_KEYS: &[&dyn KeyInfo] = &[
@@ -377,16 +215,90 @@ impl Annotations {
 
     /// The key's value: the annotation's when set and valid, else the global one.
     pub fn get<T>(&self, key: &Key<T>, global: &GlobalConfig) -> T {
+        self.value(key).unwrap_or_else(|| global.get(key))
+    }
+
+    /// The annotation's value, when set and valid.
+    pub fn value<T>(&self, key: &Key<T>) -> Option<T> {
         self.valid
             .get(key.name)
             .and_then(|text| (key.parse)(text).ok())
-            .unwrap_or_else(|| global.get(key))
+    }
+}
+
+/// Where a backend or path key's value comes from, most specific first: the backend's
+/// Service's annotations, the object's annotations, then the global ConfigMap and the
+/// default (haproxy-ingress's precedence).
+#[derive(Debug, Clone, Copy)]
+pub struct Keys<'a> {
+    /// The annotations of the backend's Service, once it is known.
+    pub service: Option<&'a Annotations>,
+    /// The annotations of the Ingress (an HTTPRoute has none of its own).
+    pub object: Option<&'a Annotations>,
+    /// The global ConfigMap.
+    pub global: &'a GlobalConfig,
+}
+
+impl<'a> Keys<'a> {
+    /// The key's value from the most specific layer that sets it validly.
+    pub fn get<T>(&self, key: &Key<T>) -> T {
+        [self.service, self.object]
+            .into_iter()
+            .flatten()
+            .find_map(|annotations| annotations.value(key))
+            .unwrap_or_else(|| self.global.get(key))
+    }
+
+    /// The same layers, under a Service's annotations.
+    pub fn with_service(self, service: &'a Annotations) -> Self {
+        Self {
+            service: Some(service),
+            ..self
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn our_prefix_beats_haproxy_ingress_s_two_and_a_service_beats_the_object() {
+        let object = ObjectRef::new(resources::Kind::Ingress, "web", "app");
+        let service = ObjectRef::new(resources::Kind::Service, "web", "app");
+        let read = |pairs: &[(&str, &str)], origin: &ObjectRef| {
+            let map: BTreeMap<String, String> = pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            Annotations::new(Some(&map), origin, &mut Vec::new())
+        };
+        let on_object = read(
+            &[
+                ("ingress.kubernetes.io/timeout-server", "1s"),
+                ("haproxy-ingress.github.io/timeout-server", "2s"),
+                ("ingress.kubernetes.io/timeout-connect", "3s"),
+                ("portcullis.dev/balance-algorithm", "source"),
+            ],
+            &object,
+        );
+        let on_service = read(
+            &[("ingress.kubernetes.io/balance-algorithm", "first")],
+            &service,
+        );
+        let global = GlobalConfig::default();
+        let keys = Keys {
+            service: None,
+            object: Some(&on_object),
+            global: &global,
+        };
+        assert_eq!(keys.get(&TIMEOUT_SERVER).as_str(), "2s");
+        assert_eq!(keys.get(&TIMEOUT_CONNECT).as_str(), "3s");
+        assert_eq!(keys.get(&BALANCE_ALGORITHM), model::Balance::Source);
+        let keys = keys.with_service(&on_service);
+        assert_eq!(keys.get(&BALANCE_ALGORITHM), model::Balance::First);
+        assert_eq!(keys.get(&TIMEOUT_SERVER).as_str(), "2s");
+    }
 
     #[test]
     fn every_default_parses() {
@@ -425,7 +337,10 @@ mod tests {
         .collect();
         let annotated = Annotations::new(Some(&annotations), &ingress, &mut diagnostics);
 
-        assert_eq!(annotated.get(&BALANCE_ALGORITHM, &global), Balance::First);
+        assert_eq!(
+            annotated.get(&BALANCE_ALGORITHM, &global),
+            model::Balance::First
+        );
         assert_eq!(annotated.get(&TIMEOUT_SERVER, &global).as_str(), "30s");
         assert_eq!(annotated.get(&TIMEOUT_CONNECT, &global).as_str(), "5s");
         assert!(annotated.get(&SSL_REDIRECT, &global));

@@ -1,0 +1,39 @@
+//! Keys of the whole proxy: client-side timeouts and capacity.
+
+use model::HaproxyDuration;
+
+use super::parse::{parse_duration, parse_max_connections};
+use super::{Key, Scope};
+
+/// `timeout-client`.
+pub const TIMEOUT_CLIENT: Key<HaproxyDuration> = Key {
+    name: "timeout-client",
+    scope: Scope::Global,
+    default: "50s",
+    parse: parse_duration,
+    doc: "Maximum inactivity time on the client side.",
+};
+/// `timeout-http-request`.
+pub const TIMEOUT_HTTP_REQUEST: Key<HaproxyDuration> = Key {
+    name: "timeout-http-request",
+    scope: Scope::Global,
+    default: "5s",
+    parse: parse_duration,
+    doc: "Maximum time to receive a complete HTTP request.",
+};
+/// `timeout-keep-alive`.
+pub const TIMEOUT_KEEP_ALIVE: Key<HaproxyDuration> = Key {
+    name: "timeout-keep-alive",
+    scope: Scope::Global,
+    default: "1m",
+    parse: parse_duration,
+    doc: "Maximum time to wait for a new request on a kept-alive connection.",
+};
+/// `max-connections`.
+pub const MAX_CONNECTIONS: Key<u32> = Key {
+    name: "max-connections",
+    scope: Scope::Global,
+    default: "2000",
+    parse: parse_max_connections,
+    doc: "Maximum concurrent connections of the whole proxy (global maxconn).",
+};

@@ -4,6 +4,7 @@
 
 mod cache;
 mod config;
+mod escape;
 mod forwarded;
 mod maps;
 pub mod origins;

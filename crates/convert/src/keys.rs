@@ -31,6 +31,8 @@ pub struct Key<T> {
     pub scope: Scope,
     /// Default value, in the key's own syntax.
     pub default: &'static str,
+    /// The values accepted, in words; each value quoted in backticks must parse.
+    pub accepted_values: &'static str,
     /// Parses and validates a value.
     pub parse: fn(&str) -> Result<T, String>,
     /// What it does.
@@ -47,6 +49,8 @@ pub trait KeyInfo: Sync {
     fn default_text(&self) -> &'static str;
     /// Documentation.
     fn doc(&self) -> &'static str;
+    /// The values accepted, in words.
+    fn accepted_values(&self) -> &'static str;
     /// Checks a value.
     fn validate(&self, value: &str) -> Result<(), String>;
 }
@@ -63,6 +67,9 @@ impl<T> KeyInfo for Key<T> {
     }
     fn doc(&self) -> &'static str {
         self.doc
+    }
+    fn accepted_values(&self) -> &'static str {
+        self.accepted_values
     }
     fn validate(&self, value: &str) -> Result<(), String> {
         (self.parse)(value).map(drop)
@@ -88,6 +95,9 @@ fn parse_bool(text: &str) -> Result<bool, String> {
 fn parse_duration(text: &str) -> Result<HaproxyDuration, String> {
     HaproxyDuration::parse(text)
 }
+
+/// What [`parse_duration`] accepts.
+const DURATION_VALUES: &str = "a whole number followed by us, ms, s, m, h or d (a bare number counts milliseconds), such as `500ms`, `5s` or `1m`; `0`, or from `1ms` to `2147483647ms` (about 24.8 days)";
 
 fn parse_redirect_code(text: &str) -> Result<u16, String> {
     match text.trim().parse::<u16>() {
@@ -125,6 +135,7 @@ pub const SSL_REDIRECT: Key<bool> = Key {
     name: "ssl-redirect",
     scope: Scope::Path,
     default: "true",
+    accepted_values: "`true` or `false`",
     parse: parse_bool,
     doc: "Redirect plain-HTTP requests to HTTPS when the host has TLS.",
 };
@@ -133,22 +144,25 @@ pub const SSL_REDIRECT_CODE: Key<u16> = Key {
     name: "ssl-redirect-code",
     scope: Scope::Path,
     default: "308",
+    accepted_values: "`301`, `302`, `303`, `307` or `308`",
     parse: parse_redirect_code,
-    doc: "Status code of the HTTPS redirect: 301, 302, 303, 307 or 308.",
+    doc: "The status code of the redirect to HTTPS (see `ssl-redirect`).",
 };
 /// `balance-algorithm`.
 pub const BALANCE_ALGORITHM: Key<Balance> = Key {
     name: "balance-algorithm",
     scope: Scope::Backend,
     default: "roundrobin",
+    accepted_values: "`roundrobin`, `static-rr`, `leastconn`, `first`, `source`, `uri` or `random`",
     parse: parse_balance,
-    doc: "HAProxy load-balancing algorithm of the backend.",
+    doc: "How HAProxy spreads the backend's requests over its servers (HAProxy's `balance`).",
 };
 /// `timeout-connect`.
 pub const TIMEOUT_CONNECT: Key<HaproxyDuration> = Key {
     name: "timeout-connect",
     scope: Scope::Backend,
     default: "5s",
+    accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum time to connect to a server.",
 };
@@ -157,6 +171,7 @@ pub const TIMEOUT_SERVER: Key<HaproxyDuration> = Key {
     name: "timeout-server",
     scope: Scope::Backend,
     default: "50s",
+    accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum inactivity time on the server side.",
 };
@@ -165,6 +180,7 @@ pub const TIMEOUT_CLIENT: Key<HaproxyDuration> = Key {
     name: "timeout-client",
     scope: Scope::Global,
     default: "50s",
+    accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum inactivity time on the client side.",
 };
@@ -173,6 +189,7 @@ pub const TIMEOUT_HTTP_REQUEST: Key<HaproxyDuration> = Key {
     name: "timeout-http-request",
     scope: Scope::Global,
     default: "5s",
+    accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum time to receive a complete HTTP request.",
 };
@@ -181,6 +198,7 @@ pub const TIMEOUT_KEEP_ALIVE: Key<HaproxyDuration> = Key {
     name: "timeout-keep-alive",
     scope: Scope::Global,
     default: "1m",
+    accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum time to wait for a new request on a kept-alive connection.",
 };
@@ -189,6 +207,7 @@ pub const MAX_CONNECTIONS: Key<u32> = Key {
     name: "max-connections",
     scope: Scope::Global,
     default: "2000",
+    accepted_values: "a whole number from `1` to `1000000`",
     parse: parse_max_connections,
     doc: "Maximum concurrent connections of the whole proxy (global maxconn).",
 };
@@ -229,32 +248,36 @@ pub const FORWARDFOR: Key<ForwardFor> = Key {
     name: "forwardfor",
     scope: Scope::Global,
     default: "add",
+    accepted_values: "`add`, `update`, `ifmissing` or `ignore`",
     parse: parse_forward_for,
-    doc: "X-Forwarded-For: add (replace the client's with its address), update (append), ifmissing, ignore.",
+    doc: "How X-Forwarded-For reaches backends: `add` replaces the client's header with the client address (the client's is kept in `original-forwarded-for-hdr`); `update` appends the client address to it; `ifmissing` adds the client address only when the request has none; `ignore` passes what the client sent. Under `add`, a proxy in `forwardfor-trusted-cidrs` is treated as under `update`.",
 };
 /// `original-forwarded-for-hdr`.
 pub const ORIGINAL_FORWARDED_FOR_HDR: Key<Option<HeaderName>> = Key {
     name: "original-forwarded-for-hdr",
     scope: Scope::Global,
     default: "X-Original-Forwarded-For",
+    accepted_values: "a header name of letters, digits and dashes, such as `X-Original-Forwarded-For`, or empty",
     parse: parse_optional_header,
-    doc: "Where forwardfor add keeps the client's X-Forwarded-For; empty drops it.",
+    doc: "The header in which `forwardfor: add` keeps the client's X-Forwarded-For; empty drops it.",
 };
 /// `real-ip-hdr`.
 pub const REAL_IP_HDR: Key<Option<HeaderName>> = Key {
     name: "real-ip-hdr",
     scope: Scope::Global,
     default: "X-Real-IP",
+    accepted_values: "a header name of letters, digits and dashes, such as `X-Real-IP`, or empty",
     parse: parse_optional_header,
-    doc: "Header set to the client address; empty sets none.",
+    doc: "The header set to the client address, unless a proxy in `forwardfor-trusted-cidrs` sent it already; empty sets none.",
 };
 /// `forwardfor-trusted-cidrs`.
 pub const FORWARDFOR_TRUSTED_CIDRS: Key<Vec<Cidr>> = Key {
     name: "forwardfor-trusted-cidrs",
     scope: Scope::Global,
     default: "",
+    accepted_values: "IPv4 or IPv6 addresses or address blocks, separated by commas, such as `10.0.0.0/8, 192.168.1.7, 2001:db8::/32`, or empty",
     parse: parse_cidr_list,
-    doc: "Comma-separated address blocks of trusted proxies, whose forwarded headers are kept.",
+    doc: "The proxies in front of HAProxy, whose forwarded headers are trusted: their X-Forwarded-Proto, X-Forwarded-Host, X-Forwarded-Port, `real-ip-hdr` and Forwarded headers are kept, and `forwardfor: add` treats their X-Forwarded-For as `update` does. Every other client's such headers are replaced, and its Forwarded header removed.",
 };
 
 /// Every key.

@@ -9,6 +9,7 @@ pub mod gateway_listener;
 mod gateway_rules;
 pub mod gateway_status;
 mod ingress;
+pub mod key_docs;
 pub mod keys;
 mod lookup;
 mod merge;

@@ -49,9 +49,9 @@ pub enum CheckError {
 pub(crate) fn config_args(dir: &Path) -> [std::ffi::OsString; 4] {
     [
         "-f".into(),
-        dir.join(render::MAIN_CONFIG).into_os_string(),
+        dir.join(render::layout::MAIN_CONFIG).into_os_string(),
         "-f".into(),
-        dir.join(render::BACKENDS_DIR).into_os_string(),
+        dir.join(render::layout::BACKENDS_DIR).into_os_string(),
     ]
 }
 

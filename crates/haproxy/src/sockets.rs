@@ -16,6 +16,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use render::layout::{ADMIN_SOCKET, MASTER_SOCKET, RUN_DIR};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::state_dir::{StateDirError, error};
@@ -23,13 +24,6 @@ use crate::sweep::ensure_dir;
 
 /// The longest socket path HAProxy 2.6 binds, in bytes.
 pub const MAX_SOCKET_PATH: usize = 97;
-/// The directory holding the sockets, relative to HAProxy's working directory; the
-/// rendered configuration names `run/admin.sock`.
-pub const RUN_DIR: &str = "run";
-/// The master CLI's socket (`-S`).
-pub const MASTER_SOCKET: &str = "master.sock";
-/// The runtime API's socket (the rendered `stats socket`).
-pub const ADMIN_SOCKET: &str = "admin.sock";
 
 /// The place of HAProxy's sockets, chosen for one state directory.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,15 +12,13 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use plan::{AppliedFiles, Plan};
-use render::{MAIN_CONFIG, MANAGED_ROOTS, RenderedConfig, RenderedFile};
+use render::layout::{MAIN_CONFIG, ManagedDir, STAGING_DIR};
+use render::{RenderedConfig, RenderedFile};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::check::{CheckError, check_config};
 use crate::sockets::Sockets;
 use crate::sweep::{ensure_dir, remove_entry, sweep, sweep_file, sweep_sockets};
-
-/// Where a configuration is assembled for `haproxy -c`; it exists only during a check.
-pub const STAGING_DIR: &str = "staging";
 
 /// A failed file operation, naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -40,11 +38,9 @@ pub(crate) fn error(path: &Path) -> impl FnOnce(std::io::Error) -> StateDirError
     }
 }
 
-/// The managed directories (every managed root but the main file).
+/// The managed directories' names.
 fn managed_dirs() -> impl Iterator<Item = &'static str> {
-    MANAGED_ROOTS
-        .into_iter()
-        .filter(|root| *root != MAIN_CONFIG)
+    ManagedDir::ALL.into_iter().map(ManagedDir::name)
 }
 
 /// An owned directory of managed files.

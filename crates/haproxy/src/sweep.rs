@@ -9,7 +9,8 @@ use std::fs;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt};
 use std::path::Path;
 
-use crate::sockets::{ADMIN_SOCKET, MASTER_SOCKET};
+use render::layout::{ADMIN_SOCKET, MASTER_SOCKET};
+
 use crate::state_dir::{StateDirError, error};
 
 /// Removes every entry of `dir` that `keep` (given its UTF-8 name and its own type, not

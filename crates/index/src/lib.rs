@@ -11,6 +11,7 @@ use resources::{EndpointSlice, Endpoints, Kind, Object, ObjectRef};
 /// What a source reports. A list (or relist) is bracketed by `Init` and `InitDone`: the
 /// objects applied in between replace everything the list covers, so whatever it does not
 /// list again is deleted. Brackets do not interleave: a source sends each one whole.
+/// [`Index::handle`] says what it does with an event outside that order.
 #[derive(Debug, Clone)]
 pub enum SourceEvent {
     /// A full list of what the scope covers begins.
@@ -179,7 +180,15 @@ fn kind_index(kind: Kind) -> usize {
 #[derive(Debug, Default)]
 pub struct Index {
     current: Snapshot,
-    listing: Option<(ListScope, BTreeMap<ObjectRef, Object>)>,
+    /// The list between its `Init` and its `InitDone`.
+    listing: Option<OpenList>,
+}
+
+/// A list in progress: its scope, and what it listed so far.
+#[derive(Debug)]
+struct OpenList {
+    scope: ListScope,
+    listed: BTreeMap<ObjectRef, Object>,
 }
 
 impl Index {
@@ -190,35 +199,55 @@ impl Index {
 
     /// Applies one event. What changed is not recorded: compare two snapshots
     /// ([`Snapshot::changes_since`]) to find it.
+    ///
+    /// Events out of the list order are a source's bug. They are logged and handled so
+    /// that they delete nothing: an `InitApply` outside a list is applied as a single
+    /// change (a list nobody opened has no scope to replace), an `InitDone` without its
+    /// `Init` is ignored, and an `Init` inside a list drops the unfinished list.
     pub fn handle(&mut self, event: SourceEvent) {
         match event {
-            SourceEvent::Init(scope) => self.listing = Some((scope, BTreeMap::new())),
-            SourceEvent::InitApply(object) => {
-                let (_, listing) = self
-                    .listing
-                    .get_or_insert_with(|| (ListScope::Everything, BTreeMap::new()));
-                listing.insert(object.object_ref(), object);
-            }
-            SourceEvent::InitDone => {
-                let Some((scope, listed)) = self.listing.take() else {
-                    return;
+            SourceEvent::Init(scope) => {
+                let fresh = OpenList {
+                    scope,
+                    listed: BTreeMap::new(),
                 };
-                let gone: Vec<ObjectRef> = self
-                    .current
-                    .objects
-                    .keys()
-                    .filter(|r| scope.covers(r) && !listed.contains_key(r))
-                    .cloned()
-                    .collect();
-                for object_ref in gone {
-                    self.delete(&object_ref);
+                if let Some(unfinished) = self.listing.replace(fresh) {
+                    tracing::warn!(scope = ?unfinished.scope, "a list began inside another; the unfinished one is dropped");
                 }
-                for (_, object) in listed {
+            }
+            SourceEvent::InitApply(object) => match &mut self.listing {
+                Some(list) => {
+                    list.listed.insert(object.object_ref(), object);
+                }
+                None => {
+                    tracing::warn!(object = %object.object_ref(), "a listed object arrived outside a list; applied as a single change");
                     self.apply(object);
                 }
-            }
+            },
+            SourceEvent::InitDone => match self.listing.take() {
+                Some(list) => self.replace(list),
+                None => tracing::warn!("a list ended that never began; ignored"),
+            },
             SourceEvent::Apply(object) => self.apply(object),
             SourceEvent::Delete(object_ref) => self.delete(&object_ref),
+        }
+    }
+
+    /// Makes what `list` covers exactly what it listed.
+    fn replace(&mut self, list: OpenList) {
+        let OpenList { scope, listed } = list;
+        let gone: Vec<ObjectRef> = self
+            .current
+            .objects
+            .keys()
+            .filter(|r| scope.covers(r) && !listed.contains_key(r))
+            .cloned()
+            .collect();
+        for object_ref in gone {
+            self.delete(&object_ref);
+        }
+        for (_, object) in listed {
+            self.apply(object);
         }
     }
 
@@ -365,5 +394,33 @@ mod tests {
             .flat_map(|kind| snapshot.of_kind(kind).map(|o| o.object_ref().to_string()))
             .collect();
         assert_eq!(left, ["EndpointSlice default/a", "Service default/web"]);
+    }
+
+    fn names(snapshot: &Snapshot) -> Vec<String> {
+        snapshot
+            .of_kind(Kind::Service)
+            .map(|o| o.object_ref().name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn events_out_of_list_order_delete_nothing() {
+        let mut index = Index::new();
+        index.handle(SourceEvent::Apply(service("default", "kept")));
+
+        // No list is open: the object is one more change, and the stray end of a list
+        // that never began replaces nothing.
+        index.handle(SourceEvent::InitApply(service("default", "stray")));
+        assert_eq!(names(&index.snapshot()), ["kept", "stray"]);
+        index.handle(SourceEvent::InitDone);
+        assert_eq!(names(&index.snapshot()), ["kept", "stray"]);
+
+        // A list that begins inside another drops the unfinished one's objects.
+        index.handle(SourceEvent::Init(ListScope::Everything));
+        index.handle(SourceEvent::InitApply(service("default", "unfinished")));
+        index.handle(SourceEvent::Init(ListScope::Everything));
+        index.handle(SourceEvent::InitApply(service("default", "kept")));
+        index.handle(SourceEvent::InitDone);
+        assert_eq!(names(&index.snapshot()), ["kept"]);
     }
 }

@@ -4,8 +4,15 @@ use std::fmt;
 use std::net::IpAddr;
 
 /// A duration in HAProxy's time syntax (`<number>[us|ms|s|m|h|d]`), validated on creation.
+/// The one duration syntax portcullis reads, in configuration keys and on the command
+/// line alike.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct HaproxyDuration(String);
+pub struct HaproxyDuration {
+    /// As written (trimmed): what HAProxy reads.
+    text: String,
+    /// The same time; follows from `text`, so it adds nothing to comparisons.
+    microseconds: u64,
+}
 
 impl HaproxyDuration {
     /// The longest time HAProxy's timers take: 2^31-1 ms, about 24.8 days.
@@ -57,18 +64,26 @@ impl HaproxyDuration {
                 text.escape_debug()
             ));
         }
-        Ok(Self(text.to_owned()))
+        Ok(Self {
+            text: text.to_owned(),
+            microseconds,
+        })
     }
 
     /// The validated text, as HAProxy reads it.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
+    }
+
+    /// The same time, for portcullis's own timers.
+    pub fn to_std(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.microseconds)
     }
 }
 
 impl fmt::Display for HaproxyDuration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 
@@ -104,7 +119,10 @@ pub struct Global {
 
 impl Default for Global {
     fn default() -> Self {
-        let duration = |text: &str| HaproxyDuration(text.to_owned());
+        // Constants, parsed by every test that builds a default model.
+        #[allow(clippy::expect_used)]
+        let duration =
+            |text: &str| HaproxyDuration::parse(text).expect("default timeouts are valid");
         Self {
             bind_address: IpAddr::from([0, 0, 0, 0]),
             http_port: 80,
@@ -159,6 +177,23 @@ mod tests {
             "99999999999999999999d",
         ] {
             assert!(HaproxyDuration::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn a_duration_is_the_time_haproxy_reads() {
+        for (text, microseconds) in [
+            ("1000us", 1_000),
+            ("250", 250_000),
+            ("500ms", 500_000),
+            ("2s", 2_000_000),
+            ("1m", 60_000_000),
+            ("2h", 7_200_000_000),
+            ("1d", 86_400_000_000),
+            ("0", 0),
+        ] {
+            let parsed = HaproxyDuration::parse(text).map(|d| d.to_std());
+            assert_eq!(parsed, Ok(std::time::Duration::from_micros(microseconds)));
         }
     }
 }

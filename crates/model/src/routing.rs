@@ -247,13 +247,3 @@ pub struct Host {
     /// The certificate served for this host's SNI; `None` serves the default one.
     pub cert: Option<CertId>,
 }
-
-impl CertId {
-    /// The identity used for the default certificate, which comes from no Secret.
-    pub fn default_marker() -> Self {
-        Self {
-            namespace: String::new(),
-            name: String::new(),
-        }
-    }
-}

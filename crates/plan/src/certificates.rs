@@ -4,12 +4,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use render::{CRT_LIST, RenderedFile};
+use render::RenderedFile;
+use render::layout::{CRT_LIST, ManagedDir};
 
 use crate::RuntimeCommand;
-
-/// The directory of certificate files and the certificate list.
-pub(crate) const CERTS_DIR: &str = "certs/";
 
 /// The largest certificate sent over the runtime API: the command and its payload must
 /// fit in one of HAProxy's buffers (`tune.bufsize`, 16 KiB by default).
@@ -21,7 +19,7 @@ pub(crate) fn changes(
     live: &BTreeMap<String, RenderedFile>,
     desired: &BTreeMap<String, RenderedFile>,
 ) -> Option<Vec<RuntimeCommand>> {
-    let is_certificate = |path: &str| path.starts_with(CERTS_DIR) && path != CRT_LIST;
+    let is_certificate = |path: &str| ManagedDir::Certs.holds(path) && path != CRT_LIST;
     let mut commands = Vec::new();
     for (path, file) in desired.iter().filter(|(p, _)| is_certificate(p)) {
         let live_hash = live.get(path).map(|f| f.hash);

@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use imbl::ordmap::DiffItem;
 use model::{Backend, BackendId};
-use render::{BACKENDS_DIR, MAIN_CONFIG, RenderedConfig, RenderedFile};
+use render::layout::{MAIN_CONFIG, ManagedDir, MapFile};
+use render::{RenderedConfig, RenderedFile};
 
-use crate::certificates::{self, CERTS_DIR};
-use crate::maps;
+use crate::{certificates, maps};
 
 /// Every backend of a model, shared between the desired and the live state (a persistent
 /// map: cloned in O(1), compared by the parts two versions do not share).
@@ -159,7 +159,7 @@ impl LiveState {
             files: rendered
                 .files
                 .iter()
-                .filter(|(path, _)| !path.starts_with(BACKENDS_DIR))
+                .filter(|(path, _)| !ManagedDir::Backends.holds(path))
                 .map(|(path, file)| (path.clone(), file.clone()))
                 .collect(),
             draining: BTreeSet::new(),
@@ -254,27 +254,27 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
 
     let mut next_files = live.files.clone();
     let maps_resolvable = resolvable;
-    let maps = desired
-        .files
-        .iter()
-        .filter(|(path, _)| path.starts_with("maps/"));
-    for (path, file) in maps {
+    for map in MapFile::ALL {
+        let path = map.path();
+        let Some(file) = desired.files.get(path) else {
+            continue;
+        };
         if hash(&live.files, path) == Some(file.hash) || !maps_resolvable {
             continue;
         }
         commands.push(maps::change(path, live.files.get(path), file));
-        next_files.insert(path.clone(), file.clone());
+        next_files.insert(path.to_owned(), file.clone());
     }
 
     match certificates::changes(&live.files, &desired.files) {
         Some(changes) => {
             commands.extend(changes);
-            next_files.retain(|path, _| !path.starts_with(CERTS_DIR));
+            next_files.retain(|path, _| !ManagedDir::Certs.holds(path));
             next_files.extend(
                 desired
                     .files
                     .iter()
-                    .filter(|(path, _)| path.starts_with(CERTS_DIR))
+                    .filter(|(path, _)| ManagedDir::Certs.holds(path))
                     .map(|(path, file)| (path.clone(), file.clone())),
             );
         }

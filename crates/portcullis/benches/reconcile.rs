@@ -20,6 +20,10 @@ use portcullis::pipeline::Reconciler;
 use resources::Object;
 use test_support::SyntheticCluster;
 
+/// The allocator the binary uses, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn options() -> ConvertOptions {
     ConvertOptions {
         ingress_class: "portcullis".into(),

@@ -166,18 +166,7 @@ fn parse_namespaced(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// A duration in the syntax of the configuration keys' timeouts (`2s`, `500ms`, ...).
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration like 2s or 500ms"))?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(number)),
-        "s" => Ok(Duration::from_secs(number)),
-        "m" => Ok(Duration::from_secs(number.saturating_mul(60))),
-        _ => Err(format!("'{text}' is not a duration like 2s or 500ms")),
-    }
+    model::HaproxyDuration::parse(text).map(|duration| duration.to_std())
 }

@@ -12,7 +12,7 @@ const COMMON_NAME: &str = "portcullis default certificate";
 
 /// Reuses the generated certificate found in `dir`, or generates a new one.
 pub fn load_or_generate(dir: &Path) -> anyhow::Result<TlsCert> {
-    let path = dir.join("certs/default.pem");
+    let path = dir.join(render::layout::DEFAULT_CERT);
     if let Ok(text) = std::fs::read_to_string(&path)
         && is_generated(&text)
     {

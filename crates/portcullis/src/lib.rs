@@ -11,8 +11,3 @@ pub mod metrics;
 pub mod oneshot;
 pub mod pipeline;
 pub mod status;
-
-/// Reconciliation allocates and frees many small values; glibc's allocator spent about
-/// 40% of a full reconciliation consolidating free chunks (measured with perf).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -5,6 +5,11 @@ use std::process::ExitCode;
 use clap::Parser;
 use portcullis::{cli, controller, oneshot};
 
+/// Reconciliation allocates and frees many small values; glibc's allocator spent about
+/// 40% of a full reconciliation consolidating free chunks (measured with perf).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     tracing_subscriber::fmt()

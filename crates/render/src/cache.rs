@@ -10,28 +10,20 @@ use std::sync::Arc;
 use imbl::ordmap::DiffItem;
 use model::{BackendId, CertId, HostKey, ProxyModel};
 
-use crate::maps::{self, HostLines, MAP_FILES};
+use crate::layout::{
+    self, CRT_LIST, DEFAULT_CERT, MAIN_CONFIG, ManagedDir, MapFile, certificate_file,
+};
+use crate::maps::{self, PerMap};
 use crate::ports::{self, HostPortLines};
 use crate::rules::{self, HostRuleLines};
-use crate::shards::{self, render_backend, shard_header, shard_of};
+use crate::shards::{render_backend, shard_header, shard_of};
 use crate::{RenderedConfig, RenderedFile, config};
 
-/// One host's lines in the hosts map and in each route map.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct CachedHost {
-    parts: [Arc<str>; 5],
-}
+/// One host's lines in each map, ready to assemble.
+type CachedHost = PerMap<Arc<str>>;
 
-/// One host's lines, ready to assemble.
 fn host_parts(key: &HostKey, host: &model::Host) -> CachedHost {
-    let HostLines {
-        hosts_map,
-        route_maps,
-    } = maps::host_lines(key, host);
-    let [a, b, c, d] = route_maps.map(Arc::<str>::from);
-    CachedHost {
-        parts: [Arc::from(hosts_map), a, b, c, d],
-    }
+    maps::host_lines(key, host).map(Arc::from)
 }
 
 /// Below this many items, one thread is faster than starting others.
@@ -68,7 +60,7 @@ pub struct RenderCache {
     /// hosts, so the layout is `bucket_members.len()` buckets.
     bucket_members: Vec<BTreeSet<HostKey>>,
     /// Per map file, each bucket's text.
-    bucket_texts: [Vec<Arc<str>>; 5],
+    bucket_texts: PerMap<Vec<Arc<str>>>,
     /// Frontend lines of the hosts with Gateway API rule chains.
     rule_lines: BTreeMap<HostKey, Arc<HostRuleLines>>,
     /// Lines of the hosts with routes on Gateway listener ports of their own.
@@ -85,7 +77,7 @@ impl RenderCache {
         self.render_backends(previous, model);
         let crt_list_changed = self.render_hosts(previous, model);
         self.files.insert(
-            crate::MAIN_CONFIG.to_owned(),
+            MAIN_CONFIG.to_owned(),
             RenderedFile::new(
                 config::main_config(
                     model,
@@ -100,7 +92,7 @@ impl RenderCache {
             previous.is_none_or(|p| p.certs.diff(&model.certs).next().is_some());
         if crt_list_changed || certificates_changed {
             self.files.insert(
-                config::CRT_LIST.to_owned(),
+                CRT_LIST.to_owned(),
                 RenderedFile::new(maps::crt_list(model), false),
             );
         }
@@ -168,7 +160,7 @@ impl RenderCache {
                     }
                 }
                 self.files
-                    .retain(|path, _| !path.starts_with(crate::BACKENDS_DIR));
+                    .retain(|path, _| !ManagedDir::Backends.holds(path));
                 dirty.extend(0..shards);
             }
         }
@@ -185,7 +177,7 @@ impl RenderCache {
                 text.push_str(section);
             }
             self.files.insert(
-                shards::shard_file_name(shard, shards),
+                layout::shard_file_name(shard, shards),
                 RenderedFile::new(text, false),
             );
         }
@@ -198,7 +190,7 @@ impl RenderCache {
         let rebuild = previous.is_none() || buckets as usize != self.bucket_members.len();
         let mut certificates_changed = previous.is_none();
         // (map, bucket) pairs whose text must be assembled again.
-        let mut dirty: BTreeSet<(usize, u32)> = BTreeSet::new();
+        let mut dirty: BTreeSet<(MapFile, u32)> = BTreeSet::new();
         let mut update = |cache: &mut Self,
                           key: &HostKey,
                           host: Option<&model::Host>,
@@ -239,11 +231,11 @@ impl RenderCache {
                         members.remove(key);
                     }
                 }
-                for index in 0..5 {
-                    let before = old_parts.as_ref().map_or("", |p| &p.parts[index]);
-                    let after = new_parts.as_ref().map_or("", |p| &p.parts[index]);
+                for map in MapFile::ALL {
+                    let before = old_parts.as_ref().map_or("", |p| &p[map]);
+                    let after = new_parts.as_ref().map_or("", |p| &p[map]);
                     if before != after {
-                        dirty.insert((index, bucket));
+                        dirty.insert((map, bucket));
                     }
                 }
             }
@@ -283,37 +275,34 @@ impl RenderCache {
                     members.insert(key.clone());
                 }
             }
-            self.bucket_texts = Default::default();
-            for texts in &mut self.bucket_texts {
-                *texts = vec![Arc::from(""); buckets as usize];
+            for map in MapFile::ALL {
+                self.bucket_texts[map] = vec![Arc::from(""); buckets as usize];
             }
-            dirty = (0..5)
-                .flat_map(|index| (0..buckets).map(move |bucket| (index, bucket)))
+            dirty = MapFile::ALL
+                .into_iter()
+                .flat_map(|map| (0..buckets).map(move |bucket| (map, bucket)))
                 .collect();
         }
-        let mut dirty_maps = [false; 5];
-        for (index, bucket) in dirty {
+        let mut dirty_maps = PerMap::<bool>::default();
+        for (map, bucket) in dirty {
             let Some(members) = self.bucket_members.get(bucket as usize) else {
                 continue;
             };
             let text: String = members
                 .iter()
                 .filter_map(|key| self.hosts.get(key))
-                .map(|host| &*host.parts[index])
+                .map(|host| &*host[map])
                 .collect();
-            if let Some(slot) = self.bucket_texts[index].get_mut(bucket as usize) {
+            if let Some(slot) = self.bucket_texts[map].get_mut(bucket as usize) {
                 *slot = Arc::from(text);
             }
-            dirty_maps[index] = true;
+            dirty_maps[map] = true;
         }
-        let names = std::iter::once(maps::HOSTS_MAP).chain(MAP_FILES);
-        for (index, name) in names.enumerate() {
-            if dirty_maps[index] {
-                self.files.insert(
-                    name.to_owned(),
-                    RenderedFile::from_chunks(self.bucket_texts[index].clone(), false),
-                );
-            }
+        for map in MapFile::ALL.into_iter().filter(|map| dirty_maps[*map]) {
+            self.files.insert(
+                map.path().to_owned(),
+                RenderedFile::from_chunks(self.bucket_texts[map].clone(), false),
+            );
         }
         certificates_changed
     }
@@ -321,11 +310,10 @@ impl RenderCache {
     fn render_certificates(&mut self, previous: Option<&ProxyModel>, model: &ProxyModel) {
         if previous.is_none_or(|p| p.default_cert != model.default_cert) {
             self.files.insert(
-                config::DEFAULT_CERT.to_owned(),
+                DEFAULT_CERT.to_owned(),
                 RenderedFile::new(model.default_cert.pem_bundle.clone(), true),
             );
         }
-        let path = |id: &CertId| format!("certs/{}", id.file_name());
         match previous {
             Some(previous) => {
                 for item in previous.certs.diff(&model.certs) {
@@ -334,23 +322,26 @@ impl RenderCache {
                         | DiffItem::Update {
                             new: (id, cert), ..
                         } => {
-                            self.files
-                                .insert(path(id), RenderedFile::new(cert.pem_bundle.clone(), true));
+                            self.files.insert(
+                                certificate_file(id),
+                                RenderedFile::new(cert.pem_bundle.clone(), true),
+                            );
                         }
                         DiffItem::Remove(id, _) => {
-                            self.files.remove(&path(id));
+                            self.files.remove(&certificate_file(id));
                         }
                     }
                 }
             }
             None => {
-                let keep = |p: &String| {
-                    !p.starts_with("certs/") || p == config::DEFAULT_CERT || p == config::CRT_LIST
-                };
+                let keep =
+                    |p: &String| !ManagedDir::Certs.holds(p) || p == DEFAULT_CERT || p == CRT_LIST;
                 self.files.retain(|p, _| keep(p));
                 for (id, cert) in &model.certs {
-                    self.files
-                        .insert(path(id), RenderedFile::new(cert.pem_bundle.clone(), true));
+                    self.files.insert(
+                        certificate_file(id),
+                        RenderedFile::new(cert.pem_bundle.clone(), true),
+                    );
                 }
             }
         }

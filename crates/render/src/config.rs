@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use model::{HostKey, ProxyModel};
 
-use crate::maps::{HOSTS_MAP, frontend_maps, redirect_marker};
+use crate::layout::{ADMIN_SOCKET, CRT_LIST, DEFAULT_CERT, MapFile, RUN_DIR};
+use crate::maps::redirect_marker;
 use crate::ports::{HostPortLines, LineOrder, PortFrontend};
 use crate::rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, HostRuleLines};
 
@@ -35,10 +36,6 @@ fn selection<'a>(
     );
 }
 
-/// Certificate served for unknown SNI names.
-pub const DEFAULT_CERT: &str = "certs/default.pem";
-/// SNI-selected certificates.
-pub const CRT_LIST: &str = "certs/crt-list.txt";
 /// Answers requests no route claims.
 pub const NOT_FOUND_BACKEND: &str = "_default_404";
 /// Every HTTPS redirect code a route may ask for.
@@ -58,7 +55,7 @@ pub(crate) fn main_config<'a>(
 global
     default-path config
     maxconn {maxconn}
-    stats socket unix@run/admin.sock mode 600 level admin expose-fd listeners
+    stats socket unix@{RUN_DIR}/{ADMIN_SOCKET} mode 600 level admin expose-fd listeners
     hard-stop-after 30s
     mworker-max-reloads 10
     ssl-default-bind-options ssl-min-ver TLSv1.2
@@ -97,16 +94,18 @@ defaults
         };
         let _ = writeln!(text, "    bind {address}:{port}{bind_options}");
         text.push_str(&crate::forwarded::frontend_lines(&global.forwarded, tls));
-        let (exact_map, prefix_map) = frontend_maps(frontend);
+        let hosts_map = MapFile::Hosts.path();
+        let exact_map = MapFile::exact_paths(!tls).path();
+        let prefix_map = MapFile::path_prefixes(!tls).path();
         let _ = write!(
             text,
             "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower
-    http-request set-var(txn.hostkey) var(txn.host),map_str({HOSTS_MAP})
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,*),map_str({HOSTS_MAP}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,**),map_str({HOSTS_MAP}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*,**),map_str({HOSTS_MAP}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*,**),map_str({HOSTS_MAP}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*[.][^.]*,**),map_str({HOSTS_MAP}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),map_str({hosts_map})
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,*),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
     http-request set-var(txn.hostkey) str(<default>) if !{{ var(txn.hostkey) -m found }}
     http-request set-var-fmt(txn.route) \"%[var(txn.hostkey)]#%[path]\"
     http-request set-var(txn.backend) var(txn.route),map_str({exact_map})

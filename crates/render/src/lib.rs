@@ -4,7 +4,9 @@
 
 mod cache;
 mod config;
+mod escape;
 mod forwarded;
+pub mod layout;
 mod maps;
 pub mod origins;
 mod ports;
@@ -12,24 +14,15 @@ mod rules;
 mod shards;
 
 pub use cache::RenderCache;
-pub use config::CRT_LIST;
+pub use layout::shard_file_name;
 pub use origins::OriginTable;
 pub use rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, dispatch_name};
-pub use shards::{shard_file_name, shard_of};
+pub use shards::shard_of;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use model::ProxyModel;
-
-/// The main configuration file, loaded first.
-pub const MAIN_CONFIG: &str = "haproxy.cfg";
-/// Directory of the backend shard files, loaded after the main file.
-pub const BACKENDS_DIR: &str = "backends";
-/// Every directory or top-level file of rendered files in the state directory. Other
-/// top-level entries are not rendered files (the `haproxy` crate keeps `run/` and
-/// `staging/` itself).
-pub const MANAGED_ROOTS: [&str; 4] = [MAIN_CONFIG, BACKENDS_DIR, "maps", "certs"];
 
 /// One rendered file, held as the parts it was assembled from (a shard's sections, a
 /// map's buckets), so that assembling it again after a change copies no unchanged part.

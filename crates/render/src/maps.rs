@@ -6,32 +6,16 @@
 //! rule "longest path wins, Exact before Prefix on the same path".
 
 use std::collections::BTreeMap;
+use std::ops::{Index, IndexMut};
 
 use model::{Host, HostKey, PathKind, ProxyModel, Route, RouteTarget};
 
-/// Map of known host keys (exact and wildcard).
-pub const HOSTS_MAP: &str = "maps/hosts.map";
+use crate::layout::{MapFile, certificate_file};
 
 /// Map value that makes the HTTP frontend redirect to HTTPS with the given code.
 pub fn redirect_marker(code: u16) -> String {
     format!("_redirect_{code}")
 }
-
-/// The maps of one frontend.
-pub fn frontend_maps(frontend: &str) -> (String, String) {
-    (
-        format!("maps/{frontend}-exact.map"),
-        format!("maps/{frontend}-prefix.map"),
-    )
-}
-
-/// The four route maps, in the order [`MAP_FILES`] names them.
-pub const MAP_FILES: [&str; 4] = [
-    "maps/http-exact.map",
-    "maps/http-prefix.map",
-    "maps/https-exact.map",
-    "maps/https-prefix.map",
-];
 
 /// How many buckets the map files are split into: about 64 hosts each, rounded up to a
 /// power of two (so the layout changes only when the host count doubles), 1 to 4096.
@@ -48,23 +32,38 @@ pub fn map_bucket(key: &HostKey, buckets: u32) -> u32 {
     u32::try_from(hash % u64::from(buckets.max(1))).unwrap_or(0)
 }
 
-/// One host's lines of the hosts map and of each route map (see [`MAP_FILES`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct HostLines {
-    pub(crate) hosts_map: String,
-    pub(crate) route_maps: [String; 4],
+/// One value per map file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct PerMap<T>([T; MapFile::ALL.len()]);
+
+impl<T> PerMap<T> {
+    /// Each map's value, transformed.
+    pub(crate) fn map<U>(self, f: impl FnMut(T) -> U) -> PerMap<U> {
+        PerMap(self.0.map(f))
+    }
 }
 
-/// Renders one host's map lines.
-pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> HostLines {
+impl<T> Index<MapFile> for PerMap<T> {
+    type Output = T;
+    fn index(&self, map: MapFile) -> &T {
+        &self.0[map.position()]
+    }
+}
+
+impl<T> IndexMut<MapFile> for PerMap<T> {
+    fn index_mut(&mut self, map: MapFile) -> &mut T {
+        &mut self.0[map.position()]
+    }
+}
+
+/// Renders one host's lines of each map.
+pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> PerMap<String> {
     let host_text = host_key.map_key();
-    let hosts_map = if *host_key != HostKey::CatchAll && !host.routes.is_empty() {
-        format!("{host_text} {host_text}\n")
-    } else {
-        String::new()
-    };
-    let mut route_maps: [String; 4] = Default::default();
-    for (index, plain_http) in [(0, true), (2, false)] {
+    let mut lines = PerMap::<String>::default();
+    if *host_key != HostKey::CatchAll && !host.routes.is_empty() {
+        lines[MapFile::Hosts] = format!("{host_text} {host_text}\n");
+    }
+    for plain_http in [true, false] {
         let value =
             |path: &model::PathMatch, route: &Route| match (&route.https_redirect, &route.target) {
                 (Some(code), _) if plain_http => redirect_marker(*code),
@@ -99,16 +98,13 @@ pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> HostLines {
                 }
             }
         }
-        route_maps[index] = lines(exact.into_iter());
-        route_maps[index + 1] = lines(prefix.into_iter());
+        lines[MapFile::exact_paths(plain_http)] = map_lines(exact.into_iter());
+        lines[MapFile::path_prefixes(plain_http)] = map_lines(prefix.into_iter());
     }
-    HostLines {
-        hosts_map,
-        route_maps,
-    }
+    lines
 }
 
-fn lines(entries: impl Iterator<Item = (String, String)>) -> String {
+fn map_lines(entries: impl Iterator<Item = (String, String)>) -> String {
     let mut text = String::new();
     for (key, value) in entries {
         text.push_str(&key);
@@ -131,7 +127,7 @@ pub(crate) fn crt_list(model: &ProxyModel) -> String {
     lines.sort();
     let mut text = String::new();
     for (cert, host) in lines {
-        text.push_str(&format!("certs/{} {host}\n", cert.file_name()));
+        text.push_str(&format!("{} {host}\n", certificate_file(cert)));
     }
     text
 }

@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use model::{CertId, Origin, ProxyModel};
 
-use crate::{RenderedConfig, maps, ports, rules};
+use crate::layout::{CRT_LIST, MAIN_CONFIG, ManagedDir, MapFile, certificate_file};
+use crate::{RenderedConfig, ports, rules};
 
 /// The objects behind the lines of a rendered configuration.
 #[derive(Debug)]
@@ -74,7 +75,7 @@ impl<'a> OriginTable<'a> {
         let certificates = model
             .certs
             .keys()
-            .map(|id| (format!("certs/{}", id.file_name()), id.clone()))
+            .map(|id| (certificate_file(id), id.clone()))
             .collect();
         Self {
             rendered,
@@ -95,10 +96,10 @@ impl<'a> OriginTable<'a> {
         let Some(content) = line.checked_sub(1).and_then(|n| text.lines().nth(n)) else {
             return BTreeSet::new();
         };
-        if file == crate::MAIN_CONFIG {
+        if file == MAIN_CONFIG {
             return self.main_lines.get(content).cloned().unwrap_or_default();
         }
-        if file.starts_with(crate::BACKENDS_DIR) {
+        if ManagedDir::Backends.holds(file) {
             let section = text
                 .lines()
                 .take(line)
@@ -109,13 +110,13 @@ impl<'a> OriginTable<'a> {
                 .map(|origins| origins.iter().cloned().collect())
                 .unwrap_or_default();
         }
-        if file == crate::CRT_LIST {
+        if file == CRT_LIST {
             let certificate = content.split_whitespace().next().unwrap_or_default();
             return self
                 .certificate(certificate)
                 .map_or_else(BTreeSet::new, |id| BTreeSet::from([secret_origin(&id)]));
         }
-        if file == maps::HOSTS_MAP || maps::MAP_FILES.contains(&file) {
+        if MapFile::from_path(file).is_some() {
             let key = content.split_whitespace().next().unwrap_or_default();
             return self.map_keys.get(key).cloned().unwrap_or_default();
         }

@@ -10,6 +10,7 @@ use std::fmt::Write;
 
 use model::{Host, HostKey, PathKind, RouteTarget};
 
+use crate::escape::regex_literal;
 use crate::rules::dispatch_name;
 
 /// Where a line goes among its frontend's lines.
@@ -28,8 +29,8 @@ pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
         HostKey::Wildcard(suffix) => (
             1,
             format!(
-                " {{ var(txn.host) -m reg ^[^.]+\\\\.{} }}",
-                suffix.replace('.', "\\\\.") + "$"
+                " {{ var(txn.host) -m reg ^[^.]+\\.{}$ }}",
+                regex_literal(suffix)
             ),
         ),
         // One to four labels, as the maps' lookups cover.
@@ -37,7 +38,7 @@ pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
             2,
             format!(
                 " {{ var(txn.host) -m reg ^([^.]+\\.){{1,4}}{}$ }}",
-                suffix.replace('.', "\\.")
+                regex_literal(suffix)
             ),
         ),
         HostKey::CatchAll => (3, String::new()),

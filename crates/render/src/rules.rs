@@ -11,6 +11,8 @@ use model::{
     PathMatch, Redirect, Route, RouteTarget, RuleBackend,
 };
 
+use crate::escape::regex_literal;
+
 /// Answers a rule whose backends are all invalid, as the Gateway API requires.
 pub const GATEWAY_500_BACKEND: &str = "_gateway_500";
 /// The prefix of every chained route's map value.
@@ -407,9 +409,4 @@ fn location(redirect: &Redirect) -> String {
         }
     };
     format!("{scheme}://{host}{port}{path}")
-}
-
-/// A validated path as a regular expression matching itself.
-fn regex_literal(path: &str) -> String {
-    path.replace('.', "\\.")
 }

@@ -15,12 +15,6 @@ pub fn shard_of(id: &BackendId, shards: u32) -> u32 {
     u32::try_from(xxh3_64(id.section_name().as_bytes()) % shards).unwrap_or(0)
 }
 
-/// `backends/shard-007.cfg`: zero-padded so lexical order is numeric order.
-pub fn shard_file_name(shard: u32, shards: u32) -> String {
-    let width = (shards.max(1) - 1).to_string().len().max(3);
-    format!("{}/shard-{shard:0width$}.cfg", crate::BACKENDS_DIR)
-}
-
 /// The first line of a shard file.
 pub(crate) fn shard_header(shard: u32, shards: u32) -> String {
     format!("# portcullis backend shard {shard} of {shards}\n")

@@ -3,21 +3,23 @@
 use model::{Balance, HaproxyDuration};
 
 use super::parse::{parse_balance, parse_duration};
-use super::{Key, Scope};
+use super::{DURATION_VALUES, Key, Scope};
 
 /// `balance-algorithm`.
 pub const BALANCE_ALGORITHM: Key<Balance> = Key {
     name: "balance-algorithm",
     scope: Scope::Backend,
     default: "roundrobin",
+    accepted_values: "`roundrobin`, `static-rr`, `leastconn`, `first`, `source`, `uri` or `random`",
     parse: parse_balance,
-    doc: "HAProxy load-balancing algorithm of the backend.",
+    doc: "How HAProxy spreads the backend's requests over its servers (HAProxy's `balance`).",
 };
 /// `timeout-connect`.
 pub const TIMEOUT_CONNECT: Key<HaproxyDuration> = Key {
     name: "timeout-connect",
     scope: Scope::Backend,
     default: "5s",
+    accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum time to connect to a server.",
 };
@@ -26,6 +28,7 @@ pub const TIMEOUT_SERVER: Key<HaproxyDuration> = Key {
     name: "timeout-server",
     scope: Scope::Backend,
     default: "50s",
+    accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum inactivity time on the server side.",
 };

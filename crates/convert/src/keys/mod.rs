@@ -49,6 +49,8 @@ pub struct Key<T> {
     pub scope: Scope,
     /// Default value, in the key's own syntax.
     pub default: &'static str,
+    /// The values accepted, in words; each value quoted in backticks must parse.
+    pub accepted_values: &'static str,
     /// Parses and validates a value.
     pub parse: fn(&str) -> Result<T, String>,
     /// What it does.
@@ -65,6 +67,8 @@ pub trait KeyInfo: Sync {
     fn default_text(&self) -> &'static str;
     /// Documentation.
     fn doc(&self) -> &'static str;
+    /// The values accepted, in words.
+    fn accepted_values(&self) -> &'static str;
     /// Checks a value.
     fn validate(&self, value: &str) -> Result<(), String>;
 }
@@ -82,6 +86,9 @@ impl<T> KeyInfo for Key<T> {
     fn doc(&self) -> &'static str {
         self.doc
     }
+    fn accepted_values(&self) -> &'static str {
+        self.accepted_values
+    }
     fn validate(&self, value: &str) -> Result<(), String> {
         (self.parse)(value).map(drop)
     }
@@ -94,6 +101,9 @@ impl<T> Key<T> {
         (self.parse)(self.default).expect("key defaults are valid")
     }
 }
+
+/// What a duration key accepts (HAProxy's time syntax, within its timer range).
+const DURATION_VALUES: &str = "a whole number followed by us, ms, s, m, h or d (a bare number counts milliseconds), such as `500ms`, `5s` or `1m`; `0`, or from `1ms` to `2147483647ms` (about 24.8 days)";
 
 /// Every key.
 pub static ALL_KEYS: &[&dyn KeyInfo] = &[

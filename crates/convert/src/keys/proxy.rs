@@ -3,13 +3,14 @@
 use model::HaproxyDuration;
 
 use super::parse::{parse_duration, parse_max_connections};
-use super::{Key, Scope};
+use super::{DURATION_VALUES, Key, Scope};
 
 /// `timeout-client`.
 pub const TIMEOUT_CLIENT: Key<HaproxyDuration> = Key {
     name: "timeout-client",
     scope: Scope::Global,
     default: "50s",
+    accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum inactivity time on the client side.",
 };
@@ -18,6 +19,7 @@ pub const TIMEOUT_HTTP_REQUEST: Key<HaproxyDuration> = Key {
     name: "timeout-http-request",
     scope: Scope::Global,
     default: "5s",
+    accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum time to receive a complete HTTP request.",
 };
@@ -26,6 +28,7 @@ pub const TIMEOUT_KEEP_ALIVE: Key<HaproxyDuration> = Key {
     name: "timeout-keep-alive",
     scope: Scope::Global,
     default: "1m",
+    accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum time to wait for a new request on a kept-alive connection.",
 };
@@ -34,6 +37,7 @@ pub const MAX_CONNECTIONS: Key<u32> = Key {
     name: "max-connections",
     scope: Scope::Global,
     default: "2000",
+    accepted_values: "a whole number from `1` to `1000000`",
     parse: parse_max_connections,
     doc: "Maximum concurrent connections of the whole proxy (global maxconn).",
 };

@@ -1,0 +1,125 @@
+//! The configuration page, `docs/configuration.md`, generated from the key definitions.
+
+use std::fmt::Write;
+
+use crate::keys::{ALL_KEYS, ANNOTATION_PREFIXES, KeyInfo, Scope};
+
+/// The page's path, relative to the workspace root.
+pub const CONFIGURATION_PAGE: &str = "docs/configuration.md";
+
+/// The command that writes the page again after a key changed.
+pub const REGENERATE_COMMAND: &str =
+    "UPDATE_GOLDEN=1 cargo test -p convert --test configuration_doc";
+
+/// The whole page: how keys are set and which value applies, a summary table, then one
+/// section per key in [`ALL_KEYS`] order.
+pub fn configuration_markdown() -> String {
+    let [own_prefix, migration_prefix, legacy_prefix] = ANNOTATION_PREFIXES;
+    let mut page = String::new();
+    // Writing to a String cannot fail.
+    let _ = write!(
+        page,
+        "# Configuration keys
+
+<!-- Generated from crates/convert/src/keys/ by crates/convert/src/key_docs.rs; edit
+those, then run `{REGENERATE_COMMAND}`. -->
+
+portcullis reads these keys from the global ConfigMap (`--configmap NAMESPACE/NAME`, in its
+`data`). A key of backend or path scope can also be set as an annotation on one Ingress, or
+on a Service (for every backend of that Service, from Ingresses and HTTPRoutes alike), as
+`{own_prefix}<key>` or, as haproxy-ingress reads them, `{migration_prefix}<key>` or
+`{legacy_prefix}<key>`.
+
+The value that applies is, in order:
+
+1. the annotation of the backend's Service;
+2. the Ingress's annotation;
+3. the global ConfigMap's value;
+4. the default.
+
+Between prefixes on one object, `{own_prefix}` comes first, then `{migration_prefix}`, then
+`{legacy_prefix}`.
+
+An invalid value is reported (object, key, value, reason) and the next one in that order
+applies. An unknown key, and a global key set as an annotation, are reported and ignored.
+
+Scopes:
+
+- **{global}**: the whole proxy, set in the global ConfigMap only.
+- **{backend}**: one backend (a Service port). When Ingresses that share a backend set the
+  key differently, the oldest Ingress's value applies and the others are reported. The
+  backends of HTTPRoutes take their Service's annotations, then the global ConfigMap's
+  value.
+- **{path}**: one path of one Ingress.
+
+| key | scope | default |
+| --- | --- | --- |
+",
+        global = scope_name(Scope::Global),
+        backend = scope_name(Scope::Backend),
+        path = scope_name(Scope::Path),
+    );
+    for key in ALL_KEYS {
+        let _ = writeln!(
+            page,
+            "| [`{name}`](#{name}) | {scope} | {default} |",
+            name = key.name(),
+            scope = scope_name(key.scope()),
+            default = default_text(*key),
+        );
+    }
+    for key in ALL_KEYS {
+        let _ = write!(
+            page,
+            "
+## `{name}`
+
+{doc}
+
+- Scope: {scope}
+- Set in: {places}
+- Default: {default}
+- Accepted values: {values}
+",
+            name = key.name(),
+            doc = key.doc(),
+            scope = scope_name(key.scope()),
+            places = places(*key),
+            default = default_text(*key),
+            values = key.accepted_values(),
+        );
+    }
+    page
+}
+
+fn scope_name(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Global => "global",
+        Scope::Backend => "backend",
+        Scope::Path => "path",
+    }
+}
+
+fn default_text(key: &dyn KeyInfo) -> String {
+    match key.default_text() {
+        "" => "empty".to_owned(),
+        text => format!("`{text}`"),
+    }
+}
+
+/// Where a key can be set.
+fn places(key: &dyn KeyInfo) -> String {
+    match key.scope() {
+        Scope::Global => "the global ConfigMap".to_owned(),
+        Scope::Backend | Scope::Path => {
+            let annotations: Vec<String> = ANNOTATION_PREFIXES
+                .iter()
+                .map(|prefix| format!("`{prefix}{}`", key.name()))
+                .collect();
+            format!(
+                "the global ConfigMap; Ingress annotations {}",
+                annotations.join(", ")
+            )
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! The state directory's layout: every name portcullis gives a file or directory there.
+//!
+//! The rendered files name some of these (the certificates, the maps, the admin socket),
+//! and the `haproxy` crate writes and sweeps the others, so they are spelled here once.
+//! Paths are relative to the state directory and `/`-separated.
+
+use model::CertId;
+
+// Literal tokens, so that the constants below can be joined with `concat!`.
+macro_rules! backends_dir {
+    () => {
+        "backends"
+    };
+}
+macro_rules! maps_dir {
+    () => {
+        "maps"
+    };
+}
+macro_rules! certs_dir {
+    () => {
+        "certs"
+    };
+}
+
+/// The main configuration file, loaded first.
+pub const MAIN_CONFIG: &str = "haproxy.cfg";
+/// Directory of the backend shard files, loaded after the main file.
+pub const BACKENDS_DIR: &str = backends_dir!();
+/// Directory of the routing maps.
+pub const MAPS_DIR: &str = maps_dir!();
+/// Directory of the certificate files and the certificate list.
+pub const CERTS_DIR: &str = certs_dir!();
+/// Certificate served for unknown SNI names.
+pub const DEFAULT_CERT: &str = concat!(certs_dir!(), "/default.pem");
+/// SNI-selected certificates.
+pub const CRT_LIST: &str = concat!(certs_dir!(), "/crt-list.txt");
+
+/// Every directory or top-level file of rendered files. Other top-level entries are not
+/// rendered files: [`RUN_DIR`], [`STAGING_DIR`], and whatever else the user keeps there.
+pub const MANAGED_ROOTS: [&str; 4] = [MAIN_CONFIG, BACKENDS_DIR, MAPS_DIR, CERTS_DIR];
+
+/// The directory holding HAProxy's sockets, relative to HAProxy's working directory
+/// (the state directory, unless its path is too long for a socket address).
+pub const RUN_DIR: &str = "run";
+/// The master CLI's socket (`-S`), in [`RUN_DIR`].
+pub const MASTER_SOCKET: &str = "master.sock";
+/// The runtime API's socket (the rendered `stats socket`), in [`RUN_DIR`].
+pub const ADMIN_SOCKET: &str = "admin.sock";
+
+/// Where a configuration is assembled for `haproxy -c`; it exists only during a check.
+pub const STAGING_DIR: &str = "staging";
+
+/// A directory of rendered files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManagedDir {
+    /// Backend shard files.
+    Backends,
+    /// Routing maps.
+    Maps,
+    /// Certificate files and the certificate list.
+    Certs,
+}
+
+impl ManagedDir {
+    /// Every one, in the order of [`MANAGED_ROOTS`].
+    pub const ALL: [ManagedDir; 3] = [ManagedDir::Backends, ManagedDir::Maps, ManagedDir::Certs];
+
+    /// Its name in the state directory.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ManagedDir::Backends => BACKENDS_DIR,
+            ManagedDir::Maps => MAPS_DIR,
+            ManagedDir::Certs => CERTS_DIR,
+        }
+    }
+
+    /// Whether `path` names a file in this directory.
+    pub fn holds(self, path: &str) -> bool {
+        path.strip_prefix(self.name())
+            .is_some_and(|rest| rest.starts_with('/'))
+    }
+}
+
+/// The file of a backend shard: `backends/shard-007.cfg`, zero-padded so lexical order
+/// is numeric order.
+pub fn shard_file_name(shard: u32, shards: u32) -> String {
+    let width = (shards.max(1) - 1).to_string().len().max(3);
+    format!("{BACKENDS_DIR}/shard-{shard:0width$}.cfg")
+}
+
+/// The file of a Secret's certificate bundle.
+pub fn certificate_file(id: &CertId) -> String {
+    format!("{CERTS_DIR}/{}", id.file_name())
+}
+
+/// A routing map. Each frontend looks a request up in the hosts map, then in its exact
+/// map, then in its prefix map (see the `maps` module).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MapFile {
+    /// Known host keys, exact and wildcard.
+    Hosts,
+    /// The plain-HTTP frontend's exact paths.
+    HttpExact,
+    /// The plain-HTTP frontend's path prefixes.
+    HttpPrefix,
+    /// The HTTPS frontend's exact paths.
+    HttpsExact,
+    /// The HTTPS frontend's path prefixes.
+    HttpsPrefix,
+}
+
+impl MapFile {
+    /// Every map, in the order of their paths.
+    pub const ALL: [MapFile; 5] = [
+        MapFile::Hosts,
+        MapFile::HttpExact,
+        MapFile::HttpPrefix,
+        MapFile::HttpsExact,
+        MapFile::HttpsPrefix,
+    ];
+
+    /// Its path.
+    pub const fn path(self) -> &'static str {
+        match self {
+            MapFile::Hosts => concat!(maps_dir!(), "/hosts.map"),
+            MapFile::HttpExact => concat!(maps_dir!(), "/http-exact.map"),
+            MapFile::HttpPrefix => concat!(maps_dir!(), "/http-prefix.map"),
+            MapFile::HttpsExact => concat!(maps_dir!(), "/https-exact.map"),
+            MapFile::HttpsPrefix => concat!(maps_dir!(), "/https-prefix.map"),
+        }
+    }
+
+    /// The map a path is, if it is one.
+    pub fn from_path(path: &str) -> Option<MapFile> {
+        MapFile::ALL.into_iter().find(|map| map.path() == path)
+    }
+
+    /// The exact-path map of the plain-HTTP or of the HTTPS frontend.
+    pub const fn exact_paths(plain_http: bool) -> MapFile {
+        if plain_http {
+            MapFile::HttpExact
+        } else {
+            MapFile::HttpsExact
+        }
+    }
+
+    /// The path-prefix map of the plain-HTTP or of the HTTPS frontend.
+    pub const fn path_prefixes(plain_http: bool) -> MapFile {
+        if plain_http {
+            MapFile::HttpPrefix
+        } else {
+            MapFile::HttpsPrefix
+        }
+    }
+
+    /// Its place in [`MapFile::ALL`].
+    pub(crate) const fn position(self) -> usize {
+        self as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_lies_in_its_managed_directory() {
+        assert!(
+            MapFile::ALL
+                .iter()
+                .all(|map| ManagedDir::Maps.holds(map.path()))
+        );
+        assert!(ManagedDir::Certs.holds(DEFAULT_CERT) && ManagedDir::Certs.holds(CRT_LIST));
+        assert!(ManagedDir::Backends.holds(&shard_file_name(7, 16)));
+        assert!(!ManagedDir::Maps.holds("mapsx/hosts.map") && !ManagedDir::Maps.holds(MAPS_DIR));
+        let names: Vec<&str> = ManagedDir::ALL.iter().map(|dir| dir.name()).collect();
+        assert_eq!(names, MANAGED_ROOTS[1..]);
+    }
+
+    #[test]
+    fn maps_are_listed_in_path_order_and_found_by_path() {
+        let paths: Vec<&str> = MapFile::ALL.iter().map(|map| map.path()).collect();
+        assert!(paths.is_sorted(), "{paths:?}");
+        for (position, map) in MapFile::ALL.into_iter().enumerate() {
+            assert_eq!(map.position(), position);
+            assert_eq!(MapFile::from_path(map.path()), Some(map));
+        }
+        assert_eq!(MapFile::from_path("maps/other.map"), None);
+    }
+
+    #[test]
+    fn shard_files_sort_numerically() {
+        assert_eq!(shard_file_name(7, 16), "backends/shard-007.cfg");
+        assert_eq!(shard_file_name(42, 5000), "backends/shard-0042.cfg");
+    }
+}

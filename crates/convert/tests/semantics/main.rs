@@ -11,3 +11,11 @@ mod ingress_classes;
 mod ingress_hosts_and_paths;
 mod ingress_merging;
 mod ingress_tls;
+
+mod gateway_attachment;
+mod gateway_backends;
+mod gateway_filters;
+mod gateway_fixtures;
+mod gateway_matches;
+mod status_gateways;
+mod status_routes;

@@ -52,6 +52,12 @@ impl Show {
         backends: true,
         status: false,
     };
+    /// Gateway API status and diagnostics.
+    pub const STATUS: Show = Show {
+        routes: false,
+        backends: false,
+        status: true,
+    };
 }
 
 /// The lines of a conversion and its status.

@@ -54,10 +54,14 @@ pub struct Case {
     pub rule: &'static str,
     /// YAML manifests (see the module doc).
     pub input: &'static str,
+    /// Shared objects the input builds on (see `gateway_fixtures`).
+    pub given: &'static str,
     /// Options other than [`options`].
     pub tweak: Tweak,
     /// The summary lines, in any order.
     pub expected: &'static [&'static str],
+    /// More expected lines, shared by several cases.
+    pub expected_too: &'static [&'static str],
 }
 
 impl Case {
@@ -66,8 +70,23 @@ impl Case {
         Self {
             rule,
             input,
+            given: "",
             tweak: |_| {},
             expected,
+            expected_too: &[],
+        }
+    }
+
+    /// The row with shared objects besides its input.
+    pub fn given(self, given: &'static str) -> Self {
+        Self { given, ..self }
+    }
+
+    /// The row expecting shared lines besides its own.
+    pub fn expecting_too(self, expected_too: &'static [&'static str]) -> Self {
+        Self {
+            expected_too,
+            ..self
         }
     }
 
@@ -103,13 +122,29 @@ pub fn with_global_configmap(options: &mut ConvertOptions) {
     options.global_configmap = Some(("default".into(), "portcullis".into()));
 }
 
+/// `--http-port 8080 --https-port 8443`.
+pub fn with_ports_8080_and_8443(options: &mut ConvertOptions) {
+    options.http_port = 8080;
+    options.https_port = 8443;
+}
+
+/// The admin endpoint on port 10254, which no listener may take.
+pub fn with_admin_port_10254(options: &mut ConvertOptions) {
+    options.reserved_ports = vec![10254];
+}
+
 /// Converts every case, then fails listing each case whose lines differ.
 pub fn check(show: Show, cases: &[Case]) {
     let mut failures = String::new();
     for case in cases {
         let mut actual = lines_of(case, show);
         actual.sort();
-        let mut expected: Vec<String> = case.expected.iter().map(|l| (*l).to_owned()).collect();
+        let mut expected: Vec<String> = case
+            .expected
+            .iter()
+            .chain(case.expected_too)
+            .map(|l| (*l).to_owned())
+            .collect();
         expected.sort();
         if actual != expected {
             let _ = write!(
@@ -129,7 +164,11 @@ pub fn check(show: Show, cases: &[Case]) {
 
 /// The summary lines of one case's conversion.
 fn lines_of(case: &Case, show: Show) -> Vec<String> {
-    let manifests = expand(&format!("{SERVICES}---\n{}", dedent(case.input)));
+    let manifests = expand(&format!(
+        "{SERVICES}---\n{}\n---\n{}",
+        dedent(case.given),
+        dedent(case.input)
+    ));
     let decoded = resources::decode_manifest(&manifests, false);
     assert!(
         decoded.errors.is_empty(),

@@ -201,6 +201,30 @@ fn redirect_to_https() {
                 ],
             ),
             Case::new(
+                "routing.md: 'Ingresses sharing a host are merged': a host's TLS, declared by one Ingress, redirects the paths another Ingress declares",
+                "
+                kind: Secret
+                metadata: {name: a-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: certificates}
+                spec:
+                  tls: [{hosts: [a.test], secretName: a-tls}]
+                ---
+                kind: Ingress
+                metadata: {name: paths}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "tls a.test default/a-tls",
+                ],
+            ),
+            Case::new(
                 "README keys: ssl-redirect has path scope: an Ingress turning it off keeps its own paths plain, another Ingress's paths on the same TLS host are still redirected",
                 r#"
                 kind: Secret

@@ -8,7 +8,9 @@
 //!   left out when both the HTTP and the HTTPS one serve the route, else `[http]`,
 //!   `[https]`, `[http:8080]`, `[https:8443]`; a backend is `<namespace>_<service>_<port>`.
 //! - A route with conditions, filters or several backends (Gateway API) gives one line
-//!   per rule, in the order they are tried: `route ... #1 if <conditions> -> <action>`.
+//!   per rule, in the order they are tried: `route ... #1 if <conditions> -> <action>`
+//!   (`via [frontends]` is the condition that keeps a rule to its listener's frontends;
+//!   `500` is the share answered with 500).
 //! - `tls <host> <namespace>/<secret>`: the certificate served for the host by SNI.
 //! - `default -> <backend>`: the default backend.
 //! - `backend <name> servers <address:port>...` (with `balance <algorithm>` when not
@@ -17,7 +19,8 @@
 //! - `status <object>: <conditions>`, `status <gateway> listener <name>: ...`, `status
 //!   <route> parent <gateway>[#section][:port]: ...`, shown by tables that ask for status;
 //!   a condition is `Type=Status` when its reason is its type, else
-//!   `Type=Status(Reason)`; `status (none)` when nothing has status.
+//!   `Type=Status(Reason)`, then `generation <n>` when observed; `status (none)` when
+//!   nothing has status.
 
 use convert::Conversion;
 use convert::gateway_status::StatusReport;
@@ -27,8 +30,7 @@ use model::{
 };
 use serde_json::Value;
 
-/// Which lines a table states besides routes, certificates, the default backend and
-/// diagnostics.
+/// Which lines a table states (diagnostics always).
 #[derive(Debug, Clone, Copy)]
 pub struct Show {
     /// Routes, certificates and the default backend.

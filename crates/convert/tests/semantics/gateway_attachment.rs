@@ -1,5 +1,4 @@
-//! docs/gateway-api.md, "What is served": which GatewayClasses and listeners serve a
-//! route, on which frontends, for which hosts (allowedRoutes, parentRefs, hostnames).
+//! gateway-api.md "What is served": the classes, listeners and hosts a route is served on.
 
 use crate::gateway_fixtures::{EDGE, OUR_CLASS};
 use crate::summary::Show;

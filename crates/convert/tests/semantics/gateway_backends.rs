@@ -1,5 +1,4 @@
-//! docs/gateway-api.md, "backendRefs": weights, per-backend filters, the 500 share of
-//! invalid backends, ReferenceGrants for Services and certificates, rule timeouts.
+//! gateway-api.md "backendRefs": weights, the 500 share, ReferenceGrants, rule timeouts.
 
 use crate::gateway_fixtures::{EDGE, OUR_CLASS};
 use crate::summary::Show;

@@ -1,5 +1,4 @@
-//! docs/gateway-api.md, "Filters": what each filter of a rule becomes, and which are
-//! left out.
+//! gateway-api.md "Filters": what each filter of a rule becomes, and which are left out.
 
 use crate::gateway_fixtures::EDGE;
 use crate::summary::Show;

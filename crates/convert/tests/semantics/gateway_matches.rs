@@ -1,5 +1,4 @@
-//! docs/gateway-api.md, "HTTPRoute" matches and "Precedence": what a route's matches
-//! become and the order the rules sharing a host and path are tried in.
+//! gateway-api.md matches and "Precedence": the order of the rules on one host and path.
 
 use crate::gateway_fixtures::{EDGE, OUR_CLASS};
 use crate::summary::Show;

@@ -1,5 +1,4 @@
-//! docs/routing.md, "Backends": one service port each, its servers the ready endpoints;
-//! and "different settings for the same backend".
+//! routing.md "Backends": one service port each, its servers the ready endpoints.
 
 use crate::summary::Show;
 use crate::support::{Case, check};

@@ -1,6 +1,8 @@
-//! Which Ingresses are ours (README `--ingress-class`, `--watch-ingress-without-class`;
-//! the rule is spelled out on `convert::class::is_ours`). Each case holds one Ingress
-//! for `a.test`: served, or nothing at all.
+//! Which Ingresses are ours: IngressClass, `--ingress-class`, legacy annotation, default.
+
+// The rule is README's `--ingress-class` and `--watch-ingress-without-class`, spelled out
+// on `convert::class::is_ours`. Each case holds one Ingress for `a.test`: served, or
+// nothing at all.
 
 use crate::summary::Show;
 use crate::support::{Case, check, not_watching_without_class};

@@ -1,5 +1,4 @@
-//! docs/routing.md, "Merging and conflicts" and rule 3: the oldest Ingress wins, the
-//! others are reported on themselves.
+//! routing.md "Merging and conflicts" and rule 3: the oldest wins, the others are reported.
 
 use crate::summary::Show;
 use crate::support::{Case, check};

@@ -1,5 +1,4 @@
-//! docs/routing.md, "TLS": certificates by SNI, conflicts, missing Secrets, and the
-//! redirect of plain HTTP (README: `ssl-redirect`, `ssl-redirect-code`).
+//! routing.md "TLS": certificates by SNI, conflicts, missing Secrets, the HTTPS redirect.
 
 use crate::summary::Show;
 use crate::support::{Case, check, with_global_configmap};

@@ -1,5 +1,4 @@
-//! docs/gateway-api.md, "Status" of GatewayClasses, Gateways and their listeners: every
-//! reason the conversion gives, and `attachedRoutes`.
+//! gateway-api.md "Status" of GatewayClasses, Gateways and listeners, every reason.
 
 use crate::gateway_fixtures::{EDGE, OUR_CLASS};
 use crate::summary::Show;

@@ -1,5 +1,4 @@
-//! docs/gateway-api.md, "Status" of HTTPRoutes: per parent `Accepted` and `ResolvedRefs`,
-//! with every reason.
+//! gateway-api.md "Status" of HTTPRoutes: per parent Accepted and ResolvedRefs, every reason.
 
 use crate::gateway_fixtures::{EDGE, OUR_CLASS};
 use crate::summary::Show;

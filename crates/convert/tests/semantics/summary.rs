@@ -1,26 +1,4 @@
-//! The one place that reads a conversion: it turns the model, the diagnostics and the
-//! Gateway API status into stable, readable lines, so the cases never name a model type.
-//!
-//! - `route <host> <path> <type>[ [frontends]][ (https redirect <code>)] -> <backend>`:
-//!   a host is `a.test`, `*.a.test` (one label, as an Ingress means it), `**.a.test` (one
-//!   or more labels, as the Gateway API means it) or `(any host)`; a type is `Exact`,
-//!   `Prefix` (without its trailing slash) or `ImplementationSpecific`; frontends are
-//!   left out when both the HTTP and the HTTPS one serve the route, else `[http]`,
-//!   `[https]`, `[http:8080]`, `[https:8443]`; a backend is `<namespace>_<service>_<port>`.
-//! - A route with conditions, filters or several backends (Gateway API) gives one line
-//!   per rule, in the order they are tried: `route ... #1 if <conditions> -> <action>`
-//!   (`via [frontends]` is the condition that keeps a rule to its listener's frontends;
-//!   `500` is the share answered with 500).
-//! - `tls <host> <namespace>/<secret>`: the certificate served for the host by SNI.
-//! - `default -> <backend>`: the default backend.
-//! - `backend <name> servers <address:port>...` (with `balance <algorithm>` when not
-//!   `roundrobin`), shown by tables that ask for backends.
-//! - `diagnostic <object>: <field>: <message>`, always shown.
-//! - `status <object>: <conditions>`, `status <gateway> listener <name>: ...`, `status
-//!   <route> parent <gateway>[#section][:port]: ...`, shown by tables that ask for status;
-//!   a condition is `Type=Status` when its reason is its type, else
-//!   `Type=Status(Reason)`, then `generation <n>` when observed; `status (none)` when
-//!   nothing has status.
+//! The one place that reads a conversion: model, diagnostics and status as stable lines.
 
 use convert::Conversion;
 use convert::gateway_status::StatusReport;
@@ -62,7 +40,28 @@ impl Show {
     };
 }
 
-/// The lines of a conversion and its status.
+/// The lines of a conversion and its status, so the cases never name a model type:
+///
+/// - `route <host> <path> <type>[ [frontends]][ (https redirect <code>)] -> <backend>`:
+///   a host is `a.test`, `*.a.test` (one label, as an Ingress means it), `**.a.test` (one
+///   or more labels, as the Gateway API means it) or `(any host)`; a type is `Exact`,
+///   `Prefix` (without its trailing slash) or `ImplementationSpecific`; frontends are
+///   left out when both the HTTP and the HTTPS one serve the route, else `[http]`,
+///   `[https]`, `[http:8080]`, `[https:8443]`; a backend is `<namespace>_<service>_<port>`.
+/// - A route with conditions, filters or several backends (Gateway API) gives one line
+///   per rule, in the order they are tried: `route ... #1 if <conditions> -> <action>`
+///   (`via [frontends]` is the condition that keeps a rule to its listener's frontends;
+///   `500` is the share answered with 500).
+/// - `tls <host> <namespace>/<secret>`: the certificate served for the host by SNI.
+/// - `default -> <backend>`: the default backend.
+/// - `backend <name> servers <address:port>...` (with `balance <algorithm>` when not
+///   `roundrobin`), shown by tables that ask for backends.
+/// - `diagnostic <object>: <field>: <message>`, always shown.
+/// - `status <object>: <conditions>`, `status <gateway> listener <name>: ...`, `status
+///   <route> parent <gateway>[#section][:port]: ...`, shown by tables that ask for status;
+///   a condition is `Type=Status` when its reason is its type, else
+///   `Type=Status(Reason)`, then `generation <n>` when observed; `status (none)` when
+///   nothing has status.
 pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Vec<String> {
     let model = &conversion.model;
     let mut lines = Vec::new();

@@ -1,16 +1,16 @@
-//! Table rows and their runner: a case is a rule, a small YAML input and the expected lines.
-//!
-//! Inputs are YAML manifests (indented as the table likes: the indentation every line
-//! shares is removed), with two conveniences:
-//! - a document without `apiVersion` gets the usual one for its `kind`;
-//! - a `Secret` written without `data` or `stringData` gets a valid generated certificate
-//!   and key (`tls.crt`, `tls.key`).
-//!
-//! Every input also holds [`SERVICES`]: Services `web` and `api` in namespace `default`, each
-//! with an unnamed port 80 and one ready endpoint.
-//!
-//! Options are [`options`] (`--ingress-class portcullis`, `--watch-ingress-without-class`,
-//! HTTP on 80, HTTPS on 443) unless a case changes them.
+//! Table rows and their runner: a rule, a small YAML input, the expected lines.
+
+// Inputs are YAML manifests (indented as the table likes: the indentation every line
+// shares is removed), with two conveniences:
+// - a document without `apiVersion` gets the usual one for its `kind`;
+// - a `Secret` written without `data` or `stringData` gets a valid generated certificate
+//   and key (`tls.crt`, `tls.key`).
+//
+// Every input also holds `SERVICES`: Services `web` and `api` in namespace `default`, each
+// with an unnamed port 80 and one ready endpoint.
+//
+// Options are `options()` (`--ingress-class portcullis`, `--watch-ingress-without-class`,
+// HTTP on 80, HTTPS on 443) unless a case changes them.
 
 use std::fmt::Write as _;
 use std::net::IpAddr;

@@ -1,0 +1,188 @@
+//! routing.md "Merging and conflicts" and rule 3: the oldest wins, the others are reported.
+
+use crate::summary::Show;
+use crate::support::{Case, check};
+
+#[test]
+fn ingresses_sharing_a_host() {
+    check(
+        Show::ROUTES,
+        &[
+            Case::new(
+                "routing.md: 'Ingresses sharing a host are merged'",
+                "
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata: {name: b}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix -> default_web_80",
+                    "route a.test /api Prefix -> default_api_80",
+                ],
+            ),
+            Case::new(
+                "routing.md: 'When two declare the same host, path and type ... the oldest wins and the other is reported on the losing object' (creation time first)",
+                "
+                kind: Ingress
+                metadata: {name: a-new, creationTimestamp: '2024-06-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata: {name: b-old, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix -> default_api_80",
+                    "diagnostic Ingress default/a-new: spec.rules[0].http.paths[0]: host a.test path '/' is already routed by Ingress default/b-old, which is older; this path is ignored",
+                ],
+            ),
+            Case::new(
+                "routing.md: 'Ingresses are taken oldest first (creation time, then namespace and name)': same time, the first name wins",
+                "
+                kind: Ingress
+                metadata: {name: b, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata: {name: a, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix -> default_api_80",
+                    "diagnostic Ingress default/b: spec.rules[0].http.paths[0]: host a.test path '/' is already routed by Ingress default/a, which is older; this path is ignored",
+                ],
+            ),
+            Case::new(
+                "routing.md: 'Ingresses are taken oldest first (creation time, then namespace and name)': same time, the first namespace wins before the name",
+                "
+                kind: Service
+                metadata: {name: web, namespace: one}
+                spec: {ports: [{port: 80}]}
+                ---
+                kind: Service
+                metadata: {name: web, namespace: two}
+                spec: {ports: [{port: 80}]}
+                ---
+                kind: Ingress
+                metadata: {name: a, namespace: two, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata: {name: z, namespace: one, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix -> one_web_80",
+                    "diagnostic Ingress two/a: spec.rules[0].http.paths[0]: host a.test path '/' is already routed by Ingress one/z, which is older; this path is ignored",
+                ],
+            ),
+            Case::new(
+                "routing.md: the conflict is on host, path and type together: the same path on another host is no conflict",
+                "
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata: {name: b}
+                spec:
+                  rules:
+                  - host: b.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix -> default_web_80",
+                    "route b.test / Prefix -> default_api_80",
+                ],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn default_backend() {
+    check(
+        Show::ROUTES,
+        &[
+            Case::new(
+                "routing.md 3: 'No match: the default backend (spec.defaultBackend ...)'",
+                "
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  defaultBackend: {service: {name: web, port: {number: 80}}}
+                ",
+                &["default -> default_web_80"],
+            ),
+            Case::new(
+                "routing.md 3: 'else 404': without a defaultBackend there is none",
+                "
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &["route a.test / Prefix -> default_web_80"],
+            ),
+            Case::new(
+                "routing.md 3: '(spec.defaultBackend of the oldest Ingress that has one)'; 'When two declare ... a default backend, the oldest wins and the other is reported'",
+                "
+                kind: Ingress
+                metadata: {name: a-new, creationTimestamp: '2024-06-01T00:00:00Z'}
+                spec:
+                  defaultBackend: {service: {name: web, port: {number: 80}}}
+                ---
+                kind: Ingress
+                metadata: {name: b-old, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  defaultBackend: {service: {name: api, port: {number: 80}}}
+                ---
+                kind: Ingress
+                metadata: {name: c-oldest, creationTimestamp: '2023-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: c.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route c.test / Prefix -> default_web_80",
+                    "default -> default_api_80",
+                    "diagnostic Ingress default/a-new: spec.defaultBackend: the default backend is already set by Ingress default/b-old, which is older; this one is ignored",
+                ],
+            ),
+        ],
+    );
+}

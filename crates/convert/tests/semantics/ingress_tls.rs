@@ -1,0 +1,322 @@
+//! routing.md "TLS": certificates by SNI, conflicts, missing Secrets, the HTTPS redirect.
+
+use crate::summary::Show;
+use crate::support::{Case, check, with_global_configmap};
+
+#[test]
+fn certificates() {
+    check(
+        Show::ROUTES,
+        &[
+            Case::new(
+                "routing.md TLS: 'spec.tls hosts get their Secret's certificate by SNI'; 'Plain-HTTP requests to a host with TLS are redirected ... (308 unless ...)'",
+                "
+                kind: Secret
+                metadata: {name: a-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  tls: [{hosts: [a.test], secretName: a-tls}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                  - host: b.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "tls a.test default/a-tls",
+                    "route b.test / Prefix -> default_web_80",
+                ],
+            ),
+            Case::new(
+                "routing.md TLS: 'a wildcard TLS host covers one label': b.a.test has TLS (and is redirected), c.b.a.test has not",
+                "
+                kind: Secret
+                metadata: {name: a-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  tls: [{hosts: ['*.a.test'], secretName: a-tls}]
+                  rules:
+                  - host: b.a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                  - host: c.b.a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "tls *.a.test default/a-tls",
+                    "route b.a.test / Prefix (https redirect 308) -> default_web_80",
+                    "route c.b.a.test / Prefix -> default_web_80",
+                ],
+            ),
+            Case::new(
+                "routing.md TLS: 'A missing ... Secret is reported and its hosts get the default certificate' (the host still has TLS)",
+                "
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  tls: [{hosts: [a.test], secretName: missing}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "diagnostic Ingress default/a: spec.tls: secret default/missing not found; the default certificate is served for its hosts",
+                ],
+            ),
+            Case::new(
+                "routing.md TLS: 'A ... malformed Secret is reported and its hosts get the default certificate'",
+                "
+                kind: Secret
+                metadata: {name: bad}
+                type: kubernetes.io/tls
+                stringData: {tls.crt: not a certificate, tls.key: not a key}
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  tls: [{hosts: [a.test], secretName: bad}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "diagnostic Ingress default/a: spec.tls: secret default/bad: tls.crt must hold only CERTIFICATE blocks; the default certificate is served for its hosts",
+                ],
+            ),
+            Case::new(
+                "routing.md: 'When two declare ... the same TLS host with different secrets ... the oldest wins and the other is reported on the losing object'",
+                "
+                kind: Secret
+                metadata: {name: old-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Secret
+                metadata: {name: new-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: new, creationTimestamp: '2024-06-01T00:00:00Z'}
+                spec:
+                  tls: [{hosts: [a.test], secretName: new-tls}]
+                ---
+                kind: Ingress
+                metadata: {name: old, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  tls: [{hosts: [a.test], secretName: old-tls}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "tls a.test default/old-tls",
+                    "diagnostic Ingress default/new: spec.tls[0].hosts[0]: TLS for host a.test is already configured by Ingress default/old, which is older; this entry is ignored",
+                ],
+            ),
+            Case::new(
+                "routing.md: only 'the same TLS host with different secrets' conflicts: two Ingresses naming the same Secret are not reported",
+                "
+                kind: Secret
+                metadata: {name: a-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: new, creationTimestamp: '2024-06-01T00:00:00Z'}
+                spec:
+                  tls: [{hosts: [a.test], secretName: a-tls}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata: {name: old, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  tls: [{hosts: [a.test], secretName: a-tls}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "route a.test /api Prefix (https redirect 308) -> default_api_80",
+                    "tls a.test default/a-tls",
+                ],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn redirect_to_https() {
+    check(
+        Show::ROUTES,
+        &[
+            Case::new(
+                "routing.md TLS: '(308 unless ssl-redirect-code says otherwise ...)'",
+                r#"
+                kind: Secret
+                metadata: {name: a-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: a, annotations: {portcullis.dev/ssl-redirect-code: "301"}}
+                spec:
+                  tls: [{hosts: [a.test], secretName: a-tls}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                "#,
+                &[
+                    "route a.test / Prefix (https redirect 301) -> default_web_80",
+                    "tls a.test default/a-tls",
+                ],
+            ),
+            Case::new(
+                "routing.md TLS: 'ssl-redirect: \"false\" turns it off'",
+                r#"
+                kind: Secret
+                metadata: {name: a-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: a, annotations: {portcullis.dev/ssl-redirect: "false"}}
+                spec:
+                  tls: [{hosts: [a.test], secretName: a-tls}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                "#,
+                &[
+                    "route a.test / Prefix -> default_web_80",
+                    "tls a.test default/a-tls",
+                ],
+            ),
+            Case::new(
+                "routing.md: 'Ingresses sharing a host are merged': a host's TLS, declared by one Ingress, redirects the paths another Ingress declares",
+                "
+                kind: Secret
+                metadata: {name: a-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: certificates}
+                spec:
+                  tls: [{hosts: [a.test], secretName: a-tls}]
+                ---
+                kind: Ingress
+                metadata: {name: paths}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "tls a.test default/a-tls",
+                ],
+            ),
+            Case::new(
+                "README keys: ssl-redirect has path scope: an Ingress turning it off keeps its own paths plain, another Ingress's paths on the same TLS host are still redirected",
+                r#"
+                kind: Secret
+                metadata: {name: a-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  tls: [{hosts: [a.test], secretName: a-tls}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata: {name: b, annotations: {portcullis.dev/ssl-redirect: "false"}}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+                "#,
+                &[
+                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "route a.test /api Prefix -> default_api_80",
+                    "tls a.test default/a-tls",
+                ],
+            ),
+            Case::new(
+                "README keys: set in the global ConfigMap, 'per Ingress as annotations portcullis.dev/<key> or ... haproxy-ingress.github.io/<key> (the first wins)'",
+                r#"
+                kind: ConfigMap
+                metadata: {name: portcullis}
+                data: {ssl-redirect-code: "302"}
+                ---
+                kind: Secret
+                metadata: {name: a-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  tls: [{hosts: [a.test, b.test, c.test], secretName: a-tls}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata: {name: b, annotations: {haproxy-ingress.github.io/ssl-redirect-code: "307"}}
+                spec:
+                  rules:
+                  - host: b.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata:
+                  name: c
+                  annotations: {haproxy-ingress.github.io/ssl-redirect-code: "307", portcullis.dev/ssl-redirect-code: "303"}
+                spec:
+                  rules:
+                  - host: c.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                "#,
+                &[
+                    "route a.test / Prefix (https redirect 302) -> default_web_80",
+                    "route b.test / Prefix (https redirect 307) -> default_web_80",
+                    "route c.test / Prefix (https redirect 303) -> default_web_80",
+                    "tls a.test default/a-tls",
+                    "tls b.test default/a-tls",
+                    "tls c.test default/a-tls",
+                ],
+            )
+            .with(with_global_configmap),
+            Case::new(
+                "README keys: 'An invalid value is reported (object, key, value, reason) and the default is used'",
+                r#"
+                kind: Secret
+                metadata: {name: a-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: a, annotations: {portcullis.dev/ssl-redirect-code: "200"}}
+                spec:
+                  tls: [{hosts: [a.test], secretName: a-tls}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                "#,
+                &[
+                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "tls a.test default/a-tls",
+                    "diagnostic Ingress default/a: metadata.annotations[portcullis.dev/ssl-redirect-code]: invalid value: '200' is not one of 301, 302, 303, 307, 308; the global value is used",
+                ],
+            ),
+        ],
+    );
+}

@@ -1,0 +1,21 @@
+//! The routing rules of docs/routing.md and docs/gateway-api.md, one table row per rule.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod summary;
+mod support;
+
+mod ingress_backends;
+mod ingress_classes;
+mod ingress_hosts_and_paths;
+mod ingress_merging;
+mod ingress_tls;
+
+mod gateway_attachment;
+mod gateway_backends;
+mod gateway_filters;
+mod gateway_fixtures;
+mod gateway_matches;
+mod status_gateways;
+mod status_routes;

@@ -1,0 +1,353 @@
+//! gateway-api.md "Status" of GatewayClasses, Gateways and listeners, every reason.
+
+use crate::gateway_fixtures::{EDGE, OUR_CLASS};
+use crate::summary::Show;
+use crate::support::{Case, check, with_admin_port_10254};
+
+#[test]
+fn classes_and_gateways() {
+    check(
+        Show::STATUS,
+        &[
+            Case::new(
+                "gateway-api.md Status: 'GatewayClass Accepted; Gateway Accepted and Programmed, each listener's Accepted, ResolvedRefs, Programmed, attachedRoutes and supportedKinds; HTTPRoute per-parent Accepted and ResolvedRefs'",
+                "
+                kind: HTTPRoute
+                metadata: {name: r}
+                spec:
+                  parentRefs: [{name: edge}]
+                  hostnames: [a.test]
+                  rules: [{backendRefs: [{name: web, port: 80}]}]
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=True",
+                ],
+            )
+            .given(EDGE),
+            Case::new(
+                "gateway-api.md Status: '... with observedGeneration'",
+                "
+                kind: GatewayClass
+                metadata: {name: portcullis, generation: 2}
+                spec: {controllerName: portcullis.dev/gateway-controller}
+                ---
+                kind: Gateway
+                metadata: {name: edge, generation: 3}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners: [{name: http, protocol: HTTP, port: 80}]
+                ---
+                kind: HTTPRoute
+                metadata: {name: r, generation: 7}
+                spec:
+                  parentRefs: [{name: edge}]
+                  rules: [{backendRefs: [{name: web, port: 80}]}]
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True generation 2",
+                    "status Gateway default/edge: Accepted=True Programmed=True generation 3",
+                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts) generation 3",
+                    "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=True generation 7",
+                ],
+            ),
+            Case::new(
+                "gateway-api.md: only GatewayClasses of our controller, their Gateways and the routes attached to them get status",
+                "
+                kind: GatewayClass
+                metadata: {name: other}
+                spec: {controllerName: example.com/another-controller}
+                ---
+                kind: Gateway
+                metadata: {name: foreign}
+                spec:
+                  gatewayClassName: other
+                  listeners: [{name: http, protocol: HTTP, port: 80}]
+                ---
+                kind: HTTPRoute
+                metadata: {name: r}
+                spec:
+                  parentRefs: [{name: foreign}, {name: nowhere}]
+                  rules: [{backendRefs: [{name: web, port: 80}]}]
+                ",
+                &["status (none)"],
+            ),
+            Case::new(
+                "Gateway Accepted=False(ListenersNotValid) and Programmed=False(Invalid) when no listener can be served",
+                "
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners: [{name: tcp, protocol: TCP, port: 9000}]
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
+                    "status Gateway default/edge listener tcp: routes 0, kinds [], Accepted=False(UnsupportedProtocol) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                ],
+            )
+            .given(OUR_CLASS),
+        ],
+    );
+}
+
+#[test]
+fn listener_reasons() {
+    check(
+        Show::STATUS,
+        &[
+            Case::new(
+                "gateway-api.md Not served yet: 'protocols other than HTTP and HTTPS (UnsupportedProtocol)'; the Gateway stays Accepted while one listener is valid",
+                "
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners:
+                  - {name: http, protocol: HTTP, port: 80}
+                  - {name: tcp, protocol: TCP, port: 9000}
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener tcp: routes 0, kinds [], Accepted=False(UnsupportedProtocol) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                ],
+            )
+            .given(OUR_CLASS),
+            Case::new(
+                "gateway-api.md Not served yet: 'HTTP on port 443 and HTTPS on port 80 (the other protocol's frontend; status PortUnavailable)'; nor the admin endpoint's port",
+                "
+                kind: Secret
+                metadata: {name: cert}
+                type: kubernetes.io/tls
+                ---
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners:
+                  - {name: http, protocol: HTTP, port: 80}
+                  - {name: plain443, protocol: HTTP, port: 443}
+                  - {name: tls80, protocol: HTTPS, port: 80, tls: {certificateRefs: [{name: cert}]}}
+                  - {name: admin, protocol: HTTP, port: 10254}
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge listener admin: routes 0, kinds [HTTPRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener plain443: routes 0, kinds [HTTPRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener tls80: routes 0, kinds [HTTPRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                ],
+            )
+            .given(OUR_CLASS)
+            .with(with_admin_port_10254),
+            Case::new(
+                "gateway_listener.rs: two listeners of one Gateway on a port of their own with different protocols: ProtocolConflict, neither served (see the report: docs/gateway-api.md says this is not detected)",
+                "
+                kind: Secret
+                metadata: {name: cert}
+                type: kubernetes.io/tls
+                ---
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners:
+                  - {name: http, protocol: HTTP, port: 80}
+                  - {name: plain, protocol: HTTP, port: 9000}
+                  - {name: secure, protocol: HTTPS, port: 9000, tls: {certificateRefs: [{name: cert}]}}
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener plain: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/edge listener secure: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                ],
+            )
+            .given(OUR_CLASS),
+            Case::new(
+                "gateway-api.md Not served yet: 'Two listeners of different protocols on the same port of their own are not detected as a conflict' (of two Gateways)",
+                "
+                kind: Secret
+                metadata: {name: cert}
+                type: kubernetes.io/tls
+                ---
+                kind: Gateway
+                metadata: {name: one}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners: [{name: plain, protocol: HTTP, port: 9000}]
+                ---
+                kind: Gateway
+                metadata: {name: two}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners: [{name: secure, protocol: HTTPS, port: 9000, tls: {certificateRefs: [{name: cert}]}}]
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/one: Accepted=True Programmed=True",
+                    "status Gateway default/one listener plain: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/two: Accepted=True Programmed=True",
+                    "status Gateway default/two listener secure: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                ],
+            )
+            .given(OUR_CLASS),
+            Case::new(
+                "gateway-api.md Not served yet: 'TLS Passthrough': the listener is not Accepted (UnsupportedValue)",
+                "
+                kind: Secret
+                metadata: {name: cert}
+                type: kubernetes.io/tls
+                ---
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners:
+                  - {name: http, protocol: HTTP, port: 80}
+                  - {name: passthrough, protocol: HTTPS, port: 443, tls: {mode: Passthrough, certificateRefs: [{name: cert}]}}
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener passthrough: routes 0, kinds [HTTPRoute], Accepted=False(UnsupportedValue) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                ],
+            )
+            .given(OUR_CLASS),
+            Case::new(
+                "gateway-api.md Status: listener 'ResolvedRefs (InvalidCertificateRef ...)': no certificateRef, a missing Secret, a malformed one, or not a Secret",
+                "
+                kind: Secret
+                metadata: {name: cert}
+                type: kubernetes.io/tls
+                ---
+                kind: Secret
+                metadata: {name: bad}
+                type: kubernetes.io/tls
+                stringData: {tls.crt: not a certificate, tls.key: not a key}
+                ---
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners:
+                  - {name: good, protocol: HTTPS, port: 443, hostname: good.test, tls: {certificateRefs: [{name: cert}]}}
+                  - {name: none, protocol: HTTPS, port: 443, hostname: none.test}
+                  - {name: missing, protocol: HTTPS, port: 443, hostname: missing.test, tls: {certificateRefs: [{name: missing}]}}
+                  - {name: malformed, protocol: HTTPS, port: 443, hostname: malformed.test, tls: {certificateRefs: [{name: bad}]}}
+                  - {name: kind, protocol: HTTPS, port: 443, hostname: kind.test, tls: {certificateRefs: [{kind: ConfigMap, name: cert}]}}
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge listener good: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener kind: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener malformed: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener missing: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener none: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                ],
+            )
+            .given(OUR_CLASS),
+            Case::new(
+                "gateway-api.md Status: listener 'ResolvedRefs (... RefNotPermitted)': a Secret of another namespace without a ReferenceGrant from the Gateway",
+                "
+                kind: Secret
+                metadata: {name: granted, namespace: vault}
+                type: kubernetes.io/tls
+                ---
+                kind: Secret
+                metadata: {name: private, namespace: vault}
+                type: kubernetes.io/tls
+                ---
+                kind: ReferenceGrant
+                metadata: {name: gateways-to-certs, namespace: vault}
+                spec:
+                  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: default}]
+                  to: [{group: '', kind: Secret, name: granted}]
+                ---
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners:
+                  - {name: granted, protocol: HTTPS, port: 443, hostname: a.test, tls: {certificateRefs: [{name: granted, namespace: vault}]}}
+                  - {name: private, protocol: HTTPS, port: 443, hostname: b.test, tls: {certificateRefs: [{name: private, namespace: vault}]}}
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge listener granted: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener private: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(RefNotPermitted) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                ],
+            )
+            .given(OUR_CLASS),
+        ],
+    );
+}
+
+#[test]
+fn attached_routes() {
+    check(
+        Show::STATUS,
+        &[Case::new(
+            "gateway-api.md Status: 'attachedRoutes': per listener, the routes attached to it; a route refused by every listener counts nowhere",
+            "
+            kind: Gateway
+            metadata: {name: edge}
+            spec:
+              gatewayClassName: portcullis
+              listeners:
+              - {name: a, protocol: HTTP, port: 80, hostname: a.test}
+              - {name: b, protocol: HTTP, port: 80, hostname: b.test}
+              - {name: c, protocol: HTTP, port: 80, hostname: '*.c.test'}
+            ---
+            kind: HTTPRoute
+            metadata: {name: only-a}
+            spec:
+              parentRefs: [{name: edge}]
+              hostnames: [a.test]
+              rules: [{matches: [{path: {value: /only-a}}], backendRefs: [{name: web, port: 80}]}]
+            ---
+            kind: HTTPRoute
+            metadata: {name: everywhere}
+            spec:
+              parentRefs: [{name: edge}]
+              rules: [{backendRefs: [{name: web, port: 80}]}]
+            ---
+            kind: HTTPRoute
+            metadata: {name: section-b}
+            spec:
+              parentRefs: [{name: edge, sectionName: b}]
+              rules: [{matches: [{path: {value: /section-b}}], backendRefs: [{name: web, port: 80}]}]
+            ---
+            kind: HTTPRoute
+            metadata: {name: elsewhere}
+            spec:
+              parentRefs: [{name: edge}]
+              hostnames: [x.other.test]
+              rules: [{backendRefs: [{name: web, port: 80}]}]
+            ",
+            &[
+                "status GatewayClass portcullis: Accepted=True",
+                "status Gateway default/edge: Accepted=True Programmed=True",
+                "status Gateway default/edge listener a: routes 2, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener b: routes 2, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener c: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                "status HTTPRoute default/elsewhere parent default/edge: Accepted=False(NoMatchingListenerHostname) ResolvedRefs=True",
+                "status HTTPRoute default/everywhere parent default/edge: Accepted=True ResolvedRefs=True",
+                "status HTTPRoute default/only-a parent default/edge: Accepted=True ResolvedRefs=True",
+                "status HTTPRoute default/section-b parent default/edge#b: Accepted=True ResolvedRefs=True",
+                "diagnostic HTTPRoute default/elsewhere: spec.parentRefs[0]: no hostname of this route matches a listener of Gateway default/edge; it is not attached there",
+            ],
+        )
+        .given(OUR_CLASS)],
+    );
+}

@@ -1,0 +1,349 @@
+//! The one place that reads a conversion: model, diagnostics and status as stable lines.
+
+use convert::Conversion;
+use convert::gateway_status::StatusReport;
+use model::{
+    Condition, HeaderEdits, HostKey, Listeners, PathChange, PathKind, PathMatch, RouteTarget,
+    RuleAction,
+};
+use serde_json::Value;
+
+/// Which lines a table states (diagnostics always).
+#[derive(Debug, Clone, Copy)]
+pub struct Show {
+    /// Routes, certificates and the default backend.
+    pub routes: bool,
+    /// Backends and their servers.
+    pub backends: bool,
+    /// Gateway API status.
+    pub status: bool,
+}
+
+impl Show {
+    /// Routes, certificates, default backend, diagnostics.
+    pub const ROUTES: Show = Show {
+        routes: true,
+        backends: false,
+        status: false,
+    };
+    /// And backends.
+    pub const BACKENDS: Show = Show {
+        routes: true,
+        backends: true,
+        status: false,
+    };
+    /// Gateway API status and diagnostics.
+    pub const STATUS: Show = Show {
+        routes: false,
+        backends: false,
+        status: true,
+    };
+}
+
+/// The lines of a conversion and its status, so the cases never name a model type:
+///
+/// - `route <host> <path> <type>[ [frontends]][ (https redirect <code>)] -> <backend>`:
+///   a host is `a.test`, `*.a.test` (one label, as an Ingress means it), `**.a.test` (one
+///   or more labels, as the Gateway API means it) or `(any host)`; a type is `Exact`,
+///   `Prefix` (without its trailing slash) or `ImplementationSpecific`; frontends are
+///   left out when both the HTTP and the HTTPS one serve the route, else `[http]`,
+///   `[https]`, `[http:8080]`, `[https:8443]`; a backend is `<namespace>_<service>_<port>`.
+/// - A route with conditions, filters or several backends (Gateway API) gives one line
+///   per rule, in the order they are tried: `route ... #1 if <conditions> -> <action>`
+///   (`via [frontends]` is the condition that keeps a rule to its listener's frontends;
+///   `500` is the share answered with 500).
+/// - `tls <host> <namespace>/<secret>`: the certificate served for the host by SNI.
+/// - `default -> <backend>`: the default backend.
+/// - `backend <name> servers <address:port>...` (with `balance <algorithm>` when not
+///   `roundrobin`), shown by tables that ask for backends.
+/// - `diagnostic <object>: <field>: <message>`, always shown.
+/// - `status <object>: <conditions>`, `status <gateway> listener <name>: ...`, `status
+///   <route> parent <gateway>[#section][:port]: ...`, shown by tables that ask for status;
+///   a condition is `Type=Status` when its reason is its type, else
+///   `Type=Status(Reason)`, then `generation <n>` when observed; `status (none)` when
+///   nothing has status.
+pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Vec<String> {
+    let model = &conversion.model;
+    let mut lines = Vec::new();
+    if show.routes {
+        for (key, host) in &model.hosts {
+            for (path, route) in &host.routes {
+                let mut head = format!("route {} {}", host_text(key), path_text(path));
+                head.push_str(&frontends(&route.listeners));
+                if let Some(code) = route.https_redirect {
+                    head.push_str(&format!(" (https redirect {code})"));
+                }
+                match &route.target {
+                    RouteTarget::Backend(id) => {
+                        lines.push(format!("{head} -> {}", id.section_name()));
+                    }
+                    RouteTarget::Rules(rules) => {
+                        let numbered = rules.len() > 1 || !rules[0].conditions.is_empty();
+                        for (index, rule) in rules.iter().enumerate() {
+                            let mut line = head.clone();
+                            if numbered {
+                                line.push_str(&format!(" #{}", index + 1));
+                            }
+                            if !rule.conditions.is_empty() {
+                                let conditions: Vec<String> =
+                                    rule.conditions.iter().map(condition_text).collect();
+                                line.push_str(&format!(" if {}", conditions.join(", ")));
+                            }
+                            line.push_str(&format!(" -> {}", action_text(&rule.action)));
+                            lines.push(line);
+                        }
+                    }
+                }
+            }
+            if let Some(cert) = &host.cert {
+                lines.push(format!(
+                    "tls {} {}/{}",
+                    host_text(key),
+                    cert.namespace,
+                    cert.name
+                ));
+            }
+        }
+        if let Some(id) = &model.default_backend {
+            lines.push(format!("default -> {}", id.section_name()));
+        }
+    }
+    if show.backends {
+        for (id, backend) in &model.backends {
+            let mut line = format!("backend {}", id.section_name());
+            if backend.balance != model::Balance::RoundRobin {
+                line.push_str(&format!(" balance {}", backend.balance.keyword()));
+            }
+            let servers: Vec<String> = backend
+                .servers
+                .iter()
+                .map(|s| format!("{}:{}", s.address, s.port))
+                .collect();
+            if servers.is_empty() {
+                line.push_str(" servers (none)");
+            } else {
+                line.push_str(&format!(" servers {}", servers.join(" ")));
+            }
+            lines.push(line);
+        }
+    }
+    for diagnostic in &conversion.diagnostics {
+        lines.push(format!("diagnostic {diagnostic}"));
+    }
+    if show.status {
+        for (object, status) in status {
+            status_lines(
+                &object.to_string(),
+                &serde_json::to_value(status).unwrap(),
+                &mut lines,
+            );
+        }
+        if status.is_empty() {
+            lines.push("status (none)".to_owned());
+        }
+    }
+    lines
+}
+
+fn host_text(key: &HostKey) -> String {
+    match key {
+        HostKey::Exact(name) => name.clone(),
+        HostKey::Wildcard(suffix) => format!("*.{suffix}"),
+        HostKey::Suffix(suffix) => format!("**.{suffix}"),
+        HostKey::CatchAll => "(any host)".to_owned(),
+    }
+}
+
+fn path_text(path: &PathMatch) -> String {
+    let shown = if path.path.is_empty() {
+        "/"
+    } else {
+        &path.path
+    };
+    let kind = match path.kind {
+        PathKind::Exact => "Exact",
+        PathKind::Prefix => "Prefix",
+        PathKind::Begin => "ImplementationSpecific",
+    };
+    format!("{shown} {kind}")
+}
+
+fn frontends(listeners: &Listeners) -> String {
+    if *listeners == Listeners::BOTH {
+        return String::new();
+    }
+    let mut names = Vec::new();
+    if listeners.http {
+        names.push("http".to_owned());
+    }
+    if listeners.https {
+        names.push("https".to_owned());
+    }
+    names.extend(listeners.ports.iter().map(|p| format!("http:{p}")));
+    names.extend(listeners.tls_ports.iter().map(|p| format!("https:{p}")));
+    format!(" [{}]", names.join(","))
+}
+
+fn condition_text(condition: &Condition) -> String {
+    match condition {
+        Condition::Path(pattern) => format!("path ~ {pattern}"),
+        Condition::Method(method) => format!("method {method}"),
+        Condition::Header(header) => format!(
+            "header {} {} {}",
+            header.name,
+            if header.regex { "~" } else { "=" },
+            header.value
+        ),
+        Condition::Query(query) => format!(
+            "query {} {} {}",
+            query.name,
+            if query.regex { "~" } else { "=" },
+            query.value
+        ),
+        Condition::Listeners(listeners) => format!("via{}", frontends(listeners)),
+    }
+}
+
+fn edits_text(what: &str, edits: &HeaderEdits, parts: &mut Vec<String>) {
+    for (name, value) in &edits.set {
+        parts.push(format!("{what} set {name}: {value}"));
+    }
+    for (name, value) in &edits.add {
+        parts.push(format!("{what} add {name}: {value}"));
+    }
+    for name in &edits.remove {
+        parts.push(format!("{what} remove {name}"));
+    }
+}
+
+fn path_change_text(change: &PathChange) -> String {
+    match change {
+        PathChange::Full(path) => format!("path {path}"),
+        PathChange::Prefix {
+            matched,
+            replacement,
+        } => format!("prefix {matched} => {replacement}"),
+    }
+}
+
+/// What a rule does: its filters, then where its traffic goes.
+fn action_text(action: &RuleAction) -> String {
+    let mut parts = Vec::new();
+    edits_text("request", &action.request_headers, &mut parts);
+    edits_text("response", &action.response_headers, &mut parts);
+    if let Some(rewrite) = &action.rewrite {
+        if let Some(host) = &rewrite.hostname {
+            parts.push(format!("rewrite host {host}"));
+        }
+        if let Some(path) = &rewrite.path {
+            parts.push(format!("rewrite {}", path_change_text(path)));
+        }
+    }
+    if let Some(redirect) = &action.redirect {
+        let mut text = format!("redirect {}", redirect.code);
+        if let Some(scheme) = &redirect.scheme {
+            text.push_str(&format!(" scheme {scheme}"));
+        }
+        if let Some(host) = &redirect.hostname {
+            text.push_str(&format!(" host {host}"));
+        }
+        if let Some(port) = redirect.port {
+            text.push_str(&format!(" port {port}"));
+        }
+        if let Some(path) = &redirect.path {
+            text.push_str(&format!(" {}", path_change_text(path)));
+        }
+        parts.push(text);
+    }
+    let weighted = action.backends.len() > 1 || action.unavailable_weight > 0;
+    let mut targets: Vec<String> = action
+        .backends
+        .iter()
+        .map(|backend| {
+            let mut text = backend.id.section_name();
+            if weighted {
+                text.push_str(&format!(" weight {}", backend.weight));
+            }
+            let mut own = Vec::new();
+            edits_text("request", &backend.request_headers, &mut own);
+            edits_text("response", &backend.response_headers, &mut own);
+            if !own.is_empty() {
+                text.push_str(&format!(" ({})", own.join(", ")));
+            }
+            text
+        })
+        .collect();
+    if action.unavailable_weight > 0 {
+        if action.backends.is_empty() {
+            targets.push("500".to_owned());
+        } else {
+            targets.push(format!("500 weight {}", action.unavailable_weight));
+        }
+    }
+    if !targets.is_empty() {
+        parts.push(targets.join(", "));
+    }
+    parts.join("; ")
+}
+
+/// A list of conditions, trimmed to type, status and reason.
+fn conditions_text(conditions: &Value) -> String {
+    let mut parts = Vec::new();
+    for condition in conditions.as_array().into_iter().flatten() {
+        let kind = condition["type"].as_str().unwrap_or_default();
+        let status = condition["status"].as_str().unwrap_or_default();
+        let reason = condition["reason"].as_str().unwrap_or_default();
+        if reason == kind {
+            parts.push(format!("{kind}={status}"));
+        } else {
+            parts.push(format!("{kind}={status}({reason})"));
+        }
+    }
+    if let Some(generation) = conditions[0]["observedGeneration"].as_i64() {
+        parts.push(format!("generation {generation}"));
+    }
+    parts.join(" ")
+}
+
+fn status_lines(object: &str, status: &Value, lines: &mut Vec<String>) {
+    if let Some(parents) = status["parents"].as_array() {
+        for parent in parents {
+            let reference = &parent["parentRef"];
+            let mut name = format!(
+                "{}/{}",
+                reference["namespace"].as_str().unwrap_or_default(),
+                reference["name"].as_str().unwrap_or_default()
+            );
+            if let Some(section) = reference["sectionName"].as_str() {
+                name.push_str(&format!("#{section}"));
+            }
+            if let Some(port) = reference["port"].as_i64() {
+                name.push_str(&format!(":{port}"));
+            }
+            lines.push(format!(
+                "status {object} parent {name}: {}",
+                conditions_text(&parent["conditions"])
+            ));
+        }
+        return;
+    }
+    lines.push(format!(
+        "status {object}: {}",
+        conditions_text(&status["conditions"])
+    ));
+    for listener in status["listeners"].as_array().into_iter().flatten() {
+        let kinds: Vec<&str> = listener["supportedKinds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|k| k["kind"].as_str())
+            .collect();
+        lines.push(format!(
+            "status {object} listener {}: routes {}, kinds [{}], {}",
+            listener["name"].as_str().unwrap_or_default(),
+            listener["attachedRoutes"],
+            kinds.join(","),
+            conditions_text(&listener["conditions"])
+        ));
+    }
+}

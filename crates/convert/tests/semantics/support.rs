@@ -183,10 +183,8 @@ fn lines_of(case: &Case, show: Show) -> Vec<String> {
     let snapshot = index.snapshot();
     let mut options = options();
     (case.tweak)(&mut options);
-    let mut cache = ConvertCache::default();
-    let conversion = cache.convert(&snapshot, &options);
-    let status = cache.gateway_status(&snapshot);
-    summary(&conversion, &status, show)
+    let conversion = ConvertCache::default().convert(&snapshot, &options);
+    summary(&conversion, &conversion.gateway_status, show)
 }
 
 /// The text with the indentation its lines share removed, so inputs can be indented in

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use model::{Backend, BackendId, CertId, Condition, HostKey, Listeners, Origin, PathMatch};
+use model::{Backend, BackendId, CertId, Condition, Frontends, HostKey, Origin, PathMatch};
 use resources::ObjectRef;
 
 use crate::diagnostic::Diagnostic;
@@ -110,7 +110,7 @@ pub(crate) struct RouteClaim {
     /// The path as written, for messages.
     pub(crate) path_text: String,
     /// The frontends it is served on.
-    pub(crate) listeners: Listeners,
+    pub(crate) frontends: Frontends,
     pub(crate) field: String,
     pub(crate) rule: ClaimedRule,
 }

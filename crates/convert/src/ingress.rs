@@ -134,7 +134,7 @@ impl Converter<'_, '_> {
                     host: host.clone(),
                     path: path_match,
                     path_text,
-                    listeners: model::Listeners::BOTH,
+                    frontends: model::Frontends::BOTH,
                     field,
                     rule: ClaimedRule::Ingress {
                         backend,

@@ -106,7 +106,7 @@ fn model(cert: &str) -> ProxyModel {
         },
     );
     let route = Route {
-        listeners: model::Listeners::BOTH,
+        frontends: model::Frontends::BOTH,
         target: model::RouteTarget::Backend(id),
         https_redirect: None,
         origin: origin(),

@@ -114,7 +114,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
                         kind: PathKind::Prefix,
                     },
                     Route {
-                        listeners: model::Listeners::BOTH,
+                        frontends: model::Frontends::BOTH,
                         target: model::RouteTarget::Backend(id(BACKENDS[*backend])),
                         https_redirect: None,
                         origin: origin(),
@@ -141,7 +141,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
                     kind: PathKind::Prefix,
                 },
                 Route {
-                    listeners: model::Listeners::BOTH,
+                    frontends: model::Frontends::BOTH,
                     target: model::RouteTarget::Backend(id("app")),
                     https_redirect: None,
                     origin: origin(),

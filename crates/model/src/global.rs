@@ -1,4 +1,4 @@
-//! Process-wide settings: listeners, limits and timeouts.
+//! Process-wide settings: bind address and ports, limits and timeouts.
 
 use std::fmt;
 use std::net::IpAddr;

@@ -15,7 +15,7 @@ pub use backend::{Backend, BackendId, Balance, Server};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
 pub use routing::{
-    CertId, Host, HostKey, Listeners, PathKind, PathMatch, Route, RouteTarget, TlsCert,
+    CertId, Frontends, Host, HostKey, PathKind, PathMatch, Route, RouteTarget, TlsCert,
 };
 pub use rules::{
     Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, RuleBackend,

@@ -81,7 +81,7 @@ pub struct PathMatch {
 /// Which frontends serve a route: the plain-HTTP one, the HTTPS one, and frontends of
 /// Gateway listeners on other ports.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Listeners {
+pub struct Frontends {
     /// The plain-HTTP frontend (`--http-port`).
     pub http: bool,
     /// The HTTPS frontend (`--https-port`).
@@ -92,23 +92,23 @@ pub struct Listeners {
     pub tls_ports: BTreeSet<u16>,
 }
 
-impl Listeners {
+impl Frontends {
     /// Plain HTTP and HTTPS (every Ingress route).
-    pub const BOTH: Listeners = Listeners {
+    pub const BOTH: Frontends = Frontends {
         http: true,
         https: true,
         ports: BTreeSet::new(),
         tls_ports: BTreeSet::new(),
     };
     /// Plain HTTP only (a Gateway route attached to an HTTP listener on port 80).
-    pub const HTTP: Listeners = Listeners {
+    pub const HTTP: Frontends = Frontends {
         http: true,
         https: false,
         ports: BTreeSet::new(),
         tls_ports: BTreeSet::new(),
     };
     /// HTTPS only (a Gateway route attached to an HTTPS listener on port 443).
-    pub const HTTPS: Listeners = Listeners {
+    pub const HTTPS: Frontends = Frontends {
         http: false,
         https: true,
         ports: BTreeSet::new(),
@@ -156,7 +156,7 @@ impl Listeners {
     }
 }
 
-impl Default for Listeners {
+impl Default for Frontends {
     fn default() -> Self {
         Self::BOTH
     }
@@ -189,7 +189,7 @@ pub struct Route {
     /// What answers.
     pub target: RouteTarget,
     /// The frontends that serve it.
-    pub listeners: Listeners,
+    pub frontends: Frontends,
     /// Plain-HTTP requests are redirected to HTTPS with this status code.
     pub https_redirect: Option<u16>,
     /// The object that declared the route.

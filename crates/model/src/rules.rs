@@ -20,7 +20,7 @@ pub enum Condition {
     Query(ValueMatch),
     /// The request came through one of these frontends (when the routes sharing a path
     /// are attached to different listeners).
-    Listeners(crate::Listeners),
+    Frontends(crate::Frontends),
 }
 
 /// A named value compared exactly or by regular expression.

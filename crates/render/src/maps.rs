@@ -75,7 +75,7 @@ pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> PerMap<String> {
         for (path, route) in host
             .routes
             .iter()
-            .filter(|(_, r)| r.listeners.serves(plain_http))
+            .filter(|(_, r)| r.frontends.serves(plain_http))
         {
             let key = format!("{host_text}#{}", path.path);
             match path.kind {

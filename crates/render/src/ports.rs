@@ -45,11 +45,11 @@ pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
     };
     for (path, route) in &host.routes {
         let frontends: Vec<PortFrontend> = route
-            .listeners
+            .frontends
             .ports
             .iter()
             .map(|port| (*port, false))
-            .chain(route.listeners.tls_ports.iter().map(|port| (*port, true)))
+            .chain(route.frontends.tls_ports.iter().map(|port| (*port, true)))
             .collect();
         if frontends.is_empty() {
             continue;

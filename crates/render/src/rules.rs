@@ -185,19 +185,19 @@ fn acl_expressions(condition: &Condition) -> Vec<String> {
             matcher(m.regex),
             m.value
         )],
-        Condition::Listeners(listeners) => {
+        Condition::Frontends(frontends) => {
             let mut names: Vec<String> = Vec::new();
-            if listeners.http {
+            if frontends.http {
                 names.push("http".to_owned());
             }
-            if listeners.https {
+            if frontends.https {
                 names.push("https".to_owned());
             }
             names.extend(
-                listeners
+                frontends
                     .ports
                     .iter()
-                    .chain(&listeners.tls_ports)
+                    .chain(&frontends.tls_ports)
                     .map(|port| format!("port_{port}")),
             );
             names

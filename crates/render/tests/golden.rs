@@ -50,7 +50,7 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
 
 fn route(service: &str, port: &str, https_redirect: Option<u16>) -> Route {
     Route {
-        listeners: model::Listeners::BOTH,
+        frontends: model::Frontends::BOTH,
         target: model::RouteTarget::Backend(id(service, port)),
         https_redirect,
         origin: origin("site"),

@@ -51,7 +51,7 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
                 kind,
             },
             Route {
-                listeners: model::Listeners::BOTH,
+                frontends: model::Frontends::BOTH,
                 target: model::RouteTarget::Backend(id(number)),
                 https_redirect: number.is_multiple_of(3).then_some(308),
                 origin: origin(),

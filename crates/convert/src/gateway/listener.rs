@@ -2,7 +2,7 @@
 //! frontend that serves it, its certificate, and whether a ReferenceGrant allows a
 //! reference across namespaces.
 
-use model::{CertId, Listeners};
+use model::{CertId, Frontends};
 use resources::Object;
 use resources::gateway::{GatewayListeners, GatewayListenersTlsMode};
 
@@ -16,7 +16,7 @@ pub(crate) fn frontend(
     listener: &GatewayListeners,
     siblings: &[GatewayListeners],
     ports: &ListenerPorts,
-) -> Result<Listeners, Refusal> {
+) -> Result<Frontends, Refusal> {
     let protocol = listener.protocol.as_str();
     if !matches!(protocol, "HTTP" | "HTTPS") {
         return Err(Refusal::new(
@@ -65,8 +65,8 @@ pub(crate) fn frontend(
             Reason::PortUnavailable,
             format!("port {port} is the HTTP frontend's"),
         )),
-        "HTTP" if http_port => Ok(Listeners::HTTP),
-        "HTTP" => Ok(Listeners::port(port)),
+        "HTTP" if http_port => Ok(Frontends::HTTP),
+        "HTTP" => Ok(Frontends::port(port)),
         _ => {
             let terminate = listener
                 .tls
@@ -80,16 +80,16 @@ pub(crate) fn frontend(
                 ));
             }
             Ok(if https_port {
-                Listeners::HTTPS
+                Frontends::HTTPS
             } else {
-                Listeners::tls_port(port)
+                Frontends::tls_port(port)
             })
         }
     }
 }
 
 /// What a frontend serving a listener is, for people.
-pub(crate) fn describe(listeners: &Listeners) -> String {
+pub(crate) fn describe(listeners: &Frontends) -> String {
     if listeners.http {
         "served by the HTTP frontend".to_owned()
     } else if listeners.https {
@@ -195,10 +195,10 @@ mod tests {
             reserved: vec![10254],
         };
         let served = |l: &GatewayListeners| frontend(l, std::slice::from_ref(l), &ports);
-        assert_eq!(served(&listener("HTTP", 8080)), Ok(Listeners::HTTP));
-        assert_eq!(served(&listener("HTTP", 80)), Ok(Listeners::HTTP));
-        assert_eq!(served(&listener("HTTPS", 8443)), Ok(Listeners::HTTPS));
-        assert_eq!(served(&listener("HTTP", 9000)), Ok(Listeners::port(9000)));
+        assert_eq!(served(&listener("HTTP", 8080)), Ok(Frontends::HTTP));
+        assert_eq!(served(&listener("HTTP", 80)), Ok(Frontends::HTTP));
+        assert_eq!(served(&listener("HTTPS", 8443)), Ok(Frontends::HTTPS));
+        assert_eq!(served(&listener("HTTP", 9000)), Ok(Frontends::port(9000)));
         for refused in [
             listener("HTTP", 8443),
             listener("HTTPS", 8080),

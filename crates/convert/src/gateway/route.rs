@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use model::{Backend, BackendId, CertId, HostKey, Listeners, PathKind};
+use model::{Backend, BackendId, CertId, Frontends, HostKey, PathKind};
 use resources::gateway::{
     GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom,
     GatewayListenersAllowedRoutesNamespacesSelector, HttpRouteRules, HttpRouteRulesMatches,
@@ -48,7 +48,7 @@ type RuleBackends = (
 #[derive(Debug, Clone, PartialEq)]
 struct Attachment {
     host: HostKey,
-    listeners: Listeners,
+    frontends: Frontends,
     certificate: Option<CertId>,
     field: String,
 }
@@ -129,7 +129,7 @@ impl RouteConverter<'_, '_> {
                 }
                 named = true;
                 let ports = self.lookups.listener_ports();
-                let Ok(listeners) = listener::frontend(listener, &gateway.spec.listeners, ports)
+                let Ok(frontends) = listener::frontend(listener, &gateway.spec.listeners, ports)
                 else {
                     continue;
                 };
@@ -137,7 +137,7 @@ impl RouteConverter<'_, '_> {
                     continue;
                 }
                 matched_listener = true;
-                let certificate = if listeners.any_tls() {
+                let certificate = if frontends.any_tls() {
                     self.certificate(&gateway, listener)
                 } else {
                     None
@@ -149,7 +149,7 @@ impl RouteConverter<'_, '_> {
                 for host in hosts {
                     found.push(Attachment {
                         host,
-                        listeners: listeners.clone(),
+                        frontends: frontends.clone(),
                         certificate: certificate.clone(),
                         field: field.clone(),
                     });
@@ -190,7 +190,7 @@ impl RouteConverter<'_, '_> {
             for attachment in found {
                 match by_host.get_mut(&attachment.host) {
                     Some(existing) => {
-                        existing.listeners = existing.listeners.union(&attachment.listeners);
+                        existing.frontends = existing.frontends.union(&attachment.frontends);
                         if existing.certificate.is_none() {
                             existing.certificate = attachment.certificate;
                         }
@@ -420,7 +420,7 @@ impl RouteConverter<'_, '_> {
                         host: attachment.host.clone(),
                         path: path_match.clone(),
                         path_text: value.clone(),
-                        listeners: attachment.listeners.clone(),
+                        frontends: attachment.frontends.clone(),
                         field: at.clone(),
                         rule: ClaimedRule::Gateway {
                             conditions: conditions.clone(),

@@ -60,7 +60,7 @@ pub(super) fn chain_route(
     // Routes of different listeners share the path: each rule keeps to its own.
     let union = ordered
         .iter()
-        .map(|(_, claim)| claim.route().listeners.clone())
+        .map(|(_, claim)| claim.route().frontends.clone())
         .reduce(|a, b| a.union(&b))
         .unwrap_or_default();
     let mut chain: Vec<GatewayRule> = Vec::new();
@@ -69,8 +69,8 @@ pub(super) fn chain_route(
     for (position, claim) in ordered {
         let rule = claim.route();
         let mut conditions = rule.conditions().to_vec();
-        if rule.listeners != union {
-            conditions.push(Condition::Listeners(rule.listeners.clone()));
+        if rule.frontends != union {
+            conditions.push(Condition::Frontends(rule.frontends.clone()));
         }
         let shadowing = takes_all.clone().or_else(|| {
             chain

@@ -371,9 +371,9 @@ impl Merger {
         let mut route = None;
         let mut uses: Vec<Use> = Vec::new();
         if let Some(claims) = claims {
-            let mut listeners = claims.values().map(|claim| &claim.route().listeners);
-            let first_listeners = listeners.next();
-            let one_set = listeners.all(|l| Some(l) == first_listeners);
+            let mut frontends = claims.values().map(|claim| &claim.route().frontends);
+            let first_frontends = frontends.next();
+            let one_set = frontends.all(|f| Some(f) == first_frontends);
             let all_plain = one_set && claims.values().all(|claim| claim.route().is_plain());
             let resolved = if all_plain {
                 plain_route(claims, &mut uses, &mut diagnostics)
@@ -383,14 +383,14 @@ impl Merger {
             if let Some((target, winner)) = resolved {
                 let rule = winner.route();
                 let https_redirect = rule.https_redirect().filter(|_| self.has_tls(&rule.host));
-                let listeners = claims
+                let frontends = claims
                     .values()
-                    .map(|claim| claim.route().listeners.clone())
+                    .map(|claim| claim.route().frontends.clone())
                     .reduce(|a, b| a.union(&b))
                     .unwrap_or_default();
                 route = Some(Route {
                     target,
-                    listeners,
+                    frontends,
                     https_redirect,
                     origin: winner.contribution.origin.clone(),
                 });

@@ -3,7 +3,7 @@
 use convert::Conversion;
 use convert::gateway_status::StatusReport;
 use model::{
-    Condition, HeaderEdits, HostKey, Listeners, PathChange, PathKind, PathMatch, RouteTarget,
+    Condition, Frontends, HeaderEdits, HostKey, PathChange, PathKind, PathMatch, RouteTarget,
     RuleAction,
 };
 use serde_json::Value;
@@ -69,7 +69,7 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
         for (key, host) in &model.hosts {
             for (path, route) in &host.routes {
                 let mut head = format!("route {} {}", host_text(key), path_text(path));
-                head.push_str(&frontends(&route.listeners));
+                head.push_str(&frontends(&route.frontends));
                 if let Some(code) = route.https_redirect {
                     head.push_str(&format!(" (https redirect {code})"));
                 }
@@ -168,8 +168,8 @@ fn path_text(path: &PathMatch) -> String {
     format!("{shown} {kind}")
 }
 
-fn frontends(listeners: &Listeners) -> String {
-    if *listeners == Listeners::BOTH {
+fn frontends(listeners: &Frontends) -> String {
+    if *listeners == Frontends::BOTH {
         return String::new();
     }
     let mut names = Vec::new();
@@ -200,7 +200,7 @@ fn condition_text(condition: &Condition) -> String {
             if query.regex { "~" } else { "=" },
             query.value
         ),
-        Condition::Listeners(listeners) => format!("via{}", frontends(listeners)),
+        Condition::Frontends(listeners) => format!("via{}", frontends(listeners)),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::keys::{ALL_KEYS, ANNOTATION_PREFIXES, KeyInfo, Scope};
+use crate::keys::{ALL_KEYS, ANNOTATION_PREFIXES, Applied, KeyInfo, Scope};
 
 /// The page's path, relative to the workspace root.
 pub const CONFIGURATION_PAGE: &str = "docs/configuration.md";
@@ -80,16 +80,29 @@ Scopes:
 - Set in: {places}
 - Default: {default}
 - Accepted values: {values}
-",
+- A change: {applied}
+{differs}",
             name = key.name(),
             doc = key.doc(),
             scope = scope_name(key.scope()),
             places = places(*key),
             default = default_text(*key),
             values = key.accepted_values(),
+            applied = applied_text(key.applied()),
+            differs = match key.differs() {
+                "" => String::new(),
+                text => format!("- Differs from haproxy-ingress: {text}\n"),
+            },
         );
     }
     page
+}
+
+fn applied_text(applied: Applied) -> &'static str {
+    match applied {
+        Applied::Live => "goes live over the runtime API, without a reload",
+        Applied::Reload => "reloads HAProxy (seamlessly: no connection is refused)",
+    }
 }
 
 fn scope_name(scope: Scope) -> &'static str {
@@ -117,7 +130,7 @@ fn places(key: &dyn KeyInfo) -> String {
                 .map(|prefix| format!("`{prefix}{}`", key.name()))
                 .collect();
             format!(
-                "the global ConfigMap; Ingress annotations {}",
+                "the global ConfigMap; Ingress and Service annotations {}",
                 annotations.join(", ")
             )
         }

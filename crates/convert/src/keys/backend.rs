@@ -3,7 +3,7 @@
 use model::{Balance, HaproxyDuration};
 
 use super::parse::{parse_balance, parse_duration};
-use super::{DURATION_VALUES, Key, Scope};
+use super::{Applied, DURATION_VALUES, Key, Scope};
 
 /// `balance-algorithm`.
 pub const BALANCE_ALGORITHM: Key<Balance> = Key {
@@ -13,6 +13,8 @@ pub const BALANCE_ALGORITHM: Key<Balance> = Key {
     accepted_values: "`roundrobin`, `static-rr`, `leastconn`, `first`, `source`, `uri` or `random`",
     parse: parse_balance,
     doc: "How HAProxy spreads the backend's requests over its servers (HAProxy's `balance`).",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress defaults to `random(2)` and accepts every algorithm of HAProxy's grammar with its arguments; portcullis defaults to `roundrobin` and accepts the algorithms listed, without arguments.",
 };
 /// `timeout-connect`.
 pub const TIMEOUT_CONNECT: Key<HaproxyDuration> = Key {
@@ -22,6 +24,8 @@ pub const TIMEOUT_CONNECT: Key<HaproxyDuration> = Key {
     accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum time to connect to a server.",
+    applied: Applied::Reload,
+    differs: "",
 };
 /// `timeout-server`.
 pub const TIMEOUT_SERVER: Key<HaproxyDuration> = Key {
@@ -31,4 +35,6 @@ pub const TIMEOUT_SERVER: Key<HaproxyDuration> = Key {
     accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum inactivity time on the server side.",
+    applied: Applied::Reload,
+    differs: "",
 };

@@ -55,6 +55,20 @@ pub struct Key<T> {
     pub parse: fn(&str) -> Result<T, String>,
     /// What it does.
     pub doc: &'static str,
+    /// How a change of its value reaches HAProxy.
+    pub applied: Applied,
+    /// How it differs from haproxy-ingress's key of the same name, and why; empty when
+    /// it does not.
+    pub differs: &'static str,
+}
+
+/// How a change of a key's value reaches HAProxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// Over the runtime API, without a reload.
+    Live,
+    /// By a (seamless) reload.
+    Reload,
 }
 
 /// What every key offers without its value type: for docs and for spotting unknown keys.
@@ -69,6 +83,10 @@ pub trait KeyInfo: Sync {
     fn doc(&self) -> &'static str;
     /// The values accepted, in words.
     fn accepted_values(&self) -> &'static str;
+    /// How a change reaches HAProxy.
+    fn applied(&self) -> Applied;
+    /// The difference from haproxy-ingress, if any.
+    fn differs(&self) -> &'static str;
     /// Checks a value.
     fn validate(&self, value: &str) -> Result<(), String>;
 }
@@ -88,6 +106,12 @@ impl<T> KeyInfo for Key<T> {
     }
     fn accepted_values(&self) -> &'static str {
         self.accepted_values
+    }
+    fn applied(&self) -> Applied {
+        self.applied
+    }
+    fn differs(&self) -> &'static str {
+        self.differs
     }
     fn validate(&self, value: &str) -> Result<(), String> {
         (self.parse)(value).map(drop)

@@ -3,7 +3,7 @@
 use model::HaproxyDuration;
 
 use super::parse::{parse_duration, parse_max_connections};
-use super::{DURATION_VALUES, Key, Scope};
+use super::{Applied, DURATION_VALUES, Key, Scope};
 
 /// `timeout-client`.
 pub const TIMEOUT_CLIENT: Key<HaproxyDuration> = Key {
@@ -13,6 +13,8 @@ pub const TIMEOUT_CLIENT: Key<HaproxyDuration> = Key {
     accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum inactivity time on the client side.",
+    applied: Applied::Reload,
+    differs: "",
 };
 /// `timeout-http-request`.
 pub const TIMEOUT_HTTP_REQUEST: Key<HaproxyDuration> = Key {
@@ -22,6 +24,8 @@ pub const TIMEOUT_HTTP_REQUEST: Key<HaproxyDuration> = Key {
     accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum time to receive a complete HTTP request.",
+    applied: Applied::Reload,
+    differs: "",
 };
 /// `timeout-keep-alive`.
 pub const TIMEOUT_KEEP_ALIVE: Key<HaproxyDuration> = Key {
@@ -31,6 +35,8 @@ pub const TIMEOUT_KEEP_ALIVE: Key<HaproxyDuration> = Key {
     accepted_values: DURATION_VALUES,
     parse: parse_duration,
     doc: "Maximum time to wait for a new request on a kept-alive connection.",
+    applied: Applied::Reload,
+    differs: "",
 };
 /// `max-connections`.
 pub const MAX_CONNECTIONS: Key<u32> = Key {
@@ -40,4 +46,6 @@ pub const MAX_CONNECTIONS: Key<u32> = Key {
     accepted_values: "a whole number from `1` to `1000000`",
     parse: parse_max_connections,
     doc: "Maximum concurrent connections of the whole proxy (global maxconn).",
+    applied: Applied::Reload,
+    differs: "",
 };

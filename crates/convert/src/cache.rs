@@ -133,9 +133,27 @@ impl ConvertCache {
             self.remember(Memo::Certificate(id.clone()), Vec::new());
         }
         let mut merger = std::mem::take(&mut self.merger);
+        // When most contributions changed (a global key, a class every Ingress reads),
+        // merging them all into an empty merger is cheaper than taking each old one out
+        // first; the two give the same result, as a full and an incremental merge must.
+        let rebuild = updates.len() * 2 > merger.len();
+        if rebuild {
+            let mut contributions = merger.into_contributions();
+            for (object, contribution) in updates {
+                match contribution {
+                    Some(contribution) => contributions.insert(object, contribution),
+                    None => contributions.remove(&object),
+                };
+            }
+            updates = contributions
+                .into_iter()
+                .map(|(object, contribution)| (object, Some(contribution)))
+                .collect();
+            merger = Merger::default();
+        }
         let outcomes_changed = merger.update(updates, &stale.certificates, |id| {
             self.certificate(context, id)
-        });
+        }) || rebuild;
 
         let mut model = ProxyModel {
             global: global_settings(options, &global),

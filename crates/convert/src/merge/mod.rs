@@ -89,6 +89,16 @@ impl Merger {
         outcomes_changed
     }
 
+    /// How many objects contribute.
+    pub(crate) fn len(&self) -> usize {
+        self.contributions.len()
+    }
+
+    /// The contributions, the rest of the state dropped.
+    pub(crate) fn into_contributions(self) -> FxHashMap<ObjectRef, Arc<Contribution>> {
+        self.contributions
+    }
+
     /// The merged hosts, backends, certificates and default backend, into `model`.
     pub(crate) fn fill(&self, model: &mut ProxyModel) {
         model.hosts = self.hosts.clone();

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use index::Snapshot;
-use model::{CertId, Global, ProxyModel, Timeouts, TlsCert};
+use model::{CertId, Global, OrdSet, ProxyModel, Timeouts, TlsCert};
 use resources::{Kind, Object, ObjectRef};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -60,6 +60,11 @@ pub struct ConvertCache {
     status: Arc<StatusReport>,
     /// The objects left out by the previous conversion.
     excluded: FxHashSet<ObjectRef>,
+    /// The Ingresses that contribute.
+    served_ingresses: OrdSet<ObjectRef>,
+    /// What changed between the previous conversion's snapshot and this one's; `None`
+    /// when there was no previous one.
+    changes: Option<Arc<[index::Change]>>,
 }
 
 impl ConvertCache {
@@ -99,7 +104,9 @@ impl ConvertCache {
 
         let stale = match self.previous.take() {
             Some(previous) => {
-                let mut stale = self.stale(&snapshot.changes_since(&previous));
+                let changes: Arc<[index::Change]> = snapshot.changes_since(&previous).into();
+                let mut stale = self.stale(&changes);
+                self.changes = Some(changes);
                 // Objects left out, or taken back, since the previous conversion.
                 stale
                     .objects
@@ -126,6 +133,13 @@ impl ConvertCache {
         let mut updates = Vec::with_capacity(converted.len());
         for (object, contribution, lookups) in converted {
             self.remember(Memo::Object(object.clone()), lookups);
+            if object.kind == Kind::Ingress {
+                if contribution.is_some() {
+                    self.served_ingresses.insert(object.clone());
+                } else {
+                    self.served_ingresses.remove(&object);
+                }
+            }
             updates.push((object, contribution));
         }
         for id in &stale.certificates {
@@ -208,7 +222,14 @@ impl ConvertCache {
             model,
             diagnostics,
             gateway_status: self.status.clone(),
+            served_ingresses: self.served_ingresses.clone(),
         }
+    }
+
+    /// What changed between the snapshots of the previous conversion and the last one;
+    /// `None` when the last one had no previous one (everything is new).
+    pub fn last_changes(&self) -> Option<&[index::Change]> {
+        self.changes.as_deref()
     }
 
     /// What the changes make stale: every memoized result that looked up a changed
@@ -363,7 +384,7 @@ fn convert_one(
         // Gone: nothing to remember.
         None => return (object, None, Vec::new()),
         _ if excluded.contains(&object) => None,
-        Some(Object::Ingress(ingress)) => class::is_ours_recorded(ingress, &mut lookups)
+        Some(Object::Ingress(ingress)) => class::is_ours(ingress, &mut lookups)
             .then(|| ingress::convert_ingress(object.clone(), ingress, &mut lookups)),
         Some(Object::HttpRoute(route)) => Some(gateway::route::convert_http_route(
             object.clone(),

@@ -3,7 +3,6 @@
 use resources::{Ingress, Kind, Object, ObjectRef};
 
 use crate::lookup::Recorder;
-use crate::options::ConvertOptions;
 
 /// The controller name our IngressClasses carry in `spec.controller`.
 pub const CONTROLLER_NAME: &str = "portcullis.dev/ingress-controller";
@@ -12,27 +11,14 @@ pub const LEGACY_CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
 /// Marks the cluster's default IngressClass.
 pub const DEFAULT_CLASS_ANNOTATION: &str = "ingressclass.kubernetes.io/is-default-class";
 
-/// Whether an Ingress belongs to this controller.
+/// Whether an Ingress belongs to this controller, recording the IngressClasses it
+/// looks at.
 ///
 /// `ingressClassName` names an IngressClass; it is ours when that class's controller is
 /// ours, or, when no such IngressClass exists, when the name is `--ingress-class`. Else the
 /// legacy annotation must equal `--ingress-class`. An Ingress with neither is ours when one
 /// of our IngressClasses is the default class or `--watch-ingress-without-class` is on.
-pub fn is_ours(ingress: &Ingress, snapshot: &index::Snapshot, options: &ConvertOptions) -> bool {
-    let ports = options.listener_ports();
-    let global = crate::keys::GlobalConfig::default();
-    let mut lookups = Recorder::new(crate::lookup::Context {
-        snapshot,
-        options,
-        listener_ports: &ports,
-        global: &global,
-        configmap: None,
-    });
-    is_ours_recorded(ingress, &mut lookups)
-}
-
-/// [`is_ours`], recording the IngressClasses it looks at.
-pub(crate) fn is_ours_recorded(ingress: &Ingress, lookups: &mut Recorder<'_>) -> bool {
+pub(crate) fn is_ours(ingress: &Ingress, lookups: &mut Recorder<'_>) -> bool {
     let options = lookups.options();
     let class_name = ingress
         .spec

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use model::ProxyModel;
+use model::{OrdSet, ProxyModel};
 use resources::{Object, ObjectRef};
 
 use crate::diagnostic::Diagnostic;
@@ -17,6 +17,8 @@ pub struct Conversion {
     pub diagnostics: Vec<Diagnostic>,
     /// The Gateway API status of every object of ours (the same `Arc` while unchanged).
     pub gateway_status: Arc<StatusReport>,
+    /// The Ingresses that are ours (whose status this controller writes).
+    pub served_ingresses: OrdSet<ObjectRef>,
 }
 
 /// The shard count `--backend-shards 0` chooses: about 100 backends per file, rounded up to

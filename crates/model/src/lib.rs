@@ -22,7 +22,7 @@ pub use rules::{
     ValueMatch,
 };
 
-pub use imbl::OrdMap;
+pub use imbl::{OrdMap, OrdSet};
 
 /// A Kubernetes object's identity as the model records it, for error reports.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

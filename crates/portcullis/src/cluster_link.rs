@@ -7,9 +7,10 @@ use anyhow::Context as _;
 use cluster::{
     LeaseConfig, Problem, Publish, ServedIngresses, StatusKind, StatusWriter, Target, WatchScope,
 };
+use convert::Diagnostic;
 use convert::gateway_status::{ObjectStatus, StatusReport};
-use convert::{ConvertOptions, Diagnostic};
 use index::Snapshot;
+use model::OrdSet;
 use prometheus_client::metrics::gauge::Gauge;
 use resources::{Gateway, GatewayClass, HttpRoute, Kind, Object, ObjectRef};
 use serde_json::Value;
@@ -32,6 +33,8 @@ pub struct ClusterLink {
     publish_service: Option<ObjectRef>,
     problems: mpsc::Sender<Problem>,
     gateway_status: GatewayStatusWriters,
+    /// The Ingresses served when their status input was last computed.
+    served_ingresses: OrdSet<ObjectRef>,
 }
 
 /// One status writer per Gateway API kind.
@@ -125,18 +128,20 @@ impl ClusterLink {
             publish_service,
             problems,
             gateway_status,
+            served_ingresses: OrdSet::new(),
         })
     }
 
     /// Hands the writers what a reconciliation found (`changes`: since the previous one;
-    /// `None` for the first): the Ingresses served now and the published Service (read
-    /// again only when an Ingress, an IngressClass or that Service changed), the Gateway API status when it was computed again (`None`:
-    /// unchanged), and the problems that are new.
+    /// `None` for the first): the Ingresses served now (`served`, as the conversion
+    /// decided) and the published Service, read again only when that set, one of its
+    /// Ingresses or that Service changed; the Gateway API status when it was computed
+    /// again (`None`: unchanged); and the problems that are new.
     pub fn publish(
         &mut self,
         snapshot: &Arc<Snapshot>,
         changes: Option<&[index::Change]>,
-        options: &ConvertOptions,
+        served: &OrdSet<ObjectRef>,
         new_problems: &[&Diagnostic],
         gateway_report: Option<&StatusReport>,
     ) {
@@ -145,20 +150,16 @@ impl ClusterLink {
         }
         if let Some((publish, writer)) = &self.ingress_status {
             let relevant = |object: &ObjectRef| {
-                matches!(object.kind, Kind::Ingress | Kind::IngressClass)
-                    || self.publish_service.as_ref() == Some(object)
+                served.contains(object) || self.publish_service.as_ref() == Some(object)
             };
-            let changed =
-                changes.is_none_or(|changes| changes.iter().any(|c| relevant(&c.object_ref)));
+            let changed = self.served_ingresses != *served
+                || changes.is_none_or(|changes| changes.iter().any(|c| relevant(&c.object_ref)));
             if changed {
-                let ingresses = snapshot
-                    .of_kind(Kind::Ingress)
-                    .filter_map(|object| match object {
-                        Object::Ingress(ingress)
-                            if convert::class::is_ours(ingress, snapshot, options) =>
-                        {
-                            Some(ingress.clone())
-                        }
+                self.served_ingresses = served.clone();
+                let ingresses = served
+                    .iter()
+                    .filter_map(|object| match snapshot.get(object) {
+                        Some(Object::Ingress(ingress)) => Some(ingress.clone()),
                         _ => None,
                     })
                     .collect::<Vec<_>>();

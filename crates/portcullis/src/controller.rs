@@ -28,7 +28,6 @@ use crate::default_cert;
 use crate::driver::Driver;
 use crate::metrics::{ReconcileOutcome, UpdateMode};
 use crate::pipeline::{self, Reconciler};
-use convert::ConvertOptions;
 
 /// How long the manifest directory must be quiet before a burst of changes is applied.
 const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -87,9 +86,6 @@ struct Controller {
     published_status: Option<Arc<convert::gateway_status::StatusReport>>,
     /// Kubernetes API mode's writers (status, Events); `None` in manifest mode.
     cluster: Option<ClusterLink>,
-    /// The snapshot the last reconciliation started from, to tell what changed since.
-    reconciled: Option<Arc<index::Snapshot>>,
-    options: ConvertOptions,
     retry: RetryBackoff,
 }
 
@@ -153,8 +149,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         rejected_objects: convert::Exclusions::new(),
         published_status: None,
         cluster,
-        options,
-        reconciled: None,
         retry: RetryBackoff::default(),
     };
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -267,10 +261,6 @@ impl Controller {
     async fn reconcile_round(&mut self, round: u32) -> Result<Round, pipeline::Divergence> {
         let started = Instant::now();
         let snapshot = self.index.snapshot();
-        let changes = self
-            .reconciled
-            .replace(snapshot.clone())
-            .map(|before| snapshot.changes_since(&before));
         let admin = self.admin.clone();
         let metrics = &admin.metrics;
         for kind in Kind::ALL {
@@ -301,8 +291,8 @@ impl Controller {
         if let Some(cluster) = self.cluster.as_mut() {
             cluster.publish(
                 &snapshot,
-                changes.as_deref(),
-                &self.options,
+                self.reconciler.last_changes(),
+                &conversion.served_ingresses,
                 &new_problems,
                 gateway_report.as_deref(),
             );

@@ -78,6 +78,11 @@ fn attackers(evil: &EchoServer) -> String {
         + &route("flag-f", "flags.test", "{queryParams: [{name: x, value: \"-f\"}]}")
         + &route("regex", "regex.test", "{path: {type: RegularExpression, value: \"/(a\"}}")
         + &route("many", "many.test", &format!("{{headers: [{}]}}", headers.join(", ")))
+        // Two Gateways wanting one port of their own with two protocols: one port is one
+        // frontend, so neither listener is served (nothing is bound there).
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: clash-a, namespace: evil}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n  - {name: plain, protocol: HTTP, port: 39123}\n"
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: clash-b, namespace: evil}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n  - {name: secure, protocol: HTTPS, port: 39123, tls: {certificateRefs: [{name: tls}]}}\n"
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: clash, namespace: evil}\nspec:\n  parentRefs: [{name: clash-a}, {name: clash-b}]\n  hostnames: [clash.test]\n  rules: [{backendRefs: [{name: app, port: 80}]}]\n"
         // A Secret whose file name holds the victim's (`preprod_tls.pem` ends in
         // `prod_tls.pem`), with a key that does not match: HAProxy refuses it.
         + &backend("preprod", "web", 80, None, &[(evil.port, true)])
@@ -137,6 +142,8 @@ fn hostile_objects_hurt_no_other_tenant() {
         "Ingress evil/payload",
         "HTTPRoute evil/regex",
         "HTTPRoute evil/many",
+        "HTTPRoute evil/clash: spec.parentRefs[0]: no listener of Gateway evil/clash-a accepts",
+        "HTTPRoute evil/clash: spec.parentRefs[1]: no listener of Gateway evil/clash-b accepts",
         "../../..",
     ] {
         assert!(
@@ -156,6 +163,8 @@ fn hostile_objects_hurt_no_other_tenant() {
     let state = dir.path().join("state");
     let mut portcullis = Portcullis::start(BIN, &manifests, &state, &[]).unwrap();
     assert_victim_served(&portcullis);
+    // The clashing listeners' port is bound by nobody.
+    assert!(std::net::TcpStream::connect(("127.0.0.1", 39123)).is_err());
     // No attacker route took the victim's place, and the refused ones serve nothing.
     assert_eq!(answer(portcullis.http_port, "victim.test", "/admin"), "308");
     for host in [
@@ -164,6 +173,7 @@ fn hostile_objects_hurt_no_other_tenant() {
         "flags.test",
         "regex.test",
         "many.test",
+        "clash.test",
     ] {
         assert_eq!(answer(portcullis.http_port, host, "/"), "404", "{host}");
     }

@@ -6,15 +6,65 @@ use model::{CertId, Frontends};
 use resources::Object;
 use resources::gateway::{GatewayListeners, GatewayListenersTlsMode};
 
-use super::api::GROUP;
+use std::collections::{BTreeMap, BTreeSet};
+
+use resources::{Kind, ObjectRef};
+
+use super::api::{GATEWAY_CONTROLLER, GROUP};
+use crate::lookup::Recorder;
 use crate::options::ListenerPorts;
 use crate::outcome::{Reason, Refusal};
 
-/// The frontend that serves a listener. `siblings` are its Gateway's listeners: two of
-/// them on one port with different protocols conflict, and neither is served.
+/// The protocols the listeners of every Gateway of ours use on each port: one port is one
+/// HAProxy frontend, so listeners sharing a port must agree, whichever Gateway they
+/// belong to.
+#[derive(Debug, Default)]
+pub(crate) struct PortProtocols(BTreeMap<i32, BTreeSet<String>>);
+
+impl PortProtocols {
+    /// Reads every Gateway of a GatewayClass of ours.
+    pub(crate) fn of_our_gateways(lookups: &mut Recorder<'_>) -> Self {
+        let mut protocols: BTreeMap<i32, BTreeSet<String>> = BTreeMap::new();
+        for object in lookups.of_kind(Kind::Gateway) {
+            let Object::Gateway(gateway) = object else {
+                continue;
+            };
+            let class = ObjectRef::new(
+                Kind::GatewayClass,
+                "",
+                gateway.spec.gateway_class_name.as_str(),
+            );
+            let ours = matches!(
+                lookups.get(class),
+                Some(Object::GatewayClass(class)) if class.spec.controller_name == GATEWAY_CONTROLLER
+            );
+            if !ours {
+                continue;
+            }
+            for listener in &gateway.spec.listeners {
+                protocols
+                    .entry(listener.port)
+                    .or_default()
+                    .insert(listener.protocol.clone());
+            }
+        }
+        Self(protocols)
+    }
+
+    /// Whether some listener uses `port` with a protocol other than `protocol`.
+    fn conflict(&self, port: i32, protocol: &str) -> bool {
+        self.0
+            .get(&port)
+            .is_some_and(|protocols| protocols.iter().any(|other| other != protocol))
+    }
+}
+
+/// The frontend that serves a listener. Two listeners (of any Gateway of ours, see
+/// [`PortProtocols`]) on one port of their own with different protocols conflict, and
+/// neither is served.
 pub(crate) fn frontend(
     listener: &GatewayListeners,
-    siblings: &[GatewayListeners],
+    port_protocols: &PortProtocols,
     ports: &ListenerPorts,
 ) -> Result<Frontends, Refusal> {
     let protocol = listener.protocol.as_str();
@@ -45,15 +95,12 @@ pub(crate) fn frontend(
     let http_port = port == 80 || port == ports.http;
     let https_port = port == 443 || port == ports.https;
     // On a port of its own, the listeners decide the protocol, and must agree.
-    if !http_port
-        && !https_port
-        && siblings
-            .iter()
-            .any(|other| other.port == listener.port && other.protocol != listener.protocol)
-    {
+    if !http_port && !https_port && port_protocols.conflict(listener.port, protocol) {
         return Err(Refusal::new(
             Reason::ProtocolConflict,
-            format!("another listener of this Gateway uses port {port} with another protocol"),
+            format!(
+                "another listener (of this or another Gateway of ours) uses port {port} with another protocol"
+            ),
         ));
     }
     match protocol {
@@ -194,7 +241,19 @@ mod tests {
             https: 8443,
             reserved: vec![10254],
         };
-        let served = |l: &GatewayListeners| frontend(l, std::slice::from_ref(l), &ports);
+        let protocols = |listeners: &[GatewayListeners]| {
+            let mut protocols = PortProtocols::default();
+            for listener in listeners {
+                protocols
+                    .0
+                    .entry(listener.port)
+                    .or_default()
+                    .insert(listener.protocol.clone());
+            }
+            protocols
+        };
+        let served =
+            |l: &GatewayListeners| frontend(l, &protocols(std::slice::from_ref(l)), &ports);
         assert_eq!(served(&listener("HTTP", 8080)), Ok(Frontends::HTTP));
         assert_eq!(served(&listener("HTTP", 80)), Ok(Frontends::HTTP));
         assert_eq!(served(&listener("HTTPS", 8443)), Ok(Frontends::HTTPS));
@@ -215,7 +274,7 @@ mod tests {
         let pair = [listener("HTTP", 9000), listener("HTTPS", 9000)];
         for one in &pair {
             assert_eq!(
-                frontend(one, &pair, &ports).map_err(|refusal| refusal.reason),
+                frontend(one, &protocols(&pair), &ports).map_err(|refusal| refusal.reason),
                 Err(Reason::ProtocolConflict)
             );
         }

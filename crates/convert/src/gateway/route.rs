@@ -23,6 +23,7 @@ use resources::gateway::{
 use resources::{Gateway, HttpRoute, Kind, Object, ObjectRef, ServiceBackendPort};
 
 use super::api::{GATEWAY_CONTROLLER, GROUP};
+use super::listener::PortProtocols;
 use super::{listener, rules};
 use crate::contribution::{ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim};
 use crate::endpoints::ServiceBackend;
@@ -97,6 +98,11 @@ impl RouteConverter<'_, '_> {
     fn attachments(&mut self, outcomes: &mut Vec<ParentOutcome>) -> Vec<Attachment> {
         let mut by_host: BTreeMap<HostKey, Attachment> = BTreeMap::new();
         let parents = self.route.spec.parent_refs.clone().unwrap_or_default();
+        let port_protocols = if parents.is_empty() {
+            PortProtocols::default()
+        } else {
+            PortProtocols::of_our_gateways(self.lookups)
+        };
         for (index, parent) in parents.iter().enumerate() {
             let field = format!("spec.parentRefs[{index}]");
             let group = parent.group.as_deref().unwrap_or(GROUP);
@@ -129,8 +135,7 @@ impl RouteConverter<'_, '_> {
                 }
                 named = true;
                 let ports = self.lookups.listener_ports();
-                let Ok(frontends) = listener::frontend(listener, &gateway.spec.listeners, ports)
-                else {
+                let Ok(frontends) = listener::frontend(listener, &port_protocols, ports) else {
                     continue;
                 };
                 if !self.allowed(listener, &namespace) {

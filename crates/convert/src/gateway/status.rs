@@ -12,7 +12,7 @@ use resources::{Kind, Object, ObjectRef};
 use serde::Serialize;
 
 use super::api::{GATEWAY_CONTROLLER, GROUP};
-use super::listener;
+use super::listener::{self, PortProtocols};
 use crate::lookup::Recorder;
 use crate::options::ListenerPorts;
 use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal, RouteOutcome};
@@ -203,6 +203,7 @@ pub(crate) fn report(
             report.insert(route.clone(), ObjectStatus::Route { parents });
         }
     }
+    let port_protocols = PortProtocols::of_our_gateways(lookups);
     for object in lookups.of_kind(Kind::Gateway) {
         let Object::Gateway(gateway) = object else {
             continue;
@@ -224,7 +225,7 @@ pub(crate) fn report(
                 listener_status(
                     lookups,
                     &gateway_ref,
-                    (listener, &gateway.spec.listeners, ports),
+                    (listener, &port_protocols, ports),
                     attached_routes,
                     generation,
                 )
@@ -292,11 +293,11 @@ fn refused(kind: ConditionType, refusal: &Refusal, generation: Option<i64>) -> S
 fn listener_status(
     lookups: &mut Recorder<'_>,
     gateway: &ObjectRef,
-    (listener, siblings, ports): (&GatewayListeners, &[GatewayListeners], &ListenerPorts),
+    (listener, port_protocols, ports): (&GatewayListeners, &PortProtocols, &ListenerPorts),
     attached_routes: u32,
     generation: Option<i64>,
 ) -> ListenerStatus {
-    let frontend = listener::frontend(listener, siblings, ports);
+    let frontend = listener::frontend(listener, port_protocols, ports);
     let conflicted =
         matches!(&frontend, Err(refusal) if refusal.reason == Reason::ProtocolConflict);
     let accepted = match &frontend {

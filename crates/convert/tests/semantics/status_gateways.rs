@@ -147,7 +147,7 @@ fn listener_reasons() {
             .given(OUR_CLASS)
             .with(with_admin_port_10254),
             Case::new(
-                "gateway_listener.rs: two listeners of one Gateway on a port of their own with different protocols: ProtocolConflict, neither served (see the report: docs/gateway-api.md says this is not detected)",
+                "gateway-api.md Status: two listeners of one Gateway on a port of their own with different protocols: ProtocolConflict, neither served",
                 "
                 kind: Secret
                 metadata: {name: cert}
@@ -172,7 +172,7 @@ fn listener_reasons() {
             )
             .given(OUR_CLASS),
             Case::new(
-                "gateway-api.md Not served yet: 'Two listeners of different protocols on the same port of their own are not detected as a conflict' (of two Gateways)",
+                "gateway-api.md Status: two listeners of two Gateways of ours on one port of their own with different protocols conflict too (one port is one frontend): neither is served",
                 "
                 kind: Secret
                 metadata: {name: cert}
@@ -192,10 +192,10 @@ fn listener_reasons() {
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
-                    "status Gateway default/one: Accepted=True Programmed=True",
-                    "status Gateway default/one listener plain: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/two: Accepted=True Programmed=True",
-                    "status Gateway default/two listener secure: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/one: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
+                    "status Gateway default/one listener plain: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/two: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
+                    "status Gateway default/two listener secure: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                 ],
             )
             .given(OUR_CLASS),

@@ -19,7 +19,7 @@ use crate::gateway::status::{self, StatusReport};
 use crate::keys::{self, GlobalConfig};
 use crate::lookup::{Context, Dependency, Recorder, same_object};
 use crate::merge::Merger;
-use crate::options::ConvertOptions;
+use crate::options::{ConvertOptions, ListenerPorts};
 use crate::small_set::SmallSet;
 use crate::{class, gateway, ingress, tls};
 
@@ -62,6 +62,8 @@ pub struct ConvertCache {
     excluded: FxHashSet<ObjectRef>,
     /// The Ingresses that contribute.
     served_ingresses: OrdSet<ObjectRef>,
+    /// The listener ports of the previous conversion.
+    listener_ports: Option<ListenerPorts>,
     /// What changed between the previous conversion's snapshot and this one's; `None`
     /// when there was no previous one.
     changes: Option<Arc<[index::Change]>>,
@@ -107,6 +109,9 @@ impl ConvertCache {
                 let changes: Arc<[index::Change]> = snapshot.changes_since(&previous).into();
                 let mut stale = self.stale(&changes);
                 self.changes = Some(changes);
+                if self.listener_ports.as_ref() != Some(&listener_ports) {
+                    self.stale_by(&Dependency::ListenerPorts, &mut stale);
+                }
                 // Objects left out, or taken back, since the previous conversion.
                 stale
                     .objects
@@ -127,6 +132,7 @@ impl ConvertCache {
             }
         };
         self.previous = Some(snapshot.clone());
+        self.listener_ports = Some(listener_ports.clone());
 
         let converted = convert_all(stale.objects, context, &excluded);
         self.excluded = excluded;
@@ -179,7 +185,7 @@ impl ConvertCache {
         diagnostics.extend(merger.diagnostics().cloned());
         if stale.status || outcomes_changed {
             let mut lookups = Recorder::new(context);
-            let report = status::report(&mut lookups, &merger.route_outcomes(), &listener_ports);
+            let report = status::report(&mut lookups, &merger.route_outcomes());
             if *self.status != report {
                 self.status = Arc::new(report);
             }
@@ -243,20 +249,25 @@ impl ConvertCache {
             }
             let keys = lookups_touched(change);
             for key in keys {
-                for memo in self.dependents.get(&key).into_iter().flatten() {
-                    match memo {
-                        Memo::Object(object) => {
-                            stale.objects.insert(object.clone());
-                        }
-                        Memo::Certificate(id) => {
-                            stale.certificates.insert(id.clone());
-                        }
-                        Memo::Status => stale.status = true,
-                    }
-                }
+                self.stale_by(&key, &mut stale);
             }
         }
         stale
+    }
+
+    /// Marks stale what looked `key` up.
+    fn stale_by(&self, key: &Dependency, stale: &mut Stale) {
+        for memo in self.dependents.get(key).into_iter().flatten() {
+            match memo {
+                Memo::Object(object) => {
+                    stale.objects.insert(object.clone());
+                }
+                Memo::Certificate(id) => {
+                    stale.certificates.insert(id.clone());
+                }
+                Memo::Status => stale.status = true,
+            }
+        }
     }
 
     /// Records what a memoized result looked up, replacing what it looked up before.

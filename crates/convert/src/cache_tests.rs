@@ -129,6 +129,7 @@ fn options() -> ConvertOptions {
         https_port: 8443,
         backend_shards: 1,
         reserved_ports: Vec::new(),
+        busy_ports: std::collections::BTreeSet::new(),
     }
 }
 
@@ -212,7 +213,7 @@ fn compute(
             // conversion of the whole fixture, they stay fixed here.
             let outcomes = route_outcomes(options);
             let mut recorder = Recorder::new(context);
-            let report = gateway::status::report(&mut recorder, &outcomes, &ports);
+            let report = gateway::status::report(&mut recorder, &outcomes);
             (format!("{report:?}"), recorder.dependencies)
         }
     }

@@ -22,6 +22,8 @@ pub(crate) enum Dependency {
     Listing(Kind, String),
     /// `of_kind(kind)`: any object of the kind anywhere.
     Kind(Kind),
+    /// `listener_ports()`: the ports from the command line and those found busy.
+    ListenerPorts,
 }
 
 /// Equal values; the pointer comparison is only a shortcut.
@@ -72,8 +74,12 @@ impl<'a> Recorder<'a> {
         self.context.options
     }
 
-    /// The ports Gateway listeners are compared with (from the command line).
-    pub(crate) fn listener_ports(&self) -> &'a ListenerPorts {
+    /// The ports Gateway listeners are compared with (from the command line, and those
+    /// found busy, which change).
+    pub(crate) fn listener_ports(&mut self) -> &'a ListenerPorts {
+        if !self.dependencies.contains(&Dependency::ListenerPorts) {
+            self.dependencies.push(Dependency::ListenerPorts);
+        }
         self.context.listener_ports
     }
 

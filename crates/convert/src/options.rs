@@ -1,5 +1,6 @@
 //! Settings that come from the command line rather than from objects.
 
+use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use model::TlsCert;
@@ -28,6 +29,9 @@ pub struct ConvertOptions {
     pub backend_shards: u32,
     /// Ports no Gateway listener may take (the admin endpoint's).
     pub reserved_ports: Vec<u16>,
+    /// Ports another process on this machine holds (found by trying to bind them), which
+    /// a Gateway listener's frontend could not bind.
+    pub busy_ports: BTreeSet<u16>,
 }
 
 impl ConvertOptions {
@@ -37,6 +41,7 @@ impl ConvertOptions {
             http: self.http_port,
             https: self.https_port,
             reserved: self.reserved_ports.clone(),
+            busy: self.busy_ports.clone(),
         }
     }
 }
@@ -51,6 +56,8 @@ pub struct ListenerPorts {
     pub https: u16,
     /// Ports no listener may take (the admin endpoint's).
     pub reserved: Vec<u16>,
+    /// Ports another process holds.
+    pub busy: BTreeSet<u16>,
 }
 
 impl Default for ListenerPorts {
@@ -59,6 +66,7 @@ impl Default for ListenerPorts {
             http: 80,
             https: 443,
             reserved: Vec::new(),
+            busy: BTreeSet::new(),
         }
     }
 }

@@ -366,6 +366,7 @@ mod tests {
                 .iter()
                 .map(|(p, t)| ((*p).to_owned(), RenderedFile::new((*t).to_owned(), false)))
                 .collect(),
+            ..RenderedConfig::default()
         }
     }
 

@@ -38,6 +38,7 @@ fn options() -> ConvertOptions {
         https_port: 443,
         backend_shards: 16,
         reserved_ports: Vec::new(),
+        busy_ports: std::collections::BTreeSet::new(),
     }
 }
 

@@ -22,6 +22,7 @@ use source::{ManifestDir, SourceBatch};
 use tokio::sync::mpsc;
 
 use crate::admin::{self, AdminState};
+use crate::busy_ports::BusyPorts;
 use crate::cli::RunArgs;
 use crate::cluster_link::ClusterLink;
 use crate::default_cert;
@@ -87,6 +88,7 @@ struct Controller {
     /// Kubernetes API mode's writers (status, Events); `None` in manifest mode.
     cluster: Option<ClusterLink>,
     retry: RetryBackoff,
+    busy_ports: BusyPorts,
 }
 
 /// Runs until SIGTERM or SIGINT.
@@ -150,6 +152,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         published_status: None,
         cluster,
         retry: RetryBackoff::default(),
+        busy_ports: BusyPorts::new(args.config.bind_address),
     };
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tracing::info!(
@@ -179,6 +182,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             }
             () = sleep_until(deadline) => {
                 controller.driver.on_timer().await;
+            }
+            () = sleep_until(controller.busy_ports.recheck_due()) => {
+                controller.reconcile().await?;
             }
             () = sleep_until(controller.retry.due) => {
                 tracing::info!(attempt = controller.retry.failures + 1, "reconciling again after a failure");
@@ -260,6 +266,11 @@ impl Controller {
     /// reconciliation.
     async fn reconcile_round(&mut self, round: u32) -> Result<Round, pipeline::Divergence> {
         let started = Instant::now();
+        if self.busy_ports.release_freed() {
+            tracing::info!(busy = ?self.busy_ports.busy(), "a port another process held is free");
+            self.reconciler
+                .set_busy_ports(self.busy_ports.busy().clone());
+        }
         let snapshot = self.index.snapshot();
         let admin = self.admin.clone();
         let metrics = &admin.metrics;
@@ -286,6 +297,15 @@ impl Controller {
             rendered: desired,
             ..
         } = reconciled;
+        if round < MAX_NARROWING_ROUNDS && self.busy_ports.find_new(&desired.own_ports) {
+            tracing::warn!(
+                busy = ?self.busy_ports.busy(),
+                "another process holds ports Gateway listeners want; those listeners are left out until the ports are free"
+            );
+            self.reconciler
+                .set_busy_ports(self.busy_ports.busy().clone());
+            return Ok(Round::Narrowed);
+        }
         let new_problems = self.report(&conversion.diagnostics);
         let gateway_report = self.publish_gateway_status(&conversion.gateway_status);
         if let Some(cluster) = self.cluster.as_mut() {
@@ -390,6 +410,7 @@ impl Controller {
         }
         self.set_refused(None);
         self.retry.succeeded();
+        self.busy_ports.bound(&desired.own_ports);
         let written = LiveState::loaded(backends, &desired);
         let mode = self.driver.apply(update, written).await;
         metrics.updated(mode);

@@ -68,6 +68,11 @@ impl Reconciler {
         self
     }
 
+    /// Sets the ports another process holds, which no Gateway listener can be served on.
+    pub fn set_busy_ports(&mut self, ports: std::collections::BTreeSet<u16>) {
+        self.options.busy_ports = ports;
+    }
+
     /// What changed between the snapshots of the last two reconciliations; `None` after
     /// the first.
     pub fn last_changes(&self) -> Option<&[index::Change]> {
@@ -148,6 +153,7 @@ pub fn convert_options(args: &ConfigArgs, fallback_certificate: model::TlsCert) 
         https_port: args.https_port,
         backend_shards: args.backend_shards,
         reserved_ports: Vec::new(),
+        busy_ports: std::collections::BTreeSet::new(),
     }
 }
 

@@ -40,6 +40,7 @@ fn options() -> ConvertOptions {
         https_port: 8443,
         backend_shards: 2,
         reserved_ports: vec![10254],
+        busy_ports: std::collections::BTreeSet::new(),
     }
 }
 

@@ -335,3 +335,43 @@ fn forwarded_headers_are_the_proxys_not_the_clients() {
         "{echo}"
     );
 }
+
+/// A Gateway listener on a port another process holds would stop HAProxy from starting:
+/// it is left out (status `PortUnavailable`) while everything else is served, and served
+/// once the port is free.
+#[test]
+fn a_listener_port_another_process_holds_is_left_out_until_it_is_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let web = EchoServer::start("victim").unwrap();
+    let app = EchoServer::start("gateway-app").unwrap();
+    let cert = self_signed("victim.test", &["victim.test"]);
+    let port = test_support::free_port();
+    let holder = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    std::fs::write(manifests.join("victim.yaml"), victim(&web, &cert, &[])).unwrap();
+    std::fs::write(
+        manifests.join("gateway.yaml"),
+        backend("team", "app", 80, None, &[(app.port, true)])
+            + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: portcullis}\nspec: {controllerName: portcullis.dev/gateway-controller}\n"
+            + &format!("---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: team}}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n  - {{name: own, protocol: HTTP, port: {port}}}\n")
+            + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: app, namespace: team}\nspec:\n  parentRefs: [{name: gw}]\n  hostnames: [app.test]\n  rules: [{backendRefs: [{name: app, port: 80}]}]\n",
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    let mut portcullis = Portcullis::start(BIN, &manifests, &state, &[]).unwrap();
+    assert_victim_served(&portcullis);
+    let status = portcullis.admin("/status").unwrap().body;
+    assert!(
+        status.contains(&format!("port {port} is in use by another process")),
+        "{status}"
+    );
+
+    drop(holder);
+    portcullis
+        .wait_until(Duration::from_secs(20), |_| {
+            answer(port, "app.test", "/") == "gateway-app"
+        })
+        .unwrap_or_else(|_| panic!("the freed port is never served:\n{}", portcullis.log()));
+    assert_victim_served(&portcullis);
+}

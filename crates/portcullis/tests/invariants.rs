@@ -33,6 +33,7 @@ fn options(shards: u32) -> ConvertOptions {
         https_port: 8443,
         backend_shards: shards,
         reserved_ports: Vec::new(),
+        busy_ports: std::collections::BTreeSet::new(),
     }
 }
 

@@ -99,6 +99,11 @@ impl RenderCache {
         self.previous = Some(model.clone());
         RenderedConfig {
             files: self.files.clone(),
+            own_ports: self
+                .port_lines
+                .values()
+                .flat_map(|lines| lines.keys().map(|(port, _)| *port))
+                .collect(),
         }
     }
 

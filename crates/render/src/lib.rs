@@ -107,6 +107,9 @@ impl Eq for RenderedFile {}
 pub struct RenderedConfig {
     /// The files.
     pub files: BTreeMap<String, RenderedFile>,
+    /// The ports of the frontends of their own (Gateway listeners on other ports than
+    /// the HTTP and HTTPS ones) that the configuration binds.
+    pub own_ports: std::collections::BTreeSet<u16>,
 }
 
 /// Renders a model from scratch (an empty cache).

@@ -94,6 +94,12 @@ pub(crate) fn frontend(
     }
     let http_port = port == 80 || port == ports.http;
     let https_port = port == 443 || port == ports.https;
+    if !http_port && !https_port && ports.busy.contains(&port) {
+        return Err(Refusal::new(
+            Reason::PortUnavailable,
+            format!("port {port} is in use by another process on this machine"),
+        ));
+    }
     // On a port of its own, the listeners decide the protocol, and must agree.
     if !http_port && !https_port && port_protocols.conflict(listener.port, protocol) {
         return Err(Refusal::new(
@@ -240,6 +246,7 @@ mod tests {
             http: 8080,
             https: 8443,
             reserved: vec![10254],
+            busy: BTreeSet::from([9100]),
         };
         let protocols = |listeners: &[GatewayListeners]| {
             let mut protocols = PortProtocols::default();
@@ -264,6 +271,7 @@ mod tests {
             listener("HTTP", 10254),
             listener("HTTP", 0),
             listener("HTTP", 70000),
+            listener("HTTP", 9100),
         ] {
             assert_eq!(
                 served(&refused).map_err(|refusal| refusal.reason),

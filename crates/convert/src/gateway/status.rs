@@ -128,8 +128,8 @@ pub type StatusReport = BTreeMap<ObjectRef, ObjectStatus>;
 pub(crate) fn report(
     lookups: &mut Recorder<'_>,
     routes: &BTreeMap<ObjectRef, RouteOutcome>,
-    ports: &ListenerPorts,
 ) -> StatusReport {
+    let ports = lookups.listener_ports();
     let mut report = StatusReport::new();
     let mut ours = Vec::new();
     for object in lookups.of_kind(Kind::GatewayClass) {

@@ -109,6 +109,7 @@ pub fn options() -> ConvertOptions {
         https_port: 443,
         backend_shards: 1,
         reserved_ports: Vec::new(),
+        busy_ports: std::collections::BTreeSet::new(),
     }
 }
 

@@ -15,3 +15,17 @@ command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
 cargo nextest run --locked --workspace --no-fail-fast
+
+# The fuzz target (decode → convert → render, `haproxy -c` as the oracle) for a bounded
+# time. cargo-fuzz needs the nightly toolchain; without one the fuzz run is skipped,
+# saying so (the property test `adversarial` covers the same oracle on stable).
+FUZZ_SECONDS="${PORTCULLIS_FUZZ_SECONDS:-60}"
+if rustup run nightly rustc --version >/dev/null 2>&1; then
+  command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+  corpus="$(mktemp -d)"
+  trap 'rm -rf "$corpus"' EXIT
+  (cd fuzz && cargo +nightly fuzz run pipeline --dev -s none --target-dir ../target/fuzz \
+    "$corpus" corpus/pipeline -- -max_total_time="$FUZZ_SECONDS" -timeout=20 -rss_limit_mb=4096)
+else
+  echo "no nightly toolchain: the fuzz target is not run (cargo-fuzz needs one)" >&2
+fi

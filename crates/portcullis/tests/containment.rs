@@ -375,3 +375,53 @@ fn a_listener_port_another_process_holds_is_left_out_until_it_is_free() {
         .unwrap_or_else(|_| panic!("the freed port is never served:\n{}", portcullis.log()));
     assert_victim_served(&portcullis);
 }
+
+/// A manifest directory holding what would block, exhaust or loop a naive reader: the
+/// victim is served, each entry is reported, and a later change of the victim lands.
+#[test]
+fn a_hostile_manifest_directory_hurts_no_tenant() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let web = EchoServer::start("victim").unwrap();
+    let cert = self_signed("victim.test", &["victim.test"]);
+    std::fs::write(manifests.join("victim.yaml"), victim(&web, &cert, &[])).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(manifests.join("blocker.yaml"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    symlink("/dev/zero", manifests.join("zero.yaml")).unwrap();
+    let looped = manifests.join("loop");
+    std::fs::create_dir(&looped).unwrap();
+    symlink("..", looped.join("up1")).unwrap();
+    symlink("..", looped.join("up2")).unwrap();
+    std::fs::write(
+        manifests.join("huge.yaml"),
+        format!("# {}\n", "x".repeat(128 * 1024)),
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &state, &["--max-manifest-bytes", "65536"]).unwrap();
+    assert_victim_served(&portcullis);
+    let log = portcullis.log();
+    for reported in [
+        "blocker.yaml: not a regular file (a FIFO)",
+        "zero.yaml: not a regular file (a character device)",
+        "symbolic-link loop",
+        "huge.yaml: larger than 65536 bytes",
+    ] {
+        assert!(log.contains(reported), "{reported} not reported:\n{log}");
+    }
+
+    // The victim's change (new servers) lands as usual.
+    let moved = EchoServer::start("victim-moved").unwrap();
+    std::fs::write(manifests.join("victim.yaml"), victim(&moved, &cert, &[])).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(20), |p| {
+            victim_page(p, "/").0.as_deref() == Some("victim-moved")
+        })
+        .unwrap_or_else(|_| panic!("the victim's change never lands:\n{}", portcullis.log()));
+}

@@ -157,7 +157,7 @@ fn hostile_objects_hurt_no_other_tenant() {
     let mut portcullis = Portcullis::start(BIN, &manifests, &state, &[]).unwrap();
     assert_victim_served(&portcullis);
     // No attacker route took the victim's place, and the refused ones serve nothing.
-    assert_eq!(answer(portcullis.http_port, "victim.test", "/admin"), "308");
+    assert_eq!(answer(portcullis.http_port, "victim.test", "/admin"), "302");
     for host in [
         "evil.test",
         "payload.test",

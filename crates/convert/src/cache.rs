@@ -375,6 +375,16 @@ fn global_settings(options: &ConvertOptions, global: &GlobalConfig) -> Global {
             real_ip_header: global.get(&keys::REAL_IP_HDR),
             trusted: global.get(&keys::FORWARDFOR_TRUSTED_CIDRS),
         },
+        https: model::HttpsPolicy {
+            redirect_exceptions: global.get(&keys::NO_TLS_REDIRECT_LOCATIONS),
+            hsts: crate::ingress_keys::global_hsts(global),
+            tls: model::TlsOptions {
+                ciphers: global.get(&keys::SSL_CIPHERS),
+                cipher_suites: global.get(&keys::SSL_CIPHER_SUITES),
+                alpn: Some(global.get(&keys::TLS_ALPN)),
+                options: global.get(&keys::SSL_OPTIONS).options,
+            },
+        },
     }
 }
 

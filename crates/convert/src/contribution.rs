@@ -92,6 +92,8 @@ pub(crate) struct TlsClaim {
     pub(crate) host: HostKey,
     /// The TLS Secret; `None` serves the default certificate.
     pub(crate) secret: Option<CertId>,
+    /// The host's own TLS handshake options (empty: the proxy-wide ones).
+    pub(crate) options: model::TlsOptions,
     pub(crate) field: String,
 }
 
@@ -119,10 +121,14 @@ pub(crate) struct RouteClaim {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ClaimedRule {
     /// An Ingress path: one backend; plain HTTP is redirected to HTTPS with `code`
-    /// when the host has TLS.
+    /// when the host has TLS. A path whose keys change the request or the response has
+    /// an `action` (its backend included), and a `regex` or `app-root` path has
+    /// `conditions`; a plain path has neither, and stays a plain map entry.
     Ingress {
         backend: Arc<Backend>,
         https_redirect: Option<u16>,
+        conditions: Vec<Condition>,
+        action: Option<Arc<model::RuleAction>>,
     },
     /// An HTTPRoute match: conditions beyond the path, and an action whose backends
     /// (with weights and header changes) are `backends`.
@@ -137,8 +143,9 @@ impl RouteClaim {
     /// Conditions beyond the path.
     pub(crate) fn conditions(&self) -> &[Condition] {
         match &self.rule {
-            ClaimedRule::Ingress { .. } => &[],
-            ClaimedRule::Gateway { conditions, .. } => conditions,
+            ClaimedRule::Ingress { conditions, .. } | ClaimedRule::Gateway { conditions, .. } => {
+                conditions
+            }
         }
     }
 
@@ -166,6 +173,10 @@ impl RouteClaim {
     /// What the path does as a rule of a chain.
     pub(crate) fn action(&self) -> model::RuleAction {
         match &self.rule {
+            ClaimedRule::Ingress {
+                action: Some(action),
+                ..
+            } => (**action).clone(),
             ClaimedRule::Ingress { backend, .. } => model::RuleAction {
                 backends: vec![model::RuleBackend::plain(backend.id.clone(), 1)],
                 ..model::RuleAction::default()
@@ -174,11 +185,13 @@ impl RouteClaim {
         }
     }
 
-    /// Whether the path maps to one backend and changes nothing, as every Ingress path
-    /// does: what a route map can say by itself.
+    /// Whether the path maps to one backend and changes nothing, as most Ingress paths
+    /// do: what a route map can say by itself.
     pub(crate) fn is_plain(&self) -> bool {
         match &self.rule {
-            ClaimedRule::Ingress { .. } => true,
+            ClaimedRule::Ingress {
+                conditions, action, ..
+            } => conditions.is_empty() && action.is_none(),
             ClaimedRule::Gateway {
                 conditions,
                 action,

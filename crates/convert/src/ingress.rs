@@ -3,6 +3,7 @@
 //! memoized; combining Ingresses (conflicts, redirects, certificates) is `merge`'s job.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use model::{BackendId, HostKey};
 use resources::{Ingress, IngressServiceBackend, ObjectRef};
@@ -13,7 +14,7 @@ use crate::contribution::{
 use crate::endpoints::ServiceBackend;
 use crate::keys::{self, Annotations, Keys};
 use crate::lookup::Recorder;
-use crate::{endpoints, names};
+use crate::{endpoints, ingress_keys, names};
 
 struct Converter<'a, 'b> {
     lookups: &'a mut Recorder<'b>,
@@ -54,6 +55,17 @@ impl Converter<'_, '_> {
     }
 
     fn tls(&mut self, spec: &resources::IngressSpec) {
+        let options = match ingress_keys::host_tls_options(&self.annotations, self.lookups.global())
+        {
+            Ok(options) => options,
+            Err(why) => {
+                self.report(
+                    format!("metadata.annotations[{}]", keys::SSL_OPTIONS_HOST.name),
+                    why,
+                );
+                model::TlsOptions::default()
+            }
+        };
         for (index, entry) in spec.tls.iter().flatten().enumerate() {
             for (host_index, host) in entry.hosts.iter().flatten().enumerate() {
                 let field = format!("spec.tls[{index}].hosts[{host_index}]");
@@ -71,6 +83,7 @@ impl Converter<'_, '_> {
                         self.output.tls.push(TlsClaim {
                             host,
                             secret,
+                            options: options.clone(),
                             field,
                         });
                     }
@@ -113,32 +126,62 @@ impl Converter<'_, '_> {
                 } else {
                     &path.path_type
                 };
-                let path_match = match names::parse_path(path.path.as_deref(), path_type) {
-                    Ok(path_match) => path_match,
-                    Err(why) => {
-                        self.report(field, format!("{why}; the path is skipped"));
-                        continue;
-                    }
-                };
                 let Some((backend, service_keys)) =
                     self.backend(path.backend.service.as_ref(), &format!("{field}.backend"))
                 else {
                     continue;
                 };
                 let layers = self.keys().with_service(&service_keys);
+                let rule = match ingress_keys::path_rule(path.path.as_deref(), path_type, &layers) {
+                    Ok(rule) => rule,
+                    Err(why) => {
+                        self.report(field, format!("{why}; the path is skipped"));
+                        continue;
+                    }
+                };
                 let https_redirect = layers
                     .get(&keys::SSL_REDIRECT)
                     .then(|| layers.get(&keys::SSL_REDIRECT_CODE));
+                let mut problems = Vec::new();
+                let action = ingress_keys::path_action(&layers, &backend, &rule, &mut problems);
+                let app_root = ingress_keys::is_root(&rule)
+                    .then(|| self.keys().get(&keys::APP_ROOT))
+                    .flatten();
+                for (key, message) in problems {
+                    self.report(format!("metadata.annotations[{key}]"), message);
+                }
                 let path_text = path.path.clone().unwrap_or_else(|| "/".to_owned());
+                if let Some(app_root) = app_root {
+                    let (conditions, mut redirect) = ingress_keys::app_root_rule(app_root);
+                    redirect.request_headers = action
+                        .as_ref()
+                        .map(|a| a.request_headers.clone())
+                        .unwrap_or_default();
+                    self.output.routes.push(RouteClaim {
+                        host: host.clone(),
+                        path: rule.path.clone(),
+                        path_text: path_text.clone(),
+                        frontends: model::Frontends::BOTH,
+                        field: field.clone(),
+                        rule: ClaimedRule::Ingress {
+                            backend: backend.clone(),
+                            https_redirect,
+                            conditions,
+                            action: Some(Arc::new(redirect)),
+                        },
+                    });
+                }
                 self.output.routes.push(RouteClaim {
                     host: host.clone(),
-                    path: path_match,
+                    path: rule.path,
                     path_text,
                     frontends: model::Frontends::BOTH,
                     field,
                     rule: ClaimedRule::Ingress {
                         backend,
                         https_redirect,
+                        conditions: rule.conditions,
+                        action,
                     },
                 });
             }

@@ -51,6 +51,8 @@ Scopes:
   backends of HTTPRoutes take their Service's annotations, then the global ConfigMap's
   value.
 - **{path}**: one path of one Ingress.
+- **{host}**: the hosts of one Ingress's rules. When Ingresses sharing a host set the key
+  differently, the oldest Ingress's value applies and the others are reported.
 
 | key | scope | default |
 | --- | --- | --- |
@@ -58,6 +60,7 @@ Scopes:
         global = scope_name(Scope::Global),
         backend = scope_name(Scope::Backend),
         path = scope_name(Scope::Path),
+        host = scope_name(Scope::Host),
     );
     for key in ALL_KEYS {
         let _ = writeln!(
@@ -110,6 +113,7 @@ fn scope_name(scope: Scope) -> &'static str {
         Scope::Global => "global",
         Scope::Backend => "backend",
         Scope::Path => "path",
+        Scope::Host => "host",
     }
 }
 
@@ -124,15 +128,17 @@ fn default_text(key: &dyn KeyInfo) -> String {
 fn places(key: &dyn KeyInfo) -> String {
     match key.scope() {
         Scope::Global => "the global ConfigMap".to_owned(),
-        Scope::Backend | Scope::Path => {
+        scope => {
             let annotations: Vec<String> = ANNOTATION_PREFIXES
                 .iter()
                 .map(|prefix| format!("`{prefix}{}`", key.name()))
                 .collect();
-            format!(
-                "the global ConfigMap; Ingress and Service annotations {}",
-                annotations.join(", ")
-            )
+            let objects = if scope == Scope::Host {
+                "Ingress annotations"
+            } else {
+                "Ingress and Service annotations"
+            };
+            format!("the global ConfigMap; {objects} {}", annotations.join(", "))
         }
     }
 }

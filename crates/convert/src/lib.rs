@@ -9,6 +9,7 @@ mod diagnostic;
 mod endpoints;
 pub mod gateway;
 mod ingress;
+mod ingress_keys;
 pub mod key_docs;
 pub mod keys;
 mod lookup;

@@ -120,6 +120,7 @@ fn model(cert: &str) -> ProxyModel {
         Host {
             routes: BTreeMap::from([(path, route)]),
             cert: Some(tls_id()),
+            ..Host::default()
         },
     );
     model.certs.insert(

@@ -129,9 +129,14 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
                 certificates[*index][shape.contents[*index]].clone(),
             );
         }
-        model
-            .hosts
-            .insert(HostKey::Exact((*host).into()), Host { routes, cert });
+        model.hosts.insert(
+            HostKey::Exact((*host).into()),
+            Host {
+                routes,
+                cert,
+                ..Host::default()
+            },
+        );
     }
     if shape.bulk {
         for index in 0..70 {
@@ -149,7 +154,11 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             )]);
             model.hosts.insert(
                 HostKey::Exact(format!("bulk{index}.test")),
-                Host { routes, cert: None },
+                Host {
+                    routes,
+                    cert: None,
+                    ..Host::default()
+                },
             );
         }
     }

@@ -115,6 +115,8 @@ pub struct Global {
     pub backend_shards: u32,
     /// What the frontends tell backends about the client.
     pub forwarded: crate::ForwardedHeaders,
+    /// HTTPS: redirect exceptions, HSTS, TLS handshake options.
+    pub https: crate::HttpsPolicy,
 }
 
 impl Default for Global {
@@ -135,6 +137,7 @@ impl Default for Global {
             },
             backend_shards: 1,
             forwarded: crate::ForwardedHeaders::default(),
+            https: crate::HttpsPolicy::default(),
         }
     }
 }

@@ -8,12 +8,14 @@
 mod backend;
 mod forwarded;
 mod global;
+mod https;
 mod routing;
 mod rules;
 
 pub use backend::{Backend, BackendId, Balance, Server};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
+pub use https::{Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord};
 pub use routing::{
     CertId, Frontends, Host, HostKey, PathKind, PathMatch, Route, RouteTarget, TlsCert,
 };

@@ -246,4 +246,6 @@ pub struct Host {
     pub routes: BTreeMap<PathMatch, Route>,
     /// The certificate served for this host's SNI; `None` serves the default one.
     pub cert: Option<CertId>,
+    /// This host's TLS handshake options (the proxy-wide ones where unset).
+    pub tls: crate::TlsOptions,
 }

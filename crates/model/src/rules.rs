@@ -106,6 +106,8 @@ pub struct RuleAction {
     /// The weight of the backends that are invalid: that share of the traffic (all of
     /// it, when there is no valid backend) is answered with 500.
     pub unavailable_weight: u32,
+    /// HSTS on HTTPS responses, when it differs from the frontends' default.
+    pub hsts: crate::HstsRule,
 }
 
 impl RuleAction {
@@ -122,6 +124,7 @@ impl RuleAction {
             && self.redirect.is_none()
             && self.rewrite.is_none()
             && self.unavailable_weight == 0
+            && self.hsts == crate::HstsRule::Inherit
             && self
                 .backends
                 .iter()

@@ -96,7 +96,7 @@ fn plain_http_to_a_tls_host_redirects_to_https_unless_turned_off() {
     let setup = start("", &[]);
     let (http, https) = (setup.portcullis.http_port, setup.portcullis.https_port);
     let redirect = http_get(http, "foo.com", "/a/b?x=1").unwrap();
-    assert_eq!(redirect.status, 308);
+    assert_eq!(redirect.status, 302);
     assert_eq!(
         redirect.headers.get("location").map(String::as_str),
         Some(format!("https://foo.com:{https}/a/b?x=1").as_str())
@@ -108,13 +108,13 @@ fn plain_http_to_a_tls_host_redirects_to_https_unless_turned_off() {
     );
     assert_eq!(
         http_get(http, "x.wild.com", "/").unwrap().status,
-        308,
+        302,
         "a wildcard TLS host redirects"
     );
     assert_eq!(
         http_get(http, "code301.com", "/").unwrap().status,
-        301,
-        "ssl-redirect-code annotation"
+        302,
+        "ssl-redirect-code is a global key: an annotation is reported and ignored"
     );
     for host in ["noredirect.com", "plain.com"] {
         let response = http_get(http, host, "/x").unwrap();

@@ -199,7 +199,8 @@ impl RenderCache {
         let mut update = |cache: &mut Self,
                           key: &HostKey,
                           host: Option<&model::Host>,
-                          old_cert: Option<&CertId>| {
+                          old_cert: Option<&CertId>,
+                          old_tls: Option<&model::TlsOptions>| {
             let new_parts = host.map(|host| host_parts(key, host));
             let rules = host
                 .map(|host| rules::host_rule_lines(key, host))
@@ -244,7 +245,9 @@ impl RenderCache {
                     }
                 }
             }
-            if old_cert != host.and_then(|h| h.cert.as_ref()) {
+            if old_cert != host.and_then(|h| h.cert.as_ref())
+                || own_tls(old_tls) != own_tls(host.map(|h| &h.tls))
+            {
                 certificates_changed = true;
             }
         };
@@ -252,12 +255,14 @@ impl RenderCache {
             Some(previous) => {
                 for item in previous.hosts.diff(&model.hosts) {
                     match item {
-                        DiffItem::Add(key, host) => update(self, key, Some(host), None),
+                        DiffItem::Add(key, host) => update(self, key, Some(host), None, None),
                         DiffItem::Update {
                             old: (_, old),
                             new: (key, host),
-                        } => update(self, key, Some(host), old.cert.as_ref()),
-                        DiffItem::Remove(key, old) => update(self, key, None, old.cert.as_ref()),
+                        } => update(self, key, Some(host), old.cert.as_ref(), Some(&old.tls)),
+                        DiffItem::Remove(key, old) => {
+                            update(self, key, None, old.cert.as_ref(), Some(&old.tls))
+                        }
                     }
                 }
             }
@@ -266,7 +271,7 @@ impl RenderCache {
                 self.rule_lines.clear();
                 self.port_lines.clear();
                 for (key, host) in &model.hosts {
-                    update(self, key, Some(host), None);
+                    update(self, key, Some(host), None, None);
                 }
             }
         }
@@ -351,4 +356,9 @@ impl RenderCache {
             }
         }
     }
+}
+
+/// A host's TLS options when it has any (an added host without any changes no list line).
+fn own_tls(tls: Option<&model::TlsOptions>) -> Option<&model::TlsOptions> {
+    tls.filter(|tls| !tls.is_empty())
 }

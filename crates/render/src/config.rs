@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use model::{HostKey, ProxyModel};
 
-use crate::layout::{ADMIN_SOCKET, CRT_LIST, DEFAULT_CERT, MapFile, RUN_DIR};
+use crate::layout::{ADMIN_SOCKET, MapFile, RUN_DIR};
 use crate::maps::redirect_marker;
 use crate::ports::{HostPortLines, LineOrder, PortFrontend};
 use crate::rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, HostRuleLines};
@@ -58,8 +58,7 @@ global
     stats socket unix@{RUN_DIR}/{ADMIN_SOCKET} mode 600 level admin expose-fd listeners
     hard-stop-after 30s
     mworker-max-reloads 10
-    ssl-default-bind-options ssl-min-ver TLSv1.2
-
+{tls_defaults}
 defaults
     mode http
     timeout connect 5s
@@ -69,6 +68,7 @@ defaults
     timeout http-keep-alive {keep_alive}
 ",
         maxconn = global.max_connections,
+        tls_defaults = crate::https::global_lines(&global.https.tls),
         client = timeouts.client,
         http_request = timeouts.http_request,
         keep_alive = timeouts.keep_alive,
@@ -88,7 +88,7 @@ defaults
     ] {
         let _ = writeln!(text, "\nfrontend {frontend}");
         let bind_options = if tls {
-            format!(" ssl crt {DEFAULT_CERT} crt-list {CRT_LIST} alpn h2,http/1.1")
+            crate::https::bind_options(&global.https.tls)
         } else {
             String::new()
         };
@@ -113,6 +113,9 @@ defaults
 "
         );
         if !tls {
+            text.push_str(&crate::https::redirect_exception_lines(
+                &global.https.redirect_exceptions,
+            ));
             // The Host's own port is the HTTP one: the redirect names the HTTPS port.
             let https_port = match global.https_port {
                 443 => String::new(),
@@ -126,6 +129,9 @@ defaults
                 );
             }
         }
+        if tls {
+            text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
+        }
         selection(&mut text, rules.clone(), &default_backend);
     }
     // Gateway listeners on other ports: a frontend each, its routes listed in order.
@@ -138,7 +144,7 @@ defaults
     for ((port, tls), mut lines) in by_port {
         lines.sort_by(|a, b| a.0.cmp(&b.0));
         let bind_options = if tls {
-            format!(" ssl crt {DEFAULT_CERT} crt-list {CRT_LIST} alpn h2,http/1.1")
+            crate::https::bind_options(&global.https.tls)
         } else {
             String::new()
         };
@@ -149,6 +155,9 @@ defaults
         );
         for (_, line) in lines {
             text.push_str(line);
+        }
+        if tls {
+            text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
         }
         selection(&mut text, rules.clone(), NOT_FOUND_BACKEND);
     }

@@ -6,6 +6,7 @@ mod cache;
 mod config;
 mod escape;
 mod forwarded;
+mod https;
 pub mod layout;
 mod maps;
 pub mod origins;

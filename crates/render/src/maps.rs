@@ -10,7 +10,7 @@ use std::ops::{Index, IndexMut};
 
 use model::{Host, HostKey, PathKind, ProxyModel, Route, RouteTarget};
 
-use crate::layout::{MapFile, certificate_file};
+use crate::layout::{DEFAULT_CERT, MapFile, certificate_file};
 
 /// Map value that makes the HTTP frontend redirect to HTTPS with the given code.
 pub fn redirect_marker(code: u16) -> String {
@@ -118,16 +118,25 @@ fn map_lines(entries: impl Iterator<Item = (String, String)>) -> String {
 /// `certs/crt-list.txt`: one line per SNI name, so no line outgrows HAProxy's 64 KiB
 /// limit however many hosts share a certificate (HAProxy loads each file once).
 pub(crate) fn crt_list(model: &ProxyModel) -> String {
-    let mut lines: Vec<(&model::CertId, String)> = Vec::new();
+    let mut lines: Vec<(String, String, String)> = Vec::new();
     for (host_key, host) in &model.hosts {
-        if let Some(cert) = host.cert.as_ref().filter(|c| model.certs.contains_key(*c)) {
-            lines.push((cert, host_key.sni_filter()));
-        }
+        let cert = host.cert.as_ref().filter(|c| model.certs.contains_key(*c));
+        // A host with options of its own and the default certificate needs a line too.
+        let file = match cert {
+            Some(cert) => certificate_file(cert),
+            None if !host.tls.is_empty() => DEFAULT_CERT.to_owned(),
+            None => continue,
+        };
+        lines.push((
+            file,
+            crate::https::crt_list_options(&host.tls),
+            host_key.sni_filter(),
+        ));
     }
     lines.sort();
     let mut text = String::new();
-    for (cert, host) in lines {
-        text.push_str(&format!("{} {host}\n", certificate_file(cert)));
+    for (file, options, host) in lines {
+        text.push_str(&format!("{file}{options} {host}\n"));
     }
     text
 }

@@ -305,6 +305,7 @@ fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
         chosen,
         &mut lines.responses,
     );
+    crate::https::rule_hsts_line(action.hsts, chosen, &mut lines.responses);
     let mut targets: Vec<(String, u64, Option<&RuleBackend>)> = action
         .backends
         .iter()

@@ -115,6 +115,7 @@ fn base_model() -> ProxyModel {
             ),
         ]),
         cert: Some(shop_cert),
+        ..Host::default()
     };
     model
         .hosts
@@ -122,6 +123,7 @@ fn base_model() -> ProxyModel {
     let wildcard = Host {
         routes: BTreeMap::from([(path("/", PathKind::Exact), route("app", "80", None))]),
         cert: None,
+        ..Host::default()
     };
     model
         .hosts
@@ -132,6 +134,7 @@ fn base_model() -> ProxyModel {
             route("api", "http", None),
         )]),
         cert: None,
+        ..Host::default()
     };
     model.hosts.insert(HostKey::CatchAll, any);
     model

@@ -65,6 +65,7 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
     let host = Host {
         routes: BTreeMap::from([route("", PathKind::Prefix), route("/api", PathKind::Exact)]),
         cert,
+        ..Host::default()
     };
     model
         .hosts

@@ -5,7 +5,7 @@
 mod api;
 pub(crate) mod listener;
 pub(crate) mod route;
-mod rules;
+pub(crate) mod rules;
 pub mod status;
 
 pub use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal};

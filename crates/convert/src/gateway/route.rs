@@ -334,6 +334,7 @@ impl RouteConverter<'_, '_> {
                 self.output.tls.push(TlsClaim {
                     host: attachment.host.clone(),
                     secret: Some(certificate.clone()),
+                    options: model::TlsOptions::default(),
                     field: attachment.field.clone(),
                 });
             }

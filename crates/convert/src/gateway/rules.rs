@@ -363,7 +363,7 @@ fn optional_host(host: Option<&str>) -> Result<Option<String>, String> {
 }
 
 /// A header or parameter name: an HTTP token of the characters HAProxy takes as is.
-fn token(name: &str) -> Result<String, String> {
+pub(crate) fn token(name: &str) -> Result<String, String> {
     let ok = !name.is_empty()
         && name.len() <= 256
         && name
@@ -380,7 +380,7 @@ fn token(name: &str) -> Result<String, String> {
 }
 
 /// A value printed in single quotes: printable, without a single quote.
-fn value(text: &str) -> Result<String, String> {
+pub(crate) fn value(text: &str) -> Result<String, String> {
     if text.len() <= 4096 && text.chars().all(|c| !c.is_control() && c != '\'') {
         Ok(text.to_owned())
     } else {

@@ -9,16 +9,32 @@ use crate::diagnostic::Diagnostic;
 
 mod backend;
 mod forwarded;
+mod headers;
+mod hsts;
 mod parse;
 mod proxy;
+mod redirect;
+mod rewrite;
 mod routing;
+mod tls;
 
 pub use backend::{BALANCE_ALGORITHM, TIMEOUT_CONNECT, TIMEOUT_SERVER};
 pub use forwarded::{
     FORWARDFOR, FORWARDFOR_TRUSTED_CIDRS, ORIGINAL_FORWARDED_FOR_HDR, REAL_IP_HDR,
 };
+pub use headers::{
+    HEADERS, HeaderList, REQUEST_ADD_HEADERS, REQUEST_DEL_HEADERS, REQUEST_SET_HEADERS,
+    RESPONSE_ADD_HEADERS, RESPONSE_DEL_HEADERS, RESPONSE_SET_HEADERS,
+};
+pub use hsts::{HSTS, HSTS_INCLUDE_SUBDOMAINS, HSTS_MAX_AGE, HSTS_PRELOAD};
+pub(crate) use parse::tls_versions_left;
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
-pub use routing::{SSL_REDIRECT, SSL_REDIRECT_CODE};
+pub use redirect::{
+    APP_ROOT, NO_TLS_REDIRECT_LOCATIONS, REDIRECT_TO, REDIRECT_TO_CODE, SSL_REDIRECT_CODE,
+};
+pub use rewrite::{PATH_TYPE, PathType, REWRITE_TARGET};
+pub use routing::SSL_REDIRECT;
+pub use tls::{SSL_CIPHER_SUITES, SSL_CIPHERS, SSL_OPTIONS, SSL_OPTIONS_HOST, TLS_ALPN};
 
 /// Annotation prefixes, in precedence order: our own, then haproxy-ingress's two, so
 /// that its users' annotations keep working.
@@ -38,6 +54,8 @@ pub enum Scope {
     Backend,
     /// One path: as a backend key, the Service being the path's backend's.
     Path,
+    /// The hosts of an Ingress: ConfigMap default, overridden by an Ingress annotation.
+    Host,
 }
 
 /// One configuration key.
@@ -144,6 +162,28 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &ORIGINAL_FORWARDED_FOR_HDR,
     &REAL_IP_HDR,
     &FORWARDFOR_TRUSTED_CIDRS,
+    &NO_TLS_REDIRECT_LOCATIONS,
+    &REDIRECT_TO,
+    &REDIRECT_TO_CODE,
+    &APP_ROOT,
+    &REWRITE_TARGET,
+    &PATH_TYPE,
+    &HEADERS,
+    &REQUEST_SET_HEADERS,
+    &REQUEST_ADD_HEADERS,
+    &REQUEST_DEL_HEADERS,
+    &RESPONSE_SET_HEADERS,
+    &RESPONSE_ADD_HEADERS,
+    &RESPONSE_DEL_HEADERS,
+    &HSTS,
+    &HSTS_MAX_AGE,
+    &HSTS_INCLUDE_SUBDOMAINS,
+    &HSTS_PRELOAD,
+    &SSL_CIPHERS,
+    &SSL_CIPHER_SUITES,
+    &SSL_OPTIONS,
+    &SSL_OPTIONS_HOST,
+    &TLS_ALPN,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {

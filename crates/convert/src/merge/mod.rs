@@ -11,7 +11,9 @@ mod claims;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use model::{Backend, BackendId, CertId, HostKey, OrdMap, PathMatch, ProxyModel, Route, TlsCert};
+use model::{
+    Backend, BackendId, CertId, HostKey, OrdMap, PathMatch, ProxyModel, Route, TlsCert, TlsOptions,
+};
 use resources::ObjectRef;
 use rustc_hash::FxHashMap;
 
@@ -33,8 +35,8 @@ pub(crate) struct Merger {
     paths_by_host: FxHashMap<HostKey, SmallSet<PathMatch>>,
     /// Exact hosts with claimed paths, by the suffix a wildcard TLS host would cover.
     exact_hosts_by_suffix: FxHashMap<String, BTreeSet<String>>,
-    /// Winning TLS claim per host: the object and the secret it names.
-    tls_winners: FxHashMap<HostKey, (ObjectRef, Option<CertId>)>,
+    /// Winning TLS claim per host: the object, the secret it names, the host's options.
+    tls_winners: FxHashMap<HostKey, (ObjectRef, Option<CertId>, TlsOptions)>,
     /// Hosts served with each certificate, with the Ingress that asked for it.
     certificate_users: FxHashMap<CertId, BTreeSet<(HostKey, ObjectRef)>>,
     /// Uses of each backend by winning routes and the winning default backend.
@@ -271,13 +273,16 @@ impl Merger {
             (
                 claim.contribution.object.clone(),
                 claim.tls().secret.clone(),
+                claim.tls().options.clone(),
             )
         });
         let mut diagnostics = Vec::new();
-        if let (Some(claims), Some((owner, secret))) = (claims, &winner) {
+        if let (Some(claims), Some((owner, secret, options))) = (claims, &winner) {
             for claim in claims.values().skip(1) {
                 let tls = claim.tls();
-                if claim.contribution.object != *owner && tls.secret != *secret {
+                if claim.contribution.object != *owner
+                    && (tls.secret != *secret || tls.options != *options)
+                {
                     diagnostics.push(Diagnostic {
                         object: claim.contribution.object.clone(),
                         field: tls.field.clone(),
@@ -313,11 +318,11 @@ impl Merger {
                 }
             }
         }
-        for (_, secret) in previous.iter().chain(winner.iter()) {
+        for (_, secret, _) in previous.iter().chain(winner.iter()) {
             let Some(id) = secret else { continue };
             dirty.certificates.insert(id.clone());
         }
-        if let Some((owner, Some(id))) = &previous
+        if let Some((owner, Some(id), _)) = &previous
             && let Some(users) = self.certificate_users.get_mut(id)
         {
             users.remove(&(host.clone(), owner.clone()));
@@ -325,7 +330,7 @@ impl Merger {
                 self.certificate_users.remove(id);
             }
         }
-        if let Some((owner, Some(id))) = &winner {
+        if let Some((owner, Some(id), _)) = &winner {
             self.certificate_users
                 .entry(id.clone())
                 .or_default()
@@ -552,25 +557,27 @@ impl Merger {
     /// Sets a host's certificate from its TLS winner, and drops a host left with neither
     /// routes nor a certificate.
     fn settle_host(&mut self, host: &HostKey) {
-        let cert = match self.tls_winners.get(host) {
-            Some((_, Some(id))) => {
-                // The certificates in the model are the ones that loaded.
-                self.certs.contains_key(id).then(|| id.clone())
-            }
-            _ => None,
+        let (cert, tls) = match self.tls_winners.get(host) {
+            // The certificates in the model are the ones that loaded.
+            Some((_, Some(id), tls)) => (self.certs.contains_key(id).then(|| id.clone()), tls),
+            Some((_, None, tls)) => (None, tls),
+            None => (None, &TlsOptions::default()),
         };
+        let tls = tls.clone();
         let current = self.hosts.get(host);
         let has_routes = current.is_some_and(|h| !h.routes.is_empty());
-        if !has_routes && cert.is_none() {
+        if !has_routes && cert.is_none() && tls.is_empty() {
             if current.is_some() {
                 self.hosts.remove(host);
             }
             return;
         }
-        if current.is_some_and(|h| h.cert == cert) {
+        if current.is_some_and(|h| h.cert == cert && h.tls == tls) {
             return;
         }
-        self.hosts.entry(host.clone()).or_default().cert = cert;
+        let entry = self.hosts.entry(host.clone()).or_default();
+        entry.cert = cert;
+        entry.tls = tls;
     }
 }
 

@@ -9,7 +9,7 @@ fn certificates() {
         Show::ROUTES,
         &[
             Case::new(
-                "routing.md TLS: 'spec.tls hosts get their Secret's certificate by SNI'; 'Plain-HTTP requests to a host with TLS are redirected ... (308 unless ...)'",
+                "routing.md TLS: 'spec.tls hosts get their Secret's certificate by SNI'; 'Plain-HTTP requests to a host with TLS are redirected ... (302 unless ...)'",
                 "
                 kind: Secret
                 metadata: {name: a-tls}
@@ -26,7 +26,7 @@ fn certificates() {
                     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
                 ",
                 &[
-                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "route a.test / Prefix (https redirect 302) -> default_web_80",
                     "tls a.test default/a-tls",
                     "route b.test / Prefix -> default_web_80",
                 ],
@@ -50,7 +50,7 @@ fn certificates() {
                 ",
                 &[
                     "tls *.a.test default/a-tls",
-                    "route b.a.test / Prefix (https redirect 308) -> default_web_80",
+                    "route b.a.test / Prefix (https redirect 302) -> default_web_80",
                     "route c.b.a.test / Prefix -> default_web_80",
                 ],
             ),
@@ -66,7 +66,7 @@ fn certificates() {
                     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
                 ",
                 &[
-                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "route a.test / Prefix (https redirect 302) -> default_web_80",
                     "diagnostic Ingress default/a: spec.tls: secret default/missing not found; the default certificate is served for its hosts",
                 ],
             ),
@@ -87,7 +87,7 @@ fn certificates() {
                     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
                 ",
                 &[
-                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "route a.test / Prefix (https redirect 302) -> default_web_80",
                     "diagnostic Ingress default/a: spec.tls: secret default/bad: tls.crt must hold only CERTIFICATE blocks; the default certificate is served for its hosts",
                 ],
             ),
@@ -116,7 +116,7 @@ fn certificates() {
                     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
                 ",
                 &[
-                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "route a.test / Prefix (https redirect 302) -> default_web_80",
                     "tls a.test default/old-tls",
                     "diagnostic Ingress default/new: spec.tls[0].hosts[0]: TLS for host a.test is already configured by Ingress default/old, which is older; this entry is ignored",
                 ],
@@ -145,8 +145,8 @@ fn certificates() {
                     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
                 ",
                 &[
-                    "route a.test / Prefix (https redirect 308) -> default_web_80",
-                    "route a.test /api Prefix (https redirect 308) -> default_api_80",
+                    "route a.test / Prefix (https redirect 302) -> default_web_80",
+                    "route a.test /api Prefix (https redirect 302) -> default_api_80",
                     "tls a.test default/a-tls",
                 ],
             ),
@@ -160,14 +160,18 @@ fn redirect_to_https() {
         Show::ROUTES,
         &[
             Case::new(
-                "routing.md TLS: '(308 unless ssl-redirect-code says otherwise ...)'",
+                "routing.md TLS: '(302 unless ssl-redirect-code, a global key, says otherwise ...)'",
                 r#"
+                kind: ConfigMap
+                metadata: {name: portcullis}
+                data: {ssl-redirect-code: "301"}
+                ---
                 kind: Secret
                 metadata: {name: a-tls}
                 type: kubernetes.io/tls
                 ---
                 kind: Ingress
-                metadata: {name: a, annotations: {portcullis.dev/ssl-redirect-code: "301"}}
+                metadata: {name: a}
                 spec:
                   tls: [{hosts: [a.test], secretName: a-tls}]
                   rules:
@@ -178,7 +182,8 @@ fn redirect_to_https() {
                     "route a.test / Prefix (https redirect 301) -> default_web_80",
                     "tls a.test default/a-tls",
                 ],
-            ),
+            )
+            .with(with_global_configmap),
             Case::new(
                 "routing.md TLS: 'ssl-redirect: \"false\" turns it off'",
                 r#"
@@ -219,7 +224,7 @@ fn redirect_to_https() {
                     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
                 ",
                 &[
-                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "route a.test / Prefix (https redirect 302) -> default_web_80",
                     "tls a.test default/a-tls",
                 ],
             ),
@@ -246,13 +251,13 @@ fn redirect_to_https() {
                     http: {paths: [{path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
                 "#,
                 &[
-                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "route a.test / Prefix (https redirect 302) -> default_web_80",
                     "route a.test /api Prefix -> default_api_80",
                     "tls a.test default/a-tls",
                 ],
             ),
             Case::new(
-                "README keys: set in the global ConfigMap, 'per Ingress as annotations portcullis.dev/<key> or ... haproxy-ingress.github.io/<key> (the first wins)'",
+                "configuration.md ssl-redirect-code: a global key, as in haproxy-ingress: set on an Ingress, under any prefix, it is reported and the ConfigMap's value applies",
                 r#"
                 kind: ConfigMap
                 metadata: {name: portcullis}
@@ -287,9 +292,12 @@ fn redirect_to_https() {
                     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
                 "#,
                 &[
+                    "diagnostic Ingress default/b: metadata.annotations[haproxy-ingress.github.io/ssl-redirect-code]: 'ssl-redirect-code' is a global key: set it in the global ConfigMap",
+                    "diagnostic Ingress default/c: metadata.annotations[haproxy-ingress.github.io/ssl-redirect-code]: 'ssl-redirect-code' is a global key: set it in the global ConfigMap",
+                    "diagnostic Ingress default/c: metadata.annotations[portcullis.dev/ssl-redirect-code]: 'ssl-redirect-code' is a global key: set it in the global ConfigMap",
                     "route a.test / Prefix (https redirect 302) -> default_web_80",
-                    "route b.test / Prefix (https redirect 307) -> default_web_80",
-                    "route c.test / Prefix (https redirect 303) -> default_web_80",
+                    "route b.test / Prefix (https redirect 302) -> default_web_80",
+                    "route c.test / Prefix (https redirect 302) -> default_web_80",
                     "tls a.test default/a-tls",
                     "tls b.test default/a-tls",
                     "tls c.test default/a-tls",
@@ -304,7 +312,7 @@ fn redirect_to_https() {
                 type: kubernetes.io/tls
                 ---
                 kind: Ingress
-                metadata: {name: a, annotations: {portcullis.dev/ssl-redirect-code: "200"}}
+                metadata: {name: a, annotations: {portcullis.dev/ssl-redirect: "perhaps"}}
                 spec:
                   tls: [{hosts: [a.test], secretName: a-tls}]
                   rules:
@@ -312,9 +320,9 @@ fn redirect_to_https() {
                     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
                 "#,
                 &[
-                    "route a.test / Prefix (https redirect 308) -> default_web_80",
+                    "route a.test / Prefix (https redirect 302) -> default_web_80",
                     "tls a.test default/a-tls",
-                    "diagnostic Ingress default/a: metadata.annotations[portcullis.dev/ssl-redirect-code]: invalid value: '200' is not one of 301, 302, 303, 307, 308; the global value is used",
+                    "diagnostic Ingress default/a: metadata.annotations[portcullis.dev/ssl-redirect]: invalid value: 'perhaps' is not true or false; the global value is used",
                 ],
             ),
         ],

@@ -95,6 +95,21 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
                     }
                 }
             }
+            if !host.tls.is_empty() {
+                let options = &host.tls;
+                let word = |w: &Option<model::TlsWord>| {
+                    w.as_ref().map_or("-".to_owned(), ToString::to_string)
+                };
+                let flags: Vec<String> = options.options.iter().map(ToString::to_string).collect();
+                lines.push(format!(
+                    "tls-options {} ciphers {} suites {} alpn {} options [{}]",
+                    host_text(key),
+                    word(&options.ciphers),
+                    word(&options.cipher_suites),
+                    word(&options.alpn),
+                    flags.join(" ")
+                ));
+            }
             if let Some(cert) = &host.cert {
                 lines.push(format!(
                     "tls {} {}/{}",
@@ -254,6 +269,11 @@ fn action_text(action: &RuleAction) -> String {
             text.push_str(&format!(" {}", path_change_text(path)));
         }
         parts.push(text);
+    }
+    match action.hsts {
+        model::HstsRule::Inherit => {}
+        model::HstsRule::Off => parts.push("hsts off".to_owned()),
+        model::HstsRule::On(hsts) => parts.push(format!("hsts '{}'", hsts.header_value())),
     }
     let weighted = action.backends.len() > 1 || action.unavailable_weight > 0;
     let mut targets: Vec<String> = action

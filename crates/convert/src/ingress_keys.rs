@@ -1,0 +1,179 @@
+//! What an Ingress's request keys make of one path: its match (`path-type`), and the
+//! action of the keys that change the request or the response (`rewrite-target`,
+//! `redirect-to`, `app-root`, the header keys, HSTS), and its hosts' TLS options.
+
+use std::sync::Arc;
+
+use model::{
+    Backend, Condition, HeaderEdits, Hsts, HstsRule, PathChange, PathKind, PathMatch, Redirect,
+    Rewrite, RuleAction, RuleBackend, TlsOptions,
+};
+
+use crate::keys::{self, Annotations, GlobalConfig, HeaderList, Keys, PathType};
+use crate::names;
+
+/// How an Ingress path is matched: its key in the route maps, and conditions beyond it.
+pub(crate) struct PathRule {
+    pub(crate) path: PathMatch,
+    pub(crate) conditions: Vec<Condition>,
+}
+
+/// Reads an Ingress path under `path-type` (which only `ImplementationSpecific` heeds).
+pub(crate) fn path_rule(
+    path: Option<&str>,
+    path_type: &str,
+    layers: &Keys<'_>,
+) -> Result<PathRule, String> {
+    let plain = |kind: &str| {
+        names::parse_path(path, kind).map(|path| PathRule {
+            path,
+            conditions: Vec::new(),
+        })
+    };
+    if path_type != "ImplementationSpecific" {
+        return plain(path_type);
+    }
+    match layers.get(&keys::PATH_TYPE) {
+        PathType::Begin => plain(path_type),
+        PathType::Prefix => plain("Prefix"),
+        PathType::Exact => plain("Exact"),
+        // Tried where no longer path of the host matches, as a Gateway API regex is.
+        PathType::Regex => {
+            let pattern = names::parse_regex(&format!("^{}", path.unwrap_or("/")), false)?;
+            Ok(PathRule {
+                path: names::path_match(Some("/"), PathKind::Prefix)?,
+                conditions: vec![Condition::Path(pattern)],
+            })
+        }
+    }
+}
+
+/// The HSTS header the keys ask for (`None`: none).
+pub(crate) fn hsts(layers: &Keys<'_>) -> Option<Hsts> {
+    layers.get(&keys::HSTS).then(|| Hsts {
+        max_age: layers.get(&keys::HSTS_MAX_AGE),
+        include_subdomains: layers.get(&keys::HSTS_INCLUDE_SUBDOMAINS),
+        preload: layers.get(&keys::HSTS_PRELOAD),
+    })
+}
+
+/// The HSTS header of the HTTPS frontends, from the global ConfigMap.
+pub(crate) fn global_hsts(global: &GlobalConfig) -> Option<Hsts> {
+    hsts(&Keys {
+        service: None,
+        object: None,
+        global,
+    })
+}
+
+/// Replaces haproxy-ingress's header variables with the backend's Service's.
+fn header_values(list: HeaderList, backend: &Backend) -> Vec<(String, String)> {
+    list.into_iter()
+        .map(|(name, value)| {
+            let value = value
+                .replace("%[namespace]", &backend.id.namespace)
+                .replace("%[service]", &backend.id.service);
+            (name, value)
+        })
+        .collect()
+}
+
+/// What a path does beyond forwarding to `backend`; `None` when it only forwards.
+/// `problems` gets `(key, message)` for a key that does not apply to the path.
+pub(crate) fn path_action(
+    layers: &Keys<'_>,
+    backend: &Arc<Backend>,
+    rule: &PathRule,
+    problems: &mut Vec<(&'static str, String)>,
+) -> Option<Arc<RuleAction>> {
+    let mut request_set = layers.get(&keys::REQUEST_SET_HEADERS);
+    if request_set.is_empty() {
+        request_set = layers.get(&keys::HEADERS);
+    }
+    let mut action = RuleAction {
+        request_headers: HeaderEdits {
+            set: header_values(request_set, backend),
+            add: header_values(layers.get(&keys::REQUEST_ADD_HEADERS), backend),
+            remove: layers.get(&keys::REQUEST_DEL_HEADERS),
+        },
+        response_headers: HeaderEdits {
+            set: header_values(layers.get(&keys::RESPONSE_SET_HEADERS), backend),
+            add: header_values(layers.get(&keys::RESPONSE_ADD_HEADERS), backend),
+            remove: layers.get(&keys::RESPONSE_DEL_HEADERS),
+        },
+        backends: vec![RuleBackend::plain(backend.id.clone(), 1)],
+        ..RuleAction::default()
+    };
+    if let Some(target) = layers.get(&keys::REWRITE_TARGET) {
+        if rule.conditions.is_empty() {
+            action.rewrite = Some(Rewrite {
+                hostname: None,
+                path: Some(PathChange::Prefix {
+                    matched: rule.path.path.trim_end_matches('/').to_owned(),
+                    replacement: target,
+                }),
+            });
+        } else {
+            problems.push((
+                keys::REWRITE_TARGET.name,
+                "a regex path is not rewritten; the key is ignored".to_owned(),
+            ));
+        }
+    }
+    if let Some(redirect) = layers.get(&keys::REDIRECT_TO) {
+        action.redirect = Some(Redirect {
+            code: layers.get(&keys::REDIRECT_TO_CODE),
+            ..redirect
+        });
+        action.rewrite = None;
+    }
+    let wanted = hsts(layers);
+    if wanted != global_hsts(layers.global) {
+        action.hsts = wanted.map_or(HstsRule::Off, HstsRule::On);
+    }
+    (!action.forwards_only()).then(|| Arc::new(action))
+}
+
+/// Whether a path is the root (`/` of any type), which `app-root` redirects.
+pub(crate) fn is_root(rule: &PathRule) -> bool {
+    rule.conditions.is_empty() && matches!(rule.path.path.as_str(), "" | "/")
+}
+
+/// The rule `app-root` adds in front of a root path: `/` itself is redirected.
+pub(crate) fn app_root_rule(app_root: String) -> (Vec<Condition>, RuleAction) {
+    let action = RuleAction {
+        redirect: Some(Redirect {
+            scheme: None,
+            hostname: None,
+            port: None,
+            path: Some(PathChange::Full(app_root)),
+            code: 302,
+        }),
+        ..RuleAction::default()
+    };
+    (vec![Condition::Path("^/$".to_owned())], action)
+}
+
+/// The TLS options an Ingress's annotations set for its hosts, checked against the
+/// proxy-wide ones; a combination that leaves no TLS version is reported and dropped.
+pub(crate) fn host_tls_options(
+    annotations: &Annotations,
+    global: &GlobalConfig,
+) -> Result<TlsOptions, String> {
+    let host_options = annotations.value(&keys::SSL_OPTIONS_HOST);
+    let options = TlsOptions {
+        ciphers: annotations.value(&keys::SSL_CIPHERS).flatten(),
+        cipher_suites: annotations.value(&keys::SSL_CIPHER_SUITES).flatten(),
+        alpn: annotations.value(&keys::TLS_ALPN),
+        options: host_options.map(|o| o.options).unwrap_or_default(),
+    };
+    let proxy_wide = global.get(&keys::SSL_OPTIONS);
+    if keys::tls_versions_left(&proxy_wide, Some(&options)) {
+        Ok(options)
+    } else {
+        Err(format!(
+            "'{}' with the global ssl-options leaves no TLS version enabled; the host's options are ignored",
+            keys::SSL_OPTIONS_HOST.name
+        ))
+    }
+}

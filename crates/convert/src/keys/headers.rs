@@ -1,0 +1,91 @@
+//! Keys that change request and response headers, as haproxy-ingress names them.
+
+use super::parse::{parse_header_list, parse_header_names};
+use super::{Applied, Key, Scope};
+
+/// Headers to set or add, as `(name, value)`; a value may hold `%[namespace]` and
+/// `%[service]`, replaced with the backend's Service's.
+pub type HeaderList = Vec<(String, String)>;
+
+const HEADER_LINES: &str = "one header a line, its name and value separated by ':' and/or spaces, such as `X-Env: prod`; names of letters, digits and '-_.~'; values without control characters or single quotes; %[namespace] and %[service] in a value are the Service's; at most 64";
+const HEADER_NAMES: &str =
+    "header names separated by commas, such as `Server, X-Powered-By`; at most 64";
+const PER_PATH: &str = "Applied per path: two Ingresses routing to one Service keep their own headers, where haproxy-ingress gives the backend the oldest Ingress's.";
+
+/// `headers`.
+pub const HEADERS: Key<HeaderList> = Key {
+    name: "headers",
+    scope: Scope::Backend,
+    default: "",
+    accepted_values: HEADER_LINES,
+    parse: parse_header_list,
+    doc: "Another name of `request-set-headers`, ignored when that one is set.",
+    applied: Applied::Reload,
+    differs: PER_PATH,
+};
+/// `request-set-headers`.
+pub const REQUEST_SET_HEADERS: Key<HeaderList> = Key {
+    name: "request-set-headers",
+    scope: Scope::Backend,
+    default: "",
+    accepted_values: HEADER_LINES,
+    parse: parse_header_list,
+    doc: "Headers set on requests before they reach the backend, replacing the client's.",
+    applied: Applied::Reload,
+    differs: PER_PATH,
+};
+/// `request-add-headers`.
+pub const REQUEST_ADD_HEADERS: Key<HeaderList> = Key {
+    name: "request-add-headers",
+    scope: Scope::Backend,
+    default: "",
+    accepted_values: HEADER_LINES,
+    parse: parse_header_list,
+    doc: "Headers added to requests before they reach the backend, after the client's of the same name.",
+    applied: Applied::Reload,
+    differs: PER_PATH,
+};
+/// `request-del-headers`.
+pub const REQUEST_DEL_HEADERS: Key<Vec<String>> = Key {
+    name: "request-del-headers",
+    scope: Scope::Backend,
+    default: "",
+    accepted_values: HEADER_NAMES,
+    parse: parse_header_names,
+    doc: "Headers removed from requests before they reach the backend.",
+    applied: Applied::Reload,
+    differs: PER_PATH,
+};
+/// `response-set-headers`.
+pub const RESPONSE_SET_HEADERS: Key<HeaderList> = Key {
+    name: "response-set-headers",
+    scope: Scope::Backend,
+    default: "",
+    accepted_values: HEADER_LINES,
+    parse: parse_header_list,
+    doc: "Headers set on responses, replacing the backend's.",
+    applied: Applied::Reload,
+    differs: PER_PATH,
+};
+/// `response-add-headers`.
+pub const RESPONSE_ADD_HEADERS: Key<HeaderList> = Key {
+    name: "response-add-headers",
+    scope: Scope::Backend,
+    default: "",
+    accepted_values: HEADER_LINES,
+    parse: parse_header_list,
+    doc: "Headers added to responses, after the backend's of the same name.",
+    applied: Applied::Reload,
+    differs: PER_PATH,
+};
+/// `response-del-headers`.
+pub const RESPONSE_DEL_HEADERS: Key<Vec<String>> = Key {
+    name: "response-del-headers",
+    scope: Scope::Backend,
+    default: "",
+    accepted_values: HEADER_NAMES,
+    parse: parse_header_names,
+    doc: "Headers removed from responses.",
+    applied: Applied::Reload,
+    differs: PER_PATH,
+};

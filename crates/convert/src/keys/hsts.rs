@@ -1,0 +1,49 @@
+//! Keys of HTTP Strict Transport Security: the header HTTPS responses carry.
+
+use super::parse::{parse_bool, parse_max_age};
+use super::{Applied, Key, Scope};
+
+/// `hsts`.
+pub const HSTS: Key<bool> = Key {
+    name: "hsts",
+    scope: Scope::Path,
+    default: "true",
+    accepted_values: "`true` or `false`",
+    parse: parse_bool,
+    doc: "Add a `Strict-Transport-Security` header to HTTPS responses (never to plain-HTTP ones).",
+    applied: Applied::Reload,
+    differs: "",
+};
+/// `hsts-max-age`.
+pub const HSTS_MAX_AGE: Key<u32> = Key {
+    name: "hsts-max-age",
+    scope: Scope::Path,
+    default: "15768000",
+    accepted_values: "a whole number of seconds from `0` to `2147483647`",
+    parse: parse_max_age,
+    doc: "How long, in seconds, a browser keeps to HTTPS (`max-age`).",
+    applied: Applied::Reload,
+    differs: "",
+};
+/// `hsts-include-subdomains`.
+pub const HSTS_INCLUDE_SUBDOMAINS: Key<bool> = Key {
+    name: "hsts-include-subdomains",
+    scope: Scope::Path,
+    default: "false",
+    accepted_values: "`true` or `false`",
+    parse: parse_bool,
+    doc: "The HSTS policy covers subdomains too (`includeSubDomains`).",
+    applied: Applied::Reload,
+    differs: "",
+};
+/// `hsts-preload`.
+pub const HSTS_PRELOAD: Key<bool> = Key {
+    name: "hsts-preload",
+    scope: Scope::Path,
+    default: "false",
+    accepted_values: "`true` or `false`",
+    parse: parse_bool,
+    doc: "Ask browsers to preload the HSTS policy (`preload`).",
+    applied: Applied::Reload,
+    differs: "",
+};

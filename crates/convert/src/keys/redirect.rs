@@ -1,0 +1,64 @@
+//! Keys of redirects: the HTTPS redirect's code and exceptions, `redirect-to`, `app-root`.
+
+use model::Redirect;
+
+use super::parse::{
+    parse_redirect_code, parse_redirect_exceptions, parse_redirect_url, parse_url_path,
+};
+use super::{Applied, Key, Scope};
+
+/// `ssl-redirect-code`.
+pub const SSL_REDIRECT_CODE: Key<u16> = Key {
+    name: "ssl-redirect-code",
+    scope: Scope::Global,
+    default: "302",
+    accepted_values: "`301`, `302`, `303`, `307` or `308`",
+    parse: parse_redirect_code,
+    doc: "The status code of the redirect to HTTPS (see `ssl-redirect`).",
+    applied: Applied::Live,
+    differs: "",
+};
+/// `no-tls-redirect-locations`.
+pub const NO_TLS_REDIRECT_LOCATIONS: Key<Vec<String>> = Key {
+    name: "no-tls-redirect-locations",
+    scope: Scope::Global,
+    default: "/.well-known/acme-challenge",
+    accepted_values: "paths starting with '/' of letters, digits and '/-_.~', separated by commas, such as `/.well-known/acme-challenge, /status`, at most 32; or empty",
+    parse: parse_redirect_exceptions,
+    doc: "Plain-HTTP requests whose path begins with one of these are never redirected to HTTPS, so an ACME HTTP-01 challenge (cert-manager's solver) is answered over plain HTTP; they go where the HTTPS request would.",
+    applied: Applied::Reload,
+    differs: "",
+};
+/// `redirect-to`.
+pub const REDIRECT_TO: Key<Option<Redirect>> = Key {
+    name: "redirect-to",
+    scope: Scope::Path,
+    default: "",
+    accepted_values: "an http:// or https:// URL with a host name, an optional port and an optional path of letters, digits and '/-_.~', such as `https://www.example.com/login`; or empty",
+    parse: parse_redirect_url,
+    doc: "Requests to the path are redirected to this URL (with `redirect-to-code`) instead of reaching the backend; the request's path and query are not kept.",
+    applied: Applied::Reload,
+    differs: "",
+};
+/// `redirect-to-code`.
+pub const REDIRECT_TO_CODE: Key<u16> = Key {
+    name: "redirect-to-code",
+    scope: Scope::Global,
+    default: "302",
+    accepted_values: "`301`, `302`, `303`, `307` or `308`",
+    parse: parse_redirect_code,
+    doc: "The status code of `redirect-to`'s redirects.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress scopes it to a frontend, which an Ingress names with `http-frontend`; portcullis has one pair of frontends, so it is global.",
+};
+/// `app-root`.
+pub const APP_ROOT: Key<Option<String>> = Key {
+    name: "app-root",
+    scope: Scope::Host,
+    default: "",
+    accepted_values: "a path starting with '/' of letters, digits and '/-_.~', such as `/app`; or empty",
+    parse: parse_url_path,
+    doc: "Requests for `/` on the Ingress's hosts are redirected (302) to this path. It applies to the path `/` the same Ingress routes.",
+    applied: Applied::Reload,
+    differs: "",
+};

@@ -1,0 +1,140 @@
+//! HTTPS policy: the paths the plain-HTTP redirect spares, HSTS, and the TLS handshake's
+//! options (proxy-wide and per host, as the certificate list carries them).
+
+use std::fmt;
+
+/// The `Strict-Transport-Security` header's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Hsts {
+    /// `max-age`, in seconds.
+    pub max_age: u32,
+    /// `includeSubDomains`.
+    pub include_subdomains: bool,
+    /// `preload`.
+    pub preload: bool,
+}
+
+impl Hsts {
+    /// The header value: digits and fixed words only, so it needs no quoting.
+    pub fn header_value(&self) -> String {
+        let mut value = format!("max-age={}", self.max_age);
+        if self.include_subdomains {
+            value.push_str("; includeSubDomains");
+        }
+        if self.preload {
+            value.push_str("; preload");
+        }
+        value
+    }
+}
+
+/// What a path does about HSTS, when it differs from the HTTPS frontends' default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum HstsRule {
+    /// The frontends' default ([`HttpsPolicy::hsts`]).
+    #[default]
+    Inherit,
+    /// No header on this path's HTTPS responses.
+    Off,
+    /// This header on this path's HTTPS responses.
+    On(Hsts),
+}
+
+/// Proxy-wide HTTPS settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpsPolicy {
+    /// Plain-HTTP requests whose path begins with one of these are never redirected to
+    /// HTTPS (ACME HTTP-01 challenges). Each one starts with `/` and holds only URL path
+    /// characters, validated on the way in.
+    pub redirect_exceptions: Vec<String>,
+    /// Added to HTTPS responses, unless a path says otherwise.
+    pub hsts: Option<Hsts>,
+    /// The TLS handshake's options for every host without its own.
+    pub tls: TlsOptions,
+}
+
+impl Default for HttpsPolicy {
+    /// haproxy-ingress's defaults, as the configuration keys state them.
+    fn default() -> Self {
+        // Constants, parsed by every test that builds a default model.
+        #[allow(clippy::expect_used)]
+        let word = |text: &str| TlsWord::parse(text).expect("default TLS words are valid");
+        Self {
+            redirect_exceptions: vec!["/.well-known/acme-challenge".to_owned()],
+            hsts: Some(Hsts {
+                max_age: 15_768_000,
+                include_subdomains: false,
+                preload: false,
+            }),
+            tls: TlsOptions {
+                alpn: Some(word("h2,http/1.1")),
+                options: ["no-sslv3", "no-tlsv10", "no-tlsv11", "no-tls-tickets"]
+                    .map(word)
+                    .to_vec(),
+                ..TlsOptions::default()
+            },
+        }
+    }
+}
+
+/// One word of HAProxy's TLS settings (a cipher list, an ALPN protocol list, a bind
+/// option or its argument), validated on creation: printable ASCII without spaces or
+/// quotes, not starting with `-`, so it stays one word wherever it is printed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TlsWord(String);
+
+impl TlsWord {
+    /// The longest word accepted (a long cipher list is about 700 bytes).
+    pub const MAX_BYTES: usize = 2048;
+
+    /// Checks a word.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let ok = !text.is_empty()
+            && text.len() <= Self::MAX_BYTES
+            && !text.starts_with('-')
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'\'' | b'\\' | b'#'));
+        if ok {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(format!(
+                "'{}' is not one word of printable characters without quotes, '\\' or '#', not starting with '-'",
+                text.escape_debug()
+            ))
+        }
+    }
+
+    /// The word.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TlsWord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The TLS handshake's options: proxy-wide, or one host's (where unset, the proxy-wide
+/// value applies).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct TlsOptions {
+    /// TLS up to 1.2 (`ciphers`).
+    pub ciphers: Option<TlsWord>,
+    /// TLS 1.3 (`ciphersuites`).
+    pub cipher_suites: Option<TlsWord>,
+    /// Protocols offered by ALPN, comma-separated (`alpn`).
+    pub alpn: Option<TlsWord>,
+    /// Bind options (`ssl-min-ver TLSv1.2`, `no-tls-tickets`...), each word validated
+    /// against the options HAProxy knows.
+    pub options: Vec<TlsWord>,
+}
+
+impl TlsOptions {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}

@@ -1,0 +1,302 @@
+//! Requests on Ingress, seen through a real HAProxy by the client and by the backend:
+//! the HTTPS redirect and its ACME exception, rewrite-target, app-root, redirect-to,
+//! header keys, HSTS and path-type regex.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use test_support::{EchoServer, Portcullis, backend, http_get, https_get, self_signed, tls_secret};
+
+/// An Ingress of one host and one path to `service`, with annotations and, when `tls`,
+/// the host in `spec.tls` with the `site-tls` Secret.
+fn ingress(
+    name: &str,
+    annotations: &str,
+    host: &str,
+    path: &str,
+    path_type: &str,
+    service: &str,
+    tls: bool,
+) -> String {
+    let tls = if tls {
+        format!("  tls: [{{hosts: [\"{host}\"], secretName: site-tls}}]\n")
+    } else {
+        String::new()
+    };
+    format!(
+        "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  annotations:\n{annotations}spec:\n{tls}  rules:\n  - host: \"{host}\"\n    http:\n      paths:\n      - {{path: \"{path}\", pathType: {path_type}, backend: {{service: {{name: {service}, port: {{number: 80}}}}}}}}\n"
+    )
+}
+
+/// Annotations, one `key: value` a line, under haproxy-ingress's prefix.
+fn annotations(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .map(|(key, value)| format!("    haproxy-ingress.github.io/{key}: {value:?}\n"))
+        .collect()
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    _web: EchoServer,
+    _solver: EchoServer,
+    portcullis: Portcullis,
+}
+
+fn start() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let web = EchoServer::start("web").unwrap();
+    let solver = EchoServer::start("solver").unwrap();
+    let hosts = ["acme.test", "hsts.test", "nohsts.test", "alpn.test"];
+    let (cert, key) = self_signed("site", &hosts);
+    let mut objects = backend("default", "web", 80, None, &[(web.port, true)]);
+    objects += &backend("default", "solver", 80, None, &[(solver.port, true)]);
+    objects += &tls_secret("default", "site-tls", &cert, &key);
+    objects += &ingress(
+        "acme-site",
+        "    {}\n",
+        "acme.test",
+        "/",
+        "Prefix",
+        "web",
+        true,
+    );
+    objects += &ingress(
+        "acme-solver",
+        "    {}\n",
+        "acme.test",
+        "/.well-known/acme-challenge/token1",
+        "Exact",
+        "solver",
+        false,
+    );
+    objects += &ingress(
+        "rewrite",
+        &annotations(&[("rewrite-target", "/y")]),
+        "rw.test",
+        "/abc",
+        "Prefix",
+        "web",
+        false,
+    );
+    objects += &ingress(
+        "app-root",
+        &annotations(&[("app-root", "/app")]),
+        "root.test",
+        "/",
+        "Prefix",
+        "web",
+        false,
+    );
+    objects += &ingress(
+        "redirect-to",
+        &annotations(&[("redirect-to", "https://www.new.test/login")]),
+        "old.test",
+        "/",
+        "Prefix",
+        "web",
+        false,
+    );
+    objects += &ingress(
+        "headers",
+        &annotations(&[
+            (
+                "request-set-headers",
+                "X-Env: prod\nX-Svc: %[service].%[namespace]",
+            ),
+            ("request-del-headers", "X-Drop"),
+            ("response-set-headers", "X-Frame-Options: DENY"),
+        ]),
+        "hdr.test",
+        "/",
+        "Prefix",
+        "web",
+        false,
+    );
+    objects += &ingress(
+        "hsts",
+        &annotations(&[("hsts-max-age", "60"), ("hsts-include-subdomains", "true")]),
+        "hsts.test",
+        "/",
+        "Prefix",
+        "web",
+        true,
+    );
+    objects += &ingress(
+        "nohsts",
+        &annotations(&[("hsts", "false")]),
+        "nohsts.test",
+        "/",
+        "Prefix",
+        "web",
+        true,
+    );
+    objects += &ingress(
+        "regex",
+        &annotations(&[("path-type", "regex")]),
+        "re.test",
+        "/app[0-9]+$",
+        "ImplementationSpecific",
+        "web",
+        false,
+    );
+    objects += &ingress(
+        "alpn",
+        &annotations(&[
+            ("tls-alpn", "http/1.1"),
+            ("ssl-options-host", "ssl-max-ver TLSv1.2"),
+        ]),
+        "alpn.test",
+        "/",
+        "Prefix",
+        "web",
+        true,
+    );
+    std::fs::write(manifests.join("all.yaml"), objects).unwrap();
+    let portcullis = Portcullis::start(
+        env!("CARGO_BIN_EXE_portcullis"),
+        &manifests,
+        &dir.path().join("state"),
+        &[],
+    )
+    .unwrap();
+    Setup {
+        _dir: dir,
+        _web: web,
+        _solver: solver,
+        portcullis,
+    }
+}
+
+fn location(response: &test_support::Response) -> Option<&str> {
+    response.headers.get("location").map(String::as_str)
+}
+
+fn seen_header(response: &test_support::Response, name: &str) -> Option<String> {
+    let echo = response.echo()?;
+    echo.get("headers")?.get(name)?.as_str().map(str::to_owned)
+}
+
+#[test]
+fn ingress_request_keys_seen_by_client_and_backend() {
+    let setup = start();
+    let (http, https) = (setup.portcullis.http_port, setup.portcullis.https_port);
+    let log = setup.portcullis.log();
+    assert!(!log.contains("diagnostic"), "{log}");
+
+    // ssl-redirect-code defaults to 302, as in haproxy-ingress; the ACME path is spared.
+    let redirect = http_get(http, "acme.test", "/page?x=1").unwrap();
+    assert_eq!(redirect.status, 302);
+    assert_eq!(
+        location(&redirect),
+        Some(format!("https://acme.test:{https}/page?x=1").as_str())
+    );
+    let challenge = http_get(http, "acme.test", "/.well-known/acme-challenge/token1").unwrap();
+    assert_eq!(
+        (challenge.status, challenge.server().as_deref()),
+        (200, Some("solver")),
+        "{challenge:?}"
+    );
+    assert_eq!(
+        challenge.headers.get("strict-transport-security"),
+        None,
+        "no HSTS over plain HTTP"
+    );
+    let other = http_get(http, "acme.test", "/.well-known/acme-challenge/other").unwrap();
+    assert_eq!(
+        (other.status, other.server().as_deref()),
+        (200, Some("web")),
+        "an exempt path goes where HTTPS would"
+    );
+
+    // HSTS: on HTTPS responses by default, per path settings, off.
+    let secure = https_get(https, "acme.test", "acme.test", "/")
+        .unwrap()
+        .response;
+    assert_eq!(
+        secure
+            .headers
+            .get("strict-transport-security")
+            .map(String::as_str),
+        Some("max-age=15768000")
+    );
+    let custom = https_get(https, "hsts.test", "hsts.test", "/")
+        .unwrap()
+        .response;
+    assert_eq!(
+        custom
+            .headers
+            .get("strict-transport-security")
+            .map(String::as_str),
+        Some("max-age=60; includeSubDomains")
+    );
+    let off = https_get(https, "nohsts.test", "nohsts.test", "/")
+        .unwrap()
+        .response;
+    assert_eq!(
+        (off.status, off.headers.get("strict-transport-security")),
+        (200, None)
+    );
+
+    // rewrite-target: the matched prefix is replaced, the rest and the query kept.
+    for (path, rewritten) in [("/abc", "/y"), ("/abc/", "/y/"), ("/abc/x?q=1", "/y/x")] {
+        let response = http_get(http, "rw.test", path).unwrap();
+        assert_eq!(response.seen("path").as_deref(), Some(rewritten), "{path}");
+    }
+    assert_eq!(
+        http_get(http, "rw.test", "/abc/x?q=1")
+            .unwrap()
+            .seen("query")
+            .as_deref(),
+        Some("q=1")
+    );
+
+    // app-root: only `/` itself is redirected.
+    let root = http_get(http, "root.test", "/").unwrap();
+    assert_eq!(
+        (root.status, location(&root)),
+        (302, Some("http://root.test/app"))
+    );
+    assert_eq!(
+        http_get(http, "root.test", "/other")
+            .unwrap()
+            .seen("path")
+            .as_deref(),
+        Some("/other")
+    );
+
+    // redirect-to: the URL as given, whatever the path.
+    let moved = http_get(http, "old.test", "/any/path?x=1").unwrap();
+    assert_eq!(
+        (moved.status, location(&moved)),
+        (302, Some("https://www.new.test/login"))
+    );
+
+    // Header keys: the backend sees the request headers, the client the response ones.
+    let request =
+        "GET / HTTP/1.1\r\nHost: hdr.test\r\nX-Env: dev\r\nX-Drop: 1\r\nConnection: close\r\n\r\n";
+    let response = test_support::http_request(http, request).unwrap();
+    assert_eq!(seen_header(&response, "x-env").as_deref(), Some("prod"));
+    assert_eq!(
+        seen_header(&response, "x-svc").as_deref(),
+        Some("web.default")
+    );
+    assert_eq!(seen_header(&response, "x-drop"), None);
+    assert_eq!(
+        response.headers.get("x-frame-options").map(String::as_str),
+        Some("DENY")
+    );
+
+    // path-type regex, anchored at the start of the path.
+    assert_eq!(
+        http_get(http, "re.test", "/app15")
+            .unwrap()
+            .server()
+            .as_deref(),
+        Some("web")
+    );
+    assert_eq!(http_get(http, "re.test", "/app15/x").unwrap().status, 404);
+    assert_eq!(http_get(http, "re.test", "/app").unwrap().status, 404);
+}

@@ -1,0 +1,118 @@
+//! HTTPS lines: the TLS handshake's options (global section, bind line, certificate
+//! list), the plain-HTTP redirect's exceptions, and HSTS.
+
+use std::fmt::Write;
+
+use model::{Hsts, HstsRule, TlsOptions};
+
+use crate::layout::{CRT_LIST, DEFAULT_CERT, MapFile};
+
+/// The `global` section's defaults for every TLS bind line.
+pub(crate) fn global_lines(tls: &TlsOptions) -> String {
+    let mut text = String::new();
+    if let Some(ciphers) = &tls.ciphers {
+        let _ = writeln!(text, "    ssl-default-bind-ciphers {ciphers}");
+    }
+    if let Some(suites) = &tls.cipher_suites {
+        let _ = writeln!(text, "    ssl-default-bind-ciphersuites {suites}");
+    }
+    if !tls.options.is_empty() {
+        let _ = writeln!(text, "    ssl-default-bind-options{}", words(&tls.options));
+    }
+    text
+}
+
+fn words(options: &[model::TlsWord]) -> String {
+    options.iter().map(|word| format!(" {word}")).collect()
+}
+
+/// What follows the address on a TLS frontend's bind line.
+pub(crate) fn bind_options(tls: &TlsOptions) -> String {
+    let alpn = tls
+        .alpn
+        .as_ref()
+        .map(|alpn| format!(" alpn {alpn}"))
+        .unwrap_or_default();
+    format!(" ssl crt {DEFAULT_CERT} crt-list {CRT_LIST}{alpn}")
+}
+
+/// A host's options in its certificate-list line (`[...]`), empty when it has none.
+pub(crate) fn crt_list_options(tls: &TlsOptions) -> String {
+    if tls.is_empty() {
+        return String::new();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(alpn) = &tls.alpn {
+        parts.push(format!("alpn {alpn}"));
+    }
+    if let Some(ciphers) = &tls.ciphers {
+        parts.push(format!("ciphers {ciphers}"));
+    }
+    if let Some(suites) = &tls.cipher_suites {
+        parts.push(format!("ciphersuites {suites}"));
+    }
+    parts.extend(tls.options.iter().map(ToString::to_string));
+    format!(" [{}]", parts.join(" "))
+}
+
+/// How many path prefixes one ACL line lists.
+const PATHS_PER_LINE: usize = 16;
+
+/// The plain-HTTP frontend's lines that spare the exceptions the HTTPS redirect: such a
+/// request is routed by the HTTPS frontend's maps, where the route names its backend.
+pub(crate) fn redirect_exception_lines(exceptions: &[String]) -> String {
+    if exceptions.is_empty() {
+        return String::new();
+    }
+    let mut text = String::new();
+    for chunk in exceptions.chunks(PATHS_PER_LINE) {
+        let _ = writeln!(
+            text,
+            "    acl tls_redirect_exempt path_beg -- {}",
+            chunk.join(" ")
+        );
+    }
+    let exact = MapFile::exact_paths(false).path();
+    let prefix = MapFile::path_prefixes(false).path();
+    let _ = write!(
+        text,
+        "    http-request unset-var(txn.backend) if tls_redirect_exempt {{ var(txn.backend) -m beg _redirect_ }}
+    http-request set-var(txn.backend) var(txn.route),map_str({exact}) if tls_redirect_exempt !{{ var(txn.backend) -m found }}
+    http-request set-var(txn.backend) var(txn.route),map_beg({prefix}) if tls_redirect_exempt !{{ var(txn.backend) -m found }}
+"
+    );
+    text
+}
+
+const HSTS_HEADER: &str = "Strict-Transport-Security";
+
+/// The TLS frontends' default HSTS line; rule chains after it may replace or remove it.
+pub(crate) fn hsts_line(hsts: Option<&Hsts>) -> String {
+    match hsts {
+        Some(hsts) => format!(
+            "    http-response set-header {HSTS_HEADER} \"{}\"\n",
+            hsts.header_value()
+        ),
+        None => String::new(),
+    }
+}
+
+/// A chained rule's HSTS line, on TLS connections only (chains serve both frontends).
+pub(crate) fn rule_hsts_line(rule: HstsRule, chosen: &str, out: &mut String) {
+    match rule {
+        HstsRule::Inherit => {}
+        HstsRule::Off => {
+            let _ = writeln!(
+                out,
+                "    http-response del-header {HSTS_HEADER} if {chosen} {{ ssl_fc }}"
+            );
+        }
+        HstsRule::On(hsts) => {
+            let _ = writeln!(
+                out,
+                "    http-response set-header {HSTS_HEADER} \"{}\" if {chosen} {{ ssl_fc }}",
+                hsts.header_value()
+            );
+        }
+    }
+}

@@ -62,7 +62,10 @@ fn base_objects() -> Vec<Value> {
         slice("victim"),
         service("attacker"),
         slice("attacker"),
-        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "site", "namespace": "victim"},
+        // The victim was there first: an Ingress's host and path belong to the oldest
+        // Ingress that routes them, so a later tenant can never take them over.
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+               "metadata": {"name": "site", "namespace": "victim", "creationTimestamp": "2020-01-01T00:00:00Z"},
                "spec": {"rules": [{"host": "victim.test", "http": {"paths": [
                    {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}}),
         json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass", "metadata": {"name": "portcullis"},
@@ -160,7 +163,8 @@ fn ingress(
     balance: String,
 ) -> Value {
     json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
-           "metadata": {"name": format!("evil{index}"), "namespace": "attacker", "annotations": {
+           "metadata": {"name": format!("evil{index}"), "namespace": "attacker",
+                        "creationTimestamp": "2030-01-01T00:00:00Z", "annotations": {
                "portcullis.dev/timeout-server": timeout, "portcullis.dev/balance-algorithm": balance}},
            "spec": {"rules": [{"host": host, "http": {"paths": [
                {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}})

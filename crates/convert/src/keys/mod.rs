@@ -8,14 +8,28 @@ use resources::ObjectRef;
 use crate::diagnostic::Diagnostic;
 
 mod backend;
+mod backend_tls;
 mod forwarded;
+mod health;
+mod limits;
 mod parse;
 mod proxy;
 mod routing;
 
 pub use backend::{BALANCE_ALGORITHM, TIMEOUT_CONNECT, TIMEOUT_SERVER};
+pub use backend_tls::{
+    BACKEND_PROTOCOL, BackendProtocol, SECURE_BACKENDS, SECURE_CRT_SECRET, SECURE_SNI,
+    SECURE_VERIFY_CA_SECRET, SECURE_VERIFY_HOSTNAME, SecretName, SniSetting,
+};
 pub use forwarded::{
     FORWARDFOR, FORWARDFOR_TRUSTED_CIDRS, ORIGINAL_FORWARDED_FOR_HDR, REAL_IP_HDR,
+};
+pub use health::{
+    HEALTH_CHECK_ADDR, HEALTH_CHECK_FALL_COUNT, HEALTH_CHECK_INTERVAL, HEALTH_CHECK_PORT,
+    HEALTH_CHECK_RISE_COUNT, HEALTH_CHECK_URI,
+};
+pub use limits::{
+    MAXCONN_SERVER, MAXQUEUE_SERVER, SLOW_START, TIMEOUT_QUEUE, TIMEOUT_SERVER_FIN, TIMEOUT_TUNNEL,
 };
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
 pub use routing::{SSL_REDIRECT, SSL_REDIRECT_CODE};
@@ -144,6 +158,24 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &ORIGINAL_FORWARDED_FOR_HDR,
     &REAL_IP_HDR,
     &FORWARDFOR_TRUSTED_CIDRS,
+    &BACKEND_PROTOCOL,
+    &SECURE_BACKENDS,
+    &SECURE_VERIFY_CA_SECRET,
+    &SECURE_CRT_SECRET,
+    &SECURE_SNI,
+    &SECURE_VERIFY_HOSTNAME,
+    &MAXCONN_SERVER,
+    &MAXQUEUE_SERVER,
+    &TIMEOUT_QUEUE,
+    &SLOW_START,
+    &TIMEOUT_TUNNEL,
+    &TIMEOUT_SERVER_FIN,
+    &HEALTH_CHECK_INTERVAL,
+    &HEALTH_CHECK_RISE_COUNT,
+    &HEALTH_CHECK_FALL_COUNT,
+    &HEALTH_CHECK_PORT,
+    &HEALTH_CHECK_ADDR,
+    &HEALTH_CHECK_URI,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
@@ -191,10 +223,14 @@ impl GlobalConfig {
 
     /// The key's value: the ConfigMap's when set and valid, else the default.
     pub fn get<T>(&self, key: &Key<T>) -> T {
+        self.value(key).unwrap_or_else(|| key.default_value())
+    }
+
+    /// The ConfigMap's value, when set and valid.
+    pub fn value<T>(&self, key: &Key<T>) -> Option<T> {
         self.valid
             .get(key.name)
             .and_then(|text| (key.parse)(text).ok())
-            .unwrap_or_else(|| key.default_value())
     }
 }
 
@@ -281,6 +317,21 @@ impl<'a> Keys<'a> {
             .flatten()
             .find_map(|annotations| annotations.value(key))
             .unwrap_or_else(|| self.global.get(key))
+    }
+
+    /// The value of the most specific annotation that sets the key validly, without the
+    /// global ConfigMap's: for settings the `defaults` section already holds.
+    pub fn annotated<T>(&self, key: &Key<T>) -> Option<T> {
+        [self.service, self.object]
+            .into_iter()
+            .flatten()
+            .find_map(|annotations| annotations.value(key))
+    }
+
+    /// The value of the most specific layer that sets the key validly, if any does;
+    /// `None` when only the default applies.
+    pub fn explicit<T>(&self, key: &Key<T>) -> Option<T> {
+        self.annotated(key).or_else(|| self.global.value(key))
     }
 
     /// The same layers, under a Service's annotations.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use model::{Backend, BackendId, Origin, Server};
 use resources::{Kind, Object, ObjectRef, Service, ServiceBackendPort, ServicePort};
 
+use crate::backend_settings;
 use crate::diagnostic::Diagnostic;
 use crate::keys::{self, Annotations, Keys};
 use crate::lookup::Recorder;
@@ -46,10 +47,23 @@ pub(crate) fn service_backend(
         diagnostics,
     ));
     let keys = keys.with_service(&service_keys);
+    let app_protocol = find_port(service, port).and_then(|p| p.app_protocol.as_deref());
+    let (server_options, servers) = match backend_settings::server_options(
+        lookups,
+        &keys,
+        &service_ref,
+        app_protocol,
+        diagnostics,
+    ) {
+        Ok(options) => (options, servers),
+        Err(()) => (model::ServerOptions::default(), Vec::new()),
+    };
     let backend = Arc::new(Backend {
         id: id.clone(),
         servers,
         balance: keys.get(&keys::BALANCE_ALGORITHM),
+        server_options,
+        timeouts: backend_settings::timeouts(&keys),
         timeout_connect: keys.get(&keys::TIMEOUT_CONNECT),
         timeout_server: keys.get(&keys::TIMEOUT_SERVER),
         origins: vec![origin.clone()],

@@ -12,17 +12,7 @@ use crate::lookup::Recorder;
 /// as `kubectl apply` would merge it).
 pub(crate) fn load_certificate(lookups: &mut Recorder<'_>, id: &CertId) -> Result<TlsCert, String> {
     let (namespace, name) = (id.namespace.as_str(), id.name.as_str());
-    let secret_ref = ObjectRef::new(Kind::Secret, namespace, name);
-    let Some(Object::Secret(secret)) = lookups.get(secret_ref) else {
-        return Err(format!("secret {namespace}/{name} not found"));
-    };
-    let mut fields: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
-    for (key, value) in secret.data.iter().flatten() {
-        fields.insert(key.as_str(), value.0.clone());
-    }
-    for (key, value) in secret.string_data.iter().flatten() {
-        fields.insert(key.as_str(), value.clone().into_bytes());
-    }
+    let fields = secret_fields(lookups, id)?;
     let field = |key: &str| {
         fields
             .get(key)
@@ -70,6 +60,27 @@ pub(crate) fn load_certificate(lookups: &mut Recorder<'_>, id: &CertId) -> Resul
     Ok(TlsCert { pem_bundle: bundle })
 }
 
+/// The fields of a Secret: `data`, overridden by `stringData` as `kubectl apply` would
+/// merge it.
+pub(crate) fn secret_fields(
+    lookups: &mut Recorder<'_>,
+    id: &CertId,
+) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let (namespace, name) = (id.namespace.as_str(), id.name.as_str());
+    let secret_ref = ObjectRef::new(Kind::Secret, namespace, name);
+    let Some(Object::Secret(secret)) = lookups.get(secret_ref) else {
+        return Err(format!("secret {namespace}/{name} not found"));
+    };
+    let mut fields = BTreeMap::new();
+    for (key, value) in secret.data.iter().flatten() {
+        fields.insert(key.clone(), value.0.clone());
+    }
+    for (key, value) in secret.string_data.iter().flatten() {
+        fields.insert(key.clone(), value.clone().into_bytes());
+    }
+    Ok(fields)
+}
+
 /// Whether a PEM private key is protected by a pass phrase (PKCS#8 `ENCRYPTED PRIVATE
 /// KEY`, or a traditional key with a `Proc-Type: 4,ENCRYPTED` header).
 fn private_key_is_encrypted(pem: &[u8]) -> bool {
@@ -78,7 +89,7 @@ fn private_key_is_encrypted(pem: &[u8]) -> bool {
         || text.contains("Proc-Type: 4,ENCRYPTED")
 }
 
-fn pem_blocks(bytes: &[u8]) -> Result<Vec<Pem>, String> {
+pub(crate) fn pem_blocks(bytes: &[u8]) -> Result<Vec<Pem>, String> {
     let mut blocks = Vec::new();
     for block in Pem::iter_from_buffer(bytes) {
         blocks.push(block.map_err(|e| e.to_string())?);
@@ -87,7 +98,7 @@ fn pem_blocks(bytes: &[u8]) -> Result<Vec<Pem>, String> {
 }
 
 /// Re-encodes a PEM block, so the bundle holds nothing but what was parsed.
-fn encode_pem(label: &str, contents: &[u8]) -> String {
+pub(crate) fn encode_pem(label: &str, contents: &[u8]) -> String {
     use base64::Engine;
     let encoded = base64::engine::general_purpose::STANDARD.encode(contents);
     let mut out = format!("-----BEGIN {label}-----\n");

@@ -52,7 +52,10 @@ fn every_value_the_page_quotes_is_accepted() {
 #[test]
 fn every_balance_algorithm_is_listed() {
     let listed = quoted_values(BALANCE_ALGORITHM.accepted_values);
-    for (_, keyword) in model::Balance::ALL {
-        assert!(listed.contains(&keyword), "{keyword} is not listed");
+    for name in model::Balance::NAMES {
+        assert!(
+            listed.iter().any(|value| value.starts_with(name)),
+            "{name} is not listed"
+        );
     }
 }

@@ -72,12 +72,23 @@ impl RuntimeApi {
         let mut deleted = Vec::new();
         for command in commands {
             match command {
-                RuntimeCommand::AddServer { server, address } => {
+                RuntimeCommand::AddServer {
+                    server,
+                    address,
+                    options,
+                    checked,
+                } => {
                     session
-                        .request(&format!("add server {server} {address}"), |r| {
+                        .request(&format!("add server {server} {address}{options}"), |r| {
                             r == "New server registered."
                         })
                         .await?;
+                    // A server added at runtime starts with its checks disabled.
+                    if *checked {
+                        session
+                            .request(&format!("enable health {server}"), str::is_empty)
+                            .await?;
+                    }
                     session.set_state(server, "ready").await?;
                 }
                 RuntimeCommand::ReadyServer(server) => session.set_state(server, "ready").await?,

@@ -100,6 +100,8 @@ fn model(cert: &str) -> ProxyModel {
                 port: 9,
             }],
             balance: Balance::RoundRobin,
+            server_options: Default::default(),
+            timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
             origins: vec![origin()],

@@ -95,6 +95,8 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             id: id(service),
             servers,
             balance: Balance::RoundRobin,
+            server_options: Default::default(),
+            timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
             origins: vec![origin()],
@@ -326,6 +328,8 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
             RuntimeCommand::AddServer {
                 server: server("10.0.0.4_8080"),
                 address: "10.0.0.4:8080".parse().unwrap(),
+                options: String::new(),
+                checked: false,
             },
             RuntimeCommand::RemoveServer(server("10.0.0.1_8080")),
             RuntimeCommand::EditMap {
@@ -507,6 +511,8 @@ async fn an_unexpected_reply_stops_the_batch_and_is_reported() {
                     server: "10.0.0.5_8080".into(),
                 },
                 address: "10.0.0.5:8080".parse().unwrap(),
+                options: String::new(),
+                checked: false,
             },
         ])
         .await

@@ -52,47 +52,6 @@ impl fmt::Display for BackendId {
     }
 }
 
-/// HAProxy's load-balancing algorithm for a backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub enum Balance {
-    /// `roundrobin`.
-    #[default]
-    RoundRobin,
-    /// `static-rr`.
-    StaticRoundRobin,
-    /// `leastconn`.
-    LeastConn,
-    /// `first`.
-    First,
-    /// `source`.
-    Source,
-    /// `uri`.
-    Uri,
-    /// `random`.
-    Random,
-}
-
-impl Balance {
-    /// Every algorithm with its HAProxy keyword.
-    pub const ALL: [(Balance, &'static str); 7] = [
-        (Balance::RoundRobin, "roundrobin"),
-        (Balance::StaticRoundRobin, "static-rr"),
-        (Balance::LeastConn, "leastconn"),
-        (Balance::First, "first"),
-        (Balance::Source, "source"),
-        (Balance::Uri, "uri"),
-        (Balance::Random, "random"),
-    ];
-
-    /// The HAProxy keyword.
-    pub fn keyword(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(b, _)| *b == self)
-            .map_or("roundrobin", |(_, k)| k)
-    }
-}
-
 /// One ready endpoint of a backend.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Server {
@@ -117,7 +76,11 @@ pub struct Backend {
     /// Ready endpoints, sorted and without duplicates.
     pub servers: Vec<Server>,
     /// Load-balancing algorithm.
-    pub balance: Balance,
+    pub balance: crate::Balance,
+    /// Settings of every server line.
+    pub server_options: crate::ServerOptions,
+    /// Timeouts set in the section.
+    pub timeouts: crate::BackendTimeouts,
     /// `timeout connect`.
     pub timeout_connect: crate::HaproxyDuration,
     /// `timeout server`.
@@ -135,12 +98,16 @@ impl Backend {
             id,
             servers: _,
             balance,
+            server_options,
+            timeouts,
             timeout_connect,
             timeout_server,
             origins: _,
         } = self;
         *id == other.id
             && *balance == other.balance
+            && *server_options == other.server_options
+            && *timeouts == other.timeouts
             && *timeout_connect == other.timeout_connect
             && *timeout_server == other.timeout_server
     }

@@ -11,8 +11,9 @@ mod global;
 mod https;
 mod routing;
 mod rules;
+mod server_options;
 
-pub use backend::{Backend, BackendId, Balance, Server};
+pub use backend::{Backend, BackendId, Server};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
 pub use https::{Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord};
@@ -22,6 +23,10 @@ pub use routing::{
 pub use rules::{
     Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, RuleBackend,
     ValueMatch,
+};
+pub use server_options::{
+    BackendTimeouts, BackendTls, Balance, CheckUri, DnsName, HealthCheck, Protocol, SecretPem,
+    ServerOptions, Sni, TlsVerify, Word,
 };
 
 pub use imbl::{OrdMap, OrdSet};

@@ -31,6 +31,9 @@ pub enum ReloadReason {
     RuntimeApiFailed,
     /// A removed server kept connections for longer than the reload interval.
     DrainTimeout,
+    /// Servers changed in a backend whose balance algorithm (`static-rr`) takes no
+    /// servers at runtime.
+    StaticBalanceServers,
 }
 
 impl ReloadReason {
@@ -42,6 +45,7 @@ impl ReloadReason {
             ReloadReason::Certificates => "certificates",
             ReloadReason::RuntimeApiFailed => "runtime_api_failed",
             ReloadReason::DrainTimeout => "drain_timeout",
+            ReloadReason::StaticBalanceServers => "static_balance_servers",
         }
     }
 }
@@ -70,12 +74,18 @@ impl fmt::Display for ServerRef {
 /// One change to the running HAProxy over its runtime API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuntimeCommand {
-    /// `add server` (it starts in maintenance) then `set server ... state ready`.
+    /// `add server` (it starts in maintenance), `enable health` when it is checked, then
+    /// `set server ... state ready`.
     AddServer {
         /// The new server.
         server: ServerRef,
         /// Its address.
         address: SocketAddr,
+        /// The options of the backend's server lines, each preceded by a space, exactly
+        /// as in the file.
+        options: String,
+        /// Whether it has health checks to enable.
+        checked: bool,
     },
     /// `set server ... state ready`: a server put in maintenance for removal is wanted again.
     ReadyServer(ServerRef),
@@ -245,7 +255,12 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
     let mut next_backends = live.backends.clone();
     for (live_backend, wanted) in server_changes {
         if live_backend.servers != wanted.servers {
-            server_commands(live_backend, wanted, &mut draining, &mut commands);
+            if wanted.balance.takes_runtime_servers() {
+                server_commands(live_backend, wanted, &mut draining, &mut commands);
+            } else {
+                reload.insert(ReloadReason::StaticBalanceServers);
+                continue;
+            }
         }
         if !sections_equal {
             next_backends.insert(wanted.id.clone(), wanted.clone());
@@ -311,6 +326,8 @@ fn server_commands(
         backend: section.clone(),
         server: server.name(),
     };
+    let options = render::server_options(wanted);
+    let checked = render::checks_servers(wanted);
     let live_servers: BTreeSet<&model::Server> = live.servers.iter().collect();
     let wanted_servers: BTreeSet<&model::Server> = wanted.servers.iter().collect();
     // New servers first: a backend whose endpoints are all replaced never has none.
@@ -322,6 +339,8 @@ fn server_commands(
             commands.push(RuntimeCommand::AddServer {
                 server: reference,
                 address: SocketAddr::new(server.address, server.port),
+                options: options.clone(),
+                checked,
             });
         }
     }
@@ -353,6 +372,8 @@ mod tests {
                 })
                 .collect(),
             balance,
+            server_options: Default::default(),
+            timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
             timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
             origins: Vec::new(),
@@ -400,6 +421,8 @@ mod tests {
                 RuntimeCommand::AddServer {
                     server: server("10.0.0.3_80"),
                     address: "10.0.0.3:80".parse().unwrap_or_else(|_| unreachable!()),
+                    options: String::new(),
+                    checked: false,
                 },
                 RuntimeCommand::RemoveServer(server("10.0.0.1_80")),
             ]

@@ -249,6 +249,8 @@ mod tests {
                 id,
                 servers: Vec::new(),
                 balance: model::Balance::RoundRobin,
+                server_options: Default::default(),
+                timeouts: Default::default(),
                 timeout_connect: model::HaproxyDuration::parse("5s")
                     .unwrap_or_else(|_| unreachable!()),
                 timeout_server: model::HaproxyDuration::parse("50s")

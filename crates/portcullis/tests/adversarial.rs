@@ -165,7 +165,13 @@ fn ingress(
     json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
            "metadata": {"name": format!("evil{index}"), "namespace": "attacker",
                         "creationTimestamp": "2030-01-01T00:00:00Z", "annotations": {
-               "portcullis.dev/timeout-server": timeout, "portcullis.dev/balance-algorithm": balance}},
+               "portcullis.dev/timeout-server": timeout, "portcullis.dev/balance-algorithm": balance,
+               // The same hostile values in every backend key that reaches a server line.
+               "portcullis.dev/secure-backends": "true", "portcullis.dev/secure-sni": balance,
+               "portcullis.dev/secure-verify-hostname": balance, "portcullis.dev/health-check-uri": balance,
+               "portcullis.dev/backend-protocol": balance, "portcullis.dev/health-check-interval": timeout,
+               "portcullis.dev/health-check-port": timeout, "portcullis.dev/maxconn-server": timeout,
+               "portcullis.dev/slow-start": timeout, "portcullis.dev/timeout-tunnel": timeout}},
            "spec": {"rules": [{"host": host, "http": {"paths": [
                {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}})
 }
@@ -218,7 +224,20 @@ fn attack() -> impl Strategy<Value = Attack> {
             hostile_path(),
             prop::sample::select(vec!["Exact", "Prefix", "ImplementationSpecific", "Regex"]),
             hostile_number(),
-            prop_oneof![Just("leastconn".to_owned()), hostile_text()],
+            prop_oneof![
+                prop::sample::select(vec![
+                    "leastconn",
+                    "uri len 5 whole",
+                    "hdr(X-A) use_domain_only",
+                    "url_param a check_post",
+                    "random(3)",
+                    "h2-ssl",
+                    "/healthz",
+                    "api.internal",
+                ])
+                .prop_map(str::to_owned),
+                hostile_text()
+            ],
         )
             .prop_map(
                 |(host, path, path_type, timeout, balance)| Attack::Ingress {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use imbl::ordmap::DiffItem;
 use model::{BackendId, CertId, HostKey, ProxyModel};
 
+use crate::backend_tls::BackendTlsFiles;
 use crate::layout::{
     self, CRT_LIST, DEFAULT_CERT, MAIN_CONFIG, ManagedDir, MapFile, certificate_file,
 };
@@ -65,6 +66,8 @@ pub struct RenderCache {
     rule_lines: BTreeMap<HostKey, Arc<HostRuleLines>>,
     /// Lines of the hosts with routes on Gateway listener ports of their own.
     port_lines: BTreeMap<HostKey, Arc<HostPortLines>>,
+    /// CA bundles and client certificates of backends.
+    backend_tls: BackendTlsFiles,
     /// The previous output; files that did not change are reused from it.
     files: BTreeMap<String, RenderedFile>,
 }
@@ -75,6 +78,14 @@ impl RenderCache {
         let previous = self.previous.take();
         let previous = previous.as_ref();
         self.render_backends(previous, model);
+        self.backend_tls.update(previous, model);
+        self.files
+            .retain(|path, _| !ManagedDir::BackendTls.holds(path));
+        self.files.extend(
+            self.backend_tls
+                .files()
+                .map(|(path, file)| (path.clone(), file.clone())),
+        );
         let crt_list_changed = self.render_hosts(previous, model);
         self.files.insert(
             MAIN_CONFIG.to_owned(),

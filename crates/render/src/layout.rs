@@ -22,6 +22,11 @@ macro_rules! certs_dir {
         "certs"
     };
 }
+macro_rules! backend_tls_dir {
+    () => {
+        "backend-tls"
+    };
+}
 
 /// The main configuration file, loaded first.
 pub const MAIN_CONFIG: &str = "haproxy.cfg";
@@ -31,6 +36,8 @@ pub const BACKENDS_DIR: &str = backends_dir!();
 pub const MAPS_DIR: &str = maps_dir!();
 /// Directory of the certificate files and the certificate list.
 pub const CERTS_DIR: &str = certs_dir!();
+/// Directory of the CA bundles and client certificates used toward backend servers.
+pub const BACKEND_TLS_DIR: &str = backend_tls_dir!();
 /// Certificate served for unknown SNI names.
 pub const DEFAULT_CERT: &str = concat!(certs_dir!(), "/default.pem");
 /// SNI-selected certificates.
@@ -38,7 +45,13 @@ pub const CRT_LIST: &str = concat!(certs_dir!(), "/crt-list.txt");
 
 /// Every directory or top-level file of rendered files. Other top-level entries are not
 /// rendered files: [`RUN_DIR`], [`STAGING_DIR`], and whatever else the user keeps there.
-pub const MANAGED_ROOTS: [&str; 4] = [MAIN_CONFIG, BACKENDS_DIR, MAPS_DIR, CERTS_DIR];
+pub const MANAGED_ROOTS: [&str; 5] = [
+    MAIN_CONFIG,
+    BACKENDS_DIR,
+    MAPS_DIR,
+    CERTS_DIR,
+    BACKEND_TLS_DIR,
+];
 
 /// The directory holding HAProxy's sockets, relative to HAProxy's working directory
 /// (the state directory, unless its path is too long for a socket address).
@@ -60,11 +73,18 @@ pub enum ManagedDir {
     Maps,
     /// Certificate files and the certificate list.
     Certs,
+    /// CA bundles and client certificates toward backend servers.
+    BackendTls,
 }
 
 impl ManagedDir {
     /// Every one, in the order of [`MANAGED_ROOTS`].
-    pub const ALL: [ManagedDir; 3] = [ManagedDir::Backends, ManagedDir::Maps, ManagedDir::Certs];
+    pub const ALL: [ManagedDir; 4] = [
+        ManagedDir::Backends,
+        ManagedDir::Maps,
+        ManagedDir::Certs,
+        ManagedDir::BackendTls,
+    ];
 
     /// Its name in the state directory.
     pub const fn name(self) -> &'static str {
@@ -72,6 +92,7 @@ impl ManagedDir {
             ManagedDir::Backends => BACKENDS_DIR,
             ManagedDir::Maps => MAPS_DIR,
             ManagedDir::Certs => CERTS_DIR,
+            ManagedDir::BackendTls => BACKEND_TLS_DIR,
         }
     }
 
@@ -92,6 +113,23 @@ pub fn shard_file_name(shard: u32, shards: u32) -> String {
 /// The file of a Secret's certificate bundle.
 pub fn certificate_file(id: &CertId) -> String {
     format!("{CERTS_DIR}/{}", id.file_name())
+}
+
+/// A path as a backend shard file names it: `default-path config` resolves a relative
+/// path from the directory of the file that names it, and `add server` finds a file
+/// HAProxy loaded by that same name.
+pub fn from_shard_file(path: &str) -> String {
+    format!("../{path}")
+}
+
+/// The CA bundle of a Secret, checking backend servers' certificates.
+pub fn backend_ca_file(secret: &CertId) -> String {
+    format!("{BACKEND_TLS_DIR}/ca_{}", secret.file_name())
+}
+
+/// The client certificate and key of a Secret, presented to backend servers.
+pub fn backend_crt_file(secret: &CertId) -> String {
+    format!("{BACKEND_TLS_DIR}/crt_{}", secret.file_name())
 }
 
 /// A routing map. Each frontend looks a request up in the hosts map, then in its exact

@@ -2,6 +2,7 @@
 //! always gives the same bytes, and no file names the directory it will be written to
 //! (`default-path config` makes every path relative to the configuration).
 
+mod backend_tls;
 mod cache;
 mod config;
 mod escape;
@@ -12,12 +13,14 @@ mod maps;
 pub mod origins;
 mod ports;
 mod rules;
+mod servers;
 mod shards;
 
 pub use cache::RenderCache;
 pub use layout::shard_file_name;
 pub use origins::OriginTable;
 pub use rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, dispatch_name};
+pub use servers::{checks_servers, server_options};
 pub use shards::shard_of;
 
 use std::collections::BTreeMap;

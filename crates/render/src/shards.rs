@@ -25,9 +25,8 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
     let mut text = String::with_capacity(160 + 48 * backend.servers.len());
     // Writing to a String cannot fail.
     let _ = writeln!(text, "\nbackend {}", backend.id.section_name());
-    let _ = writeln!(text, "    balance {}", backend.balance.keyword());
-    let _ = writeln!(text, "    timeout connect {}", backend.timeout_connect);
-    let _ = writeln!(text, "    timeout server {}", backend.timeout_server);
+    crate::servers::section_settings(&mut text, backend);
+    let options = crate::servers::server_options(backend);
     for server in &backend.servers {
         let address = match server.address {
             std::net::IpAddr::V4(v4) => v4.to_string(),
@@ -35,7 +34,7 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
         };
         let _ = writeln!(
             text,
-            "    server {} {address}:{}",
+            "    server {} {address}:{}{options}",
             server.name(),
             server.port
         );

@@ -42,6 +42,8 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         id: id(service, port),
         servers,
         balance: Balance::RoundRobin,
+        server_options: Default::default(),
+        timeouts: Default::default(),
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
         origins: vec![origin("site")],
@@ -308,4 +310,93 @@ fn redirect_codes_and_removed_tls_change_only_the_http_maps() {
         &text(&rendered, "maps/http-prefix.map"),
     );
     assert_golden("redirects.diff", &diff);
+}
+
+#[test]
+fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them() {
+    use model::{
+        BackendTls, CheckUri, DnsName, HealthCheck, Protocol, SecretPem, Sni, TlsVerify, Word,
+    };
+    let base = text(&render(&base_model()), "backends/shard-000.cfg");
+    let mut model = base_model();
+    let duration = |t: &str| Some(HaproxyDuration::parse(t).unwrap());
+    let secret = |name: &str| CertId {
+        namespace: "web".into(),
+        name: name.into(),
+    };
+    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    api.balance = Balance::UrlParam {
+        name: Word::parse("user").unwrap(),
+        check_post: false,
+    };
+    api.server_options.protocol = Protocol::Http2;
+    api.server_options.tls = Some(BackendTls {
+        verify: TlsVerify::Required {
+            ca: SecretPem {
+                secret: secret("api-ca"),
+                pem: "CA PEM\n".into(),
+            },
+            hostname: Some(DnsName::parse("api.internal").unwrap()),
+        },
+        sni: Some(Sni::Fixed(DnsName::parse("api.internal").unwrap())),
+        client_cert: Some(SecretPem {
+            secret: secret("api-client"),
+            pem: "CLIENT PEM\n".into(),
+        }),
+    });
+    api.server_options.maxconn = Some(100);
+    api.server_options.maxqueue = Some(10);
+    api.server_options.slowstart = duration("30s");
+    api.server_options.health = Some(HealthCheck {
+        interval: HaproxyDuration::parse("2s").unwrap(),
+        rise: Some(1),
+        fall: Some(2),
+        port: Some(9901),
+        addr: Some("10.0.9.9".parse().unwrap()),
+        uri: Some(CheckUri::parse("/healthz").unwrap()),
+    });
+    api.timeouts.queue = duration("5s");
+    api.timeouts.tunnel = duration("1h");
+    api.timeouts.server_fin = duration("50s");
+    api.timeouts.http_request = duration("7s");
+    api.timeouts.keep_alive = duration("2m");
+    let app = model.backends.get_mut(&id("app", "80")).unwrap();
+    app.server_options.tls = Some(BackendTls {
+        verify: TlsVerify::None,
+        sni: Some(Sni::FromHost),
+        client_cert: None,
+    });
+    app.server_options.health = Some(HealthCheck {
+        interval: HaproxyDuration::parse("2s").unwrap(),
+        rise: None,
+        fall: None,
+        port: None,
+        addr: None,
+        uri: None,
+    });
+    let rendered = render(&model);
+    let tls_files: Vec<String> = rendered
+        .files
+        .iter()
+        .filter(|(path, _)| path.starts_with("backend-tls/"))
+        .map(|(path, file)| format!("{path} private={} {:?}\n", file.private, file.text()))
+        .collect();
+    assert_golden(
+        "server-options.diff",
+        &(changes(&base, &text(&rendered, "backends/shard-000.cfg")) + &tls_files.concat()),
+    );
+    // A server added live carries the same words as one in the file.
+    let api = &model.backends[&id("api", "http")];
+    let line = text(&rendered, "backends/shard-000.cfg")
+        .lines()
+        .find(|l| l.contains("server 10.0.0.3_9000"))
+        .unwrap()
+        .to_owned();
+    assert!(line.ends_with(&render::server_options(api)), "{line}");
+    assert!(render::checks_servers(api));
+    // The files go when no backend names them any more.
+    let mut cache = render::RenderCache::default();
+    cache.render(&model);
+    let plain = cache.render(&base_model());
+    assert!(!plain.files.keys().any(|p| p.starts_with("backend-tls/")));
 }

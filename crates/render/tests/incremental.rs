@@ -39,6 +39,8 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
             })
             .collect(),
         balance: Balance::RoundRobin,
+        server_options: Default::default(),
+        timeouts: Default::default(),
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
         origins: vec![origin()],

@@ -8,9 +8,12 @@ use resources::ObjectRef;
 use crate::diagnostic::Diagnostic;
 
 mod backend;
+mod backend_tls;
 mod forwarded;
 mod headers;
+mod health;
 mod hsts;
+mod limits;
 mod parse;
 mod proxy;
 mod redirect;
@@ -19,6 +22,10 @@ mod routing;
 mod tls;
 
 pub use backend::{BALANCE_ALGORITHM, TIMEOUT_CONNECT, TIMEOUT_SERVER};
+pub use backend_tls::{
+    BACKEND_PROTOCOL, BackendProtocol, SECURE_BACKENDS, SECURE_CRT_SECRET, SECURE_SNI,
+    SECURE_VERIFY_CA_SECRET, SECURE_VERIFY_HOSTNAME, SecretName, SniSetting,
+};
 pub use forwarded::{
     FORWARDFOR, FORWARDFOR_TRUSTED_CIDRS, ORIGINAL_FORWARDED_FOR_HDR, REAL_IP_HDR,
 };
@@ -26,7 +33,14 @@ pub use headers::{
     HEADERS, HeaderList, REQUEST_ADD_HEADERS, REQUEST_DEL_HEADERS, REQUEST_SET_HEADERS,
     RESPONSE_ADD_HEADERS, RESPONSE_DEL_HEADERS, RESPONSE_SET_HEADERS,
 };
+pub use health::{
+    HEALTH_CHECK_ADDR, HEALTH_CHECK_FALL_COUNT, HEALTH_CHECK_INTERVAL, HEALTH_CHECK_PORT,
+    HEALTH_CHECK_RISE_COUNT, HEALTH_CHECK_URI,
+};
 pub use hsts::{HSTS, HSTS_INCLUDE_SUBDOMAINS, HSTS_MAX_AGE, HSTS_PRELOAD};
+pub use limits::{
+    MAXCONN_SERVER, MAXQUEUE_SERVER, SLOW_START, TIMEOUT_QUEUE, TIMEOUT_SERVER_FIN, TIMEOUT_TUNNEL,
+};
 pub(crate) use parse::tls_versions_left;
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
 pub use redirect::{
@@ -184,6 +198,24 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &SSL_OPTIONS,
     &SSL_OPTIONS_HOST,
     &TLS_ALPN,
+    &BACKEND_PROTOCOL,
+    &SECURE_BACKENDS,
+    &SECURE_VERIFY_CA_SECRET,
+    &SECURE_CRT_SECRET,
+    &SECURE_SNI,
+    &SECURE_VERIFY_HOSTNAME,
+    &MAXCONN_SERVER,
+    &MAXQUEUE_SERVER,
+    &TIMEOUT_QUEUE,
+    &SLOW_START,
+    &TIMEOUT_TUNNEL,
+    &TIMEOUT_SERVER_FIN,
+    &HEALTH_CHECK_INTERVAL,
+    &HEALTH_CHECK_RISE_COUNT,
+    &HEALTH_CHECK_FALL_COUNT,
+    &HEALTH_CHECK_PORT,
+    &HEALTH_CHECK_ADDR,
+    &HEALTH_CHECK_URI,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
@@ -231,10 +263,14 @@ impl GlobalConfig {
 
     /// The key's value: the ConfigMap's when set and valid, else the default.
     pub fn get<T>(&self, key: &Key<T>) -> T {
+        self.value(key).unwrap_or_else(|| key.default_value())
+    }
+
+    /// The ConfigMap's value, when set and valid.
+    pub fn value<T>(&self, key: &Key<T>) -> Option<T> {
         self.valid
             .get(key.name)
             .and_then(|text| (key.parse)(text).ok())
-            .unwrap_or_else(|| key.default_value())
     }
 }
 
@@ -321,6 +357,21 @@ impl<'a> Keys<'a> {
             .flatten()
             .find_map(|annotations| annotations.value(key))
             .unwrap_or_else(|| self.global.get(key))
+    }
+
+    /// The value of the most specific annotation that sets the key validly, without the
+    /// global ConfigMap's: for settings the `defaults` section already holds.
+    pub fn annotated<T>(&self, key: &Key<T>) -> Option<T> {
+        [self.service, self.object]
+            .into_iter()
+            .flatten()
+            .find_map(|annotations| annotations.value(key))
+    }
+
+    /// The value of the most specific layer that sets the key validly, if any does;
+    /// `None` when only the default applies.
+    pub fn explicit<T>(&self, key: &Key<T>) -> Option<T> {
+        self.annotated(key).or_else(|| self.global.value(key))
     }
 
     /// The same layers, under a Service's annotations.

@@ -1,6 +1,6 @@
 //! Parsers shared by the keys: each checks a value in the key's own syntax.
 
-use model::{Balance, Cidr, ForwardFor, HaproxyDuration, HeaderName, TlsOptions, TlsWord};
+use model::{Cidr, ForwardFor, HaproxyDuration, HeaderName, TlsOptions, TlsWord};
 
 pub(super) fn parse_bool(text: &str) -> Result<bool, String> {
     match text.trim() {
@@ -22,17 +22,6 @@ pub(super) fn parse_redirect_code(text: &str) -> Result<u16, String> {
             text.trim()
         )),
     }
-}
-
-pub(super) fn parse_balance(text: &str) -> Result<Balance, String> {
-    Balance::ALL
-        .iter()
-        .find(|(_, keyword)| *keyword == text.trim())
-        .map(|(b, _)| *b)
-        .ok_or_else(|| {
-            let known: Vec<&str> = Balance::ALL.iter().map(|(_, k)| *k).collect();
-            format!("'{}' is not one of {}", text.trim(), known.join(", "))
-        })
 }
 
 pub(super) fn parse_max_connections(text: &str) -> Result<u32, String> {

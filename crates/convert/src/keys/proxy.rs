@@ -1,4 +1,5 @@
-//! Keys of the whole proxy: client-side timeouts and capacity.
+//! Keys of the whole proxy: client-side timeouts and capacity (two of which a backend
+//! may override).
 
 use model::HaproxyDuration;
 
@@ -19,22 +20,22 @@ pub const TIMEOUT_CLIENT: Key<HaproxyDuration> = Key {
 /// `timeout-http-request`.
 pub const TIMEOUT_HTTP_REQUEST: Key<HaproxyDuration> = Key {
     name: "timeout-http-request",
-    scope: Scope::Global,
+    scope: Scope::Backend,
     default: "5s",
     accepted_values: DURATION_VALUES,
     parse: parse_duration,
-    doc: "Maximum time to receive a complete HTTP request.",
+    doc: "Maximum time to receive a complete HTTP request. The ConfigMap's value applies to every frontend and backend; an annotation overrides it in the backend's section.",
     applied: Applied::Reload,
     differs: "",
 };
 /// `timeout-keep-alive`.
 pub const TIMEOUT_KEEP_ALIVE: Key<HaproxyDuration> = Key {
     name: "timeout-keep-alive",
-    scope: Scope::Global,
+    scope: Scope::Backend,
     default: "1m",
     accepted_values: DURATION_VALUES,
     parse: parse_duration,
-    doc: "Maximum time to wait for a new request on a kept-alive connection.",
+    doc: "Maximum time to wait for a new request on a kept-alive connection. The ConfigMap's value applies everywhere; an annotation overrides it in the backend's section.",
     applied: Applied::Reload,
     differs: "",
 };

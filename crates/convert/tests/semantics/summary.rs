@@ -126,8 +126,8 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
     if show.backends {
         for (id, backend) in &model.backends {
             let mut line = format!("backend {}", id.section_name());
-            if backend.balance != model::Balance::RoundRobin {
-                line.push_str(&format!(" balance {}", backend.balance.keyword()));
+            if backend.balance != convert::keys::BALANCE_ALGORITHM.default_value() {
+                line.push_str(&format!(" balance {}", backend.balance));
             }
             let servers: Vec<String> = backend
                 .servers

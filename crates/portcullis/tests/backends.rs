@@ -1,0 +1,250 @@
+//! Backends as a user sees them through one running portcullis: HTTP/2 and TLS toward
+//! the servers (an upstream HAProxy plays the servers and says what it was spoken to
+//! with), certificate verification, health checks taking a dead server out of rotation,
+//! and a server added live being checked like one loaded from the file.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use test_support::{EchoServer, Portcullis, free_port, http_get, self_signed, write_manifest};
+
+const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
+
+/// An HAProxy playing the servers: an HTTP/2-only clear-text port and a TLS port, each
+/// answering with the HTTP version (and over TLS, the SNI) it was reached with.
+struct Upstream {
+    child: Child,
+    h2c_port: u16,
+    tls_port: u16,
+    second_tls_port: u16,
+}
+
+impl Upstream {
+    fn start(dir: &Path, certificate: &str, key: &str) -> Self {
+        let (h2c_port, tls_port, second_tls_port) = (free_port(), free_port(), free_port());
+        std::fs::write(dir.join("upstream.pem"), format!("{certificate}{key}")).unwrap();
+        let config = format!(
+            "global\n    default-path config\n\
+             defaults\n    mode http\n    timeout connect 5s\n    timeout client 30s\n    timeout server 30s\n\
+             frontend h2c\n    bind 127.0.0.1:{h2c_port} proto h2\n    \
+             http-request return status 200 content-type text/plain lf-string \"h2c http/%[fc_http_major]\"\n\
+             frontend tls\n    bind 127.0.0.1:{tls_port} ssl crt upstream.pem alpn h2,http/1.1\n    \
+             bind 127.0.0.1:{second_tls_port} ssl crt upstream.pem alpn h2,http/1.1\n    \
+             http-request return status 200 content-type text/plain lf-string \"tls http/%[fc_http_major] sni=%[ssl_fc_sni] port=%[dst_port]\"\n"
+        );
+        let path = dir.join("upstream.cfg");
+        std::fs::write(&path, config).unwrap();
+        let child = Command::new("haproxy")
+            .args(["-db", "-f"])
+            .arg(&path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Self {
+            child,
+            h2c_port,
+            tls_port,
+            second_tls_port,
+        }
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A Service of one port on 127.0.0.1 endpoints, with annotations and an appProtocol.
+fn service(name: &str, annotations: &str, app_protocol: Option<&str>, ports: &[u16]) -> String {
+    let app_protocol = app_protocol
+        .map(|p| format!("\n    appProtocol: {p}"))
+        .unwrap_or_default();
+    let mut text = format!(
+        "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations: {{{annotations}}}\nspec:\n  ports:\n  - port: 80{app_protocol}\n"
+    );
+    for port in ports {
+        text.push_str(&format!(
+                "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: {name}-{port}\n  namespace: default\n  labels: {{kubernetes.io/service-name: {name}}}\naddressType: IPv4\nports:\n- {{port: {port}}}\nendpoints:\n- addresses: [127.0.0.1]\n  conditions: {{ready: true}}\n"
+        ));
+    }
+    text
+}
+
+fn ingress(name: &str, host: &str, service: &str) -> String {
+    format!(
+        "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  rules:\n  - host: {host}\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: {service}, port: {{number: 80}}}}}}}}\n"
+    )
+}
+
+fn ca_secret(name: &str, certificate: &str) -> String {
+    let indented: String = certificate.lines().map(|l| format!("    {l}\n")).collect();
+    format!(
+        "---\napiVersion: v1\nkind: Secret\nmetadata: {{name: {name}, namespace: default}}\nstringData:\n  ca.crt: |\n{indented}"
+    )
+}
+
+/// Status and body of `GET /` for `host`, one string to compare.
+fn answer(port: u16, host: &str) -> String {
+    match http_get(port, host, "/") {
+        Ok(r) if r.status == 200 => r.server().unwrap_or(r.body),
+        Ok(r) => r.status.to_string(),
+        Err(err) => format!("error: {err}"),
+    }
+}
+
+/// `show servers state` of one backend: server name and operational state (0 down,
+/// 2 up), sorted.
+fn server_states(admin_socket: &Path, backend: &str) -> Vec<(String, u8)> {
+    let Ok(mut stream) = UnixStream::connect(admin_socket) else {
+        return Vec::new();
+    };
+    let _ = stream.write_all(format!("show servers state {backend}\n").as_bytes());
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    let mut states: Vec<(String, u8)> = reply
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            Some((fields.get(3)?.to_string(), fields.get(5)?.parse().ok()?))
+        })
+        .collect();
+    states.sort();
+    states
+}
+
+fn admin_socket(portcullis: &Portcullis) -> PathBuf {
+    portcullis.state_dir.join("run").join("admin.sock")
+}
+
+#[test]
+fn http2_tls_verification_and_health_checks_work_against_real_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    let (upstream_cert, upstream_key) = self_signed("backend.test", &["backend.test"]);
+    let (other_ca, _) = self_signed("someone-else", &["someone-else.test"]);
+    let upstream = Upstream::start(dir.path(), &upstream_cert, &upstream_key);
+    let (alive, doomed) = (
+        EchoServer::start("alive").unwrap(),
+        EchoServer::start("doomed").unwrap(),
+    );
+    let dead_port = free_port();
+
+    let checked = |ports: &[u16]| {
+        service(
+            "checked",
+            "portcullis.dev/health-check-interval: 100ms, portcullis.dev/health-check-fall-count: \"1\", portcullis.dev/balance-algorithm: roundrobin",
+            None,
+            ports,
+        )
+    };
+    let secure = |ports: &[u16]| {
+        service(
+            "secure",
+            "haproxy-ingress.github.io/backend-protocol: h2-ssl, haproxy-ingress.github.io/secure-verify-ca-secret: upstream-ca, haproxy-ingress.github.io/secure-sni: backend.test",
+            None,
+            ports,
+        )
+    };
+    let fixed = [
+        // HTTP/2 in clear text, chosen by the Service port's appProtocol.
+        service("grpc", "", Some("kubernetes.io/h2c"), &[upstream.h2c_port]),
+        ingress("grpc", "h2c.test", "grpc"),
+        // HTTP/2 over TLS, verified against the right CA, with a fixed SNI.
+        ingress("secure", "tls.test", "secure"),
+        ca_secret("upstream-ca", &upstream_cert),
+        // The same server, verified against a CA that did not sign it.
+        service(
+            "mistrusted",
+            "ingress.kubernetes.io/secure-backends: \"true\", ingress.kubernetes.io/secure-verify-ca-secret: other-ca, ingress.kubernetes.io/secure-sni: backend.test",
+            None,
+            &[upstream.tls_port],
+        ),
+        ingress("mistrusted", "wrong-ca.test", "mistrusted"),
+        ca_secret("other-ca", &other_ca),
+        ingress("checked", "checked.test", "checked"),
+    ]
+    .concat();
+    write_manifest(&manifests, "fixed.yaml", &fixed).unwrap();
+    write_manifest(
+        &manifests,
+        "checked.yaml",
+        &checked(&[alive.port, doomed.port]),
+    )
+    .unwrap();
+    write_manifest(&manifests, "secure.yaml", &secure(&[upstream.tls_port])).unwrap();
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let port = portcullis.http_port;
+
+    assert_eq!(answer(port, "h2c.test"), "h2c http/2");
+    let tls_answer = |p: u16| format!("tls http/2 sni=backend.test port={p}");
+    assert_eq!(
+        answer(port, "tls.test"),
+        tls_answer(upstream.tls_port),
+        "{}",
+        portcullis.log()
+    );
+    assert_eq!(answer(port, "wrong-ca.test"), "503");
+
+    // A server that stops answering is taken out by its health check, and no request
+    // goes to it any more.
+    let socket = admin_socket(&portcullis);
+    let doomed_name = format!("127.0.0.1_{}", doomed.port);
+    let alive_name = format!("127.0.0.1_{}", alive.port);
+    drop(doomed);
+    portcullis
+        .wait_until(Duration::from_secs(10), |_| {
+            server_states(&socket, "default_checked_80").contains(&(doomed_name.clone(), 0))
+        })
+        .unwrap();
+    for _ in 0..6 {
+        assert_eq!(answer(port, "checked.test"), "alive");
+    }
+
+    // A server added live is checked like one from the file: one that never answers
+    // goes down, without a reload.
+    let reloads = portcullis.metric_total("portcullis_reloads_total");
+    write_manifest(
+        &manifests,
+        "checked.yaml",
+        &checked(&[alive.port, dead_port]),
+    )
+    .unwrap();
+    let dead_name = format!("127.0.0.1_{dead_port}");
+    portcullis
+        .wait_until(Duration::from_secs(10), |_| {
+            let states = server_states(&socket, "default_checked_80");
+            states.contains(&(dead_name.clone(), 0)) && states.contains(&(alive_name.clone(), 2))
+        })
+        .unwrap();
+    assert_eq!(portcullis.metric_total("portcullis_reloads_total"), reloads);
+    for _ in 0..6 {
+        assert_eq!(answer(port, "checked.test"), "alive");
+    }
+
+    // A TLS server added live verifies its certificate with the CA HAProxy loaded.
+    write_manifest(
+        &manifests,
+        "secure.yaml",
+        &secure(&[upstream.tls_port, upstream.second_tls_port]),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            (0..4).any(|_| answer(p.http_port, "tls.test") == tls_answer(upstream.second_tls_port))
+        })
+        .unwrap();
+    assert_eq!(portcullis.metric_total("portcullis_reloads_total"), reloads);
+}

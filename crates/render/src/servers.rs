@@ -1,0 +1,127 @@
+//! A backend's server settings: the options of its server lines, which `add server`
+//! repeats word for word, and the section lines they depend on.
+
+use std::fmt::Write;
+
+use model::{Backend, Protocol, ServerOptions, Sni, TlsVerify};
+
+use crate::layout::{backend_ca_file, backend_crt_file, from_shard_file};
+
+/// The options every server of the backend carries after its address, each preceded by
+/// a space: the same words in the shard file and in `add server`, so a server added at
+/// runtime is exactly one loaded from the file.
+pub fn server_options(backend: &Backend) -> String {
+    let options = &backend.server_options;
+    let mut text = String::new();
+    // Writing to a String cannot fail.
+    let _ = write_options(&mut text, options);
+    text
+}
+
+fn write_options(text: &mut String, options: &ServerOptions) -> std::fmt::Result {
+    if options.protocol == Protocol::Http2 {
+        text.push_str(" proto h2");
+        if options.tls.is_some() {
+            text.push_str(" alpn h2");
+        }
+    }
+    if let Some(maxconn) = options.maxconn {
+        write!(text, " maxconn {maxconn}")?;
+    }
+    if let Some(maxqueue) = options.maxqueue {
+        write!(text, " maxqueue {maxqueue}")?;
+    }
+    if let Some(slowstart) = &options.slowstart {
+        write!(text, " slowstart {slowstart}")?;
+    }
+    if let Some(tls) = &options.tls {
+        text.push_str(" ssl");
+        if let Some(cert) = &tls.client_cert {
+            write!(
+                text,
+                " crt {}",
+                from_shard_file(&backend_crt_file(&cert.secret))
+            )?;
+        }
+        match &tls.sni {
+            None => {}
+            Some(Sni::FromClient) => text.push_str(" sni ssl_fc_sni"),
+            Some(Sni::FromHost) => text.push_str(" sni req.hdr(host),field(1,:)"),
+            Some(Sni::Fixed(name)) => write!(text, " sni str({name})")?,
+        }
+        match &tls.verify {
+            TlsVerify::None => text.push_str(" verify none"),
+            TlsVerify::Required { ca, hostname } => {
+                write!(
+                    text,
+                    " verify required ca-file {}",
+                    from_shard_file(&backend_ca_file(&ca.secret))
+                )?;
+                if let Some(hostname) = hostname {
+                    write!(text, " verifyhost {hostname}")?;
+                }
+            }
+        }
+    }
+    if let Some(health) = &options.health {
+        text.push_str(" check");
+        // An HTTP check of an HTTP/2 server must speak HTTP/2 too.
+        if health.uri.is_some() && options.protocol == Protocol::Http2 {
+            text.push_str(" check-proto h2");
+        }
+        if let Some(port) = health.port {
+            write!(text, " port {port}")?;
+        }
+        if let Some(addr) = health.addr {
+            write!(text, " addr {addr}")?;
+        }
+        write!(text, " inter {}", health.interval)?;
+        if let Some(rise) = health.rise {
+            write!(text, " rise {rise}")?;
+        }
+        if let Some(fall) = health.fall {
+            write!(text, " fall {fall}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether the backend's servers are health-checked: a server added at runtime must
+/// have its checks enabled explicitly.
+pub fn checks_servers(backend: &Backend) -> bool {
+    backend.server_options.health.is_some()
+}
+
+/// The section lines that come before the server lines: balance, timeouts, retries and
+/// the health check's request.
+pub(crate) fn section_settings(text: &mut String, backend: &Backend) {
+    let _ = writeln!(text, "    balance {}", backend.balance);
+    if backend.balance.hashes() {
+        // HAProxy takes servers at runtime into hashing backends only when consistent.
+        text.push_str("    hash-type consistent\n");
+    }
+    let _ = writeln!(text, "    timeout connect {}", backend.timeout_connect);
+    let _ = writeln!(text, "    timeout server {}", backend.timeout_server);
+    let timeouts = &backend.timeouts;
+    for (name, value) in [
+        ("queue", &timeouts.queue),
+        ("tunnel", &timeouts.tunnel),
+        ("server-fin", &timeouts.server_fin),
+        ("http-request", &timeouts.http_request),
+        ("http-keep-alive", &timeouts.keep_alive),
+    ] {
+        if let Some(value) = value {
+            let _ = writeln!(text, "    timeout {name} {value}");
+        }
+    }
+    // A request whose server fails to connect is retried on another one.
+    text.push_str("    option redispatch\n");
+    if let Some(uri) = backend
+        .server_options
+        .health
+        .as_ref()
+        .and_then(|h| h.uri.as_ref())
+    {
+        let _ = writeln!(text, "    option httpchk {uri}");
+    }
+}

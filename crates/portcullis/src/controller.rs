@@ -307,14 +307,24 @@ impl Controller {
             return Ok(Round::Narrowed);
         }
         let new_problems = self.report(&conversion.diagnostics);
-        let gateway_report = self.publish_gateway_status(&conversion.gateway_status);
+        let report_changed = self
+            .publish_gateway_status(&conversion.gateway_status)
+            .is_some();
         if let Some(cluster) = self.cluster.as_mut() {
+            // The status writers need the report again when it changed, and also when one
+            // of its objects did (a new resourceVersion to write against), even if the
+            // report itself is the same.
+            let report = &conversion.gateway_status;
+            let objects_changed = self
+                .reconciler
+                .last_changes()
+                .is_none_or(|changes| changes.iter().any(|c| report.contains_key(&c.object_ref)));
             cluster.publish(
                 &snapshot,
                 self.reconciler.last_changes(),
                 &conversion.served_ingresses,
                 &new_problems,
-                gateway_report.as_deref(),
+                (report_changed || objects_changed).then_some(&**report),
             );
         }
         let reconciled_in = started.elapsed();

@@ -8,12 +8,17 @@
 mod backend;
 mod forwarded;
 mod global;
+mod logging;
+mod responses;
 mod routing;
 mod rules;
+mod stats;
 
 pub use backend::{Backend, BackendId, Balance, Server};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
+pub use logging::{HttpLogFormat, LogFormat, LogTag, LogTarget, Logging, SyslogFormat};
+pub use responses::{ErrorPage, MAX_ERROR_PAGE_BYTES, Responses, ServerHeader};
 pub use routing::{
     CertId, Frontends, Host, HostKey, PathKind, PathMatch, Route, RouteTarget, TlsCert,
 };
@@ -21,6 +26,7 @@ pub use rules::{
     Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, RuleBackend,
     ValueMatch,
 };
+pub use stats::{Observers, StatsAuth, StatsPage};
 
 pub use imbl::OrdMap;
 

@@ -22,6 +22,11 @@ macro_rules! certs_dir {
         "certs"
     };
 }
+macro_rules! errors_dir {
+    () => {
+        "errors"
+    };
+}
 
 /// The main configuration file, loaded first.
 pub const MAIN_CONFIG: &str = "haproxy.cfg";
@@ -31,6 +36,8 @@ pub const BACKENDS_DIR: &str = backends_dir!();
 pub const MAPS_DIR: &str = maps_dir!();
 /// Directory of the certificate files and the certificate list.
 pub const CERTS_DIR: &str = certs_dir!();
+/// Directory of the custom error pages.
+pub const ERRORS_DIR: &str = errors_dir!();
 /// Certificate served for unknown SNI names.
 pub const DEFAULT_CERT: &str = concat!(certs_dir!(), "/default.pem");
 /// SNI-selected certificates.
@@ -38,7 +45,7 @@ pub const CRT_LIST: &str = concat!(certs_dir!(), "/crt-list.txt");
 
 /// Every directory or top-level file of rendered files. Other top-level entries are not
 /// rendered files: [`RUN_DIR`], [`STAGING_DIR`], and whatever else the user keeps there.
-pub const MANAGED_ROOTS: [&str; 4] = [MAIN_CONFIG, BACKENDS_DIR, MAPS_DIR, CERTS_DIR];
+pub const MANAGED_ROOTS: [&str; 5] = [MAIN_CONFIG, BACKENDS_DIR, MAPS_DIR, CERTS_DIR, ERRORS_DIR];
 
 /// The directory holding HAProxy's sockets, relative to HAProxy's working directory
 /// (the state directory, unless its path is too long for a socket address).
@@ -60,11 +67,18 @@ pub enum ManagedDir {
     Maps,
     /// Certificate files and the certificate list.
     Certs,
+    /// Custom error pages.
+    Errors,
 }
 
 impl ManagedDir {
     /// Every one, in the order of [`MANAGED_ROOTS`].
-    pub const ALL: [ManagedDir; 3] = [ManagedDir::Backends, ManagedDir::Maps, ManagedDir::Certs];
+    pub const ALL: [ManagedDir; 4] = [
+        ManagedDir::Backends,
+        ManagedDir::Maps,
+        ManagedDir::Certs,
+        ManagedDir::Errors,
+    ];
 
     /// Its name in the state directory.
     pub const fn name(self) -> &'static str {
@@ -72,6 +86,7 @@ impl ManagedDir {
             ManagedDir::Backends => BACKENDS_DIR,
             ManagedDir::Maps => MAPS_DIR,
             ManagedDir::Certs => CERTS_DIR,
+            ManagedDir::Errors => ERRORS_DIR,
         }
     }
 
@@ -87,6 +102,11 @@ impl ManagedDir {
 pub fn shard_file_name(shard: u32, shards: u32) -> String {
     let width = (shards.max(1) - 1).to_string().len().max(3);
     format!("{BACKENDS_DIR}/shard-{shard:0width$}.cfg")
+}
+
+/// The file of a custom error page: `errors/503-<content hash>.http`.
+pub fn error_page_file(code: u16, content_hash: u64) -> String {
+    format!("{ERRORS_DIR}/{code}-{content_hash:016x}.http")
 }
 
 /// The file of a Secret's certificate bundle.

@@ -7,9 +7,12 @@ mod config;
 mod escape;
 mod forwarded;
 pub mod layout;
+mod logging;
 mod maps;
+mod observers;
 pub mod origins;
 mod ports;
+mod responses;
 mod rules;
 mod shards;
 

@@ -9,16 +9,45 @@ use crate::diagnostic::Diagnostic;
 
 mod backend;
 mod forwarded;
+mod logs;
+mod observers;
 mod parse;
+mod process;
 mod proxy;
+mod responses;
 mod routing;
 
 pub use backend::{BALANCE_ALGORITHM, TIMEOUT_CONNECT, TIMEOUT_SERVER};
 pub use forwarded::{
     FORWARDFOR, FORWARDFOR_TRUSTED_CIDRS, ORIGINAL_FORWARDED_FOR_HDR, REAL_IP_HDR,
 };
+pub use logs::{
+    DONTLOGNULL, HTTP_LOG_FORMAT, SYSLOG_ENDPOINT, SYSLOG_FORMAT, SYSLOG_LENGTH, SYSLOG_TAG,
+};
+pub(crate) use observers::observers;
+pub use observers::{PROMETHEUS_PORT, STATS_AUTH, STATS_PORT};
+pub use process::{TIMEOUT_CLIENT_FIN, TIMEOUT_STOP};
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
+pub use responses::{
+    HTTP_RESPONSE_400, HTTP_RESPONSE_403, HTTP_RESPONSE_404, HTTP_RESPONSE_408, HTTP_RESPONSE_413,
+    HTTP_RESPONSE_429, HTTP_RESPONSE_500, HTTP_RESPONSE_502, HTTP_RESPONSE_503, HTTP_RESPONSE_504,
+    PROXY_BODY_SIZE, SERVER_HEADER,
+};
 pub use routing::{SSL_REDIRECT, SSL_REDIRECT_CODE};
+
+/// Every `http-response-<code>` key with its code.
+pub static HTTP_RESPONSE_KEYS: [(u16, &Key<Option<model::ErrorPage>>); 10] = [
+    (400, &HTTP_RESPONSE_400),
+    (403, &HTTP_RESPONSE_403),
+    (404, &HTTP_RESPONSE_404),
+    (408, &HTTP_RESPONSE_408),
+    (413, &HTTP_RESPONSE_413),
+    (429, &HTTP_RESPONSE_429),
+    (500, &HTTP_RESPONSE_500),
+    (502, &HTTP_RESPONSE_502),
+    (503, &HTTP_RESPONSE_503),
+    (504, &HTTP_RESPONSE_504),
+];
 
 /// Annotation prefixes, in precedence order: our own, then haproxy-ingress's two, so
 /// that its users' annotations keep working.
@@ -144,6 +173,29 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &ORIGINAL_FORWARDED_FOR_HDR,
     &REAL_IP_HDR,
     &FORWARDFOR_TRUSTED_CIDRS,
+    &TIMEOUT_CLIENT_FIN,
+    &TIMEOUT_STOP,
+    &SYSLOG_ENDPOINT,
+    &SYSLOG_FORMAT,
+    &SYSLOG_LENGTH,
+    &SYSLOG_TAG,
+    &HTTP_LOG_FORMAT,
+    &DONTLOGNULL,
+    &PROMETHEUS_PORT,
+    &STATS_PORT,
+    &STATS_AUTH,
+    &HTTP_RESPONSE_400,
+    &HTTP_RESPONSE_403,
+    &HTTP_RESPONSE_404,
+    &HTTP_RESPONSE_408,
+    &HTTP_RESPONSE_413,
+    &HTTP_RESPONSE_429,
+    &HTTP_RESPONSE_500,
+    &HTTP_RESPONSE_502,
+    &HTTP_RESPONSE_503,
+    &HTTP_RESPONSE_504,
+    &SERVER_HEADER,
+    &PROXY_BODY_SIZE,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {

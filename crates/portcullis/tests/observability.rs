@@ -11,7 +11,9 @@ use std::net::UdpSocket;
 use std::path::Path;
 use std::time::Duration;
 
-use test_support::{EchoServer, Portcullis, backend, free_port, http_get, http_request};
+use test_support::{
+    EchoServer, HoldingBackend, Portcullis, backend, free_port, http_get, http_request,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
 
@@ -24,7 +26,7 @@ fn ingress(name: &str, host: &str, service: &str) -> String {
 /// The global ConfigMap with `extra` lines of data (each indented by two spaces).
 fn configmap(observers: &Observers, extra: &str) -> String {
     format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata:\n  prometheus-port: \"{}\"\n  stats-port: \"{}\"\n  stats-auth: \"admin:s3cr#t\"\n  proxy-body-size: 1k\n  http-response-404: |\n    content-type: text/plain\n\n    no such site\n  http-response-503: |\n    content-type: text/plain\n    retry-after: 5\n\n    back soon\n{extra}",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata:\n  timeout-stop: 2s\n  prometheus-port: \"{}\"\n  stats-port: \"{}\"\n  stats-auth: \"admin:s3cr#t\"\n  proxy-body-size: 1k\n  http-response-404: |\n    content-type: text/plain\n\n    no such site\n  http-response-503: |\n    content-type: text/plain\n    retry-after: 5\n\n    back soon\n{extra}",
         observers.prometheus, observers.stats
     )
 }
@@ -83,6 +85,7 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
     let manifests = dir.path().join("manifests");
     std::fs::create_dir_all(&manifests).unwrap();
     let echo = EchoServer::start("app").unwrap();
+    let held = HoldingBackend::start().unwrap();
     let observers = Observers {
         prometheus: free_port(),
         stats: free_port(),
@@ -94,16 +97,30 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
         &(backend("default", "app", 80, None, &[(echo.port, true)])
             + &ingress("app", "app.test", "app")
             + &backend("default", "down", 80, None, &[])
-            + &ingress("down", "down.test", "down")),
+            + &ingress("down", "down.test", "down")
+            + &backend("default", "held", 80, None, &[(held.port, true)])
+            + &ingress("held", "held.test", "held")),
     );
     let mut portcullis = Portcullis::start(
         BIN,
         &manifests,
         &dir.path().join("state"),
-        &["--configmap", "ops/global"],
+        &["--configmap", "ops/global", "--log-format", "json"],
     )
     .unwrap();
     let port = portcullis.http_port;
+
+    // The controller's own log: JSON objects on standard error.
+    let log = portcullis.log();
+    assert!(log.lines().count() > 2, "{log}");
+    for line in log.lines() {
+        let entry: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"));
+        assert!(
+            entry["level"].is_string() && entry["timestamp"].is_string(),
+            "{line}"
+        );
+    }
 
     // Standard output: one HAProxy log line per request, scrapes of the exporter not logged.
     let served = http_get(port, "app.test", "/stdout-probe").unwrap();
@@ -229,6 +246,13 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     let syslog_port = syslog.local_addr().unwrap().port();
+    // A request a backend holds, which the coming reload leaves to the old worker.
+    let (held_done, held_result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let outcome = http_get(port, "held.test", "/").map(|r| r.status);
+        let _ = held_done.send((outcome, std::time::Instant::now()));
+    });
+    assert!(held.wait_for_request(Duration::from_secs(10)));
     let reloads = portcullis.metric_total("portcullis_reloads_total");
     write(
         &manifests,
@@ -245,6 +269,7 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
             p.metric_total("portcullis_reloads_total") > reloads
         })
         .unwrap();
+    let reloaded = std::time::Instant::now();
     // The reloaded worker logs; requests keep coming until its first line arrives.
     let mut buffer = [0u8; 4096];
     let datagram = (0..50)
@@ -265,4 +290,22 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
     assert_eq!(message["status"], 200);
     assert_eq!(message["backend"], "default_app_80");
     assert!(!portcullis.stdout().contains("/syslog-probe"));
+
+    // timeout-stop: 2s: the old worker cuts what it still holds 2 s after the reload; the
+    // backend never answered.
+    let (outcome, ended) = held_result.recv_timeout(Duration::from_secs(15)).unwrap();
+    // The client's own read timeout (10 s) is no cut.
+    let cut = match &outcome {
+        Ok(status) => *status == 502,
+        Err(err) => !matches!(
+            err.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    };
+    assert!(cut, "the held request ended with {outcome:?}");
+    let after = ended.saturating_duration_since(reloaded);
+    assert!(
+        after >= Duration::from_millis(1500) && after < Duration::from_secs(6),
+        "cut {after:?} after the reload"
+    );
 }

@@ -356,7 +356,7 @@ fn the_pods_expose_and_annotate_haproxy_s_exporter_on_the_port_the_configmap_ope
             .unwrap();
         assert!(
             ports.iter().any(|port| port["name"] == "prometheus"
-                && port["containerPort"].to_string() == exporter_port),
+                && port["containerPort"] == exporter_port.parse::<u64>().unwrap()),
             "{file}: no container port named prometheus on {exporter_port}"
         );
     }

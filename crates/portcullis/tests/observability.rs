@@ -31,6 +31,25 @@ fn configmap(observers: &Observers, extra: &str) -> String {
     )
 }
 
+/// A backend that names itself in a `Server` header, answering one request per
+/// connection.
+fn start_named_backend() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buffer = [0_u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut buffer);
+            let _ = std::io::Write::write_all(
+                &mut stream,
+                b"HTTP/1.1 200 OK\r\nserver: backend/1\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
+            );
+        }
+    });
+    port
+}
+
 struct Observers {
     prometheus: u16,
     stats: u16,
@@ -86,6 +105,7 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
     std::fs::create_dir_all(&manifests).unwrap();
     let echo = EchoServer::start("app").unwrap();
     let held = HoldingBackend::start().unwrap();
+    let named = start_named_backend();
     let observers = Observers {
         prometheus: free_port(),
         stats: free_port(),
@@ -99,7 +119,9 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
             + &backend("default", "down", 80, None, &[])
             + &ingress("down", "down.test", "down")
             + &backend("default", "held", 80, None, &[(held.port, true)])
-            + &ingress("held", "held.test", "held")),
+            + &ingress("held", "held.test", "held")
+            + &backend("default", "named", 80, None, &[(named, true)])
+            + &ingress("named", "named.test", "named")),
     );
     let mut portcullis = Portcullis::start(
         BIN,

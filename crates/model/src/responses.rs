@@ -24,7 +24,7 @@ impl ErrorPage {
     /// a status code and reason, then header lines, then an empty line and the body. A
     /// missing status line means `code` and its standard reason.
     pub fn parse(code: u16, text: &str) -> Result<Self, String> {
-        let mut lines = text
+        let lines = text
             .split('\n')
             .map(|line| line.strip_suffix('\r').unwrap_or(line));
         let mut status = code;
@@ -33,7 +33,7 @@ impl ErrorPage {
         let mut first = true;
         let mut body_lines: Vec<&str> = Vec::new();
         let mut in_body = false;
-        for (number, line) in lines.by_ref().enumerate() {
+        for (number, line) in lines.enumerate() {
             let number = number + 1;
             if in_body {
                 body_lines.push(line);
@@ -48,11 +48,7 @@ impl ErrorPage {
                 first = false;
                 if let Some((parsed, given_reason)) = status_line(line)? {
                     status = parsed;
-                    if let Some(given) = given_reason {
-                        reason = given.to_owned();
-                    } else {
-                        reason = standard_reason(parsed).to_owned();
-                    }
+                    reason = given_reason.unwrap_or(standard_reason(parsed)).to_owned();
                     continue;
                 }
             }

@@ -176,7 +176,7 @@ impl ConvertCache {
         }) || rebuild;
 
         let mut model = ProxyModel {
-            global: global_settings(options, &global),
+            global: global_settings(options, &global, configmap.as_ref(), &mut diagnostics),
             default_cert: options.fallback_certificate.clone(),
             ..ProxyModel::default()
         };
@@ -357,7 +357,12 @@ fn still_excluded(
 }
 
 /// The proxy-wide settings: the command line's and the global keys'.
-fn global_settings(options: &ConvertOptions, global: &GlobalConfig) -> Global {
+fn global_settings(
+    options: &ConvertOptions,
+    global: &GlobalConfig,
+    configmap: Option<&ObjectRef>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Global {
     Global {
         bind_address: options.bind_address,
         http_port: options.http_port,
@@ -365,6 +370,7 @@ fn global_settings(options: &ConvertOptions, global: &GlobalConfig) -> Global {
         max_connections: global.get(&keys::MAX_CONNECTIONS),
         timeouts: Timeouts {
             client: global.get(&keys::TIMEOUT_CLIENT),
+            client_fin: global.get(&keys::TIMEOUT_CLIENT_FIN),
             http_request: global.get(&keys::TIMEOUT_HTTP_REQUEST),
             keep_alive: global.get(&keys::TIMEOUT_KEEP_ALIVE),
         },
@@ -384,6 +390,24 @@ fn global_settings(options: &ConvertOptions, global: &GlobalConfig) -> Global {
                 alpn: Some(global.get(&keys::TLS_ALPN)),
                 options: global.get(&keys::SSL_OPTIONS).options,
             },
+        },
+        timeout_stop: global.get(&keys::TIMEOUT_STOP),
+        logging: model::Logging {
+            target: global.get(&keys::SYSLOG_ENDPOINT),
+            syslog_format: global.get(&keys::SYSLOG_FORMAT),
+            max_length: global.get(&keys::SYSLOG_LENGTH),
+            tag: global.get(&keys::SYSLOG_TAG),
+            http_format: global.get(&keys::HTTP_LOG_FORMAT),
+            dont_log_null: global.get(&keys::DONTLOGNULL),
+        },
+        observers: keys::observers(global, options, configmap, diagnostics),
+        responses: model::Responses {
+            error_pages: keys::HTTP_RESPONSE_KEYS
+                .iter()
+                .filter_map(|(code, key)| Some((*code, global.get(*key)?)))
+                .collect(),
+            server_header: global.get(&keys::SERVER_HEADER),
+            max_body_size: global.get(&keys::PROXY_BODY_SIZE),
         },
     }
 }

@@ -20,6 +20,9 @@ pub struct LaunchOptions {
     pub state_dir: PathBuf,
     /// Where its sockets live, from [`crate::StateDir::prepare_sockets`].
     pub sockets: Sockets,
+    /// Whether HAProxy writes to the controller's standard output, where `log stdout`
+    /// sends the access logs; otherwise its standard output is discarded.
+    pub share_stdout: bool,
 }
 
 /// What went wrong with the HAProxy process.
@@ -79,7 +82,11 @@ impl Haproxy {
             // The rendered `stats socket unix@run/admin.sock` is bound relative to it.
             .current_dir(options.sockets.working_dir())
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(if options.share_stdout {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()

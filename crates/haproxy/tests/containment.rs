@@ -419,6 +419,7 @@ async fn haproxy_answers_on_private_sockets(root: &Path) {
         binary: haproxy_binary(),
         state_dir: state.root().to_path_buf(),
         sockets: sockets.clone(),
+        share_stdout: false,
     })
     .await
     .unwrap();

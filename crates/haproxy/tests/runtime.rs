@@ -194,6 +194,7 @@ async fn start(dir: &Path, model: &ProxyModel) -> (Haproxy, StateDir, AppliedFil
         binary: haproxy_binary(),
         state_dir: state.root().to_path_buf(),
         sockets,
+        share_stdout: false,
     })
     .await
     .unwrap();

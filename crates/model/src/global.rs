@@ -92,6 +92,8 @@ impl fmt::Display for HaproxyDuration {
 pub struct Timeouts {
     /// `timeout client`.
     pub client: HaproxyDuration,
+    /// `timeout client-fin`: a half-closed client connection's inactivity.
+    pub client_fin: HaproxyDuration,
     /// `timeout http-request`.
     pub http_request: HaproxyDuration,
     /// `timeout http-keep-alive`.
@@ -117,6 +119,15 @@ pub struct Global {
     pub forwarded: crate::ForwardedHeaders,
     /// HTTPS: redirect exceptions, HSTS, TLS handshake options.
     pub https: crate::HttpsPolicy,
+    /// How long a worker replaced by a reload keeps serving its connections
+    /// (`hard-stop-after`).
+    pub timeout_stop: HaproxyDuration,
+    /// Access logs.
+    pub logging: crate::Logging,
+    /// The stats page and the Prometheus exporter.
+    pub observers: crate::Observers,
+    /// Error pages, the `Server` header, the body limit.
+    pub responses: crate::Responses,
 }
 
 impl Default for Global {
@@ -132,12 +143,20 @@ impl Default for Global {
             max_connections: 2000,
             timeouts: Timeouts {
                 client: duration("50s"),
+                client_fin: duration("50s"),
                 http_request: duration("5s"),
                 keep_alive: duration("1m"),
             },
             backend_shards: 1,
             forwarded: crate::ForwardedHeaders::default(),
             https: crate::HttpsPolicy::default(),
+            timeout_stop: duration("10m"),
+            logging: crate::Logging::default(),
+            observers: crate::Observers::default(),
+            responses: crate::Responses {
+                server_header: crate::ServerHeader::parse("portcullis").ok(),
+                ..crate::Responses::default()
+            },
         }
     }
 }

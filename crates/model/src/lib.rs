@@ -9,14 +9,19 @@ mod backend;
 mod forwarded;
 mod global;
 mod https;
+mod logging;
+mod responses;
 mod routing;
 mod rules;
 mod server_options;
+mod stats;
 
 pub use backend::{Backend, BackendId, Server};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
 pub use https::{Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord};
+pub use logging::{HttpLogFormat, LogFormat, LogTag, LogTarget, Logging, SyslogFormat};
+pub use responses::{ErrorPage, MAX_ERROR_PAGE_BYTES, Responses, ServerHeader};
 pub use routing::{
     CertId, Frontends, Host, HostKey, PathKind, PathMatch, Route, RouteTarget, TlsCert,
 };
@@ -28,6 +33,7 @@ pub use server_options::{
     BackendTimeouts, BackendTls, Balance, CheckUri, DnsName, HealthCheck, Protocol, SecretPem,
     ServerOptions, Sni, TlsVerify, Word,
 };
+pub use stats::{Observers, StatsAuth, StatsPage};
 
 pub use imbl::{OrdMap, OrdSet};
 

@@ -37,6 +37,15 @@ pub enum ReloadReason {
 }
 
 impl ReloadReason {
+    /// Every reason, so that each is counted from start.
+    pub const ALL: [ReloadReason; 5] = [
+        ReloadReason::MainConfig,
+        ReloadReason::BackendSections,
+        ReloadReason::Certificates,
+        ReloadReason::RuntimeApiFailed,
+        ReloadReason::DrainTimeout,
+    ];
+
     /// Label value for logs and metrics.
     pub fn as_str(self) -> &'static str {
         match self {

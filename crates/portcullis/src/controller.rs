@@ -110,6 +110,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         binary: haproxy_binary(args.haproxy_bin.as_deref())?,
         state_dir: state.root().to_path_buf(),
         sockets,
+        share_stdout: true,
     };
     let mut options = pipeline::convert_options(&args.config, fallback);
     // A Gateway listener on the admin endpoint's port would stop HAProxy from binding.

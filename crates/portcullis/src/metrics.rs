@@ -9,6 +9,10 @@ use prometheus_client::registry::Registry;
 
 type Labels = Vec<(&'static str, String)>;
 
+fn label(name: &'static str, value: &str) -> Labels {
+    vec![(name, value.to_owned())]
+}
+
 /// Every metric, registered under the `portcullis` prefix.
 #[derive(Debug)]
 pub struct Metrics {
@@ -146,6 +150,24 @@ impl Metrics {
             "1 while this replica holds the Lease and writes status and Events",
             metrics.leader.clone(),
         );
+        // Every series a dashboard or an alert may ask for exists from start, at 0:
+        // `rate()` and `increase()` see the first event, and absence means a broken scrape.
+        for reason in plan::ReloadReason::ALL {
+            let _ = metrics
+                .reloads
+                .get_or_create(&label("reason", reason.as_str()));
+        }
+        for outcome in ReconcileOutcome::ALL {
+            let _ = metrics
+                .reconciliations
+                .get_or_create(&label("outcome", outcome.as_str()));
+        }
+        for mode in UpdateMode::ALL {
+            let _ = metrics.updates.get_or_create(&label("mode", mode.as_str()));
+        }
+        for kind in resources::Kind::ALL {
+            let _ = metrics.objects.get_or_create(&label("kind", kind.name()));
+        }
         Self {
             registry,
             ..metrics
@@ -189,6 +211,14 @@ pub enum UpdateMode {
 }
 
 impl UpdateMode {
+    /// Every mode.
+    pub const ALL: [UpdateMode; 4] = [
+        UpdateMode::Noop,
+        UpdateMode::Runtime,
+        UpdateMode::Reload,
+        UpdateMode::Start,
+    ];
+
     /// Label value.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -214,6 +244,14 @@ pub enum ReconcileOutcome {
 }
 
 impl ReconcileOutcome {
+    /// Every outcome.
+    pub const ALL: [ReconcileOutcome; 4] = [
+        ReconcileOutcome::Applied,
+        ReconcileOutcome::Noop,
+        ReconcileOutcome::Rejected,
+        ReconcileOutcome::Failed,
+    ];
+
     /// Label value.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -228,5 +266,32 @@ impl ReconcileOutcome {
 impl Default for Metrics {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Metrics;
+
+    #[test]
+    fn every_labelled_counter_is_exported_from_start_at_zero() {
+        let text = Metrics::new().encode();
+        for sample in [
+            "portcullis_reloads_total{reason=\"main_config\"} 0",
+            "portcullis_reloads_total{reason=\"backend_sections\"} 0",
+            "portcullis_reloads_total{reason=\"certificates\"} 0",
+            "portcullis_reloads_total{reason=\"runtime_api_failed\"} 0",
+            "portcullis_reloads_total{reason=\"drain_timeout\"} 0",
+            "portcullis_reconciliations_total{outcome=\"applied\"} 0",
+            "portcullis_reconciliations_total{outcome=\"failed\"} 0",
+            "portcullis_updates_total{mode=\"runtime\"} 0",
+            "portcullis_updates_total{mode=\"start\"} 0",
+            "portcullis_objects{kind=\"Ingress\"} 0",
+        ] {
+            assert!(
+                text.lines().any(|line| line == sample),
+                "{sample} missing:\n{text}"
+            );
+        }
     }
 }

@@ -203,7 +203,94 @@ enum Attack {
         max_connections: String,
         forwardfor: String,
         trusted: String,
+        observe: Observe,
     },
+}
+
+/// Hostile values of the access log, observer and response keys.
+#[derive(Debug, Clone)]
+struct Observe {
+    log_format: String,
+    syslog_endpoint: String,
+    syslog_tag: String,
+    stats_auth: String,
+    error_page: String,
+    server_header: String,
+    body_size: String,
+    port: String,
+}
+
+/// Text shaped like a log format, often hostile.
+fn hostile_log_format() -> impl Strategy<Value = String> {
+    prop_oneof![
+        hostile_text(),
+        prop::sample::select(vec![
+            "json",
+            "%ci %ST %{+Q}r",
+            "%[src,lower] %[var(txn.host),json]",
+            "%[req.hdr(host)]",
+            "%[path]",
+            "%{+E}[var(txn.a b)]",
+            "%[src] %",
+            "%{+Q",
+            "%ci\n%ST",
+            "%ci' global",
+            "%[capture.req.uri,field(1)]",
+        ])
+        .prop_map(str::to_owned),
+        (hostile_text(), hostile_text()).prop_map(|(a, b)| format!("%ci {a} %[src] {b}")),
+    ]
+}
+
+fn observe() -> impl Strategy<Value = Observe> {
+    (
+        hostile_log_format(),
+        prop_oneof![
+            hostile_text(),
+            Just("127.0.0.1:5140".to_owned()),
+            Just("stdout".to_owned())
+        ],
+        hostile_text(),
+        prop_oneof![
+            hostile_text(),
+            hostile_text().prop_map(|p| format!("admin:{p}"))
+        ],
+        prop_oneof![
+            hostile_text(),
+            (hostile_text(), hostile_text()).prop_map(|(h, b)| format!("x-a: {h}\n\n{b}")),
+            (hostile_text(), hostile_text()).prop_map(|(r, b)| format!("404 {r}\n\n{b}")),
+        ],
+        hostile_text(),
+        hostile_number(),
+        prop_oneof![
+            hostile_number(),
+            Just("8080".to_owned()),
+            Just("10254".to_owned())
+        ],
+    )
+        .prop_map(
+            |(
+                log_format,
+                syslog_endpoint,
+                syslog_tag,
+                stats_auth,
+                error_page,
+                server_header,
+                body_size,
+                port,
+            )| {
+                Observe {
+                    log_format,
+                    syslog_endpoint,
+                    syslog_tag,
+                    stats_auth,
+                    error_page,
+                    server_header,
+                    body_size,
+                    port,
+                }
+            },
+        )
 }
 
 fn attack() -> impl Strategy<Value = Attack> {
@@ -280,16 +367,18 @@ fn attack() -> impl Strategy<Value = Attack> {
             hostile_number(),
             hostile_number(),
             hostile_text(),
-            hostile_text()
+            hostile_text(),
+            observe()
         )
-            .prop_map(
-                |(timeout, max_connections, forwardfor, trusted)| Attack::Global {
+            .prop_map(|(timeout, max_connections, forwardfor, trusted, observe)| {
+                Attack::Global {
                     timeout,
                     max_connections,
                     forwardfor,
-                    trusted
+                    trusted,
+                    observe,
                 }
-            ),
+            }),
     ]
 }
 
@@ -346,10 +435,18 @@ fn manifest(index: usize, attack: &Attack) -> Value {
             max_connections,
             forwardfor,
             trusted,
+            observe,
         } => {
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "global", "namespace": "ops"},
                    "data": {"timeout-client": timeout, "max-connections": max_connections, "timeout-connect": timeout,
-                            "forwardfor": forwardfor, "forwardfor-trusted-cidrs": trusted, "real-ip-hdr": forwardfor}})
+                            "forwardfor": forwardfor, "forwardfor-trusted-cidrs": trusted, "real-ip-hdr": forwardfor,
+                            "timeout-stop": timeout, "timeout-client-fin": timeout,
+                            "http-log-format": observe.log_format, "syslog-endpoint": observe.syslog_endpoint,
+                            "syslog-tag": observe.syslog_tag, "syslog-length": observe.body_size,
+                            "stats-port": observe.port, "prometheus-port": observe.port, "stats-auth": observe.stats_auth,
+                            "http-response-404": observe.error_page, "http-response-503": observe.error_page,
+                            "http-response-413": observe.error_page,
+                            "server-header": observe.server_header, "proxy-body-size": observe.body_size}})
         }
     }
 }

@@ -325,3 +325,40 @@ fn the_image_puts_the_binary_beside_haproxy_from_debian() {
         "runs as the user the pods require: {dockerfile}"
     );
 }
+
+#[test]
+fn the_pods_expose_and_annotate_haproxy_s_exporter_on_the_port_the_configmap_opens() {
+    let objects = objects();
+    let config_map = objects.config_maps.first().unwrap();
+    let data = config_map.data.clone().unwrap_or_default();
+    let exporter_port = data["prometheus-port"].clone();
+    assert!(matches!(
+        (convert::keys::PROMETHEUS_PORT.parse)(&exporter_port),
+        Ok(Some(_))
+    ));
+    let mut pods = 0;
+    for (file, doc) in documents() {
+        if !matches!(doc["kind"].as_str(), Some("Deployment" | "DaemonSet")) {
+            continue;
+        }
+        pods += 1;
+        let template = &doc["spec"]["template"];
+        let annotations = &template["metadata"]["annotations"];
+        assert_eq!(annotations["prometheus.io/scrape"], "true", "{file}");
+        assert_eq!(
+            annotations["prometheus.io/port"],
+            exporter_port.as_str(),
+            "{file}"
+        );
+        assert_eq!(annotations["prometheus.io/path"], "/metrics", "{file}");
+        let ports = template["spec"]["containers"][0]["ports"]
+            .as_array()
+            .unwrap();
+        assert!(
+            ports.iter().any(|port| port["name"] == "prometheus"
+                && port["containerPort"] == exporter_port.parse::<u64>().unwrap()),
+            "{file}: no container port named prometheus on {exporter_port}"
+        );
+    }
+    assert_eq!(pods, 2);
+}

@@ -98,6 +98,13 @@ impl RenderCache {
                 false,
             ),
         );
+        if previous
+            .is_none_or(|p| p.global.responses.error_pages != model.global.responses.error_pages)
+        {
+            self.files.retain(|path, _| !ManagedDir::Errors.holds(path));
+            self.files
+                .extend(crate::responses::error_page_files(&model.global.responses));
+        }
         self.render_certificates(previous, model);
         let certificates_changed =
             previous.is_none_or(|p| p.certs.diff(&model.certs).next().is_some());

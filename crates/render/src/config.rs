@@ -56,23 +56,34 @@ global
     default-path config
     maxconn {maxconn}
     stats socket unix@{RUN_DIR}/{ADMIN_SOCKET} mode 600 level admin expose-fd listeners
-    hard-stop-after 30s
-    mworker-max-reloads 10
-{tls_defaults}
+{hard_stop}    mworker-max-reloads 10
+{tls_defaults}{global_log}
 defaults
     mode http
-    timeout connect 5s
+{defaults_log}    timeout connect 5s
     timeout client {client}
+    timeout client-fin {client_fin}
     timeout server 50s
     timeout http-request {http_request}
     timeout http-keep-alive {keep_alive}
-",
+{error_files}",
         maxconn = global.max_connections,
         tls_defaults = crate::https::global_lines(&global.https.tls),
+        // Zero is no limit: HAProxy has no keyword for it but leaving the line out.
+        hard_stop = if global.timeout_stop.to_std().is_zero() {
+            String::new()
+        } else {
+            format!("    hard-stop-after {}\n", global.timeout_stop)
+        },
+        global_log = crate::logging::global_lines(&global.logging),
+        defaults_log = crate::logging::defaults_lines(&global.logging),
         client = timeouts.client,
+        client_fin = timeouts.client_fin,
         http_request = timeouts.http_request,
         keep_alive = timeouts.keep_alive,
+        error_files = crate::responses::defaults_lines(&global.responses),
     );
+    let response_lines = crate::responses::frontend_lines(&global.responses);
     let default_backend = model
         .default_backend
         .as_ref()
@@ -93,6 +104,7 @@ defaults
             String::new()
         };
         let _ = writeln!(text, "    bind {address}:{port}{bind_options}");
+        text.push_str(&response_lines);
         text.push_str(&crate::forwarded::frontend_lines(&global.forwarded, tls));
         let hosts_map = MapFile::Hosts.path();
         let exact_map = MapFile::exact_paths(!tls).path();
@@ -150,7 +162,7 @@ defaults
         };
         let _ = write!(
             text,
-            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}\n{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n",
+            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}\n{response_lines}{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n",
             crate::forwarded::frontend_lines(&global.forwarded, tls)
         );
         for (_, line) in lines {
@@ -161,15 +173,16 @@ defaults
         }
         selection(&mut text, rules.clone(), NOT_FOUND_BACKEND);
     }
+    text.push_str(&crate::observers::frontends(global, &address));
     let _ = write!(
         text,
         "
 backend {NOT_FOUND_BACKEND}
-    http-request return status 404 content-type text/plain string \"404 Not Found\"
-
+{}
 backend {GATEWAY_500_BACKEND}
     http-request return status 500 content-type text/plain string \"500 No Valid Backend\"
-"
+",
+        crate::responses::not_found_line(&global.responses)
     );
     text
 }

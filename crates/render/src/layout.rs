@@ -28,6 +28,12 @@ macro_rules! backend_tls_dir {
     };
 }
 
+macro_rules! errors_dir {
+    () => {
+        "errors"
+    };
+}
+
 /// The main configuration file, loaded first.
 pub const MAIN_CONFIG: &str = "haproxy.cfg";
 /// Directory of the backend shard files, loaded after the main file.
@@ -38,6 +44,8 @@ pub const MAPS_DIR: &str = maps_dir!();
 pub const CERTS_DIR: &str = certs_dir!();
 /// Directory of the CA bundles and client certificates used toward backend servers.
 pub const BACKEND_TLS_DIR: &str = backend_tls_dir!();
+/// Directory of the custom error pages.
+pub const ERRORS_DIR: &str = errors_dir!();
 /// Certificate served for unknown SNI names.
 pub const DEFAULT_CERT: &str = concat!(certs_dir!(), "/default.pem");
 /// SNI-selected certificates.
@@ -45,12 +53,13 @@ pub const CRT_LIST: &str = concat!(certs_dir!(), "/crt-list.txt");
 
 /// Every directory or top-level file of rendered files. Other top-level entries are not
 /// rendered files: [`RUN_DIR`], [`STAGING_DIR`], and whatever else the user keeps there.
-pub const MANAGED_ROOTS: [&str; 5] = [
+pub const MANAGED_ROOTS: [&str; 6] = [
     MAIN_CONFIG,
     BACKENDS_DIR,
     MAPS_DIR,
     CERTS_DIR,
     BACKEND_TLS_DIR,
+    ERRORS_DIR,
 ];
 
 /// The directory holding HAProxy's sockets, relative to HAProxy's working directory
@@ -75,15 +84,18 @@ pub enum ManagedDir {
     Certs,
     /// CA bundles and client certificates toward backend servers.
     BackendTls,
+    /// Custom error pages.
+    Errors,
 }
 
 impl ManagedDir {
     /// Every one, in the order of [`MANAGED_ROOTS`].
-    pub const ALL: [ManagedDir; 4] = [
+    pub const ALL: [ManagedDir; 5] = [
         ManagedDir::Backends,
         ManagedDir::Maps,
         ManagedDir::Certs,
         ManagedDir::BackendTls,
+        ManagedDir::Errors,
     ];
 
     /// Its name in the state directory.
@@ -93,6 +105,7 @@ impl ManagedDir {
             ManagedDir::Maps => MAPS_DIR,
             ManagedDir::Certs => CERTS_DIR,
             ManagedDir::BackendTls => BACKEND_TLS_DIR,
+            ManagedDir::Errors => ERRORS_DIR,
         }
     }
 
@@ -108,6 +121,11 @@ impl ManagedDir {
 pub fn shard_file_name(shard: u32, shards: u32) -> String {
     let width = (shards.max(1) - 1).to_string().len().max(3);
     format!("{BACKENDS_DIR}/shard-{shard:0width$}.cfg")
+}
+
+/// The file of a custom error page: `errors/503-<content hash>.http`.
+pub fn error_page_file(code: u16, content_hash: u64) -> String {
+    format!("{ERRORS_DIR}/{code}-{content_hash:016x}.http")
 }
 
 /// The file of a Secret's certificate bundle.

@@ -400,3 +400,130 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
     let plain = cache.render(&base_model());
     assert!(!plain.files.keys().any(|p| p.starts_with("backend-tls/")));
 }
+
+#[test]
+fn access_logs_render_their_target_framing_and_format() {
+    let base = text(&render(&base_model()), "haproxy.cfg");
+    let mut syslog = base_model();
+    syslog.global.logging = model::Logging {
+        target: model::LogTarget::Syslog("10.0.0.9:1514".parse().unwrap()),
+        syslog_format: model::SyslogFormat::Rfc3164,
+        max_length: 4096,
+        tag: model::LogTag::parse("edge").unwrap(),
+        http_format: model::HttpLogFormat::Custom(
+            model::LogFormat::parse("%ci [%tr] %ft %b/%s %ST %{+Q}r").unwrap(),
+        ),
+        dont_log_null: false,
+    };
+    assert_golden(
+        "logs-syslog.diff",
+        &changes(&base, &text(&render(&syslog), "haproxy.cfg")),
+    );
+    let mut json = base_model();
+    json.global.logging.http_format = model::HttpLogFormat::Json;
+    assert_golden(
+        "logs-json.diff",
+        &changes(&base, &text(&render(&json), "haproxy.cfg")),
+    );
+    let mut off = base_model();
+    off.global.logging.target = model::LogTarget::Off;
+    assert_golden(
+        "logs-off.diff",
+        &changes(&base, &text(&render(&off), "haproxy.cfg")),
+    );
+}
+
+#[test]
+fn stats_page_and_exporter_get_frontends_of_their_own() {
+    let base = text(&render(&base_model()), "haproxy.cfg");
+    let mut model = base_model();
+    model.global.observers = model::Observers {
+        stats: Some(model::StatsPage {
+            port: 1936,
+            auth: Some(model::StatsAuth::parse("admin:s3cr#t").unwrap()),
+        }),
+        prometheus_port: Some(9101),
+    };
+    assert_golden(
+        "observers.diff",
+        &changes(&base, &text(&render(&model), "haproxy.cfg")),
+    );
+}
+
+#[test]
+fn error_pages_server_header_and_body_limit_render_where_haproxy_answers() {
+    let base = render(&base_model());
+    let mut model = base_model();
+    let responses = &mut model.global.responses;
+    for (code, page) in [
+        (404, "content-type: text/html\n\n<h1>nothing here</h1>"),
+        (
+            503,
+            "content-type: text/plain\nretry-after: 30\n\nback soon",
+        ),
+    ] {
+        responses
+            .error_pages
+            .insert(code, model::ErrorPage::parse(code, page).unwrap());
+    }
+    responses.server_header = Some(model::ServerHeader::parse("edge/1.0").unwrap());
+    responses.max_body_size = Some(10 << 20);
+    let rendered = render(&model);
+    let mut shown = changes(&text(&base, "haproxy.cfg"), &text(&rendered, "haproxy.cfg"));
+    for (name, file) in rendered
+        .files
+        .iter()
+        .filter(|(name, _)| name.starts_with("errors/"))
+    {
+        shown += &format!("== {name}\n{}\n", file.text());
+    }
+    assert_golden("responses.diff", &shown);
+
+    let mut plain = base_model();
+    plain.global.responses = model::Responses::default();
+    assert_golden(
+        "responses-off.diff",
+        &changes(
+            &text(&base, "haproxy.cfg"),
+            &text(&render(&plain), "haproxy.cfg"),
+        ),
+    );
+}
+
+#[test]
+fn a_changed_error_page_changes_the_main_configuration_and_replaces_its_file() {
+    let mut model = base_model();
+    let page = |body: &str| model::ErrorPage::parse(503, &format!("\n{body}")).unwrap();
+    model.global.responses.error_pages.insert(503, page("one"));
+    let mut cache = render::RenderCache::default();
+    let first = cache.render(&model);
+    model.global.responses.error_pages.insert(503, page("two"));
+    let second = cache.render(&model);
+    assert_ne!(first.files["haproxy.cfg"], second.files["haproxy.cfg"]);
+    let pages = |rendered: &RenderedConfig| -> Vec<String> {
+        rendered
+            .files
+            .keys()
+            .filter(|name| name.starts_with("errors/"))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(pages(&first).len(), 1);
+    assert_eq!(pages(&second).len(), 1);
+    assert_ne!(pages(&first), pages(&second));
+    assert_eq!(second, render(&model), "incremental = full");
+}
+
+#[test]
+fn process_timeouts_render_in_global_and_defaults() {
+    let base = text(&render(&base_model()), "haproxy.cfg");
+    let mut model = base_model();
+    model.global.timeout_stop = HaproxyDuration::parse("1h").unwrap();
+    model.global.timeouts.client_fin = HaproxyDuration::parse("10s").unwrap();
+    assert_golden(
+        "process-timeouts.diff",
+        &changes(&base, &text(&render(&model), "haproxy.cfg")),
+    );
+    model.global.timeout_stop = HaproxyDuration::parse("0").unwrap();
+    assert!(!text(&render(&model), "haproxy.cfg").contains("hard-stop-after"));
+}

@@ -22,6 +22,7 @@ pub struct Portcullis {
     /// Admin server port.
     pub admin_port: u16,
     log: PathBuf,
+    stdout: PathBuf,
 }
 
 impl Portcullis {
@@ -50,6 +51,7 @@ impl Portcullis {
     ) -> std::io::Result<Self> {
         let (http_port, https_port, admin_port) = (free_port(), free_port(), free_port());
         let log = state_dir.with_extension("log");
+        let stdout = state_dir.with_extension("out");
         let child = Command::new(binary.as_ref())
             .arg("run")
             .args(source)
@@ -62,7 +64,7 @@ impl Portcullis {
             .args(extra)
             .env("RUST_LOG", "info,haproxy=debug")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(std::fs::File::create(&stdout)?)
             .stderr(std::fs::File::create(&log)?)
             .spawn()?;
         Ok(Self {
@@ -73,6 +75,7 @@ impl Portcullis {
             https_port,
             admin_port,
             log,
+            stdout,
         })
     }
 
@@ -121,6 +124,12 @@ impl Portcullis {
                 value.trim().parse::<f64>().ok()
             })
             .sum()
+    }
+
+    /// What portcullis and its HAProxy wrote to standard output so far: HAProxy's access
+    /// logs, unless they go elsewhere.
+    pub fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.stdout).unwrap_or_default()
     }
 
     /// What portcullis logged so far.

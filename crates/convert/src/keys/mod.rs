@@ -14,9 +14,13 @@ mod headers;
 mod health;
 mod hsts;
 mod limits;
+mod logs;
+mod observers;
 mod parse;
+mod process;
 mod proxy;
 mod redirect;
+mod responses;
 mod rewrite;
 mod routing;
 mod tls;
@@ -41,14 +45,39 @@ pub use hsts::{HSTS, HSTS_INCLUDE_SUBDOMAINS, HSTS_MAX_AGE, HSTS_PRELOAD};
 pub use limits::{
     MAXCONN_SERVER, MAXQUEUE_SERVER, SLOW_START, TIMEOUT_QUEUE, TIMEOUT_SERVER_FIN, TIMEOUT_TUNNEL,
 };
+pub use logs::{
+    DONTLOGNULL, HTTP_LOG_FORMAT, SYSLOG_ENDPOINT, SYSLOG_FORMAT, SYSLOG_LENGTH, SYSLOG_TAG,
+};
+pub(crate) use observers::observers;
+pub use observers::{PROMETHEUS_PORT, STATS_AUTH, STATS_PORT};
 pub(crate) use parse::tls_versions_left;
+pub use process::{TIMEOUT_CLIENT_FIN, TIMEOUT_STOP};
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
 pub use redirect::{
     APP_ROOT, NO_TLS_REDIRECT_LOCATIONS, REDIRECT_TO, REDIRECT_TO_CODE, SSL_REDIRECT_CODE,
 };
+pub use responses::{
+    HTTP_RESPONSE_400, HTTP_RESPONSE_403, HTTP_RESPONSE_404, HTTP_RESPONSE_408, HTTP_RESPONSE_413,
+    HTTP_RESPONSE_429, HTTP_RESPONSE_500, HTTP_RESPONSE_502, HTTP_RESPONSE_503, HTTP_RESPONSE_504,
+    PROXY_BODY_SIZE, SERVER_HEADER,
+};
 pub use rewrite::{PATH_TYPE, PathType, REWRITE_TARGET};
 pub use routing::SSL_REDIRECT;
 pub use tls::{SSL_CIPHER_SUITES, SSL_CIPHERS, SSL_OPTIONS, SSL_OPTIONS_HOST, TLS_ALPN};
+
+/// Every `http-response-<code>` key with its code.
+pub static HTTP_RESPONSE_KEYS: [(u16, &Key<Option<model::ErrorPage>>); 10] = [
+    (400, &HTTP_RESPONSE_400),
+    (403, &HTTP_RESPONSE_403),
+    (404, &HTTP_RESPONSE_404),
+    (408, &HTTP_RESPONSE_408),
+    (413, &HTTP_RESPONSE_413),
+    (429, &HTTP_RESPONSE_429),
+    (500, &HTTP_RESPONSE_500),
+    (502, &HTTP_RESPONSE_502),
+    (503, &HTTP_RESPONSE_503),
+    (504, &HTTP_RESPONSE_504),
+];
 
 /// Annotation prefixes, in precedence order: our own, then haproxy-ingress's two, so
 /// that its users' annotations keep working.
@@ -216,6 +245,29 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &HEALTH_CHECK_PORT,
     &HEALTH_CHECK_ADDR,
     &HEALTH_CHECK_URI,
+    &TIMEOUT_CLIENT_FIN,
+    &TIMEOUT_STOP,
+    &SYSLOG_ENDPOINT,
+    &SYSLOG_FORMAT,
+    &SYSLOG_LENGTH,
+    &SYSLOG_TAG,
+    &HTTP_LOG_FORMAT,
+    &DONTLOGNULL,
+    &PROMETHEUS_PORT,
+    &STATS_PORT,
+    &STATS_AUTH,
+    &HTTP_RESPONSE_400,
+    &HTTP_RESPONSE_403,
+    &HTTP_RESPONSE_404,
+    &HTTP_RESPONSE_408,
+    &HTTP_RESPONSE_413,
+    &HTTP_RESPONSE_429,
+    &HTTP_RESPONSE_500,
+    &HTTP_RESPONSE_502,
+    &HTTP_RESPONSE_503,
+    &HTTP_RESPONSE_504,
+    &SERVER_HEADER,
+    &PROXY_BODY_SIZE,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {

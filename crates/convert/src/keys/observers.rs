@@ -1,0 +1,147 @@
+//! Keys of HAProxy's listeners for observers: the stats page and the Prometheus exporter.
+
+use model::{Observers, StatsAuth, StatsPage};
+use resources::ObjectRef;
+
+use super::{Applied, GlobalConfig, Key, Scope};
+use crate::diagnostic::Diagnostic;
+use crate::options::ConvertOptions;
+
+/// `prometheus-port`.
+pub const PROMETHEUS_PORT: Key<Option<u16>> = Key {
+    name: "prometheus-port",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "a port from `1` to `65535`, or empty",
+    parse: parse_optional_port,
+    doc: "The port of HAProxy's Prometheus exporter, on the bind address: `/metrics` has the frontends', backends' and servers' request, response, byte, session and timing counters (`haproxy_*`). The exporter takes a scope filter, e.g. `/metrics?scope=frontend&scope=backend`. Empty opens no exporter. The controller's own metrics are on the admin endpoint.",
+    applied: Applied::Reload,
+    differs: "",
+};
+/// `stats-port`.
+pub const STATS_PORT: Key<Option<u16>> = Key {
+    name: "stats-port",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "a port from `1` to `65535`, or empty",
+    parse: parse_optional_port,
+    doc: "The port of HAProxy's statistics page, on the bind address; empty opens no page. See `stats-auth`.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress opens the page on port 1936 by default; portcullis only when a port is set, since the page lists every backend and server to whoever reaches the port.",
+};
+/// `stats-auth`.
+pub const STATS_AUTH: Key<Option<StatsAuth>> = Key {
+    name: "stats-auth",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "`user:password`, the user of letters, digits, dots, underscores or dashes, the password of printable ASCII without spaces, single quotes or backslashes; or empty",
+    parse: parse_stats_auth,
+    doc: "Basic authentication of the statistics page; empty leaves the page open.",
+    applied: Applied::Reload,
+    differs: "",
+};
+
+/// The observer listeners the ConfigMap asks for; one whose port another listener holds
+/// (a frontend, the admin endpoint, the other observer) is reported and left closed,
+/// since HAProxy would fail to start on it.
+pub(crate) fn observers(
+    global: &GlobalConfig,
+    options: &ConvertOptions,
+    configmap: Option<&ObjectRef>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Observers {
+    let mut taken: Vec<(u16, &str)> = vec![
+        (options.http_port, "the HTTP frontend (--http-port)"),
+        (options.https_port, "the HTTPS frontend (--https-port)"),
+    ];
+    taken.extend(
+        options
+            .reserved_ports
+            .iter()
+            .map(|port| (*port, "the admin endpoint")),
+    );
+    let mut claim = |key: &Key<Option<u16>>, diagnostics: &mut Vec<Diagnostic>| {
+        let port = global.get(key)?;
+        if let Some((_, holder)) = taken.iter().find(|(held, _)| *held == port) {
+            diagnostics.push(Diagnostic {
+                object: configmap
+                    .cloned()
+                    .unwrap_or_else(|| ObjectRef::new(resources::Kind::ConfigMap, "", "")),
+                field: format!("data.{}", key.name),
+                message: format!(
+                    "port {port} is taken by {holder}; {} is not opened",
+                    key.name
+                ),
+            });
+            return None;
+        }
+        taken.push((port, key.name));
+        Some(port)
+    };
+    let stats = claim(&STATS_PORT, diagnostics).map(|port| StatsPage {
+        port,
+        auth: global.get(&STATS_AUTH),
+    });
+    let prometheus_port = claim(&PROMETHEUS_PORT, diagnostics);
+    Observers {
+        stats,
+        prometheus_port,
+    }
+}
+
+fn parse_optional_port(text: &str) -> Result<Option<u16>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text.parse::<u16>() {
+        Ok(port) if port > 0 => Ok(Some(port)),
+        _ => Err(format!(
+            "'{}' is not a port from 1 to 65535",
+            text.escape_debug()
+        )),
+    }
+}
+
+fn parse_stats_auth(text: &str) -> Result<Option<StatsAuth>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        Ok(None)
+    } else {
+        StatsAuth::parse(text).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_are_optional_and_in_range() {
+        assert_eq!(PROMETHEUS_PORT.default_value(), None);
+        assert_eq!(STATS_PORT.default_value(), None);
+        assert_eq!(parse_optional_port(" 9101 "), Ok(Some(9101)));
+        for bad in ["0", "65536", "-1", "80\nlisten x", "http"] {
+            assert_eq!(
+                parse_optional_port(bad),
+                Err(format!(
+                    "'{}' is not a port from 1 to 65535",
+                    bad.escape_debug()
+                ))
+            );
+        }
+    }
+
+    #[test]
+    fn stats_auth_is_optional_and_checked() {
+        assert_eq!(STATS_AUTH.default_value(), None);
+        assert_eq!(
+            parse_stats_auth("admin:pw").map(|a| a.map(|a| a.as_str().to_owned())),
+            Ok(Some("admin:pw".to_owned()))
+        );
+        assert_eq!(
+            parse_stats_auth("admin"),
+            Err("expected user:password".to_owned())
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! What HAProxy answers on its own: error page files and the lines naming them, the
+//! `Server` header, the request body limit.
+
+use std::fmt::Write;
+
+use model::{ErrorPage, Responses};
+
+use crate::RenderedFile;
+use crate::layout::error_page_file;
+
+/// The error page files, by path. A page's name carries its content hash, so that a new
+/// page changes the main configuration, which HAProxy reads the files with.
+pub(crate) fn error_page_files(responses: &Responses) -> Vec<(String, RenderedFile)> {
+    responses
+        .error_pages
+        .iter()
+        .map(|(code, page)| {
+            (
+                page_path(*code, page),
+                RenderedFile::new(page.response().to_owned(), false),
+            )
+        })
+        .collect()
+}
+
+fn page_path(code: u16, page: &ErrorPage) -> String {
+    error_page_file(code, xxhash_rust::xxh3::xxh3_64(page.response().as_bytes()))
+}
+
+/// The defaults section's `errorfile` lines: every proxy answers its own errors with them.
+pub(crate) fn defaults_lines(responses: &Responses) -> String {
+    let mut text = String::new();
+    for (code, page) in &responses.error_pages {
+        let _ = writeln!(text, "    errorfile {code} {}", page_path(*code, page));
+    }
+    text
+}
+
+/// The start of every HTTP frontend: the body limit, the `Server` header.
+pub(crate) fn frontend_lines(responses: &Responses) -> String {
+    let mut text = String::new();
+    if let Some(limit) = responses.max_body_size {
+        // The advertised length (Content-Length, or what a chunked body buffered so far).
+        let _ = writeln!(
+            text,
+            "    http-request deny deny_status 413 if {{ req.body_size gt {limit} }}"
+        );
+    }
+    if let Some(server) = &responses.server_header {
+        let _ = writeln!(
+            text,
+            "    http-after-response set-header Server '{server}' if !{{ res.hdr(server) -m found }}"
+        );
+    }
+    text
+}
+
+/// The response of requests no route claims.
+pub(crate) fn not_found_line(responses: &Responses) -> String {
+    match responses.error_pages.get(&404) {
+        Some(page) => format!(
+            "    http-request return status 404 errorfile {}\n",
+            page_path(404, page)
+        ),
+        None => {
+            "    http-request return status 404 content-type text/plain string \"404 Not Found\"\n"
+                .to_owned()
+        }
+    }
+}

@@ -92,9 +92,7 @@ impl TlsWord {
         let ok = !text.is_empty()
             && text.len() <= Self::MAX_BYTES
             && !text.starts_with('-')
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'\'' | b'\\' | b'#'));
+            && text.bytes().all(crate::plain_word_byte);
         if ok {
             Ok(Self(text.to_owned()))
         } else {

@@ -74,3 +74,9 @@ pub struct ProxyModel {
     /// Where requests that match no route go; `None` answers 404.
     pub default_backend: Option<BackendId>,
 }
+
+/// Whether a byte may stand in a word HAProxy reads unquoted: printable, and none of the
+/// characters that start a quote, an escape or a comment there.
+pub(crate) fn plain_word_byte(byte: u8) -> bool {
+    byte.is_ascii_graphic() && !matches!(byte, b'"' | b'\'' | b'\\' | b'#')
+}

@@ -269,11 +269,8 @@ pub struct CheckUri(String);
 impl CheckUri {
     /// Parses a request path of at most 1024 characters.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let ok = text.starts_with('/')
-            && text.len() <= 1024
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'\'' | b'\\' | b'#'));
+        let ok =
+            text.starts_with('/') && text.len() <= 1024 && text.bytes().all(crate::plain_word_byte);
         if ok {
             Ok(Self(text.to_owned()))
         } else {

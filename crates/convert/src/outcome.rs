@@ -62,6 +62,8 @@ pub enum Reason {
     RefNotPermitted,
     /// `InvalidCertificateRef`.
     InvalidCertificateRef,
+    /// `InvalidRouteKinds`.
+    InvalidRouteKinds,
     /// `PortUnavailable`.
     PortUnavailable,
     /// `ProtocolConflict`.

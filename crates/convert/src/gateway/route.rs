@@ -76,7 +76,9 @@ pub(crate) fn convert_http_route(
     };
     let mut outcome = RouteOutcome::default();
     let attachments = converter.attachments(&mut outcome.parents);
-    if !attachments.is_empty() {
+    // A route that names a Gateway of ours has its references resolved for status even
+    // where it is attached nowhere: ResolvedRefs does not depend on Accepted.
+    if !outcome.parents.is_empty() {
         outcome.unresolved = converter.rules(&attachments);
     }
     if !outcome.parents.is_empty() {

@@ -330,9 +330,43 @@ fn listener_status(
             generation,
         )
     };
-    let programmed =
-        accepted.status == ConditionStatus::True && resolved.status == ConditionStatus::True;
-    let supported_kinds = if matches!(listener.protocol.as_str(), "HTTP" | "HTTPS") {
+    let serves_http = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS");
+    // The kinds it asks for (`allowedRoutes.kinds`; none: every kind its protocol takes),
+    // of which HTTPRoute is the one served; any other is an invalid kind.
+    let asked: Vec<(&str, &str)> = listener
+        .allowed_routes
+        .as_ref()
+        .and_then(|allowed| allowed.kinds.as_ref())
+        .map(|kinds| {
+            kinds
+                .iter()
+                .map(|k| (k.group.as_deref().unwrap_or(GROUP), k.kind.as_str()))
+                .collect()
+        })
+        .unwrap_or_else(|| vec![(GROUP, "HTTPRoute")]);
+    let http_route_asked = asked.contains(&(GROUP, "HTTPRoute"));
+    let invalid_kinds: Vec<String> = asked
+        .iter()
+        .filter(|kind| !serves_http || **kind != (GROUP, "HTTPRoute"))
+        .map(|(group, kind)| format!("{group}/{kind}"))
+        .collect();
+    let certificate_ok = resolved.status == ConditionStatus::True;
+    let resolved = if certificate_ok && serves_http && !invalid_kinds.is_empty() {
+        condition(
+            ConditionType::ResolvedRefs,
+            false,
+            Reason::InvalidRouteKinds,
+            format!(
+                "route kinds {} are not served on this listener",
+                crate::diagnostic::one_line(&invalid_kinds.join(", "))
+            ),
+            generation,
+        )
+    } else {
+        resolved
+    };
+    let programmed = accepted.status == ConditionStatus::True && certificate_ok && http_route_asked;
+    let supported_kinds = if serves_http && http_route_asked {
         vec![BTreeMap::from([("group", GROUP), ("kind", "HTTPRoute")])]
     } else {
         Vec::new()

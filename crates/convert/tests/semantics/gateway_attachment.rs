@@ -288,6 +288,8 @@ fn allowed_routes() {
                 &[
                     "route same.test / Prefix [http] -> default_web_80",
                     "diagnostic HTTPRoute team/outsider: spec.parentRefs[0]: no listener of Gateway default/edge accepts this route (sectionName, port, allowedRoutes); it is not attached there",
+                    // Its references are resolved for status all the same.
+                    "diagnostic HTTPRoute team/outsider: spec.rules[0].backendRefs[0]: service team/web not found; its share of the traffic is answered with 500",
                 ],
             )
             .given(EDGE),

@@ -294,6 +294,34 @@ fn listener_reasons() {
 }
 
 #[test]
+fn route_kinds() {
+    check(
+        Show::STATUS,
+        &[Case::new(
+            "gateway-api.md Status: a listener asking for route kinds it cannot serve has ResolvedRefs=False(InvalidRouteKinds) and lists only the kinds it serves; it is programmed while it serves one",
+            "
+            kind: Gateway
+            metadata: {name: edge}
+            spec:
+              gatewayClassName: portcullis
+              listeners:
+              - {name: grpc, protocol: HTTP, port: 80, hostname: grpc.test, allowedRoutes: {kinds: [{kind: GRPCRoute}]}}
+              - {name: both, protocol: HTTP, port: 80, hostname: both.test, allowedRoutes: {kinds: [{kind: HTTPRoute}, {kind: FooRoute}]}}
+              - {name: http, protocol: HTTP, port: 80, hostname: http.test, allowedRoutes: {kinds: [{kind: HTTPRoute}]}}
+            ",
+            &[
+                "status GatewayClass portcullis: Accepted=True",
+                "status Gateway default/edge: Accepted=True Programmed=True",
+                "status Gateway default/edge listener both: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidRouteKinds) Programmed=True Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener grpc: routes 0, kinds [], Accepted=True ResolvedRefs=False(InvalidRouteKinds) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+            ],
+        )
+        .given(OUR_CLASS)],
+    );
+}
+
+#[test]
 fn attached_routes() {
     check(
         Show::STATUS,

@@ -69,6 +69,23 @@ fn accepted() {
             .given(EDGE)
             .expecting_too(EDGE_WITHOUT_ROUTES),
             Case::new(
+                "gateway-api.md Status: ResolvedRefs does not depend on Accepted: a route attached nowhere still reports a backend that does not exist (BackendNotFound)",
+                "
+                kind: HTTPRoute
+                metadata: {name: r, namespace: team}
+                spec:
+                  parentRefs: [{name: edge, namespace: default}]
+                  rules: [{backendRefs: [{name: web, port: 80}]}]
+                ",
+                &[
+                    "status HTTPRoute team/r parent default/edge: Accepted=False(NotAllowedByListeners) ResolvedRefs=False(BackendNotFound)",
+                    "diagnostic HTTPRoute team/r: spec.rules[0].backendRefs[0]: service team/web not found; its share of the traffic is answered with 500",
+                    "diagnostic HTTPRoute team/r: spec.parentRefs[0]: no listener of Gateway default/edge accepts this route (sectionName, port, allowedRoutes); it is not attached there",
+                ],
+            )
+            .given(EDGE)
+            .expecting_too(EDGE_WITHOUT_ROUTES),
+            Case::new(
                 "gateway-api.md Status: HTTPRoute per-parent Accepted (NoMatchingListenerHostname)",
                 "
                 kind: Gateway

@@ -47,6 +47,40 @@ struct Stale {
     status: bool,
 }
 
+/// What the proxy-wide settings were computed from: the command line's part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SettingsKey {
+    bind_address: std::net::IpAddr,
+    http_port: u16,
+    https_port: u16,
+    reserved_ports: Vec<u16>,
+    backend_shards: u32,
+}
+
+impl SettingsKey {
+    fn of(options: &ConvertOptions) -> Self {
+        Self {
+            bind_address: options.bind_address,
+            http_port: options.http_port,
+            https_port: options.https_port,
+            reserved_ports: options.reserved_ports.clone(),
+            backend_shards: options.backend_shards,
+        }
+    }
+}
+
+/// The global ConfigMap's keys, checked, and the proxy-wide settings made of them: kept
+/// while the ConfigMap and the command line are the same, so a change elsewhere parses
+/// none of it again.
+#[derive(Debug)]
+struct Settings {
+    key: SettingsKey,
+    configmap: Option<Object>,
+    global: GlobalConfig,
+    model: Global,
+    diagnostics: Vec<Diagnostic>,
+}
+
 /// Memo of the previous conversion.
 #[derive(Debug, Default)]
 pub struct ConvertCache {
@@ -64,6 +98,8 @@ pub struct ConvertCache {
     served_ingresses: OrdSet<ObjectRef>,
     /// The listener ports of the previous conversion.
     listener_ports: Option<ListenerPorts>,
+    /// The proxy-wide settings of the previous conversion.
+    settings: Option<Arc<Settings>>,
     /// What changed between the previous conversion's snapshot and this one's; `None`
     /// when there was no previous one.
     changes: Option<Arc<[index::Change]>>,
@@ -90,17 +126,56 @@ impl ConvertCache {
         let configmap = options.global_configmap.as_ref().map(|(namespace, name)| {
             ObjectRef::new(Kind::ConfigMap, namespace.as_str(), name.as_str())
         });
-        let data = match configmap.as_ref().and_then(|r| snapshot.get(r)) {
-            Some(Object::ConfigMap(map)) => map.data.as_ref(),
-            _ => None,
+        let configmap_object = configmap.as_ref().and_then(|r| snapshot.get(r));
+        let settings_key = SettingsKey::of(options);
+        let reusable = self.settings.as_ref().is_some_and(|settings| {
+            settings.key == settings_key
+                && match (&settings.configmap, configmap_object) {
+                    (Some(before), Some(now)) => same_object(before, now),
+                    (None, None) => true,
+                    _ => false,
+                }
+        });
+        let settings = match self.settings.clone().filter(|_| reusable) {
+            Some(settings) => settings,
+            None => {
+                let data = match configmap_object {
+                    Some(Object::ConfigMap(map)) => map.data.as_ref(),
+                    _ => None,
+                };
+                let mut found = Vec::new();
+                let global = GlobalConfig::new(data, configmap.as_ref(), &mut found);
+                let model = global_settings(options, &global, configmap.as_ref(), &mut found);
+                let settings = Arc::new(Settings {
+                    key: settings_key,
+                    configmap: configmap_object.cloned(),
+                    global,
+                    model,
+                    diagnostics: found,
+                });
+                self.settings = Some(settings.clone());
+                settings
+            }
         };
-        let global = GlobalConfig::new(data, configmap.as_ref(), &mut diagnostics);
-        let listener_ports = options.listener_ports();
+        diagnostics.extend(settings.diagnostics.iter().cloned());
+        let global = &settings.global;
+        let mut listener_ports = options.listener_ports();
+        // The stats page and the exporter bind ports of their own, which no Gateway
+        // listener may share.
+        let observers = &settings.model.observers;
+        listener_ports.reserved.extend(
+            observers
+                .stats
+                .as_ref()
+                .map(|stats| stats.port)
+                .into_iter()
+                .chain(observers.prometheus_port),
+        );
         let context = Context {
             snapshot,
             options,
             listener_ports: &listener_ports,
-            global: &global,
+            global,
             configmap: configmap.as_ref(),
         };
 
@@ -176,7 +251,7 @@ impl ConvertCache {
         }) || rebuild;
 
         let mut model = ProxyModel {
-            global: global_settings(options, &global, configmap.as_ref(), &mut diagnostics),
+            global: settings.model.clone(),
             default_cert: options.fallback_certificate.clone(),
             ..ProxyModel::default()
         };

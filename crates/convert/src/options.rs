@@ -54,7 +54,8 @@ pub struct ListenerPorts {
     pub http: u16,
     /// `--https-port`: the HTTPS frontend (which also serves listeners on port 443).
     pub https: u16,
-    /// Ports no listener may take (the admin endpoint's).
+    /// Ports no listener may take (the admin endpoint's, the stats page's, the
+    /// exporter's).
     pub reserved: Vec<u16>,
     /// Ports another process holds.
     pub busy: BTreeSet<u16>,

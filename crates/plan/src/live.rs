@@ -38,12 +38,13 @@ pub enum ReloadReason {
 
 impl ReloadReason {
     /// Every reason, so that each is counted from start.
-    pub const ALL: [ReloadReason; 5] = [
+    pub const ALL: [ReloadReason; 6] = [
         ReloadReason::MainConfig,
         ReloadReason::BackendSections,
         ReloadReason::Certificates,
         ReloadReason::RuntimeApiFailed,
         ReloadReason::DrainTimeout,
+        ReloadReason::StaticBalanceServers,
     ];
 
     /// Label value for logs and metrics.
@@ -362,6 +363,24 @@ fn server_commands(
 
 #[cfg(test)]
 mod tests {
+
+    /// Fails to compile when a reason is added without a place here, and fails when a
+    /// reason is missing from `ALL` (which the metrics count from start).
+    #[test]
+    fn every_reload_reason_is_in_all() {
+        let place = |reason: ReloadReason| match reason {
+            ReloadReason::MainConfig => 0,
+            ReloadReason::BackendSections => 1,
+            ReloadReason::Certificates => 2,
+            ReloadReason::RuntimeApiFailed => 3,
+            ReloadReason::DrainTimeout => 4,
+            ReloadReason::StaticBalanceServers => 5,
+        };
+        let mut places: Vec<usize> = ReloadReason::ALL.into_iter().map(place).collect();
+        places.sort_unstable();
+        assert_eq!(places, (0..6).collect::<Vec<_>>());
+    }
+
     use super::*;
     use model::{Balance, HaproxyDuration, Server};
 

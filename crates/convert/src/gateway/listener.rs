@@ -89,7 +89,9 @@ pub(crate) fn frontend(
     if ports.reserved.contains(&port) {
         return Err(Refusal::new(
             Reason::PortUnavailable,
-            format!("port {port} is taken by the controller's admin endpoint"),
+            format!(
+                "port {port} is taken by the controller's admin endpoint, or HAProxy's stats page or exporter"
+            ),
         ));
     }
     let http_port = port == 80 || port == ports.http;

@@ -25,25 +25,33 @@ pub(crate) fn cookie_affinity(
             CookieKeyword::HttpOnly,
         ];
     }
-    let mut report = |message: String| {
+    let mut report = |field: &str, message: &str| {
         diagnostics.push(Diagnostic {
             object: service.clone(),
-            field: keys::SESSION_COOKIE_KEYWORDS.name.to_owned(),
-            message,
+            field: field.to_owned(),
+            message: message.to_owned(),
         });
     };
     if strategy == CookieStrategy::Rewrite && keywords.contains(&CookieKeyword::Indirect) {
-        report("'indirect' cannot be combined with the 'rewrite' strategy; it is left out".into());
+        report(
+            keys::SESSION_COOKIE_KEYWORDS.name,
+            "'indirect' cannot be combined with the 'rewrite' strategy; it is left out",
+        );
         keywords.retain(|k| *k != CookieKeyword::Indirect);
     }
+    let mut preserve_from = keys::SESSION_COOKIE_KEYWORDS.name;
     if keys.get(&keys::SESSION_COOKIE_PRESERVE) && !keywords.contains(&CookieKeyword::Preserve) {
         keywords.push(CookieKeyword::Preserve);
+        preserve_from = keys::SESSION_COOKIE_PRESERVE.name;
     }
     if keywords.contains(&CookieKeyword::Preserve)
         && strategy != CookieStrategy::Insert
         && !keywords.contains(&CookieKeyword::Indirect)
     {
-        report("'preserve' needs the 'insert' strategy or 'indirect'; it is left out".into());
+        report(
+            preserve_from,
+            "'preserve' needs the 'insert' strategy or 'indirect'; it is left out",
+        );
         keywords.retain(|k| *k != CookieKeyword::Preserve);
     }
     if keys.get(&keys::SESSION_COOKIE_SAME_SITE) {
@@ -139,7 +147,7 @@ mod tests {
             diagnostics,
             [
                 "Service web/app: session-cookie-keywords: 'indirect' cannot be combined with the 'rewrite' strategy; it is left out",
-                "Service web/app: session-cookie-keywords: 'preserve' needs the 'insert' strategy or 'indirect'; it is left out",
+                "Service web/app: session-cookie-preserve: 'preserve' needs the 'insert' strategy or 'indirect'; it is left out",
             ]
         );
     }

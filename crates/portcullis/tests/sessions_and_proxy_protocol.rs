@@ -348,3 +348,49 @@ fn sticky_sessions_and_the_proxy_protocol_through_a_real_haproxy() {
         .unwrap();
     assert_eq!(portcullis.metric_total("portcullis_reloads_total"), reloads);
 }
+
+#[test]
+fn without_trusted_sources_every_client_must_send_the_proxy_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    write_manifest(
+        &manifests,
+        "global.yaml",
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: global, namespace: ops}\ndata: {use-proxy-protocol: \"true\"}\n",
+    )
+    .unwrap();
+    let web = EchoServer::start("web").unwrap();
+    write_manifest(
+        &manifests,
+        "web.yaml",
+        &(service("web", "", &[web.port]) + &ingress("web")),
+    )
+    .unwrap();
+    let portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--configmap", "ops/global"],
+    )
+    .unwrap();
+    let port = portcullis.http_port;
+    let client = Ipv4Addr::new(198, 51, 100, 9);
+    let reply = through_proxy(
+        Ipv4Addr::LOCALHOST,
+        port,
+        &proxy_v2(client, port),
+        "web.test",
+    )
+    .unwrap();
+    let echo = reply.echo().unwrap();
+    assert_eq!(echo["headers"]["x-real-ip"], "198.51.100.9", "{echo}");
+    assert!(
+        http_request(
+            port,
+            "GET / HTTP/1.1\r\nHost: web.test\r\nConnection: close\r\n\r\n"
+        )
+        .is_err(),
+        "a client without a header was served"
+    );
+}

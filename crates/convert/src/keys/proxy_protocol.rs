@@ -12,7 +12,7 @@ pub const USE_PROXY_PROTOCOL: Key<bool> = Key {
     default: "false",
     accepted_values: "`true` or `false`",
     parse: parse_bool,
-    doc: "`true` when the frontends are behind a proxy or load balancer that sends the PROXY protocol (version 1 or 2): the client address it carries is the one HAProxy sees, logs and forwards (X-Forwarded-For, `real-ip-hdr`). Every client must then send it, unless `use-proxy-protocol-trusted-cidrs` names the ones that do.",
+    doc: "`true` when the frontends are behind a proxy or load balancer that sends the PROXY protocol (version 1 or 2): the client address it carries is the one HAProxy sees, logs and forwards (X-Forwarded-For, `real-ip-hdr`). Every client must then send it, unless `use-proxy-protocol-trusted-cidrs` names the ones that do. `forwardfor-trusted-cidrs` is then matched against the address it carries.",
     applied: Applied::Reload,
     differs: "Global: portcullis has one set of HTTP frontends, where haproxy-ingress (since v0.17) also lets an Ingress choose a custom frontend.",
 };

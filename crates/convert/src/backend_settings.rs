@@ -45,6 +45,8 @@ pub(crate) fn server_options(
         maxqueue: keys.get(&keys::MAXQUEUE_SERVER),
         slowstart: keys.get(&keys::SLOW_START),
         health: Some(health),
+        send_proxy: keys.get(&keys::PROXY_PROTOCOL),
+        cookie: crate::affinity::cookie_affinity(keys, service, diagnostics),
     })
 }
 

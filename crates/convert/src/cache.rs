@@ -484,6 +484,18 @@ fn global_settings(
             server_header: global.get(&keys::SERVER_HEADER),
             max_body_size: global.get(&keys::PROXY_BODY_SIZE),
         },
+        accept_proxy: accept_proxy(global),
+    }
+}
+
+/// Which clients send the PROXY protocol, from `use-proxy-protocol` and its sources.
+fn accept_proxy(global: &GlobalConfig) -> model::AcceptProxy {
+    if !global.get(&keys::USE_PROXY_PROTOCOL) {
+        return model::AcceptProxy::Nobody;
+    }
+    match global.get(&keys::USE_PROXY_PROTOCOL_TRUSTED_CIDRS) {
+        sources if sources.is_empty() => model::AcceptProxy::Everyone,
+        sources => model::AcceptProxy::From(sources),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Converts a snapshot of cluster objects into the proxy model. Pure: no I/O, no clock;
 //! the same snapshot and options always give the same model and diagnostics.
 
+mod affinity;
 mod backend_settings;
 mod cache;
 pub mod class;

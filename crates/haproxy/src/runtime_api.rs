@@ -1,6 +1,7 @@
 //! The runtime API: live changes to the running worker over its stats socket, each reply
 //! checked against the one HAProxy 2.6 gives on success.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -77,12 +78,29 @@ impl RuntimeApi {
                     address,
                     options,
                     checked,
+                    derives_cookie,
                 } => {
+                    // HAProxy 2.6 derives a server's cookie when its address changes,
+                    // not when it is added: such a server is added, in maintenance, on
+                    // another port, then moved to its own.
+                    let added_at = if *derives_cookie {
+                        SocketAddr::new(address.ip(), if address.port() == 1 { 2 } else { 1 })
+                    } else {
+                        *address
+                    };
                     session
-                        .request(&format!("add server {server} {address}{options}"), |r| {
+                        .request(&format!("add server {server} {added_at}{options}"), |r| {
                             r == "New server registered."
                         })
                         .await?;
+                    if *derives_cookie {
+                        let (ip, port) = (address.ip(), address.port());
+                        session
+                            .request(&format!("set server {server} addr {ip} port {port}"), |r| {
+                                r.contains("port changed")
+                            })
+                            .await?;
+                    }
                     // A server added at runtime starts with its checks disabled.
                     if *checked {
                         session

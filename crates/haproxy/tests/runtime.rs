@@ -331,6 +331,7 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
                 address: "10.0.0.4:8080".parse().unwrap(),
                 options: String::new(),
                 checked: false,
+                derives_cookie: false,
             },
             RuntimeCommand::RemoveServer(server("10.0.0.1_8080")),
             RuntimeCommand::EditMap {
@@ -514,6 +515,7 @@ async fn an_unexpected_reply_stops_the_batch_and_is_reported() {
                 address: "10.0.0.5:8080".parse().unwrap(),
                 options: String::new(),
                 checked: false,
+                derives_cookie: false,
             },
         ])
         .await

@@ -128,6 +128,8 @@ pub struct Global {
     pub observers: crate::Observers,
     /// Error pages, the `Server` header, the body limit.
     pub responses: crate::Responses,
+    /// Which clients send a PROXY protocol header.
+    pub accept_proxy: crate::AcceptProxy,
 }
 
 impl Default for Global {
@@ -157,6 +159,7 @@ impl Default for Global {
                 server_header: crate::ServerHeader::parse("portcullis").ok(),
                 ..crate::Responses::default()
             },
+            accept_proxy: crate::AcceptProxy::default(),
         }
     }
 }

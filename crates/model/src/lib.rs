@@ -5,22 +5,29 @@
 //! than by pointer, and holds only values that were validated on the way in, so the
 //! renderer can print them without escaping.
 
+mod affinity;
 mod backend;
 mod forwarded;
 mod global;
 mod https;
 mod logging;
+mod proxy_protocol;
 mod responses;
 mod routing;
 mod rules;
 mod server_options;
 mod stats;
 
+pub use affinity::{
+    CookieAffinity, CookieAttr, CookieDomain, CookieKey, CookieKeyword, CookieLifetime,
+    CookieStrategy, CookieValue,
+};
 pub use backend::{Backend, BackendId, Server};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
 pub use https::{Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord};
 pub use logging::{HttpLogFormat, LogFormat, LogTag, LogTarget, Logging, SyslogFormat};
+pub use proxy_protocol::{AcceptProxy, SendProxy};
 pub use responses::{ErrorPage, MAX_ERROR_PAGE_BYTES, Responses, ServerHeader};
 pub use routing::{
     CertId, Frontends, Host, HostKey, PathKind, PathMatch, Route, RouteTarget, TlsCert,

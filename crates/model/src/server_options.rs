@@ -320,6 +320,10 @@ pub struct ServerOptions {
     pub slowstart: Option<HaproxyDuration>,
     /// Active health checks, if any.
     pub health: Option<HealthCheck>,
+    /// PROXY protocol header sent to the servers, if any.
+    pub send_proxy: Option<crate::SendProxy>,
+    /// Sticky sessions by cookie, if any.
+    pub cookie: Option<crate::CookieAffinity>,
 }
 
 /// The timeouts a backend section sets; absent ones are the `defaults` section's.

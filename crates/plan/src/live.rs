@@ -34,17 +34,21 @@ pub enum ReloadReason {
     /// Servers changed in a backend whose balance algorithm (`static-rr`) takes no
     /// servers at runtime.
     StaticBalanceServers,
+    /// Servers were added to a backend whose servers carry their cookie on their line,
+    /// which HAProxy 2.6's `add server` does not take.
+    ServerCookies,
 }
 
 impl ReloadReason {
     /// Every reason, so that each is counted from start.
-    pub const ALL: [ReloadReason; 6] = [
+    pub const ALL: [ReloadReason; 7] = [
         ReloadReason::MainConfig,
         ReloadReason::BackendSections,
         ReloadReason::Certificates,
         ReloadReason::RuntimeApiFailed,
         ReloadReason::DrainTimeout,
         ReloadReason::StaticBalanceServers,
+        ReloadReason::ServerCookies,
     ];
 
     /// Label value for logs and metrics.
@@ -56,6 +60,7 @@ impl ReloadReason {
             ReloadReason::RuntimeApiFailed => "runtime_api_failed",
             ReloadReason::DrainTimeout => "drain_timeout",
             ReloadReason::StaticBalanceServers => "static_balance_servers",
+            ReloadReason::ServerCookies => "server_cookies",
         }
     }
 }
@@ -96,6 +101,10 @@ pub enum RuntimeCommand {
         options: String,
         /// Whether it has health checks to enable.
         checked: bool,
+        /// Whether HAProxy derives its cookie from its address: HAProxy 2.6's `add
+        /// server` does not, so the address is set again (`set server ... addr`), which
+        /// does.
+        derives_cookie: bool,
     },
     /// `set server ... state ready`: a server put in maintenance for removal is wanted again.
     ReadyServer(ServerRef),
@@ -265,12 +274,22 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
     let mut next_backends = live.backends.clone();
     for (live_backend, wanted) in server_changes {
         if live_backend.servers != wanted.servers {
-            if wanted.balance.takes_runtime_servers() {
-                server_commands(live_backend, wanted, &mut draining, &mut commands);
-            } else {
+            if !wanted.balance.takes_runtime_servers() {
                 reload.insert(ReloadReason::StaticBalanceServers);
                 continue;
             }
+            // Both lists are sorted.
+            let adds = || {
+                wanted
+                    .servers
+                    .iter()
+                    .any(|server| live_backend.servers.binary_search(server).is_err())
+            };
+            if !render::adds_servers_live(wanted) && adds() {
+                reload.insert(ReloadReason::ServerCookies);
+                continue;
+            }
+            server_commands(live_backend, wanted, &mut draining, &mut commands);
         }
         if !sections_equal {
             next_backends.insert(wanted.id.clone(), wanted.clone());
@@ -336,8 +355,8 @@ fn server_commands(
         backend: section.clone(),
         server: server.name(),
     };
-    let options = render::server_options(wanted);
     let checked = render::checks_servers(wanted);
+    let derives_cookie = render::derives_server_cookies(wanted);
     let live_servers: BTreeSet<&model::Server> = live.servers.iter().collect();
     let wanted_servers: BTreeSet<&model::Server> = wanted.servers.iter().collect();
     // New servers first: a backend whose endpoints are all replaced never has none.
@@ -349,8 +368,9 @@ fn server_commands(
             commands.push(RuntimeCommand::AddServer {
                 server: reference,
                 address: SocketAddr::new(server.address, server.port),
-                options: options.clone(),
+                options: render::server_options(wanted, server),
                 checked,
+                derives_cookie,
             });
         }
     }
@@ -375,10 +395,11 @@ mod tests {
             ReloadReason::RuntimeApiFailed => 3,
             ReloadReason::DrainTimeout => 4,
             ReloadReason::StaticBalanceServers => 5,
+            ReloadReason::ServerCookies => 6,
         };
         let mut places: Vec<usize> = ReloadReason::ALL.into_iter().map(place).collect();
         places.sort_unstable();
-        assert_eq!(places, (0..6).collect::<Vec<_>>());
+        assert_eq!(places, (0..7).collect::<Vec<_>>());
     }
 
     use super::*;
@@ -451,6 +472,7 @@ mod tests {
                     address: "10.0.0.3:80".parse().unwrap_or_else(|_| unreachable!()),
                     options: String::new(),
                     checked: false,
+                    derives_cookie: false,
                 },
                 RuntimeCommand::RemoveServer(server("10.0.0.1_80")),
             ]
@@ -535,6 +557,37 @@ mod tests {
         oversized[3] = ("certs/default.pem", &huge);
         let update = live_update(&live, &backends(&[]), &files(&oversized));
         assert_eq!(update.reload, BTreeSet::from([ReloadReason::Certificates]));
+    }
+
+    #[test]
+    fn cookies_named_after_servers_add_by_reload_and_derived_ones_live() {
+        use model::{CookieAffinity, CookieKey, CookieStrategy, CookieValue, Word};
+        let sticky = |servers: &[u8], value: CookieValue| {
+            let (id, mut backend) = backend("a", servers, Balance::RoundRobin);
+            let name = Word::parse("sid").unwrap_or_else(|_| unreachable!());
+            backend.server_options.cookie = Some(
+                CookieAffinity::new(name, CookieStrategy::Insert, Vec::new(), value)
+                    .unwrap_or_else(|_| unreachable!()),
+            );
+            backends(&[(id, backend)])
+        };
+        let by_name = || CookieValue::ServerName;
+        let live = LiveState::loaded(sticky(&[1, 2], by_name()), &files(&BASE));
+        let update = live_update(&live, &sticky(&[1, 2, 3], by_name()), &files(&BASE));
+        assert_eq!(update.reload, BTreeSet::from([ReloadReason::ServerCookies]));
+        assert!(update.commands.is_empty());
+        let update = live_update(&live, &sticky(&[1], by_name()), &files(&BASE));
+        assert_eq!(update.reload, BTreeSet::new());
+        assert_eq!(update.commands.len(), 1);
+
+        let key = || CookieValue::Dynamic(CookieKey::parse("k").unwrap_or_else(|_| unreachable!()));
+        let live = LiveState::loaded(sticky(&[1], key()), &files(&BASE));
+        let update = live_update(&live, &sticky(&[1, 2], key()), &files(&BASE));
+        assert_eq!(update.reload, BTreeSet::new());
+        let [RuntimeCommand::AddServer { derives_cookie, .. }] = update.commands.as_slice() else {
+            panic!("{:?}", update.commands);
+        };
+        assert!(derives_cookie);
     }
 
     #[test]

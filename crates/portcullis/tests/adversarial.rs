@@ -147,6 +147,8 @@ fn hostile_number() -> impl Strategy<Value = String> {
             "5s\nlisten x",
             "1e9",
             "",
+            "true",
+            "false",
         ])
         .prop_map(str::to_owned),
         (0u64..u64::MAX).prop_map(|n| n.to_string()),
@@ -171,7 +173,12 @@ fn ingress(
                "portcullis.dev/secure-verify-hostname": balance, "portcullis.dev/health-check-uri": balance,
                "portcullis.dev/backend-protocol": balance, "portcullis.dev/health-check-interval": timeout,
                "portcullis.dev/health-check-port": timeout, "portcullis.dev/maxconn-server": timeout,
-               "portcullis.dev/slow-start": timeout, "portcullis.dev/timeout-tunnel": timeout}},
+               "portcullis.dev/slow-start": timeout, "portcullis.dev/timeout-tunnel": timeout,
+               "portcullis.dev/affinity": "cookie", "portcullis.dev/session-cookie-name": balance,
+               "portcullis.dev/session-cookie-strategy": balance, "portcullis.dev/session-cookie-keywords": balance,
+               "portcullis.dev/session-cookie-domain": balance, "portcullis.dev/session-cookie-dynamic": timeout,
+               "portcullis.dev/session-cookie-preserve": timeout, "portcullis.dev/session-cookie-same-site": timeout,
+               "portcullis.dev/proxy-protocol": balance}},
            "spec": {"rules": [{"host": host, "http": {"paths": [
                {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}})
 }
@@ -321,6 +328,11 @@ fn attack() -> impl Strategy<Value = Attack> {
                     "h2-ssl",
                     "/healthz",
                     "api.internal",
+                    "rewrite",
+                    "prefix",
+                    "indirect preserve",
+                    "attr SameSite=Lax maxidle 30m domain example.com",
+                    "v2-ssl-cn",
                 ])
                 .prop_map(str::to_owned),
                 hostile_text()
@@ -446,7 +458,8 @@ fn manifest(index: usize, attack: &Attack) -> Value {
                             "stats-port": observe.port, "prometheus-port": observe.port, "stats-auth": observe.stats_auth,
                             "http-response-404": observe.error_page, "http-response-503": observe.error_page,
                             "http-response-413": observe.error_page,
-                            "server-header": observe.server_header, "proxy-body-size": observe.body_size}})
+                            "server-header": observe.server_header, "proxy-body-size": observe.body_size,
+                            "use-proxy-protocol": "true", "use-proxy-protocol-trusted-cidrs": trusted, "cookie-key": forwardfor}})
         }
     }
 }

@@ -185,8 +185,9 @@ impl Cluster {
             } else {
                 name.clone()
             };
+            // Sticky sessions with cookies named after the servers: per-server options.
             let annotations = if shape.leastconn {
-                "  annotations: {portcullis.dev/balance-algorithm: leastconn}\n"
+                "  annotations: {portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false'}\n"
             } else {
                 ""
             };

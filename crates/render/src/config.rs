@@ -103,7 +103,12 @@ defaults
         } else {
             String::new()
         };
-        let _ = writeln!(text, "    bind {address}:{port}{bind_options}");
+        let _ = writeln!(
+            text,
+            "    bind {address}:{port}{bind_options}{}",
+            crate::proxy_protocol::bind_option(&global.accept_proxy)
+        );
+        text.push_str(&crate::proxy_protocol::frontend_lines(&global.accept_proxy));
         text.push_str(&response_lines);
         text.push_str(&crate::forwarded::frontend_lines(&global.forwarded, tls));
         let hosts_map = MapFile::Hosts.path();
@@ -162,7 +167,9 @@ defaults
         };
         let _ = write!(
             text,
-            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}\n{response_lines}{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n",
+            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n",
+            crate::proxy_protocol::bind_option(&global.accept_proxy),
+            crate::proxy_protocol::frontend_lines(&global.accept_proxy),
             crate::forwarded::frontend_lines(&global.forwarded, tls)
         );
         for (_, line) in lines {

@@ -2,6 +2,7 @@
 //! always gives the same bytes, and no file names the directory it will be written to
 //! (`default-path config` makes every path relative to the configuration).
 
+mod affinity;
 mod backend_tls;
 mod cache;
 mod config;
@@ -14,6 +15,7 @@ mod maps;
 mod observers;
 pub mod origins;
 mod ports;
+mod proxy_protocol;
 mod responses;
 mod rules;
 mod servers;
@@ -23,7 +25,7 @@ pub use cache::RenderCache;
 pub use layout::shard_file_name;
 pub use origins::OriginTable;
 pub use rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, dispatch_name};
-pub use servers::{checks_servers, server_options};
+pub use servers::{adds_servers_live, checks_servers, derives_server_cookies, server_options};
 pub use shards::shard_of;
 
 use std::collections::BTreeMap;

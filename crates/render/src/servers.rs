@@ -3,19 +3,55 @@
 
 use std::fmt::Write;
 
-use model::{Backend, Protocol, ServerOptions, Sni, TlsVerify};
+use model::{Backend, CookieValue, Protocol, Server, ServerOptions, Sni, TlsVerify};
 
 use crate::layout::{backend_ca_file, backend_crt_file, from_shard_file};
 
-/// The options every server of the backend carries after its address, each preceded by
-/// a space: the same words in the shard file and in `add server`, so a server added at
+/// The options a server of the backend carries after its address, each preceded by a
+/// space: the same words in the shard file and in `add server`, so a server added at
 /// runtime is exactly one loaded from the file.
-pub fn server_options(backend: &Backend) -> String {
-    let options = &backend.server_options;
+pub fn server_options(backend: &Backend, server: &Server) -> String {
+    let mut text = shared_options(backend);
+    own_options(&mut text, backend, server);
+    text
+}
+
+/// The options every server of the backend carries alike.
+pub(crate) fn shared_options(backend: &Backend) -> String {
     let mut text = String::new();
     // Writing to a String cannot fail.
-    let _ = write_options(&mut text, options);
+    let _ = write_options(&mut text, &backend.server_options);
     text
+}
+
+/// Appends the options that differ from server to server.
+pub(crate) fn own_options(text: &mut String, backend: &Backend, server: &Server) {
+    if let Some(cookie) = &backend.server_options.cookie
+        && *cookie.value() == CookieValue::ServerName
+    {
+        let _ = write!(text, " cookie {}", server.name());
+    }
+}
+
+/// Whether a server's options can all be given to `add server`: HAProxy 2.6 refuses
+/// `cookie`, so servers named by their cookie are added by a reload.
+pub fn adds_servers_live(backend: &Backend) -> bool {
+    backend
+        .server_options
+        .cookie
+        .as_ref()
+        .is_none_or(|cookie| *cookie.value() != CookieValue::ServerName)
+}
+
+/// Whether HAProxy derives each server's cookie from its address (`dynamic`): HAProxy
+/// 2.6's `add server` does not, so a server added live has its address set again, which
+/// does.
+pub fn derives_server_cookies(backend: &Backend) -> bool {
+    backend
+        .server_options
+        .cookie
+        .as_ref()
+        .is_some_and(|cookie| matches!(cookie.value(), CookieValue::Dynamic(_)))
 }
 
 fn write_options(text: &mut String, options: &ServerOptions) -> std::fmt::Result {
@@ -63,8 +99,15 @@ fn write_options(text: &mut String, options: &ServerOptions) -> std::fmt::Result
             }
         }
     }
+    if let Some(send_proxy) = options.send_proxy {
+        write!(text, " {}", send_proxy.keyword())?;
+    }
     if let Some(health) = &options.health {
         text.push_str(" check");
+        // A server that requires the PROXY protocol refuses checks without it.
+        if options.send_proxy.is_some() {
+            text.push_str(" check-send-proxy");
+        }
         // An HTTP check of an HTTP/2 server must speak HTTP/2 too.
         if health.uri.is_some() && options.protocol == Protocol::Http2 {
             text.push_str(" check-proto h2");
@@ -123,5 +166,8 @@ pub(crate) fn section_settings(text: &mut String, backend: &Backend) {
         .and_then(|h| h.uri.as_ref())
     {
         let _ = writeln!(text, "    option httpchk {uri}");
+    }
+    if let Some(cookie) = &backend.server_options.cookie {
+        crate::affinity::cookie_lines(text, cookie);
     }
 }

@@ -26,18 +26,20 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
     // Writing to a String cannot fail.
     let _ = writeln!(text, "\nbackend {}", backend.id.section_name());
     crate::servers::section_settings(&mut text, backend);
-    let options = crate::servers::server_options(backend);
+    let shared = crate::servers::shared_options(backend);
     for server in &backend.servers {
         let address = match server.address {
             std::net::IpAddr::V4(v4) => v4.to_string(),
             std::net::IpAddr::V6(v6) => format!("[{v6}]"),
         };
-        let _ = writeln!(
+        let _ = write!(
             text,
-            "    server {} {address}:{}{options}",
+            "    server {} {address}:{}{shared}",
             server.name(),
             server.port
         );
+        crate::servers::own_options(&mut text, backend, server);
+        text.push('\n');
     }
     text
 }

@@ -392,7 +392,15 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
         .find(|l| l.contains("server 10.0.0.3_9000"))
         .unwrap()
         .to_owned();
-    assert!(line.ends_with(&render::server_options(api)), "{line}");
+    let added = api
+        .servers
+        .iter()
+        .find(|s| s.name() == "10.0.0.3_9000")
+        .unwrap();
+    assert!(
+        line.ends_with(&render::server_options(api, added)),
+        "{line}"
+    );
     assert!(render::checks_servers(api));
     // The files go when no backend names them any more.
     let mut cache = render::RenderCache::default();
@@ -526,4 +534,74 @@ fn process_timeouts_render_in_global_and_defaults() {
     );
     model.global.timeout_stop = HaproxyDuration::parse("0").unwrap();
     assert!(!text(&render(&model), "haproxy.cfg").contains("hard-stop-after"));
+}
+
+#[test]
+fn cookie_affinity_and_proxy_protocol_render_in_backends_and_frontends() {
+    use model::{
+        AcceptProxy, Cidr, CookieAffinity, CookieDomain, CookieKey, CookieKeyword, CookieStrategy,
+        CookieValue, HealthCheck, SendProxy, Word,
+    };
+    let base = render(&base_model());
+    let mut model = base_model();
+    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    api.server_options.cookie = Some(
+        CookieAffinity::new(
+            Word::parse("INGRESSCOOKIE").unwrap(),
+            CookieStrategy::Insert,
+            vec![
+                CookieKeyword::Indirect,
+                CookieKeyword::NoCache,
+                CookieKeyword::HttpOnly,
+                CookieKeyword::Preserve,
+                CookieKeyword::Attr(model::CookieAttr::same_site_none()),
+                CookieKeyword::Secure,
+                CookieKeyword::Domain(CookieDomain::parse("example.com").unwrap()),
+            ],
+            CookieValue::Dynamic(CookieKey::parse("s3cret $key#").unwrap()),
+        )
+        .unwrap(),
+    );
+    api.server_options.send_proxy = Some(SendProxy::V2SslCn);
+    api.server_options.health = Some(HealthCheck {
+        interval: HaproxyDuration::parse("2s").unwrap(),
+        rise: None,
+        fall: None,
+        port: None,
+        addr: None,
+        uri: None,
+    });
+    let app = model.backends.get_mut(&id("app", "80")).unwrap();
+    app.server_options.cookie = Some(
+        CookieAffinity::new(
+            Word::parse("sid").unwrap(),
+            CookieStrategy::Prefix,
+            Vec::new(),
+            CookieValue::ServerName,
+        )
+        .unwrap(),
+    );
+    app.server_options.send_proxy = Some(SendProxy::V1);
+    model.global.accept_proxy = AcceptProxy::From(vec![
+        Cidr::parse("10.0.0.0/8").unwrap(),
+        Cidr::parse("2001:db8::/32").unwrap(),
+    ]);
+    let rendered = render(&model);
+    let mut diff = changes(
+        &text(&base, "backends/shard-000.cfg"),
+        &text(&rendered, "backends/shard-000.cfg"),
+    );
+    diff += &changes(&text(&base, "haproxy.cfg"), &text(&rendered, "haproxy.cfg"));
+    model.global.accept_proxy = AcceptProxy::Everyone;
+    diff += &changes(
+        &text(&base, "haproxy.cfg"),
+        &text(&render(&model), "haproxy.cfg"),
+    );
+    assert_golden("affinity-proxy-protocol.diff", &diff);
+    // Cookies named after the server are on its line: `add server` cannot take them.
+    let app = &model.backends[&id("app", "80")];
+    assert!(!render::adds_servers_live(app));
+    assert!(!render::derives_server_cookies(app));
+    let api = &model.backends[&id("api", "http")];
+    assert!(render::adds_servers_live(api) && render::derives_server_cookies(api));
 }

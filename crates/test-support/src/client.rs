@@ -66,9 +66,14 @@ pub fn http_get(port: u16, host: &str, path: &str) -> std::io::Result<Response> 
 
 /// Sends a raw request over plain HTTP.
 pub fn http_request(port: u16, request: &str) -> std::io::Result<Response> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    exchange(TcpStream::connect(("127.0.0.1", port))?, request.as_bytes())
+}
+
+/// Sends raw bytes (a PROXY protocol header and a request, say) over a connected stream
+/// and reads the response until the server closes.
+pub fn exchange(mut stream: TcpStream, bytes: &[u8]) -> std::io::Result<Response> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    stream.write_all(request.as_bytes())?;
+    stream.write_all(bytes)?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw)?;
     parse(&raw)

@@ -7,6 +7,7 @@ use resources::ObjectRef;
 
 use crate::diagnostic::Diagnostic;
 
+mod affinity;
 mod backend;
 mod backend_tls;
 mod forwarded;
@@ -19,12 +20,18 @@ mod observers;
 mod parse;
 mod process;
 mod proxy;
+mod proxy_protocol;
 mod redirect;
 mod responses;
 mod rewrite;
 mod routing;
 mod tls;
 
+pub use affinity::{
+    AFFINITY, COOKIE_KEY, SESSION_COOKIE_DOMAIN, SESSION_COOKIE_DYNAMIC, SESSION_COOKIE_KEYWORDS,
+    SESSION_COOKIE_NAME, SESSION_COOKIE_PRESERVE, SESSION_COOKIE_SAME_SITE,
+    SESSION_COOKIE_STRATEGY,
+};
 pub use backend::{BALANCE_ALGORITHM, TIMEOUT_CONNECT, TIMEOUT_SERVER};
 pub use backend_tls::{
     BACKEND_PROTOCOL, BackendProtocol, SECURE_BACKENDS, SECURE_CRT_SECRET, SECURE_SNI,
@@ -53,6 +60,7 @@ pub use observers::{PROMETHEUS_PORT, STATS_AUTH, STATS_PORT};
 pub(crate) use parse::tls_versions_left;
 pub use process::{TIMEOUT_CLIENT_FIN, TIMEOUT_STOP};
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
+pub use proxy_protocol::{PROXY_PROTOCOL, USE_PROXY_PROTOCOL, USE_PROXY_PROTOCOL_TRUSTED_CIDRS};
 pub use redirect::{
     APP_ROOT, NO_TLS_REDIRECT_LOCATIONS, REDIRECT_TO, REDIRECT_TO_CODE, SSL_REDIRECT_CODE,
 };
@@ -268,6 +276,18 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &HTTP_RESPONSE_504,
     &SERVER_HEADER,
     &PROXY_BODY_SIZE,
+    &AFFINITY,
+    &SESSION_COOKIE_NAME,
+    &SESSION_COOKIE_STRATEGY,
+    &SESSION_COOKIE_KEYWORDS,
+    &SESSION_COOKIE_DYNAMIC,
+    &SESSION_COOKIE_SAME_SITE,
+    &SESSION_COOKIE_DOMAIN,
+    &SESSION_COOKIE_PRESERVE,
+    &COOKIE_KEY,
+    &USE_PROXY_PROTOCOL,
+    &USE_PROXY_PROTOCOL_TRUSTED_CIDRS,
+    &PROXY_PROTOCOL,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {

@@ -5,7 +5,9 @@
 // Test helpers fail loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use test_support::{EchoServer, Portcullis, backend, http_get, https_get, self_signed, tls_secret};
+use test_support::{
+    EchoServer, Portcullis, backend, http_get, https_get, self_signed, tls_handshake, tls_secret,
+};
 
 /// An Ingress of one host and one path to `service`, with annotations and, when `tls`,
 /// the host in `spec.tls` with the `site-tls` Secret.
@@ -34,6 +36,23 @@ fn annotations(pairs: &[(&str, &str)]) -> String {
         .iter()
         .map(|(key, value)| format!("    haproxy-ingress.github.io/{key}: {value:?}\n"))
         .collect()
+}
+
+/// The Ingress of `alpn.test`, a TLS host with TLS options of its own.
+fn alpn_ingress(pairs: &[(&str, &str)]) -> String {
+    let annotations = match pairs {
+        [] => "    {}\n".to_owned(),
+        pairs => annotations(pairs),
+    };
+    ingress(
+        "alpn",
+        &annotations,
+        "alpn.test",
+        "/",
+        "Prefix",
+        "web",
+        true,
+    )
 }
 
 struct Setup {
@@ -142,19 +161,12 @@ fn start() -> Setup {
         "web",
         false,
     );
-    objects += &ingress(
-        "alpn",
-        &annotations(&[
-            ("tls-alpn", "http/1.1"),
-            ("ssl-options-host", "ssl-max-ver TLSv1.2"),
-        ]),
-        "alpn.test",
-        "/",
-        "Prefix",
-        "web",
-        true,
-    );
     std::fs::write(manifests.join("all.yaml"), objects).unwrap();
+    let alpn = alpn_ingress(&[
+        ("tls-alpn", "http/1.1"),
+        ("ssl-options-host", "ssl-max-ver TLSv1.2"),
+    ]);
+    std::fs::write(manifests.join("alpn.yaml"), alpn).unwrap();
     let portcullis = Portcullis::start(
         env!("CARGO_BIN_EXE_portcullis"),
         &manifests,
@@ -209,6 +221,22 @@ fn ingress_request_keys_seen_by_client_and_backend() {
         (other.status, other.server().as_deref()),
         (200, Some("web")),
         "an exempt path goes where HTTPS would"
+    );
+
+    // Per-host TLS options from the certificate list, in a real handshake; other hosts
+    // keep the frontend's.
+    let offered = ["h2", "http/1.1"];
+    let per_host = tls_handshake(https, "alpn.test", &offered).unwrap();
+    assert_eq!(
+        (per_host.version.as_str(), per_host.alpn.as_deref()),
+        ("TLSv1.2", Some("http/1.1")),
+        "tls-alpn and ssl-options-host of alpn.test; crt-list: {:?}",
+        std::fs::read_to_string(setup.portcullis.state_dir.join("certs/crt-list.txt"))
+    );
+    let frontend = tls_handshake(https, "acme.test", &offered).unwrap();
+    assert_eq!(
+        (frontend.version.as_str(), frontend.alpn.as_deref()),
+        ("TLSv1.3", Some("h2"))
     );
 
     // HSTS: on HTTPS responses by default, per path settings, off.
@@ -287,6 +315,38 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     assert_eq!(
         response.headers.get("x-frame-options").map(String::as_str),
         Some("DENY")
+    );
+
+    // Per-host TLS options change live, in the certificate list, without a reload:
+    // an entry with options is replaced by one without, and back.
+    let mut portcullis = setup.portcullis;
+    let reloads = portcullis.metric_total("portcullis_reloads_total");
+    let expect_handshake = |portcullis: &mut Portcullis, version: &str, alpn: &str| {
+        portcullis
+            .wait_until(std::time::Duration::from_secs(10), |p| {
+                tls_handshake(p.https_port, "alpn.test", &offered).is_ok_and(|agreed| {
+                    agreed.version == version && agreed.alpn.as_deref() == Some(alpn)
+                })
+            })
+            .unwrap_or_else(|err| panic!("{version} {alpn}: {err}"));
+    };
+    let manifests = portcullis.manifests.clone();
+    test_support::write_manifest(&manifests, "alpn.yaml", &alpn_ingress(&[])).unwrap();
+    expect_handshake(&mut portcullis, "TLSv1.3", "h2");
+    let alpn = alpn_ingress(&[
+        ("tls-alpn", "http/1.1"),
+        ("ssl-options-host", "ssl-max-ver TLSv1.2"),
+    ]);
+    test_support::write_manifest(&manifests, "alpn.yaml", &alpn).unwrap();
+    expect_handshake(&mut portcullis, "TLSv1.2", "http/1.1");
+    let alpn = alpn_ingress(&[("ssl-options-host", "ssl-max-ver TLSv1.2")]);
+    test_support::write_manifest(&manifests, "alpn.yaml", &alpn).unwrap();
+    expect_handshake(&mut portcullis, "TLSv1.2", "h2");
+    assert_eq!(
+        portcullis.metric_total("portcullis_reloads_total"),
+        reloads,
+        "{}",
+        portcullis.log()
     );
 
     // path-type regex, anchored at the start of the path.

@@ -68,7 +68,13 @@ fn start() -> Setup {
     std::fs::create_dir(&manifests).unwrap();
     let web = EchoServer::start("web").unwrap();
     let solver = EchoServer::start("solver").unwrap();
-    let hosts = ["acme.test", "hsts.test", "nohsts.test", "alpn.test"];
+    let hosts = [
+        "acme.test",
+        "hsts.test",
+        "nohsts.test",
+        "alpn.test",
+        "www.alpn.test",
+    ];
     let (cert, key) = self_signed("site", &hosts);
     let mut objects = backend("default", "web", 80, None, &[(web.port, true)]);
     objects += &backend("default", "solver", 80, None, &[(solver.port, true)]);
@@ -165,6 +171,7 @@ fn start() -> Setup {
     let alpn = alpn_ingress(&[
         ("tls-alpn", "http/1.1"),
         ("ssl-options-host", "ssl-max-ver TLSv1.2"),
+        ("server-alias", "www.alpn.test"),
     ]);
     std::fs::write(manifests.join("alpn.yaml"), alpn).unwrap();
     let portcullis = Portcullis::start(
@@ -232,6 +239,29 @@ fn ingress_request_keys_seen_by_client_and_backend() {
         ("TLSv1.2", Some("http/1.1")),
         "tls-alpn and ssl-options-host of alpn.test; crt-list: {:?}",
         std::fs::read_to_string(setup.portcullis.state_dir.join("certs/crt-list.txt"))
+    );
+    let alias = tls_handshake(https, "www.alpn.test", &offered).unwrap();
+    assert_eq!(
+        (alias.version.as_str(), alias.alpn.as_deref()),
+        ("TLSv1.2", Some("http/1.1")),
+        "server-alias shares its host's certificate-list options"
+    );
+    let aliased = https_get(https, "www.alpn.test", "WWW.alpn.test:443", "/x").unwrap();
+    assert_eq!(
+        (
+            aliased.response.status,
+            aliased.response.server().as_deref()
+        ),
+        (200, Some("web"))
+    );
+    let redirected = http_get(http, "www.alpn.test", "/x").unwrap();
+    assert_eq!(
+        (redirected.status, location(&redirected)),
+        (
+            302,
+            Some(format!("https://www.alpn.test:{https}/x").as_str())
+        ),
+        "the alias has its host's TLS, so its HTTPS redirect"
     );
     let frontend = tls_handshake(https, "acme.test", &offered).unwrap();
     assert_eq!(

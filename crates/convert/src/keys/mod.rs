@@ -47,7 +47,7 @@ pub use redirect::{
     APP_ROOT, NO_TLS_REDIRECT_LOCATIONS, REDIRECT_TO, REDIRECT_TO_CODE, SSL_REDIRECT_CODE,
 };
 pub use rewrite::{PATH_TYPE, PathType, REWRITE_TARGET};
-pub use routing::SSL_REDIRECT;
+pub use routing::{SERVER_ALIAS, SSL_REDIRECT};
 pub use tls::{SSL_CIPHER_SUITES, SSL_CIPHERS, SSL_OPTIONS, SSL_OPTIONS_HOST, TLS_ALPN};
 
 /// Annotation prefixes, in precedence order: our own, then haproxy-ingress's two, so
@@ -216,6 +216,7 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &HEALTH_CHECK_PORT,
     &HEALTH_CHECK_ADDR,
     &HEALTH_CHECK_URI,
+    &SERVER_ALIAS,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {

@@ -167,6 +167,17 @@ fn start() -> Setup {
         "web",
         false,
     );
+    for path_type in ["begin", "prefix", "exact"] {
+        objects += &ingress(
+            &format!("path-type-{path_type}"),
+            &annotations(&[("path-type", path_type)]),
+            &format!("{path_type}.test"),
+            "/img",
+            "ImplementationSpecific",
+            "web",
+            false,
+        );
+    }
     std::fs::write(manifests.join("all.yaml"), objects).unwrap();
     let alpn = alpn_ingress(&[
         ("tls-alpn", "http/1.1"),
@@ -389,4 +400,20 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     );
     assert_eq!(http_get(http, "re.test", "/app15/x").unwrap().status, 404);
     assert_eq!(http_get(http, "re.test", "/app").unwrap().status, 404);
+
+    // path-type on ImplementationSpecific paths: begins with, element-wise, whole path.
+    for (host, path, served) in [
+        ("begin.test", "/img", true),
+        ("begin.test", "/imgs", true),
+        ("begin.test", "/im", false),
+        ("prefix.test", "/img", true),
+        ("prefix.test", "/img/a", true),
+        ("prefix.test", "/imgs", false),
+        ("exact.test", "/img", true),
+        ("exact.test", "/img/", false),
+        ("exact.test", "/img/a", false),
+    ] {
+        let status = http_get(http, host, path).unwrap().status;
+        assert_eq!(status == 200, served, "{host}{path}: {status}");
+    }
 }

@@ -21,6 +21,8 @@ struct Converter<'a, 'b> {
     annotations: Annotations,
     output: Contribution,
     backends: BTreeMap<BackendId, ServiceBackend>,
+    /// The Ingress's one host and its `server-alias`.
+    alias: Option<(HostKey, HostKey)>,
 }
 
 /// Converts one Ingress of ours.
@@ -41,10 +43,13 @@ pub(crate) fn convert_ingress(
         annotations,
         output,
         backends: BTreeMap::new(),
+        alias: None,
     };
     if let Some(spec) = &ingress.spec {
+        converter.alias = converter.server_alias(spec);
         converter.tls(spec);
         converter.rules(spec);
+        converter.copy_routes_to_alias();
     }
     converter.output
 }
@@ -52,6 +57,60 @@ pub(crate) fn convert_ingress(
 impl Converter<'_, '_> {
     fn report(&mut self, field: String, message: String) {
         self.output.report(field, message);
+    }
+
+    /// The Ingress's host and its `server-alias`, when set; an alias needs an Ingress of
+    /// exactly one host (which one it names would be a guess otherwise).
+    fn server_alias(&mut self, spec: &resources::IngressSpec) -> Option<(HostKey, HostKey)> {
+        let alias = self.annotations.value(&keys::SERVER_ALIAS).flatten()?;
+        let field = format!("metadata.annotations[{}]", keys::SERVER_ALIAS.name);
+        let mut hosts: Vec<HostKey> = spec
+            .rules
+            .iter()
+            .flatten()
+            .filter_map(|rule| rule.host.as_deref().filter(|h| !h.is_empty()))
+            .filter_map(|host| names::parse_host(host).ok())
+            .collect();
+        hosts.sort();
+        hosts.dedup();
+        match hosts.as_slice() {
+            [host] if *host == alias => {
+                self.report(
+                    field,
+                    format!("'{alias}' is the Ingress's own host; the alias is ignored"),
+                );
+                None
+            }
+            [host] => Some((host.clone(), alias)),
+            _ => {
+                self.report(
+                    field,
+                    format!(
+                        "an alias needs an Ingress with exactly one host, this one has {}; the alias is ignored",
+                        hosts.len()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// The aliased host's paths, claimed for the alias too: it is routed as the host.
+    fn copy_routes_to_alias(&mut self) {
+        let Some((host, alias)) = &self.alias else {
+            return;
+        };
+        let copies: Vec<RouteClaim> = self
+            .output
+            .routes
+            .iter()
+            .filter(|route| route.host == *host)
+            .map(|route| RouteClaim {
+                host: alias.clone(),
+                ..route.clone()
+            })
+            .collect();
+        self.output.routes.extend(copies);
     }
 
     fn tls(&mut self, spec: &resources::IngressSpec) {
@@ -80,6 +139,17 @@ impl Converter<'_, '_> {
                                     namespace: self.output.object.namespace.clone(),
                                     name,
                                 });
+                        // The alias is served as the host: with the same certificate.
+                        if let Some((aliased, alias)) = &self.alias
+                            && covers(&host, aliased)
+                        {
+                            self.output.tls.push(TlsClaim {
+                                host: alias.clone(),
+                                secret: secret.clone(),
+                                options: options.clone(),
+                                field: field.clone(),
+                            });
+                        }
                         self.output.tls.push(TlsClaim {
                             host,
                             secret,
@@ -242,5 +312,16 @@ impl Converter<'_, '_> {
                 None
             }
         }
+    }
+}
+
+/// Whether a TLS host gives `host` its certificate: the same name, or a wildcard that
+/// covers its first label.
+fn covers(tls_host: &HostKey, host: &HostKey) -> bool {
+    match (tls_host, host) {
+        (HostKey::Wildcard(suffix), HostKey::Exact(name)) => {
+            name.split_once('.').is_some_and(|(_, rest)| rest == suffix)
+        }
+        _ => tls_host == host,
     }
 }

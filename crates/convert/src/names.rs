@@ -139,6 +139,13 @@ pub(crate) fn path_match(path: Option<&str>, kind: PathKind) -> Result<PathMatch
             bad
         ));
     }
+    // "Begins with /" takes every request, as `Prefix /` does, and is the same map entry:
+    // one key, so that the oldest Ingress wins it and the other is reported.
+    let kind = if kind == PathKind::Begin && path == "/" {
+        PathKind::Prefix
+    } else {
+        kind
+    };
     let path = if kind == PathKind::Prefix {
         path.trim_end_matches('/')
     } else {
@@ -206,6 +213,15 @@ mod tests {
         assert!(parse_path(Some(&longest), "Prefix").is_ok());
         let hijack = format!("/{}a.example.test#/admin", "x".repeat(16_383));
         assert!(parse_path(Some(&hijack), "ImplementationSpecific").is_err());
+        assert_eq!(
+            parse_path(Some("/"), "ImplementationSpecific"),
+            parse_path(Some("/"), "Prefix"),
+            "both take every request, through one map entry"
+        );
+        assert_eq!(
+            parse_path(Some("/a/"), "ImplementationSpecific").map(|p| p.kind),
+            Ok(PathKind::Begin)
+        );
         assert!(parse_path(Some("/a;b=c/%20/~x@y:z"), "Exact").is_ok());
     }
 

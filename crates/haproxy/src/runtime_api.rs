@@ -372,17 +372,72 @@ impl Session {
     }
 }
 
-/// The line number of `entry` (`<certificate> <filters>`) in `show ssl crt-list -n`
-/// output, where each line reads `<certificate>:<line> <filters>`.
+/// The line number of `entry` (`<certificate> [<options>] <filters>`) in `show ssl
+/// crt-list -n` output, where each line reads `<certificate>:<line> [<options>] <filters>`.
+/// HAProxy 2.6 prints a line's options in an order of its own and ends the ALPN list with
+/// a NUL byte, so options are compared as sets of words with their arguments.
 fn crt_list_line(listing: &str, entry: &str) -> Option<u64> {
     let (entry_cert, entry_rest) = entry.split_once(' ').unwrap_or((entry, ""));
+    let wanted = CrtListTail::parse(entry_rest);
     listing.lines().find_map(|line| {
         let (numbered, rest) = line.split_once(' ').unwrap_or((line, ""));
         let (cert, number) = numbered.rsplit_once(':')?;
-        (cert == entry_cert && rest.trim() == entry_rest.trim())
+        (cert == entry_cert && CrtListTail::parse(rest) == wanted)
             .then(|| number.parse().ok())
             .flatten()
     })
+}
+
+/// What follows the certificate on a certificate-list line, in a comparable form.
+#[derive(Debug, PartialEq, Eq)]
+struct CrtListTail<'a> {
+    /// Each option with its argument, if it takes one, sorted.
+    options: Vec<(&'a str, Option<&'a str>)>,
+    /// The SNI filters, in order.
+    filters: Vec<&'a str>,
+}
+
+impl<'a> CrtListTail<'a> {
+    /// Options of a certificate list that are followed by an argument.
+    const WITH_ARGUMENT: [&'static str; 13] = [
+        "alpn",
+        "npn",
+        "ca-file",
+        "crl-file",
+        "ciphers",
+        "ciphersuites",
+        "curves",
+        "ecdhe",
+        "verify",
+        "ssl-min-ver",
+        "ssl-max-ver",
+        "sigalgs",
+        "client-sigalgs",
+    ];
+
+    fn parse(text: &'a str) -> Self {
+        let text = text.trim();
+        let (options, filters) = match text.strip_prefix('[').and_then(|rest| rest.split_once(']'))
+        {
+            Some((options, filters)) => (options, filters),
+            None => ("", text),
+        };
+        let mut words = options.split([' ', '\0']).filter(|word| !word.is_empty());
+        let mut parsed = Vec::new();
+        while let Some(word) = words.next() {
+            let argument = if Self::WITH_ARGUMENT.contains(&word) {
+                words.next()
+            } else {
+                None
+            };
+            parsed.push((word, argument));
+        }
+        parsed.sort_unstable();
+        Self {
+            options: parsed,
+            filters: filters.split_whitespace().collect(),
+        }
+    }
 }
 
 /// Whole lines, grouped into chunks of at most `limit` bytes (a longer line is a chunk of
@@ -414,6 +469,39 @@ mod tests {
         assert_eq!(crt_list_line(listing, "certs/a.pem b.test"), Some(4));
         assert_eq!(crt_list_line(listing, "certs/b.pem *.c.test"), Some(3));
         assert_eq!(crt_list_line(listing, "certs/b.pem a.test"), None);
+    }
+
+    #[test]
+    fn finds_a_certificate_list_entry_with_options_as_haproxy_prints_them() {
+        // As HAProxy 2.6 answers, NUL after the ALPN list included.
+        let listing = "# certs/crt-list.txt\n\
+            certs/a.pem:1 a.test\n\
+            certs/a.pem:2 [alpn http/1.1\0 ssl-max-ver TLSv1.2] a.test\n\
+            certs/a.pem:3 [alpn h2,http/1.1\0 no-ca-names ciphers HIGH ssl-min-ver TLSv1.2] b.test\n";
+        assert_eq!(crt_list_line(listing, "certs/a.pem a.test"), Some(1));
+        assert_eq!(
+            crt_list_line(
+                listing,
+                "certs/a.pem [alpn http/1.1 ssl-max-ver TLSv1.2] a.test"
+            ),
+            Some(2)
+        );
+        assert_eq!(
+            crt_list_line(
+                listing,
+                "certs/a.pem [alpn h2,http/1.1 ciphers HIGH ssl-min-ver TLSv1.2 no-ca-names] b.test"
+            ),
+            Some(3)
+        );
+        assert_eq!(
+            crt_list_line(listing, "certs/a.pem [alpn h2 ssl-max-ver TLSv1.2] a.test"),
+            None,
+            "another ALPN list is another entry"
+        );
+        assert_eq!(
+            crt_list_line(listing, "certs/a.pem [ssl-max-ver TLSv1.2] a.test"),
+            None
+        );
     }
 
     #[test]

@@ -178,8 +178,15 @@ fn ingress(
                "portcullis.dev/session-cookie-strategy": balance, "portcullis.dev/session-cookie-keywords": balance,
                "portcullis.dev/session-cookie-domain": balance, "portcullis.dev/session-cookie-dynamic": timeout,
                "portcullis.dev/session-cookie-preserve": timeout, "portcullis.dev/session-cookie-same-site": timeout,
-               "portcullis.dev/proxy-protocol": balance}},
-           "spec": {"rules": [{"host": host, "http": {"paths": [
+               "portcullis.dev/proxy-protocol": balance,
+               // And in the request and TLS keys, which reach rule chains and the
+               // certificate list (the host has TLS, with a missing Secret).
+               "portcullis.dev/server-alias": balance, "portcullis.dev/tls-alpn": balance,
+               "portcullis.dev/ssl-options-host": balance, "portcullis.dev/ssl-ciphers": balance,
+               "portcullis.dev/rewrite-target": balance, "portcullis.dev/app-root": balance,
+               "portcullis.dev/redirect-to": balance, "portcullis.dev/request-set-headers": balance}},
+           "spec": {"tls": [{"hosts": [host], "secretName": "missing"}],
+                    "rules": [{"host": host, "http": {"paths": [
                {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}})
 }
 
@@ -333,6 +340,11 @@ fn attack() -> impl Strategy<Value = Attack> {
                     "indirect preserve",
                     "attr SameSite=Lax maxidle 30m domain example.com",
                     "v2-ssl-cn",
+                    "*.alias.test",
+                    "http/1.1",
+                    "ssl-max-ver TLSv1.2",
+                    "https://moved.test/x",
+                    "X-Env: prod",
                 ])
                 .prop_map(str::to_owned),
                 hostile_text()
@@ -517,8 +529,14 @@ fn check(attacks: &[Attack]) {
     let model = &reconciled.conversion.model;
     assert!(
         output.status.success(),
-        "haproxy -c refused what portcullis accepted:\n{}\ndiagnostics: {:#?}",
+        "haproxy -c refused what portcullis accepted:\n{}\nhaproxy.cfg:\n{}\ndiagnostics: {:#?}",
         String::from_utf8_lossy(&output.stderr),
+        reconciled
+            .rendered
+            .files
+            .get("haproxy.cfg")
+            .map(|f| f.text())
+            .unwrap_or_default(),
         reconciled.conversion.diagnostics
     );
     assert!(

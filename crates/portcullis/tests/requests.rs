@@ -5,7 +5,9 @@
 // Test helpers fail loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use test_support::{EchoServer, Portcullis, backend, http_get, https_get, self_signed, tls_secret};
+use test_support::{
+    EchoServer, Portcullis, backend, http_get, https_get, self_signed, tls_handshake, tls_secret,
+};
 
 /// An Ingress of one host and one path to `service`, with annotations and, when `tls`,
 /// the host in `spec.tls` with the `site-tls` Secret.
@@ -36,6 +38,23 @@ fn annotations(pairs: &[(&str, &str)]) -> String {
         .collect()
 }
 
+/// The Ingress of `alpn.test`, a TLS host with TLS options of its own.
+fn alpn_ingress(pairs: &[(&str, &str)]) -> String {
+    let annotations = match pairs {
+        [] => "    {}\n".to_owned(),
+        pairs => annotations(pairs),
+    };
+    ingress(
+        "alpn",
+        &annotations,
+        "alpn.test",
+        "/",
+        "Prefix",
+        "web",
+        true,
+    )
+}
+
 struct Setup {
     _dir: tempfile::TempDir,
     _web: EchoServer,
@@ -49,7 +68,13 @@ fn start() -> Setup {
     std::fs::create_dir(&manifests).unwrap();
     let web = EchoServer::start("web").unwrap();
     let solver = EchoServer::start("solver").unwrap();
-    let hosts = ["acme.test", "hsts.test", "nohsts.test", "alpn.test"];
+    let hosts = [
+        "acme.test",
+        "hsts.test",
+        "nohsts.test",
+        "alpn.test",
+        "www.alpn.test",
+    ];
     let (cert, key) = self_signed("site", &hosts);
     let mut objects = backend("default", "web", 80, None, &[(web.port, true)]);
     objects += &backend("default", "solver", 80, None, &[(solver.port, true)]);
@@ -142,19 +167,24 @@ fn start() -> Setup {
         "web",
         false,
     );
-    objects += &ingress(
-        "alpn",
-        &annotations(&[
-            ("tls-alpn", "http/1.1"),
-            ("ssl-options-host", "ssl-max-ver TLSv1.2"),
-        ]),
-        "alpn.test",
-        "/",
-        "Prefix",
-        "web",
-        true,
-    );
+    for path_type in ["begin", "prefix", "exact"] {
+        objects += &ingress(
+            &format!("path-type-{path_type}"),
+            &annotations(&[("path-type", path_type)]),
+            &format!("{path_type}.test"),
+            "/img",
+            "ImplementationSpecific",
+            "web",
+            false,
+        );
+    }
     std::fs::write(manifests.join("all.yaml"), objects).unwrap();
+    let alpn = alpn_ingress(&[
+        ("tls-alpn", "http/1.1"),
+        ("ssl-options-host", "ssl-max-ver TLSv1.2"),
+        ("server-alias", "www.alpn.test"),
+    ]);
+    std::fs::write(manifests.join("alpn.yaml"), alpn).unwrap();
     let portcullis = Portcullis::start(
         env!("CARGO_BIN_EXE_portcullis"),
         &manifests,
@@ -209,6 +239,45 @@ fn ingress_request_keys_seen_by_client_and_backend() {
         (other.status, other.server().as_deref()),
         (200, Some("web")),
         "an exempt path goes where HTTPS would"
+    );
+
+    // Per-host TLS options from the certificate list, in a real handshake; other hosts
+    // keep the frontend's.
+    let offered = ["h2", "http/1.1"];
+    let per_host = tls_handshake(https, "alpn.test", &offered).unwrap();
+    assert_eq!(
+        (per_host.version.as_str(), per_host.alpn.as_deref()),
+        ("TLSv1.2", Some("http/1.1")),
+        "tls-alpn and ssl-options-host of alpn.test; crt-list: {:?}",
+        std::fs::read_to_string(setup.portcullis.state_dir.join("certs/crt-list.txt"))
+    );
+    let alias = tls_handshake(https, "www.alpn.test", &offered).unwrap();
+    assert_eq!(
+        (alias.version.as_str(), alias.alpn.as_deref()),
+        ("TLSv1.2", Some("http/1.1")),
+        "server-alias shares its host's certificate-list options"
+    );
+    let aliased = https_get(https, "www.alpn.test", "WWW.alpn.test:443", "/x").unwrap();
+    assert_eq!(
+        (
+            aliased.response.status,
+            aliased.response.server().as_deref()
+        ),
+        (200, Some("web"))
+    );
+    let redirected = http_get(http, "www.alpn.test", "/x").unwrap();
+    assert_eq!(
+        (redirected.status, location(&redirected)),
+        (
+            302,
+            Some(format!("https://www.alpn.test:{https}/x").as_str())
+        ),
+        "the alias has its host's TLS, so its HTTPS redirect"
+    );
+    let frontend = tls_handshake(https, "acme.test", &offered).unwrap();
+    assert_eq!(
+        (frontend.version.as_str(), frontend.alpn.as_deref()),
+        ("TLSv1.3", Some("h2"))
     );
 
     // HSTS: on HTTPS responses by default, per path settings, off.
@@ -289,6 +358,38 @@ fn ingress_request_keys_seen_by_client_and_backend() {
         Some("DENY")
     );
 
+    // Per-host TLS options change live, in the certificate list, without a reload:
+    // an entry with options is replaced by one without, and back.
+    let mut portcullis = setup.portcullis;
+    let reloads = portcullis.metric_total("portcullis_reloads_total");
+    let expect_handshake = |portcullis: &mut Portcullis, version: &str, alpn: &str| {
+        portcullis
+            .wait_until(std::time::Duration::from_secs(10), |p| {
+                tls_handshake(p.https_port, "alpn.test", &offered).is_ok_and(|agreed| {
+                    agreed.version == version && agreed.alpn.as_deref() == Some(alpn)
+                })
+            })
+            .unwrap_or_else(|err| panic!("{version} {alpn}: {err}"));
+    };
+    let manifests = portcullis.manifests.clone();
+    test_support::write_manifest(&manifests, "alpn.yaml", &alpn_ingress(&[])).unwrap();
+    expect_handshake(&mut portcullis, "TLSv1.3", "h2");
+    let alpn = alpn_ingress(&[
+        ("tls-alpn", "http/1.1"),
+        ("ssl-options-host", "ssl-max-ver TLSv1.2"),
+    ]);
+    test_support::write_manifest(&manifests, "alpn.yaml", &alpn).unwrap();
+    expect_handshake(&mut portcullis, "TLSv1.2", "http/1.1");
+    let alpn = alpn_ingress(&[("ssl-options-host", "ssl-max-ver TLSv1.2")]);
+    test_support::write_manifest(&manifests, "alpn.yaml", &alpn).unwrap();
+    expect_handshake(&mut portcullis, "TLSv1.2", "h2");
+    assert_eq!(
+        portcullis.metric_total("portcullis_reloads_total"),
+        reloads,
+        "{}",
+        portcullis.log()
+    );
+
     // path-type regex, anchored at the start of the path.
     assert_eq!(
         http_get(http, "re.test", "/app15")
@@ -299,4 +400,20 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     );
     assert_eq!(http_get(http, "re.test", "/app15/x").unwrap().status, 404);
     assert_eq!(http_get(http, "re.test", "/app").unwrap().status, 404);
+
+    // path-type on ImplementationSpecific paths: begins with, element-wise, whole path.
+    for (host, path, served) in [
+        ("begin.test", "/img", true),
+        ("begin.test", "/imgs", true),
+        ("begin.test", "/im", false),
+        ("prefix.test", "/img", true),
+        ("prefix.test", "/img/a", true),
+        ("prefix.test", "/imgs", false),
+        ("exact.test", "/img", true),
+        ("exact.test", "/img/", false),
+        ("exact.test", "/img/a", false),
+    ] {
+        let status = http_get(http, host, path).unwrap().status;
+        assert_eq!(status == 200, served, "{host}{path}: {status}");
+    }
 }

@@ -213,19 +213,30 @@ fn literal(text: &str) -> String {
     text.replace('%', "%%")
 }
 
+/// A header value as a quoted log-format argument. HAProxy 2.6 reads an empty argument
+/// as a missing one and refuses the line, so an empty value is written as an empty
+/// sample expression.
+fn header_value(text: &str) -> String {
+    if text.is_empty() {
+        "'%[str()]'".to_owned()
+    } else {
+        format!("'{}'", literal(text))
+    }
+}
+
 fn header_lines(directive: &str, edits: &HeaderEdits, chosen: &str, out: &mut String) {
     for (name, value) in &edits.set {
         let _ = writeln!(
             out,
-            "    {directive} set-header {name} '{}' if {chosen}",
-            literal(value)
+            "    {directive} set-header {name} {} if {chosen}",
+            header_value(value)
         );
     }
     for (name, value) in &edits.add {
         let _ = writeln!(
             out,
-            "    {directive} add-header {name} '{}' if {chosen}",
-            literal(value)
+            "    {directive} add-header {name} {} if {chosen}",
+            header_value(value)
         );
     }
     for name in &edits.remove {

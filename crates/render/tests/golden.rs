@@ -605,3 +605,68 @@ fn cookie_affinity_and_proxy_protocol_render_in_backends_and_frontends() {
     let api = &model.backends[&id("api", "http")];
     assert!(render::adds_servers_live(api) && render::derives_server_cookies(api));
 }
+
+#[test]
+fn ingress_path_rules_and_host_tls_options() {
+    let base = render(&base_model());
+    let mut model = base_model();
+    let shop = model
+        .hosts
+        .get_mut(&HostKey::Exact("shop.example.com".into()))
+        .unwrap();
+    // `/img` with rewrite-target, header keys (one empty value) and `hsts: false`.
+    let rewrite_and_headers = model::GatewayRule {
+        conditions: Vec::new(),
+        action: model::RuleAction {
+            request_headers: model::HeaderEdits {
+                set: vec![
+                    ("X-Env".into(), "prod".into()),
+                    ("X-Empty".into(), String::new()),
+                ],
+                add: Vec::new(),
+                remove: vec!["X-Drop".into()],
+            },
+            rewrite: Some(model::Rewrite {
+                hostname: None,
+                path: Some(model::PathChange::Prefix {
+                    matched: "/img".into(),
+                    replacement: "/static".into(),
+                }),
+            }),
+            backends: vec![model::RuleBackend::plain(id("static", "80"), 1)],
+            hsts: model::HstsRule::Off,
+            ..model::RuleAction::default()
+        },
+        origin: origin("shop"),
+    };
+    shop.routes.insert(
+        path("/img", PathKind::Begin),
+        Route {
+            target: model::RouteTarget::Rules(std::sync::Arc::from([rewrite_and_headers])),
+            ..route("static", "80", Some(308))
+        },
+    );
+    // tls-alpn and ssl-options-host on a host with a certificate, and on one without.
+    let word = |w: &str| model::TlsWord::parse(w).unwrap();
+    shop.tls = model::TlsOptions {
+        alpn: Some(word("http/1.1")),
+        options: vec![word("ssl-max-ver"), word("TLSv1.2")],
+        ..model::TlsOptions::default()
+    };
+    model
+        .hosts
+        .get_mut(&HostKey::Wildcard("apps.example.com".into()))
+        .unwrap()
+        .tls = model::TlsOptions {
+        ciphers: Some(word("ECDHE-ECDSA-AES128-GCM-SHA256")),
+        cipher_suites: Some(word("TLS_AES_128_GCM_SHA256")),
+        ..model::TlsOptions::default()
+    };
+    let rendered = render(&model);
+    let mut diff = String::new();
+    for file in ["haproxy.cfg", "certs/crt-list.txt", "maps/https-prefix.map"] {
+        diff += &format!("## {file}\n");
+        diff += &changes(&text(&base, file), &text(&rendered, file));
+    }
+    assert_golden("ingress-rules-and-tls.diff", &diff);
+}

@@ -82,20 +82,7 @@ pub fn exchange(mut stream: TcpStream, bytes: &[u8]) -> std::io::Result<Response
 /// `GET path` over TLS with the given SNI and Host; the certificate is not verified but
 /// reported.
 pub fn https_get(port: u16, sni: &str, host: &str, path: &str) -> std::io::Result<TlsResponse> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(std::io::Error::other)?
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
-        .with_no_client_auth();
-    let name =
-        rustls::pki_types::ServerName::try_from(sni.to_owned()).map_err(std::io::Error::other)?;
-    let connection =
-        rustls::ClientConnection::new(Arc::new(config), name).map_err(std::io::Error::other)?;
-    let socket = TcpStream::connect(("127.0.0.1", port))?;
-    socket.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut tls = rustls::StreamOwned::new(connection, socket);
+    let mut tls = tls_connect(port, sni, &[])?;
     tls.write_all(
         format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
     )?;
@@ -126,6 +113,58 @@ pub fn https_get(port: u16, sni: &str, host: &str, path: &str) -> std::io::Resul
         response: parse(&raw)?,
         certificate_cn,
     })
+}
+
+/// What a TLS handshake agreed on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handshake {
+    /// `TLSv1.2` or `TLSv1.3`.
+    pub version: String,
+    /// The protocol chosen by ALPN, if any.
+    pub alpn: Option<String>,
+}
+
+/// Completes a TLS handshake (TLS 1.2 or 1.3) with the given SNI, offering `alpn`, and
+/// reports what was agreed.
+pub fn tls_handshake(port: u16, sni: &str, alpn: &[&str]) -> std::io::Result<Handshake> {
+    let mut tls = tls_connect(port, sni, alpn)?;
+    while tls.conn.is_handshaking() {
+        tls.conn.complete_io(&mut tls.sock)?;
+    }
+    let version = match tls.conn.protocol_version() {
+        Some(rustls::ProtocolVersion::TLSv1_2) => "TLSv1.2".to_owned(),
+        Some(rustls::ProtocolVersion::TLSv1_3) => "TLSv1.3".to_owned(),
+        other => format!("{other:?}"),
+    };
+    let alpn = tls
+        .conn
+        .alpn_protocol()
+        .map(|p| String::from_utf8_lossy(p).into_owned());
+    Ok(Handshake { version, alpn })
+}
+
+/// A TLS client stream to 127.0.0.1:`port` that accepts any certificate, offering TLS
+/// 1.2 and 1.3 and the `alpn` protocols; the handshake runs on first use.
+fn tls_connect(
+    port: u16,
+    sni: &str,
+    alpn: &[&str],
+) -> std::io::Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(std::io::Error::other)?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
+        .with_no_client_auth();
+    config.alpn_protocols = alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
+    let name =
+        rustls::pki_types::ServerName::try_from(sni.to_owned()).map_err(std::io::Error::other)?;
+    let connection =
+        rustls::ClientConnection::new(Arc::new(config), name).map_err(std::io::Error::other)?;
+    let socket = TcpStream::connect(("127.0.0.1", port))?;
+    socket.set_read_timeout(Some(Duration::from_secs(10)))?;
+    Ok(rustls::StreamOwned::new(connection, socket))
 }
 
 fn parse(raw: &[u8]) -> std::io::Result<Response> {

@@ -16,7 +16,10 @@ mod manifests;
 mod ports;
 mod synthetic;
 
-pub use client::{Response, TlsResponse, answer, exchange, http_get, http_request, https_get};
+pub use client::{
+    Handshake, Response, TlsResponse, answer, exchange, http_get, http_request, https_get,
+    tls_handshake,
+};
 pub use echo::EchoServer;
 pub use fake_api::{ApiRequest, FakeApiServer};
 pub use harness::{Portcullis, kill_hard, managed_files};

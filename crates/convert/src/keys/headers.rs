@@ -89,3 +89,37 @@ pub const RESPONSE_DEL_HEADERS: Key<Vec<String>> = Key {
     applied: Applied::Reload,
     differs: PER_PATH,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_lines_split_name_and_value_on_a_colon_or_spaces() {
+        assert_eq!(REQUEST_SET_HEADERS.default_value(), Vec::new());
+        assert_eq!(
+            (REQUEST_SET_HEADERS.parse)("X-A: 1\nX-B 2"),
+            Ok(vec![
+                ("X-A".to_owned(), "1".to_owned()),
+                ("X-B".to_owned(), "2".to_owned())
+            ])
+        );
+        assert_eq!(
+            (RESPONSE_SET_HEADERS.parse)("X-A: it's"),
+            Err("header X-A: values may not hold control characters or a single quote (')".into())
+        );
+    }
+
+    #[test]
+    fn header_names_are_tokens() {
+        assert_eq!(REQUEST_DEL_HEADERS.default_value(), Vec::<String>::new());
+        assert_eq!(
+            (RESPONSE_DEL_HEADERS.parse)("X-A, X-B"),
+            Ok(vec!["X-A".to_owned(), "X-B".to_owned()])
+        );
+        assert_eq!(
+            (REQUEST_DEL_HEADERS.parse)("X A"),
+            Err("'X A' is not a name of letters, digits, '-', '_', '.', '~'".into())
+        );
+    }
+}

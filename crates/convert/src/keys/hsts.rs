@@ -47,3 +47,25 @@ pub const HSTS_PRELOAD: Key<bool> = Key {
     applied: Applied::Reload,
     differs: "",
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hsts_defaults_as_haproxy_ingress() {
+        assert!(HSTS.default_value());
+        assert_eq!(HSTS_MAX_AGE.default_value(), 15_768_000);
+        assert!(!HSTS_INCLUDE_SUBDOMAINS.default_value());
+        assert!(!HSTS_PRELOAD.default_value());
+        assert_eq!((HSTS_MAX_AGE.parse)("60"), Ok(60));
+        assert_eq!(
+            (HSTS_MAX_AGE.parse)("-1"),
+            Err("'-1' is not a whole number of seconds from 0 to 2147483647".into())
+        );
+        assert_eq!(
+            (HSTS_PRELOAD.parse)("1"),
+            Err("'1' is not true or false".into())
+        );
+    }
+}

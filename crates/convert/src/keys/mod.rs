@@ -70,7 +70,7 @@ pub use responses::{
     PROXY_BODY_SIZE, SERVER_HEADER,
 };
 pub use rewrite::{PATH_TYPE, PathType, REWRITE_TARGET};
-pub use routing::SSL_REDIRECT;
+pub use routing::{SERVER_ALIAS, SSL_REDIRECT};
 pub use tls::{SSL_CIPHER_SUITES, SSL_CIPHERS, SSL_OPTIONS, SSL_OPTIONS_HOST, TLS_ALPN};
 
 /// Every `http-response-<code>` key with its code.
@@ -288,6 +288,7 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &USE_PROXY_PROTOCOL,
     &USE_PROXY_PROTOCOL_TRUSTED_CIDRS,
     &PROXY_PROTOCOL,
+    &SERVER_ALIAS,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {

@@ -62,3 +62,67 @@ pub const APP_ROOT: Key<Option<String>> = Key {
     applied: Applied::Reload,
     differs: "",
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_codes_default_to_302_as_in_haproxy_ingress() {
+        for key in [&SSL_REDIRECT_CODE, &REDIRECT_TO_CODE] {
+            assert_eq!(key.default_value(), 302);
+            assert_eq!((key.parse)("308"), Ok(308));
+            assert_eq!(
+                (key.parse)("304"),
+                Err("'304' is not one of 301, 302, 303, 307, 308".into())
+            );
+        }
+    }
+
+    #[test]
+    fn tls_redirect_exceptions_are_url_paths() {
+        assert_eq!(
+            NO_TLS_REDIRECT_LOCATIONS.default_value(),
+            ["/.well-known/acme-challenge"]
+        );
+        assert_eq!(
+            (NO_TLS_REDIRECT_LOCATIONS.parse)("/a, /b"),
+            Ok(vec!["/a".to_owned(), "/b".to_owned()])
+        );
+        assert_eq!((NO_TLS_REDIRECT_LOCATIONS.parse)(""), Ok(Vec::new()));
+        assert_eq!(
+            (NO_TLS_REDIRECT_LOCATIONS.parse)("/a b"),
+            Err("path '/a b' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'".into())
+        );
+    }
+
+    #[test]
+    fn redirect_to_is_an_http_url() {
+        assert_eq!(REDIRECT_TO.default_value(), None);
+        let redirect = (REDIRECT_TO.parse)("https://x.test/y").unwrap_or_default();
+        assert_eq!(
+            redirect.map(|r| (r.scheme, r.hostname, r.path)),
+            Some((
+                Some("https".to_owned()),
+                Some("x.test".to_owned()),
+                Some(model::PathChange::Full("/y".to_owned()))
+            ))
+        );
+        assert_eq!(
+            (REDIRECT_TO.parse)("ftp://x"),
+            Err("'ftp://x' does not start with http:// or https://".into())
+        );
+        assert_eq!(
+            (REDIRECT_TO.parse)("https://x.test/a b"),
+            Err("path '/a b' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'".into())
+        );
+    }
+
+    #[test]
+    fn app_root_is_a_url_path() {
+        assert_eq!(APP_ROOT.default_value(), None);
+        assert_eq!((APP_ROOT.parse)("/app"), Ok(Some("/app".to_owned())));
+        assert_eq!((APP_ROOT.parse)("app"), Err("path 'app' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'".into()));
+        assert_eq!((APP_ROOT.parse)("/a?b"), Err("path '/a?b' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'".into()));
+    }
+}

@@ -38,3 +38,27 @@ pub const PATH_TYPE: Key<PathType> = Key {
     applied: Applied::Reload,
     differs: "`begin` is case-sensitive; haproxy-ingress compares it without case. A `regex` path is tried where no other path of its host matches, before `/`; it is compiled by PCRE2 (HAProxy's engine) rather than read as a POSIX expression.",
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewrite_target_is_a_url_path() {
+        assert_eq!(REWRITE_TARGET.default_value(), None);
+        assert_eq!((REWRITE_TARGET.parse)("/"), Ok(Some("/".to_owned())));
+        assert_eq!((REWRITE_TARGET.parse)("x"), Err("path 'x' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'".into()));
+    }
+
+    #[test]
+    fn path_type_defaults_to_begin() {
+        assert_eq!(PATH_TYPE.default_value(), PathType::Begin);
+        assert_eq!((PATH_TYPE.parse)("regex"), Ok(PathType::Regex));
+        assert_eq!((PATH_TYPE.parse)("prefix"), Ok(PathType::Prefix));
+        assert_eq!((PATH_TYPE.parse)("exact"), Ok(PathType::Exact));
+        assert_eq!(
+            (PATH_TYPE.parse)("glob"),
+            Err("'glob' is not begin, prefix, exact or regex".into())
+        );
+    }
+}

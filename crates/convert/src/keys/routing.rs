@@ -1,4 +1,6 @@
-//! Keys of a path's routing: the HTTPS redirect.
+//! Keys of a host's or a path's routing: the HTTPS redirect, host aliases.
+
+use model::HostKey;
 
 use super::parse::parse_bool;
 use super::{Applied, Key, Scope};
@@ -14,3 +16,62 @@ pub const SSL_REDIRECT: Key<bool> = Key {
     applied: Applied::Live,
     differs: "",
 };
+
+/// `server-alias`.
+pub const SERVER_ALIAS: Key<Option<HostKey>> = Key {
+    name: "server-alias",
+    scope: Scope::Host,
+    default: "",
+    accepted_values: "a host name, or a wildcard of one label in front of a host name, such as `www.example.com` or `*.example.com`; or empty",
+    parse: parse_server_alias,
+    doc: "Another name of the Ingress's host: requests for it (Host header, and SNI when the host has TLS) are routed as the host's, with its paths, certificate, TLS options and HTTPS redirect. A wildcard covers one label. Only an Ingress with one host may have an alias, set as an Ingress annotation; a ConfigMap value would name one alias for every host, and is not used.",
+    applied: Applied::Live,
+    differs: "The alias is a host of its own made of the Ingress's paths, so an older Ingress that routes the same name and path keeps it (and the conflict is reported), where haproxy-ingress puts the alias in the host's ACL.",
+};
+
+fn parse_server_alias(text: &str) -> Result<Option<HostKey>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    crate::names::parse_host(text).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_alias_is_one_host_name_or_wildcard() {
+        assert_eq!(SERVER_ALIAS.default_value(), None);
+        assert_eq!(
+            (SERVER_ALIAS.parse)("WWW.Example.com"),
+            Ok(Some(HostKey::Exact("www.example.com".into())))
+        );
+        assert_eq!(
+            (SERVER_ALIAS.parse)("*.example.com"),
+            Ok(Some(HostKey::Wildcard("example.com".into())))
+        );
+        assert_eq!((SERVER_ALIAS.parse)(" "), Ok(None));
+        for bad in [
+            "a.test b.test",
+            "a.test,b.test",
+            "^a\\.test$",
+            "a..test",
+            "*",
+        ] {
+            assert_eq!(
+                (SERVER_ALIAS.parse)(bad),
+                Err(format!("'{}' is not a valid host name", bad.escape_debug())),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn ssl_redirect_defaults_to_true() {
+        assert!(SSL_REDIRECT.default_value());
+        assert_eq!((SSL_REDIRECT.parse)("false"), Ok(false));
+        assert!((SSL_REDIRECT.parse)("no").is_err());
+    }
+}

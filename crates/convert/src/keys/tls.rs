@@ -62,3 +62,75 @@ pub const SSL_OPTIONS_HOST: Key<TlsOptions> = Key {
     applied: Applied::Reload,
     differs: "Only the options HAProxy 2.6 takes per host (in a certificate list) are accepted; `no-tlsv11` and the like are written `ssl-min-ver` here.",
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(options: &TlsOptions) -> Vec<&str> {
+        options.options.iter().map(TlsWord::as_str).collect()
+    }
+
+    #[test]
+    fn ciphers_are_checked_against_openssl_names() {
+        assert_eq!(SSL_CIPHERS.default_value(), None);
+        assert_eq!(
+            (SSL_CIPHERS.parse)("HIGH:!aNULL").map(|w| w.map(|w| w.to_string())),
+            Ok(Some("HIGH:!aNULL".to_owned()))
+        );
+        assert_eq!(
+            (SSL_CIPHERS.parse)("!ALL"),
+            Err("'!ALL' excludes every cipher".into())
+        );
+        assert_eq!(SSL_CIPHER_SUITES.default_value(), None);
+        assert_eq!(
+            (SSL_CIPHER_SUITES.parse)("TLS_FOO"),
+            Err("'TLS_FOO' is not a TLS 1.3 cipher suite".into())
+        );
+    }
+
+    #[test]
+    fn alpn_is_a_short_list_of_protocol_names() {
+        assert_eq!(TLS_ALPN.default_value().as_str(), "h2,http/1.1");
+        for bad in ["h2 http/1.1", "", "h2,", "a,b,c,d,e,f,g,h,i"] {
+            assert_eq!(
+                (TLS_ALPN.parse)(bad),
+                Err(format!(
+                    "'{bad}' is not a list of up to 8 protocol names separated by commas"
+                ))
+            );
+        }
+    }
+
+    #[test]
+    fn options_leave_a_tls_version_and_host_options_are_those_a_crt_list_takes() {
+        assert_eq!(
+            words(&SSL_OPTIONS.default_value()),
+            ["no-sslv3", "no-tlsv10", "no-tlsv11", "no-tls-tickets"]
+        );
+        assert_eq!(
+            (SSL_OPTIONS.parse)("no-tlsv12 no-tlsv13 no-tlsv11 no-tlsv10 no-sslv3"),
+            Err(
+                "'no-tlsv12 no-tlsv13 no-tlsv11 no-tlsv10 no-sslv3' leaves no TLS version enabled"
+                    .into()
+            )
+        );
+        assert_eq!(
+            (SSL_OPTIONS.parse)("ssl-min-ver"),
+            Err("'ssl-min-ver' needs one of TLSv1.0, TLSv1.1, TLSv1.2, TLSv1.3".into())
+        );
+        assert!(SSL_OPTIONS_HOST.default_value().is_empty());
+        assert_eq!(
+            (SSL_OPTIONS_HOST.parse)("ssl-max-ver TLSv1.2 no-ca-names")
+                .map(|o| words(&o).join(" ")),
+            Ok("ssl-max-ver TLSv1.2 no-ca-names".to_owned())
+        );
+        assert_eq!(
+            (SSL_OPTIONS_HOST.parse)("no-tlsv11"),
+            Err(
+                "'no-tlsv11' is not one of no-ca-names, allow-0rtt, ssl-min-ver, ssl-max-ver"
+                    .into()
+            )
+        );
+    }
+}

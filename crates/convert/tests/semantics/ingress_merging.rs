@@ -186,3 +186,32 @@ fn default_backend() {
         ],
     );
 }
+
+#[test]
+fn root_paths_of_every_type_are_one_path() {
+    check(
+        Show::ROUTES,
+        &[Case::new(
+            "routing.md: 'ImplementationSpecific `/` is the same path as Prefix `/`': the oldest wins it and the other is reported",
+            "
+            kind: Ingress
+            metadata: {name: prefix-new, creationTimestamp: '2024-06-01T00:00:00Z'}
+            spec:
+              rules:
+              - host: a.test
+                http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+            ---
+            kind: Ingress
+            metadata: {name: begin-old, creationTimestamp: '2024-01-01T00:00:00Z'}
+            spec:
+              rules:
+              - host: a.test
+                http: {paths: [{path: /, pathType: ImplementationSpecific, backend: {service: {name: api, port: {number: 80}}}}]}
+            ",
+            &[
+                "route a.test / Prefix -> default_api_80",
+                "diagnostic Ingress default/prefix-new: spec.rules[0].http.paths[0]: host a.test path '/' is already routed by Ingress default/begin-old, which is older; this path is ignored",
+            ],
+        )],
+    );
+}

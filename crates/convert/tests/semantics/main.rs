@@ -6,6 +6,7 @@
 mod summary;
 mod support;
 
+mod ingress_aliases;
 mod ingress_backends;
 mod ingress_classes;
 mod ingress_hosts_and_paths;

@@ -391,7 +391,14 @@ fn attack() -> impl Strategy<Value = Attack> {
             hostile_number(),
             hostile_number(),
             hostile_text(),
-            hostile_text(),
+            prop_oneof![
+                hostile_text(),
+                // Address lists long enough to pass a line's 64 words.
+                (20usize..80).prop_map(|n| (0..n)
+                    .map(|i| format!("10.{}.{}.0/24", i / 250, i % 250))
+                    .collect::<Vec<_>>()
+                    .join(",")),
+            ],
             observe()
         )
             .prop_map(|(timeout, max_connections, forwardfor, trusted, observe)| {

@@ -43,7 +43,7 @@ pub const FORWARDFOR_TRUSTED_CIDRS: Key<Vec<Cidr>> = Key {
     name: "forwardfor-trusted-cidrs",
     scope: Scope::Global,
     default: "",
-    accepted_values: "IPv4 or IPv6 addresses or address blocks, separated by commas, such as `10.0.0.0/8, 192.168.1.7, 2001:db8::/32`, or empty",
+    accepted_values: "up to 32 IPv4 or IPv6 addresses or address blocks, separated by commas, such as `10.0.0.0/8, 192.168.1.7, 2001:db8::/32`, or empty",
     parse: parse_cidr_list,
     doc: "The proxies in front of HAProxy, whose forwarded headers are trusted: their X-Forwarded-Proto, X-Forwarded-Host, X-Forwarded-Port, `real-ip-hdr` and Forwarded headers are kept, and `forwardfor: add` treats their X-Forwarded-For as `update` does. Every other client's such headers are replaced, and its Forwarded header removed.",
     applied: Applied::Reload,

@@ -57,12 +57,21 @@ pub(super) fn parse_optional_header(text: &str) -> Result<Option<HeaderName>, St
     }
 }
 
+/// Comma-separated addresses or address blocks, at most [`MAX_LIST_ENTRIES`] (they are
+/// printed on one rule line).
 pub(super) fn parse_cidr_list(text: &str) -> Result<Vec<Cidr>, String> {
-    text.split(',')
+    let entries: Vec<&str> = text
+        .split(',')
         .map(str::trim)
         .filter(|entry| !entry.is_empty())
-        .map(Cidr::parse)
-        .collect()
+        .collect();
+    if entries.len() > MAX_LIST_ENTRIES {
+        return Err(format!(
+            "{} addresses; at most {MAX_LIST_ENTRIES} are accepted",
+            entries.len()
+        ));
+    }
+    entries.into_iter().map(Cidr::parse).collect()
 }
 
 /// At most this many entries in a list value, so every line printing them stays well

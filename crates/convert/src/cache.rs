@@ -100,9 +100,6 @@ pub struct ConvertCache {
     listener_ports: Option<ListenerPorts>,
     /// The proxy-wide settings of the previous conversion.
     settings: Option<Arc<Settings>>,
-    /// What changed between the previous conversion's snapshot and this one's; `None`
-    /// when there was no previous one.
-    changes: Option<Arc<[index::Change]>>,
 }
 
 impl ConvertCache {
@@ -181,9 +178,7 @@ impl ConvertCache {
 
         let stale = match self.previous.take() {
             Some(previous) => {
-                let changes: Arc<[index::Change]> = snapshot.changes_since(&previous).into();
-                let mut stale = self.stale(&changes);
-                self.changes = Some(changes);
+                let mut stale = self.stale(&snapshot.changes_since(&previous));
                 if self.listener_ports.as_ref() != Some(&listener_ports) {
                     self.stale_by(&Dependency::ListenerPorts, &mut stale);
                 }
@@ -305,12 +300,6 @@ impl ConvertCache {
             gateway_status: self.status.clone(),
             served_ingresses: self.served_ingresses.clone(),
         }
-    }
-
-    /// What changed between the snapshots of the previous conversion and the last one;
-    /// `None` when the last one had no previous one (everything is new).
-    pub fn last_changes(&self) -> Option<&[index::Change]> {
-        self.changes.as_deref()
     }
 
     /// What the changes make stale: every memoized result that looked up a changed

@@ -85,6 +85,8 @@ struct Controller {
     rejected_objects: convert::Exclusions,
     /// The Gateway API status last published.
     published_status: Option<Arc<convert::gateway_status::StatusReport>>,
+    /// The snapshot whose results the cluster writers were last given.
+    published_snapshot: Option<Arc<index::Snapshot>>,
     /// Kubernetes API mode's writers (status, Events); `None` in manifest mode.
     cluster: Option<ClusterLink>,
     retry: RetryBackoff,
@@ -151,6 +153,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         rejected_certificates: BTreeMap::new(),
         rejected_objects: convert::Exclusions::new(),
         published_status: None,
+        published_snapshot: None,
         cluster,
         retry: RetryBackoff::default(),
         busy_ports: BusyPorts::new(args.config.bind_address),
@@ -312,17 +315,23 @@ impl Controller {
             .publish_gateway_status(&conversion.gateway_status)
             .is_some();
         if let Some(cluster) = self.cluster.as_mut() {
+            // What changed since the snapshot the writers last saw (a narrowed round sees
+            // the same snapshot again, so it is compared with that one, not with the
+            // conversion's previous one).
+            let changes = self
+                .published_snapshot
+                .replace(snapshot.clone())
+                .map(|before| snapshot.changes_since(&before));
             // The status writers need the report again when it changed, and also when one
             // of its objects did (a new resourceVersion to write against), even if the
             // report itself is the same.
             let report = &conversion.gateway_status;
-            let objects_changed = self
-                .reconciler
-                .last_changes()
+            let objects_changed = changes
+                .as_ref()
                 .is_none_or(|changes| changes.iter().any(|c| report.contains_key(&c.object_ref)));
             cluster.publish(
                 &snapshot,
-                self.reconciler.last_changes(),
+                changes.as_deref(),
                 &conversion.served_ingresses,
                 &new_problems,
                 (report_changed || objects_changed).then_some(&**report),

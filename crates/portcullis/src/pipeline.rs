@@ -73,12 +73,6 @@ impl Reconciler {
         self.options.busy_ports = ports;
     }
 
-    /// What changed between the snapshots of the last two reconciliations; `None` after
-    /// the first.
-    pub fn last_changes(&self) -> Option<&[index::Change]> {
-        self.convert_cache.last_changes()
-    }
-
     /// Converts and renders a snapshot, leaving out certificates HAProxy refused.
     pub fn reconcile(
         &mut self,

@@ -15,6 +15,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::contribution::Contribution;
 use crate::conversion::{Conversion, Exclusions, automatic_shards};
 use crate::diagnostic::Diagnostic;
+use crate::gateway::listener::PortProtocols;
 use crate::gateway::status::{self, StatusReport};
 use crate::keys::{self, GlobalConfig};
 use crate::lookup::{Context, Dependency, Recorder, same_object};
@@ -98,6 +99,8 @@ pub struct ConvertCache {
     served_ingresses: OrdSet<ObjectRef>,
     /// The listener ports of the previous conversion.
     listener_ports: Option<ListenerPorts>,
+    /// The protocols our Gateways used on each port in the previous conversion.
+    port_protocols: Option<PortProtocols>,
     /// The proxy-wide settings of the previous conversion.
     settings: Option<Arc<Settings>>,
 }
@@ -168,10 +171,12 @@ impl ConvertCache {
                 .into_iter()
                 .chain(observers.prometheus_port),
         );
+        let port_protocols = PortProtocols::of_our_gateways(snapshot);
         let context = Context {
             snapshot,
             options,
             listener_ports: &listener_ports,
+            port_protocols: &port_protocols,
             global,
             configmap: configmap.as_ref(),
         };
@@ -181,6 +186,9 @@ impl ConvertCache {
                 let mut stale = self.stale(&snapshot.changes_since(&previous));
                 if self.listener_ports.as_ref() != Some(&listener_ports) {
                     self.stale_by(&Dependency::ListenerPorts, &mut stale);
+                }
+                if self.port_protocols.as_ref() != Some(&port_protocols) {
+                    self.stale_by(&Dependency::PortProtocols, &mut stale);
                 }
                 // Objects left out, or taken back, since the previous conversion.
                 stale
@@ -203,6 +211,7 @@ impl ConvertCache {
         };
         self.previous = Some(snapshot.clone());
         self.listener_ports = Some(listener_ports.clone());
+        self.port_protocols = Some(port_protocols.clone());
 
         let converted = convert_all(stale.objects, context, &excluded);
         self.excluded = excluded;

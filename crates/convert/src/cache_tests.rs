@@ -190,10 +190,12 @@ fn compute(
     };
     let global = GlobalConfig::new(data.as_ref(), Some(&configmap), &mut Vec::new());
     let ports = options.listener_ports();
+    let port_protocols = crate::gateway::listener::PortProtocols::of_our_gateways(snapshot);
     let context = Context {
         snapshot,
         options,
         listener_ports: &ports,
+        port_protocols: &port_protocols,
         global: &global,
         configmap: Some(&configmap),
     };

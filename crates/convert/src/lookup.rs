@@ -8,6 +8,7 @@ use std::sync::Arc;
 use index::Snapshot;
 use resources::{EndpointSlice, Endpoints, Kind, Object, ObjectRef};
 
+use crate::gateway::listener::PortProtocols;
 use crate::keys::GlobalConfig;
 use crate::options::{ConvertOptions, ListenerPorts};
 
@@ -24,6 +25,8 @@ pub(crate) enum Dependency {
     Kind(Kind),
     /// `listener_ports()`: the ports from the command line and those found busy.
     ListenerPorts,
+    /// `port_protocols()`: the protocols our Gateways' listeners use on each port.
+    PortProtocols,
 }
 
 /// Equal values; the pointer comparison is only a shortcut.
@@ -49,6 +52,7 @@ pub(crate) struct Context<'a> {
     pub(crate) snapshot: &'a Snapshot,
     pub(crate) options: &'a ConvertOptions,
     pub(crate) listener_ports: &'a ListenerPorts,
+    pub(crate) port_protocols: &'a PortProtocols,
     pub(crate) global: &'a GlobalConfig,
     /// The global ConfigMap, when one is configured.
     pub(crate) configmap: Option<&'a ObjectRef>,
@@ -81,6 +85,14 @@ impl<'a> Recorder<'a> {
             self.dependencies.push(Dependency::ListenerPorts);
         }
         self.context.listener_ports
+    }
+
+    /// The protocols every Gateway of ours uses on each port (a change converts again).
+    pub(crate) fn port_protocols(&mut self) -> &'a PortProtocols {
+        if !self.dependencies.contains(&Dependency::PortProtocols) {
+            self.dependencies.push(Dependency::PortProtocols);
+        }
+        self.context.port_protocols
     }
 
     /// The global configuration keys; a change to the ConfigMap converts again.

@@ -11,21 +11,23 @@ use std::collections::{BTreeMap, BTreeSet};
 use resources::{Kind, ObjectRef};
 
 use super::api::{GATEWAY_CONTROLLER, GROUP};
-use crate::lookup::Recorder;
 use crate::options::ListenerPorts;
 use crate::outcome::{Reason, Refusal};
+use index::Snapshot;
 
 /// The protocols the listeners of every Gateway of ours use on each port: one port is one
 /// HAProxy frontend, so listeners sharing a port must agree, whichever Gateway they
 /// belong to.
-#[derive(Debug, Default)]
+/// Computed once per conversion from the snapshot and compared by value with the
+/// previous one: what looked it up is converted again only when it differs.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct PortProtocols(BTreeMap<i32, BTreeSet<String>>);
 
 impl PortProtocols {
     /// Reads every Gateway of a GatewayClass of ours.
-    pub(crate) fn of_our_gateways(lookups: &mut Recorder<'_>) -> Self {
+    pub(crate) fn of_our_gateways(snapshot: &Snapshot) -> Self {
         let mut protocols: BTreeMap<i32, BTreeSet<String>> = BTreeMap::new();
-        for object in lookups.of_kind(Kind::Gateway) {
+        for object in snapshot.of_kind(Kind::Gateway) {
             let Object::Gateway(gateway) = object else {
                 continue;
             };
@@ -35,7 +37,7 @@ impl PortProtocols {
                 gateway.spec.gateway_class_name.as_str(),
             );
             let ours = matches!(
-                lookups.get(class),
+                snapshot.get(&class),
                 Some(Object::GatewayClass(class)) if class.spec.controller_name == GATEWAY_CONTROLLER
             );
             if !ours {
@@ -56,6 +58,41 @@ impl PortProtocols {
         self.0
             .get(&port)
             .is_some_and(|protocols| protocols.iter().any(|other| other != protocol))
+    }
+}
+
+/// The route kinds a listener asks for (`allowedRoutes.kinds`), decided once for routing
+/// and for status alike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RouteKinds {
+    /// Whether it takes HTTPRoutes (asked for, or no kinds given).
+    pub(crate) http_route: bool,
+    /// The kinds it asks for that portcullis does not serve there, as `group/kind`.
+    pub(crate) invalid: Vec<String>,
+}
+
+/// The route kinds a listener asks for; none given means every kind its protocol takes.
+pub(crate) fn route_kinds(listener: &GatewayListeners) -> RouteKinds {
+    let serves_http = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS");
+    let asked: Vec<(&str, &str)> = listener
+        .allowed_routes
+        .as_ref()
+        .and_then(|allowed| allowed.kinds.as_ref())
+        .map(|kinds| {
+            kinds
+                .iter()
+                .map(|k| (k.group.as_deref().unwrap_or(GROUP), k.kind.as_str()))
+                .collect()
+        })
+        .unwrap_or_else(|| vec![(GROUP, "HTTPRoute")]);
+    let is_http_route = |kind: &(&str, &str)| *kind == (GROUP, "HTTPRoute");
+    RouteKinds {
+        http_route: serves_http && asked.iter().any(is_http_route),
+        invalid: asked
+            .iter()
+            .filter(|kind| !serves_http || !is_http_route(kind))
+            .map(|(group, kind)| format!("{group}/{kind}"))
+            .collect(),
     }
 }
 

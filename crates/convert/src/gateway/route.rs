@@ -23,7 +23,6 @@ use resources::gateway::{
 use resources::{Gateway, HttpRoute, Kind, Object, ObjectRef, ServiceBackendPort};
 
 use super::api::{GATEWAY_CONTROLLER, GROUP};
-use super::listener::PortProtocols;
 use super::{listener, rules};
 use crate::contribution::{ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim};
 use crate::endpoints::ServiceBackend;
@@ -100,11 +99,7 @@ impl RouteConverter<'_, '_> {
     fn attachments(&mut self, outcomes: &mut Vec<ParentOutcome>) -> Vec<Attachment> {
         let mut by_host: BTreeMap<HostKey, Attachment> = BTreeMap::new();
         let parents = self.route.spec.parent_refs.clone().unwrap_or_default();
-        let port_protocols = if parents.is_empty() {
-            PortProtocols::default()
-        } else {
-            PortProtocols::of_our_gateways(self.lookups)
-        };
+        let port_protocols = self.lookups.port_protocols();
         for (index, parent) in parents.iter().enumerate() {
             let field = format!("spec.parentRefs[{index}]");
             let group = parent.group.as_deref().unwrap_or(GROUP);
@@ -137,7 +132,7 @@ impl RouteConverter<'_, '_> {
                 }
                 named = true;
                 let ports = self.lookups.listener_ports();
-                let Ok(frontends) = listener::frontend(listener, &port_protocols, ports) else {
+                let Ok(frontends) = listener::frontend(listener, port_protocols, ports) else {
                     continue;
                 };
                 if !self.allowed(listener, &namespace) {
@@ -236,15 +231,10 @@ impl RouteConverter<'_, '_> {
 
     /// Whether a listener's `allowedRoutes` admits this route.
     fn allowed(&mut self, listener: &GatewayListeners, gateway_namespace: &str) -> bool {
-        let allowed = listener.allowed_routes.as_ref();
-        let kinds_ok = allowed.and_then(|a| a.kinds.as_ref()).is_none_or(|kinds| {
-            kinds
-                .iter()
-                .any(|k| k.kind == "HTTPRoute" && k.group.as_deref().unwrap_or(GROUP) == GROUP)
-        });
-        if !kinds_ok {
+        if !listener::route_kinds(listener).http_route {
             return false;
         }
+        let allowed = listener.allowed_routes.as_ref();
         let namespaces = allowed.and_then(|a| a.namespaces.as_ref());
         let from = namespaces.and_then(|n| n.from.as_ref());
         let route_namespace = self.namespace();

@@ -203,7 +203,7 @@ pub(crate) fn report(
             report.insert(route.clone(), ObjectStatus::Route { parents });
         }
     }
-    let port_protocols = PortProtocols::of_our_gateways(lookups);
+    let port_protocols = lookups.port_protocols();
     for object in lookups.of_kind(Kind::Gateway) {
         let Object::Gateway(gateway) = object else {
             continue;
@@ -225,7 +225,7 @@ pub(crate) fn report(
                 listener_status(
                     lookups,
                     &gateway_ref,
-                    (listener, &port_protocols, ports),
+                    (listener, port_protocols, ports),
                     attached_routes,
                     generation,
                 )
@@ -331,25 +331,8 @@ fn listener_status(
         )
     };
     let serves_http = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS");
-    // The kinds it asks for (`allowedRoutes.kinds`; none: every kind its protocol takes),
-    // of which HTTPRoute is the one served; any other is an invalid kind.
-    let asked: Vec<(&str, &str)> = listener
-        .allowed_routes
-        .as_ref()
-        .and_then(|allowed| allowed.kinds.as_ref())
-        .map(|kinds| {
-            kinds
-                .iter()
-                .map(|k| (k.group.as_deref().unwrap_or(GROUP), k.kind.as_str()))
-                .collect()
-        })
-        .unwrap_or_else(|| vec![(GROUP, "HTTPRoute")]);
-    let http_route_asked = asked.contains(&(GROUP, "HTTPRoute"));
-    let invalid_kinds: Vec<String> = asked
-        .iter()
-        .filter(|kind| !serves_http || **kind != (GROUP, "HTTPRoute"))
-        .map(|(group, kind)| format!("{group}/{kind}"))
-        .collect();
+    let kinds = listener::route_kinds(listener);
+    let (http_route_asked, invalid_kinds) = (kinds.http_route, kinds.invalid);
     let certificate_ok = resolved.status == ConditionStatus::True;
     let resolved = if certificate_ok && serves_http && !invalid_kinds.is_empty() {
         condition(

@@ -40,6 +40,10 @@ pub(crate) fn same_object(a: &Object, b: &Object) -> bool {
         (Object::IngressClass(x), Object::IngressClass(y)) => Arc::ptr_eq(x, y),
         (Object::EndpointSlice(x), Object::EndpointSlice(y)) => Arc::ptr_eq(x, y),
         (Object::Namespace(x), Object::Namespace(y)) => Arc::ptr_eq(x, y),
+        (Object::GatewayClass(x), Object::GatewayClass(y)) => Arc::ptr_eq(x, y),
+        (Object::Gateway(x), Object::Gateway(y)) => Arc::ptr_eq(x, y),
+        (Object::HttpRoute(x), Object::HttpRoute(y)) => Arc::ptr_eq(x, y),
+        (Object::ReferenceGrant(x), Object::ReferenceGrant(y)) => Arc::ptr_eq(x, y),
         _ => false,
     };
     same_pointer || a == b

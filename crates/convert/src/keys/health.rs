@@ -4,7 +4,7 @@ use std::net::IpAddr;
 
 use model::{CheckUri, HaproxyDuration};
 
-use super::parse::parse_duration;
+use super::parse::{parse_duration, parse_optional_port};
 use super::{Applied, Key, Scope};
 
 /// `health-check-interval`.
@@ -46,7 +46,7 @@ pub const HEALTH_CHECK_PORT: Key<Option<u16>> = Key {
     scope: Scope::Backend,
     default: "",
     accepted_values: "a port from `1` to `65535`; empty for the server's port",
-    parse: parse_port,
+    parse: parse_optional_port,
     doc: "The port checked instead of the server's.",
     applied: Applied::Reload,
     differs: "",
@@ -89,19 +89,6 @@ fn parse_count(text: &str) -> Result<Option<u32>, String> {
             Ok(n) if (1..=1000).contains(&n) => Ok(Some(n)),
             _ => Err(format!(
                 "'{}' is not a whole number from 1 to 1000",
-                number.escape_debug()
-            )),
-        },
-    }
-}
-
-fn parse_port(text: &str) -> Result<Option<u16>, String> {
-    match text.trim() {
-        "" => Ok(None),
-        number => match number.parse::<u16>() {
-            Ok(port) if port != 0 => Ok(Some(port)),
-            _ => Err(format!(
-                "'{}' is not a port from 1 to 65535",
                 number.escape_debug()
             )),
         },

@@ -3,6 +3,7 @@
 use model::{Observers, StatsAuth, StatsPage};
 use resources::ObjectRef;
 
+use super::parse::parse_optional_port;
 use super::{Applied, GlobalConfig, Key, Scope};
 use crate::diagnostic::Diagnostic;
 use crate::options::ConvertOptions;
@@ -86,20 +87,6 @@ pub(crate) fn observers(
     Observers {
         stats,
         prometheus_port,
-    }
-}
-
-fn parse_optional_port(text: &str) -> Result<Option<u16>, String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Ok(None);
-    }
-    match text.parse::<u16>() {
-        Ok(port) if port > 0 => Ok(Some(port)),
-        _ => Err(format!(
-            "'{}' is not a port from 1 to 65535",
-            text.escape_debug()
-        )),
     }
 }
 

@@ -463,3 +463,18 @@ pub(crate) fn tls_versions_left(global: &TlsOptions, host: Option<&TlsOptions>) 
         .iter()
         .any(|flag| !global_words.iter().any(|w| w == flag))
 }
+
+/// A port from 1 to 65535, or nothing when empty.
+pub(super) fn parse_optional_port(text: &str) -> Result<Option<u16>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text.parse::<u16>() {
+        Ok(port) if port > 0 => Ok(Some(port)),
+        _ => Err(format!(
+            "'{}' is not a port from 1 to 65535",
+            text.escape_debug()
+        )),
+    }
+}

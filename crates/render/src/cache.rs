@@ -79,13 +79,7 @@ impl RenderCache {
         let previous = previous.as_ref();
         self.render_backends(previous, model);
         self.backend_tls.update(previous, model);
-        self.files
-            .retain(|path, _| !ManagedDir::BackendTls.holds(path));
-        self.files.extend(
-            self.backend_tls
-                .files()
-                .map(|(path, file)| (path.clone(), file.clone())),
-        );
+        self.sync_backend_tls_files();
         let crt_list_changed = self.render_hosts(previous, model);
         self.files.insert(
             MAIN_CONFIG.to_owned(),
@@ -123,6 +117,28 @@ impl RenderCache {
                 .flat_map(|lines| lines.keys().map(|(port, _)| *port))
                 .collect(),
         }
+    }
+
+    /// Puts the backend TLS files among the files when they differ from what is there;
+    /// only that directory's entries are compared (a range of the ordered map), so an
+    /// endpoint change does not walk every file.
+    fn sync_backend_tls_files(&mut self) {
+        let prefix = format!("{}/", crate::layout::BACKEND_TLS_DIR);
+        let same = self
+            .files
+            .range(prefix.clone()..)
+            .take_while(|(path, _)| path.starts_with(&prefix))
+            .eq(self.backend_tls.files());
+        if same {
+            return;
+        }
+        self.files
+            .retain(|path, _| !ManagedDir::BackendTls.holds(path));
+        self.files.extend(
+            self.backend_tls
+                .files()
+                .map(|(path, file)| (path.clone(), file.clone())),
+        );
     }
 
     fn render_backends(&mut self, previous: Option<&ProxyModel>, model: &ProxyModel) {

@@ -9,25 +9,14 @@ pub fn parse_host(host: &str) -> Result<HostKey, String> {
         Some(rest) => (true, rest),
         None => (false, lower.as_str()),
     };
-    let valid_label = |label: &str| {
-        !label.is_empty()
-            && label.len() <= 63
-            && label
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-            && !label.starts_with('-')
-            && !label.ends_with('-')
-    };
-    if name.is_empty() || name.len() > 253 || !name.split('.').all(valid_label) {
-        return Err(format!(
-            "'{}' is not a valid host name",
-            host.escape_debug()
-        ));
-    }
+    // One rule for DNS names, the model's, whatever they name.
+    let name = model::DnsName::parse(name)
+        .map_err(|_| format!("'{}' is not a valid host name", host.escape_debug()))?
+        .to_string();
     Ok(if wildcard {
-        HostKey::Wildcard(name.to_owned())
+        HostKey::Wildcard(name)
     } else {
-        HostKey::Exact(name.to_owned())
+        HostKey::Exact(name)
     })
 }
 

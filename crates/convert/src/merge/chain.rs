@@ -6,11 +6,41 @@ use std::sync::Arc;
 use model::{BackendId, Condition, GatewayRule, RouteTarget};
 
 use super::claims::{Claims, Held, Position};
-use crate::contribution::Contribution;
+use crate::contribution::{ClaimedRule, Contribution};
 use crate::diagnostic::Diagnostic;
 
 /// A backend used by a winning claim, at the claim's position.
 pub(super) type Use = (Position, BackendId, Arc<Contribution>);
+
+/// The claims on a host and path with those of every Ingress but the oldest one taken
+/// out and reported: under Ingress semantics the oldest Ingress owns the path, whatever
+/// conditions a younger one's rule carries (app-root's `^/$` would otherwise be tried
+/// first). HTTPRoute claims stay: they are ordered by the Gateway API's precedence.
+pub(super) fn oldest_ingress_only(
+    claims: &Claims<Held>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Claims<Held> {
+    let is_ingress = |claim: &Held| matches!(claim.route().rule, ClaimedRule::Ingress { .. });
+    let owner = claims
+        .values()
+        .find(|claim| is_ingress(claim))
+        .map(|claim| claim.contribution.object.clone());
+    let mut kept = Claims::default();
+    for (position, claim) in claims.iter() {
+        if is_ingress(claim) && Some(&claim.contribution.object) != owner.as_ref() {
+            if let Some(earlier) = claims
+                .values()
+                .find(|c| Some(&c.contribution.object) == owner.as_ref())
+                && claim.contribution.origin != earlier.contribution.origin
+            {
+                diagnostics.push(conflict(claim, earlier));
+            }
+            continue;
+        }
+        kept.insert(position.clone(), claim.clone());
+    }
+    kept
+}
 
 /// Ingress semantics: the oldest claim wins, every other one is reported.
 pub(super) fn plain_route(

@@ -17,7 +17,7 @@ use model::{
 use resources::ObjectRef;
 use rustc_hash::FxHashMap;
 
-use self::chain::{Use, chain_route, plain_route};
+use self::chain::{Use, chain_route, oldest_ingress_only, plain_route};
 use self::claims::{Claims, Diagnostics, Dirty, Held, Position, RouteKey, position, set};
 use crate::contribution::{ClaimKind, Contribution};
 use crate::diagnostic::Diagnostic;
@@ -381,8 +381,13 @@ impl Merger {
     }
 
     fn resolve_route(&mut self, key: &RouteKey, dirty: &mut Dirty) {
-        let claims = self.route_claims.get(key).filter(|c| !c.is_empty());
         let mut diagnostics = Vec::new();
+        let owned = self
+            .route_claims
+            .get(key)
+            .filter(|c| !c.is_empty())
+            .map(|claims| oldest_ingress_only(claims, &mut diagnostics));
+        let claims = owned.as_ref();
         let mut route = None;
         let mut uses: Vec<Use> = Vec::new();
         if let Some(claims) = claims {

@@ -228,3 +228,18 @@ spec:
   from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: team}]
   to: [{group: "", kind: Service, name: other}]
 "#;
+
+/// A younger Gateway whose HTTPS listener has no hostname, and so matches every name.
+pub const ANY_NAME_GATEWAY: &str = r#"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: any-name, namespace: default}
+spec:
+  gatewayClassName: portcullis
+  listeners:
+  - name: https
+    protocol: HTTPS
+    port: 443
+    tls: {certificateRefs: [{name: any-tls}]}
+"#;

@@ -397,7 +397,11 @@ fn location(redirect: &Redirect) -> String {
         {
             format!(":{port}")
         }
-        _ => String::new(),
+        Some(_) => String::new(),
+        // Neither scheme nor port: the listener's port, which a frontend of its own sets
+        // (the HTTP and HTTPS frontends' listeners use 80 and 443, which are left out).
+        None if redirect.scheme.is_none() => "%[var(txn.listener_port)]".to_owned(),
+        None => String::new(),
     };
     let path = match &redirect.path {
         None => "%[capture.req.uri]".to_owned(),

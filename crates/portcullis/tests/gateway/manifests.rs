@@ -161,7 +161,12 @@ metadata: {name: by-port, namespace: default}
 spec:
   parentRefs: [{name: web, port: ALT_PORT}]
   hostnames: [byport.test]
-  rules: [{backendRefs: [{name: other, port: 80}]}]
+  rules:
+  - backendRefs: [{name: other, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /moved}}]
+    filters:
+    - type: RequestRedirect
+      requestRedirect: {hostname: app.test, statusCode: 301}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute

@@ -142,6 +142,13 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     // A listener whose allowedRoutes kinds leave HTTPRoute out; a parentRef by port.
     assert_eq!(answer(port, "kinds.test", "/"), "404");
     assert_eq!(answer(alt_port, "byport.test", "/"), "other");
+    // A redirect with neither scheme nor port keeps the listener's port.
+    let moved = test_support::http_get(alt_port, "byport.test", "/moved/x?q=1").unwrap();
+    assert_eq!(moved.status, 301);
+    assert_eq!(
+        moved.headers["location"],
+        format!("http://app.test:{alt_port}/moved/x?q=1")
+    );
     assert_eq!(answer(port, "byport.test", "/"), "404");
     // A certificate in another namespace, allowed by a ReferenceGrant; a redirect that
     // replaces the scheme, the host and the whole path.

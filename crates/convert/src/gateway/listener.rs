@@ -204,15 +204,22 @@ pub(crate) fn frontend(
             ),
         ));
     }
+    // The HTTP and HTTPS frontends' protocols are fixed: a listener of the other one
+    // there conflicts with the listeners that use it as it is, if any.
+    let fixed = |frontend: &str| {
+        let reason = if port_protocols.conflict(listener.port, protocol) {
+            Reason::ProtocolConflict
+        } else {
+            Reason::PortUnavailable
+        };
+        Err(Refusal::new(
+            reason,
+            format!("port {port} is the {frontend} frontend's"),
+        ))
+    };
     match protocol {
-        "HTTP" if https_port => Err(Refusal::new(
-            Reason::PortUnavailable,
-            format!("port {port} is the HTTPS frontend's"),
-        )),
-        "HTTPS" if http_port => Err(Refusal::new(
-            Reason::PortUnavailable,
-            format!("port {port} is the HTTP frontend's"),
-        )),
+        "HTTP" if https_port => fixed("HTTPS"),
+        "HTTPS" if http_port => fixed("HTTP"),
         "HTTP" if http_port => Ok(Frontends::HTTP),
         "HTTP" => Ok(Frontends::port(port)),
         _ => {
@@ -234,6 +241,40 @@ pub(crate) fn frontend(
             })
         }
     }
+}
+
+/// The frontend that serves the listener at `index` of a Gateway's `listeners`: as
+/// [`frontend`] says, unless an earlier listener of the same Gateway has the same port,
+/// protocol and hostname, which the specification calls a hostname conflict (the first
+/// one is served, the later ones are not).
+pub(crate) fn gateway_frontend(
+    listeners: &[GatewayListeners],
+    index: usize,
+    port_protocols: &PortProtocols,
+    ports: &ListenerPorts,
+) -> Result<Frontends, Refusal> {
+    let Some(listener) = listeners.get(index) else {
+        return Err(Refusal::new(
+            Reason::UnsupportedValue,
+            "no such listener".to_owned(),
+        ));
+    };
+    let hostname = |l: &GatewayListeners| l.hostname.as_deref().map(str::to_ascii_lowercase);
+    let earlier = listeners.iter().take(index).find(|other| {
+        other.port == listener.port
+            && other.protocol == listener.protocol
+            && hostname(other) == hostname(listener)
+    });
+    if let Some(earlier) = earlier {
+        return Err(Refusal::new(
+            Reason::HostnameConflict,
+            format!(
+                "listener {} has the same port, protocol and hostname",
+                crate::diagnostic::one_line(&earlier.name)
+            ),
+        ));
+    }
+    frontend(listener, port_protocols, ports)
 }
 
 /// What a frontend serving a listener is, for people.

@@ -149,7 +149,11 @@ impl RouteConverter<'_, '_> {
                 } else {
                     None
                 };
-                let hosts = self.hostnames(listener.hostname.as_deref());
+                let hosts: Vec<HostKey> = self
+                    .hostnames(listener.hostname.as_deref())
+                    .into_iter()
+                    .filter(|host| !listener::isolated_from(&gateway.spec.listeners, index, host))
+                    .collect();
                 if !hosts.is_empty() {
                     outcome.listeners.push(listener.name.clone());
                 }

@@ -246,6 +246,14 @@ fn header_lines(directive: &str, edits: &HeaderEdits, chosen: &str, out: &mut St
 
 fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
     let action = &rule.action;
+    // A frontend cannot set a server timeout; the backend takes it from this variable.
+    if let Some(timeout) = &action.server_timeout {
+        let _ = writeln!(
+            lines.requests,
+            "    http-request set-var(txn.server_timeout) int({}) if {chosen}",
+            timeout.to_std().as_millis()
+        );
+    }
     header_lines(
         "http-request",
         &action.request_headers,

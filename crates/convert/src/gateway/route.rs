@@ -343,12 +343,16 @@ impl RouteConverter<'_, '_> {
         let rules = self.route.spec.rules.clone().unwrap_or_default();
         for (rule_index, rule) in rules.iter().enumerate() {
             let field = format!("spec.rules[{rule_index}]");
-            if rule.timeouts.is_some() {
-                self.report(
-                    format!("{field}.timeouts"),
-                    "rule timeouts are not supported; the backend's timeouts apply".to_owned(),
-                );
-            }
+            let server_timeout = match rules::server_timeout(rule.timeouts.as_ref()) {
+                Ok(timeout) => timeout,
+                Err((part, why)) => {
+                    self.report(
+                        format!("{field}.timeouts.{part}"),
+                        format!("{why}; the backend's own timeouts apply"),
+                    );
+                    None
+                }
+            };
             let (backends, unavailable_weight, problem) = self.rule_backends(rule, &field);
             if unresolved.is_none() {
                 unresolved = problem;
@@ -412,6 +416,7 @@ impl RouteConverter<'_, '_> {
                     }
                 };
                 action.unavailable_weight = unavailable_weight;
+                action.server_timeout = server_timeout.clone();
                 action.backends = Vec::with_capacity(backends.len());
                 for (_, chosen) in &backends {
                     match rules::for_match(chosen, matched_prefix) {

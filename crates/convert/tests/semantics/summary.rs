@@ -270,6 +270,9 @@ fn action_text(action: &RuleAction) -> String {
         }
         parts.push(text);
     }
+    if let Some(timeout) = &action.server_timeout {
+        parts.push(format!("server timeout {timeout}"));
+    }
     match action.hsts {
         model::HstsRule::Inherit => {}
         model::HstsRule::Off => parts.push("hsts off".to_owned()),
@@ -287,6 +290,17 @@ fn action_text(action: &RuleAction) -> String {
             let mut own = Vec::new();
             edits_text("request", &backend.request_headers, &mut own);
             edits_text("response", &backend.response_headers, &mut own);
+            if let Some(rewrite) = &backend.rewrite {
+                if let Some(host) = &rewrite.hostname {
+                    own.push(format!("rewrite host {host}"));
+                }
+                if let Some(path) = &rewrite.path {
+                    own.push(format!("rewrite {}", path_change_text(path)));
+                }
+            }
+            if let Some(redirect) = &backend.redirect {
+                own.push(format!("redirect {}", redirect.code));
+            }
             if !own.is_empty() {
                 text.push_str(&format!(" ({})", own.join(", ")));
             }

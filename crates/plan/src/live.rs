@@ -625,6 +625,31 @@ mod tests {
     }
 
     #[test]
+    fn a_changed_address_list_is_replaced_live_and_a_new_one_waits_for_its_reload() {
+        let mut with_list = BASE.to_vec();
+        with_list.push(("acls/allow-1.lst", "10.0.0.0/8\n"));
+        let live = LiveState::loaded(backends(&[]), &files(&with_list));
+        let mut changed = BASE.to_vec();
+        changed.push(("acls/allow-1.lst", "10.0.0.0/8\n::1/128\n"));
+        let update = live_update(&live, &backends(&[]), &files(&changed));
+        assert_eq!(update.reload, BTreeSet::new());
+        assert_eq!(
+            update.commands,
+            [RuntimeCommand::ReplaceAcl {
+                acl: "acls/allow-1.lst".into(),
+                content: Arc::from("10.0.0.0/8\n::1/128\n"),
+            }]
+        );
+        assert!(!update.needs_check());
+        assert!(live_update(&update.next, &backends(&[]), &files(&changed)).is_noop());
+        // A list HAProxy does not have yet comes with the lines that name it.
+        changed.push(("acls/deny-2.lst", "10.2.0.0/16\n"));
+        changed[0] = ("haproxy.cfg", "main, naming the deny list");
+        let update = live_update(&live, &backends(&[]), &files(&changed));
+        assert_eq!(update.reload, BTreeSet::from([ReloadReason::MainConfig]));
+    }
+
+    #[test]
     fn identical_state_is_a_noop() {
         let list = backends(&[backend("a", &[1], Balance::RoundRobin)]);
         let live = LiveState::loaded(list.clone(), &files(&BASE));

@@ -614,6 +614,69 @@ mod tests {
     }
 
     #[test]
+    fn unsupported_deprecated_and_fail_closed_keys_are_reported_as_such() {
+        let mut diagnostics = Vec::new();
+        let configmap = ObjectRef::new(resources::Kind::ConfigMap, "ops", "portcullis");
+        let data: BTreeMap<String, String> = [
+            ("allowlist-source-range", "10.0.0.0/8"),
+            ("modsecurity-endpoints", "10.0.0.1:12345"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let global = GlobalConfig::new(Some(&data), Some(&configmap), &mut diagnostics);
+        let ingress = ObjectRef::new(resources::Kind::Ingress, "web", "app");
+        let read = |pairs: &[(&str, &str)], diagnostics: &mut Vec<Diagnostic>| {
+            let map: BTreeMap<String, String> = pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            Annotations::new(Some(&map), &ingress, diagnostics)
+        };
+        let annotated = read(
+            &[
+                ("ingress.kubernetes.io/waf", "modsecurity"),
+                ("portcullis.dev/allowlist-source-range", "10.0.0.0/8, nope"),
+                (
+                    "haproxy-ingress.github.io/whitelist-source-range",
+                    "192.168.0.0/16",
+                ),
+            ],
+            &mut diagnostics,
+        );
+        let messages: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            messages,
+            [
+                "ConfigMap ops/portcullis: data.modsecurity-endpoints: 'modsecurity-endpoints' is not supported: portcullis has no web application firewall (no ModSecurity or Coraza agent over SPOE): requests are not inspected, and the key is ignored",
+                "Ingress web/app: metadata.annotations[portcullis.dev/allowlist-source-range]: invalid value: 'nope' is not an IP address (1 of 2 entries invalid); every client of the paths it applies to is refused (403) until it is fixed",
+                "Ingress web/app: metadata.annotations[haproxy-ingress.github.io/whitelist-source-range]: 'whitelist-source-range' is deprecated: use 'allowlist-source-range' (this one is ignored when that one is set)",
+                "Ingress web/app: metadata.annotations[ingress.kubernetes.io/waf]: 'waf' is not supported: portcullis has no web application firewall (no ModSecurity or Coraza agent over SPOE): requests are not inspected, and the key is ignored",
+            ]
+        );
+        let keys = Keys {
+            service: None,
+            object: Some(&annotated),
+            global: &global,
+        };
+        // The Ingress's bad value is not replaced by the ConfigMap's good one.
+        assert_eq!(
+            keys.setting(&ALLOWLIST_SOURCE_RANGE),
+            Some(Setting::Refused)
+        );
+        let unset = Annotations::default();
+        let keys = Keys {
+            object: Some(&unset),
+            ..keys
+        };
+        assert!(matches!(
+            keys.setting(&ALLOWLIST_SOURCE_RANGE),
+            Some(Setting::Valid(_, origin)) if origin == "ConfigMap"
+        ));
+        assert_eq!(keys.setting(&DENYLIST_SOURCE_RANGE), None);
+    }
+
+    #[test]
     fn every_default_parses() {
         for key in ALL_KEYS {
             assert_eq!(key.validate(key.default_text()), Ok(()), "{}", key.name());

@@ -63,6 +63,20 @@ fn write(dir: &Path, name: &str, text: &str) {
     test_support::write_manifest(dir, name, text).unwrap();
 }
 
+/// The Ingress of `big.test`: 2000 blocks and the second client, then the first one too.
+fn big_ingress(round: usize) -> String {
+    let extra = if round == 0 { "" } else { ",127.0.0.1" };
+    ingress(
+        "big",
+        "big.test",
+        "web",
+        &[(
+            "allowlist-source-range",
+            &format!("{},127.0.0.2{extra}", many_blocks(2000)),
+        )],
+    )
+}
+
 /// The allow list of `allow.test` in round `round`: the second client, then the first
 /// one too.
 fn allow_ingress(round: usize) -> String {
@@ -111,25 +125,24 @@ fn allow_and_deny_lists_refuse_with_403_and_a_changed_list_goes_live() {
         ],
     );
     objects += &ingress(
-        "big",
-        "big.test",
-        "web",
-        &[(
-            "allowlist-source-range",
-            &format!("{},127.0.0.2", many_blocks(2000)),
-        )],
-    );
-    objects += &ingress(
         "bad",
         "bad.test",
         "web",
         &[("allowlist-source-range", "127.0.0.0/8, 127.0.0.300")],
     );
     objects += &ingress("open", "open.test", "web", &[("waf", "modsecurity")]);
+    // The second client is a trusted proxy: its X-Real-IP is kept.
+    objects += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: global, namespace: ops}\ndata: {forwardfor-trusted-cidrs: 127.0.0.2}\n";
     write(&manifests, "objects.yaml", &objects);
     write(&manifests, "allow.yaml", &allow_ingress(0));
-    let mut portcullis =
-        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    write(&manifests, "big.yaml", &big_ingress(0));
+    let mut portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--configmap", "ops/global"],
+    )
+    .unwrap();
     portcullis
         .wait_until(Duration::from_secs(10), |p| {
             status(SECOND_CLIENT, p.http_port, "allow.test") == 200
@@ -163,6 +176,15 @@ fn allow_and_deny_lists_refuse_with_403_and_a_changed_list_goes_live() {
     // X-Real-IP is set by HAProxy itself for an untrusted client: it cannot be forged.
     let forged = get_from(local, port, "realip.test", "X-Real-IP: 10.1.2.3\r\n");
     assert_eq!(forged.status, 403);
+    // A trusted proxy's X-Real-IP is the client's address.
+    let proxied = get_from(
+        SECOND_CLIENT,
+        port,
+        "realip.test",
+        "X-Real-IP: 10.1.2.3\r\n",
+    );
+    assert_eq!(proxied.status, 200);
+    assert_eq!(status(SECOND_CLIENT, port, "realip.test"), 403);
     // 2001 entries, in a file.
     assert_eq!(status(local, port, "big.test"), 403);
     assert_eq!(status(SECOND_CLIENT, port, "big.test"), 200);
@@ -200,6 +222,16 @@ fn allow_and_deny_lists_refuse_with_403_and_a_changed_list_goes_live() {
         portcullis.metric("portcullis_runtime_failures_total"),
         Some(0.0)
     );
+    // A list of 2001 entries changes (sent as `add acl` commands, many to a line).
+    write(&manifests, "big.yaml", &big_ingress(1));
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            status(local, p.http_port, "big.test") == 200
+        })
+        .unwrap();
+    assert_eq!(status(SECOND_CLIENT, port, "big.test"), 200);
+    assert_eq!(status(local, port, "allow.test"), 200);
+    assert_eq!(portcullis.metric_total("portcullis_reloads_total"), reloads);
     // And back.
     write(&manifests, "allow.yaml", &allow_ingress(0));
     portcullis

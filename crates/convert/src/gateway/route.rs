@@ -341,6 +341,7 @@ impl RouteConverter<'_, '_> {
                 );
             }
             let (backends, unavailable_weight, problem) = self.rule_backends(rule, &field);
+            let access = self.rule_access(&backends, &field);
             if unresolved.is_none() {
                 unresolved = problem;
             }
@@ -403,11 +404,24 @@ impl RouteConverter<'_, '_> {
                     }
                 };
                 action.unavailable_weight = unavailable_weight;
-                action.backends = backends
-                    .iter()
-                    .map(|(_, chosen, _)| chosen.clone())
-                    .collect();
-                action.access = self.rule_access(&backends, &field);
+                action.backends = Vec::with_capacity(backends.len());
+                for (_, chosen, _) in &backends {
+                    match rules::for_match(chosen, matched_prefix) {
+                        Ok(chosen) => action.backends.push(chosen),
+                        Err(why) => {
+                            self.report(
+                                format!("{at}.path"),
+                                format!(
+                                    "the filters of the backendRef to Service {}: {why}; its share of the traffic for this match is answered with 500",
+                                    chosen.id.service
+                                ),
+                            );
+                            action.unavailable_weight =
+                                action.unavailable_weight.saturating_add(chosen.weight);
+                        }
+                    }
+                }
+                action.access = access.clone();
                 if backends.is_empty() && unavailable_weight == 0 && action.redirect.is_none() {
                     // Nothing to forward to: the specification asks for 500.
                     action.unavailable_weight = 1;
@@ -490,7 +504,7 @@ impl RouteConverter<'_, '_> {
                 continue;
             }
             let filters = reference.filters.clone().unwrap_or_default();
-            let (request_headers, response_headers) = match rules::backend_filters(&filters) {
+            let edits = match rules::backend_filters(&filters) {
                 Ok(edits) => edits,
                 Err((part, why)) => {
                     self.report(
@@ -506,8 +520,10 @@ impl RouteConverter<'_, '_> {
                     let chosen = model::RuleBackend {
                         id: backend.id.clone(),
                         weight,
-                        request_headers,
-                        response_headers,
+                        request_headers: edits.request,
+                        response_headers: edits.response,
+                        redirect: edits.redirect,
+                        rewrite: edits.rewrite,
                     };
                     // A route has no annotations: its Service's lists apply, then the
                     // ConfigMap's.

@@ -3,7 +3,9 @@
 use crate::summary::Show;
 use crate::support::{Case, check};
 
-/// [`crate::gateway_fixtures::EDGE`] and [`GUARDED`].
+/// [`crate::gateway_fixtures::EDGE`], Service `guarded` (its annotations allow
+/// 10.0.0.0/8 but 10.1.0.0/16, and deny 10.2.0.0/16) and Service `other` (another allow
+/// list).
 const EDGE_AND_SERVICES: &str = concat!(
     "
 kind: GatewayClass

@@ -147,6 +147,9 @@ defaults
             }
         }
         if tls {
+            text.push_str(&crate::https::misdirected_lines(
+                &model.https_listener_hosts,
+            ));
             text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
         }
         selection(&mut text, rules.clone(), &default_backend);

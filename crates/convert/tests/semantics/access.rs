@@ -6,8 +6,7 @@ use crate::support::{Case, check};
 /// [`crate::gateway_fixtures::EDGE`], Service `guarded` (its annotations allow
 /// 10.0.0.0/8 but 10.1.0.0/16, and deny 10.2.0.0/16) and Service `other` (another allow
 /// list).
-const EDGE_AND_SERVICES: &str = concat!(
-    "
+const EDGE_AND_SERVICES: &str = "
 kind: GatewayClass
 metadata: {name: portcullis}
 spec: {controllerName: portcullis.dev/gateway-controller}
@@ -17,8 +16,7 @@ metadata: {name: edge}
 spec:
   gatewayClassName: portcullis
   listeners: [{name: http, protocol: HTTP, port: 80}]
----",
-    "
+---
 kind: Service
 metadata:
   name: guarded
@@ -30,8 +28,7 @@ metadata:
   name: other
   annotations: {portcullis.dev/allowlist-source-range: '192.168.0.0/16'}
 spec: {ports: [{port: 80}]}
-"
-);
+";
 
 #[test]
 fn source_lists_apply_per_path_and_per_rule() {

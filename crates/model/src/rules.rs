@@ -110,6 +110,8 @@ pub struct RuleAction {
     pub hsts: crate::HstsRule,
     /// How long a backend may take to answer, instead of its own `timeout server`.
     pub server_timeout: Option<crate::HaproxyDuration>,
+    /// Which client addresses are served; the others get 403.
+    pub access: crate::SourceAccess,
 }
 
 impl RuleAction {
@@ -128,6 +130,7 @@ impl RuleAction {
             && self.unavailable_weight == 0
             && self.hsts == crate::HstsRule::Inherit
             && self.server_timeout.is_none()
+            && self.access.is_open()
             && self.backends.iter().all(RuleBackend::forwards_only)
     }
 }

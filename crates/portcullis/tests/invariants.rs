@@ -72,6 +72,10 @@ struct Shape {
     leastconn: bool,
     /// Sets `spec.defaultBackend` (claimed by several).
     default_backend: bool,
+    /// 0: no access keys; 1: an allow list; 2: another allow list (same keys, other
+    /// entries), a deny list, a source header and request limits; 3: an allow list with a
+    /// bad entry.
+    access: u8,
 }
 
 impl Default for Shape {
@@ -85,6 +89,7 @@ impl Default for Shape {
             shared_backend: false,
             leastconn: false,
             default_backend: false,
+            access: 0,
         }
     }
 }
@@ -186,10 +191,33 @@ impl Cluster {
                 name.clone()
             };
             // Sticky sessions with cookies named after the servers: per-server options.
-            let annotations = if shape.leastconn {
-                "  annotations: {portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false'}\n"
+            let mut pairs: Vec<&str> = Vec::new();
+            if shape.leastconn {
+                pairs.extend([
+                    "portcullis.dev/balance-algorithm: leastconn",
+                    "portcullis.dev/affinity: cookie",
+                    "portcullis.dev/session-cookie-dynamic: 'false'",
+                ]);
+            }
+            match shape.access % 4 {
+                0 => {}
+                1 => {
+                    pairs.push("portcullis.dev/allowlist-source-range: '10.0.0.0/8, !10.1.0.0/16'")
+                }
+                2 => pairs.extend([
+                    "portcullis.dev/allowlist-source-range: '10.0.0.0/8, 2001:db8::/32'",
+                    "portcullis.dev/denylist-source-range: '10.2.0.0/16'",
+                    "portcullis.dev/allowlist-source-header: X-Real-IP",
+                    "portcullis.dev/limit-rps: '10'",
+                    "portcullis.dev/limit-whitelist: '10.3.0.0/16'",
+                ]),
+                _ => pairs
+                    .push("haproxy-ingress.github.io/whitelist-source-range: '10.0.0.0/8, nope'"),
+            }
+            let annotations = if pairs.is_empty() {
+                String::new()
             } else {
-                ""
+                format!("  annotations: {{{}}}\n", pairs.join(", "))
             };
             let default_backend = if shape.default_backend {
                 format!("  defaultBackend: {{service: {{name: {name}, port: {{number: 80}}}}}}\n")
@@ -597,6 +625,7 @@ enum Change {
     SharedBackend(u8, bool),
     LeastConn(u8, bool),
     DefaultBackend(u8, bool),
+    Access(u8, u8),
     SecretVersion(u8),
     Route(u8, Option<RouteShape>),
     Gateway(GatewayShape),
@@ -607,11 +636,13 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
+        0u8..4,
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
+                access,
             )| {
                 Shape {
                     endpoints,
@@ -622,6 +653,7 @@ fn shape() -> impl Strategy<Value = Shape> {
                     shared_backend,
                     leastconn,
                     default_backend,
+                    access,
                 }
             },
         )
@@ -672,7 +704,8 @@ fn change() -> impl Strategy<Value = Change> {
         (service.clone(), 0u8..3).prop_map(|(s, h)| Change::Host(s, h)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::SharedBackend(s, b)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::LeastConn(s, b)),
-        (service, any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
+        (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
+        (service, 0u8..4).prop_map(|(s, a)| Change::Access(s, a)),
         (0u8..2).prop_map(Change::SecretVersion),
         (0u8..8, proptest::option::weighted(0.7, route_shape()))
             .prop_map(|(s, r)| Change::Route(s, r)),
@@ -710,6 +743,7 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::SharedBackend(s, b) => edit(s, &|shape| shape.shared_backend = b),
         Change::LeastConn(s, b) => edit(s, &|shape| shape.leastconn = b),
         Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
+        Change::Access(s, a) => edit(s, &|shape| shape.access = a),
         Change::SecretVersion(v) => cluster.secret_version = v,
         Change::Route(s, Some(route)) => {
             cluster.routes.insert(s, route);

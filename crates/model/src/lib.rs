@@ -6,6 +6,7 @@
 //! renderer can print them without escaping.
 
 mod affinity;
+mod auth;
 mod backend;
 mod forwarded;
 mod global;
@@ -21,6 +22,10 @@ mod stats;
 pub use affinity::{
     CookieAffinity, CookieAttr, CookieDomain, CookieKey, CookieKeyword, CookieLifetime,
     CookieStrategy, CookieValue,
+};
+pub use auth::{
+    AUTH_UNAVAILABLE_STATUS, AUTH_UNUSABLE_STATUS, AuthService, BasicAuth, ExternalAuth, Password,
+    PathAuth, QuotedWord, UserEntry, Userlist,
 };
 pub use backend::{Backend, BackendId, Server};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};

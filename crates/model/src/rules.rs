@@ -108,6 +108,8 @@ pub struct RuleAction {
     pub unavailable_weight: u32,
     /// HSTS on HTTPS responses, when it differs from the frontends' default.
     pub hsts: crate::HstsRule,
+    /// Authentication asked before anything else the rule does.
+    pub auth: Option<std::sync::Arc<crate::PathAuth>>,
 }
 
 impl RuleAction {
@@ -125,6 +127,7 @@ impl RuleAction {
             && self.rewrite.is_none()
             && self.unavailable_weight == 0
             && self.hsts == crate::HstsRule::Inherit
+            && self.auth.is_none()
             && self
                 .backends
                 .iter()

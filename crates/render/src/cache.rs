@@ -99,6 +99,13 @@ impl RenderCache {
             self.files
                 .extend(crate::responses::error_page_files(&model.global.responses));
         }
+        if self.rule_lines.values().any(|lines| lines.uses_lua) {
+            self.files
+                .entry(crate::layout::AUTH_LUA_FILE.to_owned())
+                .or_insert_with(|| RenderedFile::new(crate::auth::AUTH_LUA.to_owned(), false));
+        } else {
+            self.files.remove(crate::layout::AUTH_LUA_FILE);
+        }
         self.render_certificates(previous, model);
         let certificates_changed =
             previous.is_none_or(|p| p.certs.diff(&model.certs).next().is_some());

@@ -34,6 +34,12 @@ macro_rules! errors_dir {
     };
 }
 
+macro_rules! lua_dir {
+    () => {
+        "lua"
+    };
+}
+
 /// The main configuration file, loaded first.
 pub const MAIN_CONFIG: &str = "haproxy.cfg";
 /// Directory of the backend shard files, loaded after the main file.
@@ -46,6 +52,10 @@ pub const CERTS_DIR: &str = certs_dir!();
 pub const BACKEND_TLS_DIR: &str = backend_tls_dir!();
 /// Directory of the custom error pages.
 pub const ERRORS_DIR: &str = errors_dir!();
+/// Directory of the Lua scripts HAProxy loads.
+pub const LUA_DIR: &str = lua_dir!();
+/// The external authentication action (`auth-url`).
+pub const AUTH_LUA_FILE: &str = concat!(lua_dir!(), "/auth-request.lua");
 /// Certificate served for unknown SNI names.
 pub const DEFAULT_CERT: &str = concat!(certs_dir!(), "/default.pem");
 /// SNI-selected certificates.
@@ -53,13 +63,14 @@ pub const CRT_LIST: &str = concat!(certs_dir!(), "/crt-list.txt");
 
 /// Every directory or top-level file of rendered files. Other top-level entries are not
 /// rendered files: [`RUN_DIR`], [`STAGING_DIR`], and whatever else the user keeps there.
-pub const MANAGED_ROOTS: [&str; 6] = [
+pub const MANAGED_ROOTS: [&str; 7] = [
     MAIN_CONFIG,
     BACKENDS_DIR,
     MAPS_DIR,
     CERTS_DIR,
     BACKEND_TLS_DIR,
     ERRORS_DIR,
+    LUA_DIR,
 ];
 
 /// The directory holding HAProxy's sockets, relative to HAProxy's working directory
@@ -86,16 +97,19 @@ pub enum ManagedDir {
     BackendTls,
     /// Custom error pages.
     Errors,
+    /// Lua scripts.
+    Lua,
 }
 
 impl ManagedDir {
     /// Every one, in the order of [`MANAGED_ROOTS`].
-    pub const ALL: [ManagedDir; 5] = [
+    pub const ALL: [ManagedDir; 6] = [
         ManagedDir::Backends,
         ManagedDir::Maps,
         ManagedDir::Certs,
         ManagedDir::BackendTls,
         ManagedDir::Errors,
+        ManagedDir::Lua,
     ];
 
     /// Its name in the state directory.
@@ -106,6 +120,7 @@ impl ManagedDir {
             ManagedDir::Certs => CERTS_DIR,
             ManagedDir::BackendTls => BACKEND_TLS_DIR,
             ManagedDir::Errors => ERRORS_DIR,
+            ManagedDir::Lua => LUA_DIR,
         }
     }
 

@@ -3,6 +3,7 @@
 //! (`default-path config` makes every path relative to the configuration).
 
 mod affinity;
+mod auth;
 mod backend_tls;
 mod cache;
 mod config;
@@ -21,6 +22,7 @@ mod rules;
 mod servers;
 mod shards;
 
+pub use auth::AUTH_LUA;
 pub use cache::RenderCache;
 pub use layout::shard_file_name;
 pub use origins::OriginTable;

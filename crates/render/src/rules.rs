@@ -43,6 +43,10 @@ pub(crate) struct HostRuleLines {
     pub(crate) responses: String,
     /// Every line above with the object it came from (for [`crate::origins`]).
     pub(crate) origins: Vec<(String, Origin)>,
+    /// The userlists its rules' Basic authentication checks.
+    pub(crate) userlists: Vec<std::sync::Arc<model::Userlist>>,
+    /// Whether a rule asks an external authentication service (the Lua action).
+    pub(crate) uses_lua: bool,
 }
 
 /// An entry of an effective chain.
@@ -246,6 +250,13 @@ fn header_lines(directive: &str, edits: &HeaderEdits, chosen: &str, out: &mut St
 
 fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
     let action = &rule.action;
+    if let Some(auth) = &action.auth {
+        crate::auth::auth_lines(auth, chosen, &mut lines.requests);
+        if let Some(model::BasicAuth::Users { userlist, .. }) = &auth.basic {
+            lines.userlists.push(userlist.clone());
+        }
+        lines.uses_lua |= crate::auth::uses_lua(auth);
+    }
     header_lines(
         "http-request",
         &action.request_headers,

@@ -8,6 +8,7 @@ use resources::ObjectRef;
 use crate::diagnostic::Diagnostic;
 
 mod affinity;
+mod auth;
 mod backend;
 mod backend_tls;
 mod forwarded;
@@ -31,6 +32,10 @@ pub use affinity::{
     AFFINITY, COOKIE_KEY, SESSION_COOKIE_DOMAIN, SESSION_COOKIE_DYNAMIC, SESSION_COOKIE_KEYWORDS,
     SESSION_COOKIE_NAME, SESSION_COOKIE_PRESERVE, SESSION_COOKIE_SAME_SITE,
     SESSION_COOKIE_STRATEGY,
+};
+pub use auth::{
+    AUTH_HEADERS_FAIL, AUTH_HEADERS_REQUEST, AUTH_HEADERS_SUCCEED, AUTH_METHOD, AUTH_REALM,
+    AUTH_SECRET, AUTH_SIGNIN, AUTH_TIMEOUT, AUTH_TYPE, AUTH_URL, AuthUrl,
 };
 pub use backend::{BALANCE_ALGORITHM, TIMEOUT_CONNECT, TIMEOUT_SERVER};
 pub use backend_tls::{
@@ -289,6 +294,16 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &USE_PROXY_PROTOCOL_TRUSTED_CIDRS,
     &PROXY_PROTOCOL,
     &SERVER_ALIAS,
+    &AUTH_TYPE,
+    &AUTH_SECRET,
+    &AUTH_REALM,
+    &AUTH_URL,
+    &AUTH_METHOD,
+    &AUTH_SIGNIN,
+    &AUTH_HEADERS_REQUEST,
+    &AUTH_HEADERS_SUCCEED,
+    &AUTH_HEADERS_FAIL,
+    &AUTH_TIMEOUT,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {

@@ -72,6 +72,9 @@ struct Shape {
     leastconn: bool,
     /// Sets `spec.defaultBackend` (claimed by several).
     default_backend: bool,
+    /// 0: none; 1: Basic with the `users` Secret; 2: an external service with a sign-in
+    /// URL; 3: Basic with a Secret that does not exist (fails closed).
+    auth: u8,
 }
 
 impl Default for Shape {
@@ -85,6 +88,7 @@ impl Default for Shape {
             shared_backend: false,
             leastconn: false,
             default_backend: false,
+            auth: 0,
         }
     }
 }
@@ -143,6 +147,15 @@ impl Cluster {
         for namespace in ["alpha", "beta"] {
             let (cert, key) = certificate(self.secret_version);
             yaml += &test_support::tls_secret(namespace, "tls", cert, key);
+            // The users change with the certificates' version: a Secret change.
+            let users = if self.secret_version % 2 == 0 {
+                "alice:$6$salt$hash\n    bob:$apr1$x$y"
+            } else {
+                "alice:$5$salt$hash\n    carol::plain"
+            };
+            yaml += &format!(
+                "---\napiVersion: v1\nkind: Secret\nmetadata: {{name: users, namespace: {namespace}}}\nstringData:\n  auth: |\n    {users}\n"
+            );
         }
         if let Some(timeout) = self.timeout_server {
             yaml += &format!(
@@ -186,10 +199,21 @@ impl Cluster {
                 name.clone()
             };
             // Sticky sessions with cookies named after the servers: per-server options.
-            let annotations = if shape.leastconn {
-                "  annotations: {portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false'}\n"
+            let mut annotations = Vec::new();
+            if shape.leastconn {
+                annotations.push("portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false'");
+            }
+            annotations.push(match shape.auth % 4 {
+                0 => "",
+                1 => "portcullis.dev/auth-secret: users, portcullis.dev/auth-realm: Staff",
+                2 => "portcullis.dev/auth-url: 'http://10.0.0.9:4180/oauth2/auth', portcullis.dev/auth-signin: 'https://auth.test/start?rd=%[path]'",
+                _ => "portcullis.dev/auth-secret: missing",
+            });
+            annotations.retain(|a| !a.is_empty());
+            let annotations = if annotations.is_empty() {
+                String::new()
             } else {
-                ""
+                format!("  annotations: {{{}}}\n", annotations.join(", "))
             };
             let default_backend = if shape.default_backend {
                 format!("  defaultBackend: {{service: {{name: {name}, port: {{number: 80}}}}}}\n")
@@ -597,6 +621,7 @@ enum Change {
     SharedBackend(u8, bool),
     LeastConn(u8, bool),
     DefaultBackend(u8, bool),
+    Auth(u8, u8),
     SecretVersion(u8),
     Route(u8, Option<RouteShape>),
     Gateway(GatewayShape),
@@ -607,11 +632,13 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
+        0u8..4,
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
+                auth,
             )| {
                 Shape {
                     endpoints,
@@ -622,6 +649,7 @@ fn shape() -> impl Strategy<Value = Shape> {
                     shared_backend,
                     leastconn,
                     default_backend,
+                    auth,
                 }
             },
         )
@@ -672,7 +700,8 @@ fn change() -> impl Strategy<Value = Change> {
         (service.clone(), 0u8..3).prop_map(|(s, h)| Change::Host(s, h)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::SharedBackend(s, b)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::LeastConn(s, b)),
-        (service, any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
+        (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
+        (service, 0u8..4).prop_map(|(s, a)| Change::Auth(s, a)),
         (0u8..2).prop_map(Change::SecretVersion),
         (0u8..8, proptest::option::weighted(0.7, route_shape()))
             .prop_map(|(s, r)| Change::Route(s, r)),
@@ -710,6 +739,7 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::SharedBackend(s, b) => edit(s, &|shape| shape.shared_backend = b),
         Change::LeastConn(s, b) => edit(s, &|shape| shape.leastconn = b),
         Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
+        Change::Auth(s, a) => edit(s, &|shape| shape.auth = a),
         Change::SecretVersion(v) => cluster.secret_version = v,
         Change::Route(s, Some(route)) => {
             cluster.routes.insert(s, route);

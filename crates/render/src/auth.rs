@@ -16,10 +16,12 @@ pub(crate) fn auth_lines(auth: &PathAuth, chosen: &str, out: &mut String) {
     match &auth.basic {
         None => {}
         Some(BasicAuth::Unusable) => {
+            // Every request is refused: nothing after this line could let one through.
             let _ = writeln!(
                 out,
                 "    http-request deny deny_status {AUTH_UNUSABLE_STATUS} if {chosen}"
             );
+            return;
         }
         Some(BasicAuth::Users { userlist, realm }) => {
             let _ = writeln!(

@@ -321,6 +321,16 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
     let config = std::fs::read_to_string(portcullis.state_dir.join("haproxy.cfg")).unwrap();
     assert!(config.contains(&format!("user 'bob' password '{BCRYPT_SECRET}'")));
     assert_eq!(config.matches(bcrypt_tail).count(), 1);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(portcullis.state_dir.join("haproxy.cfg"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(
+        mode & 0o077,
+        0,
+        "haproxy.cfg holds hashes: owner only ({mode:o})"
+    );
     assert!(
         !portcullis
             .admin("/metrics")

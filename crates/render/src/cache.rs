@@ -81,6 +81,8 @@ impl RenderCache {
         self.backend_tls.update(previous, model);
         self.sync_backend_tls_files();
         let crt_list_changed = self.render_hosts(previous, model);
+        // Userlists hold password hashes: the file is then readable by its owner only.
+        let holds_passwords = self.rule_lines.values().any(|l| !l.userlists.is_empty());
         self.files.insert(
             MAIN_CONFIG.to_owned(),
             RenderedFile::new(
@@ -89,7 +91,7 @@ impl RenderCache {
                     self.rule_lines.values().map(|l| &**l),
                     &self.port_lines,
                 ),
-                false,
+                holds_passwords,
             ),
         );
         if previous

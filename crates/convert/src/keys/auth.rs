@@ -113,7 +113,7 @@ pub const AUTH_TIMEOUT: Key<HaproxyDuration> = Key {
     default: "2s",
     accepted_values: "a duration from `4ms` to `1h`, such as `500ms` or `2s`",
     parse: parse_auth_timeout,
-    doc: "How long the authentication service may take to answer, in all: HAProxy 2.6's HTTP client tries a request up to four times, so each attempt gets a quarter of it. When it passes, the path answers 503.",
+    doc: "How long the authentication service may take to answer, in all: HAProxy 2.6's HTTP client tries a request up to four times, so each attempt gets a quarter of it. When it passes, the path answers 503. It does not bound the TCP handshake: an address that never completes one is given up after about 20 s (HAProxy 2.6's fixed 5 s connect time, four attempts).",
     applied: Applied::Reload,
     differs: "portcullis's own key: haproxy-ingress has no time limit of its own for the authentication request.",
 };

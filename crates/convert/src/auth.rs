@@ -39,6 +39,20 @@ fn basic_auth(
     problems: &mut Problems,
 ) -> Option<BasicAuth> {
     let key = keys::AUTH_SECRET.name;
+    for unreadable in [keys::AUTH_SECRET.name, keys::AUTH_TYPE.name] {
+        let invalid = if unreadable == key {
+            layers.set_invalidly(&keys::AUTH_SECRET)
+        } else {
+            layers.set_invalidly(&keys::AUTH_TYPE)
+        };
+        if invalid {
+            problems.push((
+                unreadable,
+                "the value cannot be used; the path answers 403 to every request".to_owned(),
+            ));
+            return Some(BasicAuth::Unusable);
+        }
+    }
     let Some(secret) = layers.get(&keys::AUTH_SECRET) else {
         if layers.get(&keys::AUTH_TYPE) {
             problems.push((
@@ -226,6 +240,13 @@ fn external_auth(
     problems: &mut Problems,
 ) -> Option<ExternalAuth> {
     let key = keys::AUTH_URL.name;
+    if layers.set_invalidly(&keys::AUTH_URL) {
+        problems.push((
+            key,
+            "the value cannot be used; the path answers 403 to every request".to_owned(),
+        ));
+        return Some(ExternalAuth::Unusable);
+    }
     let url = match layers.get(&keys::AUTH_URL)? {
         AuthUrl::Http(url) => url,
         AuthUrl::Service {

@@ -152,6 +152,18 @@ fn answer(stream: TcpStream, seen: &Mutex<Vec<String>>) {
     let _ = stream.write_all(response.as_bytes());
 }
 
+/// A server that answers every connection with a line that is not HTTP.
+fn not_http() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let _ = stream.write_all(b"SSH-2.0-OpenSSH_9.2\r\n");
+        }
+    });
+    port
+}
+
 fn closed_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
@@ -165,6 +177,7 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
     let web = EchoServer::start("web").unwrap();
     let auth = FakeAuth::start();
     let down = closed_port();
+    let garbage = not_http();
     let auth_url = format!("http://127.0.0.1:{}/oauth2/auth", auth.port);
 
     let mut objects = backend("default", "web", 80, None, &[(web.port, true)]);
@@ -210,6 +223,17 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
             ),
         ],
     );
+    objects += &ingress(
+        "any-method",
+        "any.test",
+        &[("auth-url", &auth_url), ("auth-method", "*")],
+    );
+    objects += &ingress(
+        "garbage",
+        "garbage.test",
+        &[("auth-url", &format!("http://127.0.0.1:{garbage}/auth"))],
+    );
+    objects += &ingress("badurl", "badurl.test", &[("auth-url", "ftp://x/auth")]);
     objects += &ingress(
         "down",
         "down.test",
@@ -399,6 +423,31 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
     let signed_in = get(http, "signin.test", "/", &[("Cookie", "session=good")]);
     assert_eq!(signed_in.status, 200);
 
+    // auth-method `*`: the client's method, or GET naming it when HAProxy's client cannot
+    // send it.
+    for (method, asked_as, named) in [("POST", "POST", false), ("PATCH", "GET", true)] {
+        let response = http_request(
+            http,
+            &format!(
+                "{method} / HTTP/1.1\r\nHost: any.test\r\nCookie: session=good\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            ),
+        )
+        .unwrap();
+        assert_eq!(response.status, 200, "{method}: {response:?}");
+        let asked = auth.last_request();
+        assert!(
+            asked[0].starts_with(&format!("{asked_as} /oauth2/auth ")),
+            "{method}: {asked:?}"
+        );
+        assert_eq!(
+            asked
+                .iter()
+                .any(|l| l.eq_ignore_ascii_case(&format!("x-forwarded-method: {method}"))),
+            named,
+            "{method}: {asked:?}"
+        );
+    }
+
     // A Service named by svc:// is asked at its cluster IP.
     assert_eq!(get(http, "svc.test", "/", &[]).status, 401);
     assert_eq!(
@@ -410,6 +459,13 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
     // A service that is down, or slower than auth-timeout, fails closed with 503.
     let unavailable = get(http, "down.test", "/", &[("Cookie", "session=good")]);
     assert_eq!(unavailable.status, 503, "{unavailable:?}");
+    let garbled = get(http, "garbage.test", "/", &[("Cookie", "session=good")]);
+    assert_eq!(
+        garbled.status, 503,
+        "a service that does not speak HTTP: {garbled:?}"
+    );
+    // An auth-url that cannot be read closes its path.
+    assert_eq!(get(http, "badurl.test", "/", &[]).status, 403);
     let started = Instant::now();
     let slow = get(http, "slow.test", "/", &[("Cookie", "session=good")]);
     let waited = started.elapsed();

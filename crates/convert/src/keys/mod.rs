@@ -314,6 +314,8 @@ fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
 #[derive(Debug, Default)]
 pub struct GlobalConfig {
     valid: BTreeMap<String, String>,
+    /// Keys set to a value that does not parse.
+    invalid: std::collections::BTreeSet<String>,
 }
 
 impl GlobalConfig {
@@ -325,6 +327,7 @@ impl GlobalConfig {
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
         let mut valid = BTreeMap::new();
+        let mut invalid = std::collections::BTreeSet::new();
         for (name, value) in data.into_iter().flatten() {
             let report = |message: String| Diagnostic {
                 object: origin
@@ -339,14 +342,17 @@ impl GlobalConfig {
                     Ok(()) => {
                         valid.insert(name.clone(), value.clone());
                     }
-                    Err(why) => diagnostics.push(report(format!(
-                        "invalid value: {why}; the default '{}' is used",
-                        key.default_text()
-                    ))),
+                    Err(why) => {
+                        invalid.insert(name.clone());
+                        diagnostics.push(report(format!(
+                            "invalid value: {why}; the default '{}' is used",
+                            key.default_text()
+                        )));
+                    }
                 },
             }
         }
-        Self { valid }
+        Self { valid, invalid }
     }
 
     /// The key's value: the ConfigMap's when set and valid, else the default.
@@ -366,6 +372,8 @@ impl GlobalConfig {
 #[derive(Debug, Default)]
 pub struct Annotations {
     valid: BTreeMap<&'static str, String>,
+    /// Keys set to a value that does not parse.
+    invalid: std::collections::BTreeSet<&'static str>,
 }
 
 impl Annotations {
@@ -377,6 +385,7 @@ impl Annotations {
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
         let mut valid = BTreeMap::new();
+        let mut invalid = std::collections::BTreeSet::new();
         // Our own prefix wins over the migration prefix, whatever the map order.
         for prefix in ANNOTATION_PREFIXES {
             for (annotation, value) in annotations.into_iter().flatten() {
@@ -402,13 +411,16 @@ impl Annotations {
                     Ok(()) => {
                         valid.entry(key.name()).or_insert_with(|| value.clone());
                     }
-                    Err(why) => diagnostics.push(report(format!(
-                        "invalid value: {why}; the global value is used"
-                    ))),
+                    Err(why) => {
+                        invalid.insert(key.name());
+                        diagnostics.push(report(format!(
+                            "invalid value: {why}; the global value is used"
+                        )));
+                    }
                 }
             }
         }
-        Self { valid }
+        Self { valid, invalid }
     }
 
     /// The key's value: the annotation's when set and valid, else the global one.
@@ -460,6 +472,21 @@ impl<'a> Keys<'a> {
     /// `None` when only the default applies.
     pub fn explicit<T>(&self, key: &Key<T>) -> Option<T> {
         self.annotated(key).or_else(|| self.global.value(key))
+    }
+
+    /// Whether the most specific layer that sets the key sets it to a value that does not
+    /// parse: for keys whose fallback would weaken a protection (an unreadable `auth-url`
+    /// must not leave its path open).
+    pub fn set_invalidly<T>(&self, key: &Key<T>) -> bool {
+        for annotations in [self.service, self.object].into_iter().flatten() {
+            if annotations.value(key).is_some() {
+                return false;
+            }
+            if annotations.invalid.contains(key.name) {
+                return true;
+            }
+        }
+        self.global.value(key).is_none() && self.global.invalid.contains(key.name)
     }
 
     /// The same layers, under a Service's annotations.

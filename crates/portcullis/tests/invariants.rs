@@ -148,7 +148,7 @@ impl Cluster {
             let (cert, key) = certificate(self.secret_version);
             yaml += &test_support::tls_secret(namespace, "tls", cert, key);
             // The users change with the certificates' version: a Secret change.
-            let users = if self.secret_version % 2 == 0 {
+            let users = if self.secret_version.is_multiple_of(2) {
                 "alice:$6$salt$hash\n    bob:$apr1$x$y"
             } else {
                 "alice:$5$salt$hash\n    carol::plain"

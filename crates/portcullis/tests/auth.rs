@@ -164,6 +164,40 @@ fn not_http() -> u16 {
     port
 }
 
+/// An HTTPS authentication service whose certificate no public CA signed: it would
+/// answer 202 to anyone, if HAProxy trusted it.
+fn self_signed_https() -> u16 {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let (cert, key) = test_support::self_signed("auth", &["localhost"]);
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![CertificateDer::from_pem_slice(cert.as_bytes()).unwrap()],
+            PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
+        )
+        .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let connection = rustls::ServerConnection::new(config.clone()).unwrap();
+            let mut tls = rustls::StreamOwned::new(connection, stream);
+            let mut line = String::new();
+            if BufReader::new(&mut tls).read_line(&mut line).is_ok() {
+                let _ = tls.write_all(
+                    b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+        }
+    });
+    port
+}
+
 fn closed_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
@@ -178,6 +212,7 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
     let auth = FakeAuth::start();
     let down = closed_port();
     let garbage = not_http();
+    let untrusted = self_signed_https();
     let auth_url = format!("http://127.0.0.1:{}/oauth2/auth", auth.port);
 
     let mut objects = backend("default", "web", 80, None, &[(web.port, true)]);
@@ -232,6 +267,11 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
         "garbage",
         "garbage.test",
         &[("auth-url", &format!("http://127.0.0.1:{garbage}/auth"))],
+    );
+    objects += &ingress(
+        "untrusted",
+        "untrusted.test",
+        &[("auth-url", &format!("https://127.0.0.1:{untrusted}/auth"))],
     );
     objects += &ingress("badurl", "badurl.test", &[("auth-url", "ftp://x/auth")]);
     objects += &ingress(
@@ -464,6 +504,10 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
         garbled.status, 503,
         "a service that does not speak HTTP: {garbled:?}"
     );
+    // An https service is verified against the system's CAs: a self-signed one is not
+    // trusted, and the path fails closed.
+    let untrusted = get(http, "untrusted.test", "/", &[]);
+    assert_eq!(untrusted.status, 503, "{untrusted:?}");
     // An auth-url that cannot be read closes its path.
     assert_eq!(get(http, "badurl.test", "/", &[]).status, 403);
     let started = Instant::now();

@@ -49,7 +49,7 @@ pub const AUTH_URL: Key<Option<AuthUrl>> = Key {
     parse: parse_auth_url,
     doc: "External authentication: every request of the path is first sent (without its body) to this service; a 2xx answer lets it through, any other answer is the client's answer (or a redirect to `auth-signin`). A service that refuses the connection, answers 5xx or does not answer within `auth-timeout` makes the path answer 503; an `auth-url` that cannot be used (a Service that does not exist) makes it answer 403. `svc://` names a Service of the Ingress's namespace and one of its ports; it is reached at its cluster IP.",
     applied: Applied::Reload,
-    differs: "haproxy-ingress resolves an `http(s)` host name once, when the Ingress is read, and reaches `svc://` Services through their endpoints (honouring `secure-backends` on them); portcullis lets HAProxy resolve host names at run time, reaches a Service at its cluster IP over plain HTTP (headless Services are refused), accepts no other namespace, and checks `https` certificates against the system's CAs where haproxy-ingress does not check them.",
+    differs: "haproxy-ingress resolves an `http(s)` host name once, when the Ingress is read, and reaches `svc://` Services through their endpoints (honouring `secure-backends` on them); portcullis lets HAProxy resolve host names at run time (by the name servers of `/etc/resolv.conf`, not `/etc/hosts`), reaches a Service at its cluster IP over plain HTTP (headless Services are refused), accepts no other namespace, and checks `https` certificates against the system's CAs where haproxy-ingress does not check them.",
 };
 /// `auth-method`.
 pub const AUTH_METHOD: Key<QuotedWord> = Key {

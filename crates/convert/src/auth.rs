@@ -39,19 +39,19 @@ fn basic_auth(
     problems: &mut Problems,
 ) -> Option<BasicAuth> {
     let key = keys::AUTH_SECRET.name;
-    for unreadable in [keys::AUTH_SECRET.name, keys::AUTH_TYPE.name] {
-        let invalid = if unreadable == key {
-            layers.set_invalidly(&keys::AUTH_SECRET)
-        } else {
-            layers.set_invalidly(&keys::AUTH_TYPE)
-        };
-        if invalid {
-            problems.push((
-                unreadable,
-                "the value cannot be used; the path answers 403 to every request".to_owned(),
-            ));
-            return Some(BasicAuth::Unusable);
-        }
+    let unreadable = if layers.set_invalidly(&keys::AUTH_SECRET) {
+        Some(key)
+    } else if layers.set_invalidly(&keys::AUTH_TYPE) {
+        Some(keys::AUTH_TYPE.name)
+    } else {
+        None
+    };
+    if let Some(unreadable) = unreadable {
+        problems.push((
+            unreadable,
+            "the value cannot be used; the path answers 403 to every request".to_owned(),
+        ));
+        return Some(BasicAuth::Unusable);
     }
     let Some(secret) = layers.get(&keys::AUTH_SECRET) else {
         if layers.get(&keys::AUTH_TYPE) {

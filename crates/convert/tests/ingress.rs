@@ -273,7 +273,7 @@ fn authentication_keys_build_userlists_and_fail_closed() {
     options.watch_ingress_without_class = true;
     let annotated = |pairs: &str| format!("  annotations: {{{pairs}}}\n");
     let yaml = format!(
-        "{SERVICE}{}{}{}{}{}{}{}",
+        "{SERVICE}{}{}{}{}{}{}{}{}",
         "---\napiVersion: v1\nkind: Secret\nmetadata: {name: users}\nstringData:\n  auth: \"alice:$6$s$h\\nbob:$apr1$a$b\\n\"\n",
         "---\napiVersion: v1\nkind: Service\nmetadata: {name: oauth}\nspec:\n  clusterIP: 10.96.0.7\n  ports: [{port: 4180}]\n",
         ingress(
@@ -301,6 +301,11 @@ fn authentication_keys_build_userlists_and_fail_closed() {
             ""
         ),
         ingress("plain", "", ""),
+        ingress(
+            "badsecret",
+            &annotated("haproxy-ingress.github.io/auth-secret: Bad_Name"),
+            ""
+        ),
     );
     let (model, diagnostics) = model_of(&yaml, &options);
     let basic = auth_of(&model, "basic").unwrap();
@@ -327,6 +332,10 @@ fn authentication_keys_build_userlists_and_fail_closed() {
         Some(model::ExternalAuth::Unusable)
     );
     assert_eq!(auth_of(&model, "plain"), None);
+    assert_eq!(
+        auth_of(&model, "badsecret").unwrap().basic,
+        Some(model::BasicAuth::Unusable)
+    );
     assert_eq!(
         diagnostics,
         [

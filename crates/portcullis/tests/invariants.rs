@@ -76,6 +76,9 @@ struct Shape {
     /// entries), a deny list, a source header and request limits; 3: an allow list with a
     /// bad entry.
     access: u8,
+    /// 0: none; 1: Basic with the `users` Secret; 2: an external service with a sign-in
+    /// URL; 3: Basic with a Secret that does not exist (fails closed).
+    auth: u8,
 }
 
 impl Default for Shape {
@@ -90,6 +93,7 @@ impl Default for Shape {
             leastconn: false,
             default_backend: false,
             access: 0,
+            auth: 0,
         }
     }
 }
@@ -148,6 +152,15 @@ impl Cluster {
         for namespace in ["alpha", "beta"] {
             let (cert, key) = certificate(self.secret_version);
             yaml += &test_support::tls_secret(namespace, "tls", cert, key);
+            // The users change with the certificates' version: a Secret change.
+            let users = if self.secret_version.is_multiple_of(2) {
+                "alice:$6$salt$hash\n    bob:$apr1$x$y"
+            } else {
+                "alice:$5$salt$hash\n    carol::plain"
+            };
+            yaml += &format!(
+                "---\napiVersion: v1\nkind: Secret\nmetadata: {{name: users, namespace: {namespace}}}\nstringData:\n  auth: |\n    {users}\n"
+            );
         }
         if let Some(timeout) = self.timeout_server {
             yaml += &format!(
@@ -214,6 +227,13 @@ impl Cluster {
                 _ => pairs
                     .push("haproxy-ingress.github.io/whitelist-source-range: '10.0.0.0/8, nope'"),
             }
+            pairs.push(match shape.auth % 4 {
+                0 => "",
+                1 => "portcullis.dev/auth-secret: users, portcullis.dev/auth-realm: Staff",
+                2 => "portcullis.dev/auth-url: 'http://10.0.0.9:4180/oauth2/auth', portcullis.dev/auth-signin: 'https://auth.test/start?rd=%[path]'",
+                _ => "portcullis.dev/auth-secret: missing",
+            });
+            pairs.retain(|p| !p.is_empty());
             let annotations = if pairs.is_empty() {
                 String::new()
             } else {
@@ -626,6 +646,7 @@ enum Change {
     LeastConn(u8, bool),
     DefaultBackend(u8, bool),
     Access(u8, u8),
+    Auth(u8, u8),
     SecretVersion(u8),
     Route(u8, Option<RouteShape>),
     Gateway(GatewayShape),
@@ -636,13 +657,13 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
-        0u8..4,
+        (0u8..4, 0u8..4),
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
-                access,
+                (access, auth),
             )| {
                 Shape {
                     endpoints,
@@ -654,6 +675,7 @@ fn shape() -> impl Strategy<Value = Shape> {
                     leastconn,
                     default_backend,
                     access,
+                    auth,
                 }
             },
         )
@@ -705,7 +727,8 @@ fn change() -> impl Strategy<Value = Change> {
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::SharedBackend(s, b)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::LeastConn(s, b)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
-        (service, 0u8..4).prop_map(|(s, a)| Change::Access(s, a)),
+        (service.clone(), 0u8..4).prop_map(|(s, a)| Change::Access(s, a)),
+        (service, 0u8..4).prop_map(|(s, a)| Change::Auth(s, a)),
         (0u8..2).prop_map(Change::SecretVersion),
         (0u8..8, proptest::option::weighted(0.7, route_shape()))
             .prop_map(|(s, r)| Change::Route(s, r)),
@@ -744,6 +767,7 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::LeastConn(s, b) => edit(s, &|shape| shape.leastconn = b),
         Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
         Change::Access(s, a) => edit(s, &|shape| shape.access = a),
+        Change::Auth(s, a) => edit(s, &|shape| shape.auth = a),
         Change::SecretVersion(v) => cluster.secret_version = v,
         Change::Route(s, Some(route)) => {
             cluster.routes.insert(s, route);

@@ -39,18 +39,8 @@ fn basic_auth(
     problems: &mut Problems,
 ) -> Option<BasicAuth> {
     let key = keys::AUTH_SECRET.name;
-    let unreadable = if layers.set_invalidly(&keys::AUTH_SECRET) {
-        Some(key)
-    } else if layers.set_invalidly(&keys::AUTH_TYPE) {
-        Some(keys::AUTH_TYPE.name)
-    } else {
-        None
-    };
-    if let Some(unreadable) = unreadable {
-        problems.push((
-            unreadable,
-            "the value cannot be used; the path answers 403 to every request".to_owned(),
-        ));
+    // The invalid value itself is reported where the key is read.
+    if layers.set_invalidly(&keys::AUTH_SECRET) || layers.set_invalidly(&keys::AUTH_TYPE) {
         return Some(BasicAuth::Unusable);
     }
     let Some(secret) = layers.get(&keys::AUTH_SECRET) else {
@@ -240,11 +230,8 @@ fn external_auth(
     problems: &mut Problems,
 ) -> Option<ExternalAuth> {
     let key = keys::AUTH_URL.name;
+    // The invalid value itself is reported where the key is read.
     if layers.set_invalidly(&keys::AUTH_URL) {
-        problems.push((
-            key,
-            "the value cannot be used; the path answers 403 to every request".to_owned(),
-        ));
         return Some(ExternalAuth::Unusable);
     }
     let url = match layers.get(&keys::AUTH_URL)? {

@@ -42,8 +42,9 @@ Between prefixes on one object, `{own_prefix}` comes first, then `{migration_pre
 
 An invalid value is reported (object, key, value, reason) and the next one in that order
 applies, except for the address lists (`allowlist-source-range`, `whitelist-source-range`,
-`denylist-source-range`): an invalid list refuses every client of the paths it applies to
-(403) until it is fixed, so that a typo never serves a path without its protection. An
+`denylist-source-range`) and the authentication keys (`auth-type`, `auth-secret`,
+`auth-url`): an invalid value refuses every client of the paths it applies to (403) until
+it is fixed, so that a typo never serves a path without its protection. An
 unknown key, and a global key set as an annotation, are reported and ignored; so are the
 keys listed under [Not supported](#not-supported), with the reason.
 

@@ -7,6 +7,10 @@ use super::backend_tls::{SecretName, parse_secret_name};
 use super::parse::parse_duration;
 use super::{Applied, Key, Scope};
 
+/// Keys whose invalid value closes the paths they apply to (403) instead of falling back
+/// to a wider layer's value: a typo must never serve a path without its authentication.
+pub(crate) const FAIL_CLOSED: [&str; 3] = ["auth-type", "auth-secret", "auth-url"];
+
 /// `auth-type`.
 pub const AUTH_TYPE: Key<bool> = Key {
     name: "auth-type",

@@ -348,7 +348,11 @@ fn fails_closed(name: &str) -> bool {
 
 /// What happens to a key's invalid value: `fallback` names what is used instead.
 fn invalid_message(name: &str, why: &str, fallback: &str) -> String {
-    if fails_closed(name) {
+    if auth::FAIL_CLOSED.contains(&name) {
+        format!(
+            "invalid value: {why}; the paths it applies to answer 403 to every request until it is fixed"
+        )
+    } else if fails_closed(name) {
         format!(
             "invalid value: {why}; every client of the paths it applies to is refused (403) until it is fixed"
         )

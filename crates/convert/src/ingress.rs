@@ -125,6 +125,24 @@ impl Converter<'_, '_> {
                 model::TlsOptions::default()
             }
         };
+        let global = self.lookups.global();
+        let layers = keys::Keys {
+            service: None,
+            object: Some(&self.annotations),
+            global,
+        };
+        let (client_auth, problem) =
+            crate::client_auth::client_auth(self.lookups, &layers, &self.output.object);
+        if let Some(problem) = problem {
+            self.report(
+                format!("metadata.annotations[{}]", keys::AUTH_TLS_SECRET.name),
+                problem,
+            );
+        }
+        let options = model::TlsOptions {
+            client_auth,
+            ..options
+        };
         for (index, entry) in spec.tls.iter().flatten().enumerate() {
             for (host_index, host) in entry.hosts.iter().flatten().enumerate() {
                 let field = format!("spec.tls[{index}].hosts[{host_index}]");

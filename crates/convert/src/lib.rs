@@ -5,6 +5,7 @@ mod affinity;
 mod backend_settings;
 mod cache;
 pub mod class;
+mod client_auth;
 mod contribution;
 mod conversion;
 mod diagnostic;

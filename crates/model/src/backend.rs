@@ -85,6 +85,8 @@ pub struct Backend {
     pub timeout_connect: crate::HaproxyDuration,
     /// `timeout server`.
     pub timeout_server: crate::HaproxyDuration,
+    /// Pass the client certificate to the servers (`X-SSL-Client-Cert`).
+    pub client_cert_header: bool,
     /// The objects that made this backend, for error reports.
     pub origins: Vec<crate::Origin>,
 }
@@ -102,6 +104,7 @@ impl Backend {
             timeouts,
             timeout_connect,
             timeout_server,
+            client_cert_header,
             origins: _,
         } = self;
         *id == other.id
@@ -110,5 +113,6 @@ impl Backend {
             && *timeouts == other.timeouts
             && *timeout_connect == other.timeout_connect
             && *timeout_server == other.timeout_server
+            && *client_cert_header == other.client_cert_header
     }
 }

@@ -108,6 +108,8 @@ pub struct RuleAction {
     pub unavailable_weight: u32,
     /// HSTS on HTTPS responses, when it differs from the frontends' default.
     pub hsts: crate::HstsRule,
+    /// Cross-origin resource sharing: preflights answered, responses decorated.
+    pub cors: Option<crate::Cors>,
 }
 
 impl RuleAction {
@@ -125,6 +127,7 @@ impl RuleAction {
             && self.rewrite.is_none()
             && self.unavailable_weight == 0
             && self.hsts == crate::HstsRule::Inherit
+            && self.cors.is_none()
             && self
                 .backends
                 .iter()

@@ -13,6 +13,40 @@ use crate::RuntimeCommand;
 /// fit in one of HAProxy's buffers (`tune.bufsize`, 16 KiB by default).
 pub const MAX_CERTIFICATE_PAYLOAD: usize = 14 * 1024;
 
+/// Whether client-certificate CAs change: a CA or CRL file, or a certificate-list entry
+/// naming one. HAProxy 2.6's `add ssl crt-list` cannot load a CA file that is not loaded
+/// yet ("unable to load"), so these go with a reload.
+pub(crate) fn client_ca_changes(
+    live: &BTreeMap<String, RenderedFile>,
+    desired: &BTreeMap<String, RenderedFile>,
+) -> bool {
+    let client_ca = |files: &BTreeMap<String, RenderedFile>| {
+        files
+            .iter()
+            .filter(|(path, _)| ManagedDir::ClientCa.holds(path))
+            .map(|(path, file)| (path.clone(), file.hash))
+            .collect::<Vec<_>>()
+    };
+    if client_ca(live) != client_ca(desired) {
+        return true;
+    }
+    let (live_list, desired_list) = (live.get(CRT_LIST), desired.get(CRT_LIST));
+    if live_list.map(|f| f.hash) == desired_list.map(|f| f.hash) {
+        return false;
+    }
+    let entries = |list: Option<&RenderedFile>| -> BTreeSet<String> {
+        list.map(|f| {
+            f.text()
+                .lines()
+                .filter(|l| l.contains(" ca-file "))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    entries(live_list) != entries(desired_list)
+}
+
 /// The commands that turn the live certificates into the desired ones, in a safe order;
 /// `None` when one of them cannot be sent live (too large).
 pub(crate) fn changes(

@@ -27,6 +27,9 @@ pub enum ReloadReason {
     BackendSections,
     /// A certificate is too large to send over the runtime API.
     Certificates,
+    /// A client-certificate CA or revocation list changed, or a host's certificate-list
+    /// entry naming one (`add ssl crt-list` cannot load a new CA file in HAProxy 2.6).
+    ClientCertificateAuthorities,
     /// A runtime API command failed or answered unexpectedly: HAProxy's state is unknown.
     RuntimeApiFailed,
     /// A removed server kept connections for longer than the reload interval.
@@ -41,10 +44,11 @@ pub enum ReloadReason {
 
 impl ReloadReason {
     /// Every reason, so that each is counted from start.
-    pub const ALL: [ReloadReason; 7] = [
+    pub const ALL: [ReloadReason; 8] = [
         ReloadReason::MainConfig,
         ReloadReason::BackendSections,
         ReloadReason::Certificates,
+        ReloadReason::ClientCertificateAuthorities,
         ReloadReason::RuntimeApiFailed,
         ReloadReason::DrainTimeout,
         ReloadReason::StaticBalanceServers,
@@ -57,6 +61,7 @@ impl ReloadReason {
             ReloadReason::MainConfig => "main_config",
             ReloadReason::BackendSections => "backend_sections",
             ReloadReason::Certificates => "certificates",
+            ReloadReason::ClientCertificateAuthorities => "client_certificate_authorities",
             ReloadReason::RuntimeApiFailed => "runtime_api_failed",
             ReloadReason::DrainTimeout => "drain_timeout",
             ReloadReason::StaticBalanceServers => "static_balance_servers",
@@ -310,7 +315,11 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         next_files.insert(path.to_owned(), file.clone());
     }
 
-    match certificates::changes(&live.files, &desired.files) {
+    let client_ca_changed = certificates::client_ca_changes(&live.files, &desired.files);
+    if client_ca_changed {
+        reload.insert(ReloadReason::ClientCertificateAuthorities);
+    }
+    match certificates::changes(&live.files, &desired.files).filter(|_| !client_ca_changed) {
         Some(changes) => {
             commands.extend(changes);
             next_files.retain(|path, _| !ManagedDir::Certs.holds(path));
@@ -322,6 +331,7 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
                     .map(|(path, file)| (path.clone(), file.clone())),
             );
         }
+        None if client_ca_changed => {}
         None => {
             reload.insert(ReloadReason::Certificates);
         }
@@ -425,6 +435,7 @@ mod tests {
             timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
             timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
+            client_cert_header: false,
             origins: Vec::new(),
         };
         (id, backend)

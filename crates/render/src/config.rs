@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use model::{HostKey, ProxyModel};
 
+use crate::client_auth::ClientAuthLines;
 use crate::layout::{ADMIN_SOCKET, MapFile, RUN_DIR};
 use crate::maps::redirect_marker;
 use crate::ports::{HostPortLines, LineOrder, PortFrontend};
@@ -45,7 +46,13 @@ pub(crate) fn main_config<'a>(
     model: &ProxyModel,
     rules: impl Iterator<Item = &'a HostRuleLines> + Clone,
     port_lines: &BTreeMap<HostKey, Arc<HostPortLines>>,
+    client_auth: &ClientAuthLines,
 ) -> String {
+    let client_bind = if client_auth.any() {
+        crate::client_auth::BIND_OPTIONS
+    } else {
+        ""
+    };
     let global = &model.global;
     let timeouts = &global.timeouts;
     let mut text = String::with_capacity(4096);
@@ -99,7 +106,7 @@ defaults
     ] {
         let _ = writeln!(text, "\nfrontend {frontend}");
         let bind_options = if tls {
-            crate::https::bind_options(&global.https.tls)
+            crate::https::bind_options(&global.https.tls) + client_bind
         } else {
             String::new()
         };
@@ -148,6 +155,9 @@ defaults
         }
         if tls {
             text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
+            text.push_str(&client_auth.tls);
+        } else {
+            text.push_str(&client_auth.plain);
         }
         selection(&mut text, rules.clone(), &default_backend);
     }
@@ -161,7 +171,7 @@ defaults
     for ((port, tls), mut lines) in by_port {
         lines.sort_by(|a, b| a.0.cmp(&b.0));
         let bind_options = if tls {
-            crate::https::bind_options(&global.https.tls)
+            crate::https::bind_options(&global.https.tls) + client_bind
         } else {
             String::new()
         };
@@ -177,6 +187,9 @@ defaults
         }
         if tls {
             text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
+            text.push_str(&client_auth.tls);
+        } else {
+            text.push_str(&client_auth.plain);
         }
         selection(&mut text, rules.clone(), NOT_FOUND_BACKEND);
     }

@@ -28,6 +28,12 @@ macro_rules! backend_tls_dir {
     };
 }
 
+macro_rules! client_ca_dir {
+    () => {
+        "client-ca"
+    };
+}
+
 macro_rules! errors_dir {
     () => {
         "errors"
@@ -44,6 +50,9 @@ pub const MAPS_DIR: &str = maps_dir!();
 pub const CERTS_DIR: &str = certs_dir!();
 /// Directory of the CA bundles and client certificates used toward backend servers.
 pub const BACKEND_TLS_DIR: &str = backend_tls_dir!();
+/// Directory of the CA bundles and revocation lists client certificates are checked
+/// against.
+pub const CLIENT_CA_DIR: &str = client_ca_dir!();
 /// Directory of the custom error pages.
 pub const ERRORS_DIR: &str = errors_dir!();
 /// Certificate served for unknown SNI names.
@@ -53,13 +62,14 @@ pub const CRT_LIST: &str = concat!(certs_dir!(), "/crt-list.txt");
 
 /// Every directory or top-level file of rendered files. Other top-level entries are not
 /// rendered files: [`RUN_DIR`], [`STAGING_DIR`], and whatever else the user keeps there.
-pub const MANAGED_ROOTS: [&str; 6] = [
+pub const MANAGED_ROOTS: [&str; 7] = [
     MAIN_CONFIG,
     BACKENDS_DIR,
     MAPS_DIR,
     CERTS_DIR,
     BACKEND_TLS_DIR,
     ERRORS_DIR,
+    CLIENT_CA_DIR,
 ];
 
 /// The directory holding HAProxy's sockets, relative to HAProxy's working directory
@@ -86,16 +96,19 @@ pub enum ManagedDir {
     BackendTls,
     /// Custom error pages.
     Errors,
+    /// CA bundles and revocation lists for client certificates.
+    ClientCa,
 }
 
 impl ManagedDir {
     /// Every one, in the order of [`MANAGED_ROOTS`].
-    pub const ALL: [ManagedDir; 5] = [
+    pub const ALL: [ManagedDir; 6] = [
         ManagedDir::Backends,
         ManagedDir::Maps,
         ManagedDir::Certs,
         ManagedDir::BackendTls,
         ManagedDir::Errors,
+        ManagedDir::ClientCa,
     ];
 
     /// Its name in the state directory.
@@ -106,6 +119,7 @@ impl ManagedDir {
             ManagedDir::Certs => CERTS_DIR,
             ManagedDir::BackendTls => BACKEND_TLS_DIR,
             ManagedDir::Errors => ERRORS_DIR,
+            ManagedDir::ClientCa => CLIENT_CA_DIR,
         }
     }
 
@@ -148,6 +162,16 @@ pub fn backend_ca_file(secret: &CertId) -> String {
 /// The client certificate and key of a Secret, presented to backend servers.
 pub fn backend_crt_file(secret: &CertId) -> String {
     format!("{BACKEND_TLS_DIR}/crt_{}", secret.file_name())
+}
+
+/// The CA bundle of a Secret, checking client certificates.
+pub fn client_ca_file(secret: &CertId) -> String {
+    format!("{CLIENT_CA_DIR}/ca_{}", secret.file_name())
+}
+
+/// The revocation lists of a Secret, checking client certificates.
+pub fn client_crl_file(secret: &CertId) -> String {
+    format!("{CLIENT_CA_DIR}/crl_{}", secret.file_name())
 }
 
 /// A routing map. Each frontend looks a request up in the hosts map, then in its exact

@@ -5,7 +5,9 @@
 mod affinity;
 mod backend_tls;
 mod cache;
+mod client_auth;
 mod config;
+mod cors;
 mod escape;
 mod forwarded;
 mod https;

@@ -246,6 +246,9 @@ fn header_lines(directive: &str, edits: &HeaderEdits, chosen: &str, out: &mut St
 
 fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
     let action = &rule.action;
+    if let Some(cors) = &action.cors {
+        crate::cors::cors_lines(cors, chosen, &mut lines.requests, &mut lines.responses);
+    }
     header_lines(
         "http-request",
         &action.request_headers,

@@ -46,6 +46,7 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         timeouts: Default::default(),
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
+        client_cert_header: false,
         origins: vec![origin("site")],
     }
 }

@@ -61,3 +61,59 @@ pub fn write_manifest(dir: &std::path::Path, file: &str, text: &str) -> std::io:
     std::fs::write(&temporary, text)?;
     std::fs::rename(&temporary, dir.join(file))
 }
+
+/// A certificate authority and a client certificate it signed, for mutual TLS.
+#[derive(Debug, Clone)]
+pub struct ClientPki {
+    /// The CA certificate, PEM.
+    pub ca_pem: String,
+    /// The client certificate, DER.
+    pub client_der: Vec<u8>,
+    /// The client's private key, PKCS#8 DER.
+    pub client_key_der: Vec<u8>,
+}
+
+/// A CA named `ca_name` and a client certificate with common name `client_name`.
+pub fn client_pki(ca_name: &str, client_name: &str) -> ClientPki {
+    let built = (|| -> Result<ClientPki, rcgen::Error> {
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
+        ca_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, ca_name);
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::CrlSign,
+            rcgen::KeyUsagePurpose::DigitalSignature,
+        ];
+        let ca_key = rcgen::KeyPair::generate()?;
+        let ca_cert = ca_params.self_signed(&ca_key)?;
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let mut client_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
+        client_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, client_name);
+        client_params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let client_key = rcgen::KeyPair::generate()?;
+        let client_cert = client_params.signed_by(&client_key, &issuer)?;
+        Ok(ClientPki {
+            ca_pem: ca_cert.pem(),
+            client_der: client_cert.der().to_vec(),
+            client_key_der: client_key.serialize_der(),
+        })
+    })();
+    built.expect("rcgen makes certificates")
+}
+
+/// An Opaque Secret with `ca.crt` (and `ca.crl` when given), via `stringData`.
+pub fn ca_secret(namespace: &str, name: &str, ca_pem: &str) -> String {
+    let indent = |pem: &str| {
+        pem.lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
+    };
+    format!(
+        "---\napiVersion: v1\nkind: Secret\nmetadata: {{name: {name}, namespace: {namespace}}}\nstringData:\n  ca.crt: |\n{}",
+        indent(ca_pem)
+    )
+}

@@ -192,6 +192,10 @@ pub(crate) fn filters(
                     path,
                 });
             }
+            HttpRouteRulesFiltersType::Cors => {
+                let policy = required(filter.cors.as_ref(), "cors").map_err(at)?;
+                action.cors = Some(super::cors::cors(policy).map_err(at)?);
+            }
             ref other => {
                 return Err(at(format!(
                     "filter type {} is not supported",

@@ -139,6 +139,17 @@ impl Converter<'_, '_> {
                 problem,
             );
         }
+        let no_tls_hosts = spec
+            .tls
+            .iter()
+            .flatten()
+            .all(|entry| entry.hosts.as_ref().is_none_or(Vec::is_empty));
+        if client_auth.is_some() && no_tls_hosts {
+            self.report(
+                format!("metadata.annotations[{}]", keys::AUTH_TLS_SECRET.name),
+                "client certificates are asked for on the hosts of spec.tls, and it lists none; the key has no effect".to_owned(),
+            );
+        }
         let options = model::TlsOptions {
             client_auth,
             ..options

@@ -406,10 +406,11 @@ mod tests {
             ReloadReason::DrainTimeout => 4,
             ReloadReason::StaticBalanceServers => 5,
             ReloadReason::ServerCookies => 6,
+            ReloadReason::ClientCertificateAuthorities => 7,
         };
         let mut places: Vec<usize> = ReloadReason::ALL.into_iter().map(place).collect();
         places.sort_unstable();
-        assert_eq!(places, (0..7).collect::<Vec<_>>());
+        assert_eq!(places, (0..8).collect::<Vec<_>>());
     }
 
     use super::*;
@@ -539,6 +540,44 @@ mod tests {
             live.files["maps/hosts.map"].hash
         );
         assert!(update.needs_check());
+    }
+
+    #[test]
+    fn client_certificate_authorities_reload_with_their_reason() {
+        let mut with_ca = BASE.to_vec();
+        with_ca[2] = (
+            "certs/crt-list.txt",
+            "certs/x.pem [verify optional ca-file client-ca/ca_ns_ca.pem] b.test\n",
+        );
+        with_ca.push(("certs/x.pem", "x"));
+        with_ca.push(("client-ca/ca_ns_ca.pem", "first CA"));
+        let live = LiveState::loaded(backends(&[]), &files(&BASE));
+        let added = live_update(&live, &backends(&[]), &files(&with_ca));
+        assert_eq!(
+            added.reload,
+            BTreeSet::from([ReloadReason::ClientCertificateAuthorities])
+        );
+        assert!(added.commands.is_empty(), "{:?}", added.commands);
+        // The same host and list, a new CA content: still a reload.
+        let live = LiveState::loaded(backends(&[]), &files(&with_ca));
+        let mut rotated = with_ca.clone();
+        let last = rotated.len() - 1;
+        rotated[last] = ("client-ca/ca_ns_ca.pem", "second CA");
+        let update = live_update(&live, &backends(&[]), &files(&rotated));
+        assert_eq!(
+            update.reload,
+            BTreeSet::from([ReloadReason::ClientCertificateAuthorities])
+        );
+        // Another host's certificate still changes live.
+        let mut other = with_ca.clone();
+        other.push(("certs/y.pem", "y"));
+        other[2] = (
+            "certs/crt-list.txt",
+            "certs/x.pem [verify optional ca-file client-ca/ca_ns_ca.pem] b.test\ncerts/y.pem c.test\n",
+        );
+        let update = live_update(&live, &backends(&[]), &files(&other));
+        assert_eq!(update.reload, BTreeSet::new());
+        assert_eq!(update.commands.len(), 2, "{:?}", update.commands);
     }
 
     #[test]

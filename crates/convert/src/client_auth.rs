@@ -45,7 +45,10 @@ pub(crate) fn client_auth(
 }
 
 /// `ca.crt` (every certificate a CA) and the optional `ca.crl`.
-fn load_client_ca(lookups: &mut Recorder<'_>, id: model::CertId) -> Result<ClientCa, String> {
+pub(crate) fn load_client_ca(
+    lookups: &mut Recorder<'_>,
+    id: model::CertId,
+) -> Result<ClientCa, String> {
     let bundle = load_ca_bundle(lookups, id.clone())?;
     let (namespace, name) = (&id.namespace, &id.name);
     for block in pem_blocks(bundle.pem.as_bytes())? {

@@ -292,3 +292,72 @@ fn cors_preflights_are_answered_and_allowed_origins_decorated() {
     );
     assert!(header(&public, "access-control-allow-credentials").is_none());
 }
+
+#[test]
+fn a_gateway_s_frontend_validation_asks_its_https_listeners_for_client_certificates() {
+    let trusted = client_pki("gateway-ca", "gateway-client");
+    let stranger = client_pki("stranger-ca", "intruder");
+    let (cert, key) = self_signed("site", &["*.gw.test", "*.cm.test"]);
+    let mut objects = tls_secret("default", "site-tls", &cert, &key);
+    objects += &ca_secret("default", "client-ca", &trusted.ca_pem);
+    let gateway = |name: &str, host: &str, reference: &str| {
+        format!(
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  gatewayClassName: portcullis\n  tls:\n    frontend:\n      default:\n        validation:\n          caCertificateRefs: [{reference}]\n  listeners:\n  - name: https\n    protocol: HTTPS\n    port: 443\n    hostname: \"{host}\"\n    tls: {{certificateRefs: [{{name: site-tls}}]}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  parentRefs: [{{name: {name}}}]\n  rules:\n  - backendRefs: [{{name: web, port: 80}}]\n"
+        )
+    };
+    objects += "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: portcullis}\nspec: {controllerName: portcullis.dev/gateway-controller}\n";
+    objects += &gateway(
+        "validated",
+        "*.gw.test",
+        "{group: \"\", kind: Secret, name: client-ca}",
+    );
+    objects += &gateway(
+        "configmapped",
+        "*.cm.test",
+        "{group: \"\", kind: ConfigMap, name: client-ca}",
+    );
+    let setup = start(objects);
+    let port = setup.portcullis.https_port;
+    let valid = Some((
+        trusted.client_der.as_slice(),
+        trusted.client_key_der.as_slice(),
+    ));
+    let wrong = Some((
+        stranger.client_der.as_slice(),
+        stranger.client_key_der.as_slice(),
+    ));
+
+    let ok = https_request(port, "a.gw.test", "a.gw.test", "/", valid)
+        .unwrap()
+        .response;
+    assert_eq!(ok.status, 200, "{ok:?}");
+    assert_eq!(
+        ok.echo().unwrap()["headers"]["x-ssl-client-cn"],
+        "gateway-client"
+    );
+    assert!(
+        https_request(port, "a.gw.test", "a.gw.test", "/", None).is_err(),
+        "AllowValidOnly: no certificate, no connection"
+    );
+    assert_eq!(
+        https_request(port, "a.gw.test", "a.gw.test", "/", wrong)
+            .unwrap()
+            .response
+            .status,
+        495
+    );
+    assert_eq!(
+        https_request(port, "a.cm.test", "a.cm.test", "/", valid)
+            .unwrap()
+            .response
+            .status,
+        496,
+        "a CA that cannot be used refuses the listener's hosts"
+    );
+    let status = setup.portcullis.admin("/status").unwrap().body;
+    assert!(status.contains("InvalidCACertificateRef"), "{status}");
+    assert!(
+        status.contains("caCertificateRefs of kind ConfigMap are not supported"),
+        "{status}"
+    );
+}

@@ -4,6 +4,7 @@
 
 mod api;
 mod cors;
+pub(crate) mod frontend_tls;
 pub(crate) mod listener;
 pub(crate) mod route;
 pub(crate) mod rules;

@@ -60,6 +60,7 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
             "strict.com",
             "open.com",
             "broken.com",
+            "leafca.com",
         ],
     );
     let mut objects = tls_secret("default", "site-tls", &cert, &key);
@@ -87,6 +88,14 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
         "broken",
         "portcullis.dev/auth-tls-secret: nosuch",
         "broken.com",
+        true,
+    );
+    let (leaf, _) = self_signed("just-a-leaf", &["leaf.example"]);
+    objects += &ca_secret("default", "not-a-ca", &leaf);
+    objects += &ingress(
+        "leafca",
+        "portcullis.dev/auth-tls-secret: not-a-ca",
+        "leafca.com",
         true,
     );
     objects += &ingress("open", "", "open.com", true);
@@ -153,6 +162,11 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
         496,
         "an unusable CA fails closed"
     );
+    assert_eq!(
+        get("leafca.com", valid).status,
+        496,
+        "so does a CA bundle that is not a CA"
+    );
 
     let open = get("open.com", None);
     assert_eq!(open.status, 200, "a host without auth-tls is unaffected");
@@ -175,6 +189,10 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
     let log = setup.portcullis.log();
     assert!(
         log.contains("Ingress default/broken: metadata.annotations[auth-tls-secret]: secret default/nosuch not found; requests to the Ingress's TLS hosts are answered 496 until it is fixed"),
+        "{log}"
+    );
+    assert!(
+        log.contains("Ingress default/leafca: metadata.annotations[auth-tls-secret]: secret default/not-a-ca: ca.crt holds a certificate that is not a CA (CN=just-a-leaf)"),
         "{log}"
     );
 }

@@ -44,6 +44,18 @@ fn decode(yaml: &str) -> Vec<Object> {
 }
 
 /// Two versions of the `tls` Secrets' certificate.
+/// The client-certificate CA of the `client-ca` Secrets, in two versions.
+fn client_ca(version: u8) -> &'static str {
+    static CAS: OnceLock<[String; 2]> = OnceLock::new();
+    let cas = CAS.get_or_init(|| {
+        [
+            test_support::client_pki("invariants-ca", "client").ca_pem,
+            test_support::client_pki("invariants-ca-2", "client").ca_pem,
+        ]
+    });
+    &cas[usize::from(version % 2)]
+}
+
 fn certificate(version: u8) -> &'static (String, String) {
     static CERTS: OnceLock<[(String, String); 2]> = OnceLock::new();
     let certs = CERTS.get_or_init(|| {
@@ -72,6 +84,9 @@ struct Shape {
     leastconn: bool,
     /// Sets `spec.defaultBackend` (claimed by several).
     default_backend: bool,
+    /// 0: nothing; 1: CORS for listed origins; 2: client certificates checked against
+    /// Secret `client-ca`; 3: client certificates against a Secret that does not exist.
+    access: u8,
 }
 
 impl Default for Shape {
@@ -85,6 +100,7 @@ impl Default for Shape {
             shared_backend: false,
             leastconn: false,
             default_backend: false,
+            access: 0,
         }
     }
 }
@@ -143,6 +159,8 @@ impl Cluster {
         for namespace in ["alpha", "beta"] {
             let (cert, key) = certificate(self.secret_version);
             yaml += &test_support::tls_secret(namespace, "tls", cert, key);
+            yaml +=
+                &test_support::ca_secret(namespace, "client-ca", client_ca(self.secret_version));
         }
         if let Some(timeout) = self.timeout_server {
             yaml += &format!(
@@ -186,10 +204,20 @@ impl Cluster {
                 name.clone()
             };
             // Sticky sessions with cookies named after the servers: per-server options.
-            let annotations = if shape.leastconn {
-                "  annotations: {portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false'}\n"
+            let mut annotations = Vec::new();
+            if shape.leastconn {
+                annotations.push("portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false'");
+            }
+            match shape.access % 4 {
+                1 => annotations.push("portcullis.dev/cors-enable: 'true', portcullis.dev/cors-allow-origin: 'https://app.test', portcullis.dev/cors-allow-origin-regex: '^https://[a-z]+[.]test$'"),
+                2 => annotations.push("portcullis.dev/auth-tls-secret: client-ca, portcullis.dev/auth-tls-cert-header: 'true'"),
+                3 => annotations.push("portcullis.dev/auth-tls-secret: missing-ca, portcullis.dev/auth-tls-verify-client: optional"),
+                _ => {}
+            }
+            let annotations = if annotations.is_empty() {
+                String::new()
             } else {
-                ""
+                format!("  annotations: {{{}}}\n", annotations.join(", "))
             };
             let default_backend = if shape.default_backend {
                 format!("  defaultBackend: {{service: {{name: {name}, port: {{number: 80}}}}}}\n")
@@ -597,6 +625,7 @@ enum Change {
     SharedBackend(u8, bool),
     LeastConn(u8, bool),
     DefaultBackend(u8, bool),
+    Access(u8, u8),
     SecretVersion(u8),
     Route(u8, Option<RouteShape>),
     Gateway(GatewayShape),
@@ -607,11 +636,13 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
+        0u8..4,
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
+                access,
             )| {
                 Shape {
                     endpoints,
@@ -622,6 +653,7 @@ fn shape() -> impl Strategy<Value = Shape> {
                     shared_backend,
                     leastconn,
                     default_backend,
+                    access,
                 }
             },
         )
@@ -672,7 +704,8 @@ fn change() -> impl Strategy<Value = Change> {
         (service.clone(), 0u8..3).prop_map(|(s, h)| Change::Host(s, h)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::SharedBackend(s, b)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::LeastConn(s, b)),
-        (service, any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
+        (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
+        (service, 0u8..4).prop_map(|(s, a)| Change::Access(s, a)),
         (0u8..2).prop_map(Change::SecretVersion),
         (0u8..8, proptest::option::weighted(0.7, route_shape()))
             .prop_map(|(s, r)| Change::Route(s, r)),
@@ -710,6 +743,7 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::SharedBackend(s, b) => edit(s, &|shape| shape.shared_backend = b),
         Change::LeastConn(s, b) => edit(s, &|shape| shape.leastconn = b),
         Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
+        Change::Access(s, a) => edit(s, &|shape| shape.access = a),
         Change::SecretVersion(v) => cluster.secret_version = v,
         Change::Route(s, Some(route)) => {
             cluster.routes.insert(s, route);

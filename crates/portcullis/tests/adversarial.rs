@@ -164,7 +164,7 @@ fn ingress(
     timeout: String,
     balance: String,
 ) -> Value {
-    json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+    let mut ingress = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
            "metadata": {"name": format!("evil{index}"), "namespace": "attacker",
                         "creationTimestamp": "2030-01-01T00:00:00Z", "annotations": {
                "portcullis.dev/timeout-server": timeout, "portcullis.dev/balance-algorithm": balance,
@@ -187,7 +187,28 @@ fn ingress(
                "portcullis.dev/redirect-to": balance, "portcullis.dev/request-set-headers": balance}},
            "spec": {"tls": [{"hosts": [host], "secretName": "missing"}],
                     "rules": [{"host": host, "http": {"paths": [
-               {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}})
+               {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}});
+    // CORS reaches rule chains, client certificates the frontends and the certificate list.
+    let hostile = [
+        ("cors-enable", "true".to_owned()),
+        ("cors-allow-origin", balance.clone()),
+        ("cors-allow-origin-regex", balance.clone()),
+        ("cors-allow-methods", balance.clone()),
+        ("cors-allow-headers", balance.clone()),
+        ("cors-expose-headers", balance.clone()),
+        ("cors-max-age", timeout.clone()),
+        ("auth-tls-secret", balance.clone()),
+        ("auth-tls-verify-client", balance.clone()),
+        ("auth-tls-error-page", balance),
+        ("auth-tls-strict", timeout.clone()),
+        ("auth-tls-cert-header", timeout),
+    ];
+    if let Some(annotations) = ingress["metadata"]["annotations"].as_object_mut() {
+        for (key, value) in hostile {
+            annotations.insert(format!("portcullis.dev/{key}"), Value::String(value));
+        }
+    }
+    ingress
 }
 
 fn value_match(name: String, value: String, regex: bool) -> Value {

@@ -64,14 +64,20 @@ pub(crate) fn cors_lines(cors: &Cors, chosen: &str, requests: &mut String, respo
     } else {
         ""
     };
-    let mut preflight = format!(
-        "    http-request return status 204 hdr Access-Control-Allow-Origin \"{origin}\" hdr Access-Control-Allow-Methods \"{}\"",
-        list_value(
-            cors,
-            &cors.allow_methods,
-            "req.hdr(access-control-request-method)"
-        )
-    );
+    // HAProxy 2.6 reads an empty argument as a missing one: an empty list sends no header.
+    let mut preflight =
+        format!("    http-request return status 204 hdr Access-Control-Allow-Origin \"{origin}\"");
+    if !cors.allow_methods.is_empty() {
+        let _ = write!(
+            preflight,
+            " hdr Access-Control-Allow-Methods \"{}\"",
+            list_value(
+                cors,
+                &cors.allow_methods,
+                "req.hdr(access-control-request-method)"
+            )
+        );
+    }
     if !cors.allow_headers.is_empty() {
         let _ = write!(
             preflight,

@@ -288,6 +288,14 @@ impl ConvertCache {
             }
             wanted.insert(id);
         }
+        // A Gateway's hostname-less HTTPS listener claims every name, so its certificate
+        // is the one served when no host's matches, above the controller's fallback.
+        if let Some(id) = gateway::listener::catch_all_certificate(snapshot, &listener_ports) {
+            if let Ok(cert) = self.certificate(context, &id) {
+                model.default_cert = cert;
+            }
+            wanted.insert(id);
+        }
         let unwanted: Vec<CertId> = self
             .certificates
             .keys()

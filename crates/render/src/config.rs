@@ -177,7 +177,7 @@ defaults
         };
         let _ = write!(
             text,
-            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n",
+            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n    http-request set-var(txn.listener_port) str(:{port})\n",
             crate::proxy_protocol::bind_option(&global.accept_proxy),
             crate::proxy_protocol::frontend_lines(&global.accept_proxy),
             crate::forwarded::frontend_lines(&global.forwarded, tls)

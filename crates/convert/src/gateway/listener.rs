@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use resources::{Kind, ObjectRef};
 
 use super::api::{GATEWAY_CONTROLLER, GROUP};
+use crate::contribution::MergeOrder;
 use crate::options::ListenerPorts;
 use crate::outcome::{Reason, Refusal};
 use index::Snapshot;
@@ -31,16 +32,7 @@ impl PortProtocols {
             let Object::Gateway(gateway) = object else {
                 continue;
             };
-            let class = ObjectRef::new(
-                Kind::GatewayClass,
-                "",
-                gateway.spec.gateway_class_name.as_str(),
-            );
-            let ours = matches!(
-                snapshot.get(&class),
-                Some(Object::GatewayClass(class)) if class.spec.controller_name == GATEWAY_CONTROLLER
-            );
-            if !ours {
+            if !is_ours(snapshot, gateway) {
                 continue;
             }
             for listener in &gateway.spec.listeners {
@@ -59,6 +51,70 @@ impl PortProtocols {
             .get(&port)
             .is_some_and(|protocols| protocols.iter().any(|other| other != protocol))
     }
+}
+
+/// The certificate the HTTPS frontend serves to names no host claims: that of the oldest
+/// Gateway of ours (then the first of its listeners) with an HTTPS listener on the
+/// HTTPS frontend's port that has no hostname, since such a listener matches every name
+/// (a client that trusts it gets the 404 for an unknown name, not a certificate error).
+/// Computed from the snapshot at each conversion, as [`PortProtocols`]: Gateways are few.
+pub(crate) fn catch_all_certificate(snapshot: &Snapshot, ports: &ListenerPorts) -> Option<CertId> {
+    let mut candidates: Vec<(MergeOrder, CertId)> = Vec::new();
+    for object in snapshot.of_kind(Kind::Gateway) {
+        let Object::Gateway(gateway) = object else {
+            continue;
+        };
+        if !is_ours(snapshot, gateway) {
+            continue;
+        }
+        let gateway_ref = object.object_ref();
+        let namespace = gateway_ref.namespace.clone();
+        let catch_all = gateway.spec.listeners.iter().find_map(|listener| {
+            let on_https_frontend = listener.protocol == "HTTPS"
+                && u16::try_from(listener.port)
+                    .is_ok_and(|port| port == 443 || port == ports.https);
+            let any_host = listener.hostname.as_deref().is_none_or(str::is_empty);
+            if !on_https_frontend || !any_host {
+                return None;
+            }
+            let terminate = listener
+                .tls
+                .as_ref()
+                .and_then(|tls| tls.mode.as_ref())
+                .is_none_or(|mode| matches!(mode, GatewayListenersTlsMode::Terminate));
+            if !terminate {
+                return None;
+            }
+            certificate_ref(listener, &namespace, |secret_namespace, name| {
+                grants(
+                    snapshot.in_namespace(Kind::ReferenceGrant, secret_namespace),
+                    ("Gateway", &namespace),
+                    ("", "Secret", name),
+                )
+            })
+            .ok()
+        });
+        if let Some(certificate) = catch_all {
+            candidates.push((MergeOrder::of(&gateway.metadata, &gateway_ref), certificate));
+        }
+    }
+    candidates
+        .into_iter()
+        .min()
+        .map(|(_, certificate)| certificate)
+}
+
+/// Whether a Gateway's class is one of ours.
+fn is_ours(snapshot: &Snapshot, gateway: &resources::gateway::Gateway) -> bool {
+    let class = ObjectRef::new(
+        Kind::GatewayClass,
+        "",
+        gateway.spec.gateway_class_name.as_str(),
+    );
+    matches!(
+        snapshot.get(&class),
+        Some(Object::GatewayClass(class)) if class.spec.controller_name == GATEWAY_CONTROLLER
+    )
 }
 
 /// The route kinds a listener asks for (`allowedRoutes.kinds`), decided once for routing

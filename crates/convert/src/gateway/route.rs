@@ -417,7 +417,23 @@ impl RouteConverter<'_, '_> {
                     }
                 };
                 action.unavailable_weight = unavailable_weight;
-                action.backends = backends.iter().map(|(_, chosen)| chosen.clone()).collect();
+                action.backends = Vec::with_capacity(backends.len());
+                for (_, chosen) in &backends {
+                    match rules::for_match(chosen, matched_prefix) {
+                        Ok(chosen) => action.backends.push(chosen),
+                        Err(why) => {
+                            self.report(
+                                format!("{at}.path"),
+                                format!(
+                                    "the filters of the backendRef to Service {}: {why}; its share of the traffic for this match is answered with 500",
+                                    chosen.id.service
+                                ),
+                            );
+                            action.unavailable_weight =
+                                action.unavailable_weight.saturating_add(chosen.weight);
+                        }
+                    }
+                }
                 if backends.is_empty() && unavailable_weight == 0 && action.redirect.is_none() {
                     // Nothing to forward to: the specification asks for 500.
                     action.unavailable_weight = 1;
@@ -475,7 +491,7 @@ impl RouteConverter<'_, '_> {
                 continue;
             }
             let filters = reference.filters.clone().unwrap_or_default();
-            let (request_headers, response_headers) = match rules::backend_filters(&filters) {
+            let edits = match rules::backend_filters(&filters) {
                 Ok(edits) => edits,
                 Err((part, why)) => {
                     self.report(
@@ -491,8 +507,10 @@ impl RouteConverter<'_, '_> {
                     let chosen = model::RuleBackend {
                         id: backend.id.clone(),
                         weight,
-                        request_headers,
-                        response_headers,
+                        request_headers: edits.request,
+                        response_headers: edits.response,
+                        redirect: edits.redirect,
+                        rewrite: edits.rewrite,
                     };
                     backends.push((backend, chosen));
                 }

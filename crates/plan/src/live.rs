@@ -142,6 +142,16 @@ pub enum RuntimeCommand {
         /// PEM content.
         content: Arc<[u8]>,
     },
+    /// `set ssl ca-file` (or `crl-file`) then `commit`: new content for a client-certificate
+    /// CA or revocation list HAProxy has loaded already.
+    UpdateCaFile {
+        /// The file, as the certificate list names it.
+        file: String,
+        /// Whether it is a revocation list (`crl-file`) rather than a CA bundle.
+        crl: bool,
+        /// PEM content.
+        content: Arc<[u8]>,
+    },
     /// `new ssl cert`, `set ssl cert`, `commit ssl cert`: a certificate file HAProxy does
     /// not have yet.
     AddCertificate {
@@ -228,6 +238,7 @@ impl LiveUpdate {
                     c,
                     RuntimeCommand::UpdateCertificate { .. }
                         | RuntimeCommand::AddCertificate { .. }
+                        | RuntimeCommand::UpdateCaFile { .. }
                 )
             })
     }
@@ -315,10 +326,24 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         next_files.insert(path.to_owned(), file.clone());
     }
 
-    let client_ca_changed = certificates::client_ca_changes(&live.files, &desired.files);
-    if client_ca_changed {
-        reload.insert(ReloadReason::ClientCertificateAuthorities);
-    }
+    let client_ca_changed = match certificates::client_ca_changes(&live.files, &desired.files) {
+        Some(updates) => {
+            commands.extend(updates);
+            next_files.retain(|path, _| !ManagedDir::ClientCa.holds(path));
+            next_files.extend(
+                desired
+                    .files
+                    .iter()
+                    .filter(|(path, _)| ManagedDir::ClientCa.holds(path))
+                    .map(|(path, file)| (path.clone(), file.clone())),
+            );
+            false
+        }
+        None => {
+            reload.insert(ReloadReason::ClientCertificateAuthorities);
+            true
+        }
+    };
     match certificates::changes(&live.files, &desired.files).filter(|_| !client_ca_changed) {
         Some(changes) => {
             commands.extend(changes);
@@ -558,15 +583,25 @@ mod tests {
             BTreeSet::from([ReloadReason::ClientCertificateAuthorities])
         );
         assert!(added.commands.is_empty(), "{:?}", added.commands);
-        // The same host and list, a new CA content: still a reload.
+        // The same host and list, a new CA content: live.
         let live = LiveState::loaded(backends(&[]), &files(&with_ca));
         let mut rotated = with_ca.clone();
         let last = rotated.len() - 1;
         rotated[last] = ("client-ca/ca_ns_ca.pem", "second CA");
         let update = live_update(&live, &backends(&[]), &files(&rotated));
+        assert_eq!(update.reload, BTreeSet::new());
+        assert!(
+            matches!(
+                update.commands.as_slice(),
+                [RuntimeCommand::UpdateCaFile { file, crl: false, .. }] if file == "client-ca/ca_ns_ca.pem"
+            ),
+            "{:?}",
+            update.commands
+        );
+        assert!(update.needs_check());
         assert_eq!(
-            update.reload,
-            BTreeSet::from([ReloadReason::ClientCertificateAuthorities])
+            update.next.files["client-ca/ca_ns_ca.pem"].hash,
+            files(&rotated).files["client-ca/ca_ns_ca.pem"].hash
         );
         // Another host's certificate still changes live.
         let mut other = with_ca.clone();

@@ -21,7 +21,7 @@ fn ingress(name: &str, annotations: &str, host: &str, tls: bool) -> String {
 }
 
 struct Setup {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     _web: EchoServer,
     portcullis: Portcullis,
 }
@@ -42,7 +42,7 @@ fn start(objects: String) -> Setup {
     )
     .unwrap();
     Setup {
-        _dir: dir,
+        dir,
         _web: web,
         portcullis,
     }
@@ -377,5 +377,61 @@ fn a_gateway_s_frontend_validation_asks_its_https_listeners_for_client_certifica
     assert!(
         status.contains("caCertificateRefs of kind ConfigMap are not supported"),
         "{status}"
+    );
+}
+
+#[test]
+fn a_rotated_client_ca_goes_live_without_a_reload() {
+    let first = client_pki("first-ca", "first-client");
+    let second = client_pki("second-ca", "second-client");
+    let (cert, key) = self_signed("site", &["mtls.com"]);
+    let mut objects = tls_secret("default", "site-tls", &cert, &key);
+    objects += &ingress(
+        "mtls",
+        "portcullis.dev/auth-tls-secret: client-ca",
+        "mtls.com",
+        true,
+    );
+    objects += &ca_secret("default", "client-ca", &first.ca_pem);
+    let mut setup = start(objects);
+    let port = setup.portcullis.https_port;
+    let status = |pki: &test_support::ClientPki| {
+        https_request(
+            port,
+            "mtls.com",
+            "mtls.com",
+            "/",
+            Some((pki.client_der.as_slice(), pki.client_key_der.as_slice())),
+        )
+        .map(|reply| reply.response.status)
+        .unwrap_or(0)
+    };
+    assert_eq!(status(&first), 200);
+    assert_eq!(status(&second), 495);
+    let reloads = setup.portcullis.metric_total("portcullis_reloads_total");
+
+    // The Secret's ca.crt changes; the Ingress and its host stay as they are.
+    let all = std::fs::read_to_string(setup.dir.path().join("manifests/all.yaml")).unwrap();
+    let rotated = all.replace(
+        &ca_secret("default", "client-ca", &first.ca_pem),
+        &ca_secret("default", "client-ca", &second.ca_pem),
+    );
+    test_support::write_manifest(&setup.dir.path().join("manifests"), "all.yaml", &rotated)
+        .unwrap();
+    setup
+        .portcullis
+        .wait_until(std::time::Duration::from_secs(10), |_| {
+            status(&second) == 200
+        })
+        .unwrap();
+    assert_eq!(status(&first), 495);
+    assert_eq!(
+        setup.portcullis.metric_total("portcullis_reloads_total"),
+        reloads,
+        "a new CA content goes out over the runtime API"
+    );
+    assert_eq!(
+        setup.portcullis.metric("portcullis_runtime_failures_total"),
+        Some(0.0)
     );
 }

@@ -430,6 +430,33 @@ fn a_rotated_client_ca_goes_live_without_a_reload() {
         reloads,
         "a new CA content goes out over the runtime API"
     );
+
+    // A revocation list appears (a reload: a new file), then the client is refused.
+    let current = std::fs::read_to_string(setup.dir.path().join("manifests/all.yaml")).unwrap();
+    let revoked = current.replace(
+        &ca_secret("default", "client-ca", &second.ca_pem),
+        &test_support::ca_crl_secret(
+            "default",
+            "client-ca",
+            &second.ca_pem,
+            &second.revoking_crl_pem,
+        ),
+    );
+    assert_ne!(current, revoked);
+    test_support::write_manifest(&setup.dir.path().join("manifests"), "all.yaml", &revoked)
+        .unwrap();
+    setup
+        .portcullis
+        .wait_until(std::time::Duration::from_secs(10), |_| {
+            status(&second) == 495
+        })
+        .unwrap();
+    assert_eq!(
+        setup
+            .portcullis
+            .metric("portcullis_reloads_total{reason=\"client_certificate_authorities\"}"),
+        Some(1.0)
+    );
     assert_eq!(
         setup.portcullis.metric("portcullis_runtime_failures_total"),
         Some(0.0)

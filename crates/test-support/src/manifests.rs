@@ -71,6 +71,8 @@ pub struct ClientPki {
     pub client_der: Vec<u8>,
     /// The client's private key, PKCS#8 DER.
     pub client_key_der: Vec<u8>,
+    /// A revocation list of the CA that revokes the client certificate, PEM.
+    pub revoking_crl_pem: String,
 }
 
 /// A CA named `ca_name` and a client certificate with common name `client_name`.
@@ -94,19 +96,50 @@ pub fn client_pki(ca_name: &str, client_name: &str) -> ClientPki {
             .distinguished_name
             .push(rcgen::DnType::CommonName, client_name);
         client_params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let serial = rcgen::SerialNumber::from(7u64);
+        client_params.serial_number = Some(serial.clone());
         let client_key = rcgen::KeyPair::generate()?;
         let client_cert = client_params.signed_by(&client_key, &issuer)?;
+        let crl = rcgen::CertificateRevocationListParams {
+            this_update: rcgen::date_time_ymd(2024, 1, 1),
+            next_update: rcgen::date_time_ymd(2100, 1, 1),
+            crl_number: rcgen::SerialNumber::from(1u64),
+            issuing_distribution_point: None,
+            revoked_certs: vec![rcgen::RevokedCertParams {
+                serial_number: serial,
+                revocation_time: rcgen::date_time_ymd(2024, 1, 1),
+                reason_code: Some(rcgen::RevocationReason::KeyCompromise),
+                invalidity_date: None,
+            }],
+            key_identifier_method: rcgen::KeyIdMethod::Sha256,
+        }
+        .signed_by(&issuer)?;
         Ok(ClientPki {
             ca_pem: ca_cert.pem(),
             client_der: client_cert.der().to_vec(),
             client_key_der: client_key.serialize_der(),
+            revoking_crl_pem: crl.pem()?,
         })
     })();
     // Generation cannot fail for these fixed parameters; an empty value fails the test.
     built.unwrap_or_default()
 }
 
-/// An Opaque Secret with `ca.crt` (and `ca.crl` when given), via `stringData`.
+/// An Opaque Secret with `ca.crt` and `ca.crl`, via `stringData`.
+pub fn ca_crl_secret(namespace: &str, name: &str, ca_pem: &str, crl_pem: &str) -> String {
+    let indent = |pem: &str| {
+        pem.lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
+    };
+    format!(
+        "{}  ca.crl: |\n{}",
+        ca_secret(namespace, name, ca_pem),
+        indent(crl_pem)
+    )
+}
+
+/// An Opaque Secret with `ca.crt`, via `stringData`.
 pub fn ca_secret(namespace: &str, name: &str, ca_pem: &str) -> String {
     let indent = |pem: &str| {
         pem.lines()

@@ -462,3 +462,36 @@ fn a_rotated_client_ca_goes_live_without_a_reload() {
         Some(0.0)
     );
 }
+
+#[test]
+fn an_httproute_cors_filter_is_answered_by_haproxy() {
+    let objects = "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: portcullis}\nspec: {controllerName: portcullis.dev/gateway-controller}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: edge, namespace: default}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n  - {name: http, protocol: HTTP, port: 80}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: api, namespace: default}\nspec:\n  parentRefs: [{name: edge}]\n  hostnames: [api.test]\n  rules:\n  - filters:\n    - type: CORS\n      cors:\n        allowOrigins: ['https://*.app.test']\n        allowMethods: [GET, PUT]\n        allowHeaders: ['*']\n        allowCredentials: true\n    backendRefs: [{name: web, port: 80}]\n".to_owned();
+    let setup = start(objects);
+    let port = setup.portcullis.http_port;
+    let preflight = |origin: &str| {
+        http_request(
+            port,
+            &format!("OPTIONS /items HTTP/1.1\r\nHost: api.test\r\nOrigin: {origin}\r\nAccess-Control-Request-Method: PUT\r\nAccess-Control-Request-Headers: X-Token\r\nConnection: close\r\n\r\n"),
+        )
+        .unwrap()
+    };
+    let allowed = preflight("https://web.app.test");
+    assert_eq!(allowed.status, 204, "{allowed:?}");
+    let header = |name: &str| allowed.headers.get(name).cloned();
+    assert_eq!(
+        header("access-control-allow-origin").as_deref(),
+        Some("https://web.app.test")
+    );
+    assert_eq!(
+        header("access-control-allow-methods").as_deref(),
+        Some("GET, PUT")
+    );
+    assert_eq!(
+        header("access-control-allow-headers").as_deref(),
+        Some("X-Token"),
+        "with credentials a `*` list echoes what the preflight asks for"
+    );
+    assert_eq!(header("access-control-max-age").as_deref(), Some("5"));
+    let refused = preflight("https://web.app.test.evil");
+    assert!(refused.headers.get("access-control-allow-origin").is_none());
+}

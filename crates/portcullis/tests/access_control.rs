@@ -61,6 +61,7 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
             "open.com",
             "broken.com",
             "leafca.com",
+            "paged.com",
         ],
     );
     let mut objects = tls_secret("default", "site-tls", &cert, &key);
@@ -96,6 +97,12 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
         "leafca",
         "portcullis.dev/auth-tls-secret: not-a-ca",
         "leafca.com",
+        true,
+    );
+    objects += &ingress(
+        "paged",
+        "portcullis.dev/auth-tls-secret: client-ca, portcullis.dev/auth-tls-error-page: 'https://login.example.com/certificate'",
+        "paged.com",
         true,
     );
     objects += &ingress("open", "", "open.com", true);
@@ -167,6 +174,15 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
         496,
         "so does a CA bundle that is not a CA"
     );
+
+    let paged = get("paged.com", None);
+    assert_eq!(paged.status, 302);
+    assert_eq!(
+        paged.headers.get("location").map(String::as_str),
+        Some("https://login.example.com/certificate")
+    );
+    assert_eq!(get("paged.com", wrong).status, 302);
+    assert_eq!(get("paged.com", valid).status, 200);
 
     let open = get("open.com", None);
     assert_eq!(open.status, 200, "a host without auth-tls is unaffected");

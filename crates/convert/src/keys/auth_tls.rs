@@ -65,7 +65,7 @@ pub const AUTH_TLS_CERT_HEADER: Key<bool> = Key {
     default: "false",
     accepted_values: "`true` or `false`",
     parse: parse_bool,
-    doc: "Pass the client certificate to the backend, base64-encoded DER, in `X-SSL-Client-Cert`. Whatever this key says, the backend of a request with a client certificate gets `X-SSL-Client-CN`, `X-SSL-Client-DN`, `X-SSL-Client-SHA1` (uppercase hex) and `X-SSL-Client-Verify` (0 when verified, else OpenSSL's error number); these headers are removed from every client's request first, so they cannot be forged.",
+    doc: "Pass the client certificate to the backend, base64-encoded DER, in `X-SSL-Client-Cert`. Whatever this key says, the backend of a request with a client certificate gets `X-SSL-Client-CN`, `X-SSL-Client-DN`, `X-SSL-Client-SHA1` (uppercase hex) and `X-SSL-Client-Verify` (0 when verified, else OpenSSL's error number); as soon as one host asks for client certificates, these headers are removed from every client's request on every frontend first, so they cannot be forged (`X-SSL-Client-Cert` is removed by the backend itself).",
     applied: Applied::Reload,
     differs: "",
 };

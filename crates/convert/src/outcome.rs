@@ -71,6 +71,8 @@ pub enum Reason {
     PortUnavailable,
     /// `ProtocolConflict`.
     ProtocolConflict,
+    /// `HostnameConflict`.
+    HostnameConflict,
     /// `UnsupportedProtocol`.
     UnsupportedProtocol,
     /// `UnsupportedValue`.

@@ -154,6 +154,9 @@ defaults
             }
         }
         if tls {
+            text.push_str(&crate::https::misdirected_lines(
+                &model.https_listener_hosts,
+            ));
             text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
             text.push_str(&client_auth.tls);
         } else {

@@ -123,7 +123,7 @@ impl RouteConverter<'_, '_> {
             let mut named = false;
             let mut matched_listener = false;
             let mut found = Vec::new();
-            for listener in &gateway.spec.listeners {
+            for (index, listener) in gateway.spec.listeners.iter().enumerate() {
                 if parent
                     .section_name
                     .as_ref()
@@ -134,7 +134,12 @@ impl RouteConverter<'_, '_> {
                 }
                 named = true;
                 let ports = self.lookups.listener_ports();
-                let Ok(frontends) = listener::frontend(listener, port_protocols, ports) else {
+                let Ok(frontends) = listener::gateway_frontend(
+                    &gateway.spec.listeners,
+                    index,
+                    port_protocols,
+                    ports,
+                ) else {
                     continue;
                 };
                 if !self.allowed(listener, &namespace) {
@@ -154,7 +159,11 @@ impl RouteConverter<'_, '_> {
                 } else {
                     None
                 };
-                let hosts = self.hostnames(listener.hostname.as_deref());
+                let hosts: Vec<HostKey> = self
+                    .hostnames(listener.hostname.as_deref())
+                    .into_iter()
+                    .filter(|host| !listener::isolated_from(&gateway.spec.listeners, index, host))
+                    .collect();
                 if !hosts.is_empty() {
                     outcome.listeners.push(listener.name.clone());
                 }

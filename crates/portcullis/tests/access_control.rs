@@ -509,5 +509,5 @@ fn an_httproute_cors_filter_is_answered_by_haproxy() {
     );
     assert_eq!(header("access-control-max-age").as_deref(), Some("5"));
     let refused = preflight("https://web.app.test.evil");
-    assert!(refused.headers.get("access-control-allow-origin").is_none());
+    assert!(!refused.headers.contains_key("access-control-allow-origin"));
 }

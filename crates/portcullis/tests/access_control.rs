@@ -334,9 +334,13 @@ fn a_gateway_s_frontend_validation_asks_its_https_listeners_for_client_certifica
     let (cert, key) = self_signed("site", &["*.gw.test", "*.cm.test"]);
     let mut objects = tls_secret("default", "site-tls", &cert, &key);
     objects += &ca_secret("default", "client-ca", &trusted.ca_pem);
+    // Listeners on ports of their own: an HTTPS one validates as the one on 443 does; a
+    // plain-HTTP one serves its hosts (the validation is the HTTPS listeners').
+    let alt_port = test_support::free_port();
+    let tls_port = test_support::free_port();
     let gateway = |name: &str, host: &str, reference: &str| {
         format!(
-            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  gatewayClassName: portcullis\n  tls:\n    frontend:\n      default:\n        validation:\n          caCertificateRefs: [{reference}]\n  listeners:\n  - name: https\n    protocol: HTTPS\n    port: 443\n    hostname: \"{host}\"\n    tls: {{certificateRefs: [{{name: site-tls}}]}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  parentRefs: [{{name: {name}}}]\n  rules:\n  - backendRefs: [{{name: web, port: 80}}]\n"
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  gatewayClassName: portcullis\n  tls:\n    frontend:\n      default:\n        validation:\n          caCertificateRefs: [{reference}]\n  listeners:\n  - name: https\n    protocol: HTTPS\n    port: 443\n    hostname: \"{host}\"\n    tls: {{certificateRefs: [{{name: site-tls}}]}}\n  - name: alt\n    protocol: HTTP\n    port: {alt_port}\n    hostname: \"{host}\"\n  - name: tlsalt\n    protocol: HTTPS\n    port: {tls_port}\n    hostname: \"{host}\"\n    tls: {{certificateRefs: [{{name: site-tls}}]}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  parentRefs: [{{name: {name}}}]\n  rules:\n  - backendRefs: [{{name: web, port: 80}}]\n"
         )
     };
     objects += "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: portcullis}\nspec: {controllerName: portcullis.dev/gateway-controller}\n";
@@ -388,6 +392,16 @@ fn a_gateway_s_frontend_validation_asks_its_https_listeners_for_client_certifica
         496,
         "a CA that cannot be used refuses the listener's hosts"
     );
+    let alt = test_support::http_get(alt_port, "a.gw.test", "/").unwrap();
+    assert_eq!(alt.status, 200, "{alt:?}");
+    let on_tls_port = |client| {
+        https_request(tls_port, "a.gw.test", "a.gw.test", "/", client)
+            .map(|reply| reply.response.status)
+            .unwrap_or(0)
+    };
+    assert_eq!(on_tls_port(valid), 200);
+    assert_eq!(on_tls_port(wrong), 495);
+    assert_eq!(on_tls_port(None), 0, "no certificate, no connection");
     let status = setup.portcullis.admin("/status").unwrap().body;
     assert!(status.contains("InvalidCACertificateRef"), "{status}");
     assert!(

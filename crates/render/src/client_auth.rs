@@ -24,8 +24,13 @@ const HEADERS: [&str; 5] = [
 pub(crate) struct ClientAuthLines {
     /// Lines of every TLS frontend.
     pub(crate) tls: String,
-    /// Lines of every plain-HTTP frontend.
+    /// Lines of the plain-HTTP frontend (`--http-port`), which spares the HTTPS
+    /// redirect's exceptions.
     pub(crate) plain: String,
+    /// Lines of the plain-HTTP frontends of Gateway listeners on other ports: the
+    /// identity headers removed. A plain-HTTP listener's hosts are served there as the
+    /// Gateway asks (its validation is for the HTTPS listeners).
+    pub(crate) plain_port: String,
     /// The CA and CRL files, by path.
     pub(crate) files: Vec<(String, RenderedFile)>,
 }
@@ -40,6 +45,7 @@ impl ClientAuthLines {
     pub(crate) fn same_as(&self, other: &Self) -> bool {
         self.tls == other.tls
             && self.plain == other.plain
+            && self.plain_port == other.plain_port
             && self.files.len() == other.files.len()
             && self
                 .files
@@ -134,6 +140,7 @@ pub(crate) fn client_auth_lines(model: &ProxyModel, redirect_exceptions: bool) -
         let _ = writeln!(strip, "    http-request del-header {header}");
     }
     lines.plain.insert_str(0, &strip);
+    lines.plain_port.insert_str(0, &strip);
     let mut identity = strip;
     identity.push_str(&lines.tls);
     for (header, sample) in [

@@ -87,6 +87,8 @@ pub struct Backend {
     pub timeout_server: crate::HaproxyDuration,
     /// Pass the client certificate to the servers (`X-SSL-Client-Cert`).
     pub client_cert_header: bool,
+    /// Per-client request rate and connection limits.
+    pub client_limits: crate::ClientLimits,
     /// The objects that made this backend, for error reports.
     pub origins: Vec<crate::Origin>,
 }
@@ -105,6 +107,7 @@ impl Backend {
             timeout_connect,
             timeout_server,
             client_cert_header,
+            client_limits,
             origins: _,
         } = self;
         *id == other.id
@@ -114,5 +117,6 @@ impl Backend {
             && *timeout_connect == other.timeout_connect
             && *timeout_server == other.timeout_server
             && *client_cert_header == other.client_cert_header
+            && *client_limits == other.client_limits
     }
 }

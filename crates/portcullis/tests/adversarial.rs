@@ -62,6 +62,9 @@ fn base_objects() -> Vec<Value> {
         slice("victim"),
         service("attacker"),
         slice("attacker"),
+        // An htpasswd Secret with every kind of line a userlist must not take as it is.
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "users", "namespace": "attacker"},
+               "stringData": {"auth": "ok:$6$salt$hash\nq'uote:$6$a$b\nsp ace:$5$a$b\nplain::pa'ss\nplain2::a\\b\nhash:$6$a'b\napr:$apr1$a$b\n#comment\nnocolon\n:$6$a$b\nu:$6$x$y\nuser listen x\nlf::a\rb\n"}}),
         // The victim was there first: an Ingress's host and path belong to the oldest
         // Ingress that routes them, so a later tenant can never take them over.
         json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
@@ -184,7 +187,8 @@ fn ingress(
                "portcullis.dev/server-alias": balance, "portcullis.dev/tls-alpn": balance,
                "portcullis.dev/ssl-options-host": balance, "portcullis.dev/ssl-ciphers": balance,
                "portcullis.dev/rewrite-target": balance, "portcullis.dev/app-root": balance,
-               "portcullis.dev/redirect-to": balance, "portcullis.dev/request-set-headers": balance}},
+               "portcullis.dev/redirect-to": balance, "portcullis.dev/request-set-headers": balance,
+}},
            "spec": {"tls": [{"hosts": [host], "secretName": "missing"}],
                     "rules": [{"host": host, "http": {"paths": [
                {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}});
@@ -199,14 +203,41 @@ fn ingress(
         ("cors-max-age", timeout.clone()),
         ("auth-tls-secret", balance.clone()),
         ("auth-tls-verify-client", balance.clone()),
-        ("auth-tls-error-page", balance),
+        ("auth-tls-error-page", balance.clone()),
         ("auth-tls-strict", timeout.clone()),
-        ("auth-tls-cert-header", timeout),
+        ("auth-tls-cert-header", timeout.clone()),
     ];
     if let Some(annotations) = ingress["metadata"]["annotations"].as_object_mut() {
         for (key, value) in hostile {
             annotations.insert(format!("portcullis.dev/{key}"), Value::String(value));
         }
+    }
+    // And in the access keys: address lists (pattern files), the source header, and the
+    // limits of the backend section.
+    if let Some(annotations) = ingress["metadata"]["annotations"].as_object_mut() {
+        for (key, value) in [
+            ("allowlist-source-range", &balance),
+            ("denylist-source-range", &timeout),
+            ("allowlist-source-header", &balance),
+            ("limit-rps", &timeout),
+            ("limit-connections", &timeout),
+            ("limit-whitelist", &balance),
+            ("limit-req-status-code", &timeout),
+        ] {
+            annotations.insert(format!("portcullis.dev/{key}"), json!(value));
+        }
+    }
+    // And in the authentication keys, which reach Lua arguments, a redirect and a
+    // userlist built from a hostile htpasswd Secret.
+    let auth = json!({"portcullis.dev/auth-secret": "users", "portcullis.dev/auth-realm": balance,
+                      "portcullis.dev/auth-url": balance, "portcullis.dev/auth-signin": balance,
+                      "portcullis.dev/auth-method": balance, "portcullis.dev/auth-headers-request": balance,
+                      "portcullis.dev/auth-headers-succeed": balance, "portcullis.dev/auth-headers-fail": balance,
+                      "portcullis.dev/auth-timeout": timeout});
+    if let (Some(annotations), Value::Object(auth)) =
+        (ingress["metadata"]["annotations"].as_object_mut(), auth)
+    {
+        annotations.extend(auth);
     }
     ingress
 }
@@ -366,6 +397,11 @@ fn attack() -> impl Strategy<Value = Attack> {
                     "ssl-max-ver TLSv1.2",
                     "https://moved.test/x",
                     "X-Env: prod",
+                    "http://127.0.0.1:9/oauth2/auth",
+                    "svc://app:80/auth",
+                    "https://auth.test/oauth2/start?rd=%[hdr(host)]%[path]",
+                    "X-Auth-*,X-User",
+                    "head",
                 ])
                 .prop_map(str::to_owned),
                 hostile_text()

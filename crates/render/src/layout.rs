@@ -39,6 +39,17 @@ macro_rules! errors_dir {
         "errors"
     };
 }
+macro_rules! acls_dir {
+    () => {
+        "acls"
+    };
+}
+
+macro_rules! lua_dir {
+    () => {
+        "lua"
+    };
+}
 
 /// The main configuration file, loaded first.
 pub const MAIN_CONFIG: &str = "haproxy.cfg";
@@ -55,6 +66,12 @@ pub const BACKEND_TLS_DIR: &str = backend_tls_dir!();
 pub const CLIENT_CA_DIR: &str = client_ca_dir!();
 /// Directory of the custom error pages.
 pub const ERRORS_DIR: &str = errors_dir!();
+/// Directory of the address lists (ACL pattern files).
+pub const ACLS_DIR: &str = acls_dir!();
+/// Directory of the Lua scripts HAProxy loads.
+pub const LUA_DIR: &str = lua_dir!();
+/// The external authentication action (`auth-url`).
+pub const AUTH_LUA_FILE: &str = concat!(lua_dir!(), "/auth-request.lua");
 /// Certificate served for unknown SNI names.
 pub const DEFAULT_CERT: &str = concat!(certs_dir!(), "/default.pem");
 /// SNI-selected certificates.
@@ -70,6 +87,8 @@ pub const MANAGED_ROOTS: [&str; 7] = [
     BACKEND_TLS_DIR,
     ERRORS_DIR,
     CLIENT_CA_DIR,
+    ACLS_DIR,
+    LUA_DIR,
 ];
 
 /// The directory holding HAProxy's sockets, relative to HAProxy's working directory
@@ -98,6 +117,10 @@ pub enum ManagedDir {
     Errors,
     /// CA bundles and revocation lists for client certificates.
     ClientCa,
+    /// Address lists.
+    Acls,
+    /// Lua scripts.
+    Lua,
 }
 
 impl ManagedDir {
@@ -109,6 +132,8 @@ impl ManagedDir {
         ManagedDir::BackendTls,
         ManagedDir::Errors,
         ManagedDir::ClientCa,
+        ManagedDir::Acls,
+        ManagedDir::Lua,
     ];
 
     /// Its name in the state directory.
@@ -120,6 +145,8 @@ impl ManagedDir {
             ManagedDir::BackendTls => BACKEND_TLS_DIR,
             ManagedDir::Errors => ERRORS_DIR,
             ManagedDir::ClientCa => CLIENT_CA_DIR,
+            ManagedDir::Acls => ACLS_DIR,
+            ManagedDir::Lua => LUA_DIR,
         }
     }
 
@@ -152,6 +179,21 @@ pub fn certificate_file(id: &CertId) -> String {
 /// HAProxy loaded by that same name.
 pub fn from_shard_file(path: &str) -> String {
     format!("../{path}")
+}
+
+/// The file of an address list's blocks: `acls/<name>.lst`.
+pub fn address_list_file(name: &model::ListName) -> String {
+    format!("{ACLS_DIR}/{name}.lst")
+}
+
+/// The file of an address list's exceptions: `acls/<name>-except.lst`.
+pub fn address_exceptions_file(name: &model::ListName) -> String {
+    format!("{ACLS_DIR}/{name}-except.lst")
+}
+
+/// Whether a path names an address list file (whose content HAProxy takes live).
+pub fn is_address_list_file(path: &str) -> bool {
+    ManagedDir::Acls.holds(path) && path.ends_with(".lst")
 }
 
 /// The CA bundle of a Secret, checking backend servers' certificates.

@@ -149,7 +149,7 @@ fn backend_tls(
 }
 
 /// The Secret a key names, which must be in the Service's namespace.
-fn secret_id(name: &SecretName, service: &ObjectRef) -> Result<CertId, String> {
+pub(crate) fn secret_id(name: &SecretName, service: &ObjectRef) -> Result<CertId, String> {
     let namespace = service.namespace.as_str();
     match name.namespace.as_deref() {
         Some(other) if other != namespace => Err(format!(
@@ -164,7 +164,10 @@ fn secret_id(name: &SecretName, service: &ObjectRef) -> Result<CertId, String> {
 }
 
 /// Reads and checks the `ca.crt` of a Secret: X.509 certificates in PEM, nothing else.
-fn load_ca_bundle(lookups: &mut Recorder<'_>, secret: CertId) -> Result<SecretPem, String> {
+pub(crate) fn load_ca_bundle(
+    lookups: &mut Recorder<'_>,
+    secret: CertId,
+) -> Result<SecretPem, String> {
     let fields = secret_fields(lookups, &secret)?;
     let (namespace, name) = (&secret.namespace, &secret.name);
     let bundle = fields

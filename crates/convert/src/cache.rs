@@ -474,6 +474,7 @@ fn global_settings(
                 cipher_suites: global.get(&keys::SSL_CIPHER_SUITES),
                 alpn: Some(global.get(&keys::TLS_ALPN)),
                 options: global.get(&keys::SSL_OPTIONS).options,
+                client_auth: None,
             },
         },
         timeout_stop: global.get(&keys::TIMEOUT_STOP),

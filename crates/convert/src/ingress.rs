@@ -125,6 +125,35 @@ impl Converter<'_, '_> {
                 model::TlsOptions::default()
             }
         };
+        let global = self.lookups.global();
+        let layers = keys::Keys {
+            service: None,
+            object: Some(&self.annotations),
+            global,
+        };
+        let (client_auth, problem) =
+            crate::client_auth::client_auth(self.lookups, &layers, &self.output.object);
+        if let Some(problem) = problem {
+            self.report(
+                format!("metadata.annotations[{}]", keys::AUTH_TLS_SECRET.name),
+                problem,
+            );
+        }
+        let no_tls_hosts = spec
+            .tls
+            .iter()
+            .flatten()
+            .all(|entry| entry.hosts.as_ref().is_none_or(Vec::is_empty));
+        if client_auth.is_some() && no_tls_hosts {
+            self.report(
+                format!("metadata.annotations[{}]", keys::AUTH_TLS_SECRET.name),
+                "client certificates are asked for on the hosts of spec.tls, and it lists none; the key has no effect".to_owned(),
+            );
+        }
+        let options = model::TlsOptions {
+            client_auth,
+            ..options
+        };
         for (index, entry) in spec.tls.iter().flatten().enumerate() {
             for (host_index, host) in entry.hosts.iter().flatten().enumerate() {
                 let field = format!("spec.tls[{index}].hosts[{host_index}]");

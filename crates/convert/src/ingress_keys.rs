@@ -5,8 +5,9 @@
 use std::sync::Arc;
 
 use model::{
-    AddressRule, Backend, Condition, HeaderEdits, Hsts, HstsRule, ListName, PathChange, PathKind,
-    PathMatch, Redirect, Rewrite, RuleAction, RuleBackend, SourceAccess, TlsOptions,
+    AddressRule, Backend, Condition, Cors, CorsOrigins, HeaderEdits, Hsts, HstsRule, ListName,
+    PathChange, PathKind, PathMatch, Redirect, Rewrite, RuleAction, RuleBackend, SourceAccess,
+    TlsOptions,
 };
 
 use crate::keys::Setting;
@@ -132,8 +133,32 @@ pub(crate) fn path_action(
     if wanted != global_hsts(layers.global) {
         action.hsts = wanted.map_or(HstsRule::Off, HstsRule::On);
     }
+    action.cors = cors(layers);
     action.access = source_access(layers);
     (!action.forwards_only()).then(|| Arc::new(action))
+}
+
+/// The CORS policy the keys ask for (`None`: none).
+pub(crate) fn cors(layers: &Keys<'_>) -> Option<Cors> {
+    if !layers.get(&keys::CORS_ENABLE) {
+        return None;
+    }
+    let regex = layers.get(&keys::CORS_ALLOW_ORIGIN_REGEX);
+    let origins = match layers.get(&keys::CORS_ALLOW_ORIGIN) {
+        None if regex.is_empty() => CorsOrigins::Any,
+        listed => CorsOrigins::Listed {
+            exact: listed.unwrap_or_default(),
+            regex,
+        },
+    };
+    Some(Cors {
+        origins,
+        allow_methods: layers.get(&keys::CORS_ALLOW_METHODS),
+        allow_headers: layers.get(&keys::CORS_ALLOW_HEADERS),
+        allow_credentials: layers.get(&keys::CORS_ALLOW_CREDENTIALS),
+        expose_headers: layers.get(&keys::CORS_EXPOSE_HEADERS),
+        max_age: layers.get(&keys::CORS_MAX_AGE),
+    })
 }
 
 /// Which clients a path serves, from the allow and deny lists (`whitelist-source-range`
@@ -236,6 +261,7 @@ pub(crate) fn host_tls_options(
         cipher_suites: annotations.value(&keys::SSL_CIPHER_SUITES).flatten(),
         alpn: annotations.value(&keys::TLS_ALPN),
         options: host_options.map(|o| o.options).unwrap_or_default(),
+        client_auth: None,
     };
     let proxy_wide = global.get(&keys::SSL_OPTIONS);
     if keys::tls_versions_left(&proxy_wide, Some(&options)) {

@@ -6,6 +6,7 @@ mod auth;
 mod backend_settings;
 mod cache;
 pub mod class;
+mod client_auth;
 mod contribution;
 mod conversion;
 mod diagnostic;

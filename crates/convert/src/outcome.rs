@@ -62,6 +62,9 @@ pub enum Reason {
     RefNotPermitted,
     /// `InvalidCertificateRef`.
     InvalidCertificateRef,
+    /// `InvalidCACertificateRef`: a client-certificate CA of `spec.tls.frontend`.
+    #[serde(rename = "InvalidCACertificateRef")]
+    InvalidCaCertificateRef,
     /// `InvalidRouteKinds`.
     InvalidRouteKinds,
     /// `PortUnavailable`.

@@ -150,6 +150,9 @@ impl RuntimeApi {
                 RuntimeCommand::UpdateCertificate { file, content } => {
                     session.update_certificate(file, content).await?;
                 }
+                RuntimeCommand::UpdateCaFile { file, crl, content } => {
+                    session.update_ca_file(file, *crl, content).await?;
+                }
                 RuntimeCommand::AddCertificate { file, content } => {
                     session
                         .request(&format!("new ssl cert {file}"), |r| {
@@ -351,6 +354,38 @@ impl Session {
         )
         .await
         .map(drop)
+    }
+
+    /// `set ssl ca-file|crl-file` and `commit`; measured on 2.6.12: "transaction created
+    /// for CA <file>!" (or "for CRL", "transaction updated"), then "Success!".
+    async fn update_ca_file(
+        &mut self,
+        file: &str,
+        crl: bool,
+        content: &[u8],
+    ) -> Result<(), RuntimeError> {
+        let kind = if crl { "crl-file" } else { "ca-file" };
+        let pem = String::from_utf8_lossy(content);
+        let set = self
+            .request(
+                &format!("set ssl {kind} {file} <<\n{}\n", pem.trim_end()),
+                |r| r.starts_with("transaction created") || r.starts_with("transaction updated"),
+            )
+            .await;
+        let result = match set {
+            Ok(_) => self
+                .request(&format!("commit ssl {kind} {file}"), |r| {
+                    r.ends_with("Success!")
+                })
+                .await
+                .map(drop),
+            Err(err) => Err(err),
+        };
+        if result.is_err() {
+            // Leave no transaction open: the next update must start from HAProxy's state.
+            let _ = self.send(&format!("abort ssl {kind} {file}")).await;
+        }
+        result
     }
 
     /// Replaces an address list through a new version: HAProxy 2.6's `add acl` takes no

@@ -104,6 +104,7 @@ fn model(cert: &str) -> ProxyModel {
             timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
+            client_cert_header: false,
             client_limits: Default::default(),
             origins: vec![origin()],
         },

@@ -85,6 +85,8 @@ pub struct Backend {
     pub timeout_connect: crate::HaproxyDuration,
     /// `timeout server`.
     pub timeout_server: crate::HaproxyDuration,
+    /// Pass the client certificate to the servers (`X-SSL-Client-Cert`).
+    pub client_cert_header: bool,
     /// Per-client request rate and connection limits.
     pub client_limits: crate::ClientLimits,
     /// The objects that made this backend, for error reports.
@@ -104,6 +106,7 @@ impl Backend {
             timeouts,
             timeout_connect,
             timeout_server,
+            client_cert_header,
             client_limits,
             origins: _,
         } = self;
@@ -113,6 +116,7 @@ impl Backend {
             && *timeouts == other.timeouts
             && *timeout_connect == other.timeout_connect
             && *timeout_server == other.timeout_server
+            && *client_cert_header == other.client_cert_header
             && *client_limits == other.client_limits
     }
 }

@@ -128,6 +128,47 @@ pub struct TlsOptions {
     /// Bind options (`ssl-min-ver TLSv1.2`, `no-tls-tickets`...), each word validated
     /// against the options HAProxy knows.
     pub options: Vec<TlsWord>,
+    /// Client certificates the host asks for (a host's options only).
+    pub client_auth: Option<ClientAuth>,
+}
+
+/// How a host checks client certificates (`auth-tls-verify-client`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ClientVerify {
+    /// A valid certificate is required: none is answered 496, an invalid one 495.
+    On,
+    /// A certificate is asked for, not required; one that is sent must be valid (495).
+    Optional,
+    /// A certificate is asked for and passed on unverified.
+    OptionalNoCa,
+}
+
+/// The CA bundle (and revocation list) client certificates are checked against, from a
+/// Secret, checked PEM.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClientCa {
+    /// The Secret.
+    pub secret: crate::CertId,
+    /// `ca.crt`: CERTIFICATE blocks.
+    pub ca: String,
+    /// `ca.crl`: X509 CRL blocks, if any.
+    pub crl: Option<String>,
+}
+
+/// A host's client-certificate authentication.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClientAuth {
+    /// The CA; `None` when the Secret could not be used: every request to the host is
+    /// then refused (496), never served unauthenticated.
+    pub ca: Option<ClientCa>,
+    /// What the host requires.
+    pub verify: ClientVerify,
+    /// The TLS handshake itself requires a certificate (`verify required`), so a client
+    /// without one gets no HTTP answer at all.
+    pub strict: bool,
+    /// Where a refused client is redirected instead of the 495/496 answer: an absolute
+    /// URL of URL-safe characters, validated on the way in.
+    pub error_page: Option<String>,
 }
 
 impl TlsOptions {

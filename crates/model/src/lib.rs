@@ -9,6 +9,7 @@ mod access;
 mod affinity;
 mod auth;
 mod backend;
+mod cors;
 mod forwarded;
 mod global;
 mod https;
@@ -30,9 +31,12 @@ pub use auth::{
     PathAuth, QuotedWord, UserEntry, Userlist,
 };
 pub use backend::{Backend, BackendId, Server};
+pub use cors::{Cors, CorsOrigins, parse_origin};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
-pub use https::{Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord};
+pub use https::{
+    ClientAuth, ClientCa, ClientVerify, Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord,
+};
 pub use logging::{HttpLogFormat, LogFormat, LogTag, LogTarget, Logging, SyslogFormat};
 pub use proxy_protocol::{AcceptProxy, SendProxy};
 pub use responses::{ErrorPage, MAX_ERROR_PAGE_BYTES, Responses, ServerHeader};

@@ -138,6 +138,8 @@ fn standard_reason(code: u16) -> &'static str {
         410 => "Gone",
         413 => "Payload Too Large",
         425 => "Too Early",
+        495 => "SSL Certificate Error",
+        496 => "SSL Certificate Required",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
         501 => "Not Implemented",

@@ -108,6 +108,8 @@ pub struct RuleAction {
     pub unavailable_weight: u32,
     /// HSTS on HTTPS responses, when it differs from the frontends' default.
     pub hsts: crate::HstsRule,
+    /// Cross-origin resource sharing: preflights answered, responses decorated.
+    pub cors: Option<crate::Cors>,
     /// How long a backend may take to answer, instead of its own `timeout server`.
     pub server_timeout: Option<crate::HaproxyDuration>,
     /// Which client addresses are served; the others get 403.
@@ -131,6 +133,7 @@ impl RuleAction {
             && self.rewrite.is_none()
             && self.unavailable_weight == 0
             && self.hsts == crate::HstsRule::Inherit
+            && self.cors.is_none()
             && self.server_timeout.is_none()
             && self.access.is_open()
             && self.auth.is_none()

@@ -13,6 +13,58 @@ use crate::RuntimeCommand;
 /// fit in one of HAProxy's buffers (`tune.bufsize`, 16 KiB by default).
 pub const MAX_CERTIFICATE_PAYLOAD: usize = 14 * 1024;
 
+/// The commands that bring client-certificate CAs and revocation lists to the desired
+/// content: new content for files HAProxy has loaded goes live (`set ssl ca-file` /
+/// `crl-file`); `None` (a reload) when a file is added or removed, a certificate-list
+/// entry naming one changes (HAProxy 2.6's `add ssl crt-list` cannot load a CA file it
+/// has not loaded: "unable to load"), or a file is too large for one payload.
+pub(crate) fn client_ca_changes(
+    live: &BTreeMap<String, RenderedFile>,
+    desired: &BTreeMap<String, RenderedFile>,
+) -> Option<Vec<RuntimeCommand>> {
+    let client_ca = |files: &'_ BTreeMap<String, RenderedFile>| -> BTreeMap<String, RenderedFile> {
+        files
+            .iter()
+            .filter(|(path, _)| ManagedDir::ClientCa.holds(path))
+            .map(|(path, file)| (path.clone(), file.clone()))
+            .collect()
+    };
+    let (live_files, desired_files) = (client_ca(live), client_ca(desired));
+    if !live_files.keys().eq(desired_files.keys()) {
+        return None;
+    }
+    let mut commands = Vec::new();
+    for (path, file) in &desired_files {
+        if live_files.get(path).map(|f| f.hash) == Some(file.hash) {
+            continue;
+        }
+        if file.len() > MAX_CERTIFICATE_PAYLOAD {
+            return None;
+        }
+        let name = path.rsplit('/').next().unwrap_or_default();
+        commands.push(RuntimeCommand::UpdateCaFile {
+            file: path.clone(),
+            crl: name.starts_with("crl_"),
+            content: Arc::from(file.text().as_bytes()),
+        });
+    }
+    let (live_list, desired_list) = (live.get(CRT_LIST), desired.get(CRT_LIST));
+    if live_list.map(|f| f.hash) == desired_list.map(|f| f.hash) {
+        return Some(commands);
+    }
+    let entries = |list: Option<&RenderedFile>| -> BTreeSet<String> {
+        list.map(|f| {
+            f.text()
+                .lines()
+                .filter(|l| l.contains(" ca-file "))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    (entries(live_list) == entries(desired_list)).then_some(commands)
+}
+
 /// The commands that turn the live certificates into the desired ones, in a safe order;
 /// `None` when one of them cannot be sent live (too large).
 pub(crate) fn changes(

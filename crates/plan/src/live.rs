@@ -27,6 +27,9 @@ pub enum ReloadReason {
     BackendSections,
     /// A certificate is too large to send over the runtime API.
     Certificates,
+    /// A client-certificate CA or revocation list changed, or a host's certificate-list
+    /// entry naming one (`add ssl crt-list` cannot load a new CA file in HAProxy 2.6).
+    ClientCertificateAuthorities,
     /// A runtime API command failed or answered unexpectedly: HAProxy's state is unknown.
     RuntimeApiFailed,
     /// A removed server kept connections for longer than the reload interval.
@@ -41,10 +44,11 @@ pub enum ReloadReason {
 
 impl ReloadReason {
     /// Every reason, so that each is counted from start.
-    pub const ALL: [ReloadReason; 7] = [
+    pub const ALL: [ReloadReason; 8] = [
         ReloadReason::MainConfig,
         ReloadReason::BackendSections,
         ReloadReason::Certificates,
+        ReloadReason::ClientCertificateAuthorities,
         ReloadReason::RuntimeApiFailed,
         ReloadReason::DrainTimeout,
         ReloadReason::StaticBalanceServers,
@@ -57,6 +61,7 @@ impl ReloadReason {
             ReloadReason::MainConfig => "main_config",
             ReloadReason::BackendSections => "backend_sections",
             ReloadReason::Certificates => "certificates",
+            ReloadReason::ClientCertificateAuthorities => "client_certificate_authorities",
             ReloadReason::RuntimeApiFailed => "runtime_api_failed",
             ReloadReason::DrainTimeout => "drain_timeout",
             ReloadReason::StaticBalanceServers => "static_balance_servers",
@@ -142,6 +147,16 @@ pub enum RuntimeCommand {
     UpdateCertificate {
         /// Certificate file, as the configuration names it.
         file: String,
+        /// PEM content.
+        content: Arc<[u8]>,
+    },
+    /// `set ssl ca-file` (or `crl-file`) then `commit`: new content for a client-certificate
+    /// CA or revocation list HAProxy has loaded already.
+    UpdateCaFile {
+        /// The file, as the certificate list names it.
+        file: String,
+        /// Whether it is a revocation list (`crl-file`) rather than a CA bundle.
+        crl: bool,
         /// PEM content.
         content: Arc<[u8]>,
     },
@@ -231,6 +246,7 @@ impl LiveUpdate {
                     c,
                     RuntimeCommand::UpdateCertificate { .. }
                         | RuntimeCommand::AddCertificate { .. }
+                        | RuntimeCommand::UpdateCaFile { .. }
                 )
             })
     }
@@ -318,6 +334,24 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         next_files.insert(path.to_owned(), file.clone());
     }
 
+    let client_ca_changed = match certificates::client_ca_changes(&live.files, &desired.files) {
+        Some(updates) => {
+            commands.extend(updates);
+            next_files.retain(|path, _| !ManagedDir::ClientCa.holds(path));
+            next_files.extend(
+                desired
+                    .files
+                    .iter()
+                    .filter(|(path, _)| ManagedDir::ClientCa.holds(path))
+                    .map(|(path, file)| (path.clone(), file.clone())),
+            );
+            false
+        }
+        None => {
+            reload.insert(ReloadReason::ClientCertificateAuthorities);
+            true
+        }
+    };
     // Address lists: a list HAProxy has takes its new content live; a new list comes
     // with the configuration lines that name it, so with their reload.
     for (path, file) in desired
@@ -343,7 +377,7 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         !render::layout::is_address_list_file(path) || desired.files.contains_key(path)
     });
 
-    match certificates::changes(&live.files, &desired.files) {
+    match certificates::changes(&live.files, &desired.files).filter(|_| !client_ca_changed) {
         Some(changes) => {
             commands.extend(changes);
             next_files.retain(|path, _| !ManagedDir::Certs.holds(path));
@@ -355,6 +389,7 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
                     .map(|(path, file)| (path.clone(), file.clone())),
             );
         }
+        None if client_ca_changed => {}
         None => {
             reload.insert(ReloadReason::Certificates);
         }
@@ -429,10 +464,11 @@ mod tests {
             ReloadReason::DrainTimeout => 4,
             ReloadReason::StaticBalanceServers => 5,
             ReloadReason::ServerCookies => 6,
+            ReloadReason::ClientCertificateAuthorities => 7,
         };
         let mut places: Vec<usize> = ReloadReason::ALL.into_iter().map(place).collect();
         places.sort_unstable();
-        assert_eq!(places, (0..7).collect::<Vec<_>>());
+        assert_eq!(places, (0..8).collect::<Vec<_>>());
     }
 
     use super::*;
@@ -458,6 +494,7 @@ mod tests {
             timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
             timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
+            client_cert_header: false,
             client_limits: Default::default(),
             origins: Vec::new(),
         };
@@ -562,6 +599,54 @@ mod tests {
             live.files["maps/hosts.map"].hash
         );
         assert!(update.needs_check());
+    }
+
+    #[test]
+    fn client_certificate_authorities_reload_with_their_reason() {
+        let mut with_ca = BASE.to_vec();
+        with_ca[2] = (
+            "certs/crt-list.txt",
+            "certs/x.pem [verify optional ca-file client-ca/ca_ns_ca.pem] b.test\n",
+        );
+        with_ca.push(("certs/x.pem", "x"));
+        with_ca.push(("client-ca/ca_ns_ca.pem", "first CA"));
+        let live = LiveState::loaded(backends(&[]), &files(&BASE));
+        let added = live_update(&live, &backends(&[]), &files(&with_ca));
+        assert_eq!(
+            added.reload,
+            BTreeSet::from([ReloadReason::ClientCertificateAuthorities])
+        );
+        assert!(added.commands.is_empty(), "{:?}", added.commands);
+        // The same host and list, a new CA content: live.
+        let live = LiveState::loaded(backends(&[]), &files(&with_ca));
+        let mut rotated = with_ca.clone();
+        let last = rotated.len() - 1;
+        rotated[last] = ("client-ca/ca_ns_ca.pem", "second CA");
+        let update = live_update(&live, &backends(&[]), &files(&rotated));
+        assert_eq!(update.reload, BTreeSet::new());
+        assert!(
+            matches!(
+                update.commands.as_slice(),
+                [RuntimeCommand::UpdateCaFile { file, crl: false, .. }] if file == "client-ca/ca_ns_ca.pem"
+            ),
+            "{:?}",
+            update.commands
+        );
+        assert!(update.needs_check());
+        assert_eq!(
+            update.next.files["client-ca/ca_ns_ca.pem"].hash,
+            files(&rotated).files["client-ca/ca_ns_ca.pem"].hash
+        );
+        // Another host's certificate still changes live.
+        let mut other = with_ca.clone();
+        other.push(("certs/y.pem", "y"));
+        other[2] = (
+            "certs/crt-list.txt",
+            "certs/x.pem [verify optional ca-file client-ca/ca_ns_ca.pem] b.test\ncerts/y.pem c.test\n",
+        );
+        let update = live_update(&live, &backends(&[]), &files(&other));
+        assert_eq!(update.reload, BTreeSet::new());
+        assert_eq!(update.commands.len(), 2, "{:?}", update.commands);
     }
 
     #[test]

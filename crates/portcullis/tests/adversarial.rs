@@ -192,6 +192,26 @@ fn ingress(
            "spec": {"tls": [{"hosts": [host], "secretName": "missing"}],
                     "rules": [{"host": host, "http": {"paths": [
                {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}});
+    // CORS reaches rule chains, client certificates the frontends and the certificate list.
+    let hostile = [
+        ("cors-enable", "true".to_owned()),
+        ("cors-allow-origin", balance.clone()),
+        ("cors-allow-origin-regex", balance.clone()),
+        ("cors-allow-methods", balance.clone()),
+        ("cors-allow-headers", balance.clone()),
+        ("cors-expose-headers", balance.clone()),
+        ("cors-max-age", timeout.clone()),
+        ("auth-tls-secret", balance.clone()),
+        ("auth-tls-verify-client", balance.clone()),
+        ("auth-tls-error-page", balance.clone()),
+        ("auth-tls-strict", timeout.clone()),
+        ("auth-tls-cert-header", timeout.clone()),
+    ];
+    if let Some(annotations) = ingress["metadata"]["annotations"].as_object_mut() {
+        for (key, value) in hostile {
+            annotations.insert(format!("portcullis.dev/{key}"), Value::String(value));
+        }
+    }
     // And in the access keys: address lists (pattern files), the source header, and the
     // limits of the backend section.
     if let Some(annotations) = ingress["metadata"]["annotations"].as_object_mut() {

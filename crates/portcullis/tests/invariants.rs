@@ -44,6 +44,18 @@ fn decode(yaml: &str) -> Vec<Object> {
 }
 
 /// Two versions of the `tls` Secrets' certificate.
+/// The client-certificate CA of the `client-ca` Secrets, in two versions.
+fn client_ca(version: u8) -> &'static str {
+    static CAS: OnceLock<[String; 2]> = OnceLock::new();
+    let cas = CAS.get_or_init(|| {
+        [
+            test_support::client_pki("invariants-ca", "client").ca_pem,
+            test_support::client_pki("invariants-ca-2", "client").ca_pem,
+        ]
+    });
+    &cas[usize::from(version % 2)]
+}
+
 fn certificate(version: u8) -> &'static (String, String) {
     static CERTS: OnceLock<[(String, String); 2]> = OnceLock::new();
     let certs = CERTS.get_or_init(|| {
@@ -79,6 +91,9 @@ struct Shape {
     /// 0: none; 1: Basic with the `users` Secret; 2: an external service with a sign-in
     /// URL; 3: Basic with a Secret that does not exist (fails closed).
     auth: u8,
+    /// 0: nothing; 1: CORS for listed origins; 2: client certificates checked against
+    /// Secret `client-ca`; 3: client certificates against a Secret that does not exist.
+    client_policy: u8,
 }
 
 impl Default for Shape {
@@ -94,6 +109,7 @@ impl Default for Shape {
             default_backend: false,
             access: 0,
             auth: 0,
+            client_policy: 0,
         }
     }
 }
@@ -152,6 +168,8 @@ impl Cluster {
         for namespace in ["alpha", "beta"] {
             let (cert, key) = certificate(self.secret_version);
             yaml += &test_support::tls_secret(namespace, "tls", cert, key);
+            yaml +=
+                &test_support::ca_secret(namespace, "client-ca", client_ca(self.secret_version));
             // The users change with the certificates' version: a Secret change.
             let users = if self.secret_version.is_multiple_of(2) {
                 "alice:$6$salt$hash\n    bob:$apr1$x$y"
@@ -226,6 +244,12 @@ impl Cluster {
                 ]),
                 _ => pairs
                     .push("haproxy-ingress.github.io/whitelist-source-range: '10.0.0.0/8, nope'"),
+            }
+            match shape.client_policy % 4 {
+                1 => pairs.push("portcullis.dev/cors-enable: 'true', portcullis.dev/cors-allow-origin: 'https://app.test', portcullis.dev/cors-allow-origin-regex: '^https://[a-z]+[.]test$'"),
+                2 => pairs.push("portcullis.dev/auth-tls-secret: client-ca, portcullis.dev/auth-tls-cert-header: 'true'"),
+                3 => pairs.push("portcullis.dev/auth-tls-secret: missing-ca, portcullis.dev/auth-tls-verify-client: optional"),
+                _ => {}
             }
             pairs.push(match shape.auth % 4 {
                 0 => "",
@@ -647,6 +671,7 @@ enum Change {
     DefaultBackend(u8, bool),
     Access(u8, u8),
     Auth(u8, u8),
+    ClientPolicy(u8, u8),
     SecretVersion(u8),
     Route(u8, Option<RouteShape>),
     Gateway(GatewayShape),
@@ -657,13 +682,13 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
-        (0u8..4, 0u8..4),
+        (0u8..4, 0u8..4, 0u8..4),
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
-                (access, auth),
+                (access, auth, client_policy),
             )| {
                 Shape {
                     endpoints,
@@ -676,6 +701,7 @@ fn shape() -> impl Strategy<Value = Shape> {
                     default_backend,
                     access,
                     auth,
+                    client_policy,
                 }
             },
         )
@@ -728,7 +754,8 @@ fn change() -> impl Strategy<Value = Change> {
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::LeastConn(s, b)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
         (service.clone(), 0u8..4).prop_map(|(s, a)| Change::Access(s, a)),
-        (service, 0u8..4).prop_map(|(s, a)| Change::Auth(s, a)),
+        (service.clone(), 0u8..4).prop_map(|(s, a)| Change::Auth(s, a)),
+        (service, 0u8..4).prop_map(|(s, p)| Change::ClientPolicy(s, p)),
         (0u8..2).prop_map(Change::SecretVersion),
         (0u8..8, proptest::option::weighted(0.7, route_shape()))
             .prop_map(|(s, r)| Change::Route(s, r)),
@@ -768,6 +795,7 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
         Change::Access(s, a) => edit(s, &|shape| shape.access = a),
         Change::Auth(s, a) => edit(s, &|shape| shape.auth = a),
+        Change::ClientPolicy(s, p) => edit(s, &|shape| shape.client_policy = p),
         Change::SecretVersion(v) => cluster.secret_version = v,
         Change::Route(s, Some(route)) => {
             cluster.routes.insert(s, route);

@@ -11,6 +11,7 @@ use imbl::ordmap::DiffItem;
 use model::{BackendId, CertId, HostKey, ProxyModel};
 
 use crate::backend_tls::BackendTlsFiles;
+use crate::client_auth::ClientAuthLines;
 use crate::layout::{
     self, CRT_LIST, DEFAULT_CERT, MAIN_CONFIG, ManagedDir, MapFile, certificate_file,
 };
@@ -68,6 +69,8 @@ pub struct RenderCache {
     port_lines: BTreeMap<HostKey, Arc<HostPortLines>>,
     /// CA bundles and client certificates of backends.
     backend_tls: BackendTlsFiles,
+    /// The hosts' client authentication, computed again when the certificate list is.
+    client_auth: ClientAuthLines,
     /// The previous output; files that did not change are reused from it.
     files: BTreeMap<String, RenderedFile>,
 }
@@ -82,6 +85,23 @@ impl RenderCache {
         self.sync_backend_tls_files();
         let hosts_before = self.rule_lines.clone();
         let crt_list_changed = self.render_hosts(previous, model);
+        let exceptions_changed = previous.is_none_or(|p| {
+            p.global.https.redirect_exceptions.is_empty()
+                != model.global.https.redirect_exceptions.is_empty()
+                || p.global.responses.error_pages != model.global.responses.error_pages
+        });
+        if crt_list_changed || exceptions_changed {
+            let lines = crate::client_auth::client_auth_lines(
+                model,
+                !model.global.https.redirect_exceptions.is_empty(),
+            );
+            if !lines.same_as(&self.client_auth) {
+                self.files
+                    .retain(|path, _| !ManagedDir::ClientCa.holds(path));
+                self.files.extend(lines.files.iter().cloned());
+                self.client_auth = lines;
+            }
+        }
         if previous.is_none() || !same_rule_lines(&hosts_before, &self.rule_lines) {
             self.sync_address_lists();
         }
@@ -94,6 +114,7 @@ impl RenderCache {
                     model,
                     self.rule_lines.values().map(|l| &**l),
                     &self.port_lines,
+                    &self.client_auth,
                 ),
                 holds_passwords,
             ),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use model::{HostKey, ProxyModel};
 
+use crate::client_auth::ClientAuthLines;
 use crate::layout::{ADMIN_SOCKET, MapFile, RUN_DIR};
 use crate::maps::redirect_marker;
 use crate::ports::{HostPortLines, LineOrder, PortFrontend};
@@ -36,6 +37,22 @@ fn selection<'a>(
     );
 }
 
+/// The lines that find the request's host key (`txn.hostkey`) from `txn.host`: the exact
+/// name, then wildcards of one to five labels, then the catch-all.
+fn hostkey_lines() -> String {
+    let hosts_map = MapFile::Hosts.path();
+    format!(
+        "    http-request set-var(txn.hostkey) var(txn.host),map_str({hosts_map})
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,*),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) str(<default>) if !{{ var(txn.hostkey) -m found }}
+"
+    )
+}
+
 /// Answers requests no route claims.
 pub const NOT_FOUND_BACKEND: &str = "_default_404";
 /// Every HTTPS redirect code a route may ask for.
@@ -45,7 +62,13 @@ pub(crate) fn main_config<'a>(
     model: &ProxyModel,
     rules: impl Iterator<Item = &'a HostRuleLines> + Clone,
     port_lines: &BTreeMap<HostKey, Arc<HostPortLines>>,
+    client_auth: &ClientAuthLines,
 ) -> String {
+    let client_bind = if client_auth.any() {
+        crate::client_auth::BIND_OPTIONS
+    } else {
+        ""
+    };
     let global = &model.global;
     let timeouts = &global.timeouts;
     // Userlists by section name: Ingresses naming one Secret share its section.
@@ -116,7 +139,7 @@ defaults
     ] {
         let _ = writeln!(text, "\nfrontend {frontend}");
         let bind_options = if tls {
-            crate::https::bind_options(&global.https.tls)
+            crate::https::bind_options(&global.https.tls) + client_bind
         } else {
             String::new()
         };
@@ -128,23 +151,16 @@ defaults
         text.push_str(&crate::proxy_protocol::frontend_lines(&global.accept_proxy));
         text.push_str(&response_lines);
         text.push_str(&crate::forwarded::frontend_lines(&global.forwarded, tls));
-        let hosts_map = MapFile::Hosts.path();
         let exact_map = MapFile::exact_paths(!tls).path();
         let prefix_map = MapFile::path_prefixes(!tls).path();
         let _ = write!(
             text,
             "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower
-    http-request set-var(txn.hostkey) var(txn.host),map_str({hosts_map})
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,*),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) str(<default>) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var-fmt(txn.route) \"%[var(txn.hostkey)]#%[path]\"
+{hostkey}    http-request set-var-fmt(txn.route) \"%[var(txn.hostkey)]#%[path]\"
     http-request set-var(txn.backend) var(txn.route),map_str({exact_map})
     http-request set-var(txn.backend) var(txn.route),map_beg({prefix_map}) if !{{ var(txn.backend) -m found }}
-"
+",
+            hostkey = hostkey_lines(),
         );
         if !tls {
             text.push_str(&crate::https::redirect_exception_lines(
@@ -168,6 +184,9 @@ defaults
                 &model.https_listener_hosts,
             ));
             text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
+            text.push_str(&client_auth.tls);
+        } else {
+            text.push_str(&client_auth.plain);
         }
         selection(&mut text, rules.clone(), &default_backend);
     }
@@ -181,7 +200,7 @@ defaults
     for ((port, tls), mut lines) in by_port {
         lines.sort_by(|a, b| a.0.cmp(&b.0));
         let bind_options = if tls {
-            crate::https::bind_options(&global.https.tls)
+            crate::https::bind_options(&global.https.tls) + client_bind
         } else {
             String::new()
         };
@@ -197,6 +216,13 @@ defaults
         }
         if tls {
             text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
+            if client_auth.any() {
+                // The checks name hosts by their key, which the port's lines do not need.
+                text.push_str(&hostkey_lines());
+                text.push_str(&client_auth.tls);
+            }
+        } else {
+            text.push_str(&client_auth.plain_port);
         }
         selection(&mut text, rules.clone(), NOT_FOUND_BACKEND);
     }

@@ -52,6 +52,12 @@ pub(crate) fn crt_list_options(tls: &TlsOptions) -> String {
         parts.push(format!("ciphersuites {suites}"));
     }
     parts.extend(tls.options.iter().map(ToString::to_string));
+    if let Some(auth) = &tls.client_auth {
+        crate::client_auth::crt_list_options(auth, &mut parts);
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
     format!(" [{}]", parts.join(" "))
 }
 

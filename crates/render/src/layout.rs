@@ -28,6 +28,12 @@ macro_rules! backend_tls_dir {
     };
 }
 
+macro_rules! client_ca_dir {
+    () => {
+        "client-ca"
+    };
+}
+
 macro_rules! errors_dir {
     () => {
         "errors"
@@ -55,6 +61,9 @@ pub const MAPS_DIR: &str = maps_dir!();
 pub const CERTS_DIR: &str = certs_dir!();
 /// Directory of the CA bundles and client certificates used toward backend servers.
 pub const BACKEND_TLS_DIR: &str = backend_tls_dir!();
+/// Directory of the CA bundles and revocation lists client certificates are checked
+/// against.
+pub const CLIENT_CA_DIR: &str = client_ca_dir!();
 /// Directory of the custom error pages.
 pub const ERRORS_DIR: &str = errors_dir!();
 /// Directory of the address lists (ACL pattern files).
@@ -77,6 +86,7 @@ pub const MANAGED_ROOTS: [&str; 8] = [
     CERTS_DIR,
     BACKEND_TLS_DIR,
     ERRORS_DIR,
+    CLIENT_CA_DIR,
     ACLS_DIR,
     LUA_DIR,
 ];
@@ -105,6 +115,8 @@ pub enum ManagedDir {
     BackendTls,
     /// Custom error pages.
     Errors,
+    /// CA bundles and revocation lists for client certificates.
+    ClientCa,
     /// Address lists.
     Acls,
     /// Lua scripts.
@@ -119,6 +131,7 @@ impl ManagedDir {
         ManagedDir::Certs,
         ManagedDir::BackendTls,
         ManagedDir::Errors,
+        ManagedDir::ClientCa,
         ManagedDir::Acls,
         ManagedDir::Lua,
     ];
@@ -131,6 +144,7 @@ impl ManagedDir {
             ManagedDir::Certs => CERTS_DIR,
             ManagedDir::BackendTls => BACKEND_TLS_DIR,
             ManagedDir::Errors => ERRORS_DIR,
+            ManagedDir::ClientCa => CLIENT_CA_DIR,
             ManagedDir::Acls => ACLS_DIR,
             ManagedDir::Lua => LUA_DIR,
         }
@@ -190,6 +204,16 @@ pub fn backend_ca_file(secret: &CertId) -> String {
 /// The client certificate and key of a Secret, presented to backend servers.
 pub fn backend_crt_file(secret: &CertId) -> String {
     format!("{BACKEND_TLS_DIR}/crt_{}", secret.file_name())
+}
+
+/// The CA bundle of a Secret, checking client certificates.
+pub fn client_ca_file(secret: &CertId) -> String {
+    format!("{CLIENT_CA_DIR}/ca_{}", secret.file_name())
+}
+
+/// The revocation lists of a Secret, checking client certificates.
+pub fn client_crl_file(secret: &CertId) -> String {
+    format!("{CLIENT_CA_DIR}/crl_{}", secret.file_name())
 }
 
 /// A routing map. Each frontend looks a request up in the hosts map, then in its exact

@@ -30,7 +30,13 @@ fn page_path(code: u16, page: &ErrorPage) -> String {
 /// The defaults section's `errorfile` lines: every proxy answers its own errors with them.
 pub(crate) fn defaults_lines(responses: &Responses) -> String {
     let mut text = String::new();
-    for (code, page) in &responses.error_pages {
+    // HAProxy's `errorfile` takes only the codes it answers itself; the client
+    // certificate pages are named by the lines answering them.
+    for (code, page) in responses
+        .error_pages
+        .iter()
+        .filter(|(code, _)| !CERTIFICATE_CODES.contains(*code))
+    {
         let _ = writeln!(text, "    errorfile {code} {}", page_path(*code, page));
     }
     text
@@ -53,6 +59,24 @@ pub(crate) fn frontend_lines(responses: &Responses) -> String {
         );
     }
     text
+}
+
+/// The answers to a refused client certificate (495) and a missing one (496).
+pub(crate) const CERTIFICATE_CODES: [u16; 2] = [495, 496];
+
+/// What answers with `code` (495 or 496): the custom page, or a plain-text body.
+pub(crate) fn certificate_answer(responses: &Responses, code: u16) -> String {
+    match responses.error_pages.get(&code) {
+        Some(page) => format!("return status {code} errorfile {}", page_path(code, page)),
+        None => {
+            let reason = if code == 495 {
+                "SSL Certificate Error"
+            } else {
+                "SSL Certificate Required"
+            };
+            format!("return status {code} content-type text/plain string \"{code} {reason}\"")
+        }
+    }
 }
 
 /// The response of requests no route claims.

@@ -268,8 +268,11 @@ fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
             timeout.to_std().as_millis()
         );
     }
-    // Authentication comes after the address lists: a refused client is never asked
-    // for credentials.
+    if let Some(cors) = &action.cors {
+        crate::cors::cors_lines(cors, chosen, &mut lines.requests, &mut lines.responses);
+    }
+    // Authentication comes after the address lists and the CORS preflight (which a
+    // browser sends without credentials): a refused client is never asked for them.
     if let Some(auth) = &action.auth {
         crate::auth::auth_lines(auth, chosen, &mut lines.requests);
         if let Some(model::BasicAuth::Users { userlist, .. }) = &auth.basic {

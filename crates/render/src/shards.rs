@@ -26,6 +26,9 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
     // Writing to a String cannot fail.
     let _ = writeln!(text, "\nbackend {}", backend.id.section_name());
     crate::servers::section_settings(&mut text, backend);
+    if backend.client_cert_header {
+        text.push_str(&crate::client_auth::cert_header_lines());
+    }
     // An HTTPRoute rule's timeout, set by the frontend (see `rules`).
     if backend
         .origins

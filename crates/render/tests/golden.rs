@@ -46,6 +46,7 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         timeouts: Default::default(),
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
+        client_cert_header: false,
         client_limits: Default::default(),
         origins: vec![origin("site")],
     }
@@ -670,6 +671,95 @@ fn ingress_path_rules_and_host_tls_options() {
         diff += &changes(&text(&base, file), &text(&rendered, file));
     }
     assert_golden("ingress-rules-and-tls.diff", &diff);
+}
+
+#[test]
+fn client_certificates_and_cors_render_in_frontends_certificate_list_and_files() {
+    let base = render(&base_model());
+    let mut model = base_model();
+    let ca = |name: &str| model::ClientCa {
+        secret: CertId {
+            namespace: "web".into(),
+            name: name.into(),
+        },
+        ca: format!("{name} CA\n"),
+        crl: None,
+    };
+    let shop = model
+        .hosts
+        .get_mut(&HostKey::Exact("shop.example.com".into()))
+        .unwrap();
+    shop.tls.client_auth = Some(model::ClientAuth {
+        ca: Some(model::ClientCa {
+            crl: Some("REVOKED\n".into()),
+            ..ca("shop-ca")
+        }),
+        verify: model::ClientVerify::On,
+        strict: false,
+        error_page: None,
+    });
+    // `/api` with CORS for a list of origins and a regex.
+    let cors = model::GatewayRule {
+        conditions: Vec::new(),
+        action: model::RuleAction {
+            backends: vec![model::RuleBackend::plain(id("api", "http"), 1)],
+            cors: Some(model::Cors {
+                origins: model::CorsOrigins::Listed {
+                    exact: vec!["https://app.example".into()],
+                    regex: vec!["^https://[a-z]+[.]example$".into()],
+                },
+                allow_methods: vec!["GET".into(), "POST".into()],
+                allow_headers: vec!["Content-Type".into()],
+                allow_credentials: true,
+                expose_headers: vec!["X-Total".into()],
+                max_age: 600,
+            }),
+            ..model::RuleAction::default()
+        },
+        origin: origin("shop"),
+    };
+    shop.routes.insert(
+        path("/api", PathKind::Prefix),
+        Route {
+            target: model::RouteTarget::Rules(std::sync::Arc::from([cors])),
+            ..route("api", "http", Some(308))
+        },
+    );
+    let wildcard = model
+        .hosts
+        .get_mut(&HostKey::Wildcard("apps.example.com".into()))
+        .unwrap();
+    wildcard.tls.client_auth = Some(model::ClientAuth {
+        ca: Some(ca("apps-ca")),
+        verify: model::ClientVerify::Optional,
+        strict: true,
+        error_page: Some("https://login.example.com/certificate".into()),
+    });
+    model
+        .backends
+        .get_mut(&id("api", "http"))
+        .unwrap()
+        .client_cert_header = true;
+    let rendered = render(&model);
+    let mut diff = String::new();
+    for file in ["haproxy.cfg", "certs/crt-list.txt"] {
+        diff += &format!("## {file}\n");
+        diff += &changes(&text(&base, file), &text(&rendered, file));
+    }
+    let shard = format!(
+        "backends/shard-{:03}.cfg",
+        shard_of(&id("api", "http"), model.global.backend_shards)
+    );
+    diff += &format!("## {shard}\n");
+    diff += &changes(&text(&base, &shard), &text(&rendered, &shard));
+    for file in [
+        "client-ca/ca_web_apps-ca.pem",
+        "client-ca/ca_web_shop-ca.pem",
+        "client-ca/crl_web_shop-ca.pem",
+    ] {
+        diff += &format!("## {file}\n{}", text(&rendered, file));
+    }
+    assert_golden("client-certificates-and-cors.diff", &diff);
 }
 
 #[test]

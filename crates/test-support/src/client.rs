@@ -82,7 +82,19 @@ pub fn exchange(mut stream: TcpStream, bytes: &[u8]) -> std::io::Result<Response
 /// `GET path` over TLS with the given SNI and Host; the certificate is not verified but
 /// reported.
 pub fn https_get(port: u16, sni: &str, host: &str, path: &str) -> std::io::Result<TlsResponse> {
-    let mut tls = tls_connect(port, sni, &[])?;
+    https_request(port, sni, host, path, None)
+}
+
+/// As [`https_get`], presenting a client certificate (DER) and its PKCS#8 key (DER) when
+/// the server asks for one.
+pub fn https_request(
+    port: u16,
+    sni: &str,
+    host: &str,
+    path: &str,
+    client: Option<(&[u8], &[u8])>,
+) -> std::io::Result<TlsResponse> {
+    let mut tls = tls_connect_as(port, sni, &[], client)?;
     tls.write_all(
         format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
     )?;
@@ -150,13 +162,30 @@ fn tls_connect(
     sni: &str,
     alpn: &[&str],
 ) -> std::io::Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>> {
+    tls_connect_as(port, sni, alpn, None)
+}
+
+fn tls_connect_as(
+    port: u16,
+    sni: &str,
+    alpn: &[&str],
+    client: Option<(&[u8], &[u8])>,
+) -> std::io::Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(std::io::Error::other)?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)));
+    let mut config = match client {
+        None => builder.with_no_client_auth(),
+        Some((cert, key)) => builder
+            .with_client_auth_cert(
+                vec![rustls::pki_types::CertificateDer::from(cert.to_vec())],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(key.to_vec().into()),
+            )
+            .map_err(std::io::Error::other)?,
+    };
     config.alpn_protocols = alpn.iter().map(|p| p.as_bytes().to_vec()).collect();
     let name =
         rustls::pki_types::ServerName::try_from(sni.to_owned()).map_err(std::io::Error::other)?;

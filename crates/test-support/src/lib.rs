@@ -18,13 +18,16 @@ mod synthetic;
 
 pub use client::{
     Handshake, Response, TlsResponse, answer, exchange, http_get, http_request, https_get,
-    tls_handshake,
+    https_request, tls_handshake,
 };
 pub use echo::EchoServer;
 pub use fake_api::{ApiRequest, FakeApiServer};
 pub use harness::{Portcullis, kill_hard, managed_files};
 pub use holding::HoldingBackend;
 pub use keepalive::KeepAliveClient;
-pub use manifests::{backend, self_signed, tls_secret, write_manifest};
+pub use manifests::{
+    ClientPki, backend, ca_crl_secret, ca_secret, client_pki, self_signed, tls_secret,
+    write_manifest,
+};
 pub use ports::free_port;
 pub use synthetic::SyntheticCluster;

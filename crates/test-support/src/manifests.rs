@@ -61,3 +61,93 @@ pub fn write_manifest(dir: &std::path::Path, file: &str, text: &str) -> std::io:
     std::fs::write(&temporary, text)?;
     std::fs::rename(&temporary, dir.join(file))
 }
+
+/// A certificate authority and a client certificate it signed, for mutual TLS.
+#[derive(Debug, Clone, Default)]
+pub struct ClientPki {
+    /// The CA certificate, PEM.
+    pub ca_pem: String,
+    /// The client certificate, DER.
+    pub client_der: Vec<u8>,
+    /// The client's private key, PKCS#8 DER.
+    pub client_key_der: Vec<u8>,
+    /// A revocation list of the CA that revokes the client certificate, PEM.
+    pub revoking_crl_pem: String,
+}
+
+/// A CA named `ca_name` and a client certificate with common name `client_name`.
+pub fn client_pki(ca_name: &str, client_name: &str) -> ClientPki {
+    let built = (|| -> Result<ClientPki, rcgen::Error> {
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
+        ca_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, ca_name);
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::CrlSign,
+            rcgen::KeyUsagePurpose::DigitalSignature,
+        ];
+        let ca_key = rcgen::KeyPair::generate()?;
+        let ca_cert = ca_params.self_signed(&ca_key)?;
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let mut client_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
+        client_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, client_name);
+        client_params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let serial = rcgen::SerialNumber::from(7u64);
+        client_params.serial_number = Some(serial.clone());
+        let client_key = rcgen::KeyPair::generate()?;
+        let client_cert = client_params.signed_by(&client_key, &issuer)?;
+        let crl = rcgen::CertificateRevocationListParams {
+            this_update: rcgen::date_time_ymd(2024, 1, 1),
+            next_update: rcgen::date_time_ymd(2100, 1, 1),
+            crl_number: rcgen::SerialNumber::from(1u64),
+            issuing_distribution_point: None,
+            revoked_certs: vec![rcgen::RevokedCertParams {
+                serial_number: serial,
+                revocation_time: rcgen::date_time_ymd(2024, 1, 1),
+                reason_code: Some(rcgen::RevocationReason::KeyCompromise),
+                invalidity_date: None,
+            }],
+            key_identifier_method: rcgen::KeyIdMethod::Sha256,
+        }
+        .signed_by(&issuer)?;
+        Ok(ClientPki {
+            ca_pem: ca_cert.pem(),
+            client_der: client_cert.der().to_vec(),
+            client_key_der: client_key.serialize_der(),
+            revoking_crl_pem: crl.pem()?,
+        })
+    })();
+    // Generation cannot fail for these fixed parameters; an empty value fails the test.
+    built.unwrap_or_default()
+}
+
+/// An Opaque Secret with `ca.crt` and `ca.crl`, via `stringData`.
+pub fn ca_crl_secret(namespace: &str, name: &str, ca_pem: &str, crl_pem: &str) -> String {
+    let indent = |pem: &str| {
+        pem.lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
+    };
+    format!(
+        "{}  ca.crl: |\n{}",
+        ca_secret(namespace, name, ca_pem),
+        indent(crl_pem)
+    )
+}
+
+/// An Opaque Secret with `ca.crt`, via `stringData`.
+pub fn ca_secret(namespace: &str, name: &str, ca_pem: &str) -> String {
+    let indent = |pem: &str| {
+        pem.lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
+    };
+    format!(
+        "---\napiVersion: v1\nkind: Secret\nmetadata: {{name: {name}, namespace: {namespace}}}\nstringData:\n  ca.crt: |\n{}",
+        indent(ca_pem)
+    )
+}

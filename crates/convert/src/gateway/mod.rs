@@ -3,6 +3,8 @@
 //! (`rules`), and the status written back (`status`, in the vocabulary of `crate::outcome`).
 
 mod api;
+mod cors;
+pub(crate) mod frontend_tls;
 pub(crate) mod listener;
 pub(crate) mod route;
 pub(crate) mod rules;

@@ -50,6 +50,8 @@ struct Attachment {
     host: HostKey,
     frontends: Frontends,
     certificate: Option<CertId>,
+    /// The listener's client-certificate validation (`spec.tls.frontend`).
+    client_auth: Option<model::ClientAuth>,
     field: String,
 }
 
@@ -149,6 +151,14 @@ impl RouteConverter<'_, '_> {
                 } else {
                     None
                 };
+                // A CA that cannot be used refuses the hosts' requests (the listener's
+                // status says why): never served without the validation asked for.
+                let client_auth = if frontends.any_tls() {
+                    super::frontend_tls::client_auth(self.lookups, &gateway, listener)
+                        .unwrap_or_else(|_| Some(super::frontend_tls::refused()))
+                } else {
+                    None
+                };
                 let hosts: Vec<HostKey> = self
                     .hostnames(listener.hostname.as_deref())
                     .into_iter()
@@ -162,6 +172,7 @@ impl RouteConverter<'_, '_> {
                         host,
                         frontends: frontends.clone(),
                         certificate: certificate.clone(),
+                        client_auth: client_auth.clone(),
                         field: field.clone(),
                     });
                 }
@@ -331,11 +342,14 @@ impl RouteConverter<'_, '_> {
     fn rules(&mut self, attachments: &[Attachment]) -> Option<Refusal> {
         let mut unresolved = None;
         for attachment in attachments {
-            if let Some(certificate) = &attachment.certificate {
+            if attachment.certificate.is_some() || attachment.client_auth.is_some() {
                 self.output.tls.push(TlsClaim {
                     host: attachment.host.clone(),
-                    secret: Some(certificate.clone()),
-                    options: model::TlsOptions::default(),
+                    secret: attachment.certificate.clone(),
+                    options: model::TlsOptions {
+                        client_auth: attachment.client_auth.clone(),
+                        ..model::TlsOptions::default()
+                    },
                     field: attachment.field.clone(),
                 });
             }

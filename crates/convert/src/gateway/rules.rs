@@ -317,6 +317,10 @@ pub(crate) fn filters(
                     .map_err(at)?,
                 );
             }
+            HttpRouteRulesFiltersType::Cors => {
+                let policy = required(filter.cors.as_ref(), "cors").map_err(at)?;
+                action.cors = Some(super::cors::cors(policy).map_err(at)?);
+            }
             ref other => {
                 return Err(at(format!(
                     "filter type {} is not supported",

@@ -230,7 +230,7 @@ pub(crate) fn report(
                 );
                 listener_status(
                     lookups,
-                    &gateway_ref,
+                    (&gateway_ref, gateway),
                     (listener, frontend),
                     attached_routes,
                     generation,
@@ -298,7 +298,7 @@ fn refused(kind: ConditionType, refusal: &Refusal, generation: Option<i64>) -> S
 
 fn listener_status(
     lookups: &mut Recorder<'_>,
-    gateway: &ObjectRef,
+    (gateway, gateway_object): (&ObjectRef, &resources::gateway::Gateway),
     (listener, frontend): (&GatewayListeners, Result<model::Frontends, Refusal>),
     attached_routes: u32,
     generation: Option<i64>,
@@ -325,14 +325,35 @@ fn listener_status(
         Err(refusal) => refused(ConditionType::Accepted, refusal, generation),
     };
     let resolved = if listener.protocol == "HTTPS" {
+        let client_ca = super::frontend_tls::client_auth(lookups, gateway_object, listener);
         match certificate_refs(lookups, gateway, listener) {
-            Ok(()) => condition(
-                ConditionType::ResolvedRefs,
-                true,
-                Reason::ResolvedRefs,
-                "certificate loaded",
-                generation,
-            ),
+            Ok(()) => match client_ca {
+                Ok(None) => condition(
+                    ConditionType::ResolvedRefs,
+                    true,
+                    Reason::ResolvedRefs,
+                    "certificate loaded",
+                    generation,
+                ),
+                Ok(Some(_)) => condition(
+                    ConditionType::ResolvedRefs,
+                    true,
+                    Reason::ResolvedRefs,
+                    "certificate and client-certificate CA loaded",
+                    generation,
+                ),
+                Err(refusal) => refused(
+                    ConditionType::ResolvedRefs,
+                    &Refusal::new(
+                        refusal.reason,
+                        format!(
+                            "{}; every request to this listener's hosts is refused (496) until it is fixed",
+                            refusal.message
+                        ),
+                    ),
+                    generation,
+                ),
+            },
             Err(refusal) => refused(ConditionType::ResolvedRefs, &refusal, generation),
         }
     } else {

@@ -76,6 +76,20 @@ error_page_key!(
     ERROR_PAGE_DIFFERS
 );
 error_page_key!(
+    HTTP_RESPONSE_495,
+    495,
+    "http-response-495",
+    "a client certificate that fails verification, on a host with `auth-tls-secret`",
+    ""
+);
+error_page_key!(
+    HTTP_RESPONSE_496,
+    496,
+    "http-response-496",
+    "a request without the client certificate a host with `auth-tls-secret` requires",
+    ""
+);
+error_page_key!(
     HTTP_RESPONSE_500,
     500,
     "http-response-500",

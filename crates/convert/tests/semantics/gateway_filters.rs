@@ -128,7 +128,7 @@ fn filters() {
             )
             .given(EDGE),
             Case::new(
-                "gateway-api.md Not served yet: 'RequestMirror, ExtensionRef and CORS filters (a rule that has one is left out ...)', reported",
+                "gateway-api.md Not served yet: 'RequestMirror and ExtensionRef filters (a rule that has one is left out ...)', reported",
                 "
                 kind: HTTPRoute
                 metadata: {name: r}
@@ -145,7 +145,7 @@ fn filters() {
                     - {type: ExtensionRef, extensionRef: {group: example.com, kind: Thing, name: x}}
                     backendRefs: [{name: web, port: 80}]
                   - matches: [{path: {type: PathPrefix, value: /cors}}]
-                    filters: [{type: CORS, cors: {allowOrigins: ['https://a.test']}}]
+                    filters: [{type: CORS, cors: {allowOrigins: ['https://a.test', 'a b']}}]
                     backendRefs: [{name: web, port: 80}]
                   - backendRefs: [{name: web, port: 80}]
                 ",
@@ -153,7 +153,32 @@ fn filters() {
                     "route a.test / Prefix [http] -> default_web_80",
                     "diagnostic HTTPRoute default/r: spec.rules[0].filters[0]: filter type RequestMirror is not supported; the rule is skipped for this match",
                     "diagnostic HTTPRoute default/r: spec.rules[1].filters[0]: filter type ExtensionRef is not supported; the rule is skipped for this match",
-                    "diagnostic HTTPRoute default/r: spec.rules[2].filters[0]: filter type CORS is not supported; the rule is skipped for this match",
+                    "diagnostic HTTPRoute default/r: spec.rules[2].filters[0]: allowOrigins: 'a b' is not an origin such as https://app.example or https://app.example:8443; the rule is skipped for this match",
+                ],
+            )
+            .given(EDGE),
+            Case::new(
+                "gateway-api.md Filters: 'CORS (allowOrigins, with `*` wildcards in hosts; allowMethods, allowHeaders, exposeHeaders, allowCredentials, maxAge ...)'",
+                "
+                kind: HTTPRoute
+                metadata: {name: r}
+                spec:
+                  parentRefs: [{name: edge}]
+                  hostnames: [a.test]
+                  rules:
+                  - filters:
+                    - type: CORS
+                      cors:
+                        allowOrigins: ['https://app.test', 'https://*.trusted.test']
+                        allowMethods: [GET, PUT]
+                        allowHeaders: [Content-Type]
+                        exposeHeaders: [X-Total]
+                        allowCredentials: true
+                        maxAge: 60
+                    backendRefs: [{name: web, port: 80}]
+                ",
+                &[
+                    "route a.test / Prefix [http] -> cors https://app.test ^https://.*\\.trusted\\.test$ methods GET,PUT headers Content-Type expose X-Total credentials true max-age 60; default_web_80",
                 ],
             )
             .given(EDGE),

@@ -278,6 +278,25 @@ fn action_text(action: &RuleAction) -> String {
         model::HstsRule::Off => parts.push("hsts off".to_owned()),
         model::HstsRule::On(hsts) => parts.push(format!("hsts '{}'", hsts.header_value())),
     }
+    if let Some(cors) = &action.cors {
+        let origins = match &cors.origins {
+            model::CorsOrigins::Any => "*".to_owned(),
+            model::CorsOrigins::Listed { exact, regex } => exact
+                .iter()
+                .chain(regex)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        parts.push(format!(
+            "cors {origins} methods {} headers {} expose {} credentials {} max-age {}",
+            cors.allow_methods.join(","),
+            cors.allow_headers.join(","),
+            cors.expose_headers.join(","),
+            cors.allow_credentials,
+            cors.max_age
+        ));
+    }
     access_text(&action.access, &mut parts);
     let weighted = action.backends.len() > 1 || action.unavailable_weight > 0;
     let mut targets: Vec<String> = action

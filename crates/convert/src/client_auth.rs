@@ -1,0 +1,108 @@
+//! An Ingress's client-certificate authentication (`auth-tls-*`) for its TLS hosts: the
+//! CA Secret read and checked, or the reason it cannot be, which then refuses the hosts'
+//! requests rather than serving them unauthenticated.
+
+use model::{ClientAuth, ClientCa, ClientVerify, PathChange, Redirect};
+use resources::ObjectRef;
+
+use crate::backend_settings::{load_ca_bundle, secret_id};
+use crate::keys::{self, Keys, VerifyClient};
+use crate::lookup::Recorder;
+use crate::tls::{encode_pem, pem_blocks, secret_fields};
+
+/// The hosts' client authentication, `None` when none is asked for; `Err` carries the
+/// problem to report (with the authentication, fail-closed, still returned).
+pub(crate) fn client_auth(
+    lookups: &mut Recorder<'_>,
+    keys: &Keys<'_>,
+    ingress: &ObjectRef,
+) -> (Option<ClientAuth>, Option<String>) {
+    let Some(secret) = keys.get(&keys::AUTH_TLS_SECRET) else {
+        return (None, None);
+    };
+    let verify = match keys.get(&keys::AUTH_TLS_VERIFY_CLIENT) {
+        Some(VerifyClient::Off) => return (None, None),
+        Some(VerifyClient::Verify(verify)) => verify,
+        None => ClientVerify::On,
+    };
+    let (ca, problem) = match secret_id(&secret, ingress).and_then(|id| load_client_ca(lookups, id))
+    {
+        Ok(ca) => (Some(ca), None),
+        Err(why) => (
+            None,
+            Some(format!(
+                "{why}; requests to the Ingress's TLS hosts are answered 496 until it is fixed"
+            )),
+        ),
+    };
+    let auth = ClientAuth {
+        ca,
+        verify,
+        strict: keys.get(&keys::AUTH_TLS_STRICT) && verify == ClientVerify::On,
+        error_page: keys.get(&keys::AUTH_TLS_ERROR_PAGE).map(|page| url(&page)),
+    };
+    (Some(auth), problem)
+}
+
+/// `ca.crt` (every certificate a CA) and the optional `ca.crl`.
+pub(crate) fn load_client_ca(
+    lookups: &mut Recorder<'_>,
+    id: model::CertId,
+) -> Result<ClientCa, String> {
+    let bundle = load_ca_bundle(lookups, id.clone())?;
+    let (namespace, name) = (&id.namespace, &id.name);
+    for block in pem_blocks(bundle.pem.as_bytes())? {
+        let certificate = block
+            .parse_x509()
+            .map_err(|e| format!("secret {namespace}/{name}: ca.crt: {e}"))?;
+        if !certificate.is_ca() {
+            return Err(format!(
+                "secret {namespace}/{name}: ca.crt holds a certificate that is not a CA ({})",
+                certificate.subject()
+            ));
+        }
+    }
+    let fields = secret_fields(lookups, &id)?;
+    let crl = match fields.get("ca.crl").filter(|v| !v.is_empty()) {
+        None => None,
+        Some(bytes) => {
+            let blocks = pem_blocks(bytes)
+                .map_err(|e| format!("secret {namespace}/{name}: ca.crl is not PEM: {e}"))?;
+            if blocks.is_empty() || blocks.iter().any(|b| b.label != "X509 CRL") {
+                return Err(format!(
+                    "secret {namespace}/{name}: ca.crl must hold only X509 CRL blocks"
+                ));
+            }
+            let mut pem = String::new();
+            for block in &blocks {
+                x509_parser::parse_x509_crl(&block.contents).map_err(|e| {
+                    format!("secret {namespace}/{name}: ca.crl is not a valid CRL: {e}")
+                })?;
+                pem.push_str(&encode_pem(&block.label, &block.contents));
+            }
+            Some(pem)
+        }
+    };
+    Ok(ClientCa {
+        secret: id,
+        ca: bundle.pem,
+        crl,
+    })
+}
+
+/// A checked redirect target as its URL.
+fn url(page: &Redirect) -> String {
+    let mut url = format!(
+        "{}://{}",
+        page.scheme.as_deref().unwrap_or("https"),
+        page.hostname.as_deref().unwrap_or_default()
+    );
+    if let Some(port) = page.port {
+        url.push_str(&format!(":{port}"));
+    }
+    match &page.path {
+        Some(PathChange::Full(path)) => url.push_str(path),
+        _ => url.push('/'),
+    }
+    url
+}

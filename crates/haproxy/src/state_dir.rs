@@ -40,7 +40,7 @@ pub(crate) fn error(path: &Path) -> impl FnOnce(std::io::Error) -> StateDirError
 
 /// The managed directories' names.
 fn managed_dirs() -> impl Iterator<Item = &'static str> {
-    ManagedDir::ALL.into_iter().map(ManagedDir::name)
+    ManagedDir::ALL.iter().copied().map(ManagedDir::name)
 }
 
 /// An owned directory of managed files.

@@ -243,7 +243,7 @@ pub fn kill_hard(pid: u32) -> std::io::Result<()> {
 /// Every file portcullis manages below a state directory, with its bytes.
 pub fn managed_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut files = std::collections::BTreeMap::new();
-    for root in render::layout::MANAGED_ROOTS {
+    for &root in render::layout::MANAGED_ROOTS {
         let path = dir.join(root);
         if path.is_file() {
             files.insert(root.to_owned(), std::fs::read(&path).unwrap_or_default());

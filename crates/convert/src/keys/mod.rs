@@ -9,8 +9,8 @@ use crate::diagnostic::Diagnostic;
 
 mod access;
 mod affinity;
-mod auth_tls;
 mod auth;
+mod auth_tls;
 mod backend;
 mod backend_tls;
 mod cors;
@@ -42,13 +42,13 @@ pub use affinity::{
     SESSION_COOKIE_NAME, SESSION_COOKIE_PRESERVE, SESSION_COOKIE_SAME_SITE,
     SESSION_COOKIE_STRATEGY,
 };
-pub use auth_tls::{
-    AUTH_TLS_CERT_HEADER, AUTH_TLS_ERROR_PAGE, AUTH_TLS_SECRET, AUTH_TLS_STRICT,
-    AUTH_TLS_VERIFY_CLIENT, VerifyClient,
-};
 pub use auth::{
     AUTH_HEADERS_FAIL, AUTH_HEADERS_REQUEST, AUTH_HEADERS_SUCCEED, AUTH_METHOD, AUTH_REALM,
     AUTH_SECRET, AUTH_SIGNIN, AUTH_TIMEOUT, AUTH_TYPE, AUTH_URL, AuthUrl,
+};
+pub use auth_tls::{
+    AUTH_TLS_CERT_HEADER, AUTH_TLS_ERROR_PAGE, AUTH_TLS_SECRET, AUTH_TLS_STRICT,
+    AUTH_TLS_VERIFY_CLIENT, VerifyClient,
 };
 pub use backend::{BALANCE_ALGORITHM, TIMEOUT_CONNECT, TIMEOUT_SERVER};
 pub use backend_tls::{

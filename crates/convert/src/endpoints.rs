@@ -5,9 +5,11 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use model::{Backend, BackendId, Origin, Server};
+use resources::ObjectReference;
 use resources::{Kind, Object, ObjectRef, Service, ServiceBackendPort, ServicePort};
 
 use crate::backend_settings;
+use crate::blue_green::{self, Endpoint};
 use crate::diagnostic::Diagnostic;
 use crate::keys::{self, Annotations, Keys};
 use crate::lookup::Recorder;
@@ -30,7 +32,7 @@ pub(crate) fn service_backend(
     origin: &Origin,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<ServiceBackend, String> {
-    let (canonical_port, servers, service) =
+    let (canonical_port, endpoints, service) =
         resolve_servers(lookups, namespace, service_name, port)?;
     let id = BackendId {
         namespace: namespace.to_owned(),
@@ -47,6 +49,8 @@ pub(crate) fn service_backend(
         diagnostics,
     ));
     let keys = keys.with_service(&service_keys);
+    let (servers, selector) =
+        blue_green::apply(lookups, &keys, &service_ref, endpoints, diagnostics);
     let app_protocol = find_port(service, port).and_then(|p| p.app_protocol.as_deref());
     let (server_options, servers) = match backend_settings::server_options(
         lookups,
@@ -63,6 +67,7 @@ pub(crate) fn service_backend(
         servers,
         balance: keys.get(&keys::BALANCE_ALGORITHM),
         server_options,
+        selector,
         timeouts: backend_settings::timeouts(&keys),
         timeout_connect: keys.get(&keys::TIMEOUT_CONNECT),
         timeout_server: keys.get(&keys::TIMEOUT_SERVER),
@@ -82,7 +87,7 @@ pub(crate) fn resolve_servers<'a>(
     namespace: &str,
     service_name: &str,
     port: &ServiceBackendPort,
-) -> Result<(String, Vec<Server>, &'a Arc<Service>), String> {
+) -> Result<(String, Vec<Endpoint>, &'a Arc<Service>), String> {
     let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
     let Some(Object::Service(service)) = snapshot.get(service_ref) else {
         return Err(format!("service {namespace}/{service_name} not found"));
@@ -117,7 +122,8 @@ pub(crate) fn resolve_servers<'a>(
                 continue;
             };
             for address in subset.addresses.iter().flatten() {
-                push_server(&mut servers, &address.ip, port.port);
+                let pod = pod_of(address.target_ref.as_ref(), namespace);
+                push_server(&mut servers, &address.ip, port.port, pod);
             }
         }
     }
@@ -146,13 +152,14 @@ pub(crate) fn resolve_servers<'a>(
             if !ready {
                 continue;
             }
+            let pod = pod_of(endpoint.target_ref.as_ref(), namespace);
             for address in &endpoint.addresses {
-                push_server(&mut servers, address, port_number);
+                push_server(&mut servers, address, port_number, pod.clone());
             }
         }
     }
     servers.sort();
-    servers.dedup();
+    servers.dedup_by(|a, b| a.server == b.server);
     let canonical = match service_port.name.as_deref() {
         Some(name) if !name.is_empty() => name.to_owned(),
         _ => service_port.port.to_string(),
@@ -176,11 +183,26 @@ fn same_port_name(name: Option<&str>, wanted: &str) -> bool {
     name.unwrap_or("") == wanted
 }
 
-fn push_server(servers: &mut Vec<Server>, address: &str, port: i32) {
+/// The pod an endpoint's `targetRef` names (in the endpoint's namespace when it names
+/// none).
+fn pod_of(target: Option<&ObjectReference>, namespace: &str) -> Option<ObjectRef> {
+    let target = target?;
+    if target.kind.as_deref() != Some("Pod") {
+        return None;
+    }
+    let name = target.name.as_deref().filter(|n| !n.is_empty())?;
+    let namespace = target.namespace.as_deref().unwrap_or(namespace);
+    Some(ObjectRef::new(Kind::Pod, namespace, name))
+}
+
+fn push_server(servers: &mut Vec<Endpoint>, address: &str, port: i32, pod: Option<ObjectRef>) {
     // Addresses that are not IPs, or out-of-range ports, cannot be HAProxy servers.
     if let (Ok(address), Ok(port)) = (address.parse::<IpAddr>(), u16::try_from(port))
         && port != 0
     {
-        servers.push(Server { address, port });
+        servers.push(Endpoint {
+            server: Server::at(address, port),
+            pod,
+        });
     }
 }

@@ -3,6 +3,7 @@
 
 mod affinity;
 mod backend_settings;
+mod blue_green;
 mod cache;
 pub mod class;
 mod contribution;

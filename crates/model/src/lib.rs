@@ -7,6 +7,7 @@
 
 mod affinity;
 mod backend;
+mod blue_green;
 mod forwarded;
 mod global;
 mod https;
@@ -23,6 +24,7 @@ pub use affinity::{
     CookieStrategy, CookieValue,
 };
 pub use backend::{Backend, BackendId, Server};
+pub use blue_green::{GroupSelector, ServerWeight};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
 pub use https::{Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord};

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use imbl::ordmap::DiffItem;
@@ -108,6 +108,13 @@ pub enum RuntimeCommand {
     },
     /// `set server ... state ready`: a server put in maintenance for removal is wanted again.
     ReadyServer(ServerRef),
+    /// `set server ... weight`: a server's share of the balanced traffic (blue-green).
+    SetWeight {
+        /// The server.
+        server: ServerRef,
+        /// Its new weight.
+        weight: model::ServerWeight,
+    },
     /// `set server ... state maint` then `del server`; a server with connections left is
     /// deleted later (see [`LiveState::draining`]).
     RemoveServer(ServerRef),
@@ -278,12 +285,14 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
                 reload.insert(ReloadReason::StaticBalanceServers);
                 continue;
             }
-            // Both lists are sorted.
+            // Both lists are sorted by endpoint.
             let adds = || {
-                wanted
-                    .servers
-                    .iter()
-                    .any(|server| live_backend.servers.binary_search(server).is_err())
+                wanted.servers.iter().any(|server| {
+                    live_backend
+                        .servers
+                        .binary_search_by_key(&server.endpoint(), model::Server::endpoint)
+                        .is_err()
+                })
             };
             if !render::adds_servers_live(wanted) && adds() {
                 reload.insert(ReloadReason::ServerCookies);
@@ -357,13 +366,35 @@ fn server_commands(
     };
     let checked = render::checks_servers(wanted);
     let derives_cookie = render::derives_server_cookies(wanted);
-    let live_servers: BTreeSet<&model::Server> = live.servers.iter().collect();
-    let wanted_servers: BTreeSet<&model::Server> = wanted.servers.iter().collect();
+    fn by_endpoint(servers: &[model::Server]) -> BTreeMap<(IpAddr, u16), &model::Server> {
+        servers.iter().map(|s| (s.endpoint(), s)).collect()
+    }
+    let live_servers = by_endpoint(&live.servers);
+    let wanted_servers = by_endpoint(&wanted.servers);
     // New servers first: a backend whose endpoints are all replaced never has none.
-    for server in wanted_servers.difference(&live_servers) {
+    for (endpoint, server) in &wanted_servers {
         let reference = server_ref(server);
-        if draining.remove(&reference) {
+        if let Some(live_server) = live_servers.get(endpoint) {
+            if live_server.weight != server.weight {
+                commands.push(RuntimeCommand::SetWeight {
+                    server: reference,
+                    // A server without a weight has HAProxy's default of 1.
+                    weight: server
+                        .weight
+                        .unwrap_or_else(|| model::ServerWeight::clamped(1)),
+                });
+            }
+        } else if draining.remove(&reference) {
             commands.push(RuntimeCommand::ReadyServer(reference));
+            if server.weight.is_some() {
+                // It kept the weight it had when it was put in maintenance.
+                commands.push(RuntimeCommand::SetWeight {
+                    server: server_ref(server),
+                    weight: server
+                        .weight
+                        .unwrap_or_else(|| model::ServerWeight::clamped(1)),
+                });
+            }
         } else {
             commands.push(RuntimeCommand::AddServer {
                 server: reference,
@@ -374,7 +405,10 @@ fn server_commands(
             });
         }
     }
-    for server in live_servers.difference(&wanted_servers) {
+    for (_, server) in live_servers
+        .iter()
+        .filter(|(endpoint, _)| !wanted_servers.contains_key(endpoint))
+    {
         let server = server_ref(server);
         draining.insert(server.clone());
         commands.push(RuntimeCommand::RemoveServer(server));
@@ -415,13 +449,11 @@ mod tests {
             id: id.clone(),
             servers: servers
                 .iter()
-                .map(|last| Server {
-                    address: std::net::IpAddr::from([10, 0, 0, *last]),
-                    port: 80,
-                })
+                .map(|last| Server::at(std::net::IpAddr::from([10, 0, 0, *last]), 80))
                 .collect(),
             balance,
             server_options: Default::default(),
+            selector: None,
             timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
             timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),

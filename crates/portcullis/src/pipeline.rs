@@ -244,6 +244,7 @@ mod tests {
                 servers: Vec::new(),
                 balance: model::Balance::RoundRobin,
                 server_options: Default::default(),
+                selector: None,
                 timeouts: Default::default(),
                 timeout_connect: model::HaproxyDuration::parse("5s")
                     .unwrap_or_else(|_| unreachable!()),

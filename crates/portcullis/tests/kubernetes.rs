@@ -122,7 +122,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
 
     let mut instance = launch(&api, "solo", &["--configmap", "default/global"]);
     let p = &mut instance.portcullis;
-    p.wait_until(WAIT, |_| api.lists().len() >= 10).unwrap();
+    p.wait_until(WAIT, |_| api.lists().len() >= 11).unwrap();
     std::thread::sleep(Duration::from_millis(500));
     assert!(
         !p.state_dir.join("haproxy.cfg").exists(),
@@ -141,6 +141,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
         [
             "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name=global",
             "/api/v1/namespaces?fieldSelector=",
+            "/api/v1/pods?fieldSelector=",
             "/api/v1/secrets?fieldSelector=type=kubernetes.io/tls",
             "/api/v1/services?fieldSelector=",
             "/apis/discovery.k8s.io/v1/endpointslices?fieldSelector=",
@@ -403,6 +404,7 @@ fn watching_one_namespace_serves_and_lists_only_what_is_in_it() {
     assert_eq!(
         lists,
         [
+            "/api/v1/namespaces/team-a/pods?fieldSelector=",
             "/api/v1/namespaces/team-a/secrets?fieldSelector=type=kubernetes.io/tls",
             "/api/v1/namespaces/team-a/services?fieldSelector=",
             "/api/v1/namespaces?fieldSelector=",

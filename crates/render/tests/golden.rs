@@ -31,10 +31,7 @@ fn origin(name: &str) -> Origin {
 }
 
 fn server(last: u8, port: u16) -> Server {
-    Server {
-        address: IpAddr::from([10, 0, 0, last]),
-        port,
-    }
+    Server::at(IpAddr::from([10, 0, 0, last]), port)
 }
 
 fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
@@ -43,6 +40,7 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         servers,
         balance: Balance::RoundRobin,
         server_options: Default::default(),
+        selector: None,
         timeouts: Default::default(),
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
@@ -233,10 +231,8 @@ fn backend_settings_render_in_its_section() {
     let api = model.backends.get_mut(&id("api", "http")).unwrap();
     api.balance = Balance::LeastConn;
     api.timeout_server = HaproxyDuration::parse("2m").unwrap();
-    api.servers.push(Server {
-        address: "fd00::5".parse().unwrap(),
-        port: 9000,
-    });
+    api.servers
+        .push(Server::at("fd00::5".parse().unwrap(), 9000));
     assert_golden(
         "backend-settings.diff",
         &changes(&base, &text(&render(&model), "backends/shard-000.cfg")),

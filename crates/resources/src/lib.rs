@@ -11,8 +11,8 @@ pub use decode::{
 };
 pub use k8s_openapi::ByteString;
 pub use k8s_openapi::api::core::v1::{
-    ConfigMap, EndpointAddress, EndpointPort, EndpointSubset, Endpoints, Namespace, Secret,
-    Service, ServicePort, ServiceSpec,
+    ConfigMap, EndpointAddress, EndpointPort, EndpointSubset, Endpoints, Namespace,
+    ObjectReference, Pod, Secret, Service, ServicePort, ServiceSpec,
 };
 pub use k8s_openapi::api::discovery::v1::{Endpoint, EndpointConditions, EndpointSlice};
 pub use k8s_openapi::api::networking::v1::{

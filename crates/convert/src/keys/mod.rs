@@ -10,6 +10,7 @@ use crate::diagnostic::Diagnostic;
 mod affinity;
 mod backend;
 mod backend_tls;
+mod blue_green;
 mod forwarded;
 mod headers;
 mod health;
@@ -37,6 +38,10 @@ pub use backend_tls::{
     BACKEND_PROTOCOL, BackendProtocol, SECURE_BACKENDS, SECURE_CRT_SECRET, SECURE_SNI,
     SECURE_VERIFY_CA_SECRET, SECURE_VERIFY_HOSTNAME, SecretName, SniSetting,
 };
+pub use blue_green::{
+    BLUE_GREEN_BALANCE, BLUE_GREEN_COOKIE, BLUE_GREEN_DEPLOY, BLUE_GREEN_HEADER, BLUE_GREEN_MODE,
+    BlueGreenMode, GroupWeight, SelectorPair,
+};
 pub use forwarded::{
     FORWARDFOR, FORWARDFOR_TRUSTED_CIDRS, ORIGINAL_FORWARDED_FOR_HDR, REAL_IP_HDR,
 };
@@ -45,8 +50,8 @@ pub use headers::{
     RESPONSE_ADD_HEADERS, RESPONSE_DEL_HEADERS, RESPONSE_SET_HEADERS,
 };
 pub use health::{
-    HEALTH_CHECK_ADDR, HEALTH_CHECK_FALL_COUNT, HEALTH_CHECK_INTERVAL, HEALTH_CHECK_PORT,
-    HEALTH_CHECK_RISE_COUNT, HEALTH_CHECK_URI,
+    BACKEND_CHECK_INTERVAL, HEALTH_CHECK_ADDR, HEALTH_CHECK_FALL_COUNT, HEALTH_CHECK_INTERVAL,
+    HEALTH_CHECK_PORT, HEALTH_CHECK_RISE_COUNT, HEALTH_CHECK_URI,
 };
 pub use hsts::{HSTS, HSTS_INCLUDE_SUBDOMAINS, HSTS_MAX_AGE, HSTS_PRELOAD};
 pub use limits::{
@@ -253,6 +258,7 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &HEALTH_CHECK_PORT,
     &HEALTH_CHECK_ADDR,
     &HEALTH_CHECK_URI,
+    &BACKEND_CHECK_INTERVAL,
     &TIMEOUT_CLIENT_FIN,
     &TIMEOUT_STOP,
     &SYSLOG_ENDPOINT,
@@ -289,6 +295,11 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &USE_PROXY_PROTOCOL_TRUSTED_CIDRS,
     &PROXY_PROTOCOL,
     &SERVER_ALIAS,
+    &BLUE_GREEN_BALANCE,
+    &BLUE_GREEN_DEPLOY,
+    &BLUE_GREEN_MODE,
+    &BLUE_GREEN_HEADER,
+    &BLUE_GREEN_COOKIE,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {

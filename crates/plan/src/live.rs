@@ -623,6 +623,57 @@ mod tests {
     }
 
     #[test]
+    fn weight_changes_are_live_and_regrouping_a_selected_backend_reloads() {
+        let weighted = |weights: [u64; 2], groups: [&str; 2], selector: bool| {
+            let (id, mut backend) = backend("a", &[1, 2], Balance::RoundRobin);
+            for ((server, weight), group) in backend.servers.iter_mut().zip(weights).zip(groups) {
+                server.weight = Some(model::ServerWeight::clamped(weight));
+                server.group = Some(model::Word::parse(group).unwrap_or_else(|_| unreachable!()));
+            }
+            backend.selector = selector.then(|| model::GroupSelector {
+                header: model::Word::parse("X-Server").ok(),
+                cookie: None,
+            });
+            backends(&[(id, backend)])
+        };
+        let live = LiveState::loaded(weighted([1, 3], ["blue", "green"], true), &files(&BASE));
+        let update = live_update(
+            &live,
+            &weighted([1, 1], ["blue", "green"], true),
+            &files(&BASE),
+        );
+        assert_eq!(update.reload, BTreeSet::new());
+        assert_eq!(
+            update.commands,
+            [RuntimeCommand::SetWeight {
+                server: ServerRef {
+                    backend: "ns_a_80".into(),
+                    server: "10.0.0.2_80".into(),
+                },
+                weight: model::ServerWeight::clamped(1),
+            }]
+        );
+        // The groups are in the section's `use-server` lines.
+        let update = live_update(
+            &live,
+            &weighted([1, 3], ["blue", "blue"], true),
+            &files(&BASE),
+        );
+        assert_eq!(
+            update.reload,
+            BTreeSet::from([ReloadReason::BackendSections])
+        );
+        // Without a selector, groups are not rendered at all.
+        let live = LiveState::loaded(weighted([1, 3], ["blue", "green"], false), &files(&BASE));
+        let update = live_update(
+            &live,
+            &weighted([1, 3], ["blue", "blue"], false),
+            &files(&BASE),
+        );
+        assert!(update.reload.is_empty() && update.commands.is_empty());
+    }
+
+    #[test]
     fn identical_state_is_a_noop() {
         let list = backends(&[backend("a", &[1], Balance::RoundRobin)]);
         let live = LiveState::loaded(list.clone(), &files(&BASE));

@@ -240,6 +240,35 @@ fn backend_settings_render_in_its_section() {
 }
 
 #[test]
+fn blue_green_weights_and_group_selection_render_in_the_backend() {
+    let base = text(&render(&base_model()), "backends/shard-000.cfg");
+    let mut model = base_model();
+    let app = model.backends.get_mut(&id("app", "80")).unwrap();
+    let word = |text: &str| model::Word::parse(text).unwrap();
+    for (server, (weight, group)) in app.servers.iter_mut().zip([(1, "blue"), (3, "green")]) {
+        let group = Some(group);
+        server.weight = Some(model::ServerWeight::clamped(weight));
+        server.group = group.map(word);
+    }
+    app.servers.push(model::Server {
+        weight: Some(model::ServerWeight::clamped(0)),
+        ..server(3, 8080)
+    });
+    app.selector = Some(model::GroupSelector {
+        header: Some(word("X-Server")),
+        cookie: Some(word("SetServer")),
+    });
+    let rendered = text(&render(&model), "backends/shard-000.cfg");
+    assert_golden("blue-green.diff", &changes(&base, &rendered));
+    let app = &model.backends[&id("app", "80")];
+    assert_eq!(
+        render::server_options(app, &app.servers[1]),
+        " weight 3",
+        "a server added live gets its weight as one in the file"
+    );
+}
+
+#[test]
 fn shards_hold_each_backend_once_by_stable_hash() {
     let mut model = base_model();
     model.global.backend_shards = 4;

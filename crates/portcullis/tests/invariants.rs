@@ -72,6 +72,12 @@ struct Shape {
     leastconn: bool,
     /// Sets `spec.defaultBackend` (claimed by several).
     default_backend: bool,
+    /// Blue-green keys: 0 none; 1 a balance; 2 a balance in pod mode and a header
+    /// selector; 3 a header and a cookie selector.
+    blue_green: u8,
+    /// Each endpoint's pod: bit `e` puts endpoint `e`'s pod in group blue (else green);
+    /// bit 3 leaves the first endpoint's pod out.
+    pod_labels: u8,
 }
 
 impl Default for Shape {
@@ -85,6 +91,8 @@ impl Default for Shape {
             shared_backend: false,
             leastconn: false,
             default_backend: false,
+            blue_green: 0,
+            pod_labels: 0,
         }
     }
 }
@@ -162,7 +170,23 @@ impl Cluster {
                 yaml += "- {addresses: [10.9.9.9], conditions: {ready: false}}\n";
             }
             for endpoint in 0..shape.endpoints {
-                yaml += &format!("- {{addresses: [10.0.{number}.{}]}}\n", endpoint + 1);
+                yaml += &format!(
+                    "- {{addresses: [10.0.{number}.{}], targetRef: {{kind: Pod, name: {name}-p{endpoint}}}}}\n",
+                    endpoint + 1
+                );
+            }
+            for endpoint in 0..shape.endpoints {
+                if endpoint == 0 && shape.pod_labels & 8 != 0 {
+                    continue;
+                }
+                let group = if (shape.pod_labels >> endpoint) & 1 == 1 {
+                    "blue"
+                } else {
+                    "green"
+                };
+                yaml += &format!(
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}-p{endpoint}, namespace: {namespace}, labels: {{group: {group}}}}}\n"
+                );
             }
             let class = if shape.ours {
                 ""
@@ -186,10 +210,21 @@ impl Cluster {
                 name.clone()
             };
             // Sticky sessions with cookies named after the servers: per-server options.
-            let annotations = if shape.leastconn {
-                "  annotations: {portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false'}\n"
+            let mut annotations = Vec::new();
+            if shape.leastconn {
+                annotations.push("portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false'");
+            }
+            annotations.push(match shape.blue_green % 4 {
+                0 => "",
+                1 => "haproxy-ingress.github.io/blue-green-balance: 'group=blue=1,group=green=3'",
+                2 => "haproxy-ingress.github.io/blue-green-deploy: 'group=blue=2,group=green=1', haproxy-ingress.github.io/blue-green-mode: pod, haproxy-ingress.github.io/blue-green-header: 'X-Server:group'",
+                _ => "haproxy-ingress.github.io/blue-green-header: 'X-Server:group', haproxy-ingress.github.io/blue-green-cookie: 'SetServer:group'",
+            });
+            annotations.retain(|a| !a.is_empty());
+            let annotations = if annotations.is_empty() {
+                String::new()
             } else {
-                ""
+                format!("  annotations: {{{}}}\n", annotations.join(", "))
             };
             let default_backend = if shape.default_backend {
                 format!("  defaultBackend: {{service: {{name: {name}, port: {{number: 80}}}}}}\n")
@@ -598,6 +633,8 @@ enum Change {
     LeastConn(u8, bool),
     DefaultBackend(u8, bool),
     SecretVersion(u8),
+    BlueGreen(u8, u8),
+    PodLabels(u8, u8),
     Route(u8, Option<RouteShape>),
     Gateway(GatewayShape),
 }
@@ -607,11 +644,13 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
+        (0u8..4, 0u8..16),
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
+                (blue_green, pod_labels),
             )| {
                 Shape {
                     endpoints,
@@ -622,6 +661,8 @@ fn shape() -> impl Strategy<Value = Shape> {
                     shared_backend,
                     leastconn,
                     default_backend,
+                    blue_green,
+                    pod_labels,
                 }
             },
         )
@@ -674,6 +715,8 @@ fn change() -> impl Strategy<Value = Change> {
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::LeastConn(s, b)),
         (service, any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
         (0u8..2).prop_map(Change::SecretVersion),
+        (0u8..8, 0u8..4).prop_map(|(s, b)| Change::BlueGreen(s, b)),
+        (0u8..8, 0u8..16).prop_map(|(s, l)| Change::PodLabels(s, l)),
         (0u8..8, proptest::option::weighted(0.7, route_shape()))
             .prop_map(|(s, r)| Change::Route(s, r)),
         gateway_shape().prop_map(Change::Gateway),
@@ -711,6 +754,8 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::LeastConn(s, b) => edit(s, &|shape| shape.leastconn = b),
         Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
         Change::SecretVersion(v) => cluster.secret_version = v,
+        Change::BlueGreen(s, b) => edit(s, &|shape| shape.blue_green = b),
+        Change::PodLabels(s, l) => edit(s, &|shape| shape.pod_labels = l),
         Change::Route(s, Some(route)) => {
             cluster.routes.insert(s, route);
         }

@@ -99,6 +99,7 @@ fn model(cert: &str) -> ProxyModel {
             balance: Balance::RoundRobin,
             server_options: Default::default(),
             selector: None,
+            named: None,
             timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),

@@ -103,6 +103,8 @@ pub struct Backend {
     pub server_options: crate::ServerOptions,
     /// The request header or cookie whose value names the blue-green group to use.
     pub selector: Option<crate::GroupSelector>,
+    /// Servers HAProxy finds by resolving a name, instead of `servers`.
+    pub named: Option<crate::NamedServers>,
     /// Timeouts set in the section.
     pub timeouts: crate::BackendTimeouts,
     /// `timeout connect`.
@@ -128,6 +130,7 @@ impl Backend {
             balance,
             server_options,
             selector,
+            named,
             timeouts,
             timeout_connect,
             timeout_server,
@@ -137,6 +140,7 @@ impl Backend {
             && *balance == other.balance
             && *server_options == other.server_options
             && *selector == other.selector
+            && *named == other.named
             && *timeouts == other.timeouts
             && *timeout_connect == other.timeout_connect
             && *timeout_server == other.timeout_server

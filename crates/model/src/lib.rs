@@ -8,6 +8,7 @@
 mod affinity;
 mod backend;
 mod blue_green;
+mod dns;
 mod forwarded;
 mod global;
 mod https;
@@ -25,6 +26,7 @@ pub use affinity::{
 };
 pub use backend::{Backend, BackendId, Server};
 pub use blue_green::{GroupSelector, ServerWeight};
+pub use dns::{NamedServers, Resolution, Resolver, Resolvers};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
 pub use https::{Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord};

@@ -245,6 +245,7 @@ mod tests {
                 balance: model::Balance::RoundRobin,
                 server_options: Default::default(),
                 selector: None,
+                named: None,
                 timeouts: Default::default(),
                 timeout_connect: model::HaproxyDuration::parse("5s")
                     .unwrap_or_else(|_| unreachable!()),

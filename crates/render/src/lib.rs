@@ -6,6 +6,7 @@ mod affinity;
 mod backend_tls;
 mod cache;
 mod config;
+mod dns;
 mod escape;
 mod forwarded;
 mod https;

@@ -26,6 +26,9 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
     // Writing to a String cannot fail.
     let _ = writeln!(text, "\nbackend {}", backend.id.section_name());
     crate::servers::section_settings(&mut text, backend);
+    if let Some(named) = &backend.named {
+        crate::dns::named_server_lines(&mut text, backend, named);
+    }
     let shared = crate::servers::shared_options(backend);
     for server in &backend.servers {
         let address = match server.address {

@@ -41,6 +41,7 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         balance: Balance::RoundRobin,
         server_options: Default::default(),
         selector: None,
+        named: None,
         timeouts: Default::default(),
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
@@ -266,6 +267,42 @@ fn blue_green_weights_and_group_selection_render_in_the_backend() {
         " weight 3",
         "a server added live gets its weight as one in the file"
     );
+}
+
+#[test]
+fn resolvers_and_servers_found_by_name_render_in_their_sections() {
+    let base_config = text(&render(&base_model()), "haproxy.cfg");
+    let base_shard = text(&render(&base_model()), "backends/shard-000.cfg");
+    let mut model = base_model();
+    model.global.resolvers.sections = vec![model::Resolver {
+        name: model::Word::parse("kubernetes").unwrap(),
+        nameservers: vec![
+            "10.96.0.10:53".parse().unwrap(),
+            "[fd00::a]:5353".parse().unwrap(),
+        ],
+    }];
+    let named = |host: &str, port, resolution| model::NamedServers {
+        host: model::DnsName::parse(host).unwrap(),
+        port,
+        resolution,
+    };
+    let app = model.backends.get_mut(&id("app", "80")).unwrap();
+    app.servers.clear();
+    app.named = Some(named(
+        "app.web.svc.cluster.local",
+        8080,
+        model::Resolution::Resolver {
+            name: model::Word::parse("kubernetes").unwrap(),
+            slots: 2,
+        },
+    ));
+    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    api.servers.clear();
+    api.named = Some(named("db.example.com", 5432, model::Resolution::AtLoad));
+    let rendered = render(&model);
+    let diff = changes(&base_config, &text(&rendered, "haproxy.cfg"))
+        + &changes(&base_shard, &text(&rendered, "backends/shard-000.cfg"));
+    assert_golden("dns.diff", &diff);
 }
 
 #[test]

@@ -38,6 +38,7 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
         balance: Balance::RoundRobin,
         server_options: Default::default(),
         selector: None,
+        named: None,
         timeouts: Default::default(),
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),

@@ -20,6 +20,7 @@ pub use k8s_openapi::api::networking::v1::{
     IngressRule, IngressServiceBackend, IngressSpec, IngressTLS, ServiceBackendPort,
 };
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+pub use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 pub use k8s_openapi::jiff;
 pub use log_safe::LogSafe;
 pub use object::{Kind, Object, ObjectRef};

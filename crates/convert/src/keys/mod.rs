@@ -11,6 +11,7 @@ mod affinity;
 mod backend;
 mod backend_tls;
 mod blue_green;
+mod dns;
 mod forwarded;
 mod headers;
 mod health;
@@ -41,6 +42,10 @@ pub use backend_tls::{
 pub use blue_green::{
     BLUE_GREEN_BALANCE, BLUE_GREEN_COOKIE, BLUE_GREEN_DEPLOY, BLUE_GREEN_HEADER, BLUE_GREEN_MODE,
     BlueGreenMode, GroupWeight, SelectorPair,
+};
+pub use dns::{
+    DNS_ACCEPTED_PAYLOAD_SIZE, DNS_CLUSTER_DOMAIN, DNS_HOLD_OBSOLETE, DNS_HOLD_VALID,
+    DNS_RESOLVERS, DNS_TIMEOUT_RETRY, USE_RESOLVER,
 };
 pub use forwarded::{
     FORWARDFOR, FORWARDFOR_TRUSTED_CIDRS, ORIGINAL_FORWARDED_FOR_HDR, REAL_IP_HDR,
@@ -300,6 +305,13 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &BLUE_GREEN_MODE,
     &BLUE_GREEN_HEADER,
     &BLUE_GREEN_COOKIE,
+    &DNS_RESOLVERS,
+    &DNS_ACCEPTED_PAYLOAD_SIZE,
+    &DNS_HOLD_OBSOLETE,
+    &DNS_HOLD_VALID,
+    &DNS_TIMEOUT_RETRY,
+    &DNS_CLUSTER_DOMAIN,
+    &USE_RESOLVER,
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {

@@ -78,6 +78,9 @@ struct Shape {
     /// Each endpoint's pod: bit `e` puts endpoint `e`'s pod in group blue (else green);
     /// bit 3 leaves the first endpoint's pod out.
     pod_labels: u8,
+    /// Servers found by name: 0 no; 1 `use-resolver: local` (declared only while the
+    /// global ConfigMap exists); 2 an ExternalName Service.
+    dns: u8,
 }
 
 impl Default for Shape {
@@ -93,6 +96,7 @@ impl Default for Shape {
             default_backend: false,
             blue_green: 0,
             pod_labels: 0,
+            dns: 0,
         }
     }
 }
@@ -154,14 +158,19 @@ impl Cluster {
         }
         if let Some(timeout) = self.timeout_server {
             yaml += &format!(
-                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s}}\n"
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s, dns-resolvers: 'local=10.96.0.10:53', dns-hold-valid: {timeout}s}}\n"
             );
         }
         for (number, shape) in &self.services {
             let namespace = Self::namespace(*number);
             let name = format!("svc{number}");
+            let external = if shape.dns % 3 == 2 {
+                format!("  type: ExternalName\n  externalName: {name}.example.test\n")
+            } else {
+                String::new()
+            };
             yaml += &format!(
-                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec:\n  ports: [{{port: 80}}]\n"
+                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec:\n{external}  ports: [{{port: 80}}]\n"
             );
             yaml += &format!(
                 "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: {name}-a, namespace: {namespace}, labels: {{kubernetes.io/service-name: {name}}}}}\naddressType: IPv4\nports: [{{port: 8080}}]\nendpoints:\n"
@@ -220,6 +229,9 @@ impl Cluster {
                 2 => "haproxy-ingress.github.io/blue-green-deploy: 'group=blue=2,group=green=1', haproxy-ingress.github.io/blue-green-mode: pod, haproxy-ingress.github.io/blue-green-header: 'X-Server:group'",
                 _ => "haproxy-ingress.github.io/blue-green-header: 'X-Server:group', haproxy-ingress.github.io/blue-green-cookie: 'SetServer:group'",
             });
+            if shape.dns % 3 == 1 {
+                annotations.push("haproxy-ingress.github.io/use-resolver: local");
+            }
             annotations.retain(|a| !a.is_empty());
             let annotations = if annotations.is_empty() {
                 String::new()
@@ -634,6 +646,7 @@ enum Change {
     DefaultBackend(u8, bool),
     SecretVersion(u8),
     BlueGreen(u8, u8),
+    Dns(u8, u8),
     PodLabels(u8, u8),
     Route(u8, Option<RouteShape>),
     Gateway(GatewayShape),
@@ -644,13 +657,13 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
-        (0u8..4, 0u8..16),
+        (0u8..4, 0u8..16, 0u8..3),
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
-                (blue_green, pod_labels),
+                (blue_green, pod_labels, dns),
             )| {
                 Shape {
                     endpoints,
@@ -663,6 +676,7 @@ fn shape() -> impl Strategy<Value = Shape> {
                     default_backend,
                     blue_green,
                     pod_labels,
+                    dns,
                 }
             },
         )
@@ -716,6 +730,7 @@ fn change() -> impl Strategy<Value = Change> {
         (service, any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
         (0u8..2).prop_map(Change::SecretVersion),
         (0u8..8, 0u8..4).prop_map(|(s, b)| Change::BlueGreen(s, b)),
+        (0u8..8, 0u8..3).prop_map(|(s, d)| Change::Dns(s, d)),
         (0u8..8, 0u8..16).prop_map(|(s, l)| Change::PodLabels(s, l)),
         (0u8..8, proptest::option::weighted(0.7, route_shape()))
             .prop_map(|(s, r)| Change::Route(s, r)),
@@ -755,6 +770,7 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
         Change::SecretVersion(v) => cluster.secret_version = v,
         Change::BlueGreen(s, b) => edit(s, &|shape| shape.blue_green = b),
+        Change::Dns(s, d) => edit(s, &|shape| shape.dns = d),
         Change::PodLabels(s, l) => edit(s, &|shape| shape.pod_labels = l),
         Change::Route(s, Some(route)) => {
             cluster.routes.insert(s, route);

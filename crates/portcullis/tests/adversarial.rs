@@ -55,13 +55,19 @@ fn base_objects() -> Vec<Value> {
         json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
                "metadata": {"name": "app-1", "namespace": namespace, "labels": {"kubernetes.io/service-name": "app"}},
                "addressType": "IPv4", "ports": [{"name": "http", "port": 8080}],
-               "endpoints": [{"addresses": ["127.0.0.1"]}]})
+               "endpoints": [{"addresses": ["127.0.0.1"], "targetRef": {"kind": "Pod", "name": "app-0"}}]})
+    };
+    // The endpoint's pod, whose label values a blue-green selector renders.
+    let pod = |namespace: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app-0", "namespace": namespace,
+               "labels": {"group": "blue", "odd": "a_b.c-d"}}})
     };
     vec![
         service("victim"),
         slice("victim"),
         service("attacker"),
         slice("attacker"),
+        pod("attacker"),
         // The victim was there first: an Ingress's host and path belong to the oldest
         // Ingress that routes them, so a later tenant can never take them over.
         json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
@@ -184,7 +190,11 @@ fn ingress(
                "portcullis.dev/server-alias": balance, "portcullis.dev/tls-alpn": balance,
                "portcullis.dev/ssl-options-host": balance, "portcullis.dev/ssl-ciphers": balance,
                "portcullis.dev/rewrite-target": balance, "portcullis.dev/app-root": balance,
-               "portcullis.dev/redirect-to": balance, "portcullis.dev/request-set-headers": balance}},
+               "portcullis.dev/redirect-to": balance, "portcullis.dev/request-set-headers": balance,
+               // Blue-green weights and selectors, and servers found by name.
+               "portcullis.dev/blue-green-balance": balance, "portcullis.dev/blue-green-mode": balance,
+               "portcullis.dev/blue-green-header": balance, "portcullis.dev/blue-green-cookie": balance,
+               "portcullis.dev/use-resolver": balance}},
            "spec": {"tls": [{"hosts": [host], "secretName": "missing"}],
                     "rules": [{"host": host, "http": {"paths": [
                {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}})
@@ -345,6 +355,9 @@ fn attack() -> impl Strategy<Value = Attack> {
                     "ssl-max-ver TLSv1.2",
                     "https://moved.test/x",
                     "X-Env: prod",
+                    "group=blue=1,odd=a_b.c-d=300",
+                    "X-Server:group",
+                    "pod",
                 ])
                 .prop_map(str::to_owned),
                 hostile_text()

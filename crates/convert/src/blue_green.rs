@@ -54,7 +54,7 @@ pub(crate) fn apply(
             None => {
                 report(
                     endpoint,
-                    "the endpoint names no pod (no targetRef): it gets blue-green weight 0 and no group".to_owned(),
+                    "the endpoint's targetRef names no pod of its namespace: it gets blue-green weight 0 and no group".to_owned(),
                 );
                 None
             }

@@ -376,7 +376,7 @@ fn a_pod_label_change_converts_again_only_the_backends_of_its_endpoints() {
     );
     assert!(
         first.diagnostics.iter().any(|d| d.to_string()
-            == "Service team/canary: endpoints[10.9.1.3:8080]: the endpoint names no pod (no targetRef): it gets blue-green weight 0 and no group"),
+            == "Service team/canary: endpoints[10.9.1.3:8080]: the endpoint's targetRef names no pod of its namespace: it gets blue-green weight 0 and no group"),
         "{:?}",
         first.diagnostics
     );

@@ -296,15 +296,20 @@ fn same_port_name(name: Option<&str>, wanted: &str) -> bool {
     name.unwrap_or("") == wanted
 }
 
-/// The pod an endpoint's `targetRef` names (in the endpoint's namespace when it names
-/// none).
+/// The pod an endpoint's `targetRef` names. A Service's pods are in its namespace: a
+/// reference to another namespace's pod is not followed, so a tenant's slices cannot
+/// read another tenant's pod labels.
 fn pod_of(target: Option<&ObjectReference>, namespace: &str) -> Option<ObjectRef> {
     let target = target?;
-    if target.kind.as_deref() != Some("Pod") {
+    if target.kind.as_deref() != Some("Pod")
+        || target
+            .namespace
+            .as_deref()
+            .is_some_and(|ns| ns != namespace)
+    {
         return None;
     }
     let name = target.name.as_deref().filter(|n| !n.is_empty())?;
-    let namespace = target.namespace.as_deref().unwrap_or(namespace);
     Some(ObjectRef::new(Kind::Pod, namespace, name))
 }
 

@@ -36,7 +36,7 @@ pub struct SelectorPair {
 }
 
 const BALANCE_VALUES: &str = "comma-separated label=value=weight terms, such as `group=blue=1,group=green=4`; a weight is a whole number, below 0 counts as 0 and above 256 as 256";
-const BALANCE_DOC: &str = "Splits the backend's traffic between groups of pods by their labels (HAProxy server weights): with `group=blue=1,group=green=4`, 20% of the requests go to the pods labelled `group=blue` and 80% to those labelled `group=green`. How the weight applies to each pod is `blue-green-mode`. An endpoint whose pod has none of the labels, or whose pod is unknown (no `targetRef`, or no such Pod), gets weight 0: it keeps its sticky sessions and selected requests but gets no balanced traffic, and an unknown pod is reported. Pods' labels are watched: a label or weight change that only changes weights goes live.";
+const BALANCE_DOC: &str = "Splits the backend's traffic between groups of pods by their labels (HAProxy server weights): with `group=blue=1,group=green=4`, 20% of the requests go to the pods labelled `group=blue` and 80% to those labelled `group=green`. How the weight applies to each pod is `blue-green-mode`. An endpoint whose pod has none of the labels, or whose pod is unknown (no `targetRef` to a Pod of its namespace, or no such Pod), gets weight 0: it keeps its sticky sessions and selected requests but gets no balanced traffic, and an unknown pod is reported. Pods' labels are watched: a label or weight change that only changes weights goes live.";
 
 /// `blue-green-balance`.
 pub const BLUE_GREEN_BALANCE: Key<Option<Vec<GroupWeight>>> = Key {

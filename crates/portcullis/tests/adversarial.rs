@@ -358,6 +358,7 @@ fn attack() -> impl Strategy<Value = Attack> {
                     "group=blue=1,odd=a_b.c-d=300",
                     "X-Server:group",
                     "pod",
+                    "kubernetes",
                 ])
                 .prop_map(str::to_owned),
                 hostile_text()
@@ -491,7 +492,10 @@ fn manifest(index: usize, attack: &Attack) -> Value {
                             "http-response-404": observe.error_page, "http-response-503": observe.error_page,
                             "http-response-413": observe.error_page,
                             "server-header": observe.server_header, "proxy-body-size": observe.body_size,
-                            "use-proxy-protocol": "true", "use-proxy-protocol-trusted-cidrs": trusted, "cookie-key": forwardfor}})
+                            "use-proxy-protocol": "true", "use-proxy-protocol-trusted-cidrs": trusted, "cookie-key": forwardfor,
+                            "dns-resolvers": format!("kubernetes=10.96.0.10,[fd00::1]:5353\n{forwardfor}=127.0.0.1:53"),
+                            "dns-cluster-domain": forwardfor, "dns-hold-valid": timeout, "dns-hold-obsolete": timeout,
+                            "dns-timeout-retry": timeout, "dns-accepted-payload-size": max_connections}})
         }
     }
 }

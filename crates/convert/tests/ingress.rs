@@ -336,3 +336,34 @@ fn external_name_services_are_resolved_by_name_and_bad_names_are_reported() {
         "{diagnostics:?}"
     );
 }
+
+#[test]
+fn blue_green_follows_only_pods_of_the_endpoints_namespace() {
+    let yaml = format!(
+        "{SERVICE}---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: web-1, labels: {{kubernetes.io/service-name: web}}}}\naddressType: IPv4\nports: [{{port: 8080}}]\nendpoints:\n- {{addresses: [10.0.0.1], targetRef: {{kind: Pod, name: own}}}}\n- {{addresses: [10.0.0.2], targetRef: {{kind: Pod, name: other, namespace: elsewhere}}}}\n- {{addresses: [10.0.0.3], targetRef: {{kind: Pod, name: gone}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: own, labels: {{group: blue}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: other, namespace: elsewhere, labels: {{group: blue}}}}\n{}",
+        ingress(
+            "web",
+            "  annotations: {haproxy-ingress.github.io/blue-green-balance: 'group=blue=5', haproxy-ingress.github.io/blue-green-mode: pod}\n",
+            "  ingressClassName: portcullis\n"
+        )
+    );
+    let (model, diagnostics) = model_of(&yaml, &options());
+    let id = BackendId {
+        namespace: "default".into(),
+        service: "web".into(),
+        port: "80".into(),
+    };
+    let weights: Vec<Option<u16>> = model.backends[&id]
+        .servers
+        .iter()
+        .map(|s| s.weight.map(model::ServerWeight::get))
+        .collect();
+    assert_eq!(weights, [Some(5), Some(0), Some(0)]);
+    assert_eq!(
+        diagnostics,
+        [
+            "Service default/web: endpoints[10.0.0.2:8080]: the endpoint's targetRef names no pod of its namespace: it gets blue-green weight 0 and no group",
+            "Service default/web: endpoints[10.0.0.3:8080]: Pod default/gone not found: the endpoint gets blue-green weight 0 and no group",
+        ]
+    );
+}

@@ -77,6 +77,7 @@ pub(crate) fn service_backend(
         timeouts: backend_settings::timeouts(&keys),
         timeout_connect: keys.get(&keys::TIMEOUT_CONNECT),
         timeout_server: keys.get(&keys::TIMEOUT_SERVER),
+        client_limits: backend_settings::client_limits(&keys),
         origins: vec![origin.clone()],
     });
     let resolved = (backend, service_keys);

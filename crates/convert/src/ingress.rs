@@ -227,6 +227,11 @@ impl Converter<'_, '_> {
                         .as_ref()
                         .map(|a| a.request_headers.clone())
                         .unwrap_or_default();
+                    // A refused client is not told where the application lives either.
+                    redirect.access = action
+                        .as_ref()
+                        .map(|a| a.access.clone())
+                        .unwrap_or_default();
                     self.output.routes.push(RouteClaim {
                         host: host.clone(),
                         path: rule.path.clone(),

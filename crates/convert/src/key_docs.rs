@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::keys::{ALL_KEYS, ANNOTATION_PREFIXES, Applied, KeyInfo, Scope};
+use crate::keys::{ALL_KEYS, ANNOTATION_PREFIXES, Applied, KeyInfo, Scope, UNSUPPORTED_KEYS};
 
 /// The page's path, relative to the workspace root.
 pub const CONFIGURATION_PAGE: &str = "docs/configuration.md";
@@ -41,7 +41,11 @@ Between prefixes on one object, `{own_prefix}` comes first, then `{migration_pre
 `{legacy_prefix}`.
 
 An invalid value is reported (object, key, value, reason) and the next one in that order
-applies. An unknown key, and a global key set as an annotation, are reported and ignored.
+applies, except for the address lists (`allowlist-source-range`, `whitelist-source-range`,
+`denylist-source-range`): an invalid list refuses every client of the paths it applies to
+(403) until it is fixed, so that a typo never serves a path without its protection. An
+unknown key, and a global key set as an annotation, are reported and ignored; so are the
+keys listed under [Not supported](#not-supported), with the reason.
 
 Scopes:
 
@@ -97,6 +101,25 @@ Scopes:
                 text => format!("- Differs from haproxy-ingress: {text}\n"),
             },
         );
+    }
+    page.push_str(
+        "
+## Not supported
+
+These keys of haproxy-ingress or ingress-nginx are recognized but not implemented: setting
+one is reported (object, key, reason) and has no effect.
+
+| key | why |
+| --- | --- |
+",
+    );
+    for key in UNSUPPORTED_KEYS {
+        let name = if key.prefix {
+            format!("`{}*`", key.name)
+        } else {
+            format!("`{}`", key.name)
+        };
+        let _ = writeln!(page, "| {name} | {} |", key.why);
     }
     page
 }

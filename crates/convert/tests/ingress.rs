@@ -367,3 +367,99 @@ fn blue_green_follows_only_pods_of_the_endpoints_namespace() {
         ]
     );
 }
+
+/// The source access of the route of `host` at `/`.
+fn access_of(model: &ProxyModel, host: &str) -> model::SourceAccess {
+    let route = &model.hosts[&HostKey::Exact(host.into())].routes[&PathMatch {
+        path: String::new(),
+        kind: PathKind::Prefix,
+    }];
+    match &route.target {
+        model::RouteTarget::Rules(rules) => rules[0].action.access.clone(),
+        model::RouteTarget::Backend(_) => model::SourceAccess::default(),
+    }
+}
+
+#[test]
+fn source_lists_are_named_after_their_setter_and_a_bad_one_refuses_everyone() {
+    let guarded = "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: guarded\n  annotations: {portcullis.dev/denylist-source-range: '10.9.0.0/16'}\nspec:\n  ports: [{port: 80}]\n";
+    let on_guarded = |name: &str, annotations: &str| {
+        format!(
+            "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  annotations: {{{annotations}}}\nspec:\n  ingressClassName: portcullis\n  rules:\n  - host: {name}.test\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: guarded, port: {{number: 80}}}}}}}}\n"
+        )
+    };
+    let objects = [
+        SERVICE.to_owned(),
+        guarded.to_owned(),
+        ingress(
+            "allow",
+            "  annotations: {portcullis.dev/allowlist-source-range: '10.0.0.0/8, !10.1.0.0/16, 10.0.0.0/8', portcullis.dev/allowlist-source-header: X-Real-IP}\n",
+            "  ingressClassName: portcullis\n",
+        ),
+        ingress(
+            "legacy",
+            "  annotations: {ingress.kubernetes.io/whitelist-source-range: '192.168.0.0/16'}\n",
+            "  ingressClassName: portcullis\n",
+        ),
+        ingress(
+            "bad",
+            "  annotations: {portcullis.dev/allowlist-source-range: '10.0.0.0/8, 10.0.0.256'}\n",
+            "  ingressClassName: portcullis\n",
+        ),
+        ingress(
+            "headeronly",
+            "  annotations: {portcullis.dev/allowlist-source-header: X-Real-IP}\n",
+            "  ingressClassName: portcullis\n",
+        ),
+        on_guarded("service", "portcullis.dev/allowlist-source-range: '10.0.0.0/8'"),
+    ]
+    .concat();
+    let (model, diagnostics) = model_of(&objects, &options());
+    let cidr = |t: &str| model::Cidr::parse(t).unwrap();
+
+    let allow = access_of(&model, "allow.test");
+    let rule = allow.allow.as_ref().unwrap();
+    assert_eq!(
+        rule.name,
+        model::ListName::of("allowlist-source-range", "Ingress default/allow")
+    );
+    assert_eq!(&*rule.ranges, [cidr("10.0.0.0/8")], "deduplicated");
+    assert_eq!(&*rule.exceptions, [cidr("10.1.0.0/16")]);
+    assert_eq!(allow.deny, None);
+    assert_eq!(
+        allow.source_header.map(|h| h.to_string()).as_deref(),
+        Some("X-Real-IP")
+    );
+
+    let legacy = access_of(&model, "legacy.test");
+    assert_eq!(&*legacy.allow.unwrap().ranges, [cidr("192.168.0.0/16")]);
+
+    let bad = access_of(&model, "bad.test");
+    assert!(bad.refuse_all && bad.allow.is_none(), "{bad:?}");
+
+    // A source header alone refuses nobody: the path only forwards.
+    assert!(access_of(&model, "headeronly.test").is_open());
+
+    // The Ingress's allow list and the Service's deny list, each named after its setter.
+    let both = access_of(&model, "service.test");
+    assert_eq!(
+        both.deny.unwrap().name,
+        model::ListName::of("denylist-source-range", "Service default/guarded")
+    );
+    assert_eq!(
+        both.allow.unwrap().name,
+        model::ListName::of("allowlist-source-range", "Ingress default/service")
+    );
+
+    let reports: Vec<&String> = diagnostics
+        .iter()
+        .filter(|d| d.contains("source-range"))
+        .collect();
+    assert_eq!(
+        reports,
+        [
+            "Ingress default/bad: metadata.annotations[portcullis.dev/allowlist-source-range]: invalid value: '10.0.0.256' is not an IP address (1 of 2 entries invalid); every client of the paths it applies to is refused (403) until it is fixed",
+            "Ingress default/legacy: metadata.annotations[ingress.kubernetes.io/whitelist-source-range]: 'whitelist-source-range' is deprecated: use 'allowlist-source-range' (this one is ignored when that one is set)",
+        ]
+    );
+}

@@ -103,6 +103,7 @@ fn model(cert: &str) -> ProxyModel {
             timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
+            client_limits: Default::default(),
             origins: vec![origin()],
         },
     );

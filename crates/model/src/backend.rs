@@ -111,6 +111,8 @@ pub struct Backend {
     pub timeout_connect: crate::HaproxyDuration,
     /// `timeout server`.
     pub timeout_server: crate::HaproxyDuration,
+    /// Per-client request rate and connection limits.
+    pub client_limits: crate::ClientLimits,
     /// The objects that made this backend, for error reports.
     pub origins: Vec<crate::Origin>,
 }
@@ -134,6 +136,7 @@ impl Backend {
             timeouts,
             timeout_connect,
             timeout_server,
+            client_limits,
             origins: _,
         } = self;
         *id == other.id
@@ -144,6 +147,7 @@ impl Backend {
             && *timeouts == other.timeouts
             && *timeout_connect == other.timeout_connect
             && *timeout_server == other.timeout_server
+            && *client_limits == other.client_limits
             && (selector.is_none()
                 || self
                     .grouped_servers()

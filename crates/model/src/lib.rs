@@ -5,6 +5,7 @@
 //! than by pointer, and holds only values that were validated on the way in, so the
 //! renderer can print them without escaping.
 
+mod access;
 mod affinity;
 mod backend;
 mod blue_green;
@@ -20,6 +21,7 @@ mod rules;
 mod server_options;
 mod stats;
 
+pub use access::{AddressRule, ClientLimits, DenyStatus, ListName, SourceAccess};
 pub use affinity::{
     CookieAffinity, CookieAttr, CookieDomain, CookieKey, CookieKeyword, CookieLifetime,
     CookieStrategy, CookieValue,

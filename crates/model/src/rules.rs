@@ -108,6 +108,10 @@ pub struct RuleAction {
     pub unavailable_weight: u32,
     /// HSTS on HTTPS responses, when it differs from the frontends' default.
     pub hsts: crate::HstsRule,
+    /// How long a backend may take to answer, instead of its own `timeout server`.
+    pub server_timeout: Option<crate::HaproxyDuration>,
+    /// Which client addresses are served; the others get 403.
+    pub access: crate::SourceAccess,
 }
 
 impl RuleAction {
@@ -125,6 +129,8 @@ impl RuleAction {
             && self.rewrite.is_none()
             && self.unavailable_weight == 0
             && self.hsts == crate::HstsRule::Inherit
+            && self.server_timeout.is_none()
+            && self.access.is_open()
             && self.backends.iter().all(RuleBackend::forwards_only)
     }
 }

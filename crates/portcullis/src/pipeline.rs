@@ -251,6 +251,7 @@ mod tests {
                     .unwrap_or_else(|_| unreachable!()),
                 timeout_server: model::HaproxyDuration::parse("50s")
                     .unwrap_or_else(|_| unreachable!()),
+                client_limits: Default::default(),
                 origins: vec![origin.clone()],
             },
         );

@@ -170,7 +170,7 @@ fn ingress(
     timeout: String,
     balance: String,
 ) -> Value {
-    json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+    let mut ingress = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
            "metadata": {"name": format!("evil{index}"), "namespace": "attacker",
                         "creationTimestamp": "2030-01-01T00:00:00Z", "annotations": {
                "portcullis.dev/timeout-server": timeout, "portcullis.dev/balance-algorithm": balance,
@@ -197,7 +197,23 @@ fn ingress(
                "portcullis.dev/use-resolver": balance}},
            "spec": {"tls": [{"hosts": [host], "secretName": "missing"}],
                     "rules": [{"host": host, "http": {"paths": [
-               {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}})
+               {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}});
+    // And in the access keys: address lists (pattern files), the source header, and the
+    // limits of the backend section.
+    if let Some(annotations) = ingress["metadata"]["annotations"].as_object_mut() {
+        for (key, value) in [
+            ("allowlist-source-range", &balance),
+            ("denylist-source-range", &timeout),
+            ("allowlist-source-header", &balance),
+            ("limit-rps", &timeout),
+            ("limit-connections", &timeout),
+            ("limit-whitelist", &balance),
+            ("limit-req-status-code", &timeout),
+        ] {
+            annotations.insert(format!("portcullis.dev/{key}"), json!(value));
+        }
+    }
+    ingress
 }
 
 fn value_match(name: String, value: String, regex: bool) -> Value {

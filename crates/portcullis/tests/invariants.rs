@@ -81,6 +81,10 @@ struct Shape {
     /// Servers found by name: 0 no; 1 `use-resolver: local` (declared only while the
     /// global ConfigMap exists); 2 an ExternalName Service.
     dns: u8,
+    /// 0: no access keys; 1: an allow list; 2: another allow list (same keys, other
+    /// entries), a deny list, a source header and request limits; 3: an allow list with a
+    /// bad entry.
+    access: u8,
 }
 
 impl Default for Shape {
@@ -97,6 +101,7 @@ impl Default for Shape {
             blue_green: 0,
             pod_labels: 0,
             dns: 0,
+            access: 0,
         }
     }
 }
@@ -219,24 +224,51 @@ impl Cluster {
                 name.clone()
             };
             // Sticky sessions with cookies named after the servers: per-server options.
-            let mut annotations = Vec::new();
+            let mut pairs: Vec<&str> = Vec::new();
             if shape.leastconn {
-                annotations.push("portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false'");
+                pairs.extend([
+                    "portcullis.dev/balance-algorithm: leastconn",
+                    "portcullis.dev/affinity: cookie",
+                    "portcullis.dev/session-cookie-dynamic: 'false'",
+                ]);
             }
-            annotations.push(match shape.blue_green % 4 {
-                0 => "",
-                1 => "haproxy-ingress.github.io/blue-green-balance: 'group=blue=1,group=green=3'",
-                2 => "haproxy-ingress.github.io/blue-green-deploy: 'group=blue=2,group=green=1', haproxy-ingress.github.io/blue-green-mode: pod, haproxy-ingress.github.io/blue-green-header: 'X-Server:group'",
-                _ => "haproxy-ingress.github.io/blue-green-header: 'X-Server:group', haproxy-ingress.github.io/blue-green-cookie: 'SetServer:group'",
-            });
+            match shape.access % 4 {
+                0 => {}
+                1 => {
+                    pairs.push("portcullis.dev/allowlist-source-range: '10.0.0.0/8, !10.1.0.0/16'")
+                }
+                2 => pairs.extend([
+                    "portcullis.dev/allowlist-source-range: '10.0.0.0/8, 2001:db8::/32'",
+                    "portcullis.dev/denylist-source-range: '10.2.0.0/16'",
+                    "portcullis.dev/allowlist-source-header: X-Real-IP",
+                    "portcullis.dev/limit-rps: '10'",
+                    "portcullis.dev/limit-whitelist: '10.3.0.0/16'",
+                ]),
+                _ => pairs
+                    .push("haproxy-ingress.github.io/whitelist-source-range: '10.0.0.0/8, nope'"),
+            }
+            match shape.blue_green % 4 {
+                0 => {}
+                1 => pairs.push(
+                    "haproxy-ingress.github.io/blue-green-balance: 'group=blue=1,group=green=3'",
+                ),
+                2 => pairs.extend([
+                    "haproxy-ingress.github.io/blue-green-deploy: 'group=blue=2,group=green=1'",
+                    "haproxy-ingress.github.io/blue-green-mode: pod",
+                    "haproxy-ingress.github.io/blue-green-header: 'X-Server:group'",
+                ]),
+                _ => pairs.extend([
+                    "haproxy-ingress.github.io/blue-green-header: 'X-Server:group'",
+                    "haproxy-ingress.github.io/blue-green-cookie: 'SetServer:group'",
+                ]),
+            }
             if shape.dns % 3 == 1 {
-                annotations.push("haproxy-ingress.github.io/use-resolver: local");
+                pairs.push("haproxy-ingress.github.io/use-resolver: local");
             }
-            annotations.retain(|a| !a.is_empty());
-            let annotations = if annotations.is_empty() {
+            let annotations = if pairs.is_empty() {
                 String::new()
             } else {
-                format!("  annotations: {{{}}}\n", annotations.join(", "))
+                format!("  annotations: {{{}}}\n", pairs.join(", "))
             };
             let default_backend = if shape.default_backend {
                 format!("  defaultBackend: {{service: {{name: {name}, port: {{number: 80}}}}}}\n")
@@ -644,6 +676,7 @@ enum Change {
     SharedBackend(u8, bool),
     LeastConn(u8, bool),
     DefaultBackend(u8, bool),
+    Access(u8, u8),
     SecretVersion(u8),
     BlueGreen(u8, u8),
     Dns(u8, u8),
@@ -657,13 +690,13 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
-        (0u8..4, 0u8..16, 0u8..3),
+        (0u8..4, 0u8..4, 0u8..16, 0u8..3),
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
-                (blue_green, pod_labels, dns),
+                (access, blue_green, pod_labels, dns),
             )| {
                 Shape {
                     endpoints,
@@ -677,6 +710,7 @@ fn shape() -> impl Strategy<Value = Shape> {
                     blue_green,
                     pod_labels,
                     dns,
+                    access,
                 }
             },
         )
@@ -727,7 +761,8 @@ fn change() -> impl Strategy<Value = Change> {
         (service.clone(), 0u8..3).prop_map(|(s, h)| Change::Host(s, h)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::SharedBackend(s, b)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::LeastConn(s, b)),
-        (service, any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
+        (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
+        (service, 0u8..4).prop_map(|(s, a)| Change::Access(s, a)),
         (0u8..2).prop_map(Change::SecretVersion),
         (0u8..8, 0u8..4).prop_map(|(s, b)| Change::BlueGreen(s, b)),
         (0u8..8, 0u8..3).prop_map(|(s, d)| Change::Dns(s, d)),
@@ -768,6 +803,7 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::SharedBackend(s, b) => edit(s, &|shape| shape.shared_backend = b),
         Change::LeastConn(s, b) => edit(s, &|shape| shape.leastconn = b),
         Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
+        Change::Access(s, a) => edit(s, &|shape| shape.access = a),
         Change::SecretVersion(v) => cluster.secret_version = v,
         Change::BlueGreen(s, b) => edit(s, &|shape| shape.blue_green = b),
         Change::Dns(s, d) => edit(s, &|shape| shape.dns = d),

@@ -33,6 +33,11 @@ macro_rules! errors_dir {
         "errors"
     };
 }
+macro_rules! acls_dir {
+    () => {
+        "acls"
+    };
+}
 
 /// The main configuration file, loaded first.
 pub const MAIN_CONFIG: &str = "haproxy.cfg";
@@ -46,6 +51,8 @@ pub const CERTS_DIR: &str = certs_dir!();
 pub const BACKEND_TLS_DIR: &str = backend_tls_dir!();
 /// Directory of the custom error pages.
 pub const ERRORS_DIR: &str = errors_dir!();
+/// Directory of the address lists (ACL pattern files).
+pub const ACLS_DIR: &str = acls_dir!();
 /// Certificate served for unknown SNI names.
 pub const DEFAULT_CERT: &str = concat!(certs_dir!(), "/default.pem");
 /// SNI-selected certificates.
@@ -53,13 +60,14 @@ pub const CRT_LIST: &str = concat!(certs_dir!(), "/crt-list.txt");
 
 /// Every directory or top-level file of rendered files. Other top-level entries are not
 /// rendered files: [`RUN_DIR`], [`STAGING_DIR`], and whatever else the user keeps there.
-pub const MANAGED_ROOTS: [&str; 6] = [
+pub const MANAGED_ROOTS: [&str; 7] = [
     MAIN_CONFIG,
     BACKENDS_DIR,
     MAPS_DIR,
     CERTS_DIR,
     BACKEND_TLS_DIR,
     ERRORS_DIR,
+    ACLS_DIR,
 ];
 
 /// The directory holding HAProxy's sockets, relative to HAProxy's working directory
@@ -86,16 +94,19 @@ pub enum ManagedDir {
     BackendTls,
     /// Custom error pages.
     Errors,
+    /// Address lists.
+    Acls,
 }
 
 impl ManagedDir {
     /// Every one, in the order of [`MANAGED_ROOTS`].
-    pub const ALL: [ManagedDir; 5] = [
+    pub const ALL: [ManagedDir; 6] = [
         ManagedDir::Backends,
         ManagedDir::Maps,
         ManagedDir::Certs,
         ManagedDir::BackendTls,
         ManagedDir::Errors,
+        ManagedDir::Acls,
     ];
 
     /// Its name in the state directory.
@@ -106,6 +117,7 @@ impl ManagedDir {
             ManagedDir::Certs => CERTS_DIR,
             ManagedDir::BackendTls => BACKEND_TLS_DIR,
             ManagedDir::Errors => ERRORS_DIR,
+            ManagedDir::Acls => ACLS_DIR,
         }
     }
 
@@ -138,6 +150,21 @@ pub fn certificate_file(id: &CertId) -> String {
 /// HAProxy loaded by that same name.
 pub fn from_shard_file(path: &str) -> String {
     format!("../{path}")
+}
+
+/// The file of an address list's blocks: `acls/<name>.lst`.
+pub fn address_list_file(name: &model::ListName) -> String {
+    format!("{ACLS_DIR}/{name}.lst")
+}
+
+/// The file of an address list's exceptions: `acls/<name>-except.lst`.
+pub fn address_exceptions_file(name: &model::ListName) -> String {
+    format!("{ACLS_DIR}/{name}-except.lst")
+}
+
+/// Whether a path names an address list file (whose content HAProxy takes live).
+pub fn is_address_list_file(path: &str) -> bool {
+    ManagedDir::Acls.holds(path) && path.ends_with(".lst")
 }
 
 /// The CA bundle of a Secret, checking backend servers' certificates.

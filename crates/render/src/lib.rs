@@ -2,6 +2,7 @@
 //! always gives the same bytes, and no file names the directory it will be written to
 //! (`default-path config` makes every path relative to the configuration).
 
+mod access;
 mod affinity;
 mod backend_tls;
 mod cache;

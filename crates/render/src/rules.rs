@@ -4,6 +4,7 @@
 //! that may fall through continues with the rules of the shorter paths that also match,
 //! and finally answers 404, so the precedence between paths stays that of the maps.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use model::{
@@ -43,6 +44,8 @@ pub(crate) struct HostRuleLines {
     pub(crate) responses: String,
     /// Every line above with the object it came from (for [`crate::origins`]).
     pub(crate) origins: Vec<(String, Origin)>,
+    /// The address list files the lines name: path → content.
+    pub(crate) files: BTreeMap<String, String>,
 }
 
 /// An entry of an effective chain.
@@ -246,6 +249,21 @@ fn header_lines(directive: &str, edits: &HeaderEdits, chosen: &str, out: &mut St
 
 fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
     let action = &rule.action;
+    // Refused clients are answered before the rule does anything else.
+    crate::access::rule_lines(
+        &action.access,
+        chosen,
+        &mut lines.requests,
+        &mut lines.files,
+    );
+    // A frontend cannot set a server timeout; the backend takes it from this variable.
+    if let Some(timeout) = &action.server_timeout {
+        let _ = writeln!(
+            lines.requests,
+            "    http-request set-var(txn.server_timeout) int({}) if {chosen}",
+            timeout.to_std().as_millis()
+        );
+    }
     header_lines(
         "http-request",
         &action.request_headers,

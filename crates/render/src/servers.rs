@@ -173,12 +173,13 @@ pub(crate) fn section_settings(text: &mut String, backend: &Backend) {
     if let Some(cookie) = &backend.server_options.cookie {
         crate::affinity::cookie_lines(text, cookie);
     }
-    group_selection(text, backend);
+    crate::access::backend_lines(&backend.client_limits, text);
 }
 
 /// `use-server` lines sending a request whose header, then cookie, names a blue-green
-/// group to the first server of that group that is up.
-fn group_selection(text: &mut String, backend: &Backend) {
+/// group to the first server of that group that is up. They follow every `http-request`
+/// rule of the section, which HAProxy processes first whatever their order.
+pub(crate) fn group_selection(text: &mut String, backend: &Backend) {
     let Some(selector) = &backend.selector else {
         return;
     };

@@ -26,6 +26,17 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
     // Writing to a String cannot fail.
     let _ = writeln!(text, "\nbackend {}", backend.id.section_name());
     crate::servers::section_settings(&mut text, backend);
+    // An HTTPRoute rule's timeout, set by the frontend (see `rules`).
+    if backend
+        .origins
+        .iter()
+        .any(|origin| origin.kind == "HTTPRoute")
+    {
+        text.push_str(
+            "    http-request set-timeout server var(txn.server_timeout) if { var(txn.server_timeout) -m found }\n",
+        );
+    }
+    crate::servers::group_selection(&mut text, backend);
     if let Some(named) = &backend.named {
         crate::dns::named_server_lines(&mut text, backend, named);
     }

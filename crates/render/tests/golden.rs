@@ -45,6 +45,7 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         timeouts: Default::default(),
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
+        client_limits: Default::default(),
         origins: vec![origin("site")],
     }
 }
@@ -731,4 +732,79 @@ fn ingress_path_rules_and_host_tls_options() {
         diff += &changes(&text(&base, file), &text(&rendered, file));
     }
     assert_golden("ingress-rules-and-tls.diff", &diff);
+}
+
+#[test]
+fn access_lists_render_as_rule_lines_with_their_files_and_limits_in_the_backend() {
+    let base = render(&base_model());
+    let mut model = base_model();
+    let cidr = |t: &str| model::Cidr::parse(t).unwrap();
+    let rule = |key: &str, ranges: &[&str], exceptions: &[&str]| {
+        model::AddressRule::new(
+            model::ListName::of(key, "Ingress shop/web"),
+            ranges.iter().map(|t| cidr(t)).collect(),
+            exceptions.iter().map(|t| cidr(t)).collect(),
+        )
+    };
+    let shop = model
+        .hosts
+        .get_mut(&HostKey::Exact("shop.example.com".into()))
+        .unwrap();
+    let access = |access: model::SourceAccess, target: &str| model::GatewayRule {
+        conditions: Vec::new(),
+        action: model::RuleAction {
+            backends: vec![model::RuleBackend::plain(id(target, "80"), 1)],
+            access,
+            ..model::RuleAction::default()
+        },
+        origin: origin("shop"),
+    };
+    let lists = model::SourceAccess {
+        allow: Some(rule(
+            "allowlist-source-range",
+            &["10.0.0.0/8", "2001:db8::/32"],
+            &["10.1.0.0/16"],
+        )),
+        deny: Some(rule("denylist-source-range", &["10.2.0.0/16"], &[])),
+        source_header: Some(model::HeaderName::parse("X-Real-IP").unwrap()),
+        refuse_all: false,
+    };
+    let refused = model::SourceAccess {
+        refuse_all: true,
+        ..model::SourceAccess::default()
+    };
+    for (at, access_rule) in [
+        ("/admin", access(lists, "static")),
+        ("/closed", access(refused, "static")),
+    ] {
+        shop.routes.insert(
+            path(at, PathKind::Prefix),
+            Route {
+                target: model::RouteTarget::Rules(std::sync::Arc::from([access_rule])),
+                ..route("static", "80", None)
+            },
+        );
+    }
+    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    api.client_limits = model::ClientLimits {
+        rps: Some(10),
+        connections: Some(5),
+        exempt: vec![cidr("192.168.0.0/16"), cidr("::1")],
+        rps_status: model::DenyStatus::new(503).unwrap(),
+        ..model::ClientLimits::default()
+    };
+    let rendered = render(&model);
+    let mut diff = String::new();
+    for file in ["haproxy.cfg", "backends/shard-000.cfg"] {
+        diff += &format!("## {file}\n");
+        diff += &changes(&text(&base, file), &text(&rendered, file));
+    }
+    for (name, file) in rendered
+        .files
+        .iter()
+        .filter(|(n, _)| n.starts_with("acls/"))
+    {
+        diff += &format!("## {name}\n{}", file.text());
+    }
+    assert_golden("access.diff", &diff);
 }

@@ -1,12 +1,13 @@
 //! Configuration keys: one typed definition each (name, scope, default, parser, doc),
 //! read from the global ConfigMap and, for backend and path scope, from annotations.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use resources::ObjectRef;
 
 use crate::diagnostic::Diagnostic;
 
+mod access;
 mod affinity;
 mod backend;
 mod backend_tls;
@@ -28,7 +29,13 @@ mod responses;
 mod rewrite;
 mod routing;
 mod tls;
+mod unsupported;
 
+pub use access::{
+    ALLOWLIST_SOURCE_HEADER, ALLOWLIST_SOURCE_RANGE, AddressEntries, DENYLIST_SOURCE_RANGE,
+    LIMIT_CONN_STATUS_CODE, LIMIT_CONNECTIONS, LIMIT_REQ_STATUS_CODE, LIMIT_RPS, LIMIT_WHITELIST,
+    WHITELIST_SOURCE_RANGE,
+};
 pub use affinity::{
     AFFINITY, COOKIE_KEY, SESSION_COOKIE_DOMAIN, SESSION_COOKIE_DYNAMIC, SESSION_COOKIE_KEYWORDS,
     SESSION_COOKIE_NAME, SESSION_COOKIE_PRESERVE, SESSION_COOKIE_SAME_SITE,
@@ -82,6 +89,7 @@ pub use responses::{
 pub use rewrite::{PATH_TYPE, PathType, REWRITE_TARGET};
 pub use routing::{SERVER_ALIAS, SSL_REDIRECT};
 pub use tls::{SSL_CIPHER_SUITES, SSL_CIPHERS, SSL_OPTIONS, SSL_OPTIONS_HOST, TLS_ALPN};
+pub use unsupported::{UNSUPPORTED_KEYS, Unsupported};
 
 /// Every `http-response-<code>` key with its code.
 pub static HTTP_RESPONSE_KEYS: [(u16, &Key<Option<model::ErrorPage>>); 10] = [
@@ -300,6 +308,15 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &USE_PROXY_PROTOCOL_TRUSTED_CIDRS,
     &PROXY_PROTOCOL,
     &SERVER_ALIAS,
+    &ALLOWLIST_SOURCE_RANGE,
+    &WHITELIST_SOURCE_RANGE,
+    &DENYLIST_SOURCE_RANGE,
+    &ALLOWLIST_SOURCE_HEADER,
+    &LIMIT_RPS,
+    &LIMIT_CONNECTIONS,
+    &LIMIT_WHITELIST,
+    &LIMIT_REQ_STATUS_CODE,
+    &LIMIT_CONN_STATUS_CODE,
     &BLUE_GREEN_BALANCE,
     &BLUE_GREEN_DEPLOY,
     &BLUE_GREEN_MODE,
@@ -314,6 +331,49 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &USE_RESOLVER,
 ];
 
+/// What to say about a name that is no key of ours.
+fn unknown_key(name: &str) -> String {
+    match unsupported::why(name) {
+        Some(why) => format!("'{name}' is not supported: {why}"),
+        None => format!("unknown configuration key '{name}'"),
+    }
+}
+
+/// What to say about a deprecated key that is set, if it is one.
+fn deprecation(name: &str) -> Option<String> {
+    access::DEPRECATED
+        .iter()
+        .find(|(old, _)| *old == name)
+        .map(|(old, new)| {
+            format!("'{old}' is deprecated: use '{new}' (this one is ignored when that one is set)")
+        })
+}
+
+/// Whether an invalid value of the key refuses clients rather than falling back.
+fn fails_closed(name: &str) -> bool {
+    access::FAIL_CLOSED.contains(&name)
+}
+
+/// What happens to a key's invalid value: `fallback` names what is used instead.
+fn invalid_message(name: &str, why: &str, fallback: &str) -> String {
+    if fails_closed(name) {
+        format!(
+            "invalid value: {why}; every client of the paths it applies to is refused (403) until it is fixed"
+        )
+    } else {
+        format!("invalid value: {why}; {fallback}")
+    }
+}
+
+/// Where a fail-closed key's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Setting<T> {
+    /// A valid value, and the object that set it (`ConfigMap` for the global one).
+    Valid(T, String),
+    /// The most specific layer that sets the key holds an invalid value.
+    Refused,
+}
+
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
     ALL_KEYS.iter().copied().find(|key| key.name() == name)
 }
@@ -322,6 +382,8 @@ fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
 #[derive(Debug, Default)]
 pub struct GlobalConfig {
     valid: BTreeMap<String, String>,
+    /// Fail-closed keys set to an invalid value.
+    refused: BTreeSet<&'static str>,
 }
 
 impl GlobalConfig {
@@ -333,6 +395,7 @@ impl GlobalConfig {
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
         let mut valid = BTreeMap::new();
+        let mut refused = BTreeSet::new();
         for (name, value) in data.into_iter().flatten() {
             let report = |message: String| Diagnostic {
                 object: origin
@@ -341,20 +404,30 @@ impl GlobalConfig {
                 field: format!("data.{name}"),
                 message,
             };
-            match find_key(name) {
-                None => diagnostics.push(report(format!("unknown configuration key '{name}'"))),
-                Some(key) => match key.validate(value) {
-                    Ok(()) => {
-                        valid.insert(name.clone(), value.clone());
+            let Some(key) = find_key(name) else {
+                diagnostics.push(report(unknown_key(name)));
+                continue;
+            };
+            if let Some(message) = deprecation(name) {
+                diagnostics.push(report(message));
+            }
+            match key.validate(value) {
+                Ok(()) => {
+                    valid.insert(name.clone(), value.clone());
+                }
+                Err(why) => {
+                    if fails_closed(key.name()) {
+                        refused.insert(key.name());
                     }
-                    Err(why) => diagnostics.push(report(format!(
-                        "invalid value: {why}; the default '{}' is used",
-                        key.default_text()
-                    ))),
-                },
+                    diagnostics.push(report(invalid_message(
+                        name,
+                        &why,
+                        &format!("the default '{}' is used", key.default_text()),
+                    )));
+                }
             }
         }
-        Self { valid }
+        Self { valid, refused }
     }
 
     /// The key's value: the ConfigMap's when set and valid, else the default.
@@ -374,6 +447,10 @@ impl GlobalConfig {
 #[derive(Debug, Default)]
 pub struct Annotations {
     valid: BTreeMap<&'static str, String>,
+    /// Fail-closed keys set to an invalid value.
+    refused: BTreeSet<&'static str>,
+    /// The object, as `Kind namespace/name`.
+    origin: String,
 }
 
 impl Annotations {
@@ -385,6 +462,7 @@ impl Annotations {
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
         let mut valid = BTreeMap::new();
+        let mut refused = BTreeSet::new();
         // Our own prefix wins over the migration prefix, whatever the map order.
         for prefix in ANNOTATION_PREFIXES {
             for (annotation, value) in annotations.into_iter().flatten() {
@@ -397,7 +475,7 @@ impl Annotations {
                     message,
                 };
                 let Some(key) = find_key(name) else {
-                    diagnostics.push(report(format!("unknown configuration key '{name}'")));
+                    diagnostics.push(report(unknown_key(name)));
                     continue;
                 };
                 if key.scope() == Scope::Global {
@@ -406,17 +484,35 @@ impl Annotations {
                     )));
                     continue;
                 }
+                if let Some(message) = deprecation(name) {
+                    diagnostics.push(report(message));
+                }
+                // Under a less preferred prefix, a key already read is checked only.
+                let read = valid.contains_key(key.name()) || refused.contains(key.name());
                 match key.validate(value) {
                     Ok(()) => {
-                        valid.entry(key.name()).or_insert_with(|| value.clone());
+                        if !read {
+                            valid.insert(key.name(), value.clone());
+                        }
                     }
-                    Err(why) => diagnostics.push(report(format!(
-                        "invalid value: {why}; the global value is used"
-                    ))),
+                    Err(why) => {
+                        if fails_closed(key.name()) && !read {
+                            refused.insert(key.name());
+                        }
+                        diagnostics.push(report(invalid_message(
+                            name,
+                            &why,
+                            "the global value is used",
+                        )));
+                    }
                 }
             }
         }
-        Self { valid }
+        Self {
+            valid,
+            refused,
+            origin: origin.to_string(),
+        }
     }
 
     /// The key's value: the annotation's when set and valid, else the global one.
@@ -470,6 +566,25 @@ impl<'a> Keys<'a> {
         self.annotated(key).or_else(|| self.global.value(key))
     }
 
+    /// A fail-closed key's value from the most specific layer that sets it, valid or
+    /// not, with the object that set it; `None` when no layer sets it.
+    pub fn setting<T>(&self, key: &Key<T>) -> Option<Setting<T>> {
+        for annotations in [self.service, self.object].into_iter().flatten() {
+            if annotations.refused.contains(key.name) {
+                return Some(Setting::Refused);
+            }
+            if let Some(value) = annotations.value(key) {
+                return Some(Setting::Valid(value, annotations.origin.clone()));
+            }
+        }
+        if self.global.refused.contains(key.name) {
+            return Some(Setting::Refused);
+        }
+        self.global
+            .value(key)
+            .map(|value| Setting::Valid(value, "ConfigMap".to_owned()))
+    }
+
     /// The same layers, under a Service's annotations.
     pub fn with_service(self, service: &'a Annotations) -> Self {
         Self {
@@ -519,6 +634,69 @@ mod tests {
         let keys = keys.with_service(&on_service);
         assert_eq!(keys.get(&BALANCE_ALGORITHM), model::Balance::First);
         assert_eq!(keys.get(&TIMEOUT_SERVER).as_str(), "2s");
+    }
+
+    #[test]
+    fn unsupported_deprecated_and_fail_closed_keys_are_reported_as_such() {
+        let mut diagnostics = Vec::new();
+        let configmap = ObjectRef::new(resources::Kind::ConfigMap, "ops", "portcullis");
+        let data: BTreeMap<String, String> = [
+            ("allowlist-source-range", "10.0.0.0/8"),
+            ("modsecurity-endpoints", "10.0.0.1:12345"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let global = GlobalConfig::new(Some(&data), Some(&configmap), &mut diagnostics);
+        let ingress = ObjectRef::new(resources::Kind::Ingress, "web", "app");
+        let read = |pairs: &[(&str, &str)], diagnostics: &mut Vec<Diagnostic>| {
+            let map: BTreeMap<String, String> = pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            Annotations::new(Some(&map), &ingress, diagnostics)
+        };
+        let annotated = read(
+            &[
+                ("ingress.kubernetes.io/waf", "modsecurity"),
+                ("portcullis.dev/allowlist-source-range", "10.0.0.0/8, nope"),
+                (
+                    "haproxy-ingress.github.io/whitelist-source-range",
+                    "192.168.0.0/16",
+                ),
+            ],
+            &mut diagnostics,
+        );
+        let messages: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            messages,
+            [
+                "ConfigMap ops/portcullis: data.modsecurity-endpoints: 'modsecurity-endpoints' is not supported: portcullis has no web application firewall (no ModSecurity or Coraza agent over SPOE): requests are not inspected, and the key is ignored",
+                "Ingress web/app: metadata.annotations[portcullis.dev/allowlist-source-range]: invalid value: 'nope' is not an IP address (1 of 2 entries invalid); every client of the paths it applies to is refused (403) until it is fixed",
+                "Ingress web/app: metadata.annotations[haproxy-ingress.github.io/whitelist-source-range]: 'whitelist-source-range' is deprecated: use 'allowlist-source-range' (this one is ignored when that one is set)",
+                "Ingress web/app: metadata.annotations[ingress.kubernetes.io/waf]: 'waf' is not supported: portcullis has no web application firewall (no ModSecurity or Coraza agent over SPOE): requests are not inspected, and the key is ignored",
+            ]
+        );
+        let keys = Keys {
+            service: None,
+            object: Some(&annotated),
+            global: &global,
+        };
+        // The Ingress's bad value is not replaced by the ConfigMap's good one.
+        assert_eq!(
+            keys.setting(&ALLOWLIST_SOURCE_RANGE),
+            Some(Setting::Refused)
+        );
+        let unset = Annotations::default();
+        let keys = Keys {
+            object: Some(&unset),
+            ..keys
+        };
+        assert!(matches!(
+            keys.setting(&ALLOWLIST_SOURCE_RANGE),
+            Some(Setting::Valid(_, origin)) if origin == "ConfigMap"
+        ));
+        assert_eq!(keys.setting(&DENYLIST_SOURCE_RANGE), None);
     }
 
     #[test]

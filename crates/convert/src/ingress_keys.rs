@@ -181,6 +181,29 @@ pub(crate) fn source_access(layers: &Keys<'_>) -> SourceAccess {
     access
 }
 
+/// The path's action with its authentication: a path that only forwards gets an action
+/// of its own once it asks for authentication.
+pub(crate) fn with_auth(
+    action: Option<Arc<RuleAction>>,
+    auth: Option<Arc<model::PathAuth>>,
+    backend: &Backend,
+) -> Option<Arc<RuleAction>> {
+    let Some(auth) = auth else {
+        return action;
+    };
+    let base = action.map_or_else(
+        || RuleAction {
+            backends: vec![RuleBackend::plain(backend.id.clone(), 1)],
+            ..RuleAction::default()
+        },
+        |action| (*action).clone(),
+    );
+    Some(Arc::new(RuleAction {
+        auth: Some(auth),
+        ..base
+    }))
+}
+
 /// Whether a path is the root (`/` of any type), which `app-root` redirects.
 pub(crate) fn is_root(rule: &PathRule) -> bool {
     rule.conditions.is_empty() && matches!(rule.path.path.as_str(), "" | "/")

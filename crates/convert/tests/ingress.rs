@@ -463,3 +463,93 @@ fn source_lists_are_named_after_their_setter_and_a_bad_one_refuses_everyone() {
         ]
     );
 }
+
+/// The rule action of a host's only route.
+fn auth_of(model: &ProxyModel, host: &str) -> Option<std::sync::Arc<model::PathAuth>> {
+    let host = &model.hosts[&HostKey::Exact(format!("{host}.test"))];
+    match &host.routes.values().next().unwrap().target {
+        model::RouteTarget::Rules(rules) => rules[0].action.auth.clone(),
+        model::RouteTarget::Backend(_) => None,
+    }
+}
+
+#[test]
+fn authentication_keys_build_userlists_and_fail_closed() {
+    let mut options = options();
+    options.watch_ingress_without_class = true;
+    let annotated = |pairs: &str| format!("  annotations: {{{pairs}}}\n");
+    let yaml = format!(
+        "{SERVICE}{}{}{}{}{}{}{}{}",
+        "---\napiVersion: v1\nkind: Secret\nmetadata: {name: users}\nstringData:\n  auth: \"alice:$6$s$h\\nbob:$apr1$a$b\\n\"\n",
+        "---\napiVersion: v1\nkind: Service\nmetadata: {name: oauth}\nspec:\n  clusterIP: 10.96.0.7\n  ports: [{port: 4180}]\n",
+        ingress(
+            "basic",
+            &annotated(
+                "haproxy-ingress.github.io/auth-secret: users, haproxy-ingress.github.io/auth-realm: Staff"
+            ),
+            ""
+        ),
+        ingress(
+            "foreign",
+            &annotated("haproxy-ingress.github.io/auth-secret: other/users"),
+            ""
+        ),
+        ingress(
+            "sso",
+            &annotated(
+                "haproxy-ingress.github.io/auth-url: 'svc://oauth:4180/oauth2/auth', haproxy-ingress.github.io/auth-timeout: 1s, haproxy-ingress.github.io/auth-signin: 'https://a.test/start', haproxy-ingress.github.io/auth-headers-fail: X-A"
+            ),
+            ""
+        ),
+        ingress(
+            "badurl",
+            &annotated("haproxy-ingress.github.io/auth-url: 'ftp://x/'"),
+            ""
+        ),
+        ingress("plain", "", ""),
+        ingress(
+            "badsecret",
+            &annotated("haproxy-ingress.github.io/auth-secret: Bad_Name"),
+            ""
+        ),
+    );
+    let (model, diagnostics) = model_of(&yaml, &options);
+    let basic = auth_of(&model, "basic").unwrap();
+    let Some(model::BasicAuth::Users { userlist, realm }) = &basic.basic else {
+        panic!("{basic:?}");
+    };
+    assert_eq!(realm.as_str(), "Staff");
+    let users: Vec<&str> = userlist.users.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(users, ["alice"]);
+    assert_eq!(
+        auth_of(&model, "foreign").unwrap().basic,
+        Some(model::BasicAuth::Unusable)
+    );
+    let sso = auth_of(&model, "sso").unwrap();
+    let Some(model::ExternalAuth::Service(service)) = &sso.external else {
+        panic!("{sso:?}");
+    };
+    assert_eq!(service.url.as_str(), "http://10.96.0.7:4180/oauth2/auth");
+    assert_eq!(service.attempt_timeout_ms, 250);
+    assert_eq!(service.method.as_str(), "GET");
+    // An auth-url that cannot be read closes the path: it is never served open.
+    assert_eq!(
+        auth_of(&model, "badurl").unwrap().external,
+        Some(model::ExternalAuth::Unusable)
+    );
+    assert_eq!(auth_of(&model, "plain"), None);
+    assert_eq!(
+        auth_of(&model, "badsecret").unwrap().basic,
+        Some(model::BasicAuth::Unusable)
+    );
+    assert_eq!(
+        diagnostics,
+        [
+            "Ingress default/badurl: metadata.annotations[auth-url]: the value cannot be used; the path answers 403 to every request",
+            "Ingress default/badurl: metadata.annotations[haproxy-ingress.github.io/auth-url]: invalid value: 'ftp://x/' is not an http://, https:// or svc:// URL; the global value is used",
+            "Ingress default/basic: metadata.annotations[auth-secret]: secret default/users, line 2: user 'bob': an Apache MD5 ($apr1$) hash, which HAProxy's C library cannot check; hash the password with `htpasswd -B` (bcrypt) or `mkpasswd -m sha-512`; the line is left out",
+            "Ingress default/foreign: metadata.annotations[auth-secret]: secret other/users is not in the Ingress's namespace default; the path answers 403 to every request",
+            "Ingress default/sso: metadata.annotations[auth-headers-fail]: not used with auth-signin: a refused client is redirected",
+        ]
+    );
+}

@@ -7,6 +7,7 @@
 
 mod access;
 mod affinity;
+mod auth;
 mod backend;
 mod blue_green;
 mod dns;
@@ -25,6 +26,10 @@ pub use access::{AddressRule, ClientLimits, DenyStatus, ListName, SourceAccess};
 pub use affinity::{
     CookieAffinity, CookieAttr, CookieDomain, CookieKey, CookieKeyword, CookieLifetime,
     CookieStrategy, CookieValue,
+};
+pub use auth::{
+    AUTH_UNAVAILABLE_STATUS, AUTH_UNUSABLE_STATUS, AuthService, BasicAuth, ExternalAuth, Password,
+    PathAuth, QuotedWord, UserEntry, Userlist,
 };
 pub use backend::{Backend, BackendId, Server};
 pub use blue_green::{GroupSelector, ServerWeight};

@@ -112,6 +112,8 @@ pub struct RuleAction {
     pub server_timeout: Option<crate::HaproxyDuration>,
     /// Which client addresses are served; the others get 403.
     pub access: crate::SourceAccess,
+    /// Authentication asked before anything else the rule does.
+    pub auth: Option<std::sync::Arc<crate::PathAuth>>,
 }
 
 impl RuleAction {
@@ -131,6 +133,7 @@ impl RuleAction {
             && self.hsts == crate::HstsRule::Inherit
             && self.server_timeout.is_none()
             && self.access.is_open()
+            && self.auth.is_none()
             && self.backends.iter().all(RuleBackend::forwards_only)
     }
 }

@@ -68,6 +68,9 @@ fn base_objects() -> Vec<Value> {
         service("attacker"),
         slice("attacker"),
         pod("attacker"),
+        // An htpasswd Secret with every kind of line a userlist must not take as it is.
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "users", "namespace": "attacker"},
+               "stringData": {"auth": "ok:$6$salt$hash\nq'uote:$6$a$b\nsp ace:$5$a$b\nplain::pa'ss\nplain2::a\\b\nhash:$6$a'b\napr:$apr1$a$b\n#comment\nnocolon\n:$6$a$b\nu:$6$x$y\nuser listen x\nlf::a\rb\n"}}),
         // The victim was there first: an Ingress's host and path belong to the oldest
         // Ingress that routes them, so a later tenant can never take them over.
         json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
@@ -212,6 +215,18 @@ fn ingress(
         ] {
             annotations.insert(format!("portcullis.dev/{key}"), json!(value));
         }
+    }
+    // And in the authentication keys, which reach Lua arguments, a redirect and a
+    // userlist built from a hostile htpasswd Secret.
+    let auth = json!({"portcullis.dev/auth-secret": "users", "portcullis.dev/auth-realm": balance,
+                      "portcullis.dev/auth-url": balance, "portcullis.dev/auth-signin": balance,
+                      "portcullis.dev/auth-method": balance, "portcullis.dev/auth-headers-request": balance,
+                      "portcullis.dev/auth-headers-succeed": balance, "portcullis.dev/auth-headers-fail": balance,
+                      "portcullis.dev/auth-timeout": timeout});
+    if let (Some(annotations), Value::Object(auth)) =
+        (ingress["metadata"]["annotations"].as_object_mut(), auth)
+    {
+        annotations.extend(auth);
     }
     ingress
 }
@@ -375,6 +390,11 @@ fn attack() -> impl Strategy<Value = Attack> {
                     "X-Server:group",
                     "pod",
                     "kubernetes",
+                    "http://127.0.0.1:9/oauth2/auth",
+                    "svc://app:80/auth",
+                    "https://auth.test/oauth2/start?rd=%[hdr(host)]%[path]",
+                    "X-Auth-*,X-User",
+                    "head",
                 ])
                 .prop_map(str::to_owned),
                 hostile_text()

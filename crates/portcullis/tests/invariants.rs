@@ -85,6 +85,9 @@ struct Shape {
     /// entries), a deny list, a source header and request limits; 3: an allow list with a
     /// bad entry.
     access: u8,
+    /// 0: none; 1: Basic with the `users` Secret; 2: an external service with a sign-in
+    /// URL; 3: Basic with a Secret that does not exist (fails closed).
+    auth: u8,
 }
 
 impl Default for Shape {
@@ -102,6 +105,7 @@ impl Default for Shape {
             pod_labels: 0,
             dns: 0,
             access: 0,
+            auth: 0,
         }
     }
 }
@@ -160,6 +164,15 @@ impl Cluster {
         for namespace in ["alpha", "beta"] {
             let (cert, key) = certificate(self.secret_version);
             yaml += &test_support::tls_secret(namespace, "tls", cert, key);
+            // The users change with the certificates' version: a Secret change.
+            let users = if self.secret_version.is_multiple_of(2) {
+                "alice:$6$salt$hash\n    bob:$apr1$x$y"
+            } else {
+                "alice:$5$salt$hash\n    carol::plain"
+            };
+            yaml += &format!(
+                "---\napiVersion: v1\nkind: Secret\nmetadata: {{name: users, namespace: {namespace}}}\nstringData:\n  auth: |\n    {users}\n"
+            );
         }
         if let Some(timeout) = self.timeout_server {
             yaml += &format!(
@@ -265,6 +278,13 @@ impl Cluster {
             if shape.dns % 3 == 1 {
                 pairs.push("haproxy-ingress.github.io/use-resolver: local");
             }
+            pairs.push(match shape.auth % 4 {
+                0 => "",
+                1 => "portcullis.dev/auth-secret: users, portcullis.dev/auth-realm: Staff",
+                2 => "portcullis.dev/auth-url: 'http://10.0.0.9:4180/oauth2/auth', portcullis.dev/auth-signin: 'https://auth.test/start?rd=%[path]'",
+                _ => "portcullis.dev/auth-secret: missing",
+            });
+            pairs.retain(|p| !p.is_empty());
             let annotations = if pairs.is_empty() {
                 String::new()
             } else {
@@ -677,6 +697,7 @@ enum Change {
     LeastConn(u8, bool),
     DefaultBackend(u8, bool),
     Access(u8, u8),
+    Auth(u8, u8),
     SecretVersion(u8),
     BlueGreen(u8, u8),
     Dns(u8, u8),
@@ -690,13 +711,13 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
-        (0u8..4, 0u8..4, 0u8..16, 0u8..3),
+        (0u8..4, 0u8..4, 0u8..16, 0u8..3, 0u8..4),
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
-                (access, blue_green, pod_labels, dns),
+                (access, blue_green, pod_labels, dns, auth),
             )| {
                 Shape {
                     endpoints,
@@ -711,6 +732,7 @@ fn shape() -> impl Strategy<Value = Shape> {
                     pod_labels,
                     dns,
                     access,
+                    auth,
                 }
             },
         )
@@ -762,7 +784,8 @@ fn change() -> impl Strategy<Value = Change> {
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::SharedBackend(s, b)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::LeastConn(s, b)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
-        (service, 0u8..4).prop_map(|(s, a)| Change::Access(s, a)),
+        (service.clone(), 0u8..4).prop_map(|(s, a)| Change::Access(s, a)),
+        (service, 0u8..4).prop_map(|(s, a)| Change::Auth(s, a)),
         (0u8..2).prop_map(Change::SecretVersion),
         (0u8..8, 0u8..4).prop_map(|(s, b)| Change::BlueGreen(s, b)),
         (0u8..8, 0u8..3).prop_map(|(s, d)| Change::Dns(s, d)),
@@ -804,6 +827,7 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::LeastConn(s, b) => edit(s, &|shape| shape.leastconn = b),
         Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
         Change::Access(s, a) => edit(s, &|shape| shape.access = a),
+        Change::Auth(s, a) => edit(s, &|shape| shape.auth = a),
         Change::SecretVersion(v) => cluster.secret_version = v,
         Change::BlueGreen(s, b) => edit(s, &|shape| shape.blue_green = b),
         Change::Dns(s, d) => edit(s, &|shape| shape.dns = d),

@@ -85,6 +85,8 @@ impl RenderCache {
         if previous.is_none() || !same_rule_lines(&hosts_before, &self.rule_lines) {
             self.sync_address_lists();
         }
+        // Userlists hold password hashes: the file is then readable by its owner only.
+        let holds_passwords = self.rule_lines.values().any(|l| !l.userlists.is_empty());
         self.files.insert(
             MAIN_CONFIG.to_owned(),
             RenderedFile::new(
@@ -93,7 +95,7 @@ impl RenderCache {
                     self.rule_lines.values().map(|l| &**l),
                     &self.port_lines,
                 ),
-                false,
+                holds_passwords,
             ),
         );
         if previous
@@ -102,6 +104,13 @@ impl RenderCache {
             self.files.retain(|path, _| !ManagedDir::Errors.holds(path));
             self.files
                 .extend(crate::responses::error_page_files(&model.global.responses));
+        }
+        if self.rule_lines.values().any(|lines| lines.uses_lua) {
+            self.files
+                .entry(crate::layout::AUTH_LUA_FILE.to_owned())
+                .or_insert_with(|| RenderedFile::new(crate::auth::AUTH_LUA.to_owned(), false));
+        } else {
+            self.files.remove(crate::layout::AUTH_LUA_FILE);
         }
         self.render_certificates(previous, model);
         let certificates_changed =

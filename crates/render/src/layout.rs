@@ -39,6 +39,12 @@ macro_rules! acls_dir {
     };
 }
 
+macro_rules! lua_dir {
+    () => {
+        "lua"
+    };
+}
+
 /// The main configuration file, loaded first.
 pub const MAIN_CONFIG: &str = "haproxy.cfg";
 /// Directory of the backend shard files, loaded after the main file.
@@ -53,6 +59,10 @@ pub const BACKEND_TLS_DIR: &str = backend_tls_dir!();
 pub const ERRORS_DIR: &str = errors_dir!();
 /// Directory of the address lists (ACL pattern files).
 pub const ACLS_DIR: &str = acls_dir!();
+/// Directory of the Lua scripts HAProxy loads.
+pub const LUA_DIR: &str = lua_dir!();
+/// The external authentication action (`auth-url`).
+pub const AUTH_LUA_FILE: &str = concat!(lua_dir!(), "/auth-request.lua");
 /// Certificate served for unknown SNI names.
 pub const DEFAULT_CERT: &str = concat!(certs_dir!(), "/default.pem");
 /// SNI-selected certificates.
@@ -68,6 +78,7 @@ pub const MANAGED_ROOTS: [&str; 7] = [
     BACKEND_TLS_DIR,
     ERRORS_DIR,
     ACLS_DIR,
+    LUA_DIR,
 ];
 
 /// The directory holding HAProxy's sockets, relative to HAProxy's working directory
@@ -96,6 +107,8 @@ pub enum ManagedDir {
     Errors,
     /// Address lists.
     Acls,
+    /// Lua scripts.
+    Lua,
 }
 
 impl ManagedDir {
@@ -107,6 +120,7 @@ impl ManagedDir {
         ManagedDir::BackendTls,
         ManagedDir::Errors,
         ManagedDir::Acls,
+        ManagedDir::Lua,
     ];
 
     /// Its name in the state directory.
@@ -118,6 +132,7 @@ impl ManagedDir {
             ManagedDir::BackendTls => BACKEND_TLS_DIR,
             ManagedDir::Errors => ERRORS_DIR,
             ManagedDir::Acls => ACLS_DIR,
+            ManagedDir::Lua => LUA_DIR,
         }
     }
 

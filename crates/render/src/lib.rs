@@ -4,6 +4,7 @@
 
 mod access;
 mod affinity;
+mod auth;
 mod backend_tls;
 mod cache;
 mod config;
@@ -23,6 +24,7 @@ mod rules;
 mod servers;
 mod shards;
 
+pub use auth::AUTH_LUA;
 pub use cache::RenderCache;
 pub use layout::shard_file_name;
 pub use origins::OriginTable;

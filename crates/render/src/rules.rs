@@ -46,6 +46,10 @@ pub(crate) struct HostRuleLines {
     pub(crate) origins: Vec<(String, Origin)>,
     /// The address list files the lines name: path → content.
     pub(crate) files: BTreeMap<String, String>,
+    /// The userlists its rules' Basic authentication checks.
+    pub(crate) userlists: Vec<std::sync::Arc<model::Userlist>>,
+    /// Whether a rule asks an external authentication service (the Lua action).
+    pub(crate) uses_lua: bool,
 }
 
 /// An entry of an effective chain.
@@ -263,6 +267,15 @@ fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
             "    http-request set-var(txn.server_timeout) int({}) if {chosen}",
             timeout.to_std().as_millis()
         );
+    }
+    // Authentication comes after the address lists: a refused client is never asked
+    // for credentials.
+    if let Some(auth) = &action.auth {
+        crate::auth::auth_lines(auth, chosen, &mut lines.requests);
+        if let Some(model::BasicAuth::Users { userlist, .. }) = &auth.basic {
+            lines.userlists.push(userlist.clone());
+        }
+        lines.uses_lua |= crate::auth::uses_lua(auth);
     }
     header_lines(
         "http-request",

@@ -808,3 +808,97 @@ fn access_lists_render_as_rule_lines_with_their_files_and_limits_in_the_backend(
     }
     assert_golden("access.diff", &diff);
 }
+
+#[test]
+fn path_authentication() {
+    let base = render(&base_model());
+    let mut model = base_model();
+    let word = |text: &str| model::QuotedWord::new(text).unwrap();
+    let userlist = std::sync::Arc::new(model::Userlist {
+        namespace: "web".into(),
+        secret: "users".into(),
+        users: vec![
+            model::UserEntry {
+                name: word("alice"),
+                password: model::Password::Hash(word("$6$salt$hash")),
+            },
+            model::UserEntry {
+                name: word("carol"),
+                password: model::Password::Plain(word("plain pass")),
+            },
+        ],
+    });
+    let service = std::sync::Arc::new(model::AuthService {
+        url: word("http://10.0.0.9:4180/oauth2/auth"),
+        method: word("GET"),
+        headers_request: word("*"),
+        headers_succeed: word("x-auth-request-user,x-auth-request-email"),
+        headers_fail: word("-"),
+        signin: Some(word(
+            "https://auth.example.com/oauth2/start?rd=%[hdr(host)]%[path]",
+        )),
+        attempt_timeout_ms: 500,
+    });
+    let rule = |auth: model::PathAuth, name: &str| model::GatewayRule {
+        conditions: Vec::new(),
+        action: model::RuleAction {
+            backends: vec![model::RuleBackend::plain(id("app", "80"), 1)],
+            auth: Some(std::sync::Arc::new(auth)),
+            ..model::RuleAction::default()
+        },
+        origin: origin(name),
+    };
+    let shop = model
+        .hosts
+        .get_mut(&HostKey::Exact("shop.example.com".into()))
+        .unwrap();
+    for (at, auth, name) in [
+        (
+            "/staff",
+            model::PathAuth {
+                basic: Some(model::BasicAuth::Users {
+                    userlist: userlist.clone(),
+                    realm: word("Staff only"),
+                }),
+                external: None,
+            },
+            "basic",
+        ),
+        (
+            "/sso",
+            model::PathAuth {
+                basic: None,
+                external: Some(model::ExternalAuth::Service(service)),
+            },
+            "sso",
+        ),
+        (
+            "/closed",
+            model::PathAuth {
+                basic: Some(model::BasicAuth::Unusable),
+                external: Some(model::ExternalAuth::Unusable),
+            },
+            "closed",
+        ),
+    ] {
+        shop.routes.insert(
+            path(at, PathKind::Prefix),
+            Route {
+                target: model::RouteTarget::Rules(std::sync::Arc::from([rule(auth, name)])),
+                ..route("app", "80", None)
+            },
+        );
+    }
+    let rendered = render(&model);
+    let diff = changes(&text(&base, "haproxy.cfg"), &text(&rendered, "haproxy.cfg"));
+    assert_golden("auth.diff", &diff);
+    assert!(
+        !base.files.contains_key("lua/auth-request.lua"),
+        "the Lua action is written only when a path asks a service"
+    );
+    assert_eq!(
+        rendered.files["lua/auth-request.lua"].text(),
+        render::AUTH_LUA,
+        "the shipped Lua action is written as it is embedded"
+    );
+}

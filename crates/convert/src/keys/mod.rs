@@ -9,6 +9,7 @@ use crate::diagnostic::Diagnostic;
 
 mod access;
 mod affinity;
+mod auth;
 mod backend;
 mod backend_tls;
 mod blue_green;
@@ -40,6 +41,10 @@ pub use affinity::{
     AFFINITY, COOKIE_KEY, SESSION_COOKIE_DOMAIN, SESSION_COOKIE_DYNAMIC, SESSION_COOKIE_KEYWORDS,
     SESSION_COOKIE_NAME, SESSION_COOKIE_PRESERVE, SESSION_COOKIE_SAME_SITE,
     SESSION_COOKIE_STRATEGY,
+};
+pub use auth::{
+    AUTH_HEADERS_FAIL, AUTH_HEADERS_REQUEST, AUTH_HEADERS_SUCCEED, AUTH_METHOD, AUTH_REALM,
+    AUTH_SECRET, AUTH_SIGNIN, AUTH_TIMEOUT, AUTH_TYPE, AUTH_URL, AuthUrl,
 };
 pub use backend::{BALANCE_ALGORITHM, TIMEOUT_CONNECT, TIMEOUT_SERVER};
 pub use backend_tls::{
@@ -329,6 +334,16 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &DNS_TIMEOUT_RETRY,
     &DNS_CLUSTER_DOMAIN,
     &USE_RESOLVER,
+    &AUTH_TYPE,
+    &AUTH_SECRET,
+    &AUTH_REALM,
+    &AUTH_URL,
+    &AUTH_METHOD,
+    &AUTH_SIGNIN,
+    &AUTH_HEADERS_REQUEST,
+    &AUTH_HEADERS_SUCCEED,
+    &AUTH_HEADERS_FAIL,
+    &AUTH_TIMEOUT,
 ];
 
 /// What to say about a name that is no key of ours.
@@ -384,6 +399,8 @@ pub struct GlobalConfig {
     valid: BTreeMap<String, String>,
     /// Fail-closed keys set to an invalid value.
     refused: BTreeSet<&'static str>,
+    /// Keys set to a value that does not parse.
+    invalid: BTreeSet<&'static str>,
 }
 
 impl GlobalConfig {
@@ -396,6 +413,7 @@ impl GlobalConfig {
     ) -> Self {
         let mut valid = BTreeMap::new();
         let mut refused = BTreeSet::new();
+        let mut invalid = BTreeSet::new();
         for (name, value) in data.into_iter().flatten() {
             let report = |message: String| Diagnostic {
                 object: origin
@@ -416,6 +434,7 @@ impl GlobalConfig {
                     valid.insert(name.clone(), value.clone());
                 }
                 Err(why) => {
+                    invalid.insert(key.name());
                     if fails_closed(key.name()) {
                         refused.insert(key.name());
                     }
@@ -427,7 +446,11 @@ impl GlobalConfig {
                 }
             }
         }
-        Self { valid, refused }
+        Self {
+            valid,
+            refused,
+            invalid,
+        }
     }
 
     /// The key's value: the ConfigMap's when set and valid, else the default.
@@ -451,6 +474,8 @@ pub struct Annotations {
     refused: BTreeSet<&'static str>,
     /// The object, as `Kind namespace/name`.
     origin: String,
+    /// Keys set to a value that does not parse.
+    invalid: BTreeSet<&'static str>,
 }
 
 impl Annotations {
@@ -463,6 +488,7 @@ impl Annotations {
     ) -> Self {
         let mut valid = BTreeMap::new();
         let mut refused = BTreeSet::new();
+        let mut invalid = BTreeSet::new();
         // Our own prefix wins over the migration prefix, whatever the map order.
         for prefix in ANNOTATION_PREFIXES {
             for (annotation, value) in annotations.into_iter().flatten() {
@@ -496,6 +522,7 @@ impl Annotations {
                         }
                     }
                     Err(why) => {
+                        invalid.insert(key.name());
                         if fails_closed(key.name()) && !read {
                             refused.insert(key.name());
                         }
@@ -511,6 +538,7 @@ impl Annotations {
         Self {
             valid,
             refused,
+            invalid,
             origin: origin.to_string(),
         }
     }
@@ -583,6 +611,21 @@ impl<'a> Keys<'a> {
         self.global
             .value(key)
             .map(|value| Setting::Valid(value, "ConfigMap".to_owned()))
+    }
+
+    /// Whether the most specific layer that sets the key sets it to a value that does not
+    /// parse: for keys whose fallback would weaken a protection (an unreadable `auth-url`
+    /// must not leave its path open).
+    pub fn set_invalidly<T>(&self, key: &Key<T>) -> bool {
+        for annotations in [self.service, self.object].into_iter().flatten() {
+            if annotations.value(key).is_some() {
+                return false;
+            }
+            if annotations.invalid.contains(key.name) {
+                return true;
+            }
+        }
+        self.global.value(key).is_none() && self.global.invalid.contains(key.name)
     }
 
     /// The same layers, under a Service's annotations.

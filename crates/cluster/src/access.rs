@@ -55,6 +55,8 @@ pub const API_ACCESS: &[Access] = &[
         Grant::Cluster,
     ),
     access("", "namespaces", READ, Grant::Cluster),
+    // Pods' labels put endpoints into blue-green groups.
+    access("", "pods", READ, Grant::Cluster),
     access(GATEWAY, "gatewayclasses", READ, Grant::Cluster),
     access(GATEWAY, "gateways", READ, Grant::Cluster),
     access(GATEWAY, "httproutes", READ, Grant::Cluster),

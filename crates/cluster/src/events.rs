@@ -30,7 +30,12 @@ pub struct Problem {
 /// The API group and version of a kind, for an object reference.
 pub fn api_version(kind: Kind) -> &'static str {
     match kind {
-        Kind::Namespace | Kind::Service | Kind::Endpoints | Kind::Secret | Kind::ConfigMap => "v1",
+        Kind::Namespace
+        | Kind::Service
+        | Kind::Endpoints
+        | Kind::Secret
+        | Kind::ConfigMap
+        | Kind::Pod => "v1",
         Kind::EndpointSlice => "discovery.k8s.io/v1",
         Kind::IngressClass | Kind::Ingress => "networking.k8s.io/v1",
         Kind::GatewayClass | Kind::Gateway | Kind::HttpRoute | Kind::ReferenceGrant => {

@@ -125,6 +125,15 @@ fn start_watchers(
             Kind::Ingress,
             |o: Ingress| Object::Ingress(Arc::new(o)),
         );
+        // Pods: their labels put endpoints into blue-green groups (reduced to name,
+        // namespace and labels before they are stored).
+        watchers.start(
+            in_namespace(client, namespace),
+            namespace,
+            all.clone(),
+            Kind::Pod,
+            Object::pod,
+        );
     }
     watchers.start(
         Api::all(client.clone()),

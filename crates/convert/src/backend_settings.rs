@@ -31,7 +31,11 @@ pub(crate) fn server_options(
         None
     };
     let health = HealthCheck {
-        interval: keys.get(&keys::HEALTH_CHECK_INTERVAL),
+        // The deprecated name counts only where the current one is not set.
+        interval: keys
+            .explicit(&keys::HEALTH_CHECK_INTERVAL)
+            .or_else(|| keys.explicit(&keys::BACKEND_CHECK_INTERVAL))
+            .unwrap_or_else(|| keys.get(&keys::HEALTH_CHECK_INTERVAL)),
         rise: keys.get(&keys::HEALTH_CHECK_RISE_COUNT),
         fall: keys.get(&keys::HEALTH_CHECK_FALL_COUNT),
         port: keys.get(&keys::HEALTH_CHECK_PORT),

@@ -496,6 +496,13 @@ fn global_settings(
             max_body_size: global.get(&keys::PROXY_BODY_SIZE),
         },
         accept_proxy: accept_proxy(global),
+        resolvers: model::Resolvers {
+            sections: global.get(&keys::DNS_RESOLVERS),
+            accepted_payload_size: global.get(&keys::DNS_ACCEPTED_PAYLOAD_SIZE),
+            hold_obsolete: global.get(&keys::DNS_HOLD_OBSOLETE),
+            hold_valid: global.get(&keys::DNS_HOLD_VALID),
+            timeout_retry: global.get(&keys::DNS_TIMEOUT_RETRY),
+        },
     }
 }
 

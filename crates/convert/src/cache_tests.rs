@@ -22,7 +22,8 @@ use crate::{ConvertCache, gateway, tls};
 /// Objects of every kind a conversion reads, beside the bundled examples: a class-less
 /// Ingress (which reads every IngressClass), a legacy-annotated one, a route in another
 /// namespace admitted by a namespace selector, a cross-namespace backend and certificate
-/// under ReferenceGrants, and a Service with an Endpoints object instead of slices.
+/// under ReferenceGrants, a Service with an Endpoints object instead of slices, and a
+/// blue-green backend whose weights and groups come from its endpoints' Pods.
 const EXTRA: &str = r#"
 apiVersion: v1
 kind: Namespace
@@ -108,6 +109,51 @@ metadata: {name: team-to-web, namespace: demo}
 spec:
   from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: team}]
   to: [{group: "", kind: Service}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: canary
+  namespace: team
+  annotations:
+    kubernetes.io/ingress.class: portcullis
+    haproxy-ingress.github.io/blue-green-balance: group=blue=1,group=green=3
+    haproxy-ingress.github.io/blue-green-header: X-Server:group
+spec:
+  rules:
+  - host: canary.example.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: canary, port: {number: 80}}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: canary, namespace: team}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: canary-1, namespace: team, labels: {kubernetes.io/service-name: canary}}
+addressType: IPv4
+ports: [{port: 8080}]
+endpoints:
+- {addresses: [10.9.1.1], targetRef: {kind: Pod, name: canary-blue, namespace: team}}
+- {addresses: [10.9.1.2], targetRef: {kind: Pod, name: canary-green}}
+- {addresses: [10.9.1.3]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: canary-blue, namespace: team, labels: {group: blue}}
+spec: {containers: [{name: app, image: app}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: canary-green, namespace: team, labels: {group: green}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: unrelated, namespace: team, labels: {group: green}}
 ---
 apiVersion: gateway.networking.k8s.io/v1beta1
 kind: ReferenceGrant
@@ -290,4 +336,93 @@ fn taking_any_one_object_away_converts_again_what_equals_a_full_conversion() {
         let full = crate::convert(&without, &options);
         assert_eq!(incremental, full, "{}", object.object_ref());
     }
+}
+
+#[test]
+fn a_pod_label_change_converts_again_only_the_backends_of_its_endpoints() {
+    let objects = fixture();
+    let options = options();
+    let servers = |conversion: &crate::Conversion| -> Vec<(String, Option<u16>, Option<String>)> {
+        let id = model::BackendId {
+            namespace: "team".into(),
+            service: "canary".into(),
+            port: "80".into(),
+        };
+        conversion.model.backends[&id]
+            .servers
+            .iter()
+            .map(|s| {
+                (
+                    s.address.to_string(),
+                    s.weight.map(model::ServerWeight::get),
+                    s.group.as_ref().map(ToString::to_string),
+                )
+            })
+            .collect()
+    };
+    let mut cache = ConvertCache::default();
+    let before = snapshot_of(&objects, None);
+    let first = cache.convert(&before, &options);
+    let entry = |address: &str, weight, group: Option<&str>| {
+        (address.to_owned(), Some(weight), group.map(str::to_owned))
+    };
+    assert_eq!(
+        servers(&first),
+        [
+            entry("10.9.1.1", 1, Some("blue")),
+            entry("10.9.1.2", 3, Some("green")),
+            entry("10.9.1.3", 0, None),
+        ]
+    );
+    assert!(
+        first.diagnostics.iter().any(|d| d.to_string()
+            == "Service team/canary: endpoints[10.9.1.3:8080]: the endpoint's targetRef names no pod of its namespace: it gets blue-green weight 0 and no group"),
+        "{:?}",
+        first.diagnostics
+    );
+
+    let relabelled = resources::decode_manifest(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: canary-green, namespace: team, labels: {group: blue}}\n",
+        false,
+    )
+    .objects;
+    let mut index = Index::new();
+    for object in objects.iter().chain(&relabelled) {
+        index.handle(SourceEvent::Apply(object.clone()));
+    }
+    let after = index.snapshot();
+    let stale = cache.stale(&after.changes_since(&before));
+    assert_eq!(
+        stale.objects.into_iter().collect::<Vec<_>>(),
+        [ObjectRef::new(Kind::Ingress, "team", "canary")]
+    );
+    let second = cache.convert(&after, &options);
+    assert_eq!(second, crate::convert(&after, &options));
+    assert_eq!(
+        servers(&second),
+        [
+            entry("10.9.1.1", 1, Some("blue")),
+            entry("10.9.1.2", 1, Some("blue")),
+            entry("10.9.1.3", 0, None),
+        ]
+    );
+}
+
+#[test]
+fn pods_are_stored_with_their_name_and_labels_only() {
+    let decoded = resources::decode_manifest(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team, labels: {group: blue}, annotations: {a: b}, uid: x}\nspec: {containers: [{name: app, image: app}]}\nstatus: {podIP: 10.0.0.1}\n",
+        false,
+    );
+    let [Object::Pod(pod)] = decoded.objects.as_slice() else {
+        panic!("{decoded:?}");
+    };
+    assert_eq!(pod.spec, None);
+    assert_eq!(pod.status, None);
+    assert_eq!(pod.metadata.annotations, None);
+    assert_eq!(pod.metadata.uid, None);
+    assert_eq!(
+        pod.metadata.labels,
+        Some(BTreeMap::from([("group".to_owned(), "blue".to_owned())]))
+    );
 }

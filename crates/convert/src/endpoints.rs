@@ -5,9 +5,11 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use model::{Backend, BackendId, Origin, Server};
+use resources::ObjectReference;
 use resources::{Kind, Object, ObjectRef, Service, ServiceBackendPort, ServicePort};
 
 use crate::backend_settings;
+use crate::blue_green::{self, Endpoint};
 use crate::diagnostic::Diagnostic;
 use crate::keys::{self, Annotations, Keys};
 use crate::lookup::Recorder;
@@ -30,7 +32,7 @@ pub(crate) fn service_backend(
     origin: &Origin,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<ServiceBackend, String> {
-    let (canonical_port, servers, service) =
+    let (canonical_port, endpoints, service) =
         resolve_servers(lookups, namespace, service_name, port)?;
     let id = BackendId {
         namespace: namespace.to_owned(),
@@ -47,6 +49,13 @@ pub(crate) fn service_backend(
         diagnostics,
     ));
     let keys = keys.with_service(&service_keys);
+    let named = named_servers(&keys, service, &service_ref, port, &endpoints, diagnostics)?;
+    let (servers, selector) = if named.is_some() {
+        // HAProxy finds these servers itself.
+        (Vec::new(), None)
+    } else {
+        blue_green::apply(lookups, &keys, &service_ref, endpoints, diagnostics)
+    };
     let app_protocol = find_port(service, port).and_then(|p| p.app_protocol.as_deref());
     let (server_options, servers) = match backend_settings::server_options(
         lookups,
@@ -63,6 +72,8 @@ pub(crate) fn service_backend(
         servers,
         balance: keys.get(&keys::BALANCE_ALGORITHM),
         server_options,
+        selector,
+        named,
         timeouts: backend_settings::timeouts(&keys),
         timeout_connect: keys.get(&keys::TIMEOUT_CONNECT),
         timeout_server: keys.get(&keys::TIMEOUT_SERVER),
@@ -84,25 +95,24 @@ pub(crate) fn resolve_servers<'a>(
     namespace: &str,
     service_name: &str,
     port: &ServiceBackendPort,
-) -> Result<(String, Vec<Server>, &'a Arc<Service>), String> {
+) -> Result<(String, Vec<Endpoint>, &'a Arc<Service>), String> {
     let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
     let Some(Object::Service(service)) = snapshot.get(service_ref) else {
         return Err(format!("service {namespace}/{service_name} not found"));
     };
-    let service_port = find_port(service, port).ok_or_else(|| {
-        let wanted = match (&port.name, port.number) {
-            (Some(name), _) if !name.is_empty() => format!("named '{name}'"),
-            (_, Some(number)) => number.to_string(),
-            _ => "(none given)".to_owned(),
+    if is_external_name(service) {
+        // Its servers are its external name, resolved by HAProxy; like haproxy-ingress,
+        // an ExternalName Service without ports takes the port number the route gives.
+        return match (find_port(service, port), port.number) {
+            (Some(found), _) => Ok((canonical_port(found), Vec::new(), service)),
+            (None, Some(number)) if service_ports(service).is_empty() && number > 0 => {
+                Ok((number.to_string(), Vec::new(), service))
+            }
+            _ => Err(no_port(namespace, service_name, port)),
         };
-        format!("service {namespace}/{service_name} has no port {wanted}")
-    })?;
-    let spec = service.spec.as_ref();
-    if spec.and_then(|s| s.type_.as_deref()) == Some("ExternalName") {
-        return Err(format!(
-            "service {namespace}/{service_name} is of type ExternalName, which is not supported"
-        ));
     }
+    let service_port =
+        find_port(service, port).ok_or_else(|| no_port(namespace, service_name, port))?;
     let port_name = service_port.name.clone().unwrap_or_default();
     let slices = snapshot.endpoint_slices(namespace, service_name);
     let mut servers = Vec::new();
@@ -119,7 +129,8 @@ pub(crate) fn resolve_servers<'a>(
                 continue;
             };
             for address in subset.addresses.iter().flatten() {
-                push_server(&mut servers, &address.ip, port.port);
+                let pod = pod_of(address.target_ref.as_ref(), namespace);
+                push_server(&mut servers, &address.ip, port.port, pod);
             }
         }
     }
@@ -148,18 +159,127 @@ pub(crate) fn resolve_servers<'a>(
             if !ready {
                 continue;
             }
+            let pod = pod_of(endpoint.target_ref.as_ref(), namespace);
             for address in &endpoint.addresses {
-                push_server(&mut servers, address, port_number);
+                push_server(&mut servers, address, port_number, pod.clone());
             }
         }
     }
     servers.sort();
-    servers.dedup();
-    let canonical = match service_port.name.as_deref() {
+    servers.dedup_by(|a, b| a.server == b.server);
+    Ok((canonical_port(service_port), servers, service))
+}
+
+/// A service port's name, or its number when it has none.
+fn canonical_port(service_port: &ServicePort) -> String {
+    match service_port.name.as_deref() {
         Some(name) if !name.is_empty() => name.to_owned(),
         _ => service_port.port.to_string(),
+    }
+}
+
+fn no_port(namespace: &str, service_name: &str, port: &ServiceBackendPort) -> String {
+    let wanted = match (&port.name, port.number) {
+        (Some(name), _) if !name.is_empty() => format!("named '{name}'"),
+        (_, Some(number)) => number.to_string(),
+        _ => "(none given)".to_owned(),
     };
-    Ok((canonical, servers, service))
+    format!("service {namespace}/{service_name} has no port {wanted}")
+}
+
+fn is_external_name(service: &Service) -> bool {
+    service.spec.as_ref().and_then(|s| s.type_.as_deref()) == Some("ExternalName")
+}
+
+fn service_ports(service: &Service) -> &[ServicePort] {
+    service
+        .spec
+        .as_ref()
+        .and_then(|s| s.ports.as_deref())
+        .unwrap_or_default()
+}
+
+/// Servers HAProxy resolves by name: every backend with `use-resolver` (when the
+/// resolver is declared), and ExternalName Services (at load, by the system resolver,
+/// otherwise). `None` for a backend of listed endpoints. A bad external name is an
+/// error for the path.
+fn named_servers(
+    keys: &Keys<'_>,
+    service: &Service,
+    service_ref: &ObjectRef,
+    port: &ServiceBackendPort,
+    endpoints: &[Endpoint],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Option<model::NamedServers>, String> {
+    let external = is_external_name(service);
+    let service_port = find_port(service, port);
+    let port_number = if external {
+        service_port.map(|p| p.port).or(port.number)
+    } else {
+        // The port the endpoints listen on, which the name resolves for.
+        endpoints
+            .first()
+            .map(|e| i32::from(e.server.port))
+            .or_else(|| {
+                service_port.and_then(|p| match &p.target_port {
+                    Some(resources::IntOrString::Int(number)) => Some(*number),
+                    _ => None,
+                })
+            })
+            .or_else(|| service_port.map(|p| p.port))
+    };
+    let port_number = port_number
+        .and_then(|n| u16::try_from(n).ok())
+        .filter(|n| *n > 0);
+    if let Some(resolver) = keys.get(&keys::USE_RESOLVER) {
+        let declared = keys
+            .global
+            .get(&keys::DNS_RESOLVERS)
+            .iter()
+            .any(|r| r.name == resolver);
+        match (declared, port_number) {
+            (true, Some(port)) => {
+                let domain = keys.global.get(&keys::DNS_CLUSTER_DOMAIN);
+                let host = model::DnsName::parse(&format!(
+                    "{}.{}.svc.{domain}",
+                    service_ref.name, service_ref.namespace
+                ))?;
+                let slots = u16::try_from(endpoints.len().max(1)).unwrap_or(u16::MAX);
+                return Ok(Some(model::NamedServers {
+                    host,
+                    port,
+                    resolution: model::Resolution::Resolver {
+                        name: resolver,
+                        slots,
+                    },
+                }));
+            }
+            (false, _) => diagnostics.push(Diagnostic {
+                object: service_ref.clone(),
+                field: "use-resolver".to_owned(),
+                message: format!(
+                    "no dns-resolvers line declares the resolver '{resolver}': the service's endpoints are used"
+                ),
+            }),
+            (true, None) => {}
+        }
+    }
+    if !external {
+        return Ok(None);
+    }
+    let name = service
+        .spec
+        .as_ref()
+        .and_then(|s| s.external_name.as_deref())
+        .unwrap_or_default();
+    let host = model::DnsName::parse(name.trim_end_matches('.'))
+        .map_err(|why| format!("service {service_ref} has an invalid externalName: {why}"))?;
+    let port = port_number.ok_or_else(|| format!("service {service_ref} has no usable port"))?;
+    Ok(Some(model::NamedServers {
+        host,
+        port,
+        resolution: model::Resolution::AtLoad,
+    }))
 }
 
 fn find_port<'a>(service: &'a Service, wanted: &ServiceBackendPort) -> Option<&'a ServicePort> {
@@ -178,11 +298,31 @@ fn same_port_name(name: Option<&str>, wanted: &str) -> bool {
     name.unwrap_or("") == wanted
 }
 
-fn push_server(servers: &mut Vec<Server>, address: &str, port: i32) {
+/// The pod an endpoint's `targetRef` names. A Service's pods are in its namespace: a
+/// reference to another namespace's pod is not followed, so a tenant's slices cannot
+/// read another tenant's pod labels.
+fn pod_of(target: Option<&ObjectReference>, namespace: &str) -> Option<ObjectRef> {
+    let target = target?;
+    if target.kind.as_deref() != Some("Pod")
+        || target
+            .namespace
+            .as_deref()
+            .is_some_and(|ns| ns != namespace)
+    {
+        return None;
+    }
+    let name = target.name.as_deref().filter(|n| !n.is_empty())?;
+    Some(ObjectRef::new(Kind::Pod, namespace, name))
+}
+
+fn push_server(servers: &mut Vec<Endpoint>, address: &str, port: i32, pod: Option<ObjectRef>) {
     // Addresses that are not IPs, or out-of-range ports, cannot be HAProxy servers.
     if let (Ok(address), Ok(port)) = (address.parse::<IpAddr>(), u16::try_from(port))
         && port != 0
     {
-        servers.push(Server { address, port });
+        servers.push(Endpoint {
+            server: Server::at(address, port),
+            pod,
+        });
     }
 }

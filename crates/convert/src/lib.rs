@@ -4,6 +4,7 @@
 mod affinity;
 mod auth;
 mod backend_settings;
+mod blue_green;
 mod cache;
 pub mod class;
 mod client_auth;

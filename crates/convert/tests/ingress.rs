@@ -258,6 +258,116 @@ fn a_service_annotation_beats_the_ingress_which_beats_the_configmap_for_routes_t
     );
 }
 
+#[test]
+fn backend_check_interval_is_read_where_health_check_interval_is_not_set() {
+    let interval = |annotations: &str| {
+        let yaml = format!(
+            "{SERVICE}{}",
+            ingress(
+                "web",
+                &format!("  annotations: {{{annotations}}}\n"),
+                "  ingressClassName: portcullis\n"
+            )
+        );
+        let (model, diagnostics) = model_of(&yaml, &options());
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let id = BackendId {
+            namespace: "default".into(),
+            service: "web".into(),
+            port: "80".into(),
+        };
+        model.backends[&id]
+            .server_options
+            .health
+            .as_ref()
+            .map(|h| h.interval.to_string())
+    };
+    assert_eq!(interval(""), Some("2s".to_owned()));
+    assert_eq!(
+        interval("ingress.kubernetes.io/backend-check-interval: 7s"),
+        Some("7s".to_owned())
+    );
+    assert_eq!(
+        interval(
+            "ingress.kubernetes.io/backend-check-interval: 7s, haproxy-ingress.github.io/health-check-interval: 3s"
+        ),
+        Some("3s".to_owned())
+    );
+}
+
+#[test]
+fn external_name_services_are_resolved_by_name_and_bad_names_are_reported() {
+    let external = |name: &str, ports: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: web}}\nspec:\n  type: ExternalName\n  externalName: {name}\n{ports}"
+        ) + &ingress("web", "", "  ingressClassName: portcullis\n")
+    };
+    let id = |port: &str| BackendId {
+        namespace: "default".into(),
+        service: "web".into(),
+        port: port.into(),
+    };
+    let (model, diagnostics) = model_of(
+        &external("db.example.com.", "  ports: [{port: 80}]\n"),
+        &options(),
+    );
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let backend = &model.backends[&id("80")];
+    assert!(backend.servers.is_empty());
+    let named = backend.named.as_ref().unwrap();
+    assert_eq!(
+        (named.host.to_string(), named.port),
+        ("db.example.com".to_owned(), 80)
+    );
+    assert_eq!(named.resolution, model::Resolution::AtLoad);
+    // Without ports, the route's port number.
+    let (model, _) = model_of(&external("db.example.com", ""), &options());
+    assert_eq!(model.backends[&id("80")].named.as_ref().unwrap().port, 80);
+    // A name HAProxy could not take is reported and its path left out.
+    let (model, diagnostics) = model_of(
+        &external("'bad name'", "  ports: [{port: 80}]\n"),
+        &options(),
+    );
+    assert!(model.backends.is_empty());
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d.contains("has an invalid externalName")),
+        "{diagnostics:?}"
+    );
+}
+
+#[test]
+fn blue_green_follows_only_pods_of_the_endpoints_namespace() {
+    let yaml = format!(
+        "{SERVICE}---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: web-1, labels: {{kubernetes.io/service-name: web}}}}\naddressType: IPv4\nports: [{{port: 8080}}]\nendpoints:\n- {{addresses: [10.0.0.1], targetRef: {{kind: Pod, name: own}}}}\n- {{addresses: [10.0.0.2], targetRef: {{kind: Pod, name: other, namespace: elsewhere}}}}\n- {{addresses: [10.0.0.3], targetRef: {{kind: Pod, name: gone}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: own, labels: {{group: blue}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: other, namespace: elsewhere, labels: {{group: blue}}}}\n{}",
+        ingress(
+            "web",
+            "  annotations: {haproxy-ingress.github.io/blue-green-balance: 'group=blue=5', haproxy-ingress.github.io/blue-green-mode: pod}\n",
+            "  ingressClassName: portcullis\n"
+        )
+    );
+    let (model, diagnostics) = model_of(&yaml, &options());
+    let id = BackendId {
+        namespace: "default".into(),
+        service: "web".into(),
+        port: "80".into(),
+    };
+    let weights: Vec<Option<u16>> = model.backends[&id]
+        .servers
+        .iter()
+        .map(|s| s.weight.map(model::ServerWeight::get))
+        .collect();
+    assert_eq!(weights, [Some(5), Some(0), Some(0)]);
+    assert_eq!(
+        diagnostics,
+        [
+            "Service default/web: endpoints[10.0.0.2:8080]: the endpoint's targetRef names no pod of its namespace: it gets blue-green weight 0 and no group",
+            "Service default/web: endpoints[10.0.0.3:8080]: Pod default/gone not found: the endpoint gets blue-green weight 0 and no group",
+        ]
+    );
+}
+
 /// The source access of the route of `host` at `/`.
 fn access_of(model: &ProxyModel, host: &str) -> model::SourceAccess {
     let route = &model.hosts[&HostKey::Exact(host.into())].routes[&PathMatch {

@@ -113,6 +113,14 @@ impl RuntimeApi {
                     session.set_state(server, "ready").await?;
                 }
                 RuntimeCommand::ReadyServer(server) => session.set_state(server, "ready").await?,
+                RuntimeCommand::SetWeight { server, weight } => {
+                    session
+                        .request(
+                            &format!("set server {server} weight {weight}"),
+                            str::is_empty,
+                        )
+                        .await?;
+                }
                 RuntimeCommand::RemoveServer(server) => {
                     session.set_state(server, "maint").await?;
                     if session.delete_server(server, false).await? {

@@ -95,12 +95,11 @@ fn model(cert: &str) -> ProxyModel {
         id.clone(),
         Backend {
             id: id.clone(),
-            servers: vec![Server {
-                address: IpAddr::from([127, 0, 0, 1]),
-                port: 9,
-            }],
+            servers: vec![Server::at(IpAddr::from([127, 0, 0, 1]), 9)],
             balance: Balance::RoundRobin,
             server_options: Default::default(),
+            selector: None,
+            named: None,
             timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),

@@ -110,10 +110,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
     for (service, servers) in BACKENDS.iter().zip(&shape.servers) {
         let mut servers: Vec<Server> = servers
             .iter()
-            .map(|last| Server {
-                address: IpAddr::from([10, 0, 0, *last]),
-                port: 8080,
-            })
+            .map(|last| Server::at(IpAddr::from([10, 0, 0, *last]), 8080))
             .collect();
         servers.sort();
         servers.dedup();
@@ -122,6 +119,8 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             servers,
             balance: Balance::RoundRobin,
             server_options: Default::default(),
+            selector: None,
+            named: None,
             timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
@@ -666,10 +665,7 @@ async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
         allow: None,
     };
     let mut model = model(&shape, &certs, &certificate("default"));
-    let slow = Server {
-        address: IpAddr::from([127, 0, 0, 1]),
-        port: backend_port,
-    };
+    let slow = Server::at(IpAddr::from([127, 0, 0, 1]), backend_port);
     model
         .backends
         .get_mut(&id("app"))

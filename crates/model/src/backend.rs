@@ -52,16 +52,38 @@ impl fmt::Display for BackendId {
     }
 }
 
-/// One ready endpoint of a backend.
+/// One ready endpoint of a backend. Its identity is its address and port (its name);
+/// weight and group are settings HAProxy changes at runtime or reads from the section.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Server {
     /// Endpoint address.
     pub address: IpAddr,
     /// Endpoint port.
     pub port: u16,
+    /// Its share of the load-balanced traffic, when a blue-green balance sets one
+    /// (HAProxy's default of 1 otherwise).
+    pub weight: Option<crate::ServerWeight>,
+    /// The value of its pod's blue-green group label, which a request's header or cookie
+    /// may name to choose it.
+    pub group: Option<crate::Word>,
 }
 
 impl Server {
+    /// A server with HAProxy's default weight and no blue-green group.
+    pub fn at(address: IpAddr, port: u16) -> Self {
+        Self {
+            address,
+            port,
+            weight: None,
+            group: None,
+        }
+    }
+
+    /// Its identity: the address and port it is named after.
+    pub fn endpoint(&self) -> (IpAddr, u16) {
+        (self.address, self.port)
+    }
+
     /// The HAProxy server name, derived from the endpoint so it is stable across renders.
     pub fn name(&self) -> String {
         format!("{}_{}", self.address, self.port)
@@ -79,6 +101,10 @@ pub struct Backend {
     pub balance: crate::Balance,
     /// Settings of every server line.
     pub server_options: crate::ServerOptions,
+    /// The request header or cookie whose value names the blue-green group to use.
+    pub selector: Option<crate::GroupSelector>,
+    /// Servers HAProxy finds by resolving a name, instead of `servers`.
+    pub named: Option<crate::NamedServers>,
     /// Timeouts set in the section.
     pub timeouts: crate::BackendTimeouts,
     /// `timeout connect`.
@@ -96,6 +122,10 @@ pub struct Backend {
 impl Backend {
     /// Whether two backends differ only in their servers (and origins, which are not
     /// rendered): then HAProxy can be brought from one to the other at runtime.
+    ///
+    /// A backend with a blue-green selector names its grouped servers in `use-server`
+    /// lines, which HAProxy reads only from the file: there, the grouped servers are part
+    /// of the section.
     pub fn same_section_settings(&self, other: &Backend) -> bool {
         // Destructured without `..` so that a new field must be classified here.
         let Backend {
@@ -103,6 +133,8 @@ impl Backend {
             servers: _,
             balance,
             server_options,
+            selector,
+            named,
             timeouts,
             timeout_connect,
             timeout_server,
@@ -113,10 +145,26 @@ impl Backend {
         *id == other.id
             && *balance == other.balance
             && *server_options == other.server_options
+            && *selector == other.selector
+            && *named == other.named
             && *timeouts == other.timeouts
             && *timeout_connect == other.timeout_connect
             && *timeout_server == other.timeout_server
             && *client_cert_header == other.client_cert_header
             && *client_limits == other.client_limits
+            && (selector.is_none()
+                || self
+                    .grouped_servers()
+                    .map(|(server, group)| (server.endpoint(), group))
+                    .eq(other
+                        .grouped_servers()
+                        .map(|(server, group)| (server.endpoint(), group))))
+    }
+
+    /// The servers a selector can choose, with their group, in name order.
+    pub fn grouped_servers(&self) -> impl Iterator<Item = (&Server, &crate::Word)> {
+        self.servers
+            .iter()
+            .filter_map(|server| server.group.as_ref().map(|group| (server, group)))
     }
 }

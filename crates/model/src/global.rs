@@ -130,6 +130,8 @@ pub struct Global {
     pub responses: crate::Responses,
     /// Which clients send a PROXY protocol header.
     pub accept_proxy: crate::AcceptProxy,
+    /// `resolvers` sections for backends HAProxy resolves by DNS.
+    pub resolvers: crate::Resolvers,
 }
 
 impl Default for Global {
@@ -160,6 +162,7 @@ impl Default for Global {
                 ..crate::Responses::default()
             },
             accept_proxy: crate::AcceptProxy::default(),
+            resolvers: crate::Resolvers::default(),
         }
     }
 }

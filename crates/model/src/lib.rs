@@ -9,7 +9,9 @@ mod access;
 mod affinity;
 mod auth;
 mod backend;
+mod blue_green;
 mod cors;
+mod dns;
 mod forwarded;
 mod global;
 mod https;
@@ -31,7 +33,9 @@ pub use auth::{
     PathAuth, QuotedWord, UserEntry, Userlist,
 };
 pub use backend::{Backend, BackendId, Server};
+pub use blue_green::{GroupSelector, ServerWeight};
 pub use cors::{Cors, CorsOrigins, parse_origin};
+pub use dns::{NamedServers, Resolution, Resolver, Resolvers};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
 pub use https::{

@@ -148,7 +148,7 @@ impl fmt::Display for Balance {
 
 /// A name of letters, digits, `_`, `-` and `.` (a query parameter, a cookie), validated
 /// on creation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Word(String);
 
 impl Word {

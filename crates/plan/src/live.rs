@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use imbl::ordmap::DiffItem;
@@ -113,6 +113,13 @@ pub enum RuntimeCommand {
     },
     /// `set server ... state ready`: a server put in maintenance for removal is wanted again.
     ReadyServer(ServerRef),
+    /// `set server ... weight`: a server's share of the balanced traffic (blue-green).
+    SetWeight {
+        /// The server.
+        server: ServerRef,
+        /// Its new weight.
+        weight: model::ServerWeight,
+    },
     /// `set server ... state maint` then `del server`; a server with connections left is
     /// deleted later (see [`LiveState::draining`]).
     RemoveServer(ServerRef),
@@ -302,12 +309,14 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
                 reload.insert(ReloadReason::StaticBalanceServers);
                 continue;
             }
-            // Both lists are sorted.
+            // Both lists are sorted by endpoint.
             let adds = || {
-                wanted
-                    .servers
-                    .iter()
-                    .any(|server| live_backend.servers.binary_search(server).is_err())
+                wanted.servers.iter().any(|server| {
+                    live_backend
+                        .servers
+                        .binary_search_by_key(&server.endpoint(), model::Server::endpoint)
+                        .is_err()
+                })
             };
             if !render::adds_servers_live(wanted) && adds() {
                 reload.insert(ReloadReason::ServerCookies);
@@ -425,13 +434,35 @@ fn server_commands(
     };
     let checked = render::checks_servers(wanted);
     let derives_cookie = render::derives_server_cookies(wanted);
-    let live_servers: BTreeSet<&model::Server> = live.servers.iter().collect();
-    let wanted_servers: BTreeSet<&model::Server> = wanted.servers.iter().collect();
+    fn by_endpoint(servers: &[model::Server]) -> BTreeMap<(IpAddr, u16), &model::Server> {
+        servers.iter().map(|s| (s.endpoint(), s)).collect()
+    }
+    let live_servers = by_endpoint(&live.servers);
+    let wanted_servers = by_endpoint(&wanted.servers);
     // New servers first: a backend whose endpoints are all replaced never has none.
-    for server in wanted_servers.difference(&live_servers) {
+    for (endpoint, server) in &wanted_servers {
         let reference = server_ref(server);
-        if draining.remove(&reference) {
+        if let Some(live_server) = live_servers.get(endpoint) {
+            if live_server.weight != server.weight {
+                commands.push(RuntimeCommand::SetWeight {
+                    server: reference,
+                    // A server without a weight has HAProxy's default of 1.
+                    weight: server
+                        .weight
+                        .unwrap_or_else(|| model::ServerWeight::clamped(1)),
+                });
+            }
+        } else if draining.remove(&reference) {
             commands.push(RuntimeCommand::ReadyServer(reference));
+            if server.weight.is_some() {
+                // It kept the weight it had when it was put in maintenance.
+                commands.push(RuntimeCommand::SetWeight {
+                    server: server_ref(server),
+                    weight: server
+                        .weight
+                        .unwrap_or_else(|| model::ServerWeight::clamped(1)),
+                });
+            }
         } else {
             commands.push(RuntimeCommand::AddServer {
                 server: reference,
@@ -442,7 +473,10 @@ fn server_commands(
             });
         }
     }
-    for server in live_servers.difference(&wanted_servers) {
+    for (_, server) in live_servers
+        .iter()
+        .filter(|(endpoint, _)| !wanted_servers.contains_key(endpoint))
+    {
         let server = server_ref(server);
         draining.insert(server.clone());
         commands.push(RuntimeCommand::RemoveServer(server));
@@ -484,13 +518,12 @@ mod tests {
             id: id.clone(),
             servers: servers
                 .iter()
-                .map(|last| Server {
-                    address: std::net::IpAddr::from([10, 0, 0, *last]),
-                    port: 80,
-                })
+                .map(|last| Server::at(std::net::IpAddr::from([10, 0, 0, *last]), 80))
                 .collect(),
             balance,
             server_options: Default::default(),
+            selector: None,
+            named: None,
             timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
             timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
@@ -707,6 +740,57 @@ mod tests {
             panic!("{:?}", update.commands);
         };
         assert!(derives_cookie);
+    }
+
+    #[test]
+    fn weight_changes_are_live_and_regrouping_a_selected_backend_reloads() {
+        let weighted = |weights: [u64; 2], groups: [&str; 2], selector: bool| {
+            let (id, mut backend) = backend("a", &[1, 2], Balance::RoundRobin);
+            for ((server, weight), group) in backend.servers.iter_mut().zip(weights).zip(groups) {
+                server.weight = Some(model::ServerWeight::clamped(weight));
+                server.group = Some(model::Word::parse(group).unwrap_or_else(|_| unreachable!()));
+            }
+            backend.selector = selector.then(|| model::GroupSelector {
+                header: model::Word::parse("X-Server").ok(),
+                cookie: None,
+            });
+            backends(&[(id, backend)])
+        };
+        let live = LiveState::loaded(weighted([1, 3], ["blue", "green"], true), &files(&BASE));
+        let update = live_update(
+            &live,
+            &weighted([1, 1], ["blue", "green"], true),
+            &files(&BASE),
+        );
+        assert_eq!(update.reload, BTreeSet::new());
+        assert_eq!(
+            update.commands,
+            [RuntimeCommand::SetWeight {
+                server: ServerRef {
+                    backend: "ns_a_80".into(),
+                    server: "10.0.0.2_80".into(),
+                },
+                weight: model::ServerWeight::clamped(1),
+            }]
+        );
+        // The groups are in the section's `use-server` lines.
+        let update = live_update(
+            &live,
+            &weighted([1, 3], ["blue", "blue"], true),
+            &files(&BASE),
+        );
+        assert_eq!(
+            update.reload,
+            BTreeSet::from([ReloadReason::BackendSections])
+        );
+        // Without a selector, groups are not rendered at all.
+        let live = LiveState::loaded(weighted([1, 3], ["blue", "green"], false), &files(&BASE));
+        let update = live_update(
+            &live,
+            &weighted([1, 3], ["blue", "blue"], false),
+            &files(&BASE),
+        );
+        assert!(update.reload.is_empty() && update.commands.is_empty());
     }
 
     #[test]

@@ -244,6 +244,8 @@ mod tests {
                 servers: Vec::new(),
                 balance: model::Balance::RoundRobin,
                 server_options: Default::default(),
+                selector: None,
+                named: None,
                 timeouts: Default::default(),
                 timeout_connect: model::HaproxyDuration::parse("5s")
                     .unwrap_or_else(|_| unreachable!()),

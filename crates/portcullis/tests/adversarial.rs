@@ -55,13 +55,19 @@ fn base_objects() -> Vec<Value> {
         json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
                "metadata": {"name": "app-1", "namespace": namespace, "labels": {"kubernetes.io/service-name": "app"}},
                "addressType": "IPv4", "ports": [{"name": "http", "port": 8080}],
-               "endpoints": [{"addresses": ["127.0.0.1"]}]})
+               "endpoints": [{"addresses": ["127.0.0.1"], "targetRef": {"kind": "Pod", "name": "app-0"}}]})
+    };
+    // The endpoint's pod, whose label values a blue-green selector renders.
+    let pod = |namespace: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app-0", "namespace": namespace,
+               "labels": {"group": "blue", "odd": "a_b.c-d"}}})
     };
     vec![
         service("victim"),
         slice("victim"),
         service("attacker"),
         slice("attacker"),
+        pod("attacker"),
         // An htpasswd Secret with every kind of line a userlist must not take as it is.
         json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "users", "namespace": "attacker"},
                "stringData": {"auth": "ok:$6$salt$hash\nq'uote:$6$a$b\nsp ace:$5$a$b\nplain::pa'ss\nplain2::a\\b\nhash:$6$a'b\napr:$apr1$a$b\n#comment\nnocolon\n:$6$a$b\nu:$6$x$y\nuser listen x\nlf::a\rb\n"}}),
@@ -188,7 +194,10 @@ fn ingress(
                "portcullis.dev/ssl-options-host": balance, "portcullis.dev/ssl-ciphers": balance,
                "portcullis.dev/rewrite-target": balance, "portcullis.dev/app-root": balance,
                "portcullis.dev/redirect-to": balance, "portcullis.dev/request-set-headers": balance,
-}},
+               // Blue-green weights and selectors, and servers found by name.
+               "portcullis.dev/blue-green-balance": balance, "portcullis.dev/blue-green-mode": balance,
+               "portcullis.dev/blue-green-header": balance, "portcullis.dev/blue-green-cookie": balance,
+               "portcullis.dev/use-resolver": balance}},
            "spec": {"tls": [{"hosts": [host], "secretName": "missing"}],
                     "rules": [{"host": host, "http": {"paths": [
                {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}});
@@ -397,6 +406,10 @@ fn attack() -> impl Strategy<Value = Attack> {
                     "ssl-max-ver TLSv1.2",
                     "https://moved.test/x",
                     "X-Env: prod",
+                    "group=blue=1,odd=a_b.c-d=300",
+                    "X-Server:group",
+                    "pod",
+                    "kubernetes",
                     "http://127.0.0.1:9/oauth2/auth",
                     "svc://app:80/auth",
                     "https://auth.test/oauth2/start?rd=%[hdr(host)]%[path]",
@@ -535,7 +548,10 @@ fn manifest(index: usize, attack: &Attack) -> Value {
                             "http-response-404": observe.error_page, "http-response-503": observe.error_page,
                             "http-response-413": observe.error_page,
                             "server-header": observe.server_header, "proxy-body-size": observe.body_size,
-                            "use-proxy-protocol": "true", "use-proxy-protocol-trusted-cidrs": trusted, "cookie-key": forwardfor}})
+                            "use-proxy-protocol": "true", "use-proxy-protocol-trusted-cidrs": trusted, "cookie-key": forwardfor,
+                            "dns-resolvers": format!("kubernetes=10.96.0.10,[fd00::1]:5353\n{forwardfor}=127.0.0.1:53"),
+                            "dns-cluster-domain": forwardfor, "dns-hold-valid": timeout, "dns-hold-obsolete": timeout,
+                            "dns-timeout-retry": timeout, "dns-accepted-payload-size": max_connections}})
         }
     }
 }

@@ -84,6 +84,15 @@ struct Shape {
     leastconn: bool,
     /// Sets `spec.defaultBackend` (claimed by several).
     default_backend: bool,
+    /// Blue-green keys: 0 none; 1 a balance; 2 a balance in pod mode and a header
+    /// selector; 3 a header and a cookie selector.
+    blue_green: u8,
+    /// Each endpoint's pod: bit `e` puts endpoint `e`'s pod in group blue (else green);
+    /// bit 3 leaves the first endpoint's pod out.
+    pod_labels: u8,
+    /// Servers found by name: 0 no; 1 `use-resolver: local` (declared only while the
+    /// global ConfigMap exists); 2 an ExternalName Service.
+    dns: u8,
     /// 0: no access keys; 1: an allow list; 2: another allow list (same keys, other
     /// entries), a deny list, a source header and request limits; 3: an allow list with a
     /// bad entry.
@@ -107,6 +116,9 @@ impl Default for Shape {
             shared_backend: false,
             leastconn: false,
             default_backend: false,
+            blue_green: 0,
+            pod_labels: 0,
+            dns: 0,
             access: 0,
             auth: 0,
             client_policy: 0,
@@ -182,14 +194,19 @@ impl Cluster {
         }
         if let Some(timeout) = self.timeout_server {
             yaml += &format!(
-                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s}}\n"
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s, dns-resolvers: 'local=10.96.0.10:53', dns-hold-valid: {timeout}s}}\n"
             );
         }
         for (number, shape) in &self.services {
             let namespace = Self::namespace(*number);
             let name = format!("svc{number}");
+            let external = if shape.dns % 3 == 2 {
+                format!("  type: ExternalName\n  externalName: {name}.example.test\n")
+            } else {
+                String::new()
+            };
             yaml += &format!(
-                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec:\n  ports: [{{port: 80}}]\n"
+                "---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec:\n{external}  ports: [{{port: 80}}]\n"
             );
             yaml += &format!(
                 "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: {name}-a, namespace: {namespace}, labels: {{kubernetes.io/service-name: {name}}}}}\naddressType: IPv4\nports: [{{port: 8080}}]\nendpoints:\n"
@@ -198,7 +215,23 @@ impl Cluster {
                 yaml += "- {addresses: [10.9.9.9], conditions: {ready: false}}\n";
             }
             for endpoint in 0..shape.endpoints {
-                yaml += &format!("- {{addresses: [10.0.{number}.{}]}}\n", endpoint + 1);
+                yaml += &format!(
+                    "- {{addresses: [10.0.{number}.{}], targetRef: {{kind: Pod, name: {name}-p{endpoint}}}}}\n",
+                    endpoint + 1
+                );
+            }
+            for endpoint in 0..shape.endpoints {
+                if endpoint == 0 && shape.pod_labels & 8 != 0 {
+                    continue;
+                }
+                let group = if (shape.pod_labels >> endpoint) & 1 == 1 {
+                    "blue"
+                } else {
+                    "green"
+                };
+                yaml += &format!(
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}-p{endpoint}, namespace: {namespace}, labels: {{group: {group}}}}}\n"
+                );
             }
             let class = if shape.ours {
                 ""
@@ -250,6 +283,24 @@ impl Cluster {
                 2 => pairs.push("portcullis.dev/auth-tls-secret: client-ca, portcullis.dev/auth-tls-cert-header: 'true'"),
                 3 => pairs.push("portcullis.dev/auth-tls-secret: missing-ca, portcullis.dev/auth-tls-verify-client: optional"),
                 _ => {}
+            }
+            match shape.blue_green % 4 {
+                0 => {}
+                1 => pairs.push(
+                    "haproxy-ingress.github.io/blue-green-balance: 'group=blue=1,group=green=3'",
+                ),
+                2 => pairs.extend([
+                    "haproxy-ingress.github.io/blue-green-deploy: 'group=blue=2,group=green=1'",
+                    "haproxy-ingress.github.io/blue-green-mode: pod",
+                    "haproxy-ingress.github.io/blue-green-header: 'X-Server:group'",
+                ]),
+                _ => pairs.extend([
+                    "haproxy-ingress.github.io/blue-green-header: 'X-Server:group'",
+                    "haproxy-ingress.github.io/blue-green-cookie: 'SetServer:group'",
+                ]),
+            }
+            if shape.dns % 3 == 1 {
+                pairs.push("haproxy-ingress.github.io/use-resolver: local");
             }
             pairs.push(match shape.auth % 4 {
                 0 => "",
@@ -673,6 +724,9 @@ enum Change {
     Auth(u8, u8),
     ClientPolicy(u8, u8),
     SecretVersion(u8),
+    BlueGreen(u8, u8),
+    Dns(u8, u8),
+    PodLabels(u8, u8),
     Route(u8, Option<RouteShape>),
     Gateway(GatewayShape),
 }
@@ -682,13 +736,13 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
-        (0u8..4, 0u8..4, 0u8..4),
+        (0u8..4, 0u8..4, 0u8..16, 0u8..3, 0u8..4, 0u8..4),
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
-                (access, auth, client_policy),
+                (access, blue_green, pod_labels, dns, auth, client_policy),
             )| {
                 Shape {
                     endpoints,
@@ -699,6 +753,9 @@ fn shape() -> impl Strategy<Value = Shape> {
                     shared_backend,
                     leastconn,
                     default_backend,
+                    blue_green,
+                    pod_labels,
+                    dns,
                     access,
                     auth,
                     client_policy,
@@ -757,6 +814,9 @@ fn change() -> impl Strategy<Value = Change> {
         (service.clone(), 0u8..4).prop_map(|(s, a)| Change::Auth(s, a)),
         (service, 0u8..4).prop_map(|(s, p)| Change::ClientPolicy(s, p)),
         (0u8..2).prop_map(Change::SecretVersion),
+        (0u8..8, 0u8..4).prop_map(|(s, b)| Change::BlueGreen(s, b)),
+        (0u8..8, 0u8..3).prop_map(|(s, d)| Change::Dns(s, d)),
+        (0u8..8, 0u8..16).prop_map(|(s, l)| Change::PodLabels(s, l)),
         (0u8..8, proptest::option::weighted(0.7, route_shape()))
             .prop_map(|(s, r)| Change::Route(s, r)),
         gateway_shape().prop_map(Change::Gateway),
@@ -797,6 +857,9 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::Auth(s, a) => edit(s, &|shape| shape.auth = a),
         Change::ClientPolicy(s, p) => edit(s, &|shape| shape.client_policy = p),
         Change::SecretVersion(v) => cluster.secret_version = v,
+        Change::BlueGreen(s, b) => edit(s, &|shape| shape.blue_green = b),
+        Change::Dns(s, d) => edit(s, &|shape| shape.dns = d),
+        Change::PodLabels(s, l) => edit(s, &|shape| shape.pod_labels = l),
         Change::Route(s, Some(route)) => {
             cluster.routes.insert(s, route);
         }

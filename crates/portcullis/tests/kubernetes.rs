@@ -122,7 +122,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
 
     let mut instance = launch(&api, "solo", &["--configmap", "default/global"]);
     let p = &mut instance.portcullis;
-    p.wait_until(WAIT, |_| api.lists().len() >= 10).unwrap();
+    p.wait_until(WAIT, |_| api.lists().len() >= 11).unwrap();
     std::thread::sleep(Duration::from_millis(500));
     assert!(
         !p.state_dir.join("haproxy.cfg").exists(),
@@ -141,6 +141,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
         [
             "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name=global",
             "/api/v1/namespaces?fieldSelector=",
+            "/api/v1/pods?fieldSelector=",
             "/api/v1/secrets?fieldSelector=type=kubernetes.io/tls",
             "/api/v1/services?fieldSelector=",
             "/apis/discovery.k8s.io/v1/endpointslices?fieldSelector=",
@@ -168,6 +169,42 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
         p.metric_total("portcullis_reloads_total"),
         0.0,
         "endpoint and route changes are live updates:\n{}",
+        p.log()
+    );
+    assert_only_granted_requests(&api);
+}
+
+#[test]
+fn pods_are_listed_and_watched_and_their_labels_set_blue_green_weights_live() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(service("web"));
+    let mut with_pod = slice("web", &[&blue]);
+    with_pod["endpoints"][0]["targetRef"] = json!({"kind": "Pod", "name": "web-1"});
+    api.apply(with_pod);
+    let mut canary = ingress("web", "web.test", "web");
+    canary["metadata"]["annotations"] =
+        json!({"haproxy-ingress.github.io/blue-green-balance": "group=blue=1"});
+    api.apply(canary);
+    let pod = |group: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": "web-1", "namespace": "default", "labels": {"group": group}},
+               "spec": {"containers": [{"name": "web", "image": "web"}]}})
+    };
+    api.apply(pod("old"));
+    let mut instance = launch(&api, "solo", &[]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    // Its only server has weight 0: nothing to balance to.
+    wait_for(p, "web.test", "503");
+    api.apply(pod("blue"));
+    wait_for(p, "web.test", "blue");
+    api.apply(pod("old"));
+    wait_for(p, "web.test", "503");
+    assert_eq!(
+        p.metric_total("portcullis_reloads_total"),
+        0.0,
+        "a pod's label changes weights live:\n{}",
         p.log()
     );
     assert_only_granted_requests(&api);
@@ -403,6 +440,7 @@ fn watching_one_namespace_serves_and_lists_only_what_is_in_it() {
     assert_eq!(
         lists,
         [
+            "/api/v1/namespaces/team-a/pods?fieldSelector=",
             "/api/v1/namespaces/team-a/secrets?fieldSelector=type=kubernetes.io/tls",
             "/api/v1/namespaces/team-a/services?fieldSelector=",
             "/api/v1/namespaces?fieldSelector=",

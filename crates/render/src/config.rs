@@ -89,7 +89,7 @@ global
     maxconn {maxconn}
     stats socket unix@{RUN_DIR}/{ADMIN_SOCKET} mode 600 level admin expose-fd listeners
 {hard_stop}    mworker-max-reloads 10
-{lua}{tls_defaults}{global_log}
+{lua}{tls_defaults}{global_log}{resolvers}
 defaults
     mode http
 {defaults_log}    timeout connect 5s
@@ -113,6 +113,7 @@ defaults
             format!("    hard-stop-after {}\n", global.timeout_stop)
         },
         global_log = crate::logging::global_lines(&global.logging),
+        resolvers = crate::dns::resolvers_sections(&global.resolvers),
         defaults_log = crate::logging::defaults_lines(&global.logging),
         client = timeouts.client,
         client_fin = timeouts.client_fin,

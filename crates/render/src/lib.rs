@@ -10,6 +10,7 @@ mod cache;
 mod client_auth;
 mod config;
 mod cors;
+mod dns;
 mod escape;
 mod forwarded;
 mod https;

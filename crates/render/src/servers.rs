@@ -26,6 +26,9 @@ pub(crate) fn shared_options(backend: &Backend) -> String {
 
 /// Appends the options that differ from server to server.
 pub(crate) fn own_options(text: &mut String, backend: &Backend, server: &Server) {
+    if let Some(weight) = server.weight {
+        let _ = write!(text, " weight {weight}");
+    }
     if let Some(cookie) = &backend.server_options.cookie
         && *cookie.value() == CookieValue::ServerName
     {
@@ -171,4 +174,32 @@ pub(crate) fn section_settings(text: &mut String, backend: &Backend) {
         crate::affinity::cookie_lines(text, cookie);
     }
     crate::access::backend_lines(&backend.client_limits, text);
+}
+
+/// `use-server` lines sending a request whose header, then cookie, names a blue-green
+/// group to the first server of that group that is up. They follow every `http-request`
+/// rule of the section, which HAProxy processes first whatever their order.
+pub(crate) fn group_selection(text: &mut String, backend: &Backend) {
+    let Some(selector) = &backend.selector else {
+        return;
+    };
+    let fetches = [
+        selector
+            .header
+            .as_ref()
+            .map(|name| format!("req.hdr({name})")),
+        selector
+            .cookie
+            .as_ref()
+            .map(|name| format!("req.cook({name})")),
+    ];
+    for fetch in fetches.iter().flatten() {
+        for (server, group) in backend.grouped_servers() {
+            let _ = writeln!(
+                text,
+                "    use-server {} if {{ {fetch} -m str {group} }}",
+                server.name()
+            );
+        }
+    }
 }

@@ -39,6 +39,10 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
             "    http-request set-timeout server var(txn.server_timeout) if { var(txn.server_timeout) -m found }\n",
         );
     }
+    crate::servers::group_selection(&mut text, backend);
+    if let Some(named) = &backend.named {
+        crate::dns::named_server_lines(&mut text, backend, named);
+    }
     let shared = crate::servers::shared_options(backend);
     for server in &backend.servers {
         let address = match server.address {

@@ -31,10 +31,7 @@ fn origin(name: &str) -> Origin {
 }
 
 fn server(last: u8, port: u16) -> Server {
-    Server {
-        address: IpAddr::from([10, 0, 0, last]),
-        port,
-    }
+    Server::at(IpAddr::from([10, 0, 0, last]), port)
 }
 
 fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
@@ -43,6 +40,8 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         servers,
         balance: Balance::RoundRobin,
         server_options: Default::default(),
+        selector: None,
+        named: None,
         timeouts: Default::default(),
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
@@ -235,14 +234,77 @@ fn backend_settings_render_in_its_section() {
     let api = model.backends.get_mut(&id("api", "http")).unwrap();
     api.balance = Balance::LeastConn;
     api.timeout_server = HaproxyDuration::parse("2m").unwrap();
-    api.servers.push(Server {
-        address: "fd00::5".parse().unwrap(),
-        port: 9000,
-    });
+    api.servers
+        .push(Server::at("fd00::5".parse().unwrap(), 9000));
     assert_golden(
         "backend-settings.diff",
         &changes(&base, &text(&render(&model), "backends/shard-000.cfg")),
     );
+}
+
+#[test]
+fn blue_green_weights_and_group_selection_render_in_the_backend() {
+    let base = text(&render(&base_model()), "backends/shard-000.cfg");
+    let mut model = base_model();
+    let app = model.backends.get_mut(&id("app", "80")).unwrap();
+    let word = |text: &str| model::Word::parse(text).unwrap();
+    for (server, (weight, group)) in app.servers.iter_mut().zip([(1, "blue"), (3, "green")]) {
+        let group = Some(group);
+        server.weight = Some(model::ServerWeight::clamped(weight));
+        server.group = group.map(word);
+    }
+    app.servers.push(model::Server {
+        weight: Some(model::ServerWeight::clamped(0)),
+        ..server(3, 8080)
+    });
+    app.selector = Some(model::GroupSelector {
+        header: Some(word("X-Server")),
+        cookie: Some(word("SetServer")),
+    });
+    let rendered = text(&render(&model), "backends/shard-000.cfg");
+    assert_golden("blue-green.diff", &changes(&base, &rendered));
+    let app = &model.backends[&id("app", "80")];
+    assert_eq!(
+        render::server_options(app, &app.servers[1]),
+        " weight 3",
+        "a server added live gets its weight as one in the file"
+    );
+}
+
+#[test]
+fn resolvers_and_servers_found_by_name_render_in_their_sections() {
+    let base_config = text(&render(&base_model()), "haproxy.cfg");
+    let base_shard = text(&render(&base_model()), "backends/shard-000.cfg");
+    let mut model = base_model();
+    model.global.resolvers.sections = vec![model::Resolver {
+        name: model::Word::parse("kubernetes").unwrap(),
+        nameservers: vec![
+            "10.96.0.10:53".parse().unwrap(),
+            "[fd00::a]:5353".parse().unwrap(),
+        ],
+    }];
+    let named = |host: &str, port, resolution| model::NamedServers {
+        host: model::DnsName::parse(host).unwrap(),
+        port,
+        resolution,
+    };
+    let app = model.backends.get_mut(&id("app", "80")).unwrap();
+    app.servers.clear();
+    app.named = Some(named(
+        "app.web.svc.cluster.local",
+        8080,
+        model::Resolution::Resolver {
+            name: model::Word::parse("kubernetes").unwrap(),
+            slots: 2,
+        },
+    ));
+    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    api.servers.clear();
+    api.named = Some(named("db.example.com", 5432, model::Resolution::AtLoad));
+    let rendered = render(&model);
+    let diff = changes(&base_config, &text(&rendered, "haproxy.cfg"))
+        + &changes(&base_shard, &text(&rendered, "backends/shard-000.cfg"));
+    assert_golden("dns.diff", &diff);
 }
 
 #[test]

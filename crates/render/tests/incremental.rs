@@ -33,13 +33,12 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
     let backend = Backend {
         id: id(number),
         servers: (1..=servers)
-            .map(|last| Server {
-                address: IpAddr::from([10, 0, (number % 250) as u8, last]),
-                port: 8080,
-            })
+            .map(|last| Server::at(IpAddr::from([10, 0, (number % 250) as u8, last]), 8080))
             .collect(),
         balance: Balance::RoundRobin,
         server_options: Default::default(),
+        selector: None,
+        named: None,
         timeouts: Default::default(),
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),

@@ -244,6 +244,9 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
         ("", "Endpoints") => typed(value, Kind::Endpoints, Object::Endpoints),
         ("", "Secret") => typed(value, Kind::Secret, Object::Secret),
         ("", "ConfigMap") => typed(value, Kind::ConfigMap, Object::ConfigMap),
+        ("", "Pod") => typed(value, Kind::Pod, |pod| {
+            Object::pod(Arc::unwrap_or_clone(pod))
+        }),
         ("discovery.k8s.io", "EndpointSlice") => {
             typed(value, Kind::EndpointSlice, Object::EndpointSlice)
         }

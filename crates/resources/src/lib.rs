@@ -13,8 +13,8 @@ pub use decode::{
 };
 pub use k8s_openapi::ByteString;
 pub use k8s_openapi::api::core::v1::{
-    ConfigMap, EndpointAddress, EndpointPort, EndpointSubset, Endpoints, Namespace, Secret,
-    Service, ServicePort, ServiceSpec,
+    ConfigMap, EndpointAddress, EndpointPort, EndpointSubset, Endpoints, Namespace,
+    ObjectReference, Pod, Secret, Service, ServicePort, ServiceSpec,
 };
 pub use k8s_openapi::api::discovery::v1::{Endpoint, EndpointConditions, EndpointSlice};
 pub use k8s_openapi::api::networking::v1::{
@@ -22,6 +22,7 @@ pub use k8s_openapi::api::networking::v1::{
     IngressRule, IngressServiceBackend, IngressSpec, IngressTLS, ServiceBackendPort,
 };
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+pub use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 pub use k8s_openapi::jiff;
 pub use log_safe::LogSafe;
 pub use object::{Kind, Object, ObjectRef};

@@ -31,7 +31,8 @@ impl NameRule {
             | Kind::GatewayClass
             | Kind::Gateway
             | Kind::HttpRoute
-            | Kind::ReferenceGrant => NameRule::Dns1123Subdomain,
+            | Kind::ReferenceGrant
+            | Kind::Pod => NameRule::Dns1123Subdomain,
         }
     }
 

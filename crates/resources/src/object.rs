@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use k8s_openapi::Metadata;
-use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Pod, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -38,11 +38,13 @@ pub enum Kind {
     HttpRoute,
     /// gateway.networking.k8s.io ReferenceGrant.
     ReferenceGrant,
+    /// core/v1 Pod: only its name, namespace and labels are kept (blue-green groups).
+    Pod,
 }
 
 impl Kind {
     /// Every kind, in a fixed order (used for metrics).
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Namespace,
         Kind::Service,
         Kind::EndpointSlice,
@@ -55,6 +57,7 @@ impl Kind {
         Kind::Gateway,
         Kind::HttpRoute,
         Kind::ReferenceGrant,
+        Kind::Pod,
     ];
 
     /// The Kubernetes kind name.
@@ -72,6 +75,7 @@ impl Kind {
             Kind::Gateway => "Gateway",
             Kind::HttpRoute => "HTTPRoute",
             Kind::ReferenceGrant => "ReferenceGrant",
+            Kind::Pod => "Pod",
         }
     }
 
@@ -145,6 +149,8 @@ pub enum Object {
     HttpRoute(Arc<HttpRoute>),
     /// ReferenceGrant.
     ReferenceGrant(Arc<ReferenceGrant>),
+    /// Pod, reduced to its name, namespace and labels by [`Object::pod`].
+    Pod(Arc<Pod>),
 }
 
 impl Object {
@@ -163,6 +169,7 @@ impl Object {
             Object::Gateway(_) => Kind::Gateway,
             Object::HttpRoute(_) => Kind::HttpRoute,
             Object::ReferenceGrant(_) => Kind::ReferenceGrant,
+            Object::Pod(_) => Kind::Pod,
         }
     }
 
@@ -181,7 +188,23 @@ impl Object {
             Object::Gateway(o) => &o.metadata,
             Object::HttpRoute(o) => &o.metadata,
             Object::ReferenceGrant(o) => &o.metadata,
+            Object::Pod(o) => o.metadata(),
         }
+    }
+
+    /// A Pod as it is stored: its name, namespace and labels, nothing else (a cluster's
+    /// pods are many, and their specs and statuses large and changing).
+    pub fn pod(pod: Pod) -> Object {
+        let Pod { metadata, .. } = pod;
+        Object::Pod(Arc::new(Pod {
+            metadata: ObjectMeta {
+                name: metadata.name,
+                namespace: metadata.namespace,
+                labels: metadata.labels,
+                ..ObjectMeta::default()
+            },
+            ..Pod::default()
+        }))
     }
 
     /// The object's identity. Decoding guarantees a name, and a namespace for namespaced kinds.

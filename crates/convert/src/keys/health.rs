@@ -18,6 +18,17 @@ pub const HEALTH_CHECK_INTERVAL: Key<HaproxyDuration> = Key {
     applied: Applied::Reload,
     differs: "",
 };
+/// `backend-check-interval`, haproxy-ingress's deprecated name of `health-check-interval`.
+pub const BACKEND_CHECK_INTERVAL: Key<HaproxyDuration> = Key {
+    name: "backend-check-interval",
+    scope: Scope::Backend,
+    default: "2s",
+    accepted_values: "a duration from `1ms` to `2147483647ms`, such as `500ms`, `2s` or `1m` (a bare number counts milliseconds)",
+    parse: parse_check_interval,
+    doc: "Deprecated name of `health-check-interval`, read where `health-check-interval` is not set.",
+    applied: Applied::Reload,
+    differs: "",
+};
 /// `health-check-rise-count`.
 pub const HEALTH_CHECK_RISE_COUNT: Key<Option<u32>> = Key {
     name: "health-check-rise-count",

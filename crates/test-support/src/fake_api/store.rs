@@ -31,6 +31,7 @@ pub const RESOURCES: &[Resource] = &[
     core("configmaps", "ConfigMap", true),
     core("endpoints", "Endpoints", true),
     core("namespaces", "Namespace", false),
+    core("pods", "Pod", true),
     grouped("discovery.k8s.io", "endpointslices", "EndpointSlice", true),
     grouped("networking.k8s.io", "ingresses", "Ingress", true),
     grouped("networking.k8s.io", "ingressclasses", "IngressClass", false),

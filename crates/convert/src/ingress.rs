@@ -50,6 +50,7 @@ pub(crate) fn convert_ingress(
         converter.tls(spec);
         converter.rules(spec);
         converter.copy_routes_to_alias();
+        converter.redirect_from(spec);
     }
     converter.output
 }
@@ -93,6 +94,100 @@ impl Converter<'_, '_> {
                 None
             }
         }
+    }
+
+    /// The Ingress's one host, for a key that needs exactly one: `None` (reported under
+    /// `key`) otherwise.
+    fn single_host(&mut self, spec: &resources::IngressSpec, key: &str) -> Option<HostKey> {
+        let mut hosts: Vec<HostKey> = spec
+            .rules
+            .iter()
+            .flatten()
+            .filter_map(|rule| rule.host.as_deref().filter(|h| !h.is_empty()))
+            .filter_map(|host| names::parse_host(host).ok())
+            .collect();
+        hosts.sort();
+        hosts.dedup();
+        match hosts.as_slice() {
+            [host] => Some(host.clone()),
+            _ => {
+                self.report(
+                    format!("metadata.annotations[{key}]"),
+                    format!(
+                        "the key needs an Ingress with exactly one host, this one has {}; it is ignored",
+                        hosts.len()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// `redirect-from`: every path of the source host redirects to the Ingress's host,
+    /// keeping the scheme, the path and the query.
+    fn redirect_from(&mut self, spec: &resources::IngressSpec) {
+        let Some(source) = self.annotations.value(&keys::REDIRECT_FROM).flatten() else {
+            return;
+        };
+        let key = keys::REDIRECT_FROM.name;
+        let field = format!("metadata.annotations[{key}]");
+        let Some(target) = self.single_host(spec, key) else {
+            return;
+        };
+        let HostKey::Exact(target_name) = &target else {
+            self.report(
+                field,
+                format!(
+                    "'{target}' is a wildcard, which cannot be redirected to; the key is ignored"
+                ),
+            );
+            return;
+        };
+        if source == target {
+            self.report(
+                field,
+                format!("'{source}' is the Ingress's own host; the key is ignored"),
+            );
+            return;
+        }
+        // The redirect answers before any backend; the claim names the host's first one
+        // only because every claimed path has a backend.
+        let Some(backend) = self
+            .output
+            .routes
+            .iter()
+            .find(|route| route.host == target)
+            .and_then(|route| route.backends().first().cloned())
+        else {
+            return;
+        };
+        let code = self.lookups.global().get(&keys::REDIRECT_FROM_CODE);
+        let action = model::RuleAction {
+            redirect: Some(model::Redirect {
+                scheme: None,
+                hostname: Some(target_name.clone()),
+                port: None,
+                path: None,
+                code,
+            }),
+            ..model::RuleAction::default()
+        };
+        let Ok(every_path) = names::path_match(Some("/"), model::PathKind::Prefix) else {
+            return;
+        };
+        self.output.routes.push(RouteClaim {
+            host: source,
+            path: every_path,
+            path_text: "/".to_owned(),
+            frontends: model::Frontends::BOTH,
+            field,
+            rule: ClaimedRule::Ingress {
+                backend,
+                https_redirect: None,
+                conditions: Vec::new(),
+                action: Some(Arc::new(action)),
+            },
+        });
     }
 
     /// The aliased host's paths, claimed for the alias too: it is routed as the host.

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::keys::{ALL_KEYS, ANNOTATION_PREFIXES, Applied, KeyInfo, Scope};
+use crate::keys::{ALL_KEYS, ANNOTATION_PREFIXES, Applied, KeyInfo, Scope, UNSUPPORTED_KEYS};
 
 /// The page's path, relative to the workspace root.
 pub const CONFIGURATION_PAGE: &str = "docs/configuration.md";
@@ -97,6 +97,12 @@ Scopes:
                 text => format!("- Differs from haproxy-ingress: {text}\n"),
             },
         );
+    }
+    page.push_str(
+        "\n## Not supported\n\nThese haproxy-ingress keys are reported, with the reason, wherever they are set:\n\n",
+    );
+    for (name, why) in UNSUPPORTED_KEYS {
+        let _ = writeln!(page, "- `{name}`: {why}.");
     }
     page
 }

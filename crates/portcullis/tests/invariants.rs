@@ -146,7 +146,7 @@ impl Cluster {
         }
         if let Some(timeout) = self.timeout_server {
             yaml += &format!(
-                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s}}\n"
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s, redirect-from-code: '30{timeout}'}}\n"
             );
         }
         for (number, shape) in &self.services {
@@ -186,10 +186,13 @@ impl Cluster {
                 name.clone()
             };
             // Sticky sessions with cookies named after the servers: per-server options.
+            // ... and a host redirected to the Ingress's (a host of its own, live).
             let annotations = if shape.leastconn {
-                "  annotations: {portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false'}\n"
+                format!(
+                    "  annotations: {{portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false', portcullis.dev/redirect-from: from-{name}.test}}\n"
+                )
             } else {
-                ""
+                String::new()
             };
             let default_backend = if shape.default_backend {
                 format!("  defaultBackend: {{service: {{name: {name}, port: {{number: 80}}}}}}\n")

@@ -125,6 +125,24 @@ fn start() -> Setup {
         false,
     );
     objects += &ingress(
+        "redirect-from",
+        &annotations(&[("redirect-from", "app.test")]),
+        "www.app.test",
+        "/",
+        "Prefix",
+        "web",
+        false,
+    );
+    objects += &ingress(
+        "redirect-from-wildcard",
+        &annotations(&[("redirect-from", "*.legacy.test")]),
+        "new.test",
+        "/",
+        "Prefix",
+        "web",
+        false,
+    );
+    objects += &ingress(
         "headers",
         &annotations(&[
             (
@@ -341,6 +359,26 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     assert_eq!(
         (moved.status, location(&moved)),
         (302, Some("https://www.new.test/login"))
+    );
+
+    // redirect-from: the source host goes to the Ingress's host, path and query kept;
+    // the Ingress's host itself is served.
+    let from = http_get(http, "app.test", "/a/b?c=1").unwrap();
+    assert_eq!(
+        (from.status, location(&from)),
+        (302, Some("http://www.app.test/a/b?c=1"))
+    );
+    let from_any = http_get(http, "old.legacy.test", "/").unwrap();
+    assert_eq!(
+        (from_any.status, location(&from_any)),
+        (302, Some("http://new.test/"))
+    );
+    assert_eq!(
+        http_get(http, "www.app.test", "/a")
+            .unwrap()
+            .server()
+            .as_deref(),
+        Some("web")
     );
 
     // Header keys: the backend sees the request headers, the client the response ones.

@@ -62,7 +62,8 @@ pub use process::{TIMEOUT_CLIENT_FIN, TIMEOUT_STOP};
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
 pub use proxy_protocol::{PROXY_PROTOCOL, USE_PROXY_PROTOCOL, USE_PROXY_PROTOCOL_TRUSTED_CIDRS};
 pub use redirect::{
-    APP_ROOT, NO_TLS_REDIRECT_LOCATIONS, REDIRECT_TO, REDIRECT_TO_CODE, SSL_REDIRECT_CODE,
+    APP_ROOT, NO_TLS_REDIRECT_LOCATIONS, REDIRECT_FROM, REDIRECT_FROM_CODE, REDIRECT_TO,
+    REDIRECT_TO_CODE, SSL_REDIRECT_CODE,
 };
 pub use responses::{
     HTTP_RESPONSE_400, HTTP_RESPONSE_403, HTTP_RESPONSE_404, HTTP_RESPONSE_408, HTTP_RESPONSE_413,
@@ -289,10 +290,32 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &USE_PROXY_PROTOCOL_TRUSTED_CIDRS,
     &PROXY_PROTOCOL,
     &SERVER_ALIAS,
+    &REDIRECT_FROM,
+    &REDIRECT_FROM_CODE,
+];
+
+/// haproxy-ingress keys portcullis knows but cannot apply, with the reason a user reads.
+pub static UNSUPPORTED_KEYS: &[(&str, &str)] = &[
+    (
+        "https-log-format",
+        "it formats the logs of a TCP proxy that inspects SNI for TLS passthrough, and portcullis has no such proxy",
+    ),
+    (
+        "tcp-log-format",
+        "it formats the logs of TCP services, and portcullis proxies HTTP only",
+    ),
 ];
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
     ALL_KEYS.iter().copied().find(|key| key.name() == name)
+}
+
+/// Why a key is not read: unknown, or known from haproxy-ingress but not supported.
+fn not_read(name: &str) -> String {
+    match UNSUPPORTED_KEYS.iter().find(|(key, _)| *key == name) {
+        Some((_, why)) => format!("configuration key '{name}' is not supported: {why}"),
+        None => format!("unknown configuration key '{name}'"),
+    }
 }
 
 /// The global ConfigMap's data, checked once; values are looked up by key.
@@ -319,7 +342,7 @@ impl GlobalConfig {
                 message,
             };
             match find_key(name) {
-                None => diagnostics.push(report(format!("unknown configuration key '{name}'"))),
+                None => diagnostics.push(report(not_read(name))),
                 Some(key) => match key.validate(value) {
                     Ok(()) => {
                         valid.insert(name.clone(), value.clone());
@@ -374,7 +397,7 @@ impl Annotations {
                     message,
                 };
                 let Some(key) = find_key(name) else {
-                    diagnostics.push(report(format!("unknown configuration key '{name}'")));
+                    diagnostics.push(report(not_read(name)));
                     continue;
                 };
                 if key.scope() == Scope::Global {
@@ -514,6 +537,7 @@ mod tests {
             ("timeout-connect", "soon"),
             ("balance-algorithm", "leastconn"),
             ("no-such-key", "1"),
+            ("tcp-log-format", "%ci"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -547,6 +571,7 @@ mod tests {
             messages,
             [
                 "ConfigMap ops/portcullis: data.no-such-key: unknown configuration key 'no-such-key'",
+                "ConfigMap ops/portcullis: data.tcp-log-format: configuration key 'tcp-log-format' is not supported: it formats the logs of TCP services, and portcullis proxies HTTP only",
                 "ConfigMap ops/portcullis: data.timeout-connect: invalid value: 'soon' is not a duration such as 5s, 500ms or 1m; the default '5s' is used",
                 "Ingress web/app: metadata.annotations[portcullis.dev/max-connections]: 'max-connections' is a global key: set it in the global ConfigMap",
                 "Ingress web/app: metadata.annotations[haproxy-ingress.github.io/timeout-server]: invalid value: '7s\\nlisten evil' has unknown unit 's\\nlisten evil' (use us, ms, s, m, h or d); the global value is used",

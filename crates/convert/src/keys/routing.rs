@@ -23,19 +23,11 @@ pub const SERVER_ALIAS: Key<Option<HostKey>> = Key {
     scope: Scope::Host,
     default: "",
     accepted_values: "a host name, or a wildcard of one label in front of a host name, such as `www.example.com` or `*.example.com`; or empty",
-    parse: parse_server_alias,
+    parse: super::redirect::parse_optional_host,
     doc: "Another name of the Ingress's host: requests for it (Host header, and SNI when the host has TLS) are routed as the host's, with its paths, certificate, TLS options and HTTPS redirect. A wildcard covers one label. Only an Ingress with one host may have an alias, set as an Ingress annotation; a ConfigMap value would name one alias for every host, and is not used.",
     applied: Applied::Live,
     differs: "The alias is a host of its own made of the Ingress's paths, so an older Ingress that routes the same name and path keeps it (and the conflict is reported), where haproxy-ingress puts the alias in the host's ACL.",
 };
-
-fn parse_server_alias(text: &str) -> Result<Option<HostKey>, String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Ok(None);
-    }
-    crate::names::parse_host(text).map(Some)
-}
 
 #[cfg(test)]
 mod tests {

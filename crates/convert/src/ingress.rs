@@ -21,8 +21,8 @@ struct Converter<'a, 'b> {
     annotations: Annotations,
     output: Contribution,
     backends: BTreeMap<BackendId, ServiceBackend>,
-    /// The Ingress's one host and its `server-alias`.
-    alias: Option<(HostKey, HostKey)>,
+    /// The Ingress's one host and its aliases.
+    alias: Option<(HostKey, Vec<HostKey>)>,
 }
 
 /// Converts one Ingress of ours.
@@ -60,40 +60,49 @@ impl Converter<'_, '_> {
         self.output.report(field, message);
     }
 
-    /// The Ingress's host and its `server-alias`, when set; an alias needs an Ingress of
-    /// exactly one host (which one it names would be a guess otherwise).
-    fn server_alias(&mut self, spec: &resources::IngressSpec) -> Option<(HostKey, HostKey)> {
-        let alias = self.annotations.value(&keys::SERVER_ALIAS).flatten()?;
-        let field = format!("metadata.annotations[{}]", keys::SERVER_ALIAS.name);
-        let mut hosts: Vec<HostKey> = spec
-            .rules
-            .iter()
-            .flatten()
-            .filter_map(|rule| rule.host.as_deref().filter(|h| !h.is_empty()))
-            .filter_map(|host| names::parse_host(host).ok())
+    /// The Ingress's host and its aliases (`server-alias`, `server-alias-regex`), when
+    /// set; an alias needs an Ingress of exactly one host (which one it names would be a
+    /// guess otherwise).
+    fn server_alias(&mut self, spec: &resources::IngressSpec) -> Option<(HostKey, Vec<HostKey>)> {
+        let wanted: Vec<(&'static str, HostKey)> = [&keys::SERVER_ALIAS, &keys::SERVER_ALIAS_REGEX]
+            .into_iter()
+            .filter_map(|key| Some((key.name, self.annotations.value(key).flatten()?)))
             .collect();
-        hosts.sort();
-        hosts.dedup();
-        match hosts.as_slice() {
-            [host] if *host == alias => {
+        let (first_key, _) = wanted.first()?;
+        let host = self.single_host(spec, first_key)?;
+        let mut aliases = Vec::new();
+        for (key, alias) in wanted {
+            if alias == host {
                 self.report(
-                    field,
+                    format!("metadata.annotations[{key}]"),
                     format!("'{alias}' is the Ingress's own host; the alias is ignored"),
                 );
-                None
-            }
-            [host] => Some((host.clone(), alias)),
-            _ => {
-                self.report(
-                    field,
-                    format!(
-                        "an alias needs an Ingress with exactly one host, this one has {}; the alias is ignored",
-                        hosts.len()
-                    ),
-                );
-                None
+            } else {
+                aliases.push(alias);
             }
         }
+        (!aliases.is_empty()).then_some((host, aliases))
+    }
+
+    /// The aliased host's paths, claimed for each alias too: it is routed as the host.
+    fn copy_routes_to_alias(&mut self) {
+        let Some((host, aliases)) = &self.alias else {
+            return;
+        };
+        let copies: Vec<RouteClaim> = aliases
+            .iter()
+            .flat_map(|alias| {
+                self.output
+                    .routes
+                    .iter()
+                    .filter(|route| route.host == *host)
+                    .map(|route| RouteClaim {
+                        host: alias.clone(),
+                        ..route.clone()
+                    })
+            })
+            .collect();
+        self.output.routes.extend(copies);
     }
 
     /// The Ingress's one host, for a key that needs exactly one: `None` (reported under
@@ -114,7 +123,7 @@ impl Converter<'_, '_> {
                 self.report(
                     format!("metadata.annotations[{key}]"),
                     format!(
-                        "the key needs an Ingress with exactly one host, this one has {}; it is ignored",
+                        "{key} needs an Ingress with exactly one host, this one has {}; the key is ignored",
                         hosts.len()
                     ),
                 );
@@ -123,13 +132,17 @@ impl Converter<'_, '_> {
         }
     }
 
-    /// `redirect-from`: every path of the source host redirects to the Ingress's host,
-    /// keeping the scheme, the path and the query.
+    /// `redirect-from` and `redirect-from-regex`: every path of the source hosts
+    /// redirects to the Ingress's host, keeping the scheme, the path and the query.
     fn redirect_from(&mut self, spec: &resources::IngressSpec) {
-        let Some(source) = self.annotations.value(&keys::REDIRECT_FROM).flatten() else {
-            return;
-        };
-        let key = keys::REDIRECT_FROM.name;
+        for key in [&keys::REDIRECT_FROM, &keys::REDIRECT_FROM_REGEX] {
+            if let Some(source) = self.annotations.value(key).flatten() {
+                self.redirect_host(spec, key.name, source);
+            }
+        }
+    }
+
+    fn redirect_host(&mut self, spec: &resources::IngressSpec, key: &str, source: HostKey) {
         let field = format!("metadata.annotations[{key}]");
         let Some(target) = self.single_host(spec, key) else {
             return;
@@ -190,24 +203,6 @@ impl Converter<'_, '_> {
         });
     }
 
-    /// The aliased host's paths, claimed for the alias too: it is routed as the host.
-    fn copy_routes_to_alias(&mut self) {
-        let Some((host, alias)) = &self.alias else {
-            return;
-        };
-        let copies: Vec<RouteClaim> = self
-            .output
-            .routes
-            .iter()
-            .filter(|route| route.host == *host)
-            .map(|route| RouteClaim {
-                host: alias.clone(),
-                ..route.clone()
-            })
-            .collect();
-        self.output.routes.extend(copies);
-    }
-
     fn tls(&mut self, spec: &resources::IngressSpec) {
         let options = match ingress_keys::host_tls_options(&self.annotations, self.lookups.global())
         {
@@ -235,15 +230,17 @@ impl Converter<'_, '_> {
                                     name,
                                 });
                         // The alias is served as the host: with the same certificate.
-                        if let Some((aliased, alias)) = &self.alias
+                        if let Some((aliased, aliases)) = &self.alias
                             && covers(&host, aliased)
                         {
-                            self.output.tls.push(TlsClaim {
-                                host: alias.clone(),
-                                secret: secret.clone(),
-                                options: options.clone(),
-                                field: field.clone(),
-                            });
+                            for alias in aliases {
+                                self.output.tls.push(TlsClaim {
+                                    host: alias.clone(),
+                                    secret: secret.clone(),
+                                    options: options.clone(),
+                                    field: field.clone(),
+                                });
+                            }
                         }
                         self.output.tls.push(TlsClaim {
                             host,

@@ -306,7 +306,8 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         if hash(&live.files, path) == Some(file.hash) || !maps_resolvable {
             continue;
         }
-        commands.push(maps::change(path, live.files.get(path), file));
+        let live_map = live.files.get(path).filter(|_| !map.ordered());
+        commands.push(maps::change(path, live_map, file));
         next_files.insert(path.to_owned(), file.clone());
     }
 

@@ -184,7 +184,10 @@ fn ingress(
                "portcullis.dev/server-alias": balance, "portcullis.dev/tls-alpn": balance,
                "portcullis.dev/ssl-options-host": balance, "portcullis.dev/ssl-ciphers": balance,
                "portcullis.dev/rewrite-target": balance, "portcullis.dev/app-root": balance,
-               "portcullis.dev/redirect-to": balance, "portcullis.dev/request-set-headers": balance}},
+               "portcullis.dev/redirect-to": balance, "portcullis.dev/request-set-headers": balance,
+               // Host patterns reach the pattern map and, as rule chains, the frontends.
+               "portcullis.dev/server-alias-regex": balance, "portcullis.dev/redirect-from-regex": balance,
+               "portcullis.dev/redirect-from": balance}},
            "spec": {"tls": [{"hosts": [host], "secretName": "missing"}],
                     "rules": [{"host": host, "http": {"paths": [
                {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}})

@@ -186,10 +186,10 @@ impl Cluster {
                 name.clone()
             };
             // Sticky sessions with cookies named after the servers: per-server options.
-            // ... and a host redirected to the Ingress's (a host of its own, live).
+            // ... and hosts redirected to the Ingress's, and a host pattern routed as it.
             let annotations = if shape.leastconn {
                 format!(
-                    "  annotations: {{portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false', portcullis.dev/redirect-from: from-{name}.test}}\n"
+                    "  annotations: {{portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false', portcullis.dev/redirect-from: from-{name}.test, portcullis.dev/redirect-from-regex: '^old-{name}\\.test$', portcullis.dev/server-alias-regex: '^(www|m)\\.{name}\\.test$'}}\n"
                 )
             } else {
                 String::new()

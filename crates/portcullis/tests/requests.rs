@@ -55,6 +55,19 @@ fn alpn_ingress(pairs: &[(&str, &str)]) -> String {
     )
 }
 
+/// The Ingress of `main.test`, with a `server-alias-regex`.
+fn alias_regex_ingress(pattern: &str) -> String {
+    ingress(
+        "alias-regex",
+        &annotations(&[("server-alias-regex", pattern)]),
+        "main.test",
+        "/",
+        "Prefix",
+        "web",
+        false,
+    )
+}
+
 struct Setup {
     _dir: tempfile::TempDir,
     _web: EchoServer,
@@ -126,7 +139,10 @@ fn start() -> Setup {
     );
     objects += &ingress(
         "redirect-from",
-        &annotations(&[("redirect-from", "app.test")]),
+        &annotations(&[
+            ("redirect-from", "app.test"),
+            ("redirect-from-regex", "^app[0-9]+\\.test$"),
+        ]),
         "www.app.test",
         "/",
         "Prefix",
@@ -197,6 +213,11 @@ fn start() -> Setup {
         );
     }
     std::fs::write(manifests.join("all.yaml"), objects).unwrap();
+    std::fs::write(
+        manifests.join("alias-regex.yaml"),
+        alias_regex_ingress("^(www|web)[0-9]*\\.main\\.test$"),
+    )
+    .unwrap();
     let alpn = alpn_ingress(&[
         ("tls-alpn", "http/1.1"),
         ("ssl-options-host", "ssl-max-ver TLSv1.2"),
@@ -421,6 +442,28 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     let alpn = alpn_ingress(&[("ssl-options-host", "ssl-max-ver TLSv1.2")]);
     test_support::write_manifest(&manifests, "alpn.yaml", &alpn).unwrap();
     expect_handshake(&mut portcullis, "TLSv1.2", "h2");
+    assert_eq!(
+        portcullis.metric_total("portcullis_reloads_total"),
+        reloads,
+        "{}",
+        portcullis.log()
+    );
+
+    // A changed host pattern goes live: the pattern map is replaced, backslashes kept.
+    let reloads = portcullis.metric_total("portcullis_reloads_total");
+    test_support::write_manifest(
+        &manifests,
+        "alias-regex.yaml",
+        &alias_regex_ingress("^api\\.main\\.(test|example)$"),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(std::time::Duration::from_secs(10), |p| {
+            http_get(p.http_port, "api.main.example", "/").is_ok_and(|r| r.status == 200)
+        })
+        .unwrap();
+    assert_eq!(http_get(http, "www.main.test", "/").unwrap().status, 404);
+    assert_eq!(http_get(http, "apixmain.test", "/").unwrap().status, 404);
     assert_eq!(
         portcullis.metric_total("portcullis_reloads_total"),
         reloads,

@@ -112,6 +112,7 @@ defaults
         text.push_str(&response_lines);
         text.push_str(&crate::forwarded::frontend_lines(&global.forwarded, tls));
         let hosts_map = MapFile::Hosts.path();
+        let regex_hosts_map = MapFile::RegexHosts.path();
         let exact_map = MapFile::exact_paths(!tls).path();
         let prefix_map = MapFile::path_prefixes(!tls).path();
         let _ = write!(
@@ -123,6 +124,7 @@ defaults
     http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
     http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
     http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),map_reg({regex_hosts_map}) if !{{ var(txn.hostkey) -m found }}
     http-request set-var(txn.hostkey) str(<default>) if !{{ var(txn.hostkey) -m found }}
     http-request set-var-fmt(txn.route) \"%[var(txn.hostkey)]#%[path]\"
     http-request set-var(txn.backend) var(txn.route),map_str({exact_map})

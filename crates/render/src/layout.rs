@@ -164,16 +164,20 @@ pub enum MapFile {
     HttpsExact,
     /// The HTTPS frontend's path prefixes.
     HttpsPrefix,
+    /// Host patterns (`server-alias-regex`, `redirect-from-regex`) → host keys, tried in
+    /// file order after the hosts map.
+    RegexHosts,
 }
 
 impl MapFile {
     /// Every map, in the order of their paths.
-    pub const ALL: [MapFile; 5] = [
+    pub const ALL: [MapFile; 6] = [
         MapFile::Hosts,
         MapFile::HttpExact,
         MapFile::HttpPrefix,
         MapFile::HttpsExact,
         MapFile::HttpsPrefix,
+        MapFile::RegexHosts,
     ];
 
     /// Its path.
@@ -184,6 +188,7 @@ impl MapFile {
             MapFile::HttpPrefix => concat!(maps_dir!(), "/http-prefix.map"),
             MapFile::HttpsExact => concat!(maps_dir!(), "/https-exact.map"),
             MapFile::HttpsPrefix => concat!(maps_dir!(), "/https-prefix.map"),
+            MapFile::RegexHosts => concat!(maps_dir!(), "/regex-hosts.map"),
         }
     }
 
@@ -208,6 +213,12 @@ impl MapFile {
         } else {
             MapFile::HttpsPrefix
         }
+    }
+
+    /// Whether its entries are tried in file order (the first match wins), so a live
+    /// change must replace it whole rather than append an entry.
+    pub const fn ordered(self) -> bool {
+        matches!(self, MapFile::RegexHosts)
     }
 
     /// Its place in [`MapFile::ALL`].

@@ -197,6 +197,7 @@ fn base_model_renders_every_file() {
             "maps/http-prefix.map",
             "maps/https-exact.map",
             "maps/https-prefix.map",
+            "maps/regex-hosts.map",
         ]
     );
     for (name, file) in &rendered.files {
@@ -662,9 +663,21 @@ fn ingress_path_rules_and_host_tls_options() {
         cipher_suites: Some(word("TLS_AES_128_GCM_SHA256")),
         ..model::TlsOptions::default()
     };
+    // A host pattern (server-alias-regex) with a certificate: in the pattern map, keyed
+    // by its hash in the route maps, and in no certificate list line.
+    let shop = model.hosts[&HostKey::Exact("shop.example.com".into())].clone();
+    model.hosts.insert(
+        HostKey::Regex("^(www|m)\\.shop\\.example\\.com$".into()),
+        shop,
+    );
     let rendered = render(&model);
     let mut diff = String::new();
-    for file in ["haproxy.cfg", "certs/crt-list.txt", "maps/https-prefix.map"] {
+    for file in [
+        "haproxy.cfg",
+        "certs/crt-list.txt",
+        "maps/https-prefix.map",
+        "maps/regex-hosts.map",
+    ] {
         diff += &format!("## {file}\n");
         diff += &changes(&text(&base, file), &text(&rendered, file));
     }

@@ -63,6 +63,17 @@ pub const REDIRECT_FROM: Key<Option<HostKey>> = Key {
     applied: Applied::Reload,
     differs: "The source host is routed as a host of its own whose every path redirects, so a path another (older) Ingress routes on that host is served there, where haproxy-ingress leaves the whole host to any Ingress that names it.",
 };
+/// `redirect-from-regex`.
+pub const REDIRECT_FROM_REGEX: Key<Option<HostKey>> = Key {
+    name: "redirect-from-regex",
+    scope: Scope::Host,
+    default: "",
+    accepted_values: "a PCRE2 regular expression without whitespace, such as `^app[0-9]*[.]example[.]com$`; or empty",
+    parse: super::routing::parse_optional_host_regex,
+    doc: "Host names matching this regular expression are redirected (with `redirect-from-code`) to the Ingress's host, keeping the scheme, the path and the query. The pattern is used as written and matched against the lowercase Host header without its port, after every exact and wildcard host. Only an Ingress with one host, not a wildcard, may have it, set as an Ingress annotation.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress matches a POSIX extended regular expression, portcullis a PCRE2 one (HAProxy's engine).",
+};
 /// `redirect-from-code`.
 pub const REDIRECT_FROM_CODE: Key<u16> = Key {
     name: "redirect-from-code",
@@ -70,7 +81,7 @@ pub const REDIRECT_FROM_CODE: Key<u16> = Key {
     default: "302",
     accepted_values: "`301`, `302`, `303`, `307` or `308`",
     parse: parse_redirect_code,
-    doc: "The status code of `redirect-from`'s redirects.",
+    doc: "The status code of `redirect-from`'s and `redirect-from-regex`'s redirects.",
     applied: Applied::Reload,
     differs: "haproxy-ingress scopes it to a frontend, which an Ingress names with `http-frontend`; portcullis has one pair of frontends, so it is global.",
 };

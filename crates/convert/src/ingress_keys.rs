@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use model::{
-    Backend, Condition, HeaderEdits, Hsts, HstsRule, PathChange, PathKind, PathMatch, Redirect,
-    Rewrite, RuleAction, RuleBackend, TlsOptions,
+    Backend, BodyLimit, Condition, HeaderEdits, Hsts, HstsRule, PathChange, PathKind, PathMatch,
+    Redirect, Rewrite, RuleAction, RuleBackend, TlsOptions,
 };
 
 use crate::keys::{self, Annotations, GlobalConfig, HeaderList, Keys, PathType};
@@ -130,6 +130,10 @@ pub(crate) fn path_action(
     let wanted = hsts(layers);
     if wanted != global_hsts(layers.global) {
         action.hsts = wanted.map_or(HstsRule::Off, HstsRule::On);
+    }
+    let body_limit = layers.get(&keys::PROXY_BODY_SIZE);
+    if body_limit != layers.global.get(&keys::PROXY_BODY_SIZE) {
+        action.body_limit = body_limit.map_or(BodyLimit::Unlimited, BodyLimit::Bytes);
     }
     (!action.forwards_only()).then(|| Arc::new(action))
 }

@@ -108,6 +108,20 @@ pub struct RuleAction {
     pub unavailable_weight: u32,
     /// HSTS on HTTPS responses, when it differs from the frontends' default.
     pub hsts: crate::HstsRule,
+    /// The request body limit, when it differs from the frontends' default.
+    pub body_limit: BodyLimit,
+}
+
+/// A path's request body limit (`proxy-body-size`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum BodyLimit {
+    /// The frontends' limit.
+    #[default]
+    Inherit,
+    /// Requests announcing a larger body, in bytes, are answered 413.
+    Bytes(u64),
+    /// No limit, whatever the frontends' is.
+    Unlimited,
 }
 
 impl RuleAction {
@@ -125,6 +139,7 @@ impl RuleAction {
             && self.rewrite.is_none()
             && self.unavailable_weight == 0
             && self.hsts == crate::HstsRule::Inherit
+            && self.body_limit == BodyLimit::Inherit
             && self
                 .backends
                 .iter()

@@ -16,11 +16,16 @@ use crate::rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, HostRuleLines};
 fn selection<'a>(
     text: &mut String,
     rules: impl Iterator<Item = &'a HostRuleLines> + Clone,
+    responses: &model::Responses,
     default_backend: &str,
 ) {
     for host in rules.clone() {
         text.push_str(&host.requests);
     }
+    text.push_str(crate::responses::body_limit_line(
+        responses,
+        rules.clone().any(|host| host.limits_body),
+    ));
     for host in rules.clone() {
         text.push_str(&host.responses);
     }
@@ -151,7 +156,12 @@ defaults
         if tls {
             text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
         }
-        selection(&mut text, rules.clone(), &default_backend);
+        selection(
+            &mut text,
+            rules.clone(),
+            &global.responses,
+            &default_backend,
+        );
     }
     // Gateway listeners on other ports: a frontend each, its routes listed in order.
     let mut by_port: BTreeMap<PortFrontend, Vec<&(LineOrder, String)>> = BTreeMap::new();
@@ -180,7 +190,12 @@ defaults
         if tls {
             text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
         }
-        selection(&mut text, rules.clone(), NOT_FOUND_BACKEND);
+        selection(
+            &mut text,
+            rules.clone(),
+            &global.responses,
+            NOT_FOUND_BACKEND,
+        );
     }
     text.push_str(&crate::observers::frontends(global, &address));
     let _ = write!(

@@ -615,7 +615,8 @@ fn ingress_path_rules_and_host_tls_options() {
         .hosts
         .get_mut(&HostKey::Exact("shop.example.com".into()))
         .unwrap();
-    // `/img` with rewrite-target, header keys (one empty value) and `hsts: false`.
+    // `/img` with rewrite-target, header keys (one empty value), `hsts: false` and a
+    // body limit of its own.
     let rewrite_and_headers = model::GatewayRule {
         conditions: Vec::new(),
         action: model::RuleAction {
@@ -636,6 +637,7 @@ fn ingress_path_rules_and_host_tls_options() {
             }),
             backends: vec![model::RuleBackend::plain(id("static", "80"), 1)],
             hsts: model::HstsRule::Off,
+            body_limit: model::BodyLimit::Bytes(1024),
             ..model::RuleAction::default()
         },
         origin: origin("shop"),

@@ -118,13 +118,13 @@ pub const SERVER_HEADER: Key<Option<ServerHeader>> = Key {
 /// `proxy-body-size`.
 pub const PROXY_BODY_SIZE: Key<Option<u64>> = Key {
     name: "proxy-body-size",
-    scope: Scope::Global,
+    scope: Scope::Path,
     default: "unlimited",
     accepted_values: "`unlimited`, or a size in bytes with an optional suffix k, m or g (powers of 1024), such as `10m`, up to `1024g`",
     parse: parse_body_size,
-    doc: "The largest request body accepted; a request announcing a larger one is answered 413 (see `http-response-413`) without reaching a backend. A chunked body is measured by what arrived with its headers.",
+    doc: "The largest request body accepted; a request announcing a larger one is answered 413 (see `http-response-413`) without reaching a backend. A chunked body is measured by what arrived with its headers. An annotation sets it for the Ingress's paths (or the Service's); `unlimited` there lifts the ConfigMap's limit.",
     applied: Applied::Reload,
-    differs: "haproxy-ingress takes it per path too, as an annotation; portcullis reads it from the global ConfigMap only, for every path.",
+    differs: "",
 };
 
 fn parse_error_page(code: u16, text: &str) -> Result<Option<ErrorPage>, String> {

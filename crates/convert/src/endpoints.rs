@@ -66,6 +66,7 @@ pub(crate) fn service_backend(
         timeouts: backend_settings::timeouts(&keys),
         timeout_connect: keys.get(&keys::TIMEOUT_CONNECT),
         timeout_server: keys.get(&keys::TIMEOUT_SERVER),
+        error_pages: backend_settings::error_pages(&keys),
         origins: vec![origin.clone()],
     });
     let resolved = (backend, service_keys);

@@ -99,6 +99,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
+            error_pages: Default::default(),
             origins: vec![origin()],
         };
         model.backends.insert(backend.id.clone(), backend);

@@ -85,6 +85,9 @@ pub struct Backend {
     pub timeout_connect: crate::HaproxyDuration,
     /// `timeout server`.
     pub timeout_server: crate::HaproxyDuration,
+    /// Error pages of this backend's own (`errorfile`), replacing the global ones for the
+    /// errors HAProxy answers once the backend is chosen.
+    pub error_pages: std::collections::BTreeMap<u16, crate::ErrorPage>,
     /// The objects that made this backend, for error reports.
     pub origins: Vec<crate::Origin>,
 }
@@ -102,6 +105,7 @@ impl Backend {
             timeouts,
             timeout_connect,
             timeout_server,
+            error_pages,
             origins: _,
         } = self;
         *id == other.id
@@ -110,5 +114,6 @@ impl Backend {
             && *timeouts == other.timeouts
             && *timeout_connect == other.timeout_connect
             && *timeout_server == other.timeout_server
+            && *error_pages == other.error_pages
     }
 }

@@ -426,6 +426,7 @@ mod tests {
             timeouts: Default::default(),
             timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
             timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
+            error_pages: Default::default(),
             origins: Vec::new(),
         };
         (id, backend)

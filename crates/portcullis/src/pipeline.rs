@@ -249,6 +249,7 @@ mod tests {
                     .unwrap_or_else(|_| unreachable!()),
                 timeout_server: model::HaproxyDuration::parse("50s")
                     .unwrap_or_else(|_| unreachable!()),
+                error_pages: Default::default(),
                 origins: vec![origin.clone()],
             },
         );

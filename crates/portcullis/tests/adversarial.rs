@@ -187,7 +187,8 @@ fn ingress(
                "portcullis.dev/redirect-to": balance, "portcullis.dev/request-set-headers": balance,
                // Host patterns reach the pattern map and, as rule chains, the frontends.
                "portcullis.dev/server-alias-regex": balance, "portcullis.dev/redirect-from-regex": balance,
-               "portcullis.dev/redirect-from": balance, "portcullis.dev/proxy-body-size": timeout}},
+               "portcullis.dev/redirect-from": balance, "portcullis.dev/proxy-body-size": timeout,
+               "portcullis.dev/http-response-502": balance}},
            "spec": {"tls": [{"hosts": [host], "secretName": "missing"}],
                     "rules": [{"host": host, "http": {"paths": [
                {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}})

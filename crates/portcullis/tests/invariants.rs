@@ -189,7 +189,7 @@ impl Cluster {
             // ... and hosts redirected to the Ingress's, and a host pattern routed as it.
             let annotations = if shape.leastconn {
                 format!(
-                    "  annotations: {{portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false', portcullis.dev/redirect-from: from-{name}.test, portcullis.dev/redirect-from-regex: '^old-{name}\\.test$', portcullis.dev/server-alias-regex: '^(www|m)\\.{name}\\.test$', portcullis.dev/proxy-body-size: 1k}}\n"
+                    "  annotations: {{portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false', portcullis.dev/redirect-from: from-{name}.test, portcullis.dev/redirect-from-regex: '^old-{name}\\.test$', portcullis.dev/server-alias-regex: '^(www|m)\\.{name}\\.test$', portcullis.dev/proxy-body-size: 1k, portcullis.dev/http-response-503: '503 Busy'}}\n"
                 )
             } else {
                 String::new()

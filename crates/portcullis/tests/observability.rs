@@ -132,6 +132,11 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
             + &ingress("held", "held.test", "held")
             + &backend("default", "named", 80, None, &[(named, true)])
             + &ingress("named", "named.test", "named")
+            + &backend("default", "down2", 80, None, &[]).replace(
+                "metadata: {name: down2, namespace: default}",
+                "metadata: {name: down2, namespace: default, annotations: {haproxy-ingress.github.io/http-response-503: \"content-type: text/plain\\n\\nour own 503\\n\"}}",
+            )
+            + &ingress("down2", "down2.test", "down2")
             + &annotated_ingress("small", "small.test", "app", "proxy-body-size", "10")
             + &annotated_ingress("big", "big.test", "app", "proxy-body-size", "unlimited")),
     );
@@ -205,6 +210,10 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
         down.headers.get("retry-after").map(String::as_str),
         Some("5")
     );
+    // A Service's own page for its backend; the others keep the global one.
+    let own = http_get(port, "down2.test", "/").unwrap();
+    assert_eq!((own.status, own.body.as_str()), (503, "our own 503\n"));
+    assert_eq!(own.headers.get("retry-after"), None);
 
     // The body limit: 1k passes, more is refused before reaching the backend; a path's
     // own limit (an Ingress annotation) replaces it, `unlimited` lifts it.

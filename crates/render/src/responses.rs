@@ -24,7 +24,8 @@ pub(crate) fn error_page_files(responses: &Responses) -> Vec<(String, RenderedFi
         .collect()
 }
 
-fn page_path(code: u16, page: &ErrorPage) -> String {
+/// The file of an error page, named by its content.
+pub(crate) fn page_path(code: u16, page: &ErrorPage) -> String {
     error_page_file(code, xxhash_rust::xxh3::xxh3_64(page.response().as_bytes()))
 }
 

@@ -26,6 +26,14 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
     // Writing to a String cannot fail.
     let _ = writeln!(text, "\nbackend {}", backend.id.section_name());
     crate::servers::section_settings(&mut text, backend);
+    for (code, page) in &backend.error_pages {
+        let file = crate::responses::page_path(*code, page);
+        let _ = writeln!(
+            text,
+            "    errorfile {code} {}",
+            crate::layout::from_shard_file(&file)
+        );
+    }
     let shared = crate::servers::shared_options(backend);
     for server in &backend.servers {
         let address = match server.address {

@@ -46,6 +46,7 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         timeouts: Default::default(),
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
+        error_pages: Default::default(),
         origins: vec![origin("site")],
     }
 }
@@ -238,10 +239,22 @@ fn backend_settings_render_in_its_section() {
         address: "fd00::5".parse().unwrap(),
         port: 9000,
     });
-    assert_golden(
-        "backend-settings.diff",
-        &changes(&base, &text(&render(&model), "backends/shard-000.cfg")),
+    // A page of its own: named from the shard file's directory, written beside the
+    // global ones.
+    api.error_pages.insert(
+        503,
+        model::ErrorPage::parse(503, "content-type: text/plain\n\napi is down\n").unwrap(),
     );
+    let rendered = render(&model);
+    let mut shown = changes(&base, &text(&rendered, "backends/shard-000.cfg"));
+    for (path, file) in rendered
+        .files
+        .iter()
+        .filter(|(p, _)| p.starts_with("errors/"))
+    {
+        shown += &format!("== {path}\n{}", file.text());
+    }
+    assert_golden("backend-settings.diff", &shown);
 }
 
 #[test]

@@ -8,15 +8,19 @@ use super::{Applied, Key, Scope};
 /// What every `http-response-<code>` key accepts.
 const ERROR_PAGE_VALUES: &str = "a response: an optional first line with the status code and reason (`404` or `302 Found`), then header lines `name: value`, then an empty line and the body; at most 15000 bytes in all. The content-length header is computed. Empty keeps HAProxy's own response";
 
-/// What every `http-response-<code>` key differs in.
-const ERROR_PAGE_DIFFERS: &str = "haproxy-ingress takes the codes other than 404 per backend too, as annotations; portcullis reads them from the global ConfigMap only, for every backend.";
+/// What the global `http-response-<code>` keys haproxy-ingress scopes to a backend
+/// differ in.
+const ERROR_PAGE_DIFFERS: &str = "haproxy-ingress takes it per backend too, as an annotation; portcullis answers this code in the frontend, before a backend is chosen, so it reads it from the global ConfigMap only.";
 
 macro_rules! error_page_key {
     ($constant:ident, $code:literal, $name:literal, $when:literal, $differs:expr) => {
+        error_page_key!($constant, $code, $name, $when, $differs, Scope::Global, "");
+    };
+    ($constant:ident, $code:literal, $name:literal, $when:literal, $differs:expr, $scope:expr, $scope_doc:literal) => {
         #[doc = concat!("`", $name, "`.")]
         pub const $constant: Key<Option<ErrorPage>> = Key {
             name: $name,
-            scope: Scope::Global,
+            scope: $scope,
             default: "",
             accepted_values: ERROR_PAGE_VALUES,
             parse: |text| parse_error_page($code, text),
@@ -25,7 +29,8 @@ macro_rules! error_page_key {
                 stringify!($code),
                 " (",
                 $when,
-                "). Responses from backends are passed as they are."
+                "). Responses from backends are passed as they are.",
+                $scope_doc
             ),
             applied: Applied::Reload,
             differs: $differs,
@@ -80,28 +85,36 @@ error_page_key!(
     500,
     "http-response-500",
     "an internal error",
-    ERROR_PAGE_DIFFERS
+    "",
+    Scope::Backend,
+    " An Ingress or Service annotation gives its backends a page of their own, used for the errors HAProxy answers once the backend is chosen."
 );
 error_page_key!(
     HTTP_RESPONSE_502,
     502,
     "http-response-502",
     "a server's invalid or missing response",
-    ERROR_PAGE_DIFFERS
+    "",
+    Scope::Backend,
+    " An Ingress or Service annotation gives its backends a page of their own, used for the errors HAProxy answers once the backend is chosen."
 );
 error_page_key!(
     HTTP_RESPONSE_503,
     503,
     "http-response-503",
     "a backend without a server that is up",
-    ERROR_PAGE_DIFFERS
+    "",
+    Scope::Backend,
+    " An Ingress or Service annotation gives its backends a page of their own, used for the errors HAProxy answers once the backend is chosen."
 );
 error_page_key!(
     HTTP_RESPONSE_504,
     504,
     "http-response-504",
     "a server that did not answer within `timeout-server`",
-    ERROR_PAGE_DIFFERS
+    "",
+    Scope::Backend,
+    " An Ingress or Service annotation gives its backends a page of their own, used for the errors HAProxy answers once the backend is chosen."
 );
 
 /// `server-header`.

@@ -25,7 +25,7 @@ pub use affinity::{
 pub use backend::{Backend, BackendId, Server};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
-pub use https::{Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord};
+pub use https::{DhParams, Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord};
 pub use logging::{HttpLogFormat, LogFormat, LogTag, LogTarget, Logging, SyslogFormat};
 pub use proxy_protocol::{AcceptProxy, SendProxy};
 pub use responses::{ErrorPage, MAX_ERROR_PAGE_BYTES, Responses, ServerHeader};

@@ -146,7 +146,7 @@ impl Cluster {
         }
         if let Some(timeout) = self.timeout_server {
             yaml += &format!(
-                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s, redirect-from-code: '30{timeout}'}}\n"
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s, redirect-from-code: '30{timeout}', ssl-dh-param: alpha/tls}}\n"
             );
         }
         for (number, shape) in &self.services {

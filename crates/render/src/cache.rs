@@ -93,6 +93,12 @@ impl RenderCache {
             ),
         );
         self.sync_error_page_files(previous, model);
+        if previous.is_none_or(|p| p.global != model.global) {
+            self.files
+                .retain(|path, _| !ManagedDir::GlobalTls.holds(path));
+            self.files
+                .extend(crate::observers::global_tls_files(&model.global));
+        }
         self.render_certificates(previous, model);
         let certificates_changed =
             previous.is_none_or(|p| p.certs.diff(&model.certs).next().is_some());

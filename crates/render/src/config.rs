@@ -62,7 +62,7 @@ global
     maxconn {maxconn}
     stats socket unix@{RUN_DIR}/{ADMIN_SOCKET} mode 600 level admin expose-fd listeners
 {hard_stop}    mworker-max-reloads 10
-{tls_defaults}{global_log}
+{tls_defaults}{dh_params}{global_log}
 defaults
     mode http
 {defaults_log}    timeout connect 5s
@@ -74,6 +74,7 @@ defaults
 {error_files}",
         maxconn = global.max_connections,
         tls_defaults = crate::https::global_lines(&global.https.tls),
+        dh_params = crate::https::dh_params_line(&global.https),
         // Zero is no limit: HAProxy has no keyword for it but leaving the line out.
         hard_stop = if global.timeout_stop.to_std().is_zero() {
             String::new()

@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
-use model::{Hsts, HstsRule, TlsOptions};
+use model::{Hsts, HstsRule, HttpsPolicy, TlsOptions};
 
+use crate::RenderedFile;
 use crate::layout::{CRT_LIST, DEFAULT_CERT, MapFile};
 
 /// The `global` section's defaults for every TLS bind line.
@@ -115,4 +116,20 @@ pub(crate) fn rule_hsts_line(rule: HstsRule, chosen: &str, out: &mut String) {
             );
         }
     }
+}
+
+/// The DH parameters file and its `global` line, when `ssl-dh-param` names one.
+pub(crate) fn dh_params(https: &HttpsPolicy) -> Option<(String, RenderedFile)> {
+    let params = https.dh_params.as_ref()?;
+    Some((
+        crate::layout::global_tls_file("dhparam", &params.pem),
+        RenderedFile::new(params.pem.clone(), false),
+    ))
+}
+
+/// The `global` section's `ssl-dh-param-file` line, if any.
+pub(crate) fn dh_params_line(https: &HttpsPolicy) -> String {
+    dh_params(https).map_or_else(String::new, |(path, _)| {
+        format!("    ssl-dh-param-file {path}\n")
+    })
 }

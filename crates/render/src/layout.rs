@@ -28,6 +28,12 @@ macro_rules! backend_tls_dir {
     };
 }
 
+macro_rules! global_tls_dir {
+    () => {
+        "global-tls"
+    };
+}
+
 macro_rules! errors_dir {
     () => {
         "errors"
@@ -46,6 +52,8 @@ pub const CERTS_DIR: &str = certs_dir!();
 pub const BACKEND_TLS_DIR: &str = backend_tls_dir!();
 /// Directory of the custom error pages.
 pub const ERRORS_DIR: &str = errors_dir!();
+/// Directory of the TLS files of global keys: DH parameters, the stats page's certificate.
+pub const GLOBAL_TLS_DIR: &str = global_tls_dir!();
 /// Certificate served for unknown SNI names.
 pub const DEFAULT_CERT: &str = concat!(certs_dir!(), "/default.pem");
 /// SNI-selected certificates.
@@ -53,13 +61,14 @@ pub const CRT_LIST: &str = concat!(certs_dir!(), "/crt-list.txt");
 
 /// Every directory or top-level file of rendered files. Other top-level entries are not
 /// rendered files: [`RUN_DIR`], [`STAGING_DIR`], and whatever else the user keeps there.
-pub const MANAGED_ROOTS: [&str; 6] = [
+pub const MANAGED_ROOTS: [&str; 7] = [
     MAIN_CONFIG,
     BACKENDS_DIR,
     MAPS_DIR,
     CERTS_DIR,
     BACKEND_TLS_DIR,
     ERRORS_DIR,
+    GLOBAL_TLS_DIR,
 ];
 
 /// The directory holding HAProxy's sockets, relative to HAProxy's working directory
@@ -86,16 +95,19 @@ pub enum ManagedDir {
     BackendTls,
     /// Custom error pages.
     Errors,
+    /// TLS files of global keys.
+    GlobalTls,
 }
 
 impl ManagedDir {
     /// Every one, in the order of [`MANAGED_ROOTS`].
-    pub const ALL: [ManagedDir; 5] = [
+    pub const ALL: [ManagedDir; 6] = [
         ManagedDir::Backends,
         ManagedDir::Maps,
         ManagedDir::Certs,
         ManagedDir::BackendTls,
         ManagedDir::Errors,
+        ManagedDir::GlobalTls,
     ];
 
     /// Its name in the state directory.
@@ -106,6 +118,7 @@ impl ManagedDir {
             ManagedDir::Certs => CERTS_DIR,
             ManagedDir::BackendTls => BACKEND_TLS_DIR,
             ManagedDir::Errors => ERRORS_DIR,
+            ManagedDir::GlobalTls => GLOBAL_TLS_DIR,
         }
     }
 
@@ -126,6 +139,15 @@ pub fn shard_file_name(shard: u32, shards: u32) -> String {
 /// The file of a custom error page: `errors/503-<content hash>.http`.
 pub fn error_page_file(code: u16, content_hash: u64) -> String {
     format!("{ERRORS_DIR}/{code}-{content_hash:016x}.http")
+}
+
+/// A TLS file of a global key, named by its content: `global-tls/<what>-<hash>.pem`, so a
+/// new content changes the main configuration that names it.
+pub fn global_tls_file(what: &str, content: &str) -> String {
+    format!(
+        "{GLOBAL_TLS_DIR}/{what}-{:016x}.pem",
+        xxhash_rust::xxh3::xxh3_64(content.as_bytes())
+    )
 }
 
 /// The file of a Secret's certificate bundle.

@@ -463,12 +463,44 @@ fn stats_page_and_exporter_get_frontends_of_their_own() {
         stats: Some(model::StatsPage {
             port: 1936,
             auth: Some(model::StatsAuth::parse("admin:s3cr#t").unwrap()),
+            cert: None,
         }),
         prometheus_port: Some(9101),
     };
     assert_golden(
         "observers.diff",
         &changes(&base, &text(&render(&model), "haproxy.cfg")),
+    );
+}
+
+#[test]
+fn stats_certificate_and_dh_parameters_are_files_of_their_own() {
+    let base = text(&render(&base_model()), "haproxy.cfg");
+    let mut model = base_model();
+    model.global.observers.stats = Some(model::StatsPage {
+        port: 1936,
+        auth: None,
+        cert: Some(model::TlsCert {
+            pem_bundle: "-----BEGIN CERTIFICATE-----\n(stats)\n".into(),
+        }),
+    });
+    model.global.https.dh_params = Some(model::DhParams {
+        pem: "-----BEGIN DH PARAMETERS-----\n(dh)\n".into(),
+    });
+    let rendered = render(&model);
+    let mut shown = changes(&base, &text(&rendered, "haproxy.cfg"));
+    for (path, file) in rendered
+        .files
+        .iter()
+        .filter(|(p, _)| p.starts_with("global-tls/"))
+    {
+        shown += &format!("== {path} (private: {})\n{}", file.private, file.text());
+    }
+    assert_golden("global-tls.diff", &shown);
+    // Neither is a certificate of the SNI list, which changes live.
+    assert_eq!(
+        text(&rendered, "certs/crt-list.txt"),
+        text(&render(&base_model()), "certs/crt-list.txt")
     );
 }
 

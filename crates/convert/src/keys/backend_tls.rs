@@ -117,7 +117,7 @@ fn parse_backend_protocol(text: &str) -> Result<BackendProtocol, String> {
     Ok(BackendProtocol { protocol, tls })
 }
 
-fn parse_secret_name(text: &str) -> Result<Option<SecretName>, String> {
+pub(super) fn parse_secret_name(text: &str) -> Result<Option<SecretName>, String> {
     let text = text.trim();
     if text.is_empty() {
         return Ok(None);

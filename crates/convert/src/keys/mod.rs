@@ -56,7 +56,7 @@ pub use logs::{
     DONTLOGNULL, HTTP_LOG_FORMAT, SYSLOG_ENDPOINT, SYSLOG_FORMAT, SYSLOG_LENGTH, SYSLOG_TAG,
 };
 pub(crate) use observers::observers;
-pub use observers::{PROMETHEUS_PORT, STATS_AUTH, STATS_PORT};
+pub use observers::{PROMETHEUS_PORT, STATS_AUTH, STATS_PORT, STATS_SSL_CERT};
 pub(crate) use parse::tls_versions_left;
 pub use process::{TIMEOUT_CLIENT_FIN, TIMEOUT_STOP};
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
@@ -72,7 +72,9 @@ pub use responses::{
 };
 pub use rewrite::{PATH_TYPE, PathType, REWRITE_TARGET};
 pub use routing::{SERVER_ALIAS, SERVER_ALIAS_REGEX, SSL_REDIRECT};
-pub use tls::{SSL_CIPHER_SUITES, SSL_CIPHERS, SSL_OPTIONS, SSL_OPTIONS_HOST, TLS_ALPN};
+pub use tls::{
+    SSL_CIPHER_SUITES, SSL_CIPHERS, SSL_DH_PARAM, SSL_OPTIONS, SSL_OPTIONS_HOST, TLS_ALPN,
+};
 
 /// Every `http-response-<code>` key with its code.
 pub static HTTP_RESPONSE_KEYS: [(u16, &Key<Option<model::ErrorPage>>); 10] = [
@@ -294,6 +296,8 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &REDIRECT_FROM,
     &REDIRECT_FROM_REGEX,
     &REDIRECT_FROM_CODE,
+    &SSL_DH_PARAM,
+    &STATS_SSL_CERT,
 ];
 
 /// haproxy-ingress keys portcullis knows but cannot apply, with the reason a user reads.

@@ -13,7 +13,7 @@ pub use connect::{ConnectError, connect};
 pub use events::{Problem, api_version, publish_events};
 pub use lease::{LeaseConfig, elect, release};
 pub use status::{
-    MergeContext, Publish, ServedIngresses, StatusKind, StatusWriter, Target, TargetSource,
-    from_addresses, from_service,
+    MergeContext, Publish, ServedGateways, ServedIngresses, StatusKind, StatusWriter, Target,
+    TargetSource, from_addresses, from_service,
 };
 pub use watch::{TLS_SECRETS, WatchScope, watch_cluster};

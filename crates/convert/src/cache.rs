@@ -288,6 +288,18 @@ impl ConvertCache {
             }
             wanted.insert(id);
         }
+        // A Gateway's hostname-less HTTPS listener claims every name, so its certificate
+        // is the one served when no host's matches, above the controller's fallback.
+        model.https_listener_hosts =
+            gateway::listener::https_listener_hosts(snapshot, &port_protocols, &listener_ports);
+        if let Some(id) =
+            gateway::listener::catch_all_certificate(snapshot, &port_protocols, &listener_ports)
+        {
+            if let Ok(cert) = self.certificate(context, &id) {
+                model.default_cert = cert;
+            }
+            wanted.insert(id);
+        }
         self.global_secrets(context, options, &mut model, &mut wanted, &mut diagnostics);
         let unwanted: Vec<CertId> = self
             .certificates

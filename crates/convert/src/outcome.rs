@@ -68,6 +68,8 @@ pub enum Reason {
     PortUnavailable,
     /// `ProtocolConflict`.
     ProtocolConflict,
+    /// `HostnameConflict`.
+    HostnameConflict,
     /// `UnsupportedProtocol`.
     UnsupportedProtocol,
     /// `UnsupportedValue`.

@@ -80,6 +80,11 @@ pub struct ProxyModel {
     pub default_cert: TlsCert,
     /// Where requests that match no route go; `None` answers 404.
     pub default_backend: Option<BackendId>,
+    /// The host names of the Gateway API HTTPS listeners on the HTTPS frontend, most
+    /// specific first (empty when none has one): a request belongs to the first that
+    /// matches its host, else to the hostname-less listeners, and one whose `Host`
+    /// belongs to another listener than its SNI is answered 421.
+    pub https_listener_hosts: Vec<HostKey>,
 }
 
 /// Whether a byte may stand in a word HAProxy reads unquoted: printable, and none of the

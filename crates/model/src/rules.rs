@@ -140,10 +140,7 @@ impl RuleAction {
             && self.unavailable_weight == 0
             && self.hsts == crate::HstsRule::Inherit
             && self.body_limit == BodyLimit::Inherit
-            && self
-                .backends
-                .iter()
-                .all(|b| b.request_headers.is_empty() && b.response_headers.is_empty())
+            && self.backends.iter().all(RuleBackend::forwards_only)
     }
 }
 
@@ -158,17 +155,31 @@ pub struct RuleBackend {
     pub request_headers: HeaderEdits,
     /// Response headers changed when this backend answered.
     pub response_headers: HeaderEdits,
+    /// Answer with a redirect when this backend is chosen.
+    pub redirect: Option<Redirect>,
+    /// Rewrite the request when this backend is chosen.
+    pub rewrite: Option<Rewrite>,
 }
 
 impl RuleBackend {
-    /// A backend with a weight and no header changes.
+    /// A backend with a weight and no changes of its own.
     pub fn plain(id: BackendId, weight: u32) -> Self {
         Self {
             id,
             weight,
             request_headers: HeaderEdits::default(),
             response_headers: HeaderEdits::default(),
+            redirect: None,
+            rewrite: None,
         }
+    }
+
+    /// Whether choosing this backend changes nothing of the request or response.
+    pub fn forwards_only(&self) -> bool {
+        self.request_headers.is_empty()
+            && self.response_headers.is_empty()
+            && self.redirect.is_none()
+            && self.rewrite.is_none()
     }
 }
 

@@ -5,14 +5,15 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use cluster::{
-    LeaseConfig, Problem, Publish, ServedIngresses, StatusKind, StatusWriter, Target, WatchScope,
+    LeaseConfig, Problem, Publish, ServedGateways, ServedIngresses, StatusKind, StatusWriter,
+    Target, WatchScope,
 };
 use convert::Diagnostic;
 use convert::gateway_status::{ObjectStatus, StatusReport};
 use index::Snapshot;
 use model::OrdSet;
 use prometheus_client::metrics::gauge::Gauge;
-use resources::{Gateway, GatewayClass, HttpRoute, Kind, Object, ObjectRef};
+use resources::{Gateway, GatewayClass, HttpRoute, Kind, Object, ObjectRef, Service};
 use serde_json::Value;
 use source::SourceBatch;
 use tokio::sync::{mpsc, watch};
@@ -41,7 +42,11 @@ pub struct ClusterLink {
 #[derive(Debug)]
 struct GatewayStatusWriters {
     classes: StatusWriter<Vec<Target<GatewayClass>>>,
-    gateways: StatusWriter<Vec<Target<Gateway>>>,
+    gateways: StatusWriter<ServedGateways>,
+    /// The Gateways' computed status, as last handed over.
+    last_gateways: Vec<Target<Gateway>>,
+    /// Where the Gateways' published address comes from.
+    publish: Option<Publish>,
     routes: StatusWriter<Vec<Target<HttpRoute>>>,
 }
 
@@ -103,7 +108,7 @@ impl ClusterLink {
             .as_ref()
             .map(|(namespace, name)| ObjectRef::new(Kind::Service, namespace, name));
         let controller_name = convert::gateway::GATEWAY_CONTROLLER.to_owned();
-        let ingress_status = publish.map(|publish| {
+        let ingress_status = publish.clone().map(|publish| {
             let writer = StatusWriter::start(
                 client.clone(),
                 controller_name.clone(),
@@ -112,7 +117,8 @@ impl ClusterLink {
             );
             (publish, writer)
         });
-        let gateway_status = GatewayStatusWriters::start(&client, &controller_name, &leading);
+        let gateway_status =
+            GatewayStatusWriters::start(&client, &controller_name, &leading, publish.clone());
         let (problems, problems_rx) = mpsc::channel(PROBLEM_QUEUE);
         tokio::spawn(cluster::publish_events(
             client.clone(),
@@ -145,8 +151,21 @@ impl ClusterLink {
         new_problems: &[&Diagnostic],
         gateway_report: Option<&StatusReport>,
     ) {
-        if let Some(report) = gateway_report {
-            self.gateway_status.update(snapshot, report);
+        let publish_service =
+            self.publish_service
+                .as_ref()
+                .and_then(|service| match snapshot.get(service) {
+                    Some(Object::Service(service)) => Some(service.clone()),
+                    _ => None,
+                });
+        let publish_service_changed = changes.is_none_or(|changes| {
+            changes
+                .iter()
+                .any(|c| self.publish_service.as_ref() == Some(&c.object_ref))
+        });
+        if gateway_report.is_some() || publish_service_changed {
+            self.gateway_status
+                .update(snapshot, gateway_report, publish_service.clone());
         }
         if let Some((publish, writer)) = &self.ingress_status {
             let relevant = |object: &ObjectRef| {
@@ -163,17 +182,10 @@ impl ClusterLink {
                         _ => None,
                     })
                     .collect::<Vec<_>>();
-                let publish_service =
-                    self.publish_service
-                        .as_ref()
-                        .and_then(|service| match snapshot.get(service) {
-                            Some(Object::Service(service)) => Some(service.clone()),
-                            _ => None,
-                        });
                 writer.update(ServedIngresses {
                     publish: publish.clone(),
                     ingresses,
-                    publish_service,
+                    publish_service: publish_service.clone(),
                 });
             }
         }
@@ -208,31 +220,51 @@ impl GatewayStatusWriters {
         client: &kube::Client,
         controller_name: &str,
         leading: &watch::Receiver<bool>,
+        publish: Option<Publish>,
     ) -> Self {
         let name = || controller_name.to_owned();
+        let gateways = ServedGateways {
+            publish: publish.clone(),
+            ..ServedGateways::default()
+        };
         Self {
             classes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
-            gateways: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
+            gateways: StatusWriter::start(client.clone(), name(), leading.clone(), gateways),
+            last_gateways: Vec::new(),
+            publish,
             routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
         }
     }
 
-    /// Hands each writer the objects of its kind that the report has a status for.
-    fn update(&self, snapshot: &Snapshot, report: &StatusReport) {
-        let mut classes = Vec::new();
-        let mut gateways = Vec::new();
-        let mut routes = Vec::new();
-        for (object, status) in report {
-            match snapshot.get(object) {
-                Some(Object::GatewayClass(class)) => classes.extend(target(class, status)),
-                Some(Object::Gateway(gateway)) => gateways.extend(target(gateway, status)),
-                Some(Object::HttpRoute(route)) => routes.extend(target(route, status)),
-                _ => {}
+    /// Hands each writer the objects of its kind that the report (`None`: unchanged)
+    /// has a status for, and the Gateways' writer the published Service as last seen.
+    fn update(
+        &mut self,
+        snapshot: &Snapshot,
+        report: Option<&StatusReport>,
+        publish_service: Option<Arc<Service>>,
+    ) {
+        if let Some(report) = report {
+            let mut classes = Vec::new();
+            let mut gateways = Vec::new();
+            let mut routes = Vec::new();
+            for (object, status) in report {
+                match snapshot.get(object) {
+                    Some(Object::GatewayClass(class)) => classes.extend(target(class, status)),
+                    Some(Object::Gateway(gateway)) => gateways.extend(target(gateway, status)),
+                    Some(Object::HttpRoute(route)) => routes.extend(target(route, status)),
+                    _ => {}
+                }
             }
+            self.classes.update(classes);
+            self.routes.update(routes);
+            self.last_gateways = gateways;
         }
-        self.classes.update(classes);
-        self.gateways.update(gateways);
-        self.routes.update(routes);
+        self.gateways.update(ServedGateways {
+            gateways: self.last_gateways.clone(),
+            publish: self.publish.clone(),
+            publish_service,
+        });
     }
 }
 

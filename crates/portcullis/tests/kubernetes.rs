@@ -431,12 +431,28 @@ fn ingress_status_follows_the_published_services_load_balancer_address() {
         front
     };
     api.apply(balancer("192.0.2.10"));
+    // A Gateway of ours is reached at the same address: its `status.addresses` say so.
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                     "metadata": {"name": "portcullis"},
+                     "spec": {"controllerName": "portcullis.dev/gateway-controller"}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                     "metadata": {"name": "edge", "namespace": "default"},
+                     "spec": {"gatewayClassName": "portcullis",
+                              "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]}}),
+    );
+    let gateway_addresses = |api: &FakeApiServer| {
+        api.get("Gateway", "default", "edge").unwrap()["status"]["addresses"].clone()
+    };
     let flags = ["--publish-service", "default/front"];
     let mut instance = launch(&api, "solo", &flags);
     let p = &mut instance.portcullis;
     p.wait_until_ready(WAIT).unwrap();
     p.wait_until(WAIT, |_| {
         published(&api, "web") == json!([{"ip": "192.0.2.10"}])
+            && gateway_addresses(&api) == json!([{"type": "IPAddress", "value": "192.0.2.10"}])
     })
     .unwrap();
 
@@ -444,6 +460,7 @@ fn ingress_status_follows_the_published_services_load_balancer_address() {
     api.apply(balancer("192.0.2.20"));
     p.wait_until(Duration::from_secs(5), |_| {
         published(&api, "web") == json!([{"ip": "192.0.2.20"}])
+            && gateway_addresses(&api) == json!([{"type": "IPAddress", "value": "192.0.2.20"}])
     })
     .unwrap();
     assert_eq!(status_writes(&api, "web").len(), 2);

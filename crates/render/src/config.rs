@@ -155,6 +155,9 @@ defaults
             }
         }
         if tls {
+            text.push_str(&crate::https::misdirected_lines(
+                &model.https_listener_hosts,
+            ));
             text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
         }
         selection(
@@ -180,7 +183,7 @@ defaults
         };
         let _ = write!(
             text,
-            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n",
+            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n    http-request set-var(txn.listener_port) str(:{port})\n",
             crate::proxy_protocol::bind_option(&global.accept_proxy),
             crate::proxy_protocol::frontend_lines(&global.accept_proxy),
             crate::forwarded::frontend_lines(&global.forwarded, tls)

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use model::{Hsts, HstsRule, HttpsPolicy, TlsOptions};
+use model::{HostKey, Hsts, HstsRule, HttpsPolicy, TlsOptions};
 
 use crate::RenderedFile;
 use crate::layout::{CRT_LIST, DEFAULT_CERT, MapFile};
@@ -132,4 +132,40 @@ pub(crate) fn dh_params_line(https: &HttpsPolicy) -> String {
     dh_params(https).map_or_else(String::new, |(path, _)| {
         format!("    ssl-dh-param-file {path}\n")
     })
+}
+
+/// The HTTPS frontend's check that a request's `Host` belongs to the listener its SNI
+/// chose (Gateway API listener isolation): each is resolved to the first listener host
+/// name that matches it (`*` when none does: the hostname-less listeners), and a
+/// request whose two differ is answered 421 Misdirected Request. No lines without
+/// listener host names, and none for a connection without SNI.
+pub(crate) fn misdirected_lines(listener_hosts: &[HostKey]) -> String {
+    if listener_hosts.is_empty() {
+        return String::new();
+    }
+    let mut text = String::new();
+    for (variable, name) in [
+        ("txn.host_listener", "var(txn.host)"),
+        ("txn.sni_listener", "ssl_fc_sni,lower"),
+    ] {
+        for (index, host) in listener_hosts.iter().enumerate() {
+            let test = match host {
+                HostKey::Exact(exact) => format!("-m str {exact}"),
+                HostKey::Wildcard(suffix) | HostKey::Suffix(suffix) => format!("-m end .{suffix}"),
+                HostKey::CatchAll | HostKey::Regex(_) => continue,
+            };
+            let _ = writeln!(
+                text,
+                "    http-request set-var({variable}) int({index}) if !{{ var({variable}) -m found }} {{ {name} {test} }}"
+            );
+        }
+        let _ = writeln!(
+            text,
+            "    http-request set-var({variable}) int(-1) if !{{ var({variable}) -m found }}"
+        );
+    }
+    text.push_str(
+        "    http-request return status 421 content-type text/plain string \"421 Misdirected Request\" if { ssl_fc_sni -m found } !{ var(txn.sni_listener),sub(txn.host_listener) -m int 0 }\n",
+    );
+    text
 }

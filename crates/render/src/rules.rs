@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use model::{
     BackendId, BodyLimit, Condition, GatewayRule, HeaderEdits, Host, HostKey, Origin, PathChange,
-    PathKind, PathMatch, Redirect, Route, RouteTarget, RuleBackend,
+    PathKind, PathMatch, Redirect, Rewrite, Route, RouteTarget, RuleBackend,
 };
 
 use crate::escape::regex_literal;
@@ -259,47 +259,7 @@ fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
         &mut lines.requests,
     );
     if let Some(rewrite) = &action.rewrite {
-        if let Some(hostname) = &rewrite.hostname {
-            let _ = writeln!(
-                lines.requests,
-                "    http-request set-header host '{hostname}' if {chosen}"
-            );
-        }
-        match &rewrite.path {
-            Some(PathChange::Full(path)) => {
-                let _ = writeln!(
-                    lines.requests,
-                    "    http-request set-path '{}' if {chosen}",
-                    literal(path)
-                );
-            }
-            Some(PathChange::Prefix {
-                matched,
-                replacement,
-            }) => {
-                let pattern = regex_literal(matched);
-                let trimmed = replacement.trim_end_matches('/');
-                let whole = if replacement.is_empty() {
-                    "/"
-                } else {
-                    replacement.as_str()
-                };
-                // Longer paths first: the result of the whole-prefix line could match it.
-                let _ = writeln!(
-                    lines.requests,
-                    "    http-request replace-path '^{pattern}(/.*)$' '{}\\1' if {chosen}",
-                    literal(trimmed)
-                );
-                if !matched.is_empty() {
-                    let _ = writeln!(
-                        lines.requests,
-                        "    http-request replace-path '^{pattern}$' '{}' if {chosen}",
-                        literal(whole)
-                    );
-                }
-            }
-            None => {}
-        }
+        rewrite_lines(rewrite, chosen, &mut lines.requests);
     }
     match action.body_limit {
         BodyLimit::Inherit => {}
@@ -318,12 +278,7 @@ fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
         }
     }
     if let Some(redirect) = &action.redirect {
-        let _ = writeln!(
-            lines.requests,
-            "    http-request redirect location '{}' code {} if {chosen}",
-            location(redirect),
-            redirect.code
-        );
+        redirect_line(redirect, chosen, &mut lines.requests);
         header_lines(
             "http-response",
             &action.response_headers,
@@ -386,6 +341,12 @@ fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
                 &takes,
                 &mut lines.requests,
             );
+            if let Some(rewrite) = &backend.rewrite {
+                rewrite_lines(rewrite, &takes, &mut lines.requests);
+            }
+            if let Some(redirect) = &backend.redirect {
+                redirect_line(redirect, &takes, &mut lines.requests);
+            }
             header_lines(
                 "http-response",
                 &backend.response_headers,
@@ -395,6 +356,61 @@ fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
         }
         let _ = writeln!(lines.backends, "    use_backend {section} if {takes}");
     }
+}
+
+/// The lines of a request rewrite, under `condition`.
+fn rewrite_lines(rewrite: &Rewrite, condition: &str, out: &mut String) {
+    if let Some(hostname) = &rewrite.hostname {
+        let _ = writeln!(
+            out,
+            "    http-request set-header host '{hostname}' if {condition}"
+        );
+    }
+    match &rewrite.path {
+        Some(PathChange::Full(path)) => {
+            let _ = writeln!(
+                out,
+                "    http-request set-path '{}' if {condition}",
+                literal(path)
+            );
+        }
+        Some(PathChange::Prefix {
+            matched,
+            replacement,
+        }) => {
+            let pattern = regex_literal(matched);
+            let trimmed = replacement.trim_end_matches('/');
+            let whole = if replacement.is_empty() {
+                "/"
+            } else {
+                replacement.as_str()
+            };
+            // Longer paths first: the result of the whole-prefix line could match it.
+            let _ = writeln!(
+                out,
+                "    http-request replace-path '^{pattern}(/.*)$' '{}\\1' if {condition}",
+                literal(trimmed)
+            );
+            if !matched.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "    http-request replace-path '^{pattern}$' '{}' if {condition}",
+                    literal(whole)
+                );
+            }
+        }
+        None => {}
+    }
+}
+
+/// The line of a redirect, under `condition`.
+fn redirect_line(redirect: &Redirect, condition: &str, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "    http-request redirect location '{}' code {} if {condition}",
+        location(redirect),
+        redirect.code
+    );
 }
 
 /// The Location of a redirect, as a log-format string.
@@ -419,7 +435,11 @@ fn location(redirect: &Redirect) -> String {
         {
             format!(":{port}")
         }
-        _ => String::new(),
+        Some(_) => String::new(),
+        // Neither scheme nor port: the listener's port, which a frontend of its own sets
+        // (the HTTP and HTTPS frontends' listeners use 80 and 443, which are left out).
+        None if redirect.scheme.is_none() => "%[var(txn.listener_port)]".to_owned(),
+        None => String::new(),
     };
     let path = match &redirect.path {
         None => "%[capture.req.uri]".to_owned(),
@@ -430,12 +450,12 @@ fn location(redirect: &Redirect) -> String {
         }) => {
             let trimmed = replacement.trim_end_matches('/');
             if matched.is_empty() {
-                format!("{}%[path]", literal(trimmed))
+                format!("{}%[pathq]", literal(trimmed))
             } else if trimmed.is_empty() {
-                format!("%[path,regsub(^{}/?,/)]", regex_literal(matched))
+                format!("%[pathq,regsub(^{}/?,/)]", regex_literal(matched))
             } else {
                 format!(
-                    "%[path,regsub(^{},{})]",
+                    "%[pathq,regsub(^{},{})]",
                     regex_literal(matched),
                     literal(trimmed)
                 )

@@ -8,8 +8,64 @@ use resources::Kind;
 use resources::gateway::{GatewayClassStatus, GatewayStatus, GatewayStatusListeners};
 use resources::{Gateway, GatewayClass};
 
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Service;
+use resources::gateway::GatewayStatusAddresses;
+
 use super::conditions::with_transition_times;
-use super::kind::{MergeContext, StatusKind};
+use super::ingress::{Publish, RECHECK, published_addresses};
+use super::kind::{MergeContext, StatusKind, Target};
+use super::writer::TargetSource;
+
+/// What the Gateway status writer works from: the status computed for each Gateway of
+/// ours, and where the address clients reach them at comes from (`status.addresses`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ServedGateways {
+    /// The computed status of each Gateway.
+    pub gateways: Vec<Target<Gateway>>,
+    /// Where the published address comes from (`--publish-service`/`--publish-address`).
+    pub publish: Option<Publish>,
+    /// The `--publish-service` Service, when a watched namespace holds it.
+    pub publish_service: Option<Arc<Service>>,
+}
+
+impl TargetSource<Gateway> for ServedGateways {
+    const RECHECK: Option<Duration> = Some(RECHECK);
+
+    async fn targets(&self, client: &Client) -> Result<Cow<'_, [Target<Gateway>]>, kube::Error> {
+        let Some(publish) = &self.publish else {
+            return Ok(Cow::Borrowed(&self.gateways));
+        };
+        let published = published_addresses(publish, self.publish_service.as_deref(), client)
+            .await?
+            .into_iter()
+            .filter_map(|address| match (address.ip, address.hostname) {
+                (Some(ip), _) => Some(("IPAddress", ip)),
+                (None, Some(hostname)) => Some(("Hostname", hostname)),
+                (None, None) => None,
+            })
+            .map(|(kind, value)| GatewayStatusAddresses {
+                r#type: Some(kind.to_owned()),
+                value,
+            })
+            .collect::<Vec<_>>();
+        Ok(Cow::Owned(
+            self.gateways
+                .iter()
+                .map(|gateway| Target {
+                    object: gateway.object.clone(),
+                    desired: GatewayStatus {
+                        addresses: Some(published.clone()),
+                        ..gateway.desired.clone()
+                    },
+                })
+                .collect(),
+        ))
+    }
+}
 
 impl StatusKind for GatewayClass {
     const KIND: Kind = Kind::GatewayClass;

@@ -18,7 +18,7 @@ use super::writer::TargetSource;
 
 /// How often the published address is looked up again when nothing else happens (a
 /// load balancer may get its address long after the Service was created).
-const RECHECK: Duration = Duration::from_secs(30);
+pub(crate) const RECHECK: Duration = Duration::from_secs(30);
 
 /// Where the published address comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,22 +105,25 @@ impl ServedIngresses {
             publish_service: None,
         }
     }
+}
 
-    async fn published_addresses(
-        &self,
-        client: &Client,
-    ) -> Result<Vec<IngressLoadBalancerIngress>, kube::Error> {
-        match (&self.publish, &self.publish_service) {
-            (Publish::Addresses(addresses), _) => Ok(from_addresses(addresses)),
-            (Publish::Service { .. }, Some(service)) => Ok(from_service(service)),
-            (Publish::Service { namespace, name }, None) => {
-                let services: Api<Service> = Api::namespaced(client.clone(), namespace);
-                Ok(services
-                    .get_opt(name)
-                    .await?
-                    .map(|service| from_service(&service))
-                    .unwrap_or_default())
-            }
+/// The addresses to publish now: the fixed ones, or the Service's (`known`: as the
+/// controller last saw it; else read from the API server).
+pub(crate) async fn published_addresses(
+    publish: &Publish,
+    known: Option<&Service>,
+    client: &Client,
+) -> Result<Vec<IngressLoadBalancerIngress>, kube::Error> {
+    match (publish, known) {
+        (Publish::Addresses(addresses), _) => Ok(from_addresses(addresses)),
+        (Publish::Service { .. }, Some(service)) => Ok(from_service(service)),
+        (Publish::Service { namespace, name }, None) => {
+            let services: Api<Service> = Api::namespaced(client.clone(), namespace);
+            Ok(services
+                .get_opt(name)
+                .await?
+                .map(|service| from_service(&service))
+                .unwrap_or_default())
         }
     }
 }
@@ -129,7 +132,8 @@ impl TargetSource<Ingress> for ServedIngresses {
     const RECHECK: Option<Duration> = Some(RECHECK);
 
     async fn targets(&self, client: &Client) -> Result<Cow<'_, [Target<Ingress>]>, kube::Error> {
-        let desired = self.published_addresses(client).await?;
+        let desired =
+            published_addresses(&self.publish, self.publish_service.as_deref(), client).await?;
         Ok(Cow::Owned(
             self.ingresses
                 .iter()

@@ -11,6 +11,7 @@ mod route;
 mod testing;
 mod writer;
 
+pub use gateway::ServedGateways;
 pub use ingress::{Publish, ServedIngresses, from_addresses, from_service};
 pub use kind::{MergeContext, StatusKind, Target};
 pub use writer::{StatusWriter, TargetSource};

@@ -2,7 +2,7 @@
 //! frontend that serves it, its certificate, and whether a ReferenceGrant allows a
 //! reference across namespaces.
 
-use model::{CertId, Frontends};
+use model::{CertId, Frontends, HostKey};
 use resources::Object;
 use resources::gateway::{GatewayListeners, GatewayListenersTlsMode};
 
@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use resources::{Kind, ObjectRef};
 
 use super::api::{GATEWAY_CONTROLLER, GROUP};
+use crate::contribution::MergeOrder;
 use crate::options::ListenerPorts;
 use crate::outcome::{Reason, Refusal};
 use index::Snapshot;
@@ -31,16 +32,7 @@ impl PortProtocols {
             let Object::Gateway(gateway) = object else {
                 continue;
             };
-            let class = ObjectRef::new(
-                Kind::GatewayClass,
-                "",
-                gateway.spec.gateway_class_name.as_str(),
-            );
-            let ours = matches!(
-                snapshot.get(&class),
-                Some(Object::GatewayClass(class)) if class.spec.controller_name == GATEWAY_CONTROLLER
-            );
-            if !ours {
+            if !is_ours(snapshot, gateway) {
                 continue;
             }
             for listener in &gateway.spec.listeners {
@@ -59,6 +51,110 @@ impl PortProtocols {
             .get(&port)
             .is_some_and(|protocols| protocols.iter().any(|other| other != protocol))
     }
+}
+
+/// The certificate the HTTPS frontend serves to names no host claims: that of the oldest
+/// Gateway of ours (then the first of its listeners) with an HTTPS listener on the
+/// HTTPS frontend's port that has no hostname, since such a listener matches every name
+/// (a client that trusts it gets the 404 for an unknown name, not a certificate error).
+/// Computed from the snapshot at each conversion, as [`PortProtocols`]: Gateways are few.
+pub(crate) fn catch_all_certificate(
+    snapshot: &Snapshot,
+    port_protocols: &PortProtocols,
+    ports: &ListenerPorts,
+) -> Option<CertId> {
+    https_frontend_listeners(snapshot, port_protocols, ports)
+        .filter(|(_, _, listener)| listener.hostname.as_deref().is_none_or(str::is_empty))
+        .filter_map(|(gateway, gateway_ref, listener)| {
+            let namespace = gateway_ref.namespace.as_str();
+            let certificate = certificate_ref(listener, namespace, |secret_namespace, name| {
+                grants(
+                    snapshot.in_namespace(Kind::ReferenceGrant, secret_namespace),
+                    ("Gateway", namespace),
+                    ("", "Secret", name),
+                )
+            })
+            .ok()?;
+            Some((MergeOrder::of(&gateway.metadata, &gateway_ref), certificate))
+        })
+        .min()
+        .map(|(_, certificate)| certificate)
+}
+
+/// The host names of the HTTPS listeners on the HTTPS frontend, most specific first
+/// (exact names, then wildcards by suffix length), when any listener has one; empty
+/// otherwise. A request belongs to the first listener whose name matches its host (or
+/// to the hostname-less listeners), and one whose `Host` belongs to another listener
+/// than its SNI is misdirected.
+pub(crate) fn https_listener_hosts(
+    snapshot: &Snapshot,
+    port_protocols: &PortProtocols,
+    ports: &ListenerPorts,
+) -> Vec<HostKey> {
+    let mut hosts: Vec<HostKey> = https_frontend_listeners(snapshot, port_protocols, ports)
+        .filter_map(|(_, _, listener)| listener.hostname.as_deref())
+        .filter(|hostname| !hostname.is_empty())
+        .filter_map(|hostname| match crate::names::parse_host(hostname) {
+            Ok(HostKey::Wildcard(suffix)) => Some(HostKey::Suffix(suffix)),
+            Ok(key) => Some(key),
+            Err(_) => None,
+        })
+        .collect();
+    let specificity = |key: &HostKey| match key {
+        HostKey::Exact(name) => (0, std::cmp::Reverse(name.len())),
+        HostKey::Wildcard(suffix) | HostKey::Suffix(suffix) => (1, std::cmp::Reverse(suffix.len())),
+        HostKey::Regex(_) | HostKey::CatchAll => (2, std::cmp::Reverse(0)),
+    };
+    hosts.sort_by(|a, b| specificity(a).cmp(&specificity(b)).then_with(|| a.cmp(b)));
+    hosts.dedup();
+    hosts
+}
+
+/// The accepted HTTPS listeners in Terminate mode of the Gateways of ours that the
+/// HTTPS frontend serves, with their Gateway.
+fn https_frontend_listeners<'a>(
+    snapshot: &'a Snapshot,
+    port_protocols: &'a PortProtocols,
+    ports: &'a ListenerPorts,
+) -> impl Iterator<
+    Item = (
+        &'a resources::gateway::Gateway,
+        ObjectRef,
+        &'a GatewayListeners,
+    ),
+> + 'a {
+    snapshot
+        .of_kind(Kind::Gateway)
+        .filter_map(move |object| match object {
+            Object::Gateway(gateway) if is_ours(snapshot, gateway) => {
+                Some((gateway.as_ref(), object.object_ref()))
+            }
+            _ => None,
+        })
+        .flat_map(move |(gateway, gateway_ref)| {
+            let listeners = &gateway.spec.listeners;
+            listeners
+                .iter()
+                .enumerate()
+                .filter(move |(index, _)| {
+                    gateway_frontend(listeners, *index, port_protocols, ports)
+                        .is_ok_and(|frontends| frontends.https)
+                })
+                .map(move |(_, listener)| (gateway, gateway_ref.clone(), listener))
+        })
+}
+
+/// Whether a Gateway's class is one of ours.
+fn is_ours(snapshot: &Snapshot, gateway: &resources::gateway::Gateway) -> bool {
+    let class = ObjectRef::new(
+        Kind::GatewayClass,
+        "",
+        gateway.spec.gateway_class_name.as_str(),
+    );
+    matches!(
+        snapshot.get(&class),
+        Some(Object::GatewayClass(class)) if class.spec.controller_name == GATEWAY_CONTROLLER
+    )
 }
 
 /// The route kinds a listener asks for (`allowedRoutes.kinds`), decided once for routing
@@ -148,15 +244,22 @@ pub(crate) fn frontend(
             ),
         ));
     }
+    // The HTTP and HTTPS frontends' protocols are fixed: a listener of the other one
+    // there conflicts with the listeners that use it as it is, if any.
+    let fixed = |frontend: &str| {
+        let reason = if port_protocols.conflict(listener.port, protocol) {
+            Reason::ProtocolConflict
+        } else {
+            Reason::PortUnavailable
+        };
+        Err(Refusal::new(
+            reason,
+            format!("port {port} is the {frontend} frontend's"),
+        ))
+    };
     match protocol {
-        "HTTP" if https_port => Err(Refusal::new(
-            Reason::PortUnavailable,
-            format!("port {port} is the HTTPS frontend's"),
-        )),
-        "HTTPS" if http_port => Err(Refusal::new(
-            Reason::PortUnavailable,
-            format!("port {port} is the HTTP frontend's"),
-        )),
+        "HTTP" if https_port => fixed("HTTPS"),
+        "HTTPS" if http_port => fixed("HTTP"),
         "HTTP" if http_port => Ok(Frontends::HTTP),
         "HTTP" => Ok(Frontends::port(port)),
         _ => {
@@ -178,6 +281,74 @@ pub(crate) fn frontend(
             })
         }
     }
+}
+
+/// The frontend that serves the listener at `index` of a Gateway's `listeners`: as
+/// [`frontend`] says, unless an earlier listener of the same Gateway has the same port,
+/// protocol and hostname, which the specification calls a hostname conflict (the first
+/// one is served, the later ones are not).
+pub(crate) fn gateway_frontend(
+    listeners: &[GatewayListeners],
+    index: usize,
+    port_protocols: &PortProtocols,
+    ports: &ListenerPorts,
+) -> Result<Frontends, Refusal> {
+    let Some(listener) = listeners.get(index) else {
+        return Err(Refusal::new(
+            Reason::UnsupportedValue,
+            "no such listener".to_owned(),
+        ));
+    };
+    let hostname = |l: &GatewayListeners| l.hostname.as_deref().map(str::to_ascii_lowercase);
+    let earlier = listeners.iter().take(index).find(|other| {
+        other.port == listener.port
+            && other.protocol == listener.protocol
+            && hostname(other) == hostname(listener)
+    });
+    if let Some(earlier) = earlier {
+        return Err(Refusal::new(
+            Reason::HostnameConflict,
+            format!(
+                "listener {} has the same port, protocol and hostname",
+                crate::diagnostic::one_line(&earlier.name)
+            ),
+        ));
+    }
+    frontend(listener, port_protocols, ports)
+}
+
+/// Whether a request for `host` belongs to another listener of the Gateway than the one
+/// at `index`: one on the same port with a more specific hostname that matches it
+/// (listener isolation: a request belongs to the most specific listener only, so a route
+/// attached to a less specific one does not serve it).
+pub(crate) fn isolated_from(listeners: &[GatewayListeners], index: usize, host: &HostKey) -> bool {
+    let Some(me) = listeners.get(index) else {
+        return false;
+    };
+    let rank = |listener: &GatewayListeners| match listener.hostname.as_deref() {
+        None | Some("") => 0,
+        Some(name) => match name.strip_prefix("*.") {
+            Some(suffix) => 1 + suffix.len(),
+            None => usize::MAX,
+        },
+    };
+    let my_rank = rank(me);
+    listeners.iter().enumerate().any(|(other_index, other)| {
+        if other_index == index || other.port != me.port || rank(other) <= my_rank {
+            return false;
+        }
+        let Some(name) = other.hostname.as_deref().map(str::to_ascii_lowercase) else {
+            return false;
+        };
+        match (name.strip_prefix("*."), host) {
+            (None, HostKey::Exact(exact)) => name == *exact,
+            (Some(suffix), HostKey::Exact(exact)) => exact.ends_with(&format!(".{suffix}")),
+            (Some(suffix), HostKey::Suffix(covered) | HostKey::Wildcard(covered)) => {
+                covered == suffix || covered.ends_with(&format!(".{suffix}"))
+            }
+            _ => false,
+        }
+    })
 }
 
 /// What a frontend serving a listener is, for people.

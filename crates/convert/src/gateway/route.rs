@@ -121,7 +121,7 @@ impl RouteConverter<'_, '_> {
             let mut named = false;
             let mut matched_listener = false;
             let mut found = Vec::new();
-            for listener in &gateway.spec.listeners {
+            for (index, listener) in gateway.spec.listeners.iter().enumerate() {
                 if parent
                     .section_name
                     .as_ref()
@@ -132,7 +132,12 @@ impl RouteConverter<'_, '_> {
                 }
                 named = true;
                 let ports = self.lookups.listener_ports();
-                let Ok(frontends) = listener::frontend(listener, port_protocols, ports) else {
+                let Ok(frontends) = listener::gateway_frontend(
+                    &gateway.spec.listeners,
+                    index,
+                    port_protocols,
+                    ports,
+                ) else {
                     continue;
                 };
                 if !self.allowed(listener, &namespace) {
@@ -144,7 +149,11 @@ impl RouteConverter<'_, '_> {
                 } else {
                     None
                 };
-                let hosts = self.hostnames(listener.hostname.as_deref());
+                let hosts: Vec<HostKey> = self
+                    .hostnames(listener.hostname.as_deref())
+                    .into_iter()
+                    .filter(|host| !listener::isolated_from(&gateway.spec.listeners, index, host))
+                    .collect();
                 if !hosts.is_empty() {
                     outcome.listeners.push(listener.name.clone());
                 }
@@ -403,7 +412,23 @@ impl RouteConverter<'_, '_> {
                     }
                 };
                 action.unavailable_weight = unavailable_weight;
-                action.backends = backends.iter().map(|(_, chosen)| chosen.clone()).collect();
+                action.backends = Vec::with_capacity(backends.len());
+                for (_, chosen) in &backends {
+                    match rules::for_match(chosen, matched_prefix) {
+                        Ok(chosen) => action.backends.push(chosen),
+                        Err(why) => {
+                            self.report(
+                                format!("{at}.path"),
+                                format!(
+                                    "the filters of the backendRef to Service {}: {why}; its share of the traffic for this match is answered with 500",
+                                    chosen.id.service
+                                ),
+                            );
+                            action.unavailable_weight =
+                                action.unavailable_weight.saturating_add(chosen.weight);
+                        }
+                    }
+                }
                 if backends.is_empty() && unavailable_weight == 0 && action.redirect.is_none() {
                     // Nothing to forward to: the specification asks for 500.
                     action.unavailable_weight = 1;
@@ -461,7 +486,7 @@ impl RouteConverter<'_, '_> {
                 continue;
             }
             let filters = reference.filters.clone().unwrap_or_default();
-            let (request_headers, response_headers) = match rules::backend_filters(&filters) {
+            let edits = match rules::backend_filters(&filters) {
                 Ok(edits) => edits,
                 Err((part, why)) => {
                     self.report(
@@ -477,8 +502,10 @@ impl RouteConverter<'_, '_> {
                     let chosen = model::RuleBackend {
                         id: backend.id.clone(),
                         weight,
-                        request_headers,
-                        response_headers,
+                        request_headers: edits.request,
+                        response_headers: edits.response,
+                        redirect: edits.redirect,
+                        rewrite: edits.rewrite,
                     };
                     backends.push((backend, chosen));
                 }

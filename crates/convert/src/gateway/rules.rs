@@ -6,10 +6,11 @@
 
 use model::{Condition, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, ValueMatch};
 use resources::gateway::{
-    HttpRouteRulesBackendRefsFilters, HttpRouteRulesBackendRefsFiltersType, HttpRouteRulesFilters,
-    HttpRouteRulesFiltersRequestRedirect, HttpRouteRulesFiltersRequestRedirectPathType,
-    HttpRouteRulesFiltersRequestRedirectScheme, HttpRouteRulesFiltersType,
-    HttpRouteRulesFiltersUrlRewritePathType, HttpRouteRulesMatches,
+    HttpRouteRulesBackendRefsFilters, HttpRouteRulesBackendRefsFiltersRequestRedirectPathType,
+    HttpRouteRulesBackendRefsFiltersRequestRedirectScheme, HttpRouteRulesBackendRefsFiltersType,
+    HttpRouteRulesBackendRefsFiltersUrlRewritePathType, HttpRouteRulesFilters,
+    HttpRouteRulesFiltersRequestRedirectPathType, HttpRouteRulesFiltersRequestRedirectScheme,
+    HttpRouteRulesFiltersType, HttpRouteRulesFiltersUrlRewritePathType, HttpRouteRulesMatches,
     HttpRouteRulesMatchesHeadersType, HttpRouteRulesMatchesMethod,
     HttpRouteRulesMatchesQueryParamsType,
 };
@@ -134,6 +135,65 @@ macro_rules! modifier {
     }};
 }
 
+/// A redirect's fields, whichever generated type (rule or backendRef filter) holds them.
+struct RedirectFields<'a> {
+    status_code: Option<i64>,
+    /// `http` or `https`.
+    scheme: Option<&'static str>,
+    hostname: Option<&'a str>,
+    port: Option<i32>,
+    path: Option<PathFields<'a>>,
+}
+
+/// A path modifier's fields: whether it replaces the matched prefix, and its values.
+struct PathFields<'a> {
+    replaces_prefix: bool,
+    full: Option<&'a str>,
+    prefix: Option<&'a str>,
+}
+
+/// A URL rewrite's fields, whichever generated type holds them.
+struct RewriteFields<'a> {
+    hostname: Option<&'a str>,
+    path: Option<PathFields<'a>>,
+}
+
+/// Reads a generated `RequestRedirect` with its scheme and path-type enums.
+macro_rules! redirect_fields {
+    ($redirect:expr, $scheme:ident, $path_type:ident) => {{
+        let redirect = $redirect;
+        RedirectFields {
+            status_code: redirect.status_code,
+            scheme: redirect.scheme.as_ref().map(|scheme| match scheme {
+                $scheme::Http => "http",
+                $scheme::Https => "https",
+            }),
+            hostname: redirect.hostname.as_deref(),
+            port: redirect.port,
+            path: redirect.path.as_ref().map(|path| PathFields {
+                replaces_prefix: matches!(path.r#type, $path_type::ReplacePrefixMatch),
+                full: path.replace_full_path.as_deref(),
+                prefix: path.replace_prefix_match.as_deref(),
+            }),
+        }
+    }};
+}
+
+/// Reads a generated `URLRewrite` with its path-type enum.
+macro_rules! rewrite_fields {
+    ($rewrite:expr, $path_type:ident) => {{
+        let rewrite = $rewrite;
+        RewriteFields {
+            hostname: rewrite.hostname.as_deref(),
+            path: rewrite.path.as_ref().map(|path| PathFields {
+                replaces_prefix: matches!(path.r#type, $path_type::ReplacePrefixMatch),
+                full: path.replace_full_path.as_deref(),
+                prefix: path.replace_prefix_match.as_deref(),
+            }),
+        }
+    }};
+}
+
 /// The modifier a filter of a header-modifier type must carry.
 fn required<'a, T>(modifier: Option<&'a T>, name: &str) -> Result<&'a T, String> {
     modifier.ok_or_else(|| format!("a {name} filter needs its {name} field"))
@@ -168,29 +228,27 @@ pub(crate) fn filters(
             HttpRouteRulesFiltersType::RequestRedirect => {
                 let wanted =
                     required(filter.request_redirect.as_ref(), "requestRedirect").map_err(at)?;
-                action.redirect = Some(redirect(wanted, matched_prefix).map_err(at)?);
+                action.redirect = Some(
+                    redirect(
+                        &redirect_fields!(
+                            wanted,
+                            HttpRouteRulesFiltersRequestRedirectScheme,
+                            HttpRouteRulesFiltersRequestRedirectPathType
+                        ),
+                        matched_prefix,
+                    )
+                    .map_err(at)?,
+                );
             }
             HttpRouteRulesFiltersType::UrlRewrite => {
-                let rewrite = required(filter.url_rewrite.as_ref(), "urlRewrite").map_err(at)?;
-                let path = match &rewrite.path {
-                    None => None,
-                    Some(path) => Some(
-                        path_change(
-                            matches!(
-                                path.r#type,
-                                HttpRouteRulesFiltersUrlRewritePathType::ReplacePrefixMatch
-                            ),
-                            path.replace_full_path.as_deref(),
-                            path.replace_prefix_match.as_deref(),
-                            matched_prefix,
-                        )
-                        .map_err(at)?,
-                    ),
-                };
-                action.rewrite = Some(Rewrite {
-                    hostname: optional_host(rewrite.hostname.as_deref()).map_err(at)?,
-                    path,
-                });
+                let wanted = required(filter.url_rewrite.as_ref(), "urlRewrite").map_err(at)?;
+                action.rewrite = Some(
+                    rewrite(
+                        &rewrite_fields!(wanted, HttpRouteRulesFiltersUrlRewritePathType),
+                        matched_prefix,
+                    )
+                    .map_err(at)?,
+                );
             }
             ref other => {
                 return Err(at(format!(
@@ -233,12 +291,22 @@ fn backend_filter_name(kind: &HttpRouteRulesBackendRefsFiltersType) -> &'static 
     }
 }
 
-/// A backendRef's filters: its request and response header changes.
+/// What a backendRef's filters do when that backend is chosen.
+#[derive(Debug, Default)]
+pub(crate) struct BackendEdits {
+    pub(crate) request: HeaderEdits,
+    pub(crate) response: HeaderEdits,
+    pub(crate) redirect: Option<Redirect>,
+    pub(crate) rewrite: Option<Rewrite>,
+}
+
+/// A backendRef's filters. The rule's backends serve each of its matches, so a
+/// `ReplacePrefixMatch` here leaves the matched prefix empty; [`for_match`] fills it.
 pub(crate) fn backend_filters(
     filters: &[HttpRouteRulesBackendRefsFilters],
-) -> Result<(HeaderEdits, HeaderEdits), FieldError> {
-    let mut request = HeaderEdits::default();
-    let mut response = HeaderEdits::default();
+) -> Result<BackendEdits, FieldError> {
+    let mut edits = BackendEdits::default();
+    let (request, response) = (&mut edits.request, &mut edits.response);
     for (index, filter) in filters.iter().enumerate() {
         let at = |why: String| (format!("filters[{index}]"), why);
         match filter.r#type {
@@ -248,7 +316,7 @@ pub(crate) fn backend_filters(
                     "requestHeaderModifier",
                 )
                 .map_err(at)?;
-                header_edits(&modifier!(modifier), &mut request).map_err(at)?;
+                header_edits(&modifier!(modifier), request).map_err(at)?;
             }
             HttpRouteRulesBackendRefsFiltersType::ResponseHeaderModifier => {
                 let modifier = required(
@@ -256,7 +324,35 @@ pub(crate) fn backend_filters(
                     "responseHeaderModifier",
                 )
                 .map_err(at)?;
-                header_edits(&modifier!(modifier), &mut response).map_err(at)?;
+                header_edits(&modifier!(modifier), response).map_err(at)?;
+            }
+            HttpRouteRulesBackendRefsFiltersType::RequestRedirect => {
+                let wanted =
+                    required(filter.request_redirect.as_ref(), "requestRedirect").map_err(at)?;
+                edits.redirect = Some(
+                    redirect(
+                        &redirect_fields!(
+                            wanted,
+                            HttpRouteRulesBackendRefsFiltersRequestRedirectScheme,
+                            HttpRouteRulesBackendRefsFiltersRequestRedirectPathType
+                        ),
+                        Some(""),
+                    )
+                    .map_err(at)?,
+                );
+            }
+            HttpRouteRulesBackendRefsFiltersType::UrlRewrite => {
+                let wanted = required(filter.url_rewrite.as_ref(), "urlRewrite").map_err(at)?;
+                edits.rewrite = Some(
+                    rewrite(
+                        &rewrite_fields!(
+                            wanted,
+                            HttpRouteRulesBackendRefsFiltersUrlRewritePathType
+                        ),
+                        Some(""),
+                    )
+                    .map_err(at)?,
+                );
             }
             ref other => {
                 return Err(at(format!(
@@ -266,7 +362,36 @@ pub(crate) fn backend_filters(
             }
         }
     }
-    Ok((request, response))
+    if edits.redirect.is_some() && edits.rewrite.is_some() {
+        return Err((
+            "filters".to_owned(),
+            "RequestRedirect and URLRewrite cannot be combined".to_owned(),
+        ));
+    }
+    Ok(edits)
+}
+
+/// A chosen backend's redirect and rewrite for one match: the prefix a
+/// `ReplacePrefixMatch` replaces is the one this match matched (`None`: not a prefix
+/// match, which such a filter cannot serve).
+pub(crate) fn for_match(
+    backend: &model::RuleBackend,
+    matched_prefix: Option<&str>,
+) -> Result<model::RuleBackend, String> {
+    let mut backend = backend.clone();
+    let paths = [
+        backend.redirect.as_mut().and_then(|r| r.path.as_mut()),
+        backend.rewrite.as_mut().and_then(|r| r.path.as_mut()),
+    ];
+    for path in paths.into_iter().flatten() {
+        if let PathChange::Prefix { matched, .. } = path {
+            let Some(prefix) = matched_prefix else {
+                return Err("ReplacePrefixMatch needs a PathPrefix match".to_owned());
+            };
+            *matched = prefix.trim_end_matches('/').to_owned();
+        }
+    }
+    Ok(backend)
 }
 
 fn header_edits(modifier: &Modifier<'_>, edits: &mut HeaderEdits) -> Result<(), String> {
@@ -284,7 +409,7 @@ fn header_edits(modifier: &Modifier<'_>, edits: &mut HeaderEdits) -> Result<(), 
 }
 
 fn redirect(
-    redirect: &HttpRouteRulesFiltersRequestRedirect,
+    redirect: &RedirectFields<'_>,
     matched_prefix: Option<&str>,
 ) -> Result<Redirect, String> {
     let code = match redirect.status_code.unwrap_or(302) {
@@ -295,13 +420,6 @@ fn redirect(
             ));
         }
     };
-    let scheme = redirect.scheme.as_ref().map(|scheme| {
-        match scheme {
-            HttpRouteRulesFiltersRequestRedirectScheme::Http => "http",
-            HttpRouteRulesFiltersRequestRedirectScheme::Https => "https",
-        }
-        .to_owned()
-    });
     let port = match redirect.port {
         None => None,
         Some(port) => Some(
@@ -311,25 +429,28 @@ fn redirect(
                 .ok_or(format!("port {port} is out of range"))?,
         ),
     };
-    let path = match &redirect.path {
-        None => None,
-        Some(path) => Some(path_change(
-            matches!(
-                path.r#type,
-                HttpRouteRulesFiltersRequestRedirectPathType::ReplacePrefixMatch
-            ),
-            path.replace_full_path.as_deref(),
-            path.replace_prefix_match.as_deref(),
-            matched_prefix,
-        )?),
-    };
     Ok(Redirect {
-        scheme,
-        hostname: optional_host(redirect.hostname.as_deref())?,
+        scheme: redirect.scheme.map(str::to_owned),
+        hostname: optional_host(redirect.hostname)?,
         port,
-        path,
+        path: path_fields(redirect.path.as_ref(), matched_prefix)?,
         code,
     })
+}
+
+fn rewrite(rewrite: &RewriteFields<'_>, matched_prefix: Option<&str>) -> Result<Rewrite, String> {
+    Ok(Rewrite {
+        hostname: optional_host(rewrite.hostname)?,
+        path: path_fields(rewrite.path.as_ref(), matched_prefix)?,
+    })
+}
+
+fn path_fields(
+    path: Option<&PathFields<'_>>,
+    matched_prefix: Option<&str>,
+) -> Result<Option<PathChange>, String> {
+    path.map(|path| path_change(path.replaces_prefix, path.full, path.prefix, matched_prefix))
+        .transpose()
 }
 
 /// A path modifier: the whole path (`ReplaceFullPath`) or the matched prefix

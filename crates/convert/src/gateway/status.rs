@@ -12,9 +12,8 @@ use resources::{Kind, Object, ObjectRef};
 use serde::Serialize;
 
 use super::api::{GATEWAY_CONTROLLER, GROUP};
-use super::listener::{self, PortProtocols};
+use super::listener;
 use crate::lookup::Recorder;
-use crate::options::ListenerPorts;
 use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal, RouteOutcome};
 
 /// One status condition.
@@ -217,15 +216,22 @@ pub(crate) fn report(
             .spec
             .listeners
             .iter()
-            .map(|listener| {
+            .enumerate()
+            .map(|(index, listener)| {
                 let attached_routes = attached
                     .get(&(gateway_ref.clone(), listener.name.clone()))
                     .copied()
                     .unwrap_or(0);
+                let frontend = listener::gateway_frontend(
+                    &gateway.spec.listeners,
+                    index,
+                    port_protocols,
+                    ports,
+                );
                 listener_status(
                     lookups,
                     &gateway_ref,
-                    (listener, port_protocols, ports),
+                    (listener, frontend),
                     attached_routes,
                     generation,
                 )
@@ -293,13 +299,21 @@ fn refused(kind: ConditionType, refusal: &Refusal, generation: Option<i64>) -> S
 fn listener_status(
     lookups: &mut Recorder<'_>,
     gateway: &ObjectRef,
-    (listener, port_protocols, ports): (&GatewayListeners, &PortProtocols, &ListenerPorts),
+    (listener, frontend): (&GatewayListeners, Result<model::Frontends, Refusal>),
     attached_routes: u32,
     generation: Option<i64>,
 ) -> ListenerStatus {
-    let frontend = listener::frontend(listener, port_protocols, ports);
-    let conflicted =
-        matches!(&frontend, Err(refusal) if refusal.reason == Reason::ProtocolConflict);
+    let conflict = match &frontend {
+        Err(refusal)
+            if matches!(
+                refusal.reason,
+                Reason::ProtocolConflict | Reason::HostnameConflict
+            ) =>
+        {
+            Some(refusal.clone())
+        }
+        _ => None,
+    };
     let accepted = match &frontend {
         Ok(frontends) => condition(
             ConditionType::Accepted,
@@ -372,21 +386,22 @@ fn listener_status(
                 if programmed { "live" } else { "not served" },
                 generation,
             ),
-            condition(
-                ConditionType::Conflicted,
-                conflicted,
-                if conflicted {
-                    Reason::ProtocolConflict
-                } else {
-                    Reason::NoConflicts
-                },
-                if conflicted {
-                    "another listener uses this port with another protocol"
-                } else {
-                    "no conflict"
-                },
-                generation,
-            ),
+            match conflict {
+                Some(refusal) => condition(
+                    ConditionType::Conflicted,
+                    true,
+                    refusal.reason,
+                    refusal.message,
+                    generation,
+                ),
+                None => condition(
+                    ConditionType::Conflicted,
+                    false,
+                    Reason::NoConflicts,
+                    "no conflict",
+                    generation,
+                ),
+            },
         ],
     }
 }

@@ -141,7 +141,7 @@ fn listener_reasons() {
                     "status Gateway default/edge listener admin: routes 0, kinds [HTTPRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener plain443: routes 0, kinds [HTTPRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener tls80: routes 0, kinds [HTTPRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener tls80: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                 ],
             )
             .given(OUR_CLASS)
@@ -168,6 +168,34 @@ fn listener_reasons() {
                     "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener plain: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                     "status Gateway default/edge listener secure: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                ],
+            )
+            .given(OUR_CLASS),
+            Case::new(
+                "gateway-api.md Status: a listener with the port, protocol and hostname of an earlier listener of its Gateway: HostnameConflict, only the first is served",
+                "
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners:
+                  - {name: first, protocol: HTTP, port: 80, hostname: app.test}
+                  - {name: second, protocol: HTTP, port: 80, hostname: APP.test}
+                  - {name: other, protocol: HTTP, port: 80, hostname: other.test}
+                ---
+                kind: HTTPRoute
+                metadata: {name: app}
+                spec:
+                  parentRefs: [{name: edge}]
+                  rules: [{backendRefs: [{name: web, port: 80}]}]
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge listener first: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener other: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener second: routes 0, kinds [HTTPRoute], Accepted=False(HostnameConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(HostnameConflict)",
+                    "status HTTPRoute default/app parent default/edge: Accepted=True ResolvedRefs=True",
                 ],
             )
             .given(OUR_CLASS),

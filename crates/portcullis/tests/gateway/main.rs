@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod manifests;
+mod misdirected;
 mod routing;
 mod rules;
 mod status;

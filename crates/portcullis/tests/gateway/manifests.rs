@@ -161,7 +161,12 @@ metadata: {name: by-port, namespace: default}
 spec:
   parentRefs: [{name: web, port: ALT_PORT}]
   hostnames: [byport.test]
-  rules: [{backendRefs: [{name: other, port: 80}]}]
+  rules:
+  - backendRefs: [{name: other, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /moved}}]
+    filters:
+    - type: RequestRedirect
+      requestRedirect: {hostname: app.test, statusCode: 301}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -227,4 +232,19 @@ metadata: {name: team-may-use-other, namespace: default}
 spec:
   from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: team}]
   to: [{group: "", kind: Service, name: other}]
+"#;
+
+/// A younger Gateway whose HTTPS listener has no hostname, and so matches every name.
+pub const ANY_NAME_GATEWAY: &str = r#"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: any-name, namespace: default}
+spec:
+  gatewayClassName: portcullis
+  listeners:
+  - name: https
+    protocol: HTTPS
+    port: 443
+    tls: {certificateRefs: [{name: any-tls}]}
 "#;

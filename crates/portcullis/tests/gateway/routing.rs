@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use test_support::{EchoServer, Portcullis, answer, backend, https_get, self_signed, tls_secret};
 
-use crate::manifests::{ALT_ROUTE, DUAL_ROUTES, GATEWAY, GRANT, MORE_ROUTES, ROUTES, WILD_ROUTE};
+use crate::manifests::{
+    ALT_ROUTE, ANY_NAME_GATEWAY, DUAL_ROUTES, GATEWAY, GRANT, MORE_ROUTES, ROUTES, WILD_ROUTE,
+};
 use crate::status::{condition, pair, status_of};
 use crate::write;
 
@@ -41,6 +43,9 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     objects += &MORE_ROUTES.replace("ALT_PORT", &alt_port.to_string());
     let (vault_cert, vault_key) = self_signed("vault certificate", &["vaulted.test"]);
     objects += &tls_secret("vault", "vault-tls", &vault_cert, &vault_key);
+    let (any_cert, any_key) = self_signed("any-name certificate", &["any.test"]);
+    objects += &tls_secret("default", "any-tls", &any_cert, &any_key);
+    objects += ANY_NAME_GATEWAY;
     write(&manifests, "all.yaml", &objects);
     let mut p = Portcullis::start(
         env!("CARGO_BIN_EXE_portcullis"),
@@ -137,6 +142,13 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     // A listener whose allowedRoutes kinds leave HTTPRoute out; a parentRef by port.
     assert_eq!(answer(port, "kinds.test", "/"), "404");
     assert_eq!(answer(alt_port, "byport.test", "/"), "other");
+    // A redirect with neither scheme nor port keeps the listener's port.
+    let moved = test_support::http_get(alt_port, "byport.test", "/moved/x?q=1").unwrap();
+    assert_eq!(moved.status, 301);
+    assert_eq!(
+        moved.headers["location"],
+        format!("http://app.test:{alt_port}/moved/x?q=1")
+    );
     assert_eq!(answer(port, "byport.test", "/"), "404");
     // A certificate in another namespace, allowed by a ReferenceGrant; a redirect that
     // replaces the scheme, the host and the whole path.
@@ -155,6 +167,14 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
         moved.response.headers["location"],
         "http://app.test/landing"
     );
+
+    // A hostname-less HTTPS listener matches every name: its certificate is served
+    // for a name no host claims (and the request answered 404), not the fallback.
+    let unknown = https_get(p.https_port, "unknown.test", "unknown.test", "/").unwrap();
+    assert_eq!(unknown.certificate_cn, "any-name certificate");
+    assert_eq!(unknown.response.status, 404);
+    let secure = https_get(p.https_port, "shop.secure.test", "shop.secure.test", "/").unwrap();
+    assert_eq!(secure.certificate_cn, "secure wildcard");
 
     // Two routes for one host and path, on different listeners: each keeps to its own.
     assert_eq!(answer(port, "dual.secure.test", "/"), "other");

@@ -117,6 +117,16 @@ spec:
     backendRefs: [{name: app, port: 80}, {name: missing, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /broken}}]
     backendRefs: [{name: missing, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /per-backend}}]
+    backendRefs:
+    - name: app
+      port: 80
+      weight: 1
+      filters: [{type: URLRewrite, urlRewrite: {hostname: chosen.test, path: {type: ReplacePrefixMatch, replacePrefixMatch: /app}}}]
+    - name: api
+      port: 80
+      weight: 1
+      filters: [{type: RequestRedirect, requestRedirect: {hostname: elsewhere.test, path: {type: ReplacePrefixMatch, replacePrefixMatch: /moved}, statusCode: 307}}]
 "#;
 
 /// Method, target, headers, and the backend expected to answer.
@@ -238,11 +248,11 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
         response.headers["location"],
         "https://example.org/redirect/x?q=1"
     );
-    let response = request(port, "GET", "filters.test", "/moved/page", &[]);
+    let response = request(port, "GET", "filters.test", "/moved/page?q=1", &[]);
     assert_eq!(response.status, 308);
     assert_eq!(
         response.headers["location"],
-        "http://filters.test:8080/new/page"
+        "http://filters.test:8080/new/page?q=1"
     );
 
     // Rewrites before forwarding.
@@ -289,5 +299,28 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
     assert!(
         (70..=130).contains(&failed),
         "expected 100 ± 30 of 200: {failed}"
+    );
+
+    // A backendRef's own rewrite and redirect apply when it is the one chosen, its
+    // `ReplacePrefixMatch` replacing the prefix this match matched.
+    let (mut rewritten, mut redirected) = (0, 0);
+    for _ in 0..100 {
+        let response = request(port, "GET", "split.test", "/per-backend/x?q=1", &[]);
+        if response.status == 307 {
+            assert_eq!(
+                response.headers["location"],
+                "http://elsewhere.test/moved/x?q=1"
+            );
+            redirected += 1;
+        } else {
+            assert_eq!(served_by(&response), "app", "{}", response.body);
+            assert_eq!(response.seen("path").as_deref(), Some("/app/x"));
+            assert_eq!(response.echo().unwrap()["headers"]["host"], "chosen.test");
+            rewritten += 1;
+        }
+    }
+    assert!(
+        (25..=75).contains(&rewritten) && rewritten + redirected == 100,
+        "expected 50 ± 25 of 100 rewritten: {rewritten} rewritten, {redirected} redirected"
     );
 }

@@ -167,9 +167,14 @@ fn status_reports_every_condition_and_reason_of_the_specification() {
         condition(&listener("tcp")["conditions"], "Accepted"),
         pair("False", "UnsupportedProtocol")
     );
+    // Plain HTTP on the HTTPS frontend's port, beside an HTTPS listener there.
     assert_eq!(
         condition(&listener("alt")["conditions"], "Accepted"),
-        pair("False", "PortUnavailable")
+        pair("False", "ProtocolConflict")
+    );
+    assert_eq!(
+        condition(&listener("alt")["conditions"], "Conflicted"),
+        pair("True", "ProtocolConflict")
     );
     assert_eq!(
         condition(&listener("secure")["conditions"], "ResolvedRefs"),

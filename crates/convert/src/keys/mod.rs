@@ -30,7 +30,7 @@ mod tls;
 pub use affinity::{
     AFFINITY, COOKIE_KEY, SESSION_COOKIE_DOMAIN, SESSION_COOKIE_DYNAMIC, SESSION_COOKIE_KEYWORDS,
     SESSION_COOKIE_NAME, SESSION_COOKIE_PRESERVE, SESSION_COOKIE_SAME_SITE,
-    SESSION_COOKIE_STRATEGY,
+    SESSION_COOKIE_STRATEGY, SESSION_COOKIE_VALUE_STRATEGY,
 };
 pub use backend::{BALANCE_ALGORITHM, TIMEOUT_CONNECT, TIMEOUT_SERVER};
 pub use backend_tls::{
@@ -287,6 +287,7 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &SESSION_COOKIE_SAME_SITE,
     &SESSION_COOKIE_DOMAIN,
     &SESSION_COOKIE_PRESERVE,
+    &SESSION_COOKIE_VALUE_STRATEGY,
     &COOKIE_KEY,
     &USE_PROXY_PROTOCOL,
     &USE_PROXY_PROTOCOL_TRUSTED_CIDRS,
@@ -309,6 +310,14 @@ pub static UNSUPPORTED_KEYS: &[(&str, &str)] = &[
     (
         "tcp-log-format",
         "it formats the logs of TCP services, and portcullis proxies HTTP only",
+    ),
+    (
+        "close-sessions-duration",
+        "not yet: HAProxy 2.6's close-spread-time does not spread the closing of tunnels (WebSockets) of an old worker, which are all cut at timeout-stop, so the controller would have to close them itself",
+    ),
+    (
+        "session-cookie-shared",
+        "one cookie naming every domain of a backend is refused by today's browsers (haproxy-ingress deprecates it); use session-cookie-domain",
     ),
 ];
 

@@ -50,6 +50,17 @@ pub(crate) fn server_options(
     })
 }
 
+/// The per-client limits of a backend.
+pub(crate) fn client_limits(keys: &Keys<'_>) -> model::ClientLimits {
+    model::ClientLimits {
+        rps: keys.get(&keys::LIMIT_RPS),
+        connections: keys.get(&keys::LIMIT_CONNECTIONS),
+        exempt: keys.get(&keys::LIMIT_WHITELIST),
+        rps_status: keys.get(&keys::LIMIT_REQ_STATUS_CODE),
+        connections_status: keys.get(&keys::LIMIT_CONN_STATUS_CODE),
+    }
+}
+
 /// The timeouts a backend section sets: queue, tunnel and server-fin always (the
 /// `defaults` section has none of them), request and keep-alive only when an
 /// annotation overrides the ConfigMap's value, which `defaults` already holds.

@@ -14,7 +14,7 @@ use crate::contribution::{
 use crate::endpoints::ServiceBackend;
 use crate::keys::{self, Annotations, Keys};
 use crate::lookup::Recorder;
-use crate::{endpoints, ingress_keys, names};
+use crate::{auth, endpoints, ingress_keys, names};
 
 struct Converter<'a, 'b> {
     lookups: &'a mut Recorder<'b>,
@@ -306,6 +306,19 @@ impl Converter<'_, '_> {
                     .then(|| layers.get(&keys::SSL_REDIRECT_CODE));
                 let mut problems = Vec::new();
                 let action = ingress_keys::path_action(&layers, &backend, &rule, &mut problems);
+                let global = self.lookups.global();
+                let auth_layers = Keys {
+                    service: Some(&service_keys),
+                    object: Some(&self.annotations),
+                    global,
+                };
+                let auth = auth::path_auth(
+                    &auth_layers,
+                    self.lookups,
+                    &self.output.object.namespace,
+                    &mut problems,
+                );
+                let action = ingress_keys::with_auth(action, auth, &backend);
                 let app_root = ingress_keys::is_root(&rule)
                     .then(|| self.keys().get(&keys::APP_ROOT))
                     .flatten();
@@ -319,6 +332,12 @@ impl Converter<'_, '_> {
                         .as_ref()
                         .map(|a| a.request_headers.clone())
                         .unwrap_or_default();
+                    // A refused client is not told where the application lives either.
+                    redirect.access = action
+                        .as_ref()
+                        .map(|a| a.access.clone())
+                        .unwrap_or_default();
+                    redirect.auth = action.as_ref().and_then(|a| a.auth.clone());
                     self.output.routes.push(RouteClaim {
                         host: host.clone(),
                         path: rule.path.clone(),

@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use model::{
-    Backend, BodyLimit, Condition, HeaderEdits, Hsts, HstsRule, PathChange, PathKind, PathMatch,
-    Redirect, Rewrite, RuleAction, RuleBackend, TlsOptions,
+    AddressRule, Backend, BodyLimit, Condition, HeaderEdits, Hsts, HstsRule, ListName, PathChange,
+    PathKind, PathMatch, Redirect, Rewrite, RuleAction, RuleBackend, SourceAccess, TlsOptions,
 };
 
-use crate::keys::{self, Annotations, GlobalConfig, HeaderList, Keys, PathType};
+use crate::keys::Setting;
+use crate::keys::{self, AddressEntries, Annotations, GlobalConfig, HeaderList, Keys, PathType};
 use crate::names;
 
 /// How an Ingress path is matched: its key in the route maps, and conditions beyond it.
@@ -135,7 +136,76 @@ pub(crate) fn path_action(
     if body_limit != layers.global.get(&keys::PROXY_BODY_SIZE) {
         action.body_limit = body_limit.map_or(BodyLimit::Unlimited, BodyLimit::Bytes);
     }
+    action.access = source_access(layers);
     (!action.forwards_only()).then(|| Arc::new(action))
+}
+
+/// Which clients a path serves, from the allow and deny lists (`whitelist-source-range`
+/// stands in for an unset `allowlist-source-range`). A list set to an invalid value
+/// refuses everyone: the path is never served without the protection asked for.
+pub(crate) fn source_access(layers: &Keys<'_>) -> SourceAccess {
+    let allow = layers
+        .setting(&keys::ALLOWLIST_SOURCE_RANGE)
+        .map(|setting| (setting, keys::ALLOWLIST_SOURCE_RANGE.name))
+        .or_else(|| {
+            layers
+                .setting(&keys::WHITELIST_SOURCE_RANGE)
+                .map(|setting| (setting, keys::WHITELIST_SOURCE_RANGE.name))
+        });
+    let deny = layers
+        .setting(&keys::DENYLIST_SOURCE_RANGE)
+        .map(|setting| (setting, keys::DENYLIST_SOURCE_RANGE.name));
+    let mut access = SourceAccess::default();
+    let mut rule = |setting: Option<(Setting<AddressEntries>, &str)>| match setting {
+        None => None,
+        Some((Setting::Refused, _)) => {
+            access.refuse_all = true;
+            None
+        }
+        Some((Setting::Valid(entries, origin), key)) => {
+            (!entries.ranges.is_empty() || !entries.exceptions.is_empty()).then(|| {
+                AddressRule::new(
+                    ListName::of(key, &origin),
+                    entries.ranges,
+                    entries.exceptions,
+                )
+            })
+        }
+    };
+    let allow = rule(allow);
+    let deny = rule(deny);
+    if access.refuse_all {
+        return access;
+    }
+    access.allow = allow;
+    access.deny = deny;
+    if !access.is_open() {
+        access.source_header = layers.get(&keys::ALLOWLIST_SOURCE_HEADER);
+    }
+    access
+}
+
+/// The path's action with its authentication: a path that only forwards gets an action
+/// of its own once it asks for authentication.
+pub(crate) fn with_auth(
+    action: Option<Arc<RuleAction>>,
+    auth: Option<Arc<model::PathAuth>>,
+    backend: &Backend,
+) -> Option<Arc<RuleAction>> {
+    let Some(auth) = auth else {
+        return action;
+    };
+    let base = action.map_or_else(
+        || RuleAction {
+            backends: vec![RuleBackend::plain(backend.id.clone(), 1)],
+            ..RuleAction::default()
+        },
+        |action| (*action).clone(),
+    );
+    Some(Arc::new(RuleAction {
+        auth: Some(auth),
+        ..base
+    }))
 }
 
 /// Whether a path is the root (`/` of any type), which `app-root` redirects.

@@ -41,7 +41,11 @@ Between prefixes on one object, `{own_prefix}` comes first, then `{migration_pre
 `{legacy_prefix}`.
 
 An invalid value is reported (object, key, value, reason) and the next one in that order
-applies. An unknown key, and a global key set as an annotation, are reported and ignored.
+applies, except for the address lists (`allowlist-source-range`, `whitelist-source-range`,
+`denylist-source-range`): an invalid list refuses every client of the paths it applies to
+(403) until it is fixed, so that a typo never serves a path without its protection. An
+unknown key, and a global key set as an annotation, are reported and ignored; so are the
+keys listed under [Not supported](#not-supported), with the reason.
 
 Scopes:
 
@@ -99,10 +103,23 @@ Scopes:
         );
     }
     page.push_str(
-        "\n## Not supported\n\nThese haproxy-ingress keys are reported, with the reason, wherever they are set:\n\n",
+        "
+## Not supported
+
+These keys of haproxy-ingress or ingress-nginx are recognized but not implemented: setting
+one is reported (object, key, reason) and has no effect.
+
+| key | why |
+| --- | --- |
+",
     );
-    for (name, why) in UNSUPPORTED_KEYS {
-        let _ = writeln!(page, "- `{name}`: {why}.");
+    for key in UNSUPPORTED_KEYS {
+        let name = if key.prefix {
+            format!("`{}*`", key.name)
+        } else {
+            format!("`{}`", key.name)
+        };
+        let _ = writeln!(page, "| {name} | {} |", key.why);
     }
     page
 }

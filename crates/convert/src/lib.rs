@@ -2,6 +2,7 @@
 //! the same snapshot and options always give the same model and diagnostics.
 
 mod affinity;
+mod auth;
 mod backend_settings;
 mod cache;
 pub mod class;

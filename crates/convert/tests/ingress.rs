@@ -257,3 +257,189 @@ fn a_service_annotation_beats_the_ingress_which_beats_the_configmap_for_routes_t
         ]
     );
 }
+
+/// The source access of the route of `host` at `/`.
+fn access_of(model: &ProxyModel, host: &str) -> model::SourceAccess {
+    let route = &model.hosts[&HostKey::Exact(host.into())].routes[&PathMatch {
+        path: String::new(),
+        kind: PathKind::Prefix,
+    }];
+    match &route.target {
+        model::RouteTarget::Rules(rules) => rules[0].action.access.clone(),
+        model::RouteTarget::Backend(_) => model::SourceAccess::default(),
+    }
+}
+
+#[test]
+fn source_lists_are_named_after_their_setter_and_a_bad_one_refuses_everyone() {
+    let guarded = "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: guarded\n  annotations: {portcullis.dev/denylist-source-range: '10.9.0.0/16'}\nspec:\n  ports: [{port: 80}]\n";
+    let on_guarded = |name: &str, annotations: &str| {
+        format!(
+            "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  annotations: {{{annotations}}}\nspec:\n  ingressClassName: portcullis\n  rules:\n  - host: {name}.test\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: guarded, port: {{number: 80}}}}}}}}\n"
+        )
+    };
+    let objects = [
+        SERVICE.to_owned(),
+        guarded.to_owned(),
+        ingress(
+            "allow",
+            "  annotations: {portcullis.dev/allowlist-source-range: '10.0.0.0/8, !10.1.0.0/16, 10.0.0.0/8', portcullis.dev/allowlist-source-header: X-Real-IP}\n",
+            "  ingressClassName: portcullis\n",
+        ),
+        ingress(
+            "legacy",
+            "  annotations: {ingress.kubernetes.io/whitelist-source-range: '192.168.0.0/16'}\n",
+            "  ingressClassName: portcullis\n",
+        ),
+        ingress(
+            "bad",
+            "  annotations: {portcullis.dev/allowlist-source-range: '10.0.0.0/8, 10.0.0.256'}\n",
+            "  ingressClassName: portcullis\n",
+        ),
+        ingress(
+            "headeronly",
+            "  annotations: {portcullis.dev/allowlist-source-header: X-Real-IP}\n",
+            "  ingressClassName: portcullis\n",
+        ),
+        on_guarded("service", "portcullis.dev/allowlist-source-range: '10.0.0.0/8'"),
+    ]
+    .concat();
+    let (model, diagnostics) = model_of(&objects, &options());
+    let cidr = |t: &str| model::Cidr::parse(t).unwrap();
+
+    let allow = access_of(&model, "allow.test");
+    let rule = allow.allow.as_ref().unwrap();
+    assert_eq!(
+        rule.name,
+        model::ListName::of("allowlist-source-range", "Ingress default/allow")
+    );
+    assert_eq!(&*rule.ranges, [cidr("10.0.0.0/8")], "deduplicated");
+    assert_eq!(&*rule.exceptions, [cidr("10.1.0.0/16")]);
+    assert_eq!(allow.deny, None);
+    assert_eq!(
+        allow.source_header.map(|h| h.to_string()).as_deref(),
+        Some("X-Real-IP")
+    );
+
+    let legacy = access_of(&model, "legacy.test");
+    assert_eq!(&*legacy.allow.unwrap().ranges, [cidr("192.168.0.0/16")]);
+
+    let bad = access_of(&model, "bad.test");
+    assert!(bad.refuse_all && bad.allow.is_none(), "{bad:?}");
+
+    // A source header alone refuses nobody: the path only forwards.
+    assert!(access_of(&model, "headeronly.test").is_open());
+
+    // The Ingress's allow list and the Service's deny list, each named after its setter.
+    let both = access_of(&model, "service.test");
+    assert_eq!(
+        both.deny.unwrap().name,
+        model::ListName::of("denylist-source-range", "Service default/guarded")
+    );
+    assert_eq!(
+        both.allow.unwrap().name,
+        model::ListName::of("allowlist-source-range", "Ingress default/service")
+    );
+
+    let reports: Vec<&String> = diagnostics
+        .iter()
+        .filter(|d| d.contains("source-range"))
+        .collect();
+    assert_eq!(
+        reports,
+        [
+            "Ingress default/bad: metadata.annotations[portcullis.dev/allowlist-source-range]: invalid value: '10.0.0.256' is not an IP address (1 of 2 entries invalid); every client of the paths it applies to is refused (403) until it is fixed",
+            "Ingress default/legacy: metadata.annotations[ingress.kubernetes.io/whitelist-source-range]: 'whitelist-source-range' is deprecated: use 'allowlist-source-range' (this one is ignored when that one is set)",
+        ]
+    );
+}
+
+/// The rule action of a host's only route.
+fn auth_of(model: &ProxyModel, host: &str) -> Option<std::sync::Arc<model::PathAuth>> {
+    let host = &model.hosts[&HostKey::Exact(format!("{host}.test"))];
+    match &host.routes.values().next().unwrap().target {
+        model::RouteTarget::Rules(rules) => rules[0].action.auth.clone(),
+        model::RouteTarget::Backend(_) => None,
+    }
+}
+
+#[test]
+fn authentication_keys_build_userlists_and_fail_closed() {
+    let mut options = options();
+    options.watch_ingress_without_class = true;
+    let annotated = |pairs: &str| format!("  annotations: {{{pairs}}}\n");
+    let yaml = format!(
+        "{SERVICE}{}{}{}{}{}{}{}{}",
+        "---\napiVersion: v1\nkind: Secret\nmetadata: {name: users}\nstringData:\n  auth: \"alice:$6$s$h\\nbob:$apr1$a$b\\n\"\n",
+        "---\napiVersion: v1\nkind: Service\nmetadata: {name: oauth}\nspec:\n  clusterIP: 10.96.0.7\n  ports: [{port: 4180}]\n",
+        ingress(
+            "basic",
+            &annotated(
+                "haproxy-ingress.github.io/auth-secret: users, haproxy-ingress.github.io/auth-realm: Staff"
+            ),
+            ""
+        ),
+        ingress(
+            "foreign",
+            &annotated("haproxy-ingress.github.io/auth-secret: other/users"),
+            ""
+        ),
+        ingress(
+            "sso",
+            &annotated(
+                "haproxy-ingress.github.io/auth-url: 'svc://oauth:4180/oauth2/auth', haproxy-ingress.github.io/auth-timeout: 1s, haproxy-ingress.github.io/auth-signin: 'https://a.test/start', haproxy-ingress.github.io/auth-headers-fail: X-A"
+            ),
+            ""
+        ),
+        ingress(
+            "badurl",
+            &annotated("haproxy-ingress.github.io/auth-url: 'ftp://x/'"),
+            ""
+        ),
+        ingress("plain", "", ""),
+        ingress(
+            "badsecret",
+            &annotated("haproxy-ingress.github.io/auth-secret: Bad_Name"),
+            ""
+        ),
+    );
+    let (model, diagnostics) = model_of(&yaml, &options);
+    let basic = auth_of(&model, "basic").unwrap();
+    let Some(model::BasicAuth::Users { userlist, realm }) = &basic.basic else {
+        panic!("{basic:?}");
+    };
+    assert_eq!(realm.as_str(), "Staff");
+    let users: Vec<&str> = userlist.users.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(users, ["alice"]);
+    assert_eq!(
+        auth_of(&model, "foreign").unwrap().basic,
+        Some(model::BasicAuth::Unusable)
+    );
+    let sso = auth_of(&model, "sso").unwrap();
+    let Some(model::ExternalAuth::Service(service)) = &sso.external else {
+        panic!("{sso:?}");
+    };
+    assert_eq!(service.url.as_str(), "http://10.96.0.7:4180/oauth2/auth");
+    assert_eq!(service.attempt_timeout_ms, 250);
+    assert_eq!(service.method.as_str(), "GET");
+    // An auth-url that cannot be read closes the path: it is never served open.
+    assert_eq!(
+        auth_of(&model, "badurl").unwrap().external,
+        Some(model::ExternalAuth::Unusable)
+    );
+    assert_eq!(auth_of(&model, "plain"), None);
+    assert_eq!(
+        auth_of(&model, "badsecret").unwrap().basic,
+        Some(model::BasicAuth::Unusable)
+    );
+    assert_eq!(
+        diagnostics,
+        [
+            "Ingress default/badurl: metadata.annotations[auth-url]: the value cannot be used; the path answers 403 to every request",
+            "Ingress default/badurl: metadata.annotations[haproxy-ingress.github.io/auth-url]: invalid value: 'ftp://x/' is not an http://, https:// or svc:// URL; the global value is used",
+            "Ingress default/basic: metadata.annotations[auth-secret]: secret default/users, line 2: user 'bob': an Apache MD5 ($apr1$) hash, which HAProxy's C library cannot check; hash the password with `htpasswd -B` (bcrypt) or `mkpasswd -m sha-512`; the line is left out",
+            "Ingress default/foreign: metadata.annotations[auth-secret]: secret other/users is not in the Ingress's namespace default; the path answers 403 to every request",
+            "Ingress default/sso: metadata.annotations[auth-headers-fail]: not used with auth-signin: a refused client is redirected",
+        ]
+    );
+}

@@ -12,6 +12,9 @@ use tokio::net::UnixStream;
 /// A map payload chunk's size limit: the command and its payload must fit in one HAProxy
 /// buffer (16 KiB); a larger payload is dropped silently.
 const MAP_CHUNK_BYTES: usize = 12 * 1024;
+/// A line of `;`-separated commands stays below this size: HAProxy reads a command
+/// line into one buffer (16 KiB) and ignores a longer one.
+const BATCH_LINE_BYTES: usize = 12 * 1024;
 /// How long one reply may take.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The prompt that ends every reply in interactive mode.
@@ -140,6 +143,9 @@ impl RuntimeApi {
                 }
                 RuntimeCommand::ReplaceMap { map, content } => {
                     session.replace_map(map, content).await?;
+                }
+                RuntimeCommand::ReplaceAcl { acl, content } => {
+                    session.replace_acl(acl, content).await?;
                 }
                 RuntimeCommand::UpdateCertificate { file, content } => {
                     session.update_certificate(file, content).await?;
@@ -347,6 +353,88 @@ impl Session {
         .map(drop)
     }
 
+    /// Replaces an address list through a new version: HAProxy 2.6's `add acl` takes no
+    /// payload, so the entries go as `add acl @<version>` commands, many to a line.
+    async fn replace_acl(&mut self, acl: &str, content: &str) -> Result<(), RuntimeError> {
+        let prepare = format!("prepare acl {acl}");
+        let reply = self
+            .request(&prepare, |r| r.starts_with("New version created: "))
+            .await?;
+        let version = reply
+            .trim_start_matches("New version created: ")
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| RuntimeError::Unexpected {
+                request: prepare,
+                reply: reply.clone(),
+            })?;
+        let mut line = String::new();
+        let mut count = 0;
+        for pattern in content.lines().filter(|l| !l.is_empty()) {
+            if pattern.contains([';', '\\', ' ', '\'', '"']) {
+                return Err(RuntimeError::Unexpected {
+                    request: format!("add acl @{version} {acl}"),
+                    reply: format!("not sent: {pattern:?} is not one word"),
+                });
+            }
+            let command = format!("add acl @{version} {acl} {pattern}");
+            if !line.is_empty() && line.len() + command.len() + 1 > BATCH_LINE_BYTES {
+                self.batch(&line, count).await?;
+                line.clear();
+                count = 0;
+            }
+            if !line.is_empty() {
+                line.push(';');
+            }
+            line.push_str(&command);
+            count += 1;
+        }
+        if count > 0 {
+            self.batch(&line, count).await?;
+        }
+        self.request(&format!("commit acl @{version} {acl}"), str::is_empty)
+            .await
+            .map(drop)
+    }
+
+    /// Sends `count` commands separated by `;` on one line, each of which answers nothing
+    /// on success: HAProxy prints one prompt per command.
+    async fn batch(&mut self, line: &str, count: usize) -> Result<(), RuntimeError> {
+        self.stream.write_all(line.as_bytes()).await?;
+        self.stream.write_all(b"\n").await?;
+        let mut reply = Vec::new();
+        let mut buffer = [0_u8; 16 * 1024];
+        while !(reply.ends_with(PROMPT) && prompts(&reply) >= count) {
+            let read = tokio::time::timeout(REPLY_TIMEOUT, self.stream.read(&mut buffer))
+                .await
+                .map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::TimedOut, "no reply from HAProxy")
+                })??;
+            if read == 0 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "HAProxy closed the runtime API session",
+                )
+                .into());
+            }
+            reply.extend_from_slice(&buffer[..read]);
+        }
+        let text = String::from_utf8_lossy(&reply).replace("\n> ", "");
+        let text = text.trim().to_owned();
+        self.transcript.push(Exchange {
+            request: line.to_owned(),
+            reply: text.clone(),
+        });
+        if text.is_empty() {
+            Ok(())
+        } else {
+            Err(RuntimeError::Unexpected {
+                request: line.split(';').next().unwrap_or_default().to_owned(),
+                reply: text,
+            })
+        }
+    }
+
     async fn update_certificate(&mut self, file: &str, content: &[u8]) -> Result<(), RuntimeError> {
         let pem = String::from_utf8_lossy(content);
         let set = self
@@ -370,6 +458,11 @@ impl Session {
         }
         result
     }
+}
+
+/// How many prompts a reply holds (one per command of a `;`-separated line).
+fn prompts(reply: &[u8]) -> usize {
+    reply.windows(PROMPT.len()).filter(|w| *w == PROMPT).count()
 }
 
 /// The line number of `entry` (`<certificate> [<options>] <filters>`) in `show ssl

@@ -73,6 +73,32 @@ struct Shape {
     contents: [usize; 2],
     /// Seventy more hosts: more map changes than key edits are used for.
     bulk: bool,
+    /// The entries of `guarded.test`'s allow list: 0: one block; 1: 1500 blocks and an
+    /// exception; 2: two blocks of both families; `None`: no such host.
+    allow: Option<usize>,
+}
+
+/// The allow list of `guarded.test`.
+fn allow_rule(variant: usize) -> model::AddressRule {
+    let cidr = |text: &str| model::Cidr::parse(text).unwrap();
+    let (ranges, exceptions) = match variant {
+        0 => (vec![cidr("10.0.0.0/8")], Vec::new()),
+        1 => (
+            (0..1500)
+                .map(|i| cidr(&format!("10.{}.{}.0/24", i / 256, i % 256)))
+                .collect(),
+            vec![cidr("10.1.0.0/16")],
+        ),
+        _ => (
+            vec![cidr("192.168.0.0/16"), cidr("2001:db8::/32")],
+            Vec::new(),
+        ),
+    };
+    model::AddressRule::new(
+        model::ListName::of("allowlist-source-range", "Ingress web/guarded"),
+        ranges,
+        exceptions,
+    )
 }
 
 fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert) -> ProxyModel {
@@ -100,6 +126,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
             error_pages: Default::default(),
+            client_limits: Default::default(),
             origins: vec![origin()],
         };
         model.backends.insert(backend.id.clone(), backend);
@@ -137,6 +164,39 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             Host {
                 routes,
                 cert,
+                ..Host::default()
+            },
+        );
+    }
+    // A path with an allow list whose entries change from model to model.
+    if let Some(allow) = shape.allow {
+        let guarded = model::GatewayRule {
+            conditions: Vec::new(),
+            action: model::RuleAction {
+                backends: vec![model::RuleBackend::plain(id("app"), 1)],
+                access: model::SourceAccess {
+                    allow: Some(allow_rule(allow)),
+                    ..model::SourceAccess::default()
+                },
+                ..model::RuleAction::default()
+            },
+            origin: origin(),
+        };
+        model.hosts.insert(
+            HostKey::Exact("guarded.test".into()),
+            Host {
+                routes: BTreeMap::from([(
+                    PathMatch {
+                        path: String::new(),
+                        kind: PathKind::Prefix,
+                    },
+                    Route {
+                        frontends: model::Frontends::BOTH,
+                        target: model::RouteTarget::Rules(Arc::from([guarded])),
+                        https_redirect: None,
+                        origin: origin(),
+                    },
+                )]),
                 ..Host::default()
             },
         );
@@ -252,6 +312,25 @@ async fn maps(api: &RuntimeApi) -> BTreeMap<String, Vec<String>> {
     maps
 }
 
+/// The entries of the allow list's two files (without their addresses), sorted.
+async fn acls(api: &RuntimeApi) -> BTreeMap<String, Vec<String>> {
+    let rule = allow_rule(0);
+    let mut acls = BTreeMap::new();
+    for file in [
+        render::layout::address_list_file(&rule.name),
+        render::layout::address_exceptions_file(&rule.name),
+    ] {
+        let text = api.query(&format!("show acl {file}")).await.unwrap();
+        let mut entries: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.split_once(' ').map(|(_, entry)| entry.to_owned()))
+            .collect();
+        entries.sort();
+        acls.insert(file, entries);
+    }
+    acls
+}
+
 /// The fingerprint HAProxy reports for each certificate file it has, and the entries of
 /// the certificate list (sorted, without line numbers).
 async fn certificates(api: &RuntimeApi) -> (BTreeMap<String, String>, Vec<String>) {
@@ -302,6 +381,7 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         tls: [Some(0), None, None, None],
         contents: [0, 0],
         bulk: false,
+        allow: None,
     };
     let after = Shape {
         servers: [vec![2, 4], vec![3], vec![]],
@@ -309,6 +389,7 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         tls: [Some(0), None, None, None],
         contents: [1, 0],
         bulk: false,
+        allow: None,
     };
     let first = model(&before, &certs, &default_cert);
     let (mut haproxy, state, mut applied) = start(dir.path(), &first).await;
@@ -497,6 +578,7 @@ async fn an_unexpected_reply_stops_the_batch_and_is_reported() {
         tls: [Some(0), None, None, None],
         contents: [0, 0],
         bulk: false,
+        allow: None,
     };
     let default_cert = certificate("default");
     let (mut haproxy, state, _) = start(dir.path(), &model(&shape, &certs, &default_cert)).await;
@@ -581,6 +663,7 @@ async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
         tls: [None; 4],
         contents: [0, 0],
         bulk: false,
+        allow: None,
     };
     let mut model = model(&shape, &certs, &certificate("default"));
     let slow = Server {
@@ -668,8 +751,10 @@ fn shape_strategy() -> impl Strategy<Value = Shape> {
         ],
         [0usize..2, 0usize..2],
         proptest::bool::weighted(0.2),
+        0usize..3,
     )
-        .prop_map(|(servers, routes, tls, contents, bulk)| Shape {
+        .prop_map(|(servers, routes, tls, contents, bulk, allow)| Shape {
+            allow: Some(allow),
             servers,
             routes,
             tls,
@@ -714,6 +799,13 @@ async fn live_equals_fresh(shapes: Vec<Shape>) {
     let fresh_api = runtime(&fresh_state);
     assert_eq!(servers_state(&api).await, servers_state(&fresh_api).await);
     assert_eq!(maps(&api).await, maps(&fresh_api).await);
+    let live_acls = acls(&api).await;
+    assert_eq!(live_acls, acls(&fresh_api).await);
+    let rule = allow_rule(shapes.last().and_then(|s| s.allow).unwrap_or(0));
+    assert_eq!(
+        live_acls[&render::layout::address_list_file(&rule.name)].len(),
+        rule.ranges.len()
+    );
     assert_eq!(certificates(&api).await, certificates(&fresh_api).await);
     for host in HOSTS {
         // A loaded machine may drop a handshake: each is tried up to three times.

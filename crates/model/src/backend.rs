@@ -88,6 +88,8 @@ pub struct Backend {
     /// Error pages of this backend's own (`errorfile`), replacing the global ones for the
     /// errors HAProxy answers once the backend is chosen.
     pub error_pages: std::collections::BTreeMap<u16, crate::ErrorPage>,
+    /// Per-client request rate and connection limits.
+    pub client_limits: crate::ClientLimits,
     /// The objects that made this backend, for error reports.
     pub origins: Vec<crate::Origin>,
 }
@@ -106,6 +108,7 @@ impl Backend {
             timeout_connect,
             timeout_server,
             error_pages,
+            client_limits,
             origins: _,
         } = self;
         *id == other.id
@@ -115,5 +118,6 @@ impl Backend {
             && *timeout_connect == other.timeout_connect
             && *timeout_server == other.timeout_server
             && *error_pages == other.error_pages
+            && *client_limits == other.client_limits
     }
 }

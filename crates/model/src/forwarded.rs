@@ -19,7 +19,7 @@ pub enum ForwardFor {
 }
 
 /// An HTTP header name of letters, digits and `-`, validated on creation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct HeaderName(String);
 
 impl HeaderName {
@@ -46,7 +46,7 @@ impl fmt::Display for HeaderName {
 }
 
 /// An address block (`10.0.0.0/8`, `2001:db8::/32`), validated on creation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Cidr {
     address: IpAddr,
     prefix: u8,

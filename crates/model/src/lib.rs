@@ -5,7 +5,9 @@
 //! than by pointer, and holds only values that were validated on the way in, so the
 //! renderer can print them without escaping.
 
+mod access;
 mod affinity;
+mod auth;
 mod backend;
 mod forwarded;
 mod global;
@@ -18,9 +20,14 @@ mod rules;
 mod server_options;
 mod stats;
 
+pub use access::{AddressRule, ClientLimits, DenyStatus, ListName, SourceAccess};
 pub use affinity::{
     CookieAffinity, CookieAttr, CookieDomain, CookieKey, CookieKeyword, CookieLifetime,
     CookieStrategy, CookieValue,
+};
+pub use auth::{
+    AUTH_UNAVAILABLE_STATUS, AUTH_UNUSABLE_STATUS, AuthService, BasicAuth, ExternalAuth, Password,
+    PathAuth, QuotedWord, UserEntry, Userlist,
 };
 pub use backend::{Backend, BackendId, Server};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};

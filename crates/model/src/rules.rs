@@ -110,6 +110,12 @@ pub struct RuleAction {
     pub hsts: crate::HstsRule,
     /// The request body limit, when it differs from the frontends' default.
     pub body_limit: BodyLimit,
+    /// How long a backend may take to answer, instead of its own `timeout server`.
+    pub server_timeout: Option<crate::HaproxyDuration>,
+    /// Which client addresses are served; the others get 403.
+    pub access: crate::SourceAccess,
+    /// Authentication asked before anything else the rule does.
+    pub auth: Option<std::sync::Arc<crate::PathAuth>>,
 }
 
 /// A path's request body limit (`proxy-body-size`).
@@ -140,6 +146,9 @@ impl RuleAction {
             && self.unavailable_weight == 0
             && self.hsts == crate::HstsRule::Inherit
             && self.body_limit == BodyLimit::Inherit
+            && self.server_timeout.is_none()
+            && self.access.is_open()
+            && self.auth.is_none()
             && self.backends.iter().all(RuleBackend::forwards_only)
     }
 }

@@ -130,6 +130,14 @@ pub enum RuntimeCommand {
         /// The new content, in map file format.
         content: Arc<[u8]>,
     },
+    /// Replaces an address list's whole content atomically (`prepare acl` / `add acl @ver`
+    /// per entry / `commit acl`): HAProxy 2.6's `add acl` takes no payload.
+    ReplaceAcl {
+        /// Pattern file, as the configuration names it.
+        acl: String,
+        /// The new entries, one a line, each a word the runtime API passes unchanged.
+        content: Arc<str>,
+    },
     /// `set ssl cert` then `commit ssl cert` for a certificate file HAProxy already has.
     UpdateCertificate {
         /// Certificate file, as the configuration names it.
@@ -311,6 +319,31 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         next_files.insert(path.to_owned(), file.clone());
     }
 
+    // Address lists: a list HAProxy has takes its new content live; a new list comes
+    // with the configuration lines that name it, so with their reload.
+    for (path, file) in desired
+        .files
+        .iter()
+        .filter(|(path, _)| render::layout::is_address_list_file(path))
+    {
+        match live.files.get(path) {
+            Some(old) if old.hash == file.hash => {}
+            Some(_) if maps::safe_lines(&file.text()) => {
+                commands.push(RuntimeCommand::ReplaceAcl {
+                    acl: path.clone(),
+                    content: Arc::from(&*file.text()),
+                });
+                next_files.insert(path.clone(), file.clone());
+            }
+            _ => {
+                reload.insert(ReloadReason::MainConfig);
+            }
+        }
+    }
+    next_files.retain(|path, _| {
+        !render::layout::is_address_list_file(path) || desired.files.contains_key(path)
+    });
+
     match certificates::changes(&live.files, &desired.files) {
         Some(changes) => {
             commands.extend(changes);
@@ -427,6 +460,7 @@ mod tests {
             timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
             timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
             error_pages: Default::default(),
+            client_limits: Default::default(),
             origins: Vec::new(),
         };
         (id, backend)
@@ -590,6 +624,31 @@ mod tests {
             panic!("{:?}", update.commands);
         };
         assert!(derives_cookie);
+    }
+
+    #[test]
+    fn a_changed_address_list_is_replaced_live_and_a_new_one_waits_for_its_reload() {
+        let mut with_list = BASE.to_vec();
+        with_list.push(("acls/allow-1.lst", "10.0.0.0/8\n"));
+        let live = LiveState::loaded(backends(&[]), &files(&with_list));
+        let mut changed = BASE.to_vec();
+        changed.push(("acls/allow-1.lst", "10.0.0.0/8\n::1/128\n"));
+        let update = live_update(&live, &backends(&[]), &files(&changed));
+        assert_eq!(update.reload, BTreeSet::new());
+        assert_eq!(
+            update.commands,
+            [RuntimeCommand::ReplaceAcl {
+                acl: "acls/allow-1.lst".into(),
+                content: Arc::from("10.0.0.0/8\n::1/128\n"),
+            }]
+        );
+        assert!(!update.needs_check());
+        assert!(live_update(&update.next, &backends(&[]), &files(&changed)).is_noop());
+        // A list HAProxy does not have yet comes with the lines that name it.
+        changed.push(("acls/deny-2.lst", "10.2.0.0/16\n"));
+        changed[0] = ("haproxy.cfg", "main, naming the deny list");
+        let update = live_update(&live, &backends(&[]), &files(&changed));
+        assert_eq!(update.reload, BTreeSet::from([ReloadReason::MainConfig]));
     }
 
     #[test]

@@ -91,6 +91,11 @@ fn entries<'a>(parts: &[&'a str]) -> Option<BTreeMap<&'a str, &'a str>> {
     Some(map)
 }
 
+/// Whether every non-empty line of `text` is one word the runtime API passes unchanged.
+pub(crate) fn safe_lines(text: &str) -> bool {
+    text.lines().filter(|line| !line.is_empty()).all(safe_token)
+}
+
 /// A word the runtime API passes through unchanged: no space, none of the characters
 /// its command parser treats specially (`;` separates commands, `\` escapes, quotes),
 /// and no `<<`, which at the end of a line makes the CLI wait for a payload.

@@ -62,6 +62,9 @@ fn base_objects() -> Vec<Value> {
         slice("victim"),
         service("attacker"),
         slice("attacker"),
+        // An htpasswd Secret with every kind of line a userlist must not take as it is.
+        json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "users", "namespace": "attacker"},
+               "stringData": {"auth": "ok:$6$salt$hash\nq'uote:$6$a$b\nsp ace:$5$a$b\nplain::pa'ss\nplain2::a\\b\nhash:$6$a'b\napr:$apr1$a$b\n#comment\nnocolon\n:$6$a$b\nu:$6$x$y\nuser listen x\nlf::a\rb\n"}}),
         // The victim was there first: an Ingress's host and path belong to the oldest
         // Ingress that routes them, so a later tenant can never take them over.
         json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
@@ -164,7 +167,7 @@ fn ingress(
     timeout: String,
     balance: String,
 ) -> Value {
-    json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+    let mut ingress = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
            "metadata": {"name": format!("evil{index}"), "namespace": "attacker",
                         "creationTimestamp": "2030-01-01T00:00:00Z", "annotations": {
                "portcullis.dev/timeout-server": timeout, "portcullis.dev/balance-algorithm": balance,
@@ -191,7 +194,35 @@ fn ingress(
                "portcullis.dev/http-response-502": balance}},
            "spec": {"tls": [{"hosts": [host], "secretName": "missing"}],
                     "rules": [{"host": host, "http": {"paths": [
-               {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}})
+               {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}});
+    // And in the access keys: address lists (pattern files), the source header, and the
+    // limits of the backend section.
+    if let Some(annotations) = ingress["metadata"]["annotations"].as_object_mut() {
+        for (key, value) in [
+            ("allowlist-source-range", &balance),
+            ("denylist-source-range", &timeout),
+            ("allowlist-source-header", &balance),
+            ("limit-rps", &timeout),
+            ("limit-connections", &timeout),
+            ("limit-whitelist", &balance),
+            ("limit-req-status-code", &timeout),
+        ] {
+            annotations.insert(format!("portcullis.dev/{key}"), json!(value));
+        }
+    }
+    // And in the authentication keys, which reach Lua arguments, a redirect and a
+    // userlist built from a hostile htpasswd Secret.
+    let auth = json!({"portcullis.dev/auth-secret": "users", "portcullis.dev/auth-realm": balance,
+                      "portcullis.dev/auth-url": balance, "portcullis.dev/auth-signin": balance,
+                      "portcullis.dev/auth-method": balance, "portcullis.dev/auth-headers-request": balance,
+                      "portcullis.dev/auth-headers-succeed": balance, "portcullis.dev/auth-headers-fail": balance,
+                      "portcullis.dev/auth-timeout": timeout});
+    if let (Some(annotations), Value::Object(auth)) =
+        (ingress["metadata"]["annotations"].as_object_mut(), auth)
+    {
+        annotations.extend(auth);
+    }
+    ingress
 }
 
 fn value_match(name: String, value: String, regex: bool) -> Value {
@@ -349,6 +380,11 @@ fn attack() -> impl Strategy<Value = Attack> {
                     "ssl-max-ver TLSv1.2",
                     "https://moved.test/x",
                     "X-Env: prod",
+                    "http://127.0.0.1:9/oauth2/auth",
+                    "svc://app:80/auth",
+                    "https://auth.test/oauth2/start?rd=%[hdr(host)]%[path]",
+                    "X-Auth-*,X-User",
+                    "head",
                 ])
                 .prop_map(str::to_owned),
                 hostile_text()

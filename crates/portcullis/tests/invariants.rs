@@ -72,6 +72,13 @@ struct Shape {
     leastconn: bool,
     /// Sets `spec.defaultBackend` (claimed by several).
     default_backend: bool,
+    /// 0: no access keys; 1: an allow list; 2: another allow list (same keys, other
+    /// entries), a deny list, a source header and request limits; 3: an allow list with a
+    /// bad entry.
+    access: u8,
+    /// 0: none; 1: Basic with the `users` Secret; 2: an external service with a sign-in
+    /// URL; 3: Basic with a Secret that does not exist (fails closed).
+    auth: u8,
 }
 
 impl Default for Shape {
@@ -85,6 +92,8 @@ impl Default for Shape {
             shared_backend: false,
             leastconn: false,
             default_backend: false,
+            access: 0,
+            auth: 0,
         }
     }
 }
@@ -143,6 +152,15 @@ impl Cluster {
         for namespace in ["alpha", "beta"] {
             let (cert, key) = certificate(self.secret_version);
             yaml += &test_support::tls_secret(namespace, "tls", cert, key);
+            // The users change with the certificates' version: a Secret change.
+            let users = if self.secret_version.is_multiple_of(2) {
+                "alice:$6$salt$hash\n    bob:$apr1$x$y"
+            } else {
+                "alice:$5$salt$hash\n    carol::plain"
+            };
+            yaml += &format!(
+                "---\napiVersion: v1\nkind: Secret\nmetadata: {{name: users, namespace: {namespace}}}\nstringData:\n  auth: |\n    {users}\n"
+            );
         }
         if let Some(timeout) = self.timeout_server {
             yaml += &format!(
@@ -187,12 +205,44 @@ impl Cluster {
             };
             // Sticky sessions with cookies named after the servers: per-server options.
             // ... and hosts redirected to the Ingress's, and a host pattern routed as it.
-            let annotations = if shape.leastconn {
-                format!(
-                    "  annotations: {{portcullis.dev/balance-algorithm: leastconn, portcullis.dev/affinity: cookie, portcullis.dev/session-cookie-dynamic: 'false', portcullis.dev/redirect-from: from-{name}.test, portcullis.dev/redirect-from-regex: '^old-{name}\\.test$', portcullis.dev/server-alias-regex: '^(www|m)\\.{name}\\.test$', portcullis.dev/proxy-body-size: 1k, portcullis.dev/http-response-503: '503 Busy'}}\n"
-                )
-            } else {
+            let redirects_and_patterns = format!(
+                "portcullis.dev/redirect-from: from-{name}.test, portcullis.dev/redirect-from-regex: '^old-{name}\\.test$', portcullis.dev/server-alias-regex: '^(www|m)\\.{name}\\.test$', portcullis.dev/proxy-body-size: 1k, portcullis.dev/http-response-503: '503 Busy'"
+            );
+            let mut pairs: Vec<&str> = Vec::new();
+            if shape.leastconn {
+                pairs.extend([
+                    "portcullis.dev/balance-algorithm: leastconn",
+                    "portcullis.dev/affinity: cookie",
+                    "portcullis.dev/session-cookie-dynamic: 'false'",
+                    redirects_and_patterns.as_str(),
+                ]);
+            }
+            match shape.access % 4 {
+                0 => {}
+                1 => {
+                    pairs.push("portcullis.dev/allowlist-source-range: '10.0.0.0/8, !10.1.0.0/16'")
+                }
+                2 => pairs.extend([
+                    "portcullis.dev/allowlist-source-range: '10.0.0.0/8, 2001:db8::/32'",
+                    "portcullis.dev/denylist-source-range: '10.2.0.0/16'",
+                    "portcullis.dev/allowlist-source-header: X-Real-IP",
+                    "portcullis.dev/limit-rps: '10'",
+                    "portcullis.dev/limit-whitelist: '10.3.0.0/16'",
+                ]),
+                _ => pairs
+                    .push("haproxy-ingress.github.io/whitelist-source-range: '10.0.0.0/8, nope'"),
+            }
+            pairs.push(match shape.auth % 4 {
+                0 => "",
+                1 => "portcullis.dev/auth-secret: users, portcullis.dev/auth-realm: Staff",
+                2 => "portcullis.dev/auth-url: 'http://10.0.0.9:4180/oauth2/auth', portcullis.dev/auth-signin: 'https://auth.test/start?rd=%[path]'",
+                _ => "portcullis.dev/auth-secret: missing",
+            });
+            pairs.retain(|p| !p.is_empty());
+            let annotations = if pairs.is_empty() {
                 String::new()
+            } else {
+                format!("  annotations: {{{}}}\n", pairs.join(", "))
             };
             let default_backend = if shape.default_backend {
                 format!("  defaultBackend: {{service: {{name: {name}, port: {{number: 80}}}}}}\n")
@@ -600,6 +650,8 @@ enum Change {
     SharedBackend(u8, bool),
     LeastConn(u8, bool),
     DefaultBackend(u8, bool),
+    Access(u8, u8),
+    Auth(u8, u8),
     SecretVersion(u8),
     Route(u8, Option<RouteShape>),
     Gateway(GatewayShape),
@@ -610,11 +662,13 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
+        (0u8..4, 0u8..4),
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
+                (access, auth),
             )| {
                 Shape {
                     endpoints,
@@ -625,6 +679,8 @@ fn shape() -> impl Strategy<Value = Shape> {
                     shared_backend,
                     leastconn,
                     default_backend,
+                    access,
+                    auth,
                 }
             },
         )
@@ -675,7 +731,9 @@ fn change() -> impl Strategy<Value = Change> {
         (service.clone(), 0u8..3).prop_map(|(s, h)| Change::Host(s, h)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::SharedBackend(s, b)),
         (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::LeastConn(s, b)),
-        (service, any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
+        (service.clone(), any::<bool>()).prop_map(|(s, b)| Change::DefaultBackend(s, b)),
+        (service.clone(), 0u8..4).prop_map(|(s, a)| Change::Access(s, a)),
+        (service, 0u8..4).prop_map(|(s, a)| Change::Auth(s, a)),
         (0u8..2).prop_map(Change::SecretVersion),
         (0u8..8, proptest::option::weighted(0.7, route_shape()))
             .prop_map(|(s, r)| Change::Route(s, r)),
@@ -713,6 +771,8 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::SharedBackend(s, b) => edit(s, &|shape| shape.shared_backend = b),
         Change::LeastConn(s, b) => edit(s, &|shape| shape.leastconn = b),
         Change::DefaultBackend(s, b) => edit(s, &|shape| shape.default_backend = b),
+        Change::Access(s, a) => edit(s, &|shape| shape.access = a),
+        Change::Auth(s, a) => edit(s, &|shape| shape.auth = a),
         Change::SecretVersion(v) => cluster.secret_version = v,
         Change::Route(s, Some(route)) => {
             cluster.routes.insert(s, route);

@@ -80,7 +80,13 @@ impl RenderCache {
         self.render_backends(previous, model);
         self.backend_tls.update(previous, model);
         self.sync_backend_tls_files();
+        let hosts_before = self.rule_lines.clone();
         let crt_list_changed = self.render_hosts(previous, model);
+        if previous.is_none() || !same_rule_lines(&hosts_before, &self.rule_lines) {
+            self.sync_address_lists();
+        }
+        // Userlists hold password hashes: the file is then readable by its owner only.
+        let holds_passwords = self.rule_lines.values().any(|l| !l.userlists.is_empty());
         self.files.insert(
             MAIN_CONFIG.to_owned(),
             RenderedFile::new(
@@ -89,7 +95,7 @@ impl RenderCache {
                     self.rule_lines.values().map(|l| &**l),
                     &self.port_lines,
                 ),
-                false,
+                holds_passwords,
             ),
         );
         self.sync_error_page_files(previous, model);
@@ -98,6 +104,13 @@ impl RenderCache {
                 .retain(|path, _| !ManagedDir::GlobalTls.holds(path));
             self.files
                 .extend(crate::observers::global_tls_files(&model.global));
+        }
+        if self.rule_lines.values().any(|lines| lines.uses_lua) {
+            self.files
+                .entry(crate::layout::AUTH_LUA_FILE.to_owned())
+                .or_insert_with(|| RenderedFile::new(crate::auth::AUTH_LUA.to_owned(), false));
+        } else {
+            self.files.remove(crate::layout::AUTH_LUA_FILE);
         }
         self.render_certificates(previous, model);
         let certificates_changed =
@@ -173,6 +186,26 @@ impl RenderCache {
         }
         self.files.retain(|path, _| !ManagedDir::Errors.holds(path));
         self.files.extend(wanted);
+    }
+
+    /// Puts the address list files the rule lines name among the files, keeping the
+    /// ones whose content is unchanged as they are.
+    fn sync_address_lists(&mut self) {
+        let mut desired: BTreeMap<String, RenderedFile> = BTreeMap::new();
+        for lines in self.rule_lines.values() {
+            for (path, text) in &lines.files {
+                if desired.contains_key(path) {
+                    continue;
+                }
+                let file = match self.files.get(path) {
+                    Some(old) if old.text() == text.as_str() => old.clone(),
+                    _ => RenderedFile::new(text.clone(), false),
+                };
+                desired.insert(path.clone(), file);
+            }
+        }
+        self.files.retain(|path, _| !ManagedDir::Acls.holds(path));
+        self.files.extend(desired);
     }
 
     fn render_backends(&mut self, previous: Option<&ProxyModel>, model: &ProxyModel) {
@@ -424,6 +457,18 @@ impl RenderCache {
             }
         }
     }
+}
+
+/// Whether two sets of rule lines are the same (shared or equal).
+fn same_rule_lines(
+    before: &BTreeMap<HostKey, Arc<HostRuleLines>>,
+    after: &BTreeMap<HostKey, Arc<HostRuleLines>>,
+) -> bool {
+    before.len() == after.len()
+        && before
+            .iter()
+            .zip(after)
+            .all(|((a, x), (b, y))| a == b && (Arc::ptr_eq(x, y) || x.files == y.files))
 }
 
 /// A host's TLS options when it has any (an added host without any changes no list line).

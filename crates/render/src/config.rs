@@ -53,6 +53,15 @@ pub(crate) fn main_config<'a>(
 ) -> String {
     let global = &model.global;
     let timeouts = &global.timeouts;
+    // Userlists by section name: Ingresses naming one Secret share its section.
+    let mut userlists: BTreeMap<String, &model::Userlist> = BTreeMap::new();
+    let mut uses_lua = false;
+    for host in rules.clone() {
+        uses_lua |= host.uses_lua;
+        for list in &host.userlists {
+            userlists.entry(list.section_name()).or_insert(list);
+        }
+    }
     let mut text = String::with_capacity(4096);
     let _ = write!(
         text,
@@ -62,7 +71,7 @@ global
     maxconn {maxconn}
     stats socket unix@{RUN_DIR}/{ADMIN_SOCKET} mode 600 level admin expose-fd listeners
 {hard_stop}    mworker-max-reloads 10
-{tls_defaults}{dh_params}{global_log}
+{lua}{tls_defaults}{dh_params}{global_log}
 defaults
     mode http
 {defaults_log}    timeout connect 5s
@@ -75,6 +84,11 @@ defaults
         maxconn = global.max_connections,
         tls_defaults = crate::https::global_lines(&global.https.tls),
         dh_params = crate::https::dh_params_line(&global.https),
+        lua = if uses_lua {
+            format!("    lua-load {}\n", crate::layout::AUTH_LUA_FILE)
+        } else {
+            String::new()
+        },
         // Zero is no limit: HAProxy has no keyword for it but leaving the line out.
         hard_stop = if global.timeout_stop.to_std().is_zero() {
             String::new()
@@ -89,6 +103,9 @@ defaults
         keep_alive = timeouts.keep_alive,
         error_files = crate::responses::defaults_lines(&global.responses),
     );
+    for list in userlists.values() {
+        crate::auth::userlist_section(list, &mut text);
+    }
     let response_lines = crate::responses::frontend_lines(&global.responses);
     let default_backend = model
         .default_backend

@@ -39,6 +39,17 @@ macro_rules! errors_dir {
         "errors"
     };
 }
+macro_rules! acls_dir {
+    () => {
+        "acls"
+    };
+}
+
+macro_rules! lua_dir {
+    () => {
+        "lua"
+    };
+}
 
 /// The main configuration file, loaded first.
 pub const MAIN_CONFIG: &str = "haproxy.cfg";
@@ -54,6 +65,12 @@ pub const BACKEND_TLS_DIR: &str = backend_tls_dir!();
 pub const ERRORS_DIR: &str = errors_dir!();
 /// Directory of the TLS files of global keys: DH parameters, the stats page's certificate.
 pub const GLOBAL_TLS_DIR: &str = global_tls_dir!();
+/// Directory of the address lists (ACL pattern files).
+pub const ACLS_DIR: &str = acls_dir!();
+/// Directory of the Lua scripts HAProxy loads.
+pub const LUA_DIR: &str = lua_dir!();
+/// The external authentication action (`auth-url`).
+pub const AUTH_LUA_FILE: &str = concat!(lua_dir!(), "/auth-request.lua");
 /// Certificate served for unknown SNI names.
 pub const DEFAULT_CERT: &str = concat!(certs_dir!(), "/default.pem");
 /// SNI-selected certificates.
@@ -61,7 +78,7 @@ pub const CRT_LIST: &str = concat!(certs_dir!(), "/crt-list.txt");
 
 /// Every directory or top-level file of rendered files. Other top-level entries are not
 /// rendered files: [`RUN_DIR`], [`STAGING_DIR`], and whatever else the user keeps there.
-pub const MANAGED_ROOTS: [&str; 7] = [
+pub const MANAGED_ROOTS: [&str; 9] = [
     MAIN_CONFIG,
     BACKENDS_DIR,
     MAPS_DIR,
@@ -69,6 +86,8 @@ pub const MANAGED_ROOTS: [&str; 7] = [
     BACKEND_TLS_DIR,
     ERRORS_DIR,
     GLOBAL_TLS_DIR,
+    ACLS_DIR,
+    LUA_DIR,
 ];
 
 /// The directory holding HAProxy's sockets, relative to HAProxy's working directory
@@ -97,17 +116,23 @@ pub enum ManagedDir {
     Errors,
     /// TLS files of global keys.
     GlobalTls,
+    /// Address lists.
+    Acls,
+    /// Lua scripts.
+    Lua,
 }
 
 impl ManagedDir {
     /// Every one, in the order of [`MANAGED_ROOTS`].
-    pub const ALL: [ManagedDir; 6] = [
+    pub const ALL: [ManagedDir; 8] = [
         ManagedDir::Backends,
         ManagedDir::Maps,
         ManagedDir::Certs,
         ManagedDir::BackendTls,
         ManagedDir::Errors,
         ManagedDir::GlobalTls,
+        ManagedDir::Acls,
+        ManagedDir::Lua,
     ];
 
     /// Its name in the state directory.
@@ -119,6 +144,8 @@ impl ManagedDir {
             ManagedDir::BackendTls => BACKEND_TLS_DIR,
             ManagedDir::Errors => ERRORS_DIR,
             ManagedDir::GlobalTls => GLOBAL_TLS_DIR,
+            ManagedDir::Acls => ACLS_DIR,
+            ManagedDir::Lua => LUA_DIR,
         }
     }
 
@@ -160,6 +187,21 @@ pub fn certificate_file(id: &CertId) -> String {
 /// HAProxy loaded by that same name.
 pub fn from_shard_file(path: &str) -> String {
     format!("../{path}")
+}
+
+/// The file of an address list's blocks: `acls/<name>.lst`.
+pub fn address_list_file(name: &model::ListName) -> String {
+    format!("{ACLS_DIR}/{name}.lst")
+}
+
+/// The file of an address list's exceptions: `acls/<name>-except.lst`.
+pub fn address_exceptions_file(name: &model::ListName) -> String {
+    format!("{ACLS_DIR}/{name}-except.lst")
+}
+
+/// Whether a path names an address list file (whose content HAProxy takes live).
+pub fn is_address_list_file(path: &str) -> bool {
+    ManagedDir::Acls.holds(path) && path.ends_with(".lst")
 }
 
 /// The CA bundle of a Secret, checking backend servers' certificates.

@@ -2,7 +2,9 @@
 //! always gives the same bytes, and no file names the directory it will be written to
 //! (`default-path config` makes every path relative to the configuration).
 
+mod access;
 mod affinity;
+mod auth;
 mod backend_tls;
 mod cache;
 mod config;
@@ -21,6 +23,7 @@ mod rules;
 mod servers;
 mod shards;
 
+pub use auth::AUTH_LUA;
 pub use cache::RenderCache;
 pub use layout::shard_file_name;
 pub use origins::OriginTable;

@@ -4,6 +4,7 @@
 //! that may fall through continues with the rules of the shorter paths that also match,
 //! and finally answers 404, so the precedence between paths stays that of the maps.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use model::{
@@ -49,6 +50,12 @@ pub(crate) struct HostRuleLines {
     pub(crate) origins: Vec<(String, Origin)>,
     /// Whether a rule sets a body limit of its own.
     pub(crate) limits_body: bool,
+    /// The address list files the lines name: path → content.
+    pub(crate) files: BTreeMap<String, String>,
+    /// The userlists its rules' Basic authentication checks.
+    pub(crate) userlists: Vec<std::sync::Arc<model::Userlist>>,
+    /// Whether a rule asks an external authentication service (the Lua action).
+    pub(crate) uses_lua: bool,
 }
 
 /// An entry of an effective chain.
@@ -252,6 +259,30 @@ fn header_lines(directive: &str, edits: &HeaderEdits, chosen: &str, out: &mut St
 
 fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
     let action = &rule.action;
+    // Refused clients are answered before the rule does anything else.
+    crate::access::rule_lines(
+        &action.access,
+        chosen,
+        &mut lines.requests,
+        &mut lines.files,
+    );
+    // A frontend cannot set a server timeout; the backend takes it from this variable.
+    if let Some(timeout) = &action.server_timeout {
+        let _ = writeln!(
+            lines.requests,
+            "    http-request set-var(txn.server_timeout) int({}) if {chosen}",
+            timeout.to_std().as_millis()
+        );
+    }
+    // Authentication comes after the address lists: a refused client is never asked
+    // for credentials.
+    if let Some(auth) = &action.auth {
+        crate::auth::auth_lines(auth, chosen, &mut lines.requests);
+        if let Some(model::BasicAuth::Users { userlist, .. }) = &auth.basic {
+            lines.userlists.push(userlist.clone());
+        }
+        lines.uses_lua |= crate::auth::uses_lua(auth);
+    }
     header_lines(
         "http-request",
         &action.request_headers,

@@ -170,4 +170,5 @@ pub(crate) fn section_settings(text: &mut String, backend: &Backend) {
     if let Some(cookie) = &backend.server_options.cookie {
         crate::affinity::cookie_lines(text, cookie);
     }
+    crate::access::backend_lines(&backend.client_limits, text);
 }

@@ -34,6 +34,16 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
             crate::layout::from_shard_file(&file)
         );
     }
+    // An HTTPRoute rule's timeout, set by the frontend (see `rules`).
+    if backend
+        .origins
+        .iter()
+        .any(|origin| origin.kind == "HTTPRoute")
+    {
+        text.push_str(
+            "    http-request set-timeout server var(txn.server_timeout) if { var(txn.server_timeout) -m found }\n",
+        );
+    }
     let shared = crate::servers::shared_options(backend);
     for server in &backend.servers {
         let address = match server.address {

@@ -47,6 +47,7 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
         error_pages: Default::default(),
+        client_limits: Default::default(),
         origins: vec![origin("site")],
     }
 }
@@ -729,4 +730,173 @@ fn ingress_path_rules_and_host_tls_options() {
         diff += &changes(&text(&base, file), &text(&rendered, file));
     }
     assert_golden("ingress-rules-and-tls.diff", &diff);
+}
+
+#[test]
+fn access_lists_render_as_rule_lines_with_their_files_and_limits_in_the_backend() {
+    let base = render(&base_model());
+    let mut model = base_model();
+    let cidr = |t: &str| model::Cidr::parse(t).unwrap();
+    let rule = |key: &str, ranges: &[&str], exceptions: &[&str]| {
+        model::AddressRule::new(
+            model::ListName::of(key, "Ingress shop/web"),
+            ranges.iter().map(|t| cidr(t)).collect(),
+            exceptions.iter().map(|t| cidr(t)).collect(),
+        )
+    };
+    let shop = model
+        .hosts
+        .get_mut(&HostKey::Exact("shop.example.com".into()))
+        .unwrap();
+    let access = |access: model::SourceAccess, target: &str| model::GatewayRule {
+        conditions: Vec::new(),
+        action: model::RuleAction {
+            backends: vec![model::RuleBackend::plain(id(target, "80"), 1)],
+            access,
+            ..model::RuleAction::default()
+        },
+        origin: origin("shop"),
+    };
+    let lists = model::SourceAccess {
+        allow: Some(rule(
+            "allowlist-source-range",
+            &["10.0.0.0/8", "2001:db8::/32"],
+            &["10.1.0.0/16"],
+        )),
+        deny: Some(rule("denylist-source-range", &["10.2.0.0/16"], &[])),
+        source_header: Some(model::HeaderName::parse("X-Real-IP").unwrap()),
+        refuse_all: false,
+    };
+    let refused = model::SourceAccess {
+        refuse_all: true,
+        ..model::SourceAccess::default()
+    };
+    for (at, access_rule) in [
+        ("/admin", access(lists, "static")),
+        ("/closed", access(refused, "static")),
+    ] {
+        shop.routes.insert(
+            path(at, PathKind::Prefix),
+            Route {
+                target: model::RouteTarget::Rules(std::sync::Arc::from([access_rule])),
+                ..route("static", "80", None)
+            },
+        );
+    }
+    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    api.client_limits = model::ClientLimits {
+        rps: Some(10),
+        connections: Some(5),
+        exempt: vec![cidr("192.168.0.0/16"), cidr("::1")],
+        rps_status: model::DenyStatus::new(503).unwrap(),
+        ..model::ClientLimits::default()
+    };
+    let rendered = render(&model);
+    let mut diff = String::new();
+    for file in ["haproxy.cfg", "backends/shard-000.cfg"] {
+        diff += &format!("## {file}\n");
+        diff += &changes(&text(&base, file), &text(&rendered, file));
+    }
+    for (name, file) in rendered
+        .files
+        .iter()
+        .filter(|(n, _)| n.starts_with("acls/"))
+    {
+        diff += &format!("## {name}\n{}", file.text());
+    }
+    assert_golden("access.diff", &diff);
+}
+
+#[test]
+fn path_authentication() {
+    let base = render(&base_model());
+    let mut model = base_model();
+    let word = |text: &str| model::QuotedWord::new(text).unwrap();
+    let userlist = std::sync::Arc::new(model::Userlist {
+        namespace: "web".into(),
+        secret: "users".into(),
+        users: vec![
+            model::UserEntry {
+                name: word("alice"),
+                password: model::Password::Hash(word("$6$salt$hash")),
+            },
+            model::UserEntry {
+                name: word("carol"),
+                password: model::Password::Plain(word("plain pass")),
+            },
+        ],
+    });
+    let service = std::sync::Arc::new(model::AuthService {
+        url: word("http://10.0.0.9:4180/oauth2/auth"),
+        method: word("GET"),
+        headers_request: word("*"),
+        headers_succeed: word("x-auth-request-user,x-auth-request-email"),
+        headers_fail: word("-"),
+        signin: Some(word(
+            "https://auth.example.com/oauth2/start?rd=%[hdr(host)]%[path]",
+        )),
+        attempt_timeout_ms: 500,
+    });
+    let rule = |auth: model::PathAuth, name: &str| model::GatewayRule {
+        conditions: Vec::new(),
+        action: model::RuleAction {
+            backends: vec![model::RuleBackend::plain(id("app", "80"), 1)],
+            auth: Some(std::sync::Arc::new(auth)),
+            ..model::RuleAction::default()
+        },
+        origin: origin(name),
+    };
+    let shop = model
+        .hosts
+        .get_mut(&HostKey::Exact("shop.example.com".into()))
+        .unwrap();
+    for (at, auth, name) in [
+        (
+            "/staff",
+            model::PathAuth {
+                basic: Some(model::BasicAuth::Users {
+                    userlist: userlist.clone(),
+                    realm: word("Staff only"),
+                }),
+                external: None,
+            },
+            "basic",
+        ),
+        (
+            "/sso",
+            model::PathAuth {
+                basic: None,
+                external: Some(model::ExternalAuth::Service(service)),
+            },
+            "sso",
+        ),
+        (
+            "/closed",
+            model::PathAuth {
+                basic: Some(model::BasicAuth::Unusable),
+                external: Some(model::ExternalAuth::Unusable),
+            },
+            "closed",
+        ),
+    ] {
+        shop.routes.insert(
+            path(at, PathKind::Prefix),
+            Route {
+                target: model::RouteTarget::Rules(std::sync::Arc::from([rule(auth, name)])),
+                ..route("app", "80", None)
+            },
+        );
+    }
+    let rendered = render(&model);
+    let diff = changes(&text(&base, "haproxy.cfg"), &text(&rendered, "haproxy.cfg"));
+    assert_golden("auth.diff", &diff);
+    assert!(
+        !base.files.contains_key("lua/auth-request.lua"),
+        "the Lua action is written only when a path asks a service"
+    );
+    assert_eq!(
+        rendered.files["lua/auth-request.lua"].text(),
+        render::AUTH_LUA,
+        "the shipped Lua action is written as it is embedded"
+    );
 }

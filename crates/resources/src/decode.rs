@@ -1,7 +1,9 @@
 //! Decoding of manifest files (multi-document YAML, JSON, `kind: List`) into objects.
 //!
 //! Each YAML document is decoded on its own, so one broken document costs only itself.
-//! Documents are decoded untyped first, then dispatched on API group and kind.
+//! Documents are decoded untyped first, then dispatched on API group and kind. A document
+//! in the plain subset of YAML manifests are written in is read by the fast reader; any
+//! other by serde-saphyr, with its budgets (aliases, depth, size) and error reporting.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -68,6 +70,24 @@ pub fn decode_manifest_reusing(
     json: bool,
     previous: &DocumentCache,
 ) -> (Decoded, DocumentCache) {
+    decode_with(text, json, previous, read_yaml)
+}
+
+/// Decodes a manifest file's text with serde-saphyr alone, as before the fast reader: the
+/// reference the decoder is compared with in tests and benchmarks.
+pub fn decode_manifest_with_serde_saphyr(text: &str, json: bool) -> Decoded {
+    decode_with(text, json, &DocumentCache::default(), |document| {
+        serde_saphyr::from_str_with_options::<Value>(document, yaml_options())
+    })
+    .0
+}
+
+fn decode_with(
+    text: &str,
+    json: bool,
+    previous: &DocumentCache,
+    read_yaml: fn(&str) -> Result<Value, serde_saphyr::Error>,
+) -> (Decoded, DocumentCache) {
     let mut decoded = Decoded::default();
     let mut cache = DocumentCache::default();
     if json {
@@ -88,7 +108,7 @@ pub fn decode_manifest_reusing(
         // A document's objects do not depend on where it is; its errors name the place.
         let one = previous.documents.get(&hash).cloned().unwrap_or_else(|| {
             let mut one = Decoded::default();
-            match serde_saphyr::from_str_with_options::<Value>(document, yaml_options()) {
+            match read_yaml(document) {
                 Ok(value) => classify(value, 0, 0, &mut one),
                 Err(err) => one.errors.push(DecodeError {
                     document: 0,
@@ -114,11 +134,30 @@ pub fn decode_manifest_reusing(
     (decoded, cache)
 }
 
+/// One YAML document's value: the fast reader's when the document is in its subset,
+/// serde-saphyr's otherwise (with the same value, checked by the `cross-check` feature in
+/// tests and the fuzzer).
+fn read_yaml(document: &str) -> Result<Value, serde_saphyr::Error> {
+    let fast = crate::fast_yaml::parse(document);
+    #[cfg(feature = "cross-check")]
+    if let Some(fast) = &fast {
+        let general = serde_saphyr::from_str_with_options::<Value>(document, yaml_options());
+        assert!(
+            general.as_ref().is_ok_and(|general| general == fast),
+            "the fast YAML reader read {fast:?} where serde-saphyr read {general:?} from {document:?}"
+        );
+    }
+    match fast {
+        Some(value) => Ok(value),
+        None => serde_saphyr::from_str_with_options::<Value>(document, yaml_options()),
+    }
+}
+
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or(text)
 }
 
-fn yaml_options() -> serde_saphyr::Options {
+pub(crate) fn yaml_options() -> serde_saphyr::Options {
     serde_saphyr::options! {
         // Kubernetes reads YAML 1.1 octals (0755 = 493).
         legacy_octal_numbers: true,

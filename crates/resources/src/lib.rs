@@ -2,12 +2,14 @@
 //! identities, and decoding of YAML/JSON manifests into them.
 
 mod decode;
+mod fast_yaml;
 mod log_safe;
 mod names;
 mod object;
 
 pub use decode::{
     DecodeError, DecodeFailure, Decoded, DocumentCache, decode_manifest, decode_manifest_reusing,
+    decode_manifest_with_serde_saphyr,
 };
 pub use k8s_openapi::ByteString;
 pub use k8s_openapi::api::core::v1::{

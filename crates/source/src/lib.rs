@@ -2,6 +2,7 @@
 //! below a directory and reports changes as index events.
 
 mod manifest_dir;
+mod parallel;
 mod read;
 mod walk;
 mod watch;

@@ -15,6 +15,7 @@ use resources::{
 };
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::parallel;
 use crate::read::{ReadFailure, Stamp, read_regular_file};
 use crate::walk;
 
@@ -127,25 +128,40 @@ impl ManifestDir {
         let mut kept = BTreeSet::new();
         let mut listed = HashSet::new();
         let mut to_decode = Vec::new();
+        let mut to_read = Vec::new();
         for file in listing.files {
             listed.insert(file.relative.clone());
-            let cached = self.files.get_mut(&file.relative);
-            if cached.as_ref().is_some_and(|c| c.stamp == file.stamp) {
+            let unchanged = self
+                .files
+                .get(&file.relative)
+                .is_some_and(|c| c.stamp == file.stamp);
+            if unchanged {
                 kept.insert(file.relative);
-                continue;
+            } else {
+                to_read.push(file);
             }
-            let read = if file.stamp.len > self.max_file_bytes {
+        }
+        // Files are read (and hashed) on every core, like they are decoded.
+        let max_file_bytes = self.max_file_bytes;
+        let reads = parallel::map_on_every_core(&to_read, |file| {
+            let read = if file.stamp.len > max_file_bytes {
                 Err(ReadFailure::TooLarge {
-                    max_bytes: self.max_file_bytes,
+                    max_bytes: max_file_bytes,
                 })
             } else {
-                read_regular_file(&file.path, self.max_file_bytes)
+                read_regular_file(&file.path, max_file_bytes)
             };
-            let (bytes, stamp) = match read {
-                Ok(read) => read,
+            read.map(|(bytes, stamp)| {
+                let content_hash = xxh3_64(&bytes);
+                (bytes, stamp, content_hash)
+            })
+        });
+        for (file, read) in to_read.into_iter().zip(reads) {
+            let (bytes, stamp, content_hash) = match read {
+                Some(Ok(read)) => read,
                 // Deleted between listing and reading: it is simply gone.
-                Err(ReadFailure::Gone) => continue,
-                Err(failure) => {
+                Some(Err(ReadFailure::Gone)) => continue,
+                Some(Err(failure)) => {
                     problems.push(ManifestProblem {
                         file: file.relative.clone(),
                         message: format!("{failure}; what it held before is kept"),
@@ -153,8 +169,18 @@ impl ManifestDir {
                     kept.insert(file.relative);
                     continue;
                 }
+                None => {
+                    problems.push(ManifestProblem {
+                        file: file.relative.clone(),
+                        message: "reading failed unexpectedly (a bug, please report it); \
+                                  what it held before is kept"
+                            .to_owned(),
+                    });
+                    kept.insert(file.relative);
+                    continue;
+                }
             };
-            let content_hash = xxh3_64(&bytes);
+            let cached = self.files.get_mut(&file.relative);
             match cached {
                 Some(cached) if cached.content_hash == content_hash => {
                     cached.stamp = stamp;
@@ -312,33 +338,12 @@ struct ToDecode {
 /// Decodes files on every core: YAML decoding dominates a cold start. A file whose
 /// decoding panicked (a bug) comes back as `None`, so it keeps what it held.
 fn decode_files(files: Vec<ToDecode>) -> Vec<(PathBuf, Option<CachedFile>)> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(files.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let decode_some = || {
-        let mut decoded = Vec::new();
-        loop {
-            let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(file) = files.get(index) else {
-                return decoded;
-            };
-            let result =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode_file(file)));
-            decoded.push((file.relative.clone(), result.ok()));
-        }
-    };
-    if workers <= 1 {
-        return decode_some();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(decode_some)).collect();
-        // Panics are caught per file: a worker itself does not panic.
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    })
+    let decoded = parallel::map_on_every_core(&files, decode_file);
+    files
+        .into_iter()
+        .zip(decoded)
+        .map(|(file, decoded)| (file.relative, decoded))
+        .collect()
 }
 
 /// How many of the objects kept from a file's last parsable version a report names.

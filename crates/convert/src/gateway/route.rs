@@ -39,7 +39,7 @@ const MAX_WEIGHT: u32 = 1_000_000;
 /// What [`RouteConverter::rule_backends`] finds: each valid backend with how the rule
 /// uses it, the weight of the invalid ones, the first problem.
 type RuleBackends = (
-    Vec<(Arc<Backend>, model::RuleBackend)>,
+    Vec<(Arc<Backend>, model::RuleBackend, model::SourceAccess)>,
     u32,
     Option<Refusal>,
 );
@@ -343,13 +343,18 @@ impl RouteConverter<'_, '_> {
         let rules = self.route.spec.rules.clone().unwrap_or_default();
         for (rule_index, rule) in rules.iter().enumerate() {
             let field = format!("spec.rules[{rule_index}]");
-            if rule.timeouts.is_some() {
-                self.report(
-                    format!("{field}.timeouts"),
-                    "rule timeouts are not supported; the backend's timeouts apply".to_owned(),
-                );
-            }
+            let server_timeout = match rules::server_timeout(rule.timeouts.as_ref()) {
+                Ok(timeout) => timeout,
+                Err((part, why)) => {
+                    self.report(
+                        format!("{field}.timeouts.{part}"),
+                        format!("{why}; the backend's own timeouts apply"),
+                    );
+                    None
+                }
+            };
             let (backends, unavailable_weight, problem) = self.rule_backends(rule, &field);
+            let access = self.rule_access(&backends, &field);
             if unresolved.is_none() {
                 unresolved = problem;
             }
@@ -412,8 +417,9 @@ impl RouteConverter<'_, '_> {
                     }
                 };
                 action.unavailable_weight = unavailable_weight;
+                action.server_timeout = server_timeout.clone();
                 action.backends = Vec::with_capacity(backends.len());
-                for (_, chosen) in &backends {
+                for (_, chosen, _) in &backends {
                     match rules::for_match(chosen, matched_prefix) {
                         Ok(chosen) => action.backends.push(chosen),
                         Err(why) => {
@@ -429,6 +435,7 @@ impl RouteConverter<'_, '_> {
                         }
                     }
                 }
+                action.access = access.clone();
                 if backends.is_empty() && unavailable_weight == 0 && action.redirect.is_none() {
                     // Nothing to forward to: the specification asks for 500.
                     action.unavailable_weight = 1;
@@ -436,7 +443,7 @@ impl RouteConverter<'_, '_> {
                 let action = Arc::new(action);
                 let rule_backends: Vec<Arc<Backend>> = backends
                     .iter()
-                    .map(|(backend, _)| backend.clone())
+                    .map(|(backend, _, _)| backend.clone())
                     .collect();
                 for attachment in attachments {
                     self.output.routes.push(RouteClaim {
@@ -455,6 +462,31 @@ impl RouteConverter<'_, '_> {
             }
         }
         unresolved
+    }
+
+    /// Which clients a rule serves: what its backends' Services (and the ConfigMap) ask
+    /// for. Services that ask for different lists refuse everyone: the lists are checked
+    /// before a backend is picked, and no choice between them would be the one asked for.
+    fn rule_access(
+        &mut self,
+        backends: &[(Arc<Backend>, model::RuleBackend, model::SourceAccess)],
+        field: &str,
+    ) -> model::SourceAccess {
+        let mut wanted = backends.iter().map(|(_, _, access)| access);
+        let Some(first) = wanted.next() else {
+            return model::SourceAccess::default();
+        };
+        if wanted.all(|access| access == first) {
+            return first.clone();
+        }
+        self.report(
+            format!("{field}.backendRefs"),
+            "the backends' Services set different source allow or deny lists; every client of the rule is refused (403)".to_owned(),
+        );
+        model::SourceAccess {
+            refuse_all: true,
+            ..model::SourceAccess::default()
+        }
     }
 
     /// A rule's valid backends with their weights (above 0), the total weight of the
@@ -498,7 +530,7 @@ impl RouteConverter<'_, '_> {
                 }
             };
             match self.backend(reference) {
-                Ok(backend) => {
+                Ok((backend, service_keys)) => {
                     let chosen = model::RuleBackend {
                         id: backend.id.clone(),
                         weight,
@@ -507,7 +539,14 @@ impl RouteConverter<'_, '_> {
                         redirect: edits.redirect,
                         rewrite: edits.rewrite,
                     };
-                    backends.push((backend, chosen));
+                    // A route has no annotations: its Service's lists apply, then the
+                    // ConfigMap's.
+                    let access = crate::ingress_keys::source_access(&Keys {
+                        service: Some(&service_keys),
+                        object: None,
+                        global: self.lookups.global(),
+                    });
+                    backends.push((backend, chosen, access));
                 }
                 Err(refusal) => {
                     self.report(
@@ -529,7 +568,7 @@ impl RouteConverter<'_, '_> {
     fn backend(
         &mut self,
         reference: &resources::gateway::HttpRouteRulesBackendRefs,
-    ) -> Result<Arc<Backend>, Refusal> {
+    ) -> Result<ServiceBackend, Refusal> {
         if reference
             .group
             .as_deref()
@@ -584,7 +623,6 @@ impl RouteConverter<'_, '_> {
             &self.output.origin,
             &mut self.output.diagnostics,
         )
-        .map(|(backend, _)| backend)
         .map_err(|why| Refusal::new(Reason::BackendNotFound, why))
     }
 }

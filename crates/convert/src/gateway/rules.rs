@@ -12,10 +12,11 @@ use resources::gateway::{
     HttpRouteRulesFiltersRequestRedirectPathType, HttpRouteRulesFiltersRequestRedirectScheme,
     HttpRouteRulesFiltersType, HttpRouteRulesFiltersUrlRewritePathType, HttpRouteRulesMatches,
     HttpRouteRulesMatchesHeadersType, HttpRouteRulesMatchesMethod,
-    HttpRouteRulesMatchesQueryParamsType,
+    HttpRouteRulesMatchesQueryParamsType, HttpRouteRulesTimeouts,
 };
 
 use crate::names;
+use model::HaproxyDuration;
 
 /// The conditions of a match beyond its path.
 pub(crate) fn conditions(matched: &HttpRouteRulesMatches) -> Result<Vec<Condition>, String> {
@@ -100,6 +101,72 @@ fn value_matches<'a>(
             })
         })
         .collect()
+}
+
+/// How long a rule's backend may take to answer: `backendRequest` (one attempt), else
+/// `request` (the whole exchange, the same here since a rule does not retry). HAProxy's
+/// server timeout runs until the response starts, so a slower response is answered 504.
+/// Zero disables the timeout, which HAProxy cannot: the longest time it takes instead.
+pub(crate) fn server_timeout(
+    timeouts: Option<&HttpRouteRulesTimeouts>,
+) -> Result<Option<HaproxyDuration>, FieldError> {
+    let Some(timeouts) = timeouts else {
+        return Ok(None);
+    };
+    let (field, text) = match (&timeouts.backend_request, &timeouts.request) {
+        (Some(backend), _) => ("backendRequest", backend),
+        (None, Some(request)) => ("request", request),
+        (None, None) => return Ok(None),
+    };
+    let at = |why: String| (field.to_owned(), why);
+    let milliseconds = gateway_duration(text).map_err(at)?;
+    let milliseconds = match milliseconds {
+        0 => HaproxyDuration::MAX_MILLISECONDS,
+        other => other.min(HaproxyDuration::MAX_MILLISECONDS),
+    };
+    HaproxyDuration::parse(&format!("{milliseconds}ms"))
+        .map(Some)
+        .map_err(at)
+}
+
+/// A Gateway API duration (`1h30m`, `500ms`: one to four parts of up to five digits,
+/// each with `h`, `m`, `s` or `ms`), in milliseconds.
+fn gateway_duration(text: &str) -> Result<u64, String> {
+    let invalid = || {
+        format!(
+            "'{}' is not a duration such as 1h30m, 10s or 500ms",
+            text.escape_debug()
+        )
+    };
+    let mut rest = text;
+    let mut total: u64 = 0;
+    let mut parts = 0;
+    while !rest.is_empty() {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || digits > 5 {
+            return Err(invalid());
+        }
+        let value: u64 = rest[..digits].parse().map_err(|_| invalid())?;
+        rest = &rest[digits..];
+        let (unit, length) = if rest.starts_with("ms") {
+            (1, 2)
+        } else if rest.starts_with('h') {
+            (3_600_000, 1)
+        } else if rest.starts_with('m') {
+            (60_000, 1)
+        } else if rest.starts_with('s') {
+            (1_000, 1)
+        } else {
+            return Err(invalid());
+        };
+        rest = &rest[length..];
+        total += value * unit;
+        parts += 1;
+    }
+    if parts == 0 || parts > 4 {
+        return Err(invalid());
+    }
+    Ok(total)
 }
 
 /// A problem at a field below the rule: the field's path, and what is wrong.
@@ -539,6 +606,41 @@ pub(crate) fn url_path(path: &str) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn gateway_durations_are_read_as_the_specification_writes_them() {
+        assert_eq!(super::gateway_duration("1h30m"), Ok(5_400_000));
+        assert_eq!(super::gateway_duration("500ms"), Ok(500));
+        assert_eq!(super::gateway_duration("1m1s1ms"), Ok(61_001));
+        assert_eq!(super::gateway_duration("0s"), Ok(0));
+        for bad in ["", "1", "1d", "123456s", "1h1m1s1ms1h", "-1s", "1.5s", "s"] {
+            assert!(super::gateway_duration(bad).is_err(), "{bad}");
+        }
+        let timeouts = |backend: Option<&str>, request: Option<&str>| HttpRouteRulesTimeouts {
+            backend_request: backend.map(str::to_owned),
+            request: request.map(str::to_owned),
+        };
+        let text = |t: &HttpRouteRulesTimeouts| {
+            super::server_timeout(Some(t)).map(|d| d.map(|d| d.to_string()))
+        };
+        assert_eq!(
+            text(&timeouts(None, Some("2s"))),
+            Ok(Some("2000ms".to_owned()))
+        );
+        assert_eq!(
+            text(&timeouts(Some("500ms"), Some("2s"))),
+            Ok(Some("500ms".to_owned()))
+        );
+        assert_eq!(
+            text(&timeouts(None, Some("0s"))),
+            Ok(Some("2147483647ms".to_owned()))
+        );
+        assert_eq!(
+            text(&timeouts(None, Some("soon"))).map_err(|(field, _)| field),
+            Err("request".to_owned())
+        );
+    }
+
     use super::*;
     use serde_json::{Value, json};
 

@@ -1,13 +1,15 @@
 //! Configuration keys: one typed definition each (name, scope, default, parser, doc),
 //! read from the global ConfigMap and, for backend and path scope, from annotations.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use resources::ObjectRef;
 
 use crate::diagnostic::Diagnostic;
 
+mod access;
 mod affinity;
+mod auth;
 mod backend;
 mod backend_tls;
 mod forwarded;
@@ -26,11 +28,21 @@ mod responses;
 mod rewrite;
 mod routing;
 mod tls;
+mod unsupported;
 
+pub use access::{
+    ALLOWLIST_SOURCE_HEADER, ALLOWLIST_SOURCE_RANGE, AddressEntries, DENYLIST_SOURCE_RANGE,
+    LIMIT_CONN_STATUS_CODE, LIMIT_CONNECTIONS, LIMIT_REQ_STATUS_CODE, LIMIT_RPS, LIMIT_WHITELIST,
+    WHITELIST_SOURCE_RANGE,
+};
 pub use affinity::{
     AFFINITY, COOKIE_KEY, SESSION_COOKIE_DOMAIN, SESSION_COOKIE_DYNAMIC, SESSION_COOKIE_KEYWORDS,
     SESSION_COOKIE_NAME, SESSION_COOKIE_PRESERVE, SESSION_COOKIE_SAME_SITE,
     SESSION_COOKIE_STRATEGY, SESSION_COOKIE_VALUE_STRATEGY,
+};
+pub use auth::{
+    AUTH_HEADERS_FAIL, AUTH_HEADERS_REQUEST, AUTH_HEADERS_SUCCEED, AUTH_METHOD, AUTH_REALM,
+    AUTH_SECRET, AUTH_SIGNIN, AUTH_TIMEOUT, AUTH_TYPE, AUTH_URL, AuthUrl,
 };
 pub use backend::{BALANCE_ALGORITHM, TIMEOUT_CONNECT, TIMEOUT_SERVER};
 pub use backend_tls::{
@@ -75,6 +87,7 @@ pub use routing::{SERVER_ALIAS, SERVER_ALIAS_REGEX, SSL_REDIRECT};
 pub use tls::{
     SSL_CIPHER_SUITES, SSL_CIPHERS, SSL_DH_PARAM, SSL_OPTIONS, SSL_OPTIONS_HOST, TLS_ALPN,
 };
+pub use unsupported::{UNSUPPORTED_KEYS, Unsupported};
 
 /// Every `http-response-<code>` key with its code.
 pub static HTTP_RESPONSE_KEYS: [(u16, &Key<Option<model::ErrorPage>>); 10] = [
@@ -299,44 +312,82 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &REDIRECT_FROM_CODE,
     &SSL_DH_PARAM,
     &STATS_SSL_CERT,
+    &ALLOWLIST_SOURCE_RANGE,
+    &WHITELIST_SOURCE_RANGE,
+    &DENYLIST_SOURCE_RANGE,
+    &ALLOWLIST_SOURCE_HEADER,
+    &LIMIT_RPS,
+    &LIMIT_CONNECTIONS,
+    &LIMIT_WHITELIST,
+    &LIMIT_REQ_STATUS_CODE,
+    &LIMIT_CONN_STATUS_CODE,
+    &AUTH_TYPE,
+    &AUTH_SECRET,
+    &AUTH_REALM,
+    &AUTH_URL,
+    &AUTH_METHOD,
+    &AUTH_SIGNIN,
+    &AUTH_HEADERS_REQUEST,
+    &AUTH_HEADERS_SUCCEED,
+    &AUTH_HEADERS_FAIL,
+    &AUTH_TIMEOUT,
 ];
 
-/// haproxy-ingress keys portcullis knows but cannot apply, with the reason a user reads.
-pub static UNSUPPORTED_KEYS: &[(&str, &str)] = &[
-    (
-        "https-log-format",
-        "it formats the logs of a TCP proxy that inspects SNI for TLS passthrough, and portcullis has no such proxy",
-    ),
-    (
-        "tcp-log-format",
-        "it formats the logs of TCP services, and portcullis proxies HTTP only",
-    ),
-    (
-        "close-sessions-duration",
-        "not yet: HAProxy 2.6's close-spread-time does not spread the closing of tunnels (WebSockets) of an old worker, which are all cut at timeout-stop, so the controller would have to close them itself",
-    ),
-    (
-        "session-cookie-shared",
-        "one cookie naming every domain of a backend is refused by today's browsers (haproxy-ingress deprecates it); use session-cookie-domain",
-    ),
-];
+/// What to say about a name that is no key of ours.
+fn unknown_key(name: &str) -> String {
+    match unsupported::why(name) {
+        Some(why) => format!("'{name}' is not supported: {why}"),
+        None => format!("unknown configuration key '{name}'"),
+    }
+}
+
+/// What to say about a deprecated key that is set, if it is one.
+fn deprecation(name: &str) -> Option<String> {
+    access::DEPRECATED
+        .iter()
+        .find(|(old, _)| *old == name)
+        .map(|(old, new)| {
+            format!("'{old}' is deprecated: use '{new}' (this one is ignored when that one is set)")
+        })
+}
+
+/// Whether an invalid value of the key refuses clients rather than falling back.
+fn fails_closed(name: &str) -> bool {
+    access::FAIL_CLOSED.contains(&name)
+}
+
+/// What happens to a key's invalid value: `fallback` names what is used instead.
+fn invalid_message(name: &str, why: &str, fallback: &str) -> String {
+    if fails_closed(name) {
+        format!(
+            "invalid value: {why}; every client of the paths it applies to is refused (403) until it is fixed"
+        )
+    } else {
+        format!("invalid value: {why}; {fallback}")
+    }
+}
+
+/// Where a fail-closed key's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Setting<T> {
+    /// A valid value, and the object that set it (`ConfigMap` for the global one).
+    Valid(T, String),
+    /// The most specific layer that sets the key holds an invalid value.
+    Refused,
+}
 
 fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
     ALL_KEYS.iter().copied().find(|key| key.name() == name)
-}
-
-/// Why a key is not read: unknown, or known from haproxy-ingress but not supported.
-fn not_read(name: &str) -> String {
-    match UNSUPPORTED_KEYS.iter().find(|(key, _)| *key == name) {
-        Some((_, why)) => format!("configuration key '{name}' is not supported: {why}"),
-        None => format!("unknown configuration key '{name}'"),
-    }
 }
 
 /// The global ConfigMap's data, checked once; values are looked up by key.
 #[derive(Debug, Default)]
 pub struct GlobalConfig {
     valid: BTreeMap<String, String>,
+    /// Fail-closed keys set to an invalid value.
+    refused: BTreeSet<&'static str>,
+    /// Keys set to a value that does not parse.
+    invalid: BTreeSet<&'static str>,
 }
 
 impl GlobalConfig {
@@ -348,6 +399,8 @@ impl GlobalConfig {
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
         let mut valid = BTreeMap::new();
+        let mut refused = BTreeSet::new();
+        let mut invalid = BTreeSet::new();
         for (name, value) in data.into_iter().flatten() {
             let report = |message: String| Diagnostic {
                 object: origin
@@ -356,20 +409,35 @@ impl GlobalConfig {
                 field: format!("data.{name}"),
                 message,
             };
-            match find_key(name) {
-                None => diagnostics.push(report(not_read(name))),
-                Some(key) => match key.validate(value) {
-                    Ok(()) => {
-                        valid.insert(name.clone(), value.clone());
+            let Some(key) = find_key(name) else {
+                diagnostics.push(report(unknown_key(name)));
+                continue;
+            };
+            if let Some(message) = deprecation(name) {
+                diagnostics.push(report(message));
+            }
+            match key.validate(value) {
+                Ok(()) => {
+                    valid.insert(name.clone(), value.clone());
+                }
+                Err(why) => {
+                    invalid.insert(key.name());
+                    if fails_closed(key.name()) {
+                        refused.insert(key.name());
                     }
-                    Err(why) => diagnostics.push(report(format!(
-                        "invalid value: {why}; the default '{}' is used",
-                        key.default_text()
-                    ))),
-                },
+                    diagnostics.push(report(invalid_message(
+                        name,
+                        &why,
+                        &format!("the default '{}' is used", key.default_text()),
+                    )));
+                }
             }
         }
-        Self { valid }
+        Self {
+            valid,
+            refused,
+            invalid,
+        }
     }
 
     /// The key's value: the ConfigMap's when set and valid, else the default.
@@ -389,6 +457,12 @@ impl GlobalConfig {
 #[derive(Debug, Default)]
 pub struct Annotations {
     valid: BTreeMap<&'static str, String>,
+    /// Fail-closed keys set to an invalid value.
+    refused: BTreeSet<&'static str>,
+    /// The object, as `Kind namespace/name`.
+    origin: String,
+    /// Keys set to a value that does not parse.
+    invalid: BTreeSet<&'static str>,
 }
 
 impl Annotations {
@@ -400,6 +474,8 @@ impl Annotations {
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
         let mut valid = BTreeMap::new();
+        let mut refused = BTreeSet::new();
+        let mut invalid = BTreeSet::new();
         // Our own prefix wins over the migration prefix, whatever the map order.
         for prefix in ANNOTATION_PREFIXES {
             for (annotation, value) in annotations.into_iter().flatten() {
@@ -412,7 +488,7 @@ impl Annotations {
                     message,
                 };
                 let Some(key) = find_key(name) else {
-                    diagnostics.push(report(not_read(name)));
+                    diagnostics.push(report(unknown_key(name)));
                     continue;
                 };
                 if key.scope() == Scope::Global {
@@ -421,17 +497,37 @@ impl Annotations {
                     )));
                     continue;
                 }
+                if let Some(message) = deprecation(name) {
+                    diagnostics.push(report(message));
+                }
+                // Under a less preferred prefix, a key already read is checked only.
+                let read = valid.contains_key(key.name()) || refused.contains(key.name());
                 match key.validate(value) {
                     Ok(()) => {
-                        valid.entry(key.name()).or_insert_with(|| value.clone());
+                        if !read {
+                            valid.insert(key.name(), value.clone());
+                        }
                     }
-                    Err(why) => diagnostics.push(report(format!(
-                        "invalid value: {why}; the global value is used"
-                    ))),
+                    Err(why) => {
+                        invalid.insert(key.name());
+                        if fails_closed(key.name()) && !read {
+                            refused.insert(key.name());
+                        }
+                        diagnostics.push(report(invalid_message(
+                            name,
+                            &why,
+                            "the global value is used",
+                        )));
+                    }
                 }
             }
         }
-        Self { valid }
+        Self {
+            valid,
+            refused,
+            invalid,
+            origin: origin.to_string(),
+        }
     }
 
     /// The key's value: the annotation's when set and valid, else the global one.
@@ -483,6 +579,40 @@ impl<'a> Keys<'a> {
     /// `None` when only the default applies.
     pub fn explicit<T>(&self, key: &Key<T>) -> Option<T> {
         self.annotated(key).or_else(|| self.global.value(key))
+    }
+
+    /// A fail-closed key's value from the most specific layer that sets it, valid or
+    /// not, with the object that set it; `None` when no layer sets it.
+    pub fn setting<T>(&self, key: &Key<T>) -> Option<Setting<T>> {
+        for annotations in [self.service, self.object].into_iter().flatten() {
+            if annotations.refused.contains(key.name) {
+                return Some(Setting::Refused);
+            }
+            if let Some(value) = annotations.value(key) {
+                return Some(Setting::Valid(value, annotations.origin.clone()));
+            }
+        }
+        if self.global.refused.contains(key.name) {
+            return Some(Setting::Refused);
+        }
+        self.global
+            .value(key)
+            .map(|value| Setting::Valid(value, "ConfigMap".to_owned()))
+    }
+
+    /// Whether the most specific layer that sets the key sets it to a value that does not
+    /// parse: for keys whose fallback would weaken a protection (an unreadable `auth-url`
+    /// must not leave its path open).
+    pub fn set_invalidly<T>(&self, key: &Key<T>) -> bool {
+        for annotations in [self.service, self.object].into_iter().flatten() {
+            if annotations.value(key).is_some() {
+                return false;
+            }
+            if annotations.invalid.contains(key.name) {
+                return true;
+            }
+        }
+        self.global.value(key).is_none() && self.global.invalid.contains(key.name)
     }
 
     /// The same layers, under a Service's annotations.
@@ -537,6 +667,69 @@ mod tests {
     }
 
     #[test]
+    fn unsupported_deprecated_and_fail_closed_keys_are_reported_as_such() {
+        let mut diagnostics = Vec::new();
+        let configmap = ObjectRef::new(resources::Kind::ConfigMap, "ops", "portcullis");
+        let data: BTreeMap<String, String> = [
+            ("allowlist-source-range", "10.0.0.0/8"),
+            ("modsecurity-endpoints", "10.0.0.1:12345"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let global = GlobalConfig::new(Some(&data), Some(&configmap), &mut diagnostics);
+        let ingress = ObjectRef::new(resources::Kind::Ingress, "web", "app");
+        let read = |pairs: &[(&str, &str)], diagnostics: &mut Vec<Diagnostic>| {
+            let map: BTreeMap<String, String> = pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            Annotations::new(Some(&map), &ingress, diagnostics)
+        };
+        let annotated = read(
+            &[
+                ("ingress.kubernetes.io/waf", "modsecurity"),
+                ("portcullis.dev/allowlist-source-range", "10.0.0.0/8, nope"),
+                (
+                    "haproxy-ingress.github.io/whitelist-source-range",
+                    "192.168.0.0/16",
+                ),
+            ],
+            &mut diagnostics,
+        );
+        let messages: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            messages,
+            [
+                "ConfigMap ops/portcullis: data.modsecurity-endpoints: 'modsecurity-endpoints' is not supported: portcullis has no web application firewall (no ModSecurity or Coraza agent over SPOE): requests are not inspected, and the key is ignored",
+                "Ingress web/app: metadata.annotations[portcullis.dev/allowlist-source-range]: invalid value: 'nope' is not an IP address (1 of 2 entries invalid); every client of the paths it applies to is refused (403) until it is fixed",
+                "Ingress web/app: metadata.annotations[haproxy-ingress.github.io/whitelist-source-range]: 'whitelist-source-range' is deprecated: use 'allowlist-source-range' (this one is ignored when that one is set)",
+                "Ingress web/app: metadata.annotations[ingress.kubernetes.io/waf]: 'waf' is not supported: portcullis has no web application firewall (no ModSecurity or Coraza agent over SPOE): requests are not inspected, and the key is ignored",
+            ]
+        );
+        let keys = Keys {
+            service: None,
+            object: Some(&annotated),
+            global: &global,
+        };
+        // The Ingress's bad value is not replaced by the ConfigMap's good one.
+        assert_eq!(
+            keys.setting(&ALLOWLIST_SOURCE_RANGE),
+            Some(Setting::Refused)
+        );
+        let unset = Annotations::default();
+        let keys = Keys {
+            object: Some(&unset),
+            ..keys
+        };
+        assert!(matches!(
+            keys.setting(&ALLOWLIST_SOURCE_RANGE),
+            Some(Setting::Valid(_, origin)) if origin == "ConfigMap"
+        ));
+        assert_eq!(keys.setting(&DENYLIST_SOURCE_RANGE), None);
+    }
+
+    #[test]
     fn every_default_parses() {
         for key in ALL_KEYS {
             assert_eq!(key.validate(key.default_text()), Ok(()), "{}", key.name());
@@ -586,7 +779,7 @@ mod tests {
             messages,
             [
                 "ConfigMap ops/portcullis: data.no-such-key: unknown configuration key 'no-such-key'",
-                "ConfigMap ops/portcullis: data.tcp-log-format: configuration key 'tcp-log-format' is not supported: it formats the logs of TCP services, and portcullis proxies HTTP only",
+                "ConfigMap ops/portcullis: data.tcp-log-format: 'tcp-log-format' is not supported: it formats the logs of TCP services, and portcullis proxies HTTP only",
                 "ConfigMap ops/portcullis: data.timeout-connect: invalid value: 'soon' is not a duration such as 5s, 500ms or 1m; the default '5s' is used",
                 "Ingress web/app: metadata.annotations[portcullis.dev/max-connections]: 'max-connections' is a global key: set it in the global ConfigMap",
                 "Ingress web/app: metadata.annotations[haproxy-ingress.github.io/timeout-server]: invalid value: '7s\\nlisten evil' has unknown unit 's\\nlisten evil' (use us, ms, s, m, h or d); the global value is used",

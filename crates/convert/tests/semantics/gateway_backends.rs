@@ -118,7 +118,7 @@ fn weights_and_invalid_backends() {
             )
             .given(EDGE),
             Case::new(
-                "gateway-api.md Not served yet: 'Rule timeouts ... are reported and the backend's own timeouts apply'",
+                "gateway-api.md Rule timeouts: backendRequest, else request, is how long the backend may take to answer; an invalid one is reported and the backend's own timeouts apply",
                 "
                 kind: HTTPRoute
                 metadata: {name: r}
@@ -128,10 +128,18 @@ fn weights_and_invalid_backends() {
                   rules:
                   - timeouts: {request: 10s}
                     backendRefs: [{name: web, port: 80}]
+                  - matches: [{path: {value: /both}}]
+                    timeouts: {request: 10s, backendRequest: 1m30s}
+                    backendRefs: [{name: web, port: 80}]
+                  - matches: [{path: {value: /bad}}]
+                    timeouts: {request: soon}
+                    backendRefs: [{name: web, port: 80}]
                 ",
                 &[
-                    "route a.test / Prefix [http] -> default_web_80",
-                    "diagnostic HTTPRoute default/r: spec.rules[0].timeouts: rule timeouts are not supported; the backend's timeouts apply",
+                    "diagnostic HTTPRoute default/r: spec.rules[2].timeouts.request: 'soon' is not a duration such as 1h30m, 10s or 500ms; the backend's own timeouts apply",
+                    "route a.test / Prefix [http] -> server timeout 10000ms; default_web_80",
+                    "route a.test /bad Prefix [http] -> default_web_80",
+                    "route a.test /both Prefix [http] -> server timeout 90000ms; default_web_80",
                 ],
             )
             .given(EDGE),

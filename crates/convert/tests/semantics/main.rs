@@ -13,6 +13,7 @@ mod ingress_hosts_and_paths;
 mod ingress_merging;
 mod ingress_tls;
 
+mod access;
 mod gateway_attachment;
 mod gateway_backends;
 mod gateway_filters;

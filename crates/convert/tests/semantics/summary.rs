@@ -271,11 +271,15 @@ fn action_text(action: &RuleAction) -> String {
         }
         parts.push(text);
     }
+    if let Some(timeout) = &action.server_timeout {
+        parts.push(format!("server timeout {timeout}"));
+    }
     match action.hsts {
         model::HstsRule::Inherit => {}
         model::HstsRule::Off => parts.push("hsts off".to_owned()),
         model::HstsRule::On(hsts) => parts.push(format!("hsts '{}'", hsts.header_value())),
     }
+    access_text(&action.access, &mut parts);
     let weighted = action.backends.len() > 1 || action.unavailable_weight > 0;
     let mut targets: Vec<String> = action
         .backends
@@ -288,6 +292,17 @@ fn action_text(action: &RuleAction) -> String {
             let mut own = Vec::new();
             edits_text("request", &backend.request_headers, &mut own);
             edits_text("response", &backend.response_headers, &mut own);
+            if let Some(rewrite) = &backend.rewrite {
+                if let Some(host) = &rewrite.hostname {
+                    own.push(format!("rewrite host {host}"));
+                }
+                if let Some(path) = &rewrite.path {
+                    own.push(format!("rewrite {}", path_change_text(path)));
+                }
+            }
+            if let Some(redirect) = &backend.redirect {
+                own.push(format!("redirect {}", redirect.code));
+            }
             if !own.is_empty() {
                 text.push_str(&format!(" ({})", own.join(", ")));
             }
@@ -305,6 +320,29 @@ fn action_text(action: &RuleAction) -> String {
         parts.push(targets.join(", "));
     }
     parts.join("; ")
+}
+
+/// Who a rule refuses: `refuse all`, or `allow [...]` / `deny [...]` (exceptions with
+/// `!`) and the header the client address comes from.
+fn access_text(access: &model::SourceAccess, parts: &mut Vec<String>) {
+    if access.refuse_all {
+        parts.push("refuse all".to_owned());
+        return;
+    }
+    for (word, rule) in [("allow", &access.allow), ("deny", &access.deny)] {
+        if let Some(rule) = rule {
+            let entries: Vec<String> = rule
+                .ranges
+                .iter()
+                .map(ToString::to_string)
+                .chain(rule.exceptions.iter().map(|e| format!("!{e}")))
+                .collect();
+            parts.push(format!("{word} [{}]", entries.join(" ")));
+        }
+    }
+    if let Some(header) = &access.source_header {
+        parts.push(format!("client from {header}"));
+    }
 }
 
 /// A list of conditions, trimmed to type, status and reason.

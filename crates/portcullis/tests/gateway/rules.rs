@@ -1,5 +1,7 @@
 //! Matches, precedence, filters and weights.
 
+use std::time::Duration;
+
 use test_support::{EchoServer, Portcullis, backend, self_signed, tls_secret};
 
 use crate::manifests::GATEWAY;
@@ -129,6 +131,51 @@ spec:
       filters: [{type: RequestRedirect, requestRedirect: {hostname: elsewhere.test, path: {type: ReplacePrefixMatch, replacePrefixMatch: /moved}, statusCode: 307}}]
 "#;
 
+/// Rules with timeouts, in front of a backend that takes its time.
+const TIMEOUTS: &str = r#"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: timeouts, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: http}]
+  hostnames: [timeouts.test]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /hasty}}]
+    timeouts: {request: 500ms}
+    backendRefs: [{name: slow, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /patient}}]
+    timeouts: {request: 10s, backendRequest: 5s}
+    backendRefs: [{name: slow, port: 80}]
+"#;
+
+/// A server on 127.0.0.1 that answers `slow` after `delay`; returns its port.
+fn slow_server(delay: Duration) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut request = Vec::new();
+                let mut buffer = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buffer) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buffer[..n]),
+                    }
+                }
+                std::thread::sleep(delay);
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nslow",
+                );
+            });
+        }
+    });
+    port
+}
+
 /// Method, target, headers, and the backend expected to answer.
 type Case = (
     &'static str,
@@ -175,12 +222,15 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
     for (name, server) in names.iter().zip(&servers) {
         objects += &backend("default", name, 80, None, &[(server.port, true)]);
     }
+    let slow_port = slow_server(Duration::from_millis(1500));
+    objects += &backend("default", "slow", 80, None, &[(slow_port, true)]);
     let (cert, key) = self_signed("secure wildcard", &["*.secure.test"]);
     objects += &tls_secret("default", "secure-tls", &cert, &key);
     objects += &GATEWAY
         .replace("ALT_PORT", &test_support::free_port().to_string())
         .replace("SECURE_PORT", &test_support::free_port().to_string());
     objects += RULES;
+    objects += TIMEOUTS;
     write(&manifests, "all.yaml", &objects);
     let p = Portcullis::start(
         env!("CARGO_BIN_EXE_portcullis"),
@@ -287,6 +337,22 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
         (255..=345).contains(&app),
         "expected 300 ± 45 of 400 for weight 3 of 4: {counts:?}"
     );
+
+    // Rule timeouts: a backend slower than the rule's request timeout is answered 504,
+    // within the time; a patient rule waits for it.
+    let started = std::time::Instant::now();
+    assert_eq!(
+        request(port, "GET", "timeouts.test", "/hasty", &[]).status,
+        504,
+        "{log}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(1200),
+        "{:?}",
+        started.elapsed()
+    );
+    let patient = request(port, "GET", "timeouts.test", "/patient", &[]);
+    assert_eq!((patient.status, patient.body.as_str()), (200, "slow"));
 
     // No valid backend: 500; half the weight invalid: about half the requests get 500.
     assert_eq!(

@@ -1,0 +1,306 @@
+//! Access control through a real HAProxy, from the client's side: allow and deny lists
+//! (from 127.0.0.1 and 127.0.0.2, which Linux routes to the loopback, and from a trusted
+//! header), a list of thousands of entries, a list changed live without a reload, a list
+//! with a bad entry refusing everyone, per-client request rate and connection limits, and
+//! the WAF keys reported as not supported.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use test_support::{EchoServer, HoldingBackend, Portcullis, Response, backend, exchange};
+
+const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
+const SECOND_CLIENT: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
+
+/// An Ingress of one host routing `/` to `service`, with annotations under
+/// haproxy-ingress's prefix.
+fn ingress(name: &str, host: &str, service: &str, annotations: &[(&str, &str)]) -> String {
+    let annotations: String = annotations
+        .iter()
+        .map(|(key, value)| format!("    haproxy-ingress.github.io/{key}: {value:?}\n"))
+        .collect();
+    let annotations = if annotations.is_empty() {
+        "    {}\n".to_owned()
+    } else {
+        annotations
+    };
+    format!(
+        "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  annotations:\n{annotations}spec:\n  rules:\n  - host: {host}\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: {service}, port: {{number: 80}}}}}}}}\n"
+    )
+}
+
+/// `GET /` for `host` from `source`, with extra header lines.
+fn get_from(source: Ipv4Addr, port: u16, host: &str, headers: &str) -> Response {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.bind(&SocketAddr::from((source, 0)).into()).unwrap();
+    socket
+        .connect(&SocketAddr::from((Ipv4Addr::LOCALHOST, port)).into())
+        .unwrap();
+    exchange(
+        TcpStream::from(socket),
+        format!("GET / HTTP/1.1\r\nHost: {host}\r\n{headers}Connection: close\r\n\r\n").as_bytes(),
+    )
+    .unwrap()
+}
+
+fn status(source: Ipv4Addr, port: u16, host: &str) -> u16 {
+    get_from(source, port, host, "").status
+}
+
+/// `count` blocks `10.x.y.0/24`.
+fn many_blocks(count: usize) -> String {
+    (0..count)
+        .map(|i| format!("10.{}.{}.0/24", i / 256, i % 256))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    test_support::write_manifest(dir, name, text).unwrap();
+}
+
+/// The Ingress of `big.test`: 2000 blocks and the second client, then the first one too.
+fn big_ingress(round: usize) -> String {
+    let extra = if round == 0 { "" } else { ",127.0.0.1" };
+    ingress(
+        "big",
+        "big.test",
+        "web",
+        &[(
+            "allowlist-source-range",
+            &format!("{},127.0.0.2{extra}", many_blocks(2000)),
+        )],
+    )
+}
+
+/// The allow list of `allow.test` in round `round`: the second client, then the first
+/// one too.
+fn allow_ingress(round: usize) -> String {
+    let list = if round == 0 {
+        "127.0.0.2/32, 2001:db8::/32".to_owned()
+    } else {
+        "127.0.0.2/32, 2001:db8::/32, 127.0.0.1".to_owned()
+    };
+    ingress(
+        "allow",
+        "allow.test",
+        "web",
+        &[("allowlist-source-range", &list)],
+    )
+}
+
+#[test]
+fn allow_and_deny_lists_refuse_with_403_and_a_changed_list_goes_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let web = EchoServer::start("web").unwrap();
+    let mut objects = backend("default", "web", 80, None, &[(web.port, true)]);
+    objects += &ingress(
+        "deny",
+        "deny.test",
+        "web",
+        &[("denylist-source-range", "127.0.0.2, 192.0.2.0/24")],
+    );
+    objects += &ingress(
+        "header",
+        "header.test",
+        "web",
+        &[
+            ("allowlist-source-range", "10.1.0.0/16, !10.1.9.0/24"),
+            ("allowlist-source-header", "X-Client-Address"),
+        ],
+    );
+    objects += &ingress(
+        "realip",
+        "realip.test",
+        "web",
+        &[
+            ("whitelist-source-range", "10.1.0.0/16"),
+            ("allowlist-source-header", "X-Real-IP"),
+        ],
+    );
+    objects += &ingress(
+        "bad",
+        "bad.test",
+        "web",
+        &[("allowlist-source-range", "127.0.0.0/8, 127.0.0.300")],
+    );
+    objects += &ingress("open", "open.test", "web", &[("waf", "modsecurity")]);
+    // The second client is a trusted proxy: its X-Real-IP is kept.
+    objects += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: global, namespace: ops}\ndata: {forwardfor-trusted-cidrs: 127.0.0.2}\n";
+    write(&manifests, "objects.yaml", &objects);
+    write(&manifests, "allow.yaml", &allow_ingress(0));
+    write(&manifests, "big.yaml", &big_ingress(0));
+    let mut portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--configmap", "ops/global"],
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            status(SECOND_CLIENT, p.http_port, "allow.test") == 200
+        })
+        .unwrap();
+    let port = portcullis.http_port;
+    let local = Ipv4Addr::LOCALHOST;
+
+    // Allow list: only the second client.
+    assert_eq!(status(local, port, "allow.test"), 403);
+    assert_eq!(status(SECOND_CLIENT, port, "allow.test"), 200);
+    // Deny list: everyone but the second client.
+    assert_eq!(status(local, port, "deny.test"), 200);
+    assert_eq!(status(SECOND_CLIENT, port, "deny.test"), 403);
+    // A header names the client; its exception is refused, and so is a request without
+    // it (the connection's address is not allowed).
+    let with = |address: &str| {
+        get_from(
+            local,
+            port,
+            "header.test",
+            &format!("X-Client-Address: {address}\r\n"),
+        )
+        .status
+    };
+    assert_eq!(with("10.1.2.3"), 200);
+    assert_eq!(with("10.1.9.9"), 403, "an exception of the allow list");
+    assert_eq!(with("10.2.0.1"), 403);
+    assert_eq!(with("not-an-address"), 403);
+    assert_eq!(status(local, port, "header.test"), 403);
+    // X-Real-IP is set by HAProxy itself for an untrusted client: it cannot be forged.
+    let forged = get_from(local, port, "realip.test", "X-Real-IP: 10.1.2.3\r\n");
+    assert_eq!(forged.status, 403);
+    // A trusted proxy's X-Real-IP is the client's address.
+    let proxied = get_from(
+        SECOND_CLIENT,
+        port,
+        "realip.test",
+        "X-Real-IP: 10.1.2.3\r\n",
+    );
+    assert_eq!(proxied.status, 200);
+    assert_eq!(status(SECOND_CLIENT, port, "realip.test"), 403);
+    // 2001 entries, in a file.
+    assert_eq!(status(local, port, "big.test"), 403);
+    assert_eq!(status(SECOND_CLIENT, port, "big.test"), 200);
+    // A list with a bad entry refuses everyone rather than serving unprotected.
+    assert_eq!(status(local, port, "bad.test"), 403);
+    assert_eq!(status(SECOND_CLIENT, port, "bad.test"), 403);
+    assert_eq!(status(local, port, "open.test"), 200);
+    let log = portcullis.log();
+    for expected in [
+        "'waf' is not supported",
+        "'whitelist-source-range' is deprecated: use 'allowlist-source-range'",
+        "allowlist-source-range]: invalid value: '127.0.0.300' is not an IP address",
+    ] {
+        assert!(log.contains(expected), "{expected}:\n{log}");
+    }
+
+    // The list changes: HAProxy takes it over the runtime API, without a reload.
+    let reloads = portcullis.metric_total("portcullis_reloads_total");
+    let starts = portcullis.metric("portcullis_haproxy_starts_total");
+    write(&manifests, "allow.yaml", &allow_ingress(1));
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            status(local, p.http_port, "allow.test") == 200
+        })
+        .unwrap();
+    assert_eq!(status(SECOND_CLIENT, port, "allow.test"), 200);
+    assert_eq!(
+        portcullis.metric_total("portcullis_reloads_total"),
+        reloads,
+        "{}",
+        portcullis.log()
+    );
+    assert_eq!(portcullis.metric("portcullis_haproxy_starts_total"), starts);
+    assert_eq!(
+        portcullis.metric("portcullis_runtime_failures_total"),
+        Some(0.0)
+    );
+    // A list of 2001 entries changes (sent as `add acl` commands, many to a line).
+    write(&manifests, "big.yaml", &big_ingress(1));
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            status(local, p.http_port, "big.test") == 200
+        })
+        .unwrap();
+    assert_eq!(status(SECOND_CLIENT, port, "big.test"), 200);
+    assert_eq!(status(local, port, "allow.test"), 200);
+    assert_eq!(portcullis.metric_total("portcullis_reloads_total"), reloads);
+    // And back.
+    write(&manifests, "allow.yaml", &allow_ingress(0));
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            status(local, p.http_port, "allow.test") == 403
+        })
+        .unwrap();
+    assert_eq!(portcullis.metric_total("portcullis_reloads_total"), reloads);
+}
+
+#[test]
+fn request_rate_and_connection_limits_answer_429_per_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let web = EchoServer::start("web").unwrap();
+    let held = HoldingBackend::start().unwrap();
+    let mut objects = backend("default", "web", 80, None, &[(web.port, true)]);
+    objects += &backend("default", "slow", 80, None, &[(held.port, true)]);
+    objects += &ingress(
+        "rps",
+        "rps.test",
+        "web",
+        &[("limit-rps", "5"), ("limit-whitelist", "127.0.0.2")],
+    );
+    objects += &ingress(
+        "conn",
+        "conn.test",
+        "slow",
+        &[
+            ("limit-connections", "1"),
+            ("limit-conn-status-code", "503"),
+        ],
+    );
+    write(&manifests, "objects.yaml", &objects);
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            status(SECOND_CLIENT, p.http_port, "rps.test") == 200
+        })
+        .unwrap();
+    let port = portcullis.http_port;
+    let local = Ipv4Addr::LOCALHOST;
+
+    // A burst: the first five of a second pass, the rest get 429; the exempted client
+    // is never limited.
+    let mut burst = Vec::new();
+    let started = Instant::now();
+    for _ in 0..12 {
+        burst.push(status(local, port, "rps.test"));
+    }
+    assert!(started.elapsed() < Duration::from_secs(1), "a slow burst");
+    let passed = burst.iter().filter(|s| **s == 200).count();
+    assert!((1..=5).contains(&passed), "{burst:?}");
+    assert_eq!(burst.last(), Some(&429), "{burst:?}");
+    assert!(burst.iter().all(|s| *s == 200 || *s == 429), "{burst:?}");
+    for _ in 0..12 {
+        assert_eq!(status(SECOND_CLIENT, port, "rps.test"), 200);
+    }
+    // Refused requests count too: once the client stops, the next seconds pass again.
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_eq!(status(local, port, "rps.test"), 200);
+
+    // One request in progress: a second one from the same client is refused with the
+    // status asked for.
+    let first = std::thread::spawn(move || status(local, port, "conn.test"));
+    assert!(held.wait_for_request(Duration::from_secs(10)));
+    assert_eq!(status(local, port, "conn.test"), 503);
+    held.release();
+    assert_eq!(first.join().unwrap(), 200);
+}

@@ -1,0 +1,57 @@
+//! The manifest decoder gives exactly what decoding with serde-saphyr alone gave: the same
+//! objects, errors and ignored kinds, on synthetic clusters, the example and deployment
+//! manifests and the fuzzer's corpus.
+
+use std::path::Path;
+
+use resources::{Decoded, decode_manifest, decode_manifest_with_serde_saphyr};
+use test_support::SyntheticCluster;
+
+fn assert_same(name: &str, text: &str, json: bool) {
+    let decoded = decode_manifest(text, json);
+    let reference = decode_manifest_with_serde_saphyr(text, json);
+    let summary = |d: &Decoded| (d.objects.len(), d.errors.len(), d.ignored.len());
+    assert_eq!(summary(&decoded), summary(&reference), "{name}");
+    assert!(
+        decoded.objects == reference.objects,
+        "{name}: objects differ"
+    );
+    assert_eq!(decoded.errors, reference.errors, "{name}");
+    assert_eq!(decoded.ignored, reference.ignored, "{name}");
+}
+
+#[test]
+fn synthetic_clusters_decode_as_with_serde_saphyr() {
+    for seed in [1, 7] {
+        let mut cluster = SyntheticCluster::new(2000, seed);
+        cluster.certificate = Some(test_support::self_signed(
+            "synthetic wildcard",
+            &["*.example.test"],
+        ));
+        assert_same("namespaces", &cluster.namespace_manifests(), false);
+        let services = cluster.manifests(0..2000);
+        assert_same("services", &services, false);
+        assert!(decode_manifest(&services, false).objects.len() == 6000);
+    }
+}
+
+#[test]
+fn repository_manifests_decode_as_with_serde_saphyr() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut compared = 0;
+    for directory in ["examples/manifests", "deploy", "fuzz/corpus/pipeline"] {
+        let Ok(entries) = std::fs::read_dir(root.join(directory)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let json = path.extension().is_some_and(|e| e == "json");
+            assert_same(&path.display().to_string(), &text, json);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 10, "only {compared} files found");
+}

@@ -1,0 +1,529 @@
+//! A fast reader for the plain YAML most manifests are written in, giving exactly the value
+//! serde-saphyr gives for it, and declining everything else.
+//!
+//! Read here: block mappings and sequences indented with spaces, flow collections on one
+//! line, one-line plain, single- and double-quoted scalars, comments. Declined (`None`),
+//! so that serde-saphyr reads the document with its budgets and reports its errors:
+//! anchors, aliases, tags, block and multi-line scalars, tabs, carriage returns, text that
+//! is not printable ASCII, directives and document markers, duplicate keys and keys that
+//! could be numbers or null, and documents deeper or larger than a bound well inside
+//! serde-saphyr's own. Anything unusual is declined rather than guessed: a declined
+//! document costs only the time of the general reader.
+
+mod scalar;
+
+use serde_json::{Map, Value};
+
+/// Deeper documents are declined (serde-saphyr's own limit is 64).
+const MAX_DEPTH: usize = 32;
+/// Documents of more nodes are declined (serde-saphyr's budget is 250,000 nodes and
+/// 1,000,000 events).
+const MAX_NODES: usize = 100_000;
+/// Longer keys are declined (serde-saphyr looks 1,024 characters ahead for a key).
+const MAX_KEY_LEN: usize = 512;
+
+/// The document's value as serde-saphyr reads it into a `serde_json::Value`, when the
+/// document is in the subset read here.
+pub(crate) fn parse(document: &str) -> Option<Value> {
+    if !document
+        .bytes()
+        .all(|b| b == b'\n' || (0x20..0x7f).contains(&b))
+    {
+        return None;
+    }
+    let lines: Vec<&str> = document.split('\n').collect();
+    if lines
+        .iter()
+        .any(|line| line.starts_with("---") || line.starts_with("...") || line.starts_with('%'))
+    {
+        return None;
+    }
+    let mut reader = Reader {
+        lines,
+        line: 0,
+        nodes: 0,
+    };
+    reader.skip_blank();
+    let first = reader.lines.get(reader.line)?;
+    let value = reader.block_node(indent(first), 0)?;
+    reader.skip_blank();
+    (reader.line >= reader.lines.len()).then_some(value)
+}
+
+struct Reader<'a> {
+    lines: Vec<&'a str>,
+    /// The line being read.
+    line: usize,
+    nodes: usize,
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+fn is_blank_or_comment(line: &str) -> bool {
+    let content = line.trim_start_matches(' ');
+    content.is_empty() || content.starts_with('#')
+}
+
+/// Whether what follows a value on its line is nothing, or a comment (which must be
+/// separated from the value by a space).
+fn only_comment(tail: &str) -> bool {
+    let content = tail.trim_start_matches(' ');
+    content.is_empty() || (content.starts_with('#') && content.len() < tail.len())
+}
+
+/// Whether a line's content at a node's column starts a block sequence entry.
+fn is_sequence_entry(content: &str) -> bool {
+    content == "-" || content.starts_with("- ")
+}
+
+impl<'a> Reader<'a> {
+    fn skip_blank(&mut self) {
+        while self
+            .lines
+            .get(self.line)
+            .is_some_and(|line| is_blank_or_comment(line))
+        {
+            self.line += 1;
+        }
+    }
+
+    fn count_node(&mut self, depth: usize) -> Option<()> {
+        self.nodes += 1;
+        (self.nodes <= MAX_NODES && depth <= MAX_DEPTH).then_some(())
+    }
+
+    /// The node whose content starts at column `col` of the current line: a block
+    /// sequence, a block mapping or a flow collection.
+    fn block_node(&mut self, col: usize, depth: usize) -> Option<Value> {
+        let content = self.lines.get(self.line)?.get(col..)?;
+        if is_sequence_entry(content) {
+            self.block_sequence(col, depth)
+        } else if content.starts_with(['{', '[']) {
+            let (value, end) = flow_node(content, 0, depth, &mut self.nodes)?;
+            if !only_comment(&content[end..]) {
+                return None;
+            }
+            self.line += 1;
+            Some(value)
+        } else if split_key(content).is_some() {
+            self.block_mapping(col, depth)
+        } else {
+            None
+        }
+    }
+
+    /// A block mapping whose keys are at column `col`, the first one on the current line
+    /// (after a sequence entry's `- ` when compact).
+    fn block_mapping(&mut self, col: usize, depth: usize) -> Option<Value> {
+        self.count_node(depth)?;
+        let mut map = Map::new();
+        let mut first = true;
+        loop {
+            if !first {
+                self.skip_blank();
+                let Some(line) = self.lines.get(self.line) else {
+                    break;
+                };
+                let line_indent = indent(line);
+                if line_indent < col {
+                    break;
+                }
+                if line_indent > col || is_sequence_entry(&line[col..]) {
+                    return None;
+                }
+            }
+            first = false;
+            let content = self.lines.get(self.line)?.get(col..)?;
+            let (key, after) = split_key(content)?;
+            let rest = content[after..].trim_start_matches(' ');
+            let value = if rest.is_empty() || rest.starts_with('#') {
+                self.line += 1;
+                self.nested_value(col, depth + 1)?
+            } else {
+                let value = inline_value(rest, depth + 1, &mut self.nodes)?;
+                self.line += 1;
+                value
+            };
+            if map.contains_key(&key) {
+                return None;
+            }
+            map.insert(key, value);
+        }
+        Some(Value::Object(map))
+    }
+
+    /// The value of a key or entry with nothing after it on its line, which belongs to a
+    /// node at column `col`: a more indented node on the next lines, a block sequence at
+    /// the same column, or null.
+    fn nested_value(&mut self, col: usize, depth: usize) -> Option<Value> {
+        self.skip_blank();
+        let Some(line) = self.lines.get(self.line) else {
+            self.count_node(depth)?;
+            return Some(Value::Null);
+        };
+        let line_indent = indent(line);
+        if line_indent > col {
+            self.block_node(line_indent, depth)
+        } else if line_indent == col && is_sequence_entry(&line[col..]) {
+            self.block_sequence(col, depth)
+        } else {
+            self.count_node(depth)?;
+            Some(Value::Null)
+        }
+    }
+
+    /// A block sequence whose `-` are at column `col`.
+    fn block_sequence(&mut self, col: usize, depth: usize) -> Option<Value> {
+        self.count_node(depth)?;
+        let mut items = Vec::new();
+        loop {
+            self.skip_blank();
+            let Some(line) = self.lines.get(self.line) else {
+                break;
+            };
+            let line_indent = indent(line);
+            if line_indent < col {
+                break;
+            }
+            if line_indent > col {
+                return None;
+            }
+            let content = &line[col..];
+            if !is_sequence_entry(content) {
+                break;
+            }
+            let after = &content[1..];
+            let item_col = col + 1 + indent(after);
+            let rest = after.trim_start_matches(' ');
+            let item = if rest.is_empty() || rest.starts_with('#') {
+                self.line += 1;
+                self.nested_entry(col, depth + 1)?
+            } else if is_sequence_entry(rest) {
+                return None;
+            } else if split_key(rest).is_some() {
+                self.block_mapping(item_col, depth + 1)?
+            } else {
+                let value = inline_value(rest, depth + 1, &mut self.nodes)?;
+                self.line += 1;
+                value
+            };
+            items.push(item);
+        }
+        Some(Value::Array(items))
+    }
+
+    /// The value of a sequence entry with nothing after its `-`: a more indented node
+    /// on the next lines, or null.
+    fn nested_entry(&mut self, col: usize, depth: usize) -> Option<Value> {
+        self.skip_blank();
+        match self.lines.get(self.line) {
+            Some(line) if indent(line) > col => self.block_node(indent(line), depth),
+            _ => {
+                self.count_node(depth)?;
+                Some(Value::Null)
+            }
+        }
+    }
+}
+
+/// A key at the start of `content` followed by `:` and a space or the end of the line:
+/// the key and where its value starts.
+fn split_key(content: &str) -> Option<(String, usize)> {
+    let (key, after_key) = if content.starts_with(['"', '\'']) {
+        let (key, end) = quoted(content, 0)?;
+        let colon = end + indent(&content[end..]);
+        (key, colon)
+    } else {
+        let colon = content
+            .match_indices(':')
+            .map(|(i, _)| i)
+            .find(|&i| matches!(content.as_bytes().get(i + 1), None | Some(b' ')))?;
+        let key = content[..colon].trim_end_matches(' ');
+        if !plain_key_is_text(key) {
+            return None;
+        }
+        (key.to_owned(), colon)
+    };
+    if key.len() > MAX_KEY_LEN
+        || content.as_bytes().get(after_key) != Some(&b':')
+        || !matches!(content.as_bytes().get(after_key + 1), None | Some(b' '))
+    {
+        return None;
+    }
+    Some((key, after_key + 1))
+}
+
+/// Whether a plain key is certainly read as this text and compared as text: not null,
+/// not a possible number (serde-saphyr compares integer keys by value), no indicator.
+fn plain_key_is_text(key: &str) -> bool {
+    let Some(&first) = key.as_bytes().first() else {
+        return false;
+    };
+    // `<<` is a merge key.
+    !scalar::is_null(key)
+        && key != "<<"
+        && !first.is_ascii_digit()
+        && !b"-+.?:,[]{}#&*!|>'\"%@`".contains(&first)
+        && !key.contains(['#', '[', ']', '{', '}'])
+}
+
+/// The value that starts a line's remainder after a key or a sequence entry's `- `.
+fn inline_value(rest: &str, depth: usize, nodes: &mut usize) -> Option<Value> {
+    let first = *rest.as_bytes().first()?;
+    match first {
+        b'{' | b'[' => {
+            let (value, end) = flow_node(rest, 0, depth, nodes)?;
+            only_comment(&rest[end..]).then_some(value)
+        }
+        b'"' | b'\'' => {
+            let (text, end) = quoted(rest, 0)?;
+            *nodes += 1;
+            (only_comment(&rest[end..]) && *nodes <= MAX_NODES).then_some(Value::String(text))
+        }
+        _ => {
+            let text = match rest.find(" #") {
+                Some(comment) => &rest[..comment],
+                None => rest,
+            }
+            .trim_end_matches(' ');
+            if !plain_value_is_simple(text) {
+                return None;
+            }
+            *nodes += 1;
+            if *nodes > MAX_NODES {
+                return None;
+            }
+            scalar::plain_value(text)
+        }
+    }
+}
+
+/// Whether a one-line plain value in block context is certainly one scalar: it starts
+/// with no indicator, holds no `: ` (a nested mapping, an error) and no brackets.
+fn plain_value_is_simple(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let Some(&first) = bytes.first() else {
+        return false;
+    };
+    let indicator = b"?:,[]{}#&*!|>'\"%@`".contains(&first)
+        || (first == b'-' && matches!(bytes.get(1), None | Some(b' ')));
+    !indicator
+        && !text.contains(": ")
+        && !text.ends_with(':')
+        && !text.contains(['[', ']', '{', '}'])
+}
+
+/// A flow node starting at `pos` of a line (after spaces): its value and the position
+/// after it. A flow collection must close on its line.
+fn flow_node(line: &str, pos: usize, depth: usize, nodes: &mut usize) -> Option<(Value, usize)> {
+    *nodes += 1;
+    if *nodes > MAX_NODES || depth > MAX_DEPTH {
+        return None;
+    }
+    let bytes = line.as_bytes();
+    let pos = pos + indent(&line[pos..]);
+    match *bytes.get(pos)? {
+        b'{' => flow_mapping(line, pos + 1, depth, nodes),
+        b'[' => flow_sequence(line, pos + 1, depth, nodes),
+        b'"' | b'\'' => quoted(line, pos).map(|(text, end)| (Value::String(text), end)),
+        _ => {
+            let (text, end) = flow_plain(line, pos)?;
+            Some((scalar::plain_value(text)?, end))
+        }
+    }
+}
+
+fn skip_spaces(line: &str, pos: usize) -> usize {
+    pos + indent(&line[pos..])
+}
+
+fn flow_mapping(
+    line: &str,
+    mut pos: usize,
+    depth: usize,
+    nodes: &mut usize,
+) -> Option<(Value, usize)> {
+    let bytes = line.as_bytes();
+    let mut map = Map::new();
+    pos = skip_spaces(line, pos);
+    if bytes.get(pos) == Some(&b'}') {
+        return Some((Value::Object(map), pos + 1));
+    }
+    loop {
+        pos = skip_spaces(line, pos);
+        let quoted_key = matches!(bytes.get(pos), Some(b'"' | b'\''));
+        let (key, end) = if quoted_key {
+            quoted(line, pos)?
+        } else {
+            let (text, end) = flow_plain(line, pos)?;
+            if !plain_key_is_text(text) {
+                return None;
+            }
+            (text.to_owned(), end)
+        };
+        pos = skip_spaces(line, end);
+        if bytes.get(pos) != Some(&b':') {
+            return None;
+        }
+        pos += 1;
+        // A plain key needs a space after its colon; a quoted one may be followed by the
+        // value directly, as in JSON.
+        if !quoted_key && bytes.get(pos) != Some(&b' ') {
+            return None;
+        }
+        pos = skip_spaces(line, pos);
+        let value = if matches!(bytes.get(pos), Some(b',' | b'}')) {
+            *nodes += 1;
+            Value::Null
+        } else {
+            let (value, end) = flow_node(line, pos, depth + 1, nodes)?;
+            pos = end;
+            value
+        };
+        if key.len() > MAX_KEY_LEN || map.contains_key(&key) {
+            return None;
+        }
+        map.insert(key, value);
+        pos = skip_spaces(line, pos);
+        match *bytes.get(pos)? {
+            b'}' => return Some((Value::Object(map), pos + 1)),
+            b',' => {
+                pos = skip_spaces(line, pos + 1);
+                // A trailing comma is declined.
+                if bytes.get(pos) == Some(&b'}') {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn flow_sequence(
+    line: &str,
+    mut pos: usize,
+    depth: usize,
+    nodes: &mut usize,
+) -> Option<(Value, usize)> {
+    let bytes = line.as_bytes();
+    let mut items = Vec::new();
+    pos = skip_spaces(line, pos);
+    if bytes.get(pos) == Some(&b']') {
+        return Some((Value::Array(items), pos + 1));
+    }
+    loop {
+        let (value, end) = flow_node(line, pos, depth + 1, nodes)?;
+        items.push(value);
+        pos = skip_spaces(line, end);
+        match *bytes.get(pos)? {
+            b']' => return Some((Value::Array(items), pos + 1)),
+            b',' => {
+                pos = skip_spaces(line, pos + 1);
+                if matches!(bytes.get(pos), Some(b']' | b',')) {
+                    return None;
+                }
+            }
+            // `[a: b]` (a one-pair mapping) and anything else are declined.
+            _ => return None,
+        }
+    }
+}
+
+/// A plain scalar in a flow collection: its text (trailing spaces trimmed) and where it
+/// ends. It ends before `,`, `[`, `]`, `{`, `}` or a `:` followed by a space or one of
+/// those; a comment inside a flow line, a `:` inside the text or an indicator at its
+/// start are declined.
+fn flow_plain(line: &str, pos: usize) -> Option<(&str, usize)> {
+    let bytes = line.as_bytes();
+    let first = *bytes.get(pos)?;
+    if b"-?:,[]{}#&*!|>'\"%@`".contains(&first) {
+        let next = bytes.get(pos + 1);
+        if !(first == b'-' && next.is_some_and(|b| !b" ,[]{}".contains(b))) {
+            return None;
+        }
+    }
+    let mut end = pos;
+    while let Some(&b) = bytes.get(end) {
+        match b {
+            b',' | b'[' | b']' | b'{' | b'}' => break,
+            b':' => {
+                if matches!(
+                    bytes.get(end + 1),
+                    Some(b' ' | b',' | b'[' | b']' | b'{' | b'}')
+                ) {
+                    break;
+                }
+                return None;
+            }
+            b'#' if bytes[end - 1] == b' ' => return None,
+            _ => end += 1,
+        }
+    }
+    let text = line[pos..end].trim_end_matches(' ');
+    (!text.is_empty()).then_some((text, end))
+}
+
+/// A quoted scalar starting at `pos` (its quote) and closing on the same line: its text
+/// and the position after the closing quote.
+fn quoted(line: &str, pos: usize) -> Option<(String, usize)> {
+    let bytes = line.as_bytes();
+    let quote = *bytes.get(pos)?;
+    let mut text = String::new();
+    let mut i = pos + 1;
+    if quote == b'\'' {
+        loop {
+            let close = i + line.get(i..)?.find('\'')?;
+            text.push_str(&line[i..close]);
+            if bytes.get(close + 1) == Some(&b'\'') {
+                text.push('\'');
+                i = close + 2;
+            } else {
+                return Some((text, close + 1));
+            }
+        }
+    }
+    loop {
+        let stop = i + line.get(i..)?.find(['"', '\\'])?;
+        text.push_str(&line[i..stop]);
+        if bytes[stop] == b'"' {
+            return Some((text, stop + 1));
+        }
+        let escape = *bytes.get(stop + 1)?;
+        i = stop + 2;
+        let hex = |len: usize| -> Option<char> {
+            let digits = line.get(stop + 2..stop + 2 + len)?;
+            if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            char::from_u32(u32::from_str_radix(digits, 16).ok()?)
+        };
+        let unescaped = match escape {
+            b'\\' => '\\',
+            b'"' => '"',
+            b'/' => '/',
+            b'n' => '\n',
+            b't' => '\t',
+            b'r' => '\r',
+            b'0' => '\0',
+            b'x' => {
+                i += 2;
+                hex(2)?
+            }
+            b'u' => {
+                i += 4;
+                hex(4)?
+            }
+            b'U' => {
+                i += 8;
+                hex(8)?
+            }
+            _ => return None,
+        };
+        text.push(unescaped);
+    }
+}
+
+#[cfg(test)]
+mod tests;

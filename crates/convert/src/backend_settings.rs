@@ -78,6 +78,16 @@ pub(crate) fn timeouts(keys: &Keys<'_>) -> BackendTimeouts {
     }
 }
 
+/// The error pages a backend section sets: only those an annotation gives it, since the
+/// `defaults` section holds the ConfigMap's.
+pub(crate) fn error_pages(keys: &Keys<'_>) -> std::collections::BTreeMap<u16, model::ErrorPage> {
+    keys::HTTP_RESPONSE_KEYS
+        .iter()
+        .filter(|(_, key)| key.scope == keys::Scope::Backend)
+        .filter_map(|(code, key)| Some((*code, keys.annotated(*key)??)))
+        .collect()
+}
+
 /// The protocol a Service port's `appProtocol` names, if it names one portcullis speaks.
 fn from_app_protocol(app_protocol: &str) -> Option<BackendProtocol> {
     let (protocol, tls) = match app_protocol {

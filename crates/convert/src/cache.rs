@@ -300,6 +300,7 @@ impl ConvertCache {
             }
             wanted.insert(id);
         }
+        self.global_secrets(context, options, &mut model, &mut wanted, &mut diagnostics);
         let unwanted: Vec<CertId> = self
             .certificates
             .keys()
@@ -377,6 +378,64 @@ impl ConvertCache {
                 .insert(memo.clone());
         }
         self.lookups.insert(memo, lookups);
+    }
+
+    /// The Secrets global keys name: the stats page's certificate (memoized as every
+    /// certificate, and kept among the wanted ones) and the DH parameters (read again on
+    /// every conversion: one small Secret).
+    fn global_secrets(
+        &mut self,
+        context: Context<'_>,
+        options: &ConvertOptions,
+        model: &mut ProxyModel,
+        wanted: &mut FxHashSet<CertId>,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) {
+        let namespace = options
+            .global_configmap
+            .as_ref()
+            .map_or("default", |(namespace, _)| namespace.as_str());
+        let secret = |name: keys::SecretName| CertId {
+            namespace: name.namespace.unwrap_or_else(|| namespace.to_owned()),
+            name: name.name,
+        };
+        let report = |key: &str, why: String, outcome: &str| Diagnostic {
+            object: context
+                .configmap
+                .cloned()
+                .unwrap_or_else(|| ObjectRef::new(Kind::ConfigMap, "", "")),
+            field: format!("data.{key}"),
+            message: format!("{why}; {outcome}"),
+        };
+        if let Some(name) = context.global.get(&keys::STATS_SSL_CERT)
+            && model.global.observers.stats.is_some()
+        {
+            let id = secret(name);
+            match self.certificate(context, &id) {
+                Ok(cert) => {
+                    if let Some(stats) = &mut model.global.observers.stats {
+                        stats.cert = Some(cert);
+                    }
+                }
+                Err(why) => diagnostics.push(report(
+                    keys::STATS_SSL_CERT.name,
+                    why,
+                    "the statistics page is served over plain HTTP",
+                )),
+            }
+            wanted.insert(id);
+        }
+        if let Some(name) = context.global.get(&keys::SSL_DH_PARAM) {
+            let mut lookups = Recorder::new(context);
+            match tls::load_dh_params(&mut lookups, &secret(name)) {
+                Ok(params) => model.global.https.dh_params = Some(params),
+                Err(why) => diagnostics.push(report(
+                    keys::SSL_DH_PARAM.name,
+                    why,
+                    "HAProxy's own parameters are used",
+                )),
+            }
+        }
     }
 
     /// A certificate, loaded once while its Secret is unchanged.
@@ -476,6 +535,7 @@ fn global_settings(
                 options: global.get(&keys::SSL_OPTIONS).options,
                 client_auth: None,
             },
+            dh_params: None,
         },
         timeout_stop: global.get(&keys::TIMEOUT_STOP),
         logging: model::Logging {

@@ -78,6 +78,7 @@ pub(crate) fn service_backend(
         timeout_connect: keys.get(&keys::TIMEOUT_CONNECT),
         timeout_server: keys.get(&keys::TIMEOUT_SERVER),
         client_cert_header: keys.get(&keys::AUTH_TLS_CERT_HEADER),
+        error_pages: backend_settings::error_pages(&keys),
         client_limits: backend_settings::client_limits(&keys),
         origins: vec![origin.clone()],
     });

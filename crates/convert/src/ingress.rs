@@ -21,8 +21,8 @@ struct Converter<'a, 'b> {
     annotations: Annotations,
     output: Contribution,
     backends: BTreeMap<BackendId, ServiceBackend>,
-    /// The Ingress's one host and its `server-alias`.
-    alias: Option<(HostKey, HostKey)>,
+    /// The Ingress's one host and its aliases.
+    alias: Option<(HostKey, Vec<HostKey>)>,
 }
 
 /// Converts one Ingress of ours.
@@ -50,6 +50,7 @@ pub(crate) fn convert_ingress(
         converter.tls(spec);
         converter.rules(spec);
         converter.copy_routes_to_alias();
+        converter.redirect_from(spec);
     }
     converter.output
 }
@@ -59,11 +60,54 @@ impl Converter<'_, '_> {
         self.output.report(field, message);
     }
 
-    /// The Ingress's host and its `server-alias`, when set; an alias needs an Ingress of
-    /// exactly one host (which one it names would be a guess otherwise).
-    fn server_alias(&mut self, spec: &resources::IngressSpec) -> Option<(HostKey, HostKey)> {
-        let alias = self.annotations.value(&keys::SERVER_ALIAS).flatten()?;
-        let field = format!("metadata.annotations[{}]", keys::SERVER_ALIAS.name);
+    /// The Ingress's host and its aliases (`server-alias`, `server-alias-regex`), when
+    /// set; an alias needs an Ingress of exactly one host (which one it names would be a
+    /// guess otherwise).
+    fn server_alias(&mut self, spec: &resources::IngressSpec) -> Option<(HostKey, Vec<HostKey>)> {
+        let wanted: Vec<(&'static str, HostKey)> = [&keys::SERVER_ALIAS, &keys::SERVER_ALIAS_REGEX]
+            .into_iter()
+            .filter_map(|key| Some((key.name, self.annotations.value(key).flatten()?)))
+            .collect();
+        let (first_key, _) = wanted.first()?;
+        let host = self.single_host(spec, first_key)?;
+        let mut aliases = Vec::new();
+        for (key, alias) in wanted {
+            if alias == host {
+                self.report(
+                    format!("metadata.annotations[{key}]"),
+                    format!("'{alias}' is the Ingress's own host; the alias is ignored"),
+                );
+            } else {
+                aliases.push(alias);
+            }
+        }
+        (!aliases.is_empty()).then_some((host, aliases))
+    }
+
+    /// The aliased host's paths, claimed for each alias too: it is routed as the host.
+    fn copy_routes_to_alias(&mut self) {
+        let Some((host, aliases)) = &self.alias else {
+            return;
+        };
+        let copies: Vec<RouteClaim> = aliases
+            .iter()
+            .flat_map(|alias| {
+                self.output
+                    .routes
+                    .iter()
+                    .filter(|route| route.host == *host)
+                    .map(|route| RouteClaim {
+                        host: alias.clone(),
+                        ..route.clone()
+                    })
+            })
+            .collect();
+        self.output.routes.extend(copies);
+    }
+
+    /// The Ingress's one host, for a key that needs exactly one: `None` (reported under
+    /// `key`) otherwise.
+    fn single_host(&mut self, spec: &resources::IngressSpec, key: &str) -> Option<HostKey> {
         let mut hosts: Vec<HostKey> = spec
             .rules
             .iter()
@@ -74,19 +118,12 @@ impl Converter<'_, '_> {
         hosts.sort();
         hosts.dedup();
         match hosts.as_slice() {
-            [host] if *host == alias => {
-                self.report(
-                    field,
-                    format!("'{alias}' is the Ingress's own host; the alias is ignored"),
-                );
-                None
-            }
-            [host] => Some((host.clone(), alias)),
+            [host] => Some(host.clone()),
             _ => {
                 self.report(
-                    field,
+                    format!("metadata.annotations[{key}]"),
                     format!(
-                        "an alias needs an Ingress with exactly one host, this one has {}; the alias is ignored",
+                        "{key} needs an Ingress with exactly one host, this one has {}; the key is ignored",
                         hosts.len()
                     ),
                 );
@@ -95,22 +132,75 @@ impl Converter<'_, '_> {
         }
     }
 
-    /// The aliased host's paths, claimed for the alias too: it is routed as the host.
-    fn copy_routes_to_alias(&mut self) {
-        let Some((host, alias)) = &self.alias else {
+    /// `redirect-from` and `redirect-from-regex`: every path of the source hosts
+    /// redirects to the Ingress's host, keeping the scheme, the path and the query.
+    fn redirect_from(&mut self, spec: &resources::IngressSpec) {
+        for key in [&keys::REDIRECT_FROM, &keys::REDIRECT_FROM_REGEX] {
+            if let Some(source) = self.annotations.value(key).flatten() {
+                self.redirect_host(spec, key.name, source);
+            }
+        }
+    }
+
+    fn redirect_host(&mut self, spec: &resources::IngressSpec, key: &str, source: HostKey) {
+        let field = format!("metadata.annotations[{key}]");
+        let Some(target) = self.single_host(spec, key) else {
             return;
         };
-        let copies: Vec<RouteClaim> = self
+        let HostKey::Exact(target_name) = &target else {
+            self.report(
+                field,
+                format!(
+                    "'{target}' is a wildcard, which cannot be redirected to; the key is ignored"
+                ),
+            );
+            return;
+        };
+        if source == target {
+            self.report(
+                field,
+                format!("'{source}' is the Ingress's own host; the key is ignored"),
+            );
+            return;
+        }
+        // The redirect answers before any backend; the claim names the host's first one
+        // only because every claimed path has a backend.
+        let Some(backend) = self
             .output
             .routes
             .iter()
-            .filter(|route| route.host == *host)
-            .map(|route| RouteClaim {
-                host: alias.clone(),
-                ..route.clone()
-            })
-            .collect();
-        self.output.routes.extend(copies);
+            .find(|route| route.host == target)
+            .and_then(|route| route.backends().first().cloned())
+        else {
+            return;
+        };
+        let code = self.lookups.global().get(&keys::REDIRECT_FROM_CODE);
+        let action = model::RuleAction {
+            redirect: Some(model::Redirect {
+                scheme: None,
+                hostname: Some(target_name.clone()),
+                port: None,
+                path: None,
+                code,
+            }),
+            ..model::RuleAction::default()
+        };
+        let Ok(every_path) = names::path_match(Some("/"), model::PathKind::Prefix) else {
+            return;
+        };
+        self.output.routes.push(RouteClaim {
+            host: source,
+            path: every_path,
+            path_text: "/".to_owned(),
+            frontends: model::Frontends::BOTH,
+            field,
+            rule: ClaimedRule::Ingress {
+                backend,
+                https_redirect: None,
+                conditions: Vec::new(),
+                action: Some(Arc::new(action)),
+            },
+        });
     }
 
     fn tls(&mut self, spec: &resources::IngressSpec) {
@@ -169,15 +259,17 @@ impl Converter<'_, '_> {
                                     name,
                                 });
                         // The alias is served as the host: with the same certificate.
-                        if let Some((aliased, alias)) = &self.alias
+                        if let Some((aliased, aliases)) = &self.alias
                             && covers(&host, aliased)
                         {
-                            self.output.tls.push(TlsClaim {
-                                host: alias.clone(),
-                                secret: secret.clone(),
-                                options: options.clone(),
-                                field: field.clone(),
-                            });
+                            for alias in aliases {
+                                self.output.tls.push(TlsClaim {
+                                    host: alias.clone(),
+                                    secret: secret.clone(),
+                                    options: options.clone(),
+                                    field: field.clone(),
+                                });
+                            }
                         }
                         self.output.tls.push(TlsClaim {
                             host,

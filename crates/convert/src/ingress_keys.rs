@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use model::{
-    AddressRule, Backend, Condition, Cors, CorsOrigins, HeaderEdits, Hsts, HstsRule, ListName,
-    PathChange, PathKind, PathMatch, Redirect, Rewrite, RuleAction, RuleBackend, SourceAccess,
-    TlsOptions,
+    AddressRule, Backend, BodyLimit, Condition, Cors, CorsOrigins, HeaderEdits, Hsts, HstsRule,
+    ListName, PathChange, PathKind, PathMatch, Redirect, Rewrite, RuleAction, RuleBackend,
+    SourceAccess, TlsOptions,
 };
 
 use crate::keys::Setting;
@@ -134,6 +134,10 @@ pub(crate) fn path_action(
         action.hsts = wanted.map_or(HstsRule::Off, HstsRule::On);
     }
     action.cors = cors(layers);
+    let body_limit = layers.get(&keys::PROXY_BODY_SIZE);
+    if body_limit != layers.global.get(&keys::PROXY_BODY_SIZE) {
+        action.body_limit = body_limit.map_or(BodyLimit::Unlimited, BodyLimit::Bytes);
+    }
     action.access = source_access(layers);
     (!action.forwards_only()).then(|| Arc::new(action))
 }

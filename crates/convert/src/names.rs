@@ -88,6 +88,19 @@ pub fn parse_regex(pattern: &str, caseless: bool) -> Result<String, String> {
         })
 }
 
+/// Parses a host pattern (`server-alias-regex`, `redirect-from-regex`): a PCRE2 regex
+/// matched against the lowercase Host header without its port. It becomes a map key, so
+/// it may hold no whitespace and may not start with `#`.
+pub fn parse_host_regex(pattern: &str) -> Result<HostKey, String> {
+    if pattern.starts_with('#') || pattern.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "the regular expression '{}' starts with '#' or contains whitespace, which no host name matches",
+            pattern.escape_debug()
+        ));
+    }
+    parse_regex(pattern, false).map(HostKey::Regex)
+}
+
 /// Parses an Ingress path and its type. `Prefix` paths lose their trailing slashes;
 /// `ImplementationSpecific` means "begins with".
 pub fn parse_path(path: Option<&str>, path_type: &str) -> Result<PathMatch, String> {

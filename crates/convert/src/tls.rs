@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use model::{CertId, TlsCert};
+use model::{CertId, DhParams, TlsCert};
 use resources::{Kind, Object, ObjectRef};
 use x509_parser::pem::Pem;
 
@@ -58,6 +58,41 @@ pub(crate) fn load_certificate(lookups: &mut Recorder<'_>, id: &CertId) -> Resul
         bundle.push_str(&encode_pem(&pem.label, &pem.contents));
     }
     Ok(TlsCert { pem_bundle: bundle })
+}
+
+/// Reads and checks the `dhparam.pem` of a Secret: one `DH PARAMETERS` block whose DER is
+/// a sequence of integers (the prime, the generator), as HAProxy loads it.
+pub(crate) fn load_dh_params(lookups: &mut Recorder<'_>, id: &CertId) -> Result<DhParams, String> {
+    let (namespace, name) = (id.namespace.as_str(), id.name.as_str());
+    let fields = secret_fields(lookups, id)?;
+    let Some(text) = fields.get("dhparam.pem").filter(|v| !v.is_empty()) else {
+        return Err(format!("secret {namespace}/{name} has no dhparam.pem"));
+    };
+    let blocks = pem_blocks(text)
+        .map_err(|e| format!("secret {namespace}/{name}: dhparam.pem is not PEM: {e}"))?;
+    let [block] = blocks.as_slice() else {
+        return Err(format!(
+            "secret {namespace}/{name}: dhparam.pem must hold exactly one DH PARAMETERS block"
+        ));
+    };
+    let integers = match x509_parser::der_parser::parse_der(&block.contents) {
+        Ok(([], object)) => object.as_sequence().ok().and_then(|items| {
+            items
+                .iter()
+                .all(|item| item.as_bigint().is_ok())
+                .then_some(items.len())
+        }),
+        _ => None,
+    };
+    if block.label != "DH PARAMETERS" || integers.is_none_or(|count| count < 2) {
+        return Err(format!(
+            "secret {namespace}/{name}: dhparam.pem holds a {} block that is not Diffie-Hellman parameters",
+            block.label
+        ));
+    }
+    Ok(DhParams {
+        pem: encode_pem(&block.label, &block.contents),
+    })
 }
 
 /// The fields of a Secret: `data`, overridden by `stringData` as `kubectl apply` would

@@ -125,6 +125,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
             client_cert_header: false,
+            error_pages: Default::default(),
             client_limits: Default::default(),
             origins: vec![origin()],
         };

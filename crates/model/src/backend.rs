@@ -113,6 +113,9 @@ pub struct Backend {
     pub timeout_server: crate::HaproxyDuration,
     /// Pass the client certificate to the servers (`X-SSL-Client-Cert`).
     pub client_cert_header: bool,
+    /// Error pages of this backend's own (`errorfile`), replacing the global ones for the
+    /// errors HAProxy answers once the backend is chosen.
+    pub error_pages: std::collections::BTreeMap<u16, crate::ErrorPage>,
     /// Per-client request rate and connection limits.
     pub client_limits: crate::ClientLimits,
     /// The objects that made this backend, for error reports.
@@ -139,6 +142,7 @@ impl Backend {
             timeout_connect,
             timeout_server,
             client_cert_header,
+            error_pages,
             client_limits,
             origins: _,
         } = self;
@@ -151,6 +155,7 @@ impl Backend {
             && *timeout_connect == other.timeout_connect
             && *timeout_server == other.timeout_server
             && *client_cert_header == other.client_cert_header
+            && *error_pages == other.error_pages
             && *client_limits == other.client_limits
             && (selector.is_none()
                 || self

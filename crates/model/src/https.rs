@@ -51,6 +51,17 @@ pub struct HttpsPolicy {
     pub hsts: Option<Hsts>,
     /// The TLS handshake's options for every host without its own.
     pub tls: TlsOptions,
+    /// Diffie-Hellman parameters for the DHE key exchanges (`ssl-dh-param`); `None`
+    /// leaves HAProxy's own.
+    pub dh_params: Option<DhParams>,
+}
+
+/// Diffie-Hellman parameters: one PEM `DH PARAMETERS` block, checked on the way in to
+/// be a DER sequence of integers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DhParams {
+    /// The PEM text, as HAProxy loads it.
+    pub pem: String,
 }
 
 impl Default for HttpsPolicy {
@@ -73,6 +84,7 @@ impl Default for HttpsPolicy {
                     .to_vec(),
                 ..TlsOptions::default()
             },
+            dh_params: None,
         }
     }
 }

@@ -39,7 +39,7 @@ pub use dns::{NamedServers, Resolution, Resolver, Resolvers};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
 pub use https::{
-    ClientAuth, ClientCa, ClientVerify, Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord,
+    ClientAuth, ClientCa, ClientVerify, DhParams, Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord,
 };
 pub use logging::{HttpLogFormat, LogFormat, LogTag, LogTarget, Logging, SyslogFormat};
 pub use proxy_protocol::{AcceptProxy, SendProxy};
@@ -48,8 +48,8 @@ pub use routing::{
     CertId, Frontends, Host, HostKey, PathKind, PathMatch, Route, RouteTarget, TlsCert,
 };
 pub use rules::{
-    Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, RuleBackend,
-    ValueMatch,
+    BodyLimit, Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction,
+    RuleBackend, ValueMatch,
 };
 pub use server_options::{
     BackendTimeouts, BackendTls, Balance, CheckUri, DnsName, HealthCheck, Protocol, SecretPem,

@@ -16,6 +16,9 @@ pub enum HostKey {
     /// `*.suffix`: one or more labels in front of `suffix` (stored without `*.`), as the
     /// Gateway API means it.
     Suffix(String),
+    /// Host names matching this PCRE2 pattern (validated: no whitespace, no control
+    /// character, no quote), tried after the exact and wildcard hosts, in key order.
+    Regex(String),
     /// Rules without a host: every request no other host claims.
     CatchAll,
 }
@@ -28,6 +31,11 @@ impl HostKey {
             HostKey::Wildcard(suffix) => format!("*.{suffix}"),
             // `**.` never starts a host name, and keeps the two wildcards apart.
             HostKey::Suffix(suffix) => format!("**.{suffix}"),
+            // `~` never appears in a host name; the hash keeps the pattern's characters
+            // (backslashes, `;`) out of the route maps, which change live.
+            HostKey::Regex(pattern) => {
+                format!("~{:016x}", xxhash_rust::xxh3::xxh3_64(pattern.as_bytes()))
+            }
             // A map line may not start with `#`, and `<` never appears in a host name.
             HostKey::CatchAll => "<default>".to_owned(),
         }
@@ -50,6 +58,7 @@ impl fmt::Display for HostKey {
         match self {
             HostKey::CatchAll => f.write_str("(any host)"),
             HostKey::Suffix(suffix) => write!(f, "*.{suffix}"),
+            HostKey::Regex(pattern) => write!(f, "~{pattern}"),
             other => f.write_str(&other.map_key()),
         }
     }

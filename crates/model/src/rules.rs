@@ -110,12 +110,26 @@ pub struct RuleAction {
     pub hsts: crate::HstsRule,
     /// Cross-origin resource sharing: preflights answered, responses decorated.
     pub cors: Option<crate::Cors>,
+    /// The request body limit, when it differs from the frontends' default.
+    pub body_limit: BodyLimit,
     /// How long a backend may take to answer, instead of its own `timeout server`.
     pub server_timeout: Option<crate::HaproxyDuration>,
     /// Which client addresses are served; the others get 403.
     pub access: crate::SourceAccess,
     /// Authentication asked before anything else the rule does.
     pub auth: Option<std::sync::Arc<crate::PathAuth>>,
+}
+
+/// A path's request body limit (`proxy-body-size`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum BodyLimit {
+    /// The frontends' limit.
+    #[default]
+    Inherit,
+    /// Requests announcing a larger body, in bytes, are answered 413.
+    Bytes(u64),
+    /// No limit, whatever the frontends' is.
+    Unlimited,
 }
 
 impl RuleAction {
@@ -134,6 +148,7 @@ impl RuleAction {
             && self.unavailable_weight == 0
             && self.hsts == crate::HstsRule::Inherit
             && self.cors.is_none()
+            && self.body_limit == BodyLimit::Inherit
             && self.server_timeout.is_none()
             && self.access.is_open()
             && self.auth.is_none()

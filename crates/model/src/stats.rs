@@ -9,6 +9,8 @@ pub struct StatsPage {
     pub port: u16,
     /// Basic authentication, when required.
     pub auth: Option<StatsAuth>,
+    /// Served over TLS with this certificate (`stats-ssl-cert`); `None` is plain HTTP.
+    pub cert: Option<crate::TlsCert>,
 }
 
 /// A user and password for the stats page, validated to print as one single-quoted word.

@@ -339,7 +339,8 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         if hash(&live.files, path) == Some(file.hash) || !maps_resolvable {
             continue;
         }
-        commands.push(maps::change(path, live.files.get(path), file));
+        let live_map = live.files.get(path).filter(|_| !map.ordered());
+        commands.push(maps::change(path, live_map, file));
         next_files.insert(path.to_owned(), file.clone());
     }
 
@@ -528,6 +529,7 @@ mod tests {
             timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
             timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
             client_cert_header: false,
+            error_pages: Default::default(),
             client_limits: Default::default(),
             origins: Vec::new(),
         };

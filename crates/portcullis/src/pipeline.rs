@@ -252,6 +252,7 @@ mod tests {
                 timeout_server: model::HaproxyDuration::parse("50s")
                     .unwrap_or_else(|_| unreachable!()),
                 client_cert_header: false,
+                error_pages: Default::default(),
                 client_limits: Default::default(),
                 origins: vec![origin.clone()],
             },

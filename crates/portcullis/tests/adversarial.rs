@@ -3,6 +3,8 @@
 //! HAProxy are generated, converted and rendered beside a victim tenant, and the real
 //! `haproxy -c` is the oracle: the configuration must pass, the victim must be served,
 //! and every generated object must be either served or named in a diagnostic.
+// The hostile Ingress is one `json!` literal with every key that reaches HAProxy.
+#![recursion_limit = "256"]
 
 // Test helpers fail loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -197,7 +199,11 @@ fn ingress(
                // Blue-green weights and selectors, and servers found by name.
                "portcullis.dev/blue-green-balance": balance, "portcullis.dev/blue-green-mode": balance,
                "portcullis.dev/blue-green-header": balance, "portcullis.dev/blue-green-cookie": balance,
-               "portcullis.dev/use-resolver": balance}},
+               "portcullis.dev/use-resolver": balance,
+               // Host patterns reach the pattern map and, as rule chains, the frontends.
+               "portcullis.dev/server-alias-regex": balance, "portcullis.dev/redirect-from-regex": balance,
+               "portcullis.dev/redirect-from": balance, "portcullis.dev/proxy-body-size": timeout,
+               "portcullis.dev/http-response-502": balance}},
            "spec": {"tls": [{"hosts": [host], "secretName": "missing"}],
                     "rules": [{"host": host, "http": {"paths": [
                {"path": path, "pathType": path_type, "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}});

@@ -194,7 +194,7 @@ impl Cluster {
         }
         if let Some(timeout) = self.timeout_server {
             yaml += &format!(
-                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s, dns-resolvers: 'local=10.96.0.10:53', dns-hold-valid: {timeout}s}}\n"
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s, dns-resolvers: 'local=10.96.0.10:53', dns-hold-valid: {timeout}s, redirect-from-code: '30{timeout}', ssl-dh-param: alpha/tls}}\n"
             );
         }
         for (number, shape) in &self.services {
@@ -255,12 +255,17 @@ impl Cluster {
                 name.clone()
             };
             // Sticky sessions with cookies named after the servers: per-server options.
+            // ... and hosts redirected to the Ingress's, and a host pattern routed as it.
+            let redirects_and_patterns = format!(
+                "portcullis.dev/redirect-from: from-{name}.test, portcullis.dev/redirect-from-regex: '^old-{name}\\.test$', portcullis.dev/server-alias-regex: '^(www|m)\\.{name}\\.test$', portcullis.dev/proxy-body-size: 1k, portcullis.dev/http-response-503: '503 Busy'"
+            );
             let mut pairs: Vec<&str> = Vec::new();
             if shape.leastconn {
                 pairs.extend([
                     "portcullis.dev/balance-algorithm: leastconn",
                     "portcullis.dev/affinity: cookie",
                     "portcullis.dev/session-cookie-dynamic: 'false'",
+                    redirects_and_patterns.as_str(),
                 ]);
             }
             match shape.access % 4 {

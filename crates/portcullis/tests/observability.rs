@@ -24,6 +24,16 @@ fn ingress(name: &str, host: &str, service: &str) -> String {
 }
 
 /// The global ConfigMap with `extra` lines of data (each indented by two spaces).
+/// An Ingress like [`ingress`], with one `haproxy-ingress.github.io/` annotation.
+fn annotated_ingress(name: &str, host: &str, service: &str, key: &str, value: &str) -> String {
+    ingress(name, host, service).replace(
+        "namespace: default}",
+        &format!(
+            "namespace: default, annotations: {{haproxy-ingress.github.io/{key}: '{value}'}}}}"
+        ),
+    )
+}
+
 fn configmap(observers: &Observers, extra: &str) -> String {
     format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata:\n  timeout-stop: 2s\n  prometheus-port: \"{}\"\n  stats-port: \"{}\"\n  stats-auth: \"admin:s3cr#t\"\n  proxy-body-size: 1k\n  http-response-404: |\n    content-type: text/plain\n\n    no such site\n  http-response-503: |\n    content-type: text/plain\n    retry-after: 5\n\n    back soon\n{extra}",
@@ -121,7 +131,14 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
             + &backend("default", "held", 80, None, &[(held.port, true)])
             + &ingress("held", "held.test", "held")
             + &backend("default", "named", 80, None, &[(named, true)])
-            + &ingress("named", "named.test", "named")),
+            + &ingress("named", "named.test", "named")
+            + &backend("default", "down2", 80, None, &[]).replace(
+                "metadata: {name: down2, namespace: default}",
+                "metadata: {name: down2, namespace: default, annotations: {haproxy-ingress.github.io/http-response-503: \"content-type: text/plain\\n\\nour own 503\\n\"}}",
+            )
+            + &ingress("down2", "down2.test", "down2")
+            + &annotated_ingress("small", "small.test", "app", "proxy-body-size", "10")
+            + &annotated_ingress("big", "big.test", "app", "proxy-body-size", "unlimited")),
     );
     let mut portcullis = Portcullis::start(
         BIN,
@@ -193,20 +210,30 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
         down.headers.get("retry-after").map(String::as_str),
         Some("5")
     );
+    // A Service's own page for its backend; the others keep the global one.
+    let own = http_get(port, "down2.test", "/").unwrap();
+    assert_eq!((own.status, own.body.as_str()), (503, "our own 503\n"));
+    assert_eq!(own.headers.get("retry-after"), None);
 
-    // The body limit: 1k passes, more is refused before reaching the backend.
-    let post = |length: usize| {
+    // The body limit: 1k passes, more is refused before reaching the backend; a path's
+    // own limit (an Ingress annotation) replaces it, `unlimited` lifts it.
+    let post_to = |host: &str, length: usize| {
         http_request(
             port,
             &format!(
-                "POST /upload HTTP/1.1\r\nHost: app.test\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n{}",
+                "POST /upload HTTP/1.1\r\nHost: {host}\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n{}",
                 "x".repeat(length)
             ),
         )
         .unwrap()
+        .status
     };
-    assert_eq!(post(1024).status, 200);
-    assert_eq!(post(1025).status, 413);
+    let post = |length: usize| post_to("app.test", length);
+    assert_eq!(post(1024), 200);
+    assert_eq!(post(1025), 413);
+    assert_eq!(post_to("small.test", 10), 200);
+    assert_eq!(post_to("small.test", 11), 413);
+    assert_eq!(post_to("big.test", 4096), 200);
 
     // The exporter's counters move with traffic.
     let requests =

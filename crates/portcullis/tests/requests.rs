@@ -55,6 +55,19 @@ fn alpn_ingress(pairs: &[(&str, &str)]) -> String {
     )
 }
 
+/// The Ingress of `main.test`, with a `server-alias-regex`.
+fn alias_regex_ingress(pattern: &str) -> String {
+    ingress(
+        "alias-regex",
+        &annotations(&[("server-alias-regex", pattern)]),
+        "main.test",
+        "/",
+        "Prefix",
+        "web",
+        false,
+    )
+}
+
 struct Setup {
     _dir: tempfile::TempDir,
     _web: EchoServer,
@@ -125,6 +138,27 @@ fn start() -> Setup {
         false,
     );
     objects += &ingress(
+        "redirect-from",
+        &annotations(&[
+            ("redirect-from", "app.test"),
+            ("redirect-from-regex", "^app[0-9]+\\.test$"),
+        ]),
+        "www.app.test",
+        "/",
+        "Prefix",
+        "web",
+        false,
+    );
+    objects += &ingress(
+        "redirect-from-wildcard",
+        &annotations(&[("redirect-from", "*.legacy.test")]),
+        "new.test",
+        "/",
+        "Prefix",
+        "web",
+        false,
+    );
+    objects += &ingress(
         "headers",
         &annotations(&[
             (
@@ -179,6 +213,11 @@ fn start() -> Setup {
         );
     }
     std::fs::write(manifests.join("all.yaml"), objects).unwrap();
+    std::fs::write(
+        manifests.join("alias-regex.yaml"),
+        alias_regex_ingress("^(www|web)[0-9]*\\.main\\.test$"),
+    )
+    .unwrap();
     let alpn = alpn_ingress(&[
         ("tls-alpn", "http/1.1"),
         ("ssl-options-host", "ssl-max-ver TLSv1.2"),
@@ -343,6 +382,26 @@ fn ingress_request_keys_seen_by_client_and_backend() {
         (302, Some("https://www.new.test/login"))
     );
 
+    // redirect-from: the source host goes to the Ingress's host, path and query kept;
+    // the Ingress's host itself is served.
+    let from = http_get(http, "app.test", "/a/b?c=1").unwrap();
+    assert_eq!(
+        (from.status, location(&from)),
+        (302, Some("http://www.app.test/a/b?c=1"))
+    );
+    let from_any = http_get(http, "old.legacy.test", "/").unwrap();
+    assert_eq!(
+        (from_any.status, location(&from_any)),
+        (302, Some("http://new.test/"))
+    );
+    assert_eq!(
+        http_get(http, "www.app.test", "/a")
+            .unwrap()
+            .server()
+            .as_deref(),
+        Some("web")
+    );
+
     // Header keys: the backend sees the request headers, the client the response ones.
     let request =
         "GET / HTTP/1.1\r\nHost: hdr.test\r\nX-Env: dev\r\nX-Drop: 1\r\nConnection: close\r\n\r\n";
@@ -383,6 +442,28 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     let alpn = alpn_ingress(&[("ssl-options-host", "ssl-max-ver TLSv1.2")]);
     test_support::write_manifest(&manifests, "alpn.yaml", &alpn).unwrap();
     expect_handshake(&mut portcullis, "TLSv1.2", "h2");
+    assert_eq!(
+        portcullis.metric_total("portcullis_reloads_total"),
+        reloads,
+        "{}",
+        portcullis.log()
+    );
+
+    // A changed host pattern goes live: the pattern map is replaced, backslashes kept.
+    let reloads = portcullis.metric_total("portcullis_reloads_total");
+    test_support::write_manifest(
+        &manifests,
+        "alias-regex.yaml",
+        &alias_regex_ingress("^api\\.main\\.(test|example)$"),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(std::time::Duration::from_secs(10), |p| {
+            http_get(p.http_port, "api.main.example", "/").is_ok_and(|r| r.status == 200)
+        })
+        .unwrap();
+    assert_eq!(http_get(http, "www.main.test", "/").unwrap().status, 404);
+    assert_eq!(http_get(http, "apixmain.test", "/").unwrap().status, 404);
     assert_eq!(
         portcullis.metric_total("portcullis_reloads_total"),
         reloads,

@@ -108,6 +108,7 @@ fn render_writes_exactly_what_run_manages_with_no_absolute_paths() {
             "maps/http-prefix.map",
             "maps/https-exact.map",
             "maps/https-prefix.map",
+            "maps/regex-hosts.map",
         ]
     );
     let root = state.canonicalize().unwrap();
@@ -177,6 +178,7 @@ fn stale_files_are_deleted_at_start_up_and_after_a_shard_count_change() {
             "maps/http-prefix.map",
             "maps/https-exact.map",
             "maps/https-prefix.map",
+            "maps/regex-hosts.map",
         ]
     );
     assert!(

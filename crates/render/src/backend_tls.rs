@@ -28,7 +28,9 @@ impl BackendTlsFiles {
                             old: (_, old),
                             new: (_, new),
                         } => {
-                            if old.server_options.tls != new.server_options.tls {
+                            if old.server_options.tls != new.server_options.tls
+                                || old.error_pages != new.error_pages
+                            {
                                 self.retain(new);
                                 self.release(old);
                             }
@@ -77,12 +79,23 @@ impl BackendTlsFiles {
     }
 }
 
-/// The backend's files: path, content, and whether it holds a private key.
+/// The backend's files: path, content, and whether it holds a private key. Its own error
+/// pages are among them (in the error pages' directory).
 fn pem_files(backend: &Backend) -> Vec<(String, &str, bool)> {
+    let mut files: Vec<(String, &str, bool)> = backend
+        .error_pages
+        .iter()
+        .map(|(code, page)| {
+            (
+                crate::responses::page_path(*code, page),
+                page.response(),
+                false,
+            )
+        })
+        .collect();
     let Some(tls) = &backend.server_options.tls else {
-        return Vec::new();
+        return files;
     };
-    let mut files = Vec::new();
     if let TlsVerify::Required { ca, .. } = &tls.verify {
         files.push((backend_ca_file(&ca.secret), ca.pem.as_str(), false));
     }

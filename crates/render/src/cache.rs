@@ -119,12 +119,12 @@ impl RenderCache {
                 holds_passwords,
             ),
         );
-        if previous
-            .is_none_or(|p| p.global.responses.error_pages != model.global.responses.error_pages)
-        {
-            self.files.retain(|path, _| !ManagedDir::Errors.holds(path));
+        self.sync_error_page_files(previous, model);
+        if previous.is_none_or(|p| p.global != model.global) {
             self.files
-                .extend(crate::responses::error_page_files(&model.global.responses));
+                .retain(|path, _| !ManagedDir::GlobalTls.holds(path));
+            self.files
+                .extend(crate::observers::global_tls_files(&model.global));
         }
         if self.rule_lines.values().any(|lines| lines.uses_lua) {
             self.files
@@ -158,21 +158,55 @@ impl RenderCache {
     /// endpoint change does not walk every file.
     fn sync_backend_tls_files(&mut self) {
         let prefix = format!("{}/", crate::layout::BACKEND_TLS_DIR);
+        let wanted = || {
+            self.backend_tls
+                .files()
+                .filter(|(path, _)| ManagedDir::BackendTls.holds(path))
+        };
         let same = self
             .files
             .range(prefix.clone()..)
             .take_while(|(path, _)| path.starts_with(&prefix))
-            .eq(self.backend_tls.files());
+            .eq(wanted());
         if same {
             return;
         }
+        let wanted: Vec<(String, RenderedFile)> = wanted()
+            .map(|(path, file)| (path.clone(), file.clone()))
+            .collect();
         self.files
             .retain(|path, _| !ManagedDir::BackendTls.holds(path));
-        self.files.extend(
+        self.files.extend(wanted);
+    }
+
+    /// Puts the error pages, the global ones and the backends' own, among the files when
+    /// they differ from what is there (compared over that directory's range alone).
+    fn sync_error_page_files(&mut self, previous: Option<&ProxyModel>, model: &ProxyModel) {
+        let global_changed = previous
+            .is_none_or(|p| p.global.responses.error_pages != model.global.responses.error_pages);
+        let mut wanted: BTreeMap<String, RenderedFile> =
+            crate::responses::error_page_files(&model.global.responses)
+                .into_iter()
+                .collect();
+        wanted.extend(
             self.backend_tls
                 .files()
+                .filter(|(path, _)| ManagedDir::Errors.holds(path))
                 .map(|(path, file)| (path.clone(), file.clone())),
         );
+        let prefix = format!("{}/", crate::layout::ERRORS_DIR);
+        let same = !global_changed
+            && self
+                .files
+                .range(prefix.clone()..)
+                .take_while(|(path, _)| path.starts_with(&prefix))
+                .map(|(path, file)| (path, file.text()))
+                .eq(wanted.iter().map(|(path, file)| (path, file.text())));
+        if same {
+            return;
+        }
+        self.files.retain(|path, _| !ManagedDir::Errors.holds(path));
+        self.files.extend(wanted);
     }
 
     /// Puts the address list files the rule lines name among the files, keeping the

@@ -17,11 +17,16 @@ use crate::rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, HostRuleLines};
 fn selection<'a>(
     text: &mut String,
     rules: impl Iterator<Item = &'a HostRuleLines> + Clone,
+    responses: &model::Responses,
     default_backend: &str,
 ) {
     for host in rules.clone() {
         text.push_str(&host.requests);
     }
+    text.push_str(crate::responses::body_limit_line(
+        responses,
+        rules.clone().any(|host| host.limits_body),
+    ));
     for host in rules.clone() {
         text.push_str(&host.responses);
     }
@@ -38,9 +43,10 @@ fn selection<'a>(
 }
 
 /// The lines that find the request's host key (`txn.hostkey`) from `txn.host`: the exact
-/// name, then wildcards of one to five labels, then the catch-all.
+/// name, then wildcards of one to five labels, then the host patterns, then the catch-all.
 fn hostkey_lines() -> String {
     let hosts_map = MapFile::Hosts.path();
+    let regex_hosts_map = MapFile::RegexHosts.path();
     format!(
         "    http-request set-var(txn.hostkey) var(txn.host),map_str({hosts_map})
     http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,*),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
@@ -48,6 +54,7 @@ fn hostkey_lines() -> String {
     http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
     http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
     http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),map_reg({regex_hosts_map}) if !{{ var(txn.hostkey) -m found }}
     http-request set-var(txn.hostkey) str(<default>) if !{{ var(txn.hostkey) -m found }}
 "
     )
@@ -89,7 +96,7 @@ global
     maxconn {maxconn}
     stats socket unix@{RUN_DIR}/{ADMIN_SOCKET} mode 600 level admin expose-fd listeners
 {hard_stop}    mworker-max-reloads 10
-{lua}{tls_defaults}{global_log}{resolvers}
+{lua}{tls_defaults}{dh_params}{global_log}{resolvers}
 defaults
     mode http
 {defaults_log}    timeout connect 5s
@@ -101,6 +108,7 @@ defaults
 {error_files}",
         maxconn = global.max_connections,
         tls_defaults = crate::https::global_lines(&global.https.tls),
+        dh_params = crate::https::dh_params_line(&global.https),
         lua = if uses_lua {
             format!("    lua-load {}\n", crate::layout::AUTH_LUA_FILE)
         } else {
@@ -189,7 +197,12 @@ defaults
         } else {
             text.push_str(&client_auth.plain);
         }
-        selection(&mut text, rules.clone(), &default_backend);
+        selection(
+            &mut text,
+            rules.clone(),
+            &global.responses,
+            &default_backend,
+        );
     }
     // Gateway listeners on other ports: a frontend each, its routes listed in order.
     let mut by_port: BTreeMap<PortFrontend, Vec<&(LineOrder, String)>> = BTreeMap::new();
@@ -225,7 +238,12 @@ defaults
         } else {
             text.push_str(&client_auth.plain_port);
         }
-        selection(&mut text, rules.clone(), NOT_FOUND_BACKEND);
+        selection(
+            &mut text,
+            rules.clone(),
+            &global.responses,
+            NOT_FOUND_BACKEND,
+        );
     }
     text.push_str(&crate::observers::frontends(global, &address));
     let _ = write!(

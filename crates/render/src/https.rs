@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
-use model::{HostKey, Hsts, HstsRule, TlsOptions};
+use model::{HostKey, Hsts, HstsRule, HttpsPolicy, TlsOptions};
 
+use crate::RenderedFile;
 use crate::layout::{CRT_LIST, DEFAULT_CERT, MapFile};
 
 /// The `global` section's defaults for every TLS bind line.
@@ -123,6 +124,22 @@ pub(crate) fn rule_hsts_line(rule: HstsRule, chosen: &str, out: &mut String) {
     }
 }
 
+/// The DH parameters file and its `global` line, when `ssl-dh-param` names one.
+pub(crate) fn dh_params(https: &HttpsPolicy) -> Option<(String, RenderedFile)> {
+    let params = https.dh_params.as_ref()?;
+    Some((
+        crate::layout::global_tls_file("dhparam", &params.pem),
+        RenderedFile::new(params.pem.clone(), false),
+    ))
+}
+
+/// The `global` section's `ssl-dh-param-file` line, if any.
+pub(crate) fn dh_params_line(https: &HttpsPolicy) -> String {
+    dh_params(https).map_or_else(String::new, |(path, _)| {
+        format!("    ssl-dh-param-file {path}\n")
+    })
+}
+
 /// The HTTPS frontend's check that a request's `Host` belongs to the listener its SNI
 /// chose (Gateway API listener isolation): each is resolved to the first listener host
 /// name that matches it (`*` when none does: the hostname-less listeners), and a
@@ -141,7 +158,7 @@ pub(crate) fn misdirected_lines(listener_hosts: &[HostKey]) -> String {
             let test = match host {
                 HostKey::Exact(exact) => format!("-m str {exact}"),
                 HostKey::Wildcard(suffix) | HostKey::Suffix(suffix) => format!("-m end .{suffix}"),
-                HostKey::CatchAll => continue,
+                HostKey::CatchAll | HostKey::Regex(_) => continue,
             };
             let _ = writeln!(
                 text,

@@ -33,6 +33,11 @@ macro_rules! client_ca_dir {
         "client-ca"
     };
 }
+macro_rules! global_tls_dir {
+    () => {
+        "global-tls"
+    };
+}
 
 macro_rules! errors_dir {
     () => {
@@ -66,6 +71,8 @@ pub const BACKEND_TLS_DIR: &str = backend_tls_dir!();
 pub const CLIENT_CA_DIR: &str = client_ca_dir!();
 /// Directory of the custom error pages.
 pub const ERRORS_DIR: &str = errors_dir!();
+/// Directory of the TLS files of global keys: DH parameters, the stats page's certificate.
+pub const GLOBAL_TLS_DIR: &str = global_tls_dir!();
 /// Directory of the address lists (ACL pattern files).
 pub const ACLS_DIR: &str = acls_dir!();
 /// Directory of the Lua scripts HAProxy loads.
@@ -87,6 +94,7 @@ pub const MANAGED_ROOTS: &[&str] = &[
     BACKEND_TLS_DIR,
     ERRORS_DIR,
     CLIENT_CA_DIR,
+    GLOBAL_TLS_DIR,
     ACLS_DIR,
     LUA_DIR,
 ];
@@ -117,6 +125,8 @@ pub enum ManagedDir {
     Errors,
     /// CA bundles and revocation lists for client certificates.
     ClientCa,
+    /// TLS files of global keys.
+    GlobalTls,
     /// Address lists.
     Acls,
     /// Lua scripts.
@@ -132,6 +142,7 @@ impl ManagedDir {
         ManagedDir::BackendTls,
         ManagedDir::Errors,
         ManagedDir::ClientCa,
+        ManagedDir::GlobalTls,
         ManagedDir::Acls,
         ManagedDir::Lua,
     ];
@@ -145,6 +156,7 @@ impl ManagedDir {
             ManagedDir::BackendTls => BACKEND_TLS_DIR,
             ManagedDir::Errors => ERRORS_DIR,
             ManagedDir::ClientCa => CLIENT_CA_DIR,
+            ManagedDir::GlobalTls => GLOBAL_TLS_DIR,
             ManagedDir::Acls => ACLS_DIR,
             ManagedDir::Lua => LUA_DIR,
         }
@@ -167,6 +179,15 @@ pub fn shard_file_name(shard: u32, shards: u32) -> String {
 /// The file of a custom error page: `errors/503-<content hash>.http`.
 pub fn error_page_file(code: u16, content_hash: u64) -> String {
     format!("{ERRORS_DIR}/{code}-{content_hash:016x}.http")
+}
+
+/// A TLS file of a global key, named by its content: `global-tls/<what>-<hash>.pem`, so a
+/// new content changes the main configuration that names it.
+pub fn global_tls_file(what: &str, content: &str) -> String {
+    format!(
+        "{GLOBAL_TLS_DIR}/{what}-{:016x}.pem",
+        xxhash_rust::xxh3::xxh3_64(content.as_bytes())
+    )
 }
 
 /// The file of a Secret's certificate bundle.
@@ -230,16 +251,20 @@ pub enum MapFile {
     HttpsExact,
     /// The HTTPS frontend's path prefixes.
     HttpsPrefix,
+    /// Host patterns (`server-alias-regex`, `redirect-from-regex`) → host keys, tried in
+    /// file order after the hosts map.
+    RegexHosts,
 }
 
 impl MapFile {
     /// Every map, in the order of their paths.
-    pub const ALL: [MapFile; 5] = [
+    pub const ALL: [MapFile; 6] = [
         MapFile::Hosts,
         MapFile::HttpExact,
         MapFile::HttpPrefix,
         MapFile::HttpsExact,
         MapFile::HttpsPrefix,
+        MapFile::RegexHosts,
     ];
 
     /// Its path.
@@ -250,6 +275,7 @@ impl MapFile {
             MapFile::HttpPrefix => concat!(maps_dir!(), "/http-prefix.map"),
             MapFile::HttpsExact => concat!(maps_dir!(), "/https-exact.map"),
             MapFile::HttpsPrefix => concat!(maps_dir!(), "/https-prefix.map"),
+            MapFile::RegexHosts => concat!(maps_dir!(), "/regex-hosts.map"),
         }
     }
 
@@ -274,6 +300,12 @@ impl MapFile {
         } else {
             MapFile::HttpsPrefix
         }
+    }
+
+    /// Whether its entries are tried in file order (the first match wins), so a live
+    /// change must replace it whole rather than append an entry.
+    pub const fn ordered(self) -> bool {
+        matches!(self, MapFile::RegexHosts)
     }
 
     /// Its place in [`MapFile::ALL`].

@@ -60,8 +60,13 @@ impl<T> IndexMut<MapFile> for PerMap<T> {
 pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> PerMap<String> {
     let host_text = host_key.map_key();
     let mut lines = PerMap::<String>::default();
-    if *host_key != HostKey::CatchAll && !host.routes.is_empty() {
-        lines[MapFile::Hosts] = format!("{host_text} {host_text}\n");
+    match host_key {
+        _ if host.routes.is_empty() => {}
+        HostKey::CatchAll => {}
+        HostKey::Regex(pattern) => {
+            lines[MapFile::RegexHosts] = format!("{pattern} {host_text}\n");
+        }
+        _ => lines[MapFile::Hosts] = format!("{host_text} {host_text}\n"),
     }
     for plain_http in [true, false] {
         let value =
@@ -120,6 +125,10 @@ fn map_lines(entries: impl Iterator<Item = (String, String)>) -> String {
 pub(crate) fn crt_list(model: &ProxyModel) -> String {
     let mut lines: Vec<(String, String, String)> = Vec::new();
     for (host_key, host) in &model.hosts {
+        // A pattern is no SNI name: its requests get the certificate their name selects.
+        if matches!(host_key, HostKey::Regex(_)) {
+            continue;
+        }
         let cert = host.cert.as_ref().filter(|c| model.certs.contains_key(*c));
         // A host with options of its own and the default certificate needs a line too.
         let file = match cert {

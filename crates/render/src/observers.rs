@@ -5,6 +5,25 @@ use std::fmt::Write;
 
 use model::Global;
 
+use crate::RenderedFile;
+
+/// The stats page's certificate file, when it is served over TLS.
+pub(crate) fn stats_cert(global: &Global) -> Option<(String, RenderedFile)> {
+    let cert = global.observers.stats.as_ref()?.cert.as_ref()?;
+    Some((
+        crate::layout::global_tls_file("stats", &cert.pem_bundle),
+        RenderedFile::new(cert.pem_bundle.clone(), true),
+    ))
+}
+
+/// The TLS files of global keys, by path.
+pub(crate) fn global_tls_files(global: &Global) -> Vec<(String, RenderedFile)> {
+    stats_cert(global)
+        .into_iter()
+        .chain(crate::https::dh_params(&global.https))
+        .collect()
+}
+
 /// The `frontend` sections of the stats page and the exporter, each when enabled.
 pub(crate) fn frontends(global: &Global, address: &str) -> String {
     let mut text = String::new();
@@ -13,13 +32,15 @@ pub(crate) fn frontends(global: &Global, address: &str) -> String {
             text,
             "
 frontend stats
-    bind {address}:{port}
+    bind {address}:{port}{tls}
     http-request set-log-level silent
     stats enable
     stats uri /
     stats refresh 10s
 ",
-            port = stats.port
+            port = stats.port,
+            tls =
+                stats_cert(global).map_or_else(String::new, |(path, _)| format!(" ssl crt {path}")),
         );
         if let Some(auth) = &stats.auth {
             let _ = writeln!(text, "    stats auth '{}'", auth.as_str());

@@ -41,7 +41,8 @@ pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
                 regex_literal(suffix)
             ),
         ),
-        HostKey::CatchAll => (3, String::new()),
+        HostKey::Regex(pattern) => (3, format!(" {{ var(txn.host) -m reg -- '{pattern}' }}")),
+        HostKey::CatchAll => (4, String::new()),
     };
     for (path, route) in &host.routes {
         let frontends: Vec<PortFrontend> = route

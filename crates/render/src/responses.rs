@@ -7,6 +7,7 @@ use model::{ErrorPage, Responses};
 
 use crate::RenderedFile;
 use crate::layout::error_page_file;
+use crate::rules::BODY_LIMIT_VAR;
 
 /// The error page files, by path. A page's name carries its content hash, so that a new
 /// page changes the main configuration, which HAProxy reads the files with.
@@ -23,7 +24,8 @@ pub(crate) fn error_page_files(responses: &Responses) -> Vec<(String, RenderedFi
         .collect()
 }
 
-fn page_path(code: u16, page: &ErrorPage) -> String {
+/// The file of an error page, named by its content.
+pub(crate) fn page_path(code: u16, page: &ErrorPage) -> String {
     error_page_file(code, xxhash_rust::xxh3::xxh3_64(page.response().as_bytes()))
 }
 
@@ -46,10 +48,10 @@ pub(crate) fn defaults_lines(responses: &Responses) -> String {
 pub(crate) fn frontend_lines(responses: &Responses) -> String {
     let mut text = String::new();
     if let Some(limit) = responses.max_body_size {
-        // The advertised length (Content-Length, or what a chunked body buffered so far).
+        // Checked once the path's rule had its say (see `body_limit_line`).
         let _ = writeln!(
             text,
-            "    http-request deny deny_status 413 if {{ req.body_size gt {limit} }}"
+            "    http-request set-var({BODY_LIMIT_VAR}) int({limit})"
         );
     }
     if let Some(server) = &responses.server_header {
@@ -77,6 +79,19 @@ pub(crate) fn certificate_answer(responses: &Responses, code: u16) -> String {
             format!("return status {code} content-type text/plain string \"{code} {reason}\"")
         }
     }
+}
+
+/// The 413 answer to a request announcing a body larger than its limit (the advertised
+/// length: Content-Length, or what a chunked body buffered so far), after the rules that
+/// may change the limit; nothing when no limit is set anywhere.
+pub(crate) fn body_limit_line(responses: &Responses, any_rule_limit: bool) -> &'static str {
+    if responses.max_body_size.is_none() && !any_rule_limit {
+        return "";
+    }
+    concat!(
+        "    http-request deny deny_status 413 if { var(txn.max_body) -m found } ",
+        "{ req.body_size,sub(txn.max_body) gt 0 }\n"
+    )
 }
 
 /// The response of requests no route claims.

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use model::{
-    BackendId, Condition, GatewayRule, HeaderEdits, Host, HostKey, Origin, PathChange, PathKind,
-    PathMatch, Redirect, Rewrite, Route, RouteTarget, RuleBackend,
+    BackendId, BodyLimit, Condition, GatewayRule, HeaderEdits, Host, HostKey, Origin, PathChange,
+    PathKind, PathMatch, Redirect, Rewrite, Route, RouteTarget, RuleBackend,
 };
 
 use crate::escape::regex_literal;
@@ -33,6 +33,10 @@ pub fn dispatch_name(host: &HostKey, path: &PathMatch) -> String {
     )
 }
 
+/// The variable holding a request's body limit: the frontends' (`proxy-body-size`),
+/// replaced by its path's rule; requests announcing a larger body are answered 413.
+pub(crate) const BODY_LIMIT_VAR: &str = "txn.max_body";
+
 /// One host's frontend lines, by the place they take in the frontend.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct HostRuleLines {
@@ -44,6 +48,8 @@ pub(crate) struct HostRuleLines {
     pub(crate) responses: String,
     /// Every line above with the object it came from (for [`crate::origins`]).
     pub(crate) origins: Vec<(String, Origin)>,
+    /// Whether a rule sets a body limit of its own.
+    pub(crate) limits_body: bool,
     /// The address list files the lines name: path → content.
     pub(crate) files: BTreeMap<String, String>,
     /// The userlists its rules' Basic authentication checks.
@@ -288,6 +294,22 @@ fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
     );
     if let Some(rewrite) = &action.rewrite {
         rewrite_lines(rewrite, chosen, &mut lines.requests);
+    }
+    match action.body_limit {
+        BodyLimit::Inherit => {}
+        BodyLimit::Bytes(limit) => {
+            lines.limits_body = true;
+            let _ = writeln!(
+                lines.requests,
+                "    http-request set-var({BODY_LIMIT_VAR}) int({limit}) if {chosen}"
+            );
+        }
+        BodyLimit::Unlimited => {
+            let _ = writeln!(
+                lines.requests,
+                "    http-request unset-var({BODY_LIMIT_VAR}) if {chosen}"
+            );
+        }
     }
     if let Some(redirect) = &action.redirect {
         redirect_line(redirect, chosen, &mut lines.requests);

@@ -29,6 +29,14 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
     if backend.client_cert_header {
         text.push_str(&crate::client_auth::cert_header_lines());
     }
+    for (code, page) in &backend.error_pages {
+        let file = crate::responses::page_path(*code, page);
+        let _ = writeln!(
+            text,
+            "    errorfile {code} {}",
+            crate::layout::from_shard_file(&file)
+        );
+    }
     // An HTTPRoute rule's timeout, set by the frontend (see `rules`).
     if backend
         .origins

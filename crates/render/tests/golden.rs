@@ -46,6 +46,7 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
         client_cert_header: false,
+        error_pages: Default::default(),
         client_limits: Default::default(),
         origins: vec![origin("site")],
     }
@@ -198,6 +199,7 @@ fn base_model_renders_every_file() {
             "maps/http-prefix.map",
             "maps/https-exact.map",
             "maps/https-prefix.map",
+            "maps/regex-hosts.map",
         ]
     );
     for (name, file) in &rendered.files {
@@ -236,10 +238,22 @@ fn backend_settings_render_in_its_section() {
     api.timeout_server = HaproxyDuration::parse("2m").unwrap();
     api.servers
         .push(Server::at("fd00::5".parse().unwrap(), 9000));
-    assert_golden(
-        "backend-settings.diff",
-        &changes(&base, &text(&render(&model), "backends/shard-000.cfg")),
+    // A page of its own: named from the shard file's directory, written beside the
+    // global ones.
+    api.error_pages.insert(
+        503,
+        model::ErrorPage::parse(503, "content-type: text/plain\n\napi is down\n").unwrap(),
     );
+    let rendered = render(&model);
+    let mut shown = changes(&base, &text(&rendered, "backends/shard-000.cfg"));
+    for (path, file) in rendered
+        .files
+        .iter()
+        .filter(|(p, _)| p.starts_with("errors/"))
+    {
+        shown += &format!("== {path}\n{}", file.text());
+    }
+    assert_golden("backend-settings.diff", &shown);
 }
 
 #[test]
@@ -513,12 +527,44 @@ fn stats_page_and_exporter_get_frontends_of_their_own() {
         stats: Some(model::StatsPage {
             port: 1936,
             auth: Some(model::StatsAuth::parse("admin:s3cr#t").unwrap()),
+            cert: None,
         }),
         prometheus_port: Some(9101),
     };
     assert_golden(
         "observers.diff",
         &changes(&base, &text(&render(&model), "haproxy.cfg")),
+    );
+}
+
+#[test]
+fn stats_certificate_and_dh_parameters_are_files_of_their_own() {
+    let base = text(&render(&base_model()), "haproxy.cfg");
+    let mut model = base_model();
+    model.global.observers.stats = Some(model::StatsPage {
+        port: 1936,
+        auth: None,
+        cert: Some(model::TlsCert {
+            pem_bundle: "-----BEGIN CERTIFICATE-----\n(stats)\n".into(),
+        }),
+    });
+    model.global.https.dh_params = Some(model::DhParams {
+        pem: "-----BEGIN DH PARAMETERS-----\n(dh)\n".into(),
+    });
+    let rendered = render(&model);
+    let mut shown = changes(&base, &text(&rendered, "haproxy.cfg"));
+    for (path, file) in rendered
+        .files
+        .iter()
+        .filter(|(p, _)| p.starts_with("global-tls/"))
+    {
+        shown += &format!("== {path} (private: {})\n{}", file.private, file.text());
+    }
+    assert_golden("global-tls.diff", &shown);
+    // Neither is a certificate of the SNI list, which changes live.
+    assert_eq!(
+        text(&rendered, "certs/crt-list.txt"),
+        text(&render(&base_model()), "certs/crt-list.txt")
     );
 }
 
@@ -678,7 +724,8 @@ fn ingress_path_rules_and_host_tls_options() {
         .hosts
         .get_mut(&HostKey::Exact("shop.example.com".into()))
         .unwrap();
-    // `/img` with rewrite-target, header keys (one empty value) and `hsts: false`.
+    // `/img` with rewrite-target, header keys (one empty value), `hsts: false` and a
+    // body limit of its own.
     let rewrite_and_headers = model::GatewayRule {
         conditions: Vec::new(),
         action: model::RuleAction {
@@ -699,6 +746,7 @@ fn ingress_path_rules_and_host_tls_options() {
             }),
             backends: vec![model::RuleBackend::plain(id("static", "80"), 1)],
             hsts: model::HstsRule::Off,
+            body_limit: model::BodyLimit::Bytes(1024),
             ..model::RuleAction::default()
         },
         origin: origin("shop"),
@@ -726,9 +774,21 @@ fn ingress_path_rules_and_host_tls_options() {
         cipher_suites: Some(word("TLS_AES_128_GCM_SHA256")),
         ..model::TlsOptions::default()
     };
+    // A host pattern (server-alias-regex) with a certificate: in the pattern map, keyed
+    // by its hash in the route maps, and in no certificate list line.
+    let shop = model.hosts[&HostKey::Exact("shop.example.com".into())].clone();
+    model.hosts.insert(
+        HostKey::Regex("^(www|m)\\.shop\\.example\\.com$".into()),
+        shop,
+    );
     let rendered = render(&model);
     let mut diff = String::new();
-    for file in ["haproxy.cfg", "certs/crt-list.txt", "maps/https-prefix.map"] {
+    for file in [
+        "haproxy.cfg",
+        "certs/crt-list.txt",
+        "maps/https-prefix.map",
+        "maps/regex-hosts.map",
+    ] {
         diff += &format!("## {file}\n");
         diff += &changes(&text(&base, file), &text(&rendered, file));
     }

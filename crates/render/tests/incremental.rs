@@ -43,6 +43,7 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
         client_cert_header: false,
+        error_pages: Default::default(),
         client_limits: Default::default(),
         origins: vec![origin()],
     };

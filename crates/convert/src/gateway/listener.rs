@@ -103,7 +103,7 @@ pub(crate) fn https_listener_hosts(
     let specificity = |key: &HostKey| match key {
         HostKey::Exact(name) => (0, std::cmp::Reverse(name.len())),
         HostKey::Wildcard(suffix) | HostKey::Suffix(suffix) => (1, std::cmp::Reverse(suffix.len())),
-        HostKey::CatchAll => (2, std::cmp::Reverse(0)),
+        HostKey::Regex(_) | HostKey::CatchAll => (2, std::cmp::Reverse(0)),
     };
     hosts.sort_by(|a, b| specificity(a).cmp(&specificity(b)).then_with(|| a.cmp(b)));
     hosts.dedup();

@@ -96,6 +96,17 @@ pub const SESSION_COOKIE_PRESERVE: Key<bool> = Key {
     applied: Applied::Reload,
     differs: "",
 };
+/// `session-cookie-value-strategy`.
+pub const SESSION_COOKIE_VALUE_STRATEGY: Key<()> = Key {
+    name: "session-cookie-value-strategy",
+    scope: Scope::Backend,
+    default: "server-name",
+    accepted_values: "`server-name`",
+    parse: parse_cookie_value_strategy,
+    doc: "What a server's affinity cookie holds when `session-cookie-dynamic` is `false`: its name, which portcullis derives from the endpoint (`<address>_<port>`), so it is stable across updates and restarts.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress also offers `pod-uid` (the cookie is the Pod's UID); portcullis does not read Pods, and reports it (the server name is used).",
+};
 /// `cookie-key`.
 pub const COOKIE_KEY: Key<CookieKey> = Key {
     name: "cookie-key",
@@ -184,6 +195,20 @@ fn parse_keywords(text: &str) -> Result<Vec<CookieKeyword>, String> {
         keywords.push(keyword);
     }
     Ok(keywords)
+}
+
+fn parse_cookie_value_strategy(text: &str) -> Result<(), String> {
+    match text.trim() {
+        "server-name" => Ok(()),
+        "pod-uid" => Err(
+            "pod-uid is not supported: portcullis does not read Pods; the server name is the cookie value"
+                .to_owned(),
+        ),
+        other => Err(format!(
+            "'{}' is not server-name",
+            other.escape_debug()
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -281,5 +306,19 @@ mod tests {
     fn cookie_key_defaults_to_haproxy_ingress_s_and_refuses_quotes() {
         assert_eq!(COOKIE_KEY.default_value().to_string(), "'Ingress'");
         assert!((COOKIE_KEY.parse)("it's").is_err());
+    }
+
+    #[test]
+    fn the_cookie_value_is_the_server_name() {
+        SESSION_COOKIE_VALUE_STRATEGY.default_value();
+        assert_eq!((SESSION_COOKIE_VALUE_STRATEGY.parse)("server-name"), Ok(()));
+        assert_eq!(
+            (SESSION_COOKIE_VALUE_STRATEGY.parse)("pod-uid"),
+            Err("pod-uid is not supported: portcullis does not read Pods; the server name is the cookie value".into())
+        );
+        assert_eq!(
+            (SESSION_COOKIE_VALUE_STRATEGY.parse)("uid"),
+            Err("'uid' is not server-name".into())
+        );
     }
 }

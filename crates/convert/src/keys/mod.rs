@@ -42,7 +42,7 @@ pub use access::{
 pub use affinity::{
     AFFINITY, COOKIE_KEY, SESSION_COOKIE_DOMAIN, SESSION_COOKIE_DYNAMIC, SESSION_COOKIE_KEYWORDS,
     SESSION_COOKIE_NAME, SESSION_COOKIE_PRESERVE, SESSION_COOKIE_SAME_SITE,
-    SESSION_COOKIE_STRATEGY,
+    SESSION_COOKIE_STRATEGY, SESSION_COOKIE_VALUE_STRATEGY,
 };
 pub use auth::{
     AUTH_HEADERS_FAIL, AUTH_HEADERS_REQUEST, AUTH_HEADERS_SUCCEED, AUTH_METHOD, AUTH_REALM,
@@ -88,13 +88,14 @@ pub use logs::{
     DONTLOGNULL, HTTP_LOG_FORMAT, SYSLOG_ENDPOINT, SYSLOG_FORMAT, SYSLOG_LENGTH, SYSLOG_TAG,
 };
 pub(crate) use observers::observers;
-pub use observers::{PROMETHEUS_PORT, STATS_AUTH, STATS_PORT};
+pub use observers::{PROMETHEUS_PORT, STATS_AUTH, STATS_PORT, STATS_SSL_CERT};
 pub(crate) use parse::tls_versions_left;
 pub use process::{TIMEOUT_CLIENT_FIN, TIMEOUT_STOP};
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
 pub use proxy_protocol::{PROXY_PROTOCOL, USE_PROXY_PROTOCOL, USE_PROXY_PROTOCOL_TRUSTED_CIDRS};
 pub use redirect::{
-    APP_ROOT, NO_TLS_REDIRECT_LOCATIONS, REDIRECT_TO, REDIRECT_TO_CODE, SSL_REDIRECT_CODE,
+    APP_ROOT, NO_TLS_REDIRECT_LOCATIONS, REDIRECT_FROM, REDIRECT_FROM_CODE, REDIRECT_FROM_REGEX,
+    REDIRECT_TO, REDIRECT_TO_CODE, SSL_REDIRECT_CODE,
 };
 pub use responses::{
     HTTP_RESPONSE_400, HTTP_RESPONSE_403, HTTP_RESPONSE_404, HTTP_RESPONSE_408, HTTP_RESPONSE_413,
@@ -102,8 +103,10 @@ pub use responses::{
     HTTP_RESPONSE_503, HTTP_RESPONSE_504, PROXY_BODY_SIZE, SERVER_HEADER,
 };
 pub use rewrite::{PATH_TYPE, PathType, REWRITE_TARGET};
-pub use routing::{SERVER_ALIAS, SSL_REDIRECT};
-pub use tls::{SSL_CIPHER_SUITES, SSL_CIPHERS, SSL_OPTIONS, SSL_OPTIONS_HOST, TLS_ALPN};
+pub use routing::{SERVER_ALIAS, SERVER_ALIAS_REGEX, SSL_REDIRECT};
+pub use tls::{
+    SSL_CIPHER_SUITES, SSL_CIPHERS, SSL_DH_PARAM, SSL_OPTIONS, SSL_OPTIONS_HOST, TLS_ALPN,
+};
 pub use unsupported::{UNSUPPORTED_KEYS, Unsupported};
 
 /// Every `http-response-<code>` key with its code.
@@ -320,6 +323,7 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &SESSION_COOKIE_SAME_SITE,
     &SESSION_COOKIE_DOMAIN,
     &SESSION_COOKIE_PRESERVE,
+    &SESSION_COOKIE_VALUE_STRATEGY,
     &COOKIE_KEY,
     &USE_PROXY_PROTOCOL,
     &USE_PROXY_PROTOCOL_TRUSTED_CIDRS,
@@ -340,6 +344,12 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &AUTH_TLS_CERT_HEADER,
     &HTTP_RESPONSE_495,
     &HTTP_RESPONSE_496,
+    &SERVER_ALIAS_REGEX,
+    &REDIRECT_FROM,
+    &REDIRECT_FROM_REGEX,
+    &REDIRECT_FROM_CODE,
+    &SSL_DH_PARAM,
+    &STATS_SSL_CERT,
     &ALLOWLIST_SOURCE_RANGE,
     &WHITELIST_SOURCE_RANGE,
     &DENYLIST_SOURCE_RANGE,
@@ -789,6 +799,7 @@ mod tests {
             ("timeout-connect", "soon"),
             ("balance-algorithm", "leastconn"),
             ("no-such-key", "1"),
+            ("tcp-log-format", "%ci"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -822,6 +833,7 @@ mod tests {
             messages,
             [
                 "ConfigMap ops/portcullis: data.no-such-key: unknown configuration key 'no-such-key'",
+                "ConfigMap ops/portcullis: data.tcp-log-format: 'tcp-log-format' is not supported: it formats the logs of TCP services, and portcullis proxies HTTP only",
                 "ConfigMap ops/portcullis: data.timeout-connect: invalid value: 'soon' is not a duration such as 5s, 500ms or 1m; the default '5s' is used",
                 "Ingress web/app: metadata.annotations[portcullis.dev/max-connections]: 'max-connections' is a global key: set it in the global ConfigMap",
                 "Ingress web/app: metadata.annotations[haproxy-ingress.github.io/timeout-server]: invalid value: '7s\\nlisten evil' has unknown unit 's\\nlisten evil' (use us, ms, s, m, h or d); the global value is used",

@@ -42,6 +42,18 @@ pub const STATS_AUTH: Key<Option<StatsAuth>> = Key {
     differs: "",
 };
 
+/// `stats-ssl-cert`.
+pub const STATS_SSL_CERT: Key<Option<super::SecretName>> = Key {
+    name: "stats-ssl-cert",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "a Secret name such as `stats-tls`, or `namespace/name`; a bare name is in the global ConfigMap's namespace; or empty",
+    parse: super::backend_tls::parse_secret_name,
+    doc: "A TLS Secret (`tls.crt` and `tls.key`) whose certificate serves the statistics page over HTTPS instead of plain HTTP. A Secret that is missing or invalid is reported and the page is served over plain HTTP, as haproxy-ingress does.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress also accepts a `file://` path; portcullis reads only Secrets.",
+};
+
 /// The observer listeners the ConfigMap asks for; one whose port another listener holds
 /// (a frontend, the admin endpoint, the other observer) is reported and left closed,
 /// since HAProxy would fail to start on it.
@@ -82,6 +94,7 @@ pub(crate) fn observers(
     let stats = claim(&STATS_PORT, diagnostics).map(|port| StatsPage {
         port,
         auth: global.get(&STATS_AUTH),
+        cert: None,
     });
     let prometheus_port = claim(&PROMETHEUS_PORT, diagnostics);
     Observers {

@@ -1,6 +1,7 @@
-//! Keys of redirects: the HTTPS redirect's code and exceptions, `redirect-to`, `app-root`.
+//! Keys of redirects: the HTTPS redirect's code and exceptions, `redirect-to`,
+//! `redirect-from`, `app-root`.
 
-use model::Redirect;
+use model::{HostKey, Redirect};
 
 use super::parse::{
     parse_redirect_code, parse_redirect_exceptions, parse_redirect_url, parse_url_path,
@@ -51,6 +52,39 @@ pub const REDIRECT_TO_CODE: Key<u16> = Key {
     applied: Applied::Reload,
     differs: "haproxy-ingress scopes it to a frontend, which an Ingress names with `http-frontend`; portcullis has one pair of frontends, so it is global.",
 };
+/// `redirect-from`.
+pub const REDIRECT_FROM: Key<Option<HostKey>> = Key {
+    name: "redirect-from",
+    scope: Scope::Host,
+    default: "",
+    accepted_values: "a host name, or a wildcard of one label in front of a host name, such as `app.example.com` or `*.example.com`; or empty",
+    parse: parse_optional_host,
+    doc: "A host redirected (with `redirect-from-code`) to the Ingress's host, keeping the scheme, the path and the query. Only an Ingress with one host, not a wildcard, may have it, set as an Ingress annotation.",
+    applied: Applied::Reload,
+    differs: "The source host is routed as a host of its own whose every path redirects, so a path another (older) Ingress routes on that host is served there, where haproxy-ingress leaves the whole host to any Ingress that names it.",
+};
+/// `redirect-from-regex`.
+pub const REDIRECT_FROM_REGEX: Key<Option<HostKey>> = Key {
+    name: "redirect-from-regex",
+    scope: Scope::Host,
+    default: "",
+    accepted_values: "a PCRE2 regular expression without whitespace, such as `^app[0-9]*[.]example[.]com$`; or empty",
+    parse: super::routing::parse_optional_host_regex,
+    doc: "Host names matching this regular expression are redirected (with `redirect-from-code`) to the Ingress's host, keeping the scheme, the path and the query. The pattern is used as written and matched against the lowercase Host header without its port, after every exact and wildcard host. Only an Ingress with one host, not a wildcard, may have it, set as an Ingress annotation.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress matches a POSIX extended regular expression, portcullis a PCRE2 one (HAProxy's engine).",
+};
+/// `redirect-from-code`.
+pub const REDIRECT_FROM_CODE: Key<u16> = Key {
+    name: "redirect-from-code",
+    scope: Scope::Global,
+    default: "302",
+    accepted_values: "`301`, `302`, `303`, `307` or `308`",
+    parse: parse_redirect_code,
+    doc: "The status code of `redirect-from`'s and `redirect-from-regex`'s redirects.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress scopes it to a frontend, which an Ingress names with `http-frontend`; portcullis has one pair of frontends, so it is global.",
+};
 /// `app-root`.
 pub const APP_ROOT: Key<Option<String>> = Key {
     name: "app-root",
@@ -63,13 +97,22 @@ pub const APP_ROOT: Key<Option<String>> = Key {
     differs: "",
 };
 
+/// A host name or one-label wildcard, or nothing.
+pub(super) fn parse_optional_host(text: &str) -> Result<Option<HostKey>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    crate::names::parse_host(text).map(Some)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn redirect_codes_default_to_302_as_in_haproxy_ingress() {
-        for key in [&SSL_REDIRECT_CODE, &REDIRECT_TO_CODE] {
+        for key in [&SSL_REDIRECT_CODE, &REDIRECT_TO_CODE, &REDIRECT_FROM_CODE] {
             assert_eq!(key.default_value(), 302);
             assert_eq!((key.parse)("308"), Ok(308));
             assert_eq!(
@@ -124,5 +167,22 @@ mod tests {
         assert_eq!((APP_ROOT.parse)("/app"), Ok(Some("/app".to_owned())));
         assert_eq!((APP_ROOT.parse)("app"), Err("path 'app' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'".into()));
         assert_eq!((APP_ROOT.parse)("/a?b"), Err("path '/a?b' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'".into()));
+    }
+
+    #[test]
+    fn redirect_from_is_one_host_name_or_wildcard() {
+        assert_eq!(REDIRECT_FROM.default_value(), None);
+        assert_eq!(
+            (REDIRECT_FROM.parse)("App.Example.com"),
+            Ok(Some(HostKey::Exact("app.example.com".into())))
+        );
+        assert_eq!(
+            (REDIRECT_FROM.parse)("*.example.com"),
+            Ok(Some(HostKey::Wildcard("example.com".into())))
+        );
+        assert_eq!(
+            (REDIRECT_FROM.parse)("a.test/x"),
+            Err("'a.test/x' is not a valid host name".into())
+        );
     }
 }

@@ -8,15 +8,19 @@ use super::{Applied, Key, Scope};
 /// What every `http-response-<code>` key accepts.
 const ERROR_PAGE_VALUES: &str = "a response: an optional first line with the status code and reason (`404` or `302 Found`), then header lines `name: value`, then an empty line and the body; at most 15000 bytes in all. The content-length header is computed. Empty keeps HAProxy's own response";
 
-/// What every `http-response-<code>` key differs in.
-const ERROR_PAGE_DIFFERS: &str = "haproxy-ingress takes the codes other than 404 per backend too, as annotations; portcullis reads them from the global ConfigMap only, for every backend.";
+/// What the global `http-response-<code>` keys haproxy-ingress scopes to a backend
+/// differ in.
+const ERROR_PAGE_DIFFERS: &str = "haproxy-ingress takes it per backend too, as an annotation; portcullis answers this code in the frontend, before a backend is chosen, so it reads it from the global ConfigMap only.";
 
 macro_rules! error_page_key {
     ($constant:ident, $code:literal, $name:literal, $when:literal, $differs:expr) => {
+        error_page_key!($constant, $code, $name, $when, $differs, Scope::Global, "");
+    };
+    ($constant:ident, $code:literal, $name:literal, $when:literal, $differs:expr, $scope:expr, $scope_doc:literal) => {
         #[doc = concat!("`", $name, "`.")]
         pub const $constant: Key<Option<ErrorPage>> = Key {
             name: $name,
-            scope: Scope::Global,
+            scope: $scope,
             default: "",
             accepted_values: ERROR_PAGE_VALUES,
             parse: |text| parse_error_page($code, text),
@@ -25,7 +29,8 @@ macro_rules! error_page_key {
                 stringify!($code),
                 " (",
                 $when,
-                "). Responses from backends are passed as they are."
+                "). Responses from backends are passed as they are.",
+                $scope_doc
             ),
             applied: Applied::Reload,
             differs: $differs,
@@ -94,28 +99,36 @@ error_page_key!(
     500,
     "http-response-500",
     "an internal error",
-    ERROR_PAGE_DIFFERS
+    "",
+    Scope::Backend,
+    " An Ingress or Service annotation gives its backends a page of their own, used for the errors HAProxy answers once the backend is chosen."
 );
 error_page_key!(
     HTTP_RESPONSE_502,
     502,
     "http-response-502",
     "a server's invalid or missing response",
-    ERROR_PAGE_DIFFERS
+    "",
+    Scope::Backend,
+    " An Ingress or Service annotation gives its backends a page of their own, used for the errors HAProxy answers once the backend is chosen."
 );
 error_page_key!(
     HTTP_RESPONSE_503,
     503,
     "http-response-503",
     "a backend without a server that is up",
-    ERROR_PAGE_DIFFERS
+    "",
+    Scope::Backend,
+    " An Ingress or Service annotation gives its backends a page of their own, used for the errors HAProxy answers once the backend is chosen."
 );
 error_page_key!(
     HTTP_RESPONSE_504,
     504,
     "http-response-504",
     "a server that did not answer within `timeout-server`",
-    ERROR_PAGE_DIFFERS
+    "",
+    Scope::Backend,
+    " An Ingress or Service annotation gives its backends a page of their own, used for the errors HAProxy answers once the backend is chosen."
 );
 
 /// `server-header`.
@@ -132,13 +145,13 @@ pub const SERVER_HEADER: Key<Option<ServerHeader>> = Key {
 /// `proxy-body-size`.
 pub const PROXY_BODY_SIZE: Key<Option<u64>> = Key {
     name: "proxy-body-size",
-    scope: Scope::Global,
+    scope: Scope::Path,
     default: "unlimited",
     accepted_values: "`unlimited`, or a size in bytes with an optional suffix k, m or g (powers of 1024), such as `10m`, up to `1024g`",
     parse: parse_body_size,
-    doc: "The largest request body accepted; a request announcing a larger one is answered 413 (see `http-response-413`) without reaching a backend. A chunked body is measured by what arrived with its headers.",
+    doc: "The largest request body accepted; a request announcing a larger one is answered 413 (see `http-response-413`) without reaching a backend. A chunked body is measured by what arrived with its headers. An annotation sets it for the Ingress's paths (or the Service's); `unlimited` there lifts the ConfigMap's limit.",
     applied: Applied::Reload,
-    differs: "haproxy-ingress takes it per path too, as an annotation; portcullis reads it from the global ConfigMap only, for every path.",
+    differs: "",
 };
 
 fn parse_error_page(code: u16, text: &str) -> Result<Option<ErrorPage>, String> {

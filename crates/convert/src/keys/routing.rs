@@ -23,18 +23,31 @@ pub const SERVER_ALIAS: Key<Option<HostKey>> = Key {
     scope: Scope::Host,
     default: "",
     accepted_values: "a host name, or a wildcard of one label in front of a host name, such as `www.example.com` or `*.example.com`; or empty",
-    parse: parse_server_alias,
+    parse: super::redirect::parse_optional_host,
     doc: "Another name of the Ingress's host: requests for it (Host header, and SNI when the host has TLS) are routed as the host's, with its paths, certificate, TLS options and HTTPS redirect. A wildcard covers one label. Only an Ingress with one host may have an alias, set as an Ingress annotation; a ConfigMap value would name one alias for every host, and is not used.",
     applied: Applied::Live,
     differs: "The alias is a host of its own made of the Ingress's paths, so an older Ingress that routes the same name and path keeps it (and the conflict is reported), where haproxy-ingress puts the alias in the host's ACL.",
 };
 
-fn parse_server_alias(text: &str) -> Result<Option<HostKey>, String> {
+/// `server-alias-regex`.
+pub const SERVER_ALIAS_REGEX: Key<Option<HostKey>> = Key {
+    name: "server-alias-regex",
+    scope: Scope::Host,
+    default: "",
+    accepted_values: "a PCRE2 regular expression without whitespace, such as `^(www|web)[.]example[.]com$`; or empty",
+    parse: parse_optional_host_regex,
+    doc: "Host names matching this regular expression are routed as the Ingress's host, with its paths and HTTPS redirect. The pattern is used as written, so anchor it with `^` and `$` for whole names; it is matched against the lowercase Host header without its port, after every exact and wildcard host. Over HTTPS the certificate is the one the name's SNI selects. Only an Ingress with one host may have it, set as an Ingress annotation.",
+    applied: Applied::Live,
+    differs: "haproxy-ingress matches a POSIX extended regular expression, portcullis a PCRE2 one (HAProxy's engine), which accepts POSIX's syntax but treats a few escapes differently. As with `server-alias`, the alias is a host of its own.",
+};
+
+/// A host pattern, or nothing.
+pub(super) fn parse_optional_host_regex(text: &str) -> Result<Option<HostKey>, String> {
     let text = text.trim();
     if text.is_empty() {
         return Ok(None);
     }
-    crate::names::parse_host(text).map(Some)
+    crate::names::parse_host_regex(text).map(Some)
 }
 
 #[cfg(test)]
@@ -73,5 +86,25 @@ mod tests {
         assert!(SSL_REDIRECT.default_value());
         assert_eq!((SSL_REDIRECT.parse)("false"), Ok(false));
         assert!((SSL_REDIRECT.parse)("no").is_err());
+    }
+
+    #[test]
+    fn server_alias_regex_is_a_pcre2_pattern_fit_for_a_map_key() {
+        assert_eq!(SERVER_ALIAS_REGEX.default_value(), None);
+        assert_eq!(
+            (SERVER_ALIAS_REGEX.parse)("^(www|web)\\.example\\.com$"),
+            Ok(Some(HostKey::Regex("^(www|web)\\.example\\.com$".into())))
+        );
+        assert_eq!((SERVER_ALIAS_REGEX.parse)(""), Ok(None));
+        assert_eq!(
+            (SERVER_ALIAS_REGEX.parse)("^a b$"),
+            Err("the regular expression '^a b$' starts with '#' or contains whitespace, which no host name matches".into())
+        );
+        assert!(
+            (SERVER_ALIAS_REGEX.parse)("^(a$")
+                .unwrap_err()
+                .starts_with("'^(a$' is not a valid PCRE2 regular expression")
+        );
+        assert!((SERVER_ALIAS_REGEX.parse)("a'b").is_err());
     }
 }

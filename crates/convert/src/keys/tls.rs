@@ -2,10 +2,23 @@
 
 use model::{TlsOptions, TlsWord};
 
+use super::backend_tls::{SecretName, parse_secret_name};
 use super::parse::{
     parse_alpn, parse_cipher_suites, parse_ciphers, parse_host_tls_options, parse_tls_options,
 };
 use super::{Applied, Key, Scope};
+
+/// `ssl-dh-param`.
+pub const SSL_DH_PARAM: Key<Option<SecretName>> = Key {
+    name: "ssl-dh-param",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "a Secret name such as `dhparam`, or `namespace/name`; a bare name is in the global ConfigMap's namespace; empty for HAProxy's own parameters",
+    parse: parse_secret_name,
+    doc: "A Secret whose `dhparam.pem` holds the Diffie-Hellman parameters (one PEM `DH PARAMETERS` block, as `openssl dhparam 2048` writes) of the DHE key exchanges of TLS 1.2, on every HTTPS frontend. A Secret that is missing or holds no such block is reported and HAProxy's own parameters are kept.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress also accepts a `file://` path; portcullis reads only Secrets, so that the ConfigMap cannot make HAProxy read any file of the controller's host.",
+};
 
 /// `ssl-ciphers`.
 pub const SSL_CIPHERS: Key<Option<TlsWord>> = Key {
@@ -132,5 +145,30 @@ mod tests {
                     .into()
             )
         );
+    }
+
+    #[test]
+    fn dh_parameters_and_the_stats_certificate_name_secrets() {
+        for key in [&SSL_DH_PARAM, &super::super::STATS_SSL_CERT] {
+            assert_eq!(key.default_value(), None);
+            assert_eq!(
+                (key.parse)("ops/dh"),
+                Ok(Some(SecretName {
+                    namespace: Some("ops".into()),
+                    name: "dh".into()
+                }))
+            );
+            assert_eq!(
+                (key.parse)("dh"),
+                Ok(Some(SecretName {
+                    namespace: None,
+                    name: "dh".into()
+                }))
+            );
+            assert_eq!(
+                (key.parse)("file:///etc/dh.pem"),
+                Err("'file:///etc/dh.pem' is not a Secret name, or namespace/name".into())
+            );
+        }
     }
 }

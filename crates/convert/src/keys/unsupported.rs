@@ -41,6 +41,26 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
         prefix: false,
         why: NO_WAF,
     },
+    Unsupported {
+        name: "https-log-format",
+        prefix: false,
+        why: "it formats the logs of a TCP proxy that inspects SNI for TLS passthrough, and portcullis has no such proxy",
+    },
+    Unsupported {
+        name: "tcp-log-format",
+        prefix: false,
+        why: "it formats the logs of TCP services, and portcullis proxies HTTP only",
+    },
+    Unsupported {
+        name: "close-sessions-duration",
+        prefix: false,
+        why: "not yet: HAProxy 2.6's close-spread-time does not spread the closing of tunnels (WebSockets) of an old worker, which are all cut at timeout-stop, so the controller would have to close them itself",
+    },
+    Unsupported {
+        name: "session-cookie-shared",
+        prefix: false,
+        why: "one cookie naming every domain of a backend is refused by today's browsers (haproxy-ingress deprecates it); use session-cookie-domain",
+    },
 ];
 
 /// Why a key is not supported, when it is one of those.

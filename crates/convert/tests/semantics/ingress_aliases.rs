@@ -72,7 +72,7 @@ fn server_alias() {
                     "route a.test /api Exact -> default_api_80",
                     "route b.test / Prefix -> default_web_80",
                     "route b.test /api Exact -> default_api_80",
-                    "diagnostic Ingress default/a: metadata.annotations[server-alias]: an alias needs an Ingress with exactly one host, this one has 2; the alias is ignored",
+                    "diagnostic Ingress default/a: metadata.annotations[server-alias]: server-alias needs an Ingress with exactly one host, this one has 2; the key is ignored",
                 ],
             ),
             Case::new(
@@ -101,6 +101,28 @@ fn server_alias() {
                     "route www.a.test / Prefix -> default_api_80",
                     "route www.a.test /api Exact -> default_api_80",
                     "diagnostic Ingress default/new: spec.rules[0].http.paths[0]: host www.a.test path '/' is already routed by Ingress default/old, which is older; this path is ignored",
+                ],
+            ),
+            Case::new(
+                "routing.md Host aliases: 'server-alias-regex ... names matching the pattern are routed as the host's'; and 'redirect-from ... redirect to the Ingress's host'",
+                "
+        kind: Ingress
+        metadata:
+          name: a
+          annotations:
+            haproxy-ingress.github.io/server-alias-regex: '^(www|web)\\.a\\.test$'
+            haproxy-ingress.github.io/redirect-from: 'old.a.test'
+            haproxy-ingress.github.io/redirect-from-regex: '^legacy[0-9]+\\.a\\.test$'
+        spec:
+          rules:
+          - host: a.test
+            http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+        ",
+                &[
+                    "route a.test / Prefix -> default_web_80",
+                    "route old.a.test / Prefix -> redirect 302 host a.test",
+                    "route ~^(www|web)\\.a\\.test$ / Prefix -> default_web_80",
+                    "route ~^legacy[0-9]+\\.a\\.test$ / Prefix -> redirect 302 host a.test",
                 ],
             ),
         ],

@@ -165,6 +165,7 @@ fn host_text(key: &HostKey) -> String {
         HostKey::Exact(name) => name.clone(),
         HostKey::Wildcard(suffix) => format!("*.{suffix}"),
         HostKey::Suffix(suffix) => format!("**.{suffix}"),
+        HostKey::Regex(pattern) => format!("~{pattern}"),
         HostKey::CatchAll => "(any host)".to_owned(),
     }
 }

@@ -5,7 +5,6 @@
 //! and every generated object must be either served or named in a diagnostic.
 // The hostile Ingress is one `json!` literal with every key that reaches HAProxy.
 #![recursion_limit = "256"]
-
 // Test helpers fail loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -260,6 +260,23 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
         (GATEWAY_GROUP, "ReferenceGrant") => {
             custom(value, Kind::ReferenceGrant, Object::ReferenceGrant)
         }
+        // A Gateway API kind that is not read would otherwise vanish without a word: its
+        // author expects it to be served.
+        (GATEWAY_GROUP | EXPERIMENTAL_GATEWAY_GROUP, _) => {
+            let metadata = |field: &str| {
+                value
+                    .get("metadata")
+                    .and_then(|m| m.get(field))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned()
+            };
+            out.errors.push(fail(format!(
+                "{api_version:?} {kind:?} {:?}: this Gateway API kind is not served by portcullis (docs/gateway-api.md lists what is); the object is left out",
+                format!("{}/{}", metadata("namespace"), metadata("name"))
+            )));
+            return;
+        }
         _ => {
             out.ignored.push(format!("{api_version}/{kind}"));
             return;
@@ -273,6 +290,8 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
 
 /// The Gateway API's group.
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
+/// The group of the Gateway API's experimental kinds.
+const EXPERIMENTAL_GATEWAY_GROUP: &str = "gateway.networking.x-k8s.io";
 
 /// A Gateway API object: v1beta1 has the same schema as v1 for the kinds read here, so
 /// both decode into the v1 types.
@@ -363,6 +382,21 @@ mod tests {
             .collect();
         assert_eq!(refs, ["Service default/a", "Ingress web/i"]);
         assert_eq!(decoded.ignored, ["example.com/v1/Widget"]);
+    }
+
+    #[test]
+    fn gateway_api_kinds_not_served_are_reported_not_ignored() {
+        let text = "apiVersion: gateway.networking.k8s.io/v1alpha2\nkind: UDPRoute\nmetadata: {name: dns, namespace: web}\n---\napiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XBackendTrafficPolicy\nmetadata: {name: p}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n";
+        let decoded = decode_manifest(text, false);
+        let errors: Vec<String> = decoded.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errors,
+            [
+                "document 1 (line 1): \"gateway.networking.k8s.io/v1alpha2\" \"UDPRoute\" \"web/dns\": this Gateway API kind is not served by portcullis (docs/gateway-api.md lists what is); the object is left out",
+                "document 2 (line 5): \"gateway.networking.x-k8s.io/v1alpha1\" \"XBackendTrafficPolicy\" \"/p\": this Gateway API kind is not served by portcullis (docs/gateway-api.md lists what is); the object is left out",
+            ]
+        );
+        assert_eq!(decoded.ignored, ["apps/v1/Deployment"]);
     }
 
     #[test]

@@ -538,6 +538,7 @@ fn global_settings(
             dh_params: None,
         },
         timeout_stop: global.get(&keys::TIMEOUT_STOP),
+        close_sessions_window: keys::close_sessions_window(global, configmap, diagnostics),
         logging: model::Logging {
             target: global.get(&keys::SYSLOG_ENDPOINT),
             syslog_format: global.get(&keys::SYSLOG_FORMAT),

@@ -15,6 +15,8 @@ pub struct ProcStatus {
     pub failed_reloads: u64,
     /// PIDs of the current workers.
     pub workers: Vec<u32>,
+    /// PIDs of workers replaced by a reload that still finish their connections.
+    pub old_workers: Vec<u32>,
 }
 
 impl ProcStatus {
@@ -37,6 +39,9 @@ impl ProcStatus {
                 }
                 [pid, "worker", ..] if section == "workers" => {
                     status.workers.push(pid.parse().ok()?);
+                }
+                [pid, "worker", ..] if section == "old workers" => {
+                    status.old_workers.push(pid.parse().ok()?);
                 }
                 _ => {}
             }
@@ -100,6 +105,49 @@ impl MasterCli {
     }
 }
 
+impl MasterCli {
+    /// The client sessions of worker `pid` (`show sess`, their ids), without the CLI's
+    /// own; `None` once that worker has exited.
+    pub async fn worker_sessions(&self, pid: u32) -> std::io::Result<Option<Vec<String>>> {
+        let reply = self
+            .command(&format!("@!{pid} show sess"), PATIENCE)
+            .await?;
+        if reply.starts_with("Can't find the target PID") {
+            return Ok(None);
+        }
+        Ok(Some(client_sessions(&reply)))
+    }
+
+    /// Closes one session of worker `pid` (`shutdown session`), as a timeout would.
+    pub async fn shutdown_session(&self, pid: u32, session: &str) -> std::io::Result<()> {
+        let reply = self
+            .command(&format!("@!{pid} shutdown session {session}"), PATIENCE)
+            .await?;
+        // An empty reply is success; a session that ended meanwhile is not an error.
+        match reply.trim() {
+            "" | "No such session (use 'show sess')." => Ok(()),
+            other => Err(std::io::Error::other(format!(
+                "shutdown session {session} of worker {pid}: {other:?}"
+            ))),
+        }
+    }
+}
+
+/// How long a master CLI command may wait for the master.
+const PATIENCE: Duration = Duration::from_secs(2);
+
+/// The ids of the sessions of clients in a `show sess` reply: each line starts with the
+/// session's id (`0x...:`); the CLI's own sessions are in the `GLOBAL` frontend.
+fn client_sessions(reply: &str) -> Vec<String> {
+    reply
+        .lines()
+        .filter(|line| !line.contains(" fe=GLOBAL "))
+        .filter_map(|line| line.split_once(": ").map(|(id, _)| id))
+        .filter(|id| id.starts_with("0x") && id[2..].bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(str::to_owned)
+        .collect()
+}
+
 fn retryable(err: &std::io::Error) -> bool {
     matches!(
         err.kind(),
@@ -119,9 +167,18 @@ mod tests {
             Some(ProcStatus {
                 reloads: 2,
                 failed_reloads: 1,
-                workers: vec![6386]
+                workers: vec![6386],
+                old_workers: vec![6341],
             })
         );
         assert_eq!(ProcStatus::parse(""), None);
+    }
+
+    #[test]
+    fn show_sess_gives_the_client_sessions_only() {
+        // As HAProxy 2.6.12 answers it through the master CLI (`@!<pid> show sess`).
+        let reply = "0x55caba1f39b0: proto=tcpv4 src=127.0.0.1:35930 fe=f be=b srv=s ts=00 epoch=0 age=2s calls=4 rate=1 cpu=0 lat=0 rq[f=49c40000h,i=0,an=8000h,rx=,wx=,ax=] rp[f=80040000h,i=0,an=4000000h,rx=57s,wx=,ax=] scf=[8,80h,fd=13] scb=[8,11h,fd=14] exp=57s rc=0 c_exp=\n0x55caba310c20: proto=sockpair src=unix:2 fe=GLOBAL be=<NONE> srv=<none> ts=00 epoch=0 age=0s calls=1 rate=0 cpu=0 lat=0 rq[f=c08000h,i=0,an=00h,rx=,wx=,ax=] rp[f=80008002h,i=0,an=00h,rx=,wx=,ax=] scf=[8,200h,fd=7] scb=[8,1h,fd=-1] exp= rc=0 c_exp=\n0x7f8014041fd0: proto=tcpv4 src=127.0.0.1:35946 fe=f be=b srv=s ts=00 epoch=0 age=2s\n\n";
+        assert_eq!(client_sessions(reply), ["0x55caba1f39b0", "0x7f8014041fd0"]);
+        assert!(client_sessions("").is_empty());
     }
 }

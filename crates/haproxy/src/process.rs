@@ -119,6 +119,11 @@ impl Haproxy {
         }
     }
 
+    /// A client of the master's CLI.
+    pub fn master_cli(&self) -> MasterCli {
+        self.master.clone()
+    }
+
     /// The master's PID.
     pub fn pid(&self) -> Option<u32> {
         self.child.id()

@@ -122,6 +122,9 @@ pub struct Global {
     /// How long a worker replaced by a reload keeps serving its connections
     /// (`hard-stop-after`).
     pub timeout_stop: HaproxyDuration,
+    /// How long before `timeout_stop` ends a replaced worker's sessions start being
+    /// closed, one by one (`close-sessions-duration`); `None`: left to `timeout_stop`.
+    pub close_sessions_window: Option<std::time::Duration>,
     /// Access logs.
     pub logging: crate::Logging,
     /// The stats page and the Prometheus exporter.
@@ -155,6 +158,7 @@ impl Default for Global {
             forwarded: crate::ForwardedHeaders::default(),
             https: crate::HttpsPolicy::default(),
             timeout_stop: duration("10m"),
+            close_sessions_window: None,
             logging: crate::Logging::default(),
             observers: crate::Observers::default(),
             responses: crate::Responses {

@@ -432,6 +432,14 @@ impl Controller {
         self.retry.succeeded();
         self.busy_ports.bound(&desired.own_ports);
         let written = LiveState::loaded(backends, &desired);
+        let global = &conversion.model.global;
+        self.driver
+            .set_session_closing(global.close_sessions_window.map(|window| {
+                crate::driver::SessionClosing {
+                    timeout_stop: global.timeout_stop.to_std(),
+                    window,
+                }
+            }));
         let mode = self.driver.apply(update, written).await;
         metrics.updated(mode);
         metrics.reconciled(ReconcileOutcome::Applied);

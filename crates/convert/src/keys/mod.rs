@@ -90,7 +90,8 @@ pub use logs::{
 pub(crate) use observers::observers;
 pub use observers::{PROMETHEUS_PORT, STATS_AUTH, STATS_PORT, STATS_SSL_CERT};
 pub(crate) use parse::tls_versions_left;
-pub use process::{TIMEOUT_CLIENT_FIN, TIMEOUT_STOP};
+pub(crate) use process::close_sessions_window;
+pub use process::{CLOSE_SESSIONS_DURATION, CloseSessions, TIMEOUT_CLIENT_FIN, TIMEOUT_STOP};
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
 pub use proxy_protocol::{PROXY_PROTOCOL, USE_PROXY_PROTOCOL, USE_PROXY_PROTOCOL_TRUSTED_CIDRS};
 pub use redirect::{
@@ -294,6 +295,7 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &BACKEND_CHECK_INTERVAL,
     &TIMEOUT_CLIENT_FIN,
     &TIMEOUT_STOP,
+    &CLOSE_SESSIONS_DURATION,
     &SYSLOG_ENDPOINT,
     &SYSLOG_FORMAT,
     &SYSLOG_LENGTH,

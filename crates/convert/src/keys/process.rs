@@ -2,9 +2,11 @@
 //! connections live.
 
 use model::HaproxyDuration;
+use resources::ObjectRef;
 
 use super::parse::parse_duration;
-use super::{Applied, DURATION_VALUES, Key, Scope};
+use super::{Applied, DURATION_VALUES, GlobalConfig, Key, Scope};
+use crate::Diagnostic;
 
 /// `timeout-client-fin`.
 pub const TIMEOUT_CLIENT_FIN: Key<HaproxyDuration> = Key {
@@ -29,6 +31,90 @@ pub const TIMEOUT_STOP: Key<HaproxyDuration> = Key {
     differs: "",
 };
 
+/// How `close-sessions-duration` is written: a time, or a share of `timeout-stop`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CloseSessions {
+    /// The last part of `timeout-stop` of this length.
+    Last(HaproxyDuration),
+    /// The last part of `timeout-stop`, as a percentage of it.
+    Percent(u8),
+}
+
+/// `close-sessions-duration`.
+pub const CLOSE_SESSIONS_DURATION: Key<Option<CloseSessions>> = Key {
+    name: "close-sessions-duration",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "a duration shorter than timeout-stop (such as `30s`), or a percentage of it from `2%` to `98%`; empty to leave the sessions to timeout-stop",
+    parse: parse_close_sessions,
+    doc: "After a reload, the replaced worker's long-lived sessions (WebSockets, long downloads) are closed one by one, evenly spread over the last part of `timeout-stop` of this length, so that their clients reconnect to the new worker a few at a time instead of all at once when `timeout-stop` ends. Applies to the workers replaced from then on.",
+    applied: Applied::Live,
+    differs: "haproxy-ingress also needs its `--track-old-instances` flag; portcullis always reaches its replaced workers through HAProxy's master CLI.",
+};
+
+fn parse_close_sessions(text: &str) -> Result<Option<CloseSessions>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    if let Some(number) = text.strip_suffix('%') {
+        return match number.parse::<u8>() {
+            Ok(percent @ 2..=98) => Ok(Some(CloseSessions::Percent(percent))),
+            _ => Err(format!(
+                "'{}' is not a percentage from 2% to 98%",
+                text.escape_debug()
+            )),
+        };
+    }
+    match HaproxyDuration::parse(text)? {
+        zero if zero.to_std().is_zero() => {
+            Err("'0' closes nothing: leave the key empty".to_owned())
+        }
+        duration => Ok(Some(CloseSessions::Last(duration))),
+    }
+}
+
+/// How long the closing of a replaced worker's sessions is spread over, ending when
+/// `timeout-stop` does; `None` when they are left to `timeout-stop`. A window that does
+/// not fit in `timeout-stop` is reported.
+pub(crate) fn close_sessions_window(
+    global: &GlobalConfig,
+    configmap: Option<&ObjectRef>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<std::time::Duration> {
+    let setting = global.get(&CLOSE_SESSIONS_DURATION)?;
+    let stop = global.get(&TIMEOUT_STOP).to_std();
+    let refuse = |why: String, diagnostics: &mut Vec<Diagnostic>| {
+        diagnostics.push(Diagnostic {
+            object: configmap
+                .cloned()
+                .unwrap_or_else(|| ObjectRef::new(resources::Kind::ConfigMap, "", "")),
+            field: format!("data.{}", CLOSE_SESSIONS_DURATION.name),
+            message: format!("{why}; the sessions are left to timeout-stop"),
+        });
+        None
+    };
+    if stop.is_zero() {
+        return refuse(
+            "timeout-stop is 0 (no limit), so there is no end to spread the closing before"
+                .to_owned(),
+            diagnostics,
+        );
+    }
+    match setting {
+        CloseSessions::Percent(percent) => Some(stop * u32::from(percent) / 100),
+        CloseSessions::Last(window) if window.to_std() < stop => Some(window.to_std()),
+        CloseSessions::Last(window) => refuse(
+            format!(
+                "{} is not shorter than timeout-stop ({})",
+                window.as_str(),
+                global.get(&TIMEOUT_STOP).as_str()
+            ),
+            diagnostics,
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +131,65 @@ mod tests {
             (TIMEOUT_STOP.parse)("ten").map(|d| d.to_string()),
             Err("'ten' is not a duration such as 5s, 500ms or 1m".to_owned())
         );
+    }
+
+    #[test]
+    fn close_sessions_is_a_duration_or_a_share_of_timeout_stop() {
+        assert_eq!(CLOSE_SESSIONS_DURATION.default_value(), None);
+        assert_eq!(
+            (CLOSE_SESSIONS_DURATION.parse)("10%"),
+            Ok(Some(CloseSessions::Percent(10)))
+        );
+        assert_eq!(
+            (CLOSE_SESSIONS_DURATION.parse)("30s"),
+            Ok(Some(CloseSessions::Last(
+                HaproxyDuration::parse("30s").unwrap()
+            )))
+        );
+        assert_eq!(
+            (CLOSE_SESSIONS_DURATION.parse)("1%"),
+            Err("'1%' is not a percentage from 2% to 98%".to_owned())
+        );
+        assert_eq!(
+            (CLOSE_SESSIONS_DURATION.parse)("0"),
+            Err("'0' closes nothing: leave the key empty".to_owned())
+        );
+        assert!((CLOSE_SESSIONS_DURATION.parse)("soon").is_err());
+
+        let window = |pairs: &[(&str, &str)]| {
+            let data = pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            let mut diagnostics = Vec::new();
+            let global = GlobalConfig::new(Some(&data), None, &mut diagnostics);
+            let window = close_sessions_window(&global, None, &mut diagnostics);
+            let messages: Vec<String> = diagnostics.into_iter().map(|d| d.message).collect();
+            (window, messages)
+        };
+        let secs = std::time::Duration::from_secs;
+        assert_eq!(
+            window(&[("close-sessions-duration", "10%")]),
+            (Some(secs(60)), vec![])
+        );
+        assert_eq!(
+            window(&[("close-sessions-duration", "2m"), ("timeout-stop", "1h")]),
+            (Some(secs(120)), vec![])
+        );
+        assert_eq!(
+            window(&[("close-sessions-duration", "10m")]),
+            (
+                None,
+                vec!["10m is not shorter than timeout-stop (10m); the sessions are left to timeout-stop".to_owned()]
+            )
+        );
+        assert_eq!(
+            window(&[("close-sessions-duration", "50%"), ("timeout-stop", "0")]),
+            (
+                None,
+                vec!["timeout-stop is 0 (no limit), so there is no end to spread the closing before; the sessions are left to timeout-stop".to_owned()]
+            )
+        );
+        assert_eq!(window(&[]), (None, vec![]));
     }
 }

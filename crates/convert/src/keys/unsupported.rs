@@ -52,11 +52,6 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
         why: "it formats the logs of TCP services, and portcullis proxies HTTP only",
     },
     Unsupported {
-        name: "close-sessions-duration",
-        prefix: false,
-        why: "not yet: HAProxy 2.6's close-spread-time does not spread the closing of tunnels (WebSockets) of an old worker, which are all cut at timeout-stop, so the controller would have to close them itself",
-    },
-    Unsupported {
         name: "session-cookie-shared",
         prefix: false,
         why: "one cookie naming every domain of a backend is refused by today's browsers (haproxy-ingress deprecates it); use session-cookie-domain",

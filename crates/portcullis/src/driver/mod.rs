@@ -37,6 +37,20 @@ pub struct Driver {
     state: State,
     /// The process; `Some` exactly while the state says HAProxy runs.
     haproxy: Option<Haproxy>,
+    /// When a replaced worker's sessions are closed (`close-sessions-duration`).
+    session_closing: Option<SessionClosing>,
+    /// Replaced workers whose sessions are being closed.
+    closing_workers: BTreeSet<u32>,
+}
+
+/// When the sessions of a worker replaced by a reload are closed: one by one over
+/// `window`, which ends when the worker's `hard-stop-after` (`timeout_stop`) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionClosing {
+    /// The worker's `hard-stop-after`.
+    pub timeout_stop: Duration,
+    /// The last part of it over which the sessions are closed.
+    pub window: Duration,
 }
 
 impl Driver {
@@ -50,7 +64,14 @@ impl Driver {
             reload_interval,
             state: State::Unstarted,
             haproxy: None,
+            session_closing: None,
+            closing_workers: BTreeSet::new(),
         }
+    }
+
+    /// How the sessions of workers replaced from now on are closed.
+    pub fn set_session_closing(&mut self, closing: Option<SessionClosing>) {
+        self.session_closing = closing;
     }
 
     /// How to bring HAProxy to the desired backends and files; `None` when HAProxy is not
@@ -213,9 +234,12 @@ impl Driver {
             return Event::Exited;
         };
         let reason = reasons.first().copied().unwrap_or(ReloadReason::MainConfig);
-        let metrics = &self.admin.metrics;
+        let admin = Arc::clone(&self.admin);
+        let metrics = &admin.metrics;
         match haproxy.reload().await {
-            Ok(_) => {
+            Ok(status) => {
+                let master = haproxy.master_cli();
+                self.close_replaced_sessions(master, &status.old_workers);
                 metrics
                     .reloads
                     .get_or_create(&vec![("reason", reason.as_str().to_owned())])
@@ -228,6 +252,32 @@ impl Driver {
                 tracing::error!(error = %err, "haproxy reload failed; the previous configuration keeps serving");
                 Event::ReloadFailed
             }
+        }
+    }
+
+    /// Schedules the closing of the sessions of workers a reload just replaced.
+    fn close_replaced_sessions(&mut self, master: haproxy::MasterCli, old_workers: &[u32]) {
+        self.closing_workers.retain(|pid| old_workers.contains(pid));
+        let Some(closing) = self.session_closing else {
+            return;
+        };
+        for &pid in old_workers {
+            if !self.closing_workers.insert(pid) {
+                continue;
+            }
+            let wait = closing.timeout_stop.saturating_sub(closing.window);
+            tracing::info!(
+                pid,
+                wait_ms = wait.as_millis(),
+                window_ms = closing.window.as_millis(),
+                "the replaced worker's sessions will be closed one by one"
+            );
+            tokio::spawn(haproxy::close_sessions_gradually(
+                master.clone(),
+                pid,
+                wait,
+                closing.window,
+            ));
         }
     }
 

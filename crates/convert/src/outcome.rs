@@ -48,6 +48,8 @@ pub enum Reason {
     NoConflicts,
     /// `ListenersNotValid`.
     ListenersNotValid,
+    /// `AddressNotAssigned`.
+    AddressNotAssigned,
     /// `NoMatchingParent`.
     NoMatchingParent,
     /// `NotAllowedByListeners`.

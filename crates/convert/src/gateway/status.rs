@@ -246,6 +246,11 @@ pub(crate) fn report(
             })
             .count();
         let valid = programmed > 0;
+        let addresses_requested = gateway
+            .spec
+            .addresses
+            .as_ref()
+            .is_some_and(|addresses| !addresses.is_empty());
         let conditions = vec![
             condition(
                 ConditionType::Accepted,
@@ -258,21 +263,7 @@ pub(crate) fn report(
                 format!("{programmed} of {} listeners valid", listeners.len()),
                 generation,
             ),
-            condition(
-                ConditionType::Programmed,
-                valid,
-                if valid {
-                    Reason::Programmed
-                } else {
-                    Reason::Invalid
-                },
-                if valid {
-                    "served by the HTTP and HTTPS frontends"
-                } else {
-                    "no listener can be served"
-                },
-                generation,
-            ),
+            programmed_condition(valid, addresses_requested, generation),
         ];
         report.insert(
             gateway_ref,
@@ -283,6 +274,31 @@ pub(crate) fn report(
         );
     }
     report
+}
+
+/// `Programmed`: the listeners are served, unless none can be or the Gateway asks for
+/// addresses, which portcullis cannot assign (it serves on the addresses its own Service
+/// or nodes have, which `status.addresses` gives).
+fn programmed_condition(
+    valid: bool,
+    addresses_requested: bool,
+    generation: Option<i64>,
+) -> StatusCondition {
+    let (reason, message) = match (valid, addresses_requested) {
+        (false, _) => (Reason::Invalid, "no listener can be served"),
+        (true, true) => (
+            Reason::AddressNotAssigned,
+            "spec.addresses cannot be assigned: portcullis serves on the addresses of its own Service or nodes (status.addresses); the listeners are served there",
+        ),
+        (true, false) => (Reason::Programmed, "served by the HTTP and HTTPS frontends"),
+    };
+    condition(
+        ConditionType::Programmed,
+        valid && !addresses_requested,
+        reason,
+        message,
+        generation,
+    )
 }
 
 /// A condition that does not hold, for the reason a refusal gives.

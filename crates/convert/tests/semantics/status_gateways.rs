@@ -54,6 +54,30 @@ fn classes_and_gateways() {
                 ],
             ),
             Case::new(
+                "gateway-api.md Status: 'Programmed ... AddressNotAssigned when spec.addresses asks for addresses'",
+                "
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  addresses: [{type: IPAddress, value: 192.0.2.7}]
+                  listeners: [{name: http, protocol: HTTP, port: 80}]
+                ---
+                kind: HTTPRoute
+                metadata: {name: r}
+                spec:
+                  parentRefs: [{name: edge}]
+                  rules: [{backendRefs: [{name: web, port: 80}]}]
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=True Programmed=False(AddressNotAssigned)",
+                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=True",
+                ],
+            )
+            .given(OUR_CLASS),
+            Case::new(
                 "gateway-api.md: only GatewayClasses of our controller, their Gateways and the routes attached to them get status",
                 "
                 kind: GatewayClass

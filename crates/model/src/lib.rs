@@ -41,7 +41,7 @@ pub use routing::{
 };
 pub use rules::{
     Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, RuleBackend,
-    ValueMatch,
+    Unavailable, ValueMatch,
 };
 pub use server_options::{
     BackendTimeouts, BackendTls, Balance, CheckUri, DnsName, HealthCheck, Protocol, SecretPem,

@@ -146,6 +146,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
             "/apis/discovery.k8s.io/v1/endpointslices?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/gatewayclasses?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/gateways?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/grpcroutes?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/httproutes?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/referencegrants?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingressclasses?fieldSelector=",

@@ -9,7 +9,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::{Gateway, GatewayClass, HttpRoute, LogSafe, ReferenceGrant};
+use crate::{Gateway, GatewayClass, GrpcRoute, HttpRoute, LogSafe, ReferenceGrant};
 
 /// The kinds portcullis reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -36,13 +36,15 @@ pub enum Kind {
     Gateway,
     /// gateway.networking.k8s.io HTTPRoute.
     HttpRoute,
+    /// gateway.networking.k8s.io GRPCRoute.
+    GrpcRoute,
     /// gateway.networking.k8s.io ReferenceGrant.
     ReferenceGrant,
 }
 
 impl Kind {
     /// Every kind, in a fixed order (used for metrics).
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Namespace,
         Kind::Service,
         Kind::EndpointSlice,
@@ -54,6 +56,7 @@ impl Kind {
         Kind::GatewayClass,
         Kind::Gateway,
         Kind::HttpRoute,
+        Kind::GrpcRoute,
         Kind::ReferenceGrant,
     ];
 
@@ -71,6 +74,7 @@ impl Kind {
             Kind::GatewayClass => "GatewayClass",
             Kind::Gateway => "Gateway",
             Kind::HttpRoute => "HTTPRoute",
+            Kind::GrpcRoute => "GRPCRoute",
             Kind::ReferenceGrant => "ReferenceGrant",
         }
     }
@@ -143,6 +147,8 @@ pub enum Object {
     Gateway(Arc<Gateway>),
     /// HTTPRoute.
     HttpRoute(Arc<HttpRoute>),
+    /// GRPCRoute.
+    GrpcRoute(Arc<GrpcRoute>),
     /// ReferenceGrant.
     ReferenceGrant(Arc<ReferenceGrant>),
 }
@@ -162,6 +168,7 @@ impl Object {
             Object::GatewayClass(_) => Kind::GatewayClass,
             Object::Gateway(_) => Kind::Gateway,
             Object::HttpRoute(_) => Kind::HttpRoute,
+            Object::GrpcRoute(_) => Kind::GrpcRoute,
             Object::ReferenceGrant(_) => Kind::ReferenceGrant,
         }
     }
@@ -180,8 +187,43 @@ impl Object {
             Object::GatewayClass(o) => &o.metadata,
             Object::Gateway(o) => &o.metadata,
             Object::HttpRoute(o) => &o.metadata,
+            Object::GrpcRoute(o) => &o.metadata,
             Object::ReferenceGrant(o) => &o.metadata,
         }
+    }
+
+    /// The Gateways a route names in its `parentRefs`, as (namespace, name); empty for
+    /// other kinds. Each Gateway once, in the order first named.
+    pub fn parent_gateways(&self) -> Vec<(String, String)> {
+        let own = self.metadata().namespace.clone().unwrap_or_default();
+        let refs: Vec<(Option<&str>, Option<&str>, Option<&str>, &str)> = match self {
+            Object::HttpRoute(route) => route
+                .spec
+                .parent_refs
+                .iter()
+                .flatten()
+                .map(|p| (p.group.as_deref(), p.kind.as_deref(), p.namespace.as_deref(), p.name.as_str()))
+                .collect(),
+            Object::GrpcRoute(route) => route
+                .spec
+                .parent_refs
+                .iter()
+                .flatten()
+                .map(|p| (p.group.as_deref(), p.kind.as_deref(), p.namespace.as_deref(), p.name.as_str()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut gateways: Vec<(String, String)> = Vec::new();
+        for (group, kind, namespace, name) in refs {
+            let is_gateway = group.unwrap_or("gateway.networking.k8s.io")
+                == "gateway.networking.k8s.io"
+                && kind.unwrap_or("Gateway") == "Gateway";
+            let gateway = (namespace.unwrap_or(&own).to_owned(), name.to_owned());
+            if is_gateway && !gateways.contains(&gateway) {
+                gateways.push(gateway);
+            }
+        }
+        gateways
     }
 
     /// The object's identity. Decoding guarantees a name, and a namespace for namespaced kinds.

@@ -1,8 +1,9 @@
-//! The Gateway API: HTTPRoutes converted through the Gateways of our GatewayClasses
+//! The Gateway API: HTTPRoutes (and GRPCRoutes, through the same converter: `grpc`) converted through the Gateways of our GatewayClasses
 //! (`route`), the listeners they attach to (`listener`), their matches and filters
 //! (`rules`), and the status written back (`status`, in the vocabulary of `crate::outcome`).
 
 mod api;
+pub(crate) mod grpc;
 pub(crate) mod listener;
 pub(crate) mod route;
 pub(crate) mod rules;

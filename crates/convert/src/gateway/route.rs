@@ -53,8 +53,22 @@ struct Attachment {
     field: String,
 }
 
+/// One match of a rule as the converter takes it: an HTTPRoute match (a GRPCRoute's
+/// method written as the path it is sent on) with its GRPCRoute precedence, or why the
+/// match is left out (the field below the match, and what is wrong).
+pub(crate) type MatchInput = Result<(HttpRouteRulesMatches, (usize, usize)), (String, String)>;
+
+/// What sets a GRPCRoute apart when it goes through the HTTPRoute converter.
+pub(crate) struct GrpcParts {
+    /// Each rule's matches, translated.
+    pub(crate) matches: Vec<Vec<MatchInput>>,
+}
+
 struct RouteConverter<'a, 'b> {
     route: &'a HttpRoute,
+    /// `HttpRoute` or `GrpcRoute`.
+    kind: Kind,
+    grpc: Option<&'a GrpcParts>,
     lookups: &'a mut Recorder<'b>,
     output: Contribution,
     backends: BTreeMap<BackendId, ServiceBackend>,
@@ -66,11 +80,24 @@ pub(crate) fn convert_http_route(
     route: &HttpRoute,
     lookups: &mut Recorder<'_>,
 ) -> Contribution {
+    convert_route(object, route, None, lookups)
+}
+
+/// Converts an HTTPRoute, or a GRPCRoute written as one (`grpc`: what sets it apart).
+pub(crate) fn convert_route(
+    object: ObjectRef,
+    route: &HttpRoute,
+    grpc: Option<&GrpcParts>,
+    lookups: &mut Recorder<'_>,
+) -> Contribution {
     let order = MergeOrder::of(&route.metadata, &object);
+    let kind = object.kind;
     let mut converter = RouteConverter {
         route,
+        kind,
+        grpc,
         lookups,
-        output: Contribution::new(object, "HTTPRoute", order),
+        output: Contribution::new(object, kind.name(), order),
         backends: BTreeMap::new(),
     };
     let mut outcome = RouteOutcome::default();
@@ -120,6 +147,7 @@ impl RouteConverter<'_, '_> {
             };
             let mut named = false;
             let mut matched_listener = false;
+            let mut conflict: Option<(String, ObjectRef)> = None;
             let mut found = Vec::new();
             for (index, listener) in gateway.spec.listeners.iter().enumerate() {
                 if parent
@@ -154,6 +182,13 @@ impl RouteConverter<'_, '_> {
                     .into_iter()
                     .filter(|host| !listener::isolated_from(&gateway.spec.listeners, index, host))
                     .collect();
+                if !hosts.is_empty()
+                    && let Some(older) =
+                        self.older_route_of_other_kind(&gateway, &namespace, listener, &hosts)
+                {
+                    conflict.get_or_insert((listener.name.clone(), older));
+                    continue;
+                }
                 if !hosts.is_empty() {
                     outcome.listeners.push(listener.name.clone());
                 }
@@ -179,6 +214,14 @@ impl RouteConverter<'_, '_> {
                     Reason::NotAllowedByListeners,
                     format!(
                         "no listener of Gateway {namespace}/{} accepts this route (sectionName, port, allowedRoutes); it is not attached there",
+                        parent.name
+                    ),
+                ))
+            } else if let (true, Some((listener, older))) = (found.is_empty(), &conflict) {
+                Some(Refusal::new(
+                    Reason::HostnameConflict,
+                    format!(
+                        "a hostname of this route is also one of {older}, which is older and attached to listener {listener} of Gateway {namespace}/{}; an HTTPRoute and a GRPCRoute may not share a hostname on a listener, so this route is not attached there",
                         parent.name
                     ),
                 ))
@@ -215,6 +258,64 @@ impl RouteConverter<'_, '_> {
         by_host.into_values().collect()
     }
 
+    /// The oldest route of the other kind (an HTTPRoute for a GRPCRoute, a GRPCRoute for
+    /// an HTTPRoute) that is older than this one and attached to the same listener with a
+    /// hostname in common: the specification accepts only the older of the two there.
+    /// Whether that older route is itself accepted is not considered, so a chain of
+    /// three routes of alternating kinds leaves the two younger ones out.
+    fn older_route_of_other_kind(
+        &mut self,
+        gateway: &Gateway,
+        gateway_namespace: &str,
+        listener: &GatewayListeners,
+        hosts: &[HostKey],
+    ) -> Option<ObjectRef> {
+        let other = match self.kind {
+            Kind::GrpcRoute => Kind::HttpRoute,
+            _ => Kind::GrpcRoute,
+        };
+        let gateway_name = gateway.metadata.name.clone().unwrap_or_default();
+        let mut oldest: Option<(MergeOrder, ObjectRef)> = None;
+        for object in self
+            .lookups
+            .routes_of_gateway(other, gateway_namespace, &gateway_name)
+        {
+            let other_ref = object.object_ref();
+            let order = MergeOrder::of(object.metadata(), &other_ref);
+            if order >= *self.output.order
+                || oldest.as_ref().is_some_and(|(found, _)| *found <= order)
+            {
+                continue;
+            }
+            let (selectors, hostnames) = parent_selectors(object);
+            let selects = selectors.iter().any(|(namespace, name, section, port)| {
+                namespace.as_deref().unwrap_or(&other_ref.namespace) == gateway_namespace
+                    && *name == gateway_name
+                    && section.as_ref().is_none_or(|s| *s == listener.name)
+                    && port.is_none_or(|p| p == listener.port)
+            });
+            if !selects
+                || !allowed(
+                    self.lookups,
+                    listener,
+                    gateway_namespace,
+                    other,
+                    &other_ref.namespace,
+                )
+            {
+                continue;
+            }
+            let meets = hosts_under(&hostnames, listener.hostname.as_deref())
+                .into_iter()
+                .flatten()
+                .any(|theirs| hosts.iter().any(|mine| hosts_meet(mine, &theirs)));
+            if meets {
+                oldest = Some((order, other_ref));
+            }
+        }
+        oldest.map(|(_, route)| route)
+    }
+
     /// The Gateway a parentRef names, if its class is ours.
     fn our_gateway(&mut self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
         let Some(Object::Gateway(gateway)) =
@@ -240,13 +341,112 @@ impl RouteConverter<'_, '_> {
 
     /// Whether a listener's `allowedRoutes` admits this route.
     fn allowed(&mut self, listener: &GatewayListeners, gateway_namespace: &str) -> bool {
-        if !listener::route_kinds(listener).http_route {
+        let route_namespace = self.namespace();
+        allowed(
+            self.lookups,
+            listener,
+            gateway_namespace,
+            self.kind,
+            &route_namespace,
+        )
+    }
+}
+
+/// A route's hosts (`route_hosts`) under a listener hostname, as the specification
+/// intersects them; a hostname that is not valid gives its index (among those the
+/// listener keeps) and why.
+fn hosts_under(route_hosts: &[String], listener: Option<&str>) -> Vec<Result<HostKey, (usize, String)>> {
+    let listener = listener
+        .filter(|h| !h.is_empty())
+        .map(str::to_ascii_lowercase);
+    let chosen: Vec<String> = match (&listener, route_hosts.is_empty()) {
+        (None, true) => return vec![Ok(HostKey::CatchAll)],
+        (None, false) => route_hosts.to_vec(),
+        (Some(listener), true) => vec![listener.clone()],
+        (Some(listener), false) => route_hosts
+            .iter()
+            .filter_map(|host| intersect(listener, &host.to_ascii_lowercase()))
+            .collect(),
+    };
+    chosen
+        .iter()
+        .enumerate()
+        .map(|(index, host)| match names::parse_host(host) {
+            // A Gateway API wildcard covers any number of labels.
+            Ok(HostKey::Wildcard(suffix)) => Ok(HostKey::Suffix(suffix)),
+            Ok(key) => Ok(key),
+            Err(why) => Err((index, why)),
+        })
+        .collect()
+}
+
+/// A parentRef's namespace (if given), name, sectionName and port.
+type ParentSelector = (Option<String>, String, Option<String>, Option<i32>);
+
+/// A route's parentRefs that name Gateways, and its hostnames.
+fn parent_selectors(route: &Object) -> (Vec<ParentSelector>, Vec<String>) {
+    let is_gateway = |group: Option<&str>, kind: Option<&str>| {
+        group.unwrap_or(GROUP) == GROUP && kind.unwrap_or("Gateway") == "Gateway"
+    };
+    match route {
+        Object::HttpRoute(route) => (
+            route
+                .spec
+                .parent_refs
+                .iter()
+                .flatten()
+                .filter(|p| is_gateway(p.group.as_deref(), p.kind.as_deref()))
+                .map(|p| (p.namespace.clone(), p.name.clone(), p.section_name.clone(), p.port))
+                .collect(),
+            route.spec.hostnames.clone().unwrap_or_default(),
+        ),
+        Object::GrpcRoute(route) => (
+            route
+                .spec
+                .parent_refs
+                .iter()
+                .flatten()
+                .filter(|p| is_gateway(p.group.as_deref(), p.kind.as_deref()))
+                .map(|p| (p.namespace.clone(), p.name.clone(), p.section_name.clone(), p.port))
+                .collect(),
+            route.spec.hostnames.clone().unwrap_or_default(),
+        ),
+        _ => (Vec::new(), Vec::new()),
+    }
+}
+
+/// Whether two hosts of routes on one listener have a name in common.
+fn hosts_meet(a: &HostKey, b: &HostKey) -> bool {
+    let under = |name: &str, suffix: &str| name.ends_with(&format!(".{suffix}"));
+    match (a, b) {
+        (HostKey::CatchAll, _) | (_, HostKey::CatchAll) => true,
+        (HostKey::Exact(x), HostKey::Exact(y)) => x == y,
+        (HostKey::Exact(name), HostKey::Suffix(suffix) | HostKey::Wildcard(suffix))
+        | (HostKey::Suffix(suffix) | HostKey::Wildcard(suffix), HostKey::Exact(name)) => {
+            under(name, suffix)
+        }
+        (
+            HostKey::Suffix(x) | HostKey::Wildcard(x),
+            HostKey::Suffix(y) | HostKey::Wildcard(y),
+        ) => x == y || under(x, y) || under(y, x),
+    }
+}
+
+/// Whether a listener's `allowedRoutes` admits a route of this kind and namespace.
+fn allowed(
+    lookups: &mut Recorder<'_>,
+    listener: &GatewayListeners,
+    gateway_namespace: &str,
+    kind: Kind,
+    route_namespace: &str,
+) -> bool {
+    {
+        if !listener::route_kinds(listener).takes(kind) {
             return false;
         }
         let allowed = listener.allowed_routes.as_ref();
         let namespaces = allowed.and_then(|a| a.namespaces.as_ref());
         let from = namespaces.and_then(|n| n.from.as_ref());
-        let route_namespace = self.namespace();
         match from {
             None | Some(GatewayListenersAllowedRoutesNamespacesFrom::Same) => {
                 route_namespace == gateway_namespace
@@ -254,11 +454,7 @@ impl RouteConverter<'_, '_> {
             Some(GatewayListenersAllowedRoutesNamespacesFrom::All) => true,
             Some(GatewayListenersAllowedRoutesNamespacesFrom::Selector) => {
                 let selector = namespaces.and_then(|n| n.selector.as_ref());
-                let labels = match self.lookups.get(ObjectRef::new(
-                    Kind::Namespace,
-                    "",
-                    route_namespace.as_str(),
-                )) {
+                let labels = match lookups.get(ObjectRef::new(Kind::Namespace, "", route_namespace)) {
                     Some(Object::Namespace(namespace)) => {
                         namespace.metadata.labels.clone().unwrap_or_default()
                     }
@@ -268,29 +464,18 @@ impl RouteConverter<'_, '_> {
             }
         }
     }
+}
+
+impl RouteConverter<'_, '_> {
 
     /// The route's hosts under a listener hostname, as the specification intersects them.
     fn hostnames(&mut self, listener: Option<&str>) -> Vec<HostKey> {
         let route_hosts = self.route.spec.hostnames.clone().unwrap_or_default();
-        let listener = listener
-            .filter(|h| !h.is_empty())
-            .map(str::to_ascii_lowercase);
-        let chosen: Vec<String> = match (&listener, route_hosts.is_empty()) {
-            (None, true) => return vec![HostKey::CatchAll],
-            (None, false) => route_hosts,
-            (Some(listener), true) => vec![listener.clone()],
-            (Some(listener), false) => route_hosts
-                .iter()
-                .filter_map(|host| intersect(listener, &host.to_ascii_lowercase()))
-                .collect(),
-        };
         let mut hosts = Vec::new();
-        for (index, host) in chosen.iter().enumerate() {
-            match names::parse_host(host) {
-                // A Gateway API wildcard covers any number of labels.
-                Ok(HostKey::Wildcard(suffix)) => hosts.push(HostKey::Suffix(suffix)),
+        for found in hosts_under(&route_hosts, listener) {
+            match found {
                 Ok(key) => hosts.push(key),
-                Err(why) => self.report(
+                Err((index, why)) => self.report(
                     format!("spec.hostnames[{index}]"),
                     format!("{why}; the hostname is skipped"),
                 ),
@@ -358,14 +543,30 @@ impl RouteConverter<'_, '_> {
             if unresolved.is_none() {
                 unresolved = problem;
             }
-            let matches = rule.matches.clone().unwrap_or_default();
+            let matches: Vec<MatchInput> = match self.grpc {
+                Some(grpc) => grpc.matches.get(rule_index).cloned().unwrap_or_default(),
+                None => rule
+                    .matches
+                    .iter()
+                    .flatten()
+                    .map(|matched| Ok((matched.clone(), (0, 0))))
+                    .collect(),
+            };
             let matches = if matches.is_empty() {
-                vec![HttpRouteRulesMatches::default()]
+                vec![Ok((HttpRouteRulesMatches::default(), (0, 0)))]
             } else {
                 matches
             };
-            for (match_index, matched) in matches.iter().enumerate() {
+            for (match_index, matched) in matches.into_iter().enumerate() {
                 let at = format!("{field}.matches[{match_index}]");
+                let (matched, method_precedence) = match matched {
+                    Ok(matched) => matched,
+                    Err((part, why)) => {
+                        self.report(format!("{at}.{part}"), format!("{why}; the match is skipped"));
+                        continue;
+                    }
+                };
+                let matched = &matched;
                 let path = matched.path.as_ref();
                 let value = path
                     .and_then(|p| p.value.clone())
@@ -417,6 +618,9 @@ impl RouteConverter<'_, '_> {
                     }
                 };
                 action.unavailable_weight = unavailable_weight;
+                if self.kind == Kind::GrpcRoute {
+                    action.unavailable_answer = model::Unavailable::ServiceUnavailable;
+                }
                 action.server_timeout = server_timeout.clone();
                 action.backends = Vec::with_capacity(backends.len());
                 for (_, chosen, _) in &backends {
@@ -456,6 +660,7 @@ impl RouteConverter<'_, '_> {
                             conditions: conditions.clone(),
                             action: action.clone(),
                             backends: rule_backends.clone(),
+                            method_precedence,
                         },
                     });
                 }
@@ -531,6 +736,7 @@ impl RouteConverter<'_, '_> {
             };
             match self.backend(reference) {
                 Ok((backend, service_keys)) => {
+                    let backend = self.for_kind(backend);
                     let chosen = model::RuleBackend {
                         id: backend.id.clone(),
                         weight,
@@ -564,6 +770,20 @@ impl RouteConverter<'_, '_> {
         (backends, unavailable, problem)
     }
 
+    /// A backend as this route's kind needs it: a GRPCRoute's servers speak HTTP/2 (in
+    /// clear text unless `backend-protocol` or the Service port's `appProtocol` asks
+    /// for TLS).
+    fn for_kind(&self, backend: Arc<Backend>) -> Arc<Backend> {
+        if self.kind != Kind::GrpcRoute
+            || backend.server_options.protocol == model::Protocol::Http2
+        {
+            return backend;
+        }
+        let mut backend = (*backend).clone();
+        backend.server_options.protocol = model::Protocol::Http2;
+        Arc::new(backend)
+    }
+
     /// The backend a Service backendRef names.
     fn backend(
         &mut self,
@@ -591,7 +811,7 @@ impl RouteConverter<'_, '_> {
         if namespace != route_namespace
             && !self.granted(
                 &namespace,
-                ("HTTPRoute", &route_namespace),
+                (self.kind.name(), &route_namespace),
                 ("", "Service", &reference.name),
             )
         {

@@ -630,8 +630,9 @@ impl RouteConverter<'_, '_> {
                             self.report(
                                 format!("{at}.path"),
                                 format!(
-                                    "the filters of the backendRef to Service {}: {why}; its share of the traffic for this match is answered with 500",
-                                    chosen.id.service
+                                    "the filters of the backendRef to Service {}: {why}; its share of the traffic for this match is answered with {}",
+                                    chosen.id.service,
+                                    self.unavailable_status()
                                 ),
                             );
                             action.unavailable_weight =
@@ -641,7 +642,8 @@ impl RouteConverter<'_, '_> {
                 }
                 action.access = access.clone();
                 if backends.is_empty() && unavailable_weight == 0 && action.redirect.is_none() {
-                    // Nothing to forward to: the specification asks for 500.
+                    // Nothing to forward to: the specification asks for 500 (503, which
+                    // gRPC clients read as UNAVAILABLE, for a GRPCRoute).
                     action.unavailable_weight = 1;
                 }
                 let action = Arc::new(action);
@@ -717,7 +719,7 @@ impl RouteConverter<'_, '_> {
             if weight > MAX_WEIGHT {
                 self.report(
                     format!("{at}.weight"),
-                    format!("{weight} is above {MAX_WEIGHT}, the specification's limit; its share of the traffic is answered with 500"),
+                    format!("{weight} is above {MAX_WEIGHT}, the specification's limit; its share of the traffic is answered with {}", self.unavailable_status()),
                 );
                 unavailable = unavailable.saturating_add(MAX_WEIGHT);
                 continue;
@@ -728,7 +730,10 @@ impl RouteConverter<'_, '_> {
                 Err((part, why)) => {
                     self.report(
                         format!("{at}.{part}"),
-                        format!("{why}; this backend's share of the traffic is answered with 500"),
+                        format!(
+                            "{why}; this backend's share of the traffic is answered with {}",
+                            self.unavailable_status()
+                        ),
                     );
                     unavailable = unavailable.saturating_add(weight);
                     continue;
@@ -758,8 +763,9 @@ impl RouteConverter<'_, '_> {
                     self.report(
                         at,
                         format!(
-                            "{}; its share of the traffic is answered with 500",
-                            refusal.message
+                            "{}; its share of the traffic is answered with {}",
+                            refusal.message,
+                            self.unavailable_status()
                         ),
                     );
                     unavailable = unavailable.saturating_add(weight);
@@ -768,6 +774,12 @@ impl RouteConverter<'_, '_> {
             }
         }
         (backends, unavailable, problem)
+    }
+
+    /// The status answered for the traffic of an invalid backend: 500 for an HTTPRoute,
+    /// 503 (gRPC's UNAVAILABLE) for a GRPCRoute.
+    fn unavailable_status(&self) -> u16 {
+        if self.kind == Kind::GrpcRoute { 503 } else { 500 }
     }
 
     /// A backend as this route's kind needs it: a GRPCRoute's servers speak HTTP/2 (in

@@ -22,7 +22,7 @@ fn classes_and_gateways() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=True",
                 ],
             )
@@ -49,7 +49,7 @@ fn classes_and_gateways() {
                 &[
                     "status GatewayClass portcullis: Accepted=True generation 2",
                     "status Gateway default/edge: Accepted=True Programmed=True generation 3",
-                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts) generation 3",
+                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts) generation 3",
                     "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=True generation 7",
                 ],
             ),
@@ -113,7 +113,7 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener tcp: routes 0, kinds [], Accepted=False(UnsupportedProtocol) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
             )
@@ -138,10 +138,10 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener admin: routes 0, kinds [HTTPRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener plain443: routes 0, kinds [HTTPRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener tls80: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/edge listener admin: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener plain443: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener tls80: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                 ],
             )
             .given(OUR_CLASS)
@@ -165,9 +165,9 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener plain: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
-                    "status Gateway default/edge listener secure: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener plain: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/edge listener secure: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                 ],
             )
             .given(OUR_CLASS),
@@ -192,9 +192,9 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener first: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener other: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener second: routes 0, kinds [HTTPRoute], Accepted=False(HostnameConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(HostnameConflict)",
+                    "status Gateway default/edge listener first: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener other: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener second: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(HostnameConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(HostnameConflict)",
                     "status HTTPRoute default/app parent default/edge: Accepted=True ResolvedRefs=True",
                 ],
             )
@@ -221,9 +221,9 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/one: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
-                    "status Gateway default/one listener plain: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/one listener plain: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                     "status Gateway default/two: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
-                    "status Gateway default/two listener secure: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/two listener secure: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                 ],
             )
             .given(OUR_CLASS),
@@ -245,8 +245,8 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener passthrough: routes 0, kinds [HTTPRoute], Accepted=False(UnsupportedValue) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener passthrough: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(UnsupportedValue) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
             )
             .given(OUR_CLASS),
@@ -276,11 +276,11 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener good: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener kind: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener malformed: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener missing: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener none: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener good: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener kind: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener malformed: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener missing: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener none: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
             )
             .given(OUR_CLASS),
@@ -312,8 +312,8 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener granted: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener private: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(RefNotPermitted) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener granted: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener private: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(RefNotPermitted) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
             )
             .given(OUR_CLASS),
@@ -326,7 +326,7 @@ fn route_kinds() {
     check(
         Show::STATUS,
         &[Case::new(
-            "gateway-api.md Status: a listener asking for route kinds it cannot serve has ResolvedRefs=False(InvalidRouteKinds) and lists only the kinds it serves; it is programmed while it serves one",
+            "gateway-api.md Status: a listener asking for route kinds it cannot serve has ResolvedRefs=False(InvalidRouteKinds) and lists only the kinds it serves; it is programmed while it serves one; one asking for GRPCRoute only serves GRPCRoutes",
             "
             kind: Gateway
             metadata: {name: edge}
@@ -341,7 +341,7 @@ fn route_kinds() {
                 "status GatewayClass portcullis: Accepted=True",
                 "status Gateway default/edge: Accepted=True Programmed=True",
                 "status Gateway default/edge listener both: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidRouteKinds) Programmed=True Conflicted=False(NoConflicts)",
-                "status Gateway default/edge listener grpc: routes 0, kinds [], Accepted=True ResolvedRefs=False(InvalidRouteKinds) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener grpc: routes 0, kinds [GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                 "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
             ],
         )
@@ -394,9 +394,9 @@ fn attached_routes() {
             &[
                 "status GatewayClass portcullis: Accepted=True",
                 "status Gateway default/edge: Accepted=True Programmed=True",
-                "status Gateway default/edge listener a: routes 2, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                "status Gateway default/edge listener b: routes 2, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                "status Gateway default/edge listener c: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener a: routes 2, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener b: routes 2, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener c: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                 "status HTTPRoute default/elsewhere parent default/edge: Accepted=False(NoMatchingListenerHostname) ResolvedRefs=True",
                 "status HTTPRoute default/everywhere parent default/edge: Accepted=True ResolvedRefs=True",
                 "status HTTPRoute default/only-a parent default/edge: Accepted=True ResolvedRefs=True",

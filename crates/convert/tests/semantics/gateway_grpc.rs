@@ -100,6 +100,7 @@ fn method_matches() {
                     "diagnostic GRPCRoute default/r: spec.rules[0].matches[0].method: a method match needs a service, a method or both; the match is skipped",
                     "diagnostic GRPCRoute default/r: spec.rules[0].matches[1].method.service: 'pkg/Echo' is not a gRPC service name (names of letters, digits and '_' joined by '.'); the match is skipped",
                     "diagnostic GRPCRoute default/r: spec.rules[0].matches[2].method.method: 'Say Hi' is not a gRPC method name (letters, digits and '_', not starting with a digit); the match is skipped",
+                    "diagnostic GRPCRoute default/r: spec.rules[0].matches[3].method.service: '(unclosed' is not a valid PCRE2 regular expression: PCRE2: error compiling pattern at offset 9: missing closing parenthesis; the match is skipped",
                 ],
             )
             .given(EDGE),

@@ -1,0 +1,286 @@
+//! GRPCRoute through a real HAProxy: gRPC unary calls over HTTP/2 without TLS to the
+//! HTTP frontend, routed by service, method and header to two gRPC servers that speak
+//! HTTP/2 without TLS (h2c) on 127.0.0.1, with header filters, the 404 (UNIMPLEMENTED) of
+//! a call no rule takes, the 503 (UNAVAILABLE) of a rule without a valid backend, and an
+//! HTTPRoute refused for sharing the GRPCRoute's hostname.
+
+// Test helpers fail loudly: an unwrap here is an assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use bytes::{Bytes, BytesMut};
+use test_support::{Portcullis, backend, http_get};
+use tokio::net::{TcpListener, TcpStream};
+
+/// A gRPC message: uncompressed flag, big-endian length, payload.
+fn grpc_frame(payload: &[u8]) -> Bytes {
+    let mut frame = BytesMut::with_capacity(payload.len() + 5);
+    frame.extend_from_slice(&[0]);
+    let length = u32::try_from(payload.len()).unwrap();
+    frame.extend_from_slice(&length.to_be_bytes());
+    frame.extend_from_slice(payload);
+    frame.freeze()
+}
+
+/// The payload of one gRPC message.
+fn grpc_payload(frame: &[u8]) -> &[u8] {
+    assert!(
+        frame.len() >= 5,
+        "a gRPC message has a 5-byte prefix: {frame:?}"
+    );
+    let length = u32::from_be_bytes([frame[1], frame[2], frame[3], frame[4]]) as usize;
+    &frame[5..5 + length]
+}
+
+/// Reads a whole body.
+async fn read_body(body: &mut h2::RecvStream) -> Vec<u8> {
+    let mut data = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.unwrap();
+        body.flow_control().release_capacity(chunk.len()).unwrap();
+        data.extend_from_slice(&chunk);
+    }
+    data
+}
+
+/// A gRPC server over HTTP/2 without TLS: every call is answered "<name>: <request>
+/// <path> x-route=<header>" with the trailer `grpc-status: 0`. It speaks nothing but
+/// HTTP/2, so a call reaching it proves HAProxy forwarded over HTTP/2.
+async fn serve(listener: TcpListener, name: &'static str) {
+    loop {
+        let Ok((socket, _)) = listener.accept().await else {
+            return;
+        };
+        tokio::spawn(async move {
+            let Ok(mut connection) = h2::server::handshake(socket).await else {
+                return;
+            };
+            while let Some(Ok((request, mut respond))) = connection.accept().await {
+                tokio::spawn(async move {
+                    let (parts, mut body) = request.into_parts();
+                    let message = read_body(&mut body).await;
+                    let header = |name: &str| {
+                        parts
+                            .headers
+                            .get(name)
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("none")
+                            .to_owned()
+                    };
+                    let answer = format!(
+                        "{name}: {} {} x-route={}",
+                        String::from_utf8_lossy(grpc_payload(&message)),
+                        parts.uri.path(),
+                        header("x-route"),
+                    );
+                    let response = http::Response::builder()
+                        .status(200)
+                        .header("content-type", "application/grpc")
+                        .body(())
+                        .unwrap();
+                    let mut stream = respond.send_response(response, false).unwrap();
+                    stream
+                        .send_data(grpc_frame(answer.as_bytes()), false)
+                        .unwrap();
+                    let mut trailers = http::HeaderMap::new();
+                    trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+                    stream.send_trailers(trailers).unwrap();
+                });
+            }
+        });
+    }
+}
+
+/// What a unary call through the proxy got back.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    /// The response message (empty unless the status is 200).
+    message: String,
+    /// `grpc-status` from the trailers, if any.
+    grpc_status: Option<String>,
+    /// The response's `x-served-by` header, if any.
+    served_by: Option<String>,
+}
+
+/// One unary call of `path` on `host` through the proxy's HTTP frontend, with extra
+/// request metadata.
+async fn call(port: u16, host: &str, path: &str, metadata: &[(&str, &str)]) -> Answer {
+    let socket = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let (client, connection) = h2::client::handshake(socket).await.unwrap();
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let mut client = client.ready().await.unwrap();
+    let mut request = http::Request::builder()
+        .method("POST")
+        .uri(format!("http://{host}{path}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers");
+    for (name, value) in metadata {
+        request = request.header(*name, *value);
+    }
+    let (response, mut stream) = client.send_request(request.body(()).unwrap(), false).unwrap();
+    stream.send_data(grpc_frame(b"portcullis"), true).unwrap();
+    let response = response.await.unwrap();
+    let status = response.status().as_u16();
+    let served_by = response
+        .headers()
+        .get("x-served-by")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let mut body = response.into_body();
+    let data = read_body(&mut body).await;
+    let trailers = body.trailers().await.unwrap().unwrap_or_default();
+    let message = if status == 200 && !data.is_empty() {
+        String::from_utf8_lossy(grpc_payload(&data)).into_owned()
+    } else {
+        String::new()
+    };
+    Answer {
+        status,
+        message,
+        grpc_status: trailers
+            .get("grpc-status")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+        served_by,
+    }
+}
+
+const ROUTES: &str = r#"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portcullis}
+spec: {controllerName: portcullis.dev/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: default}
+spec:
+  gatewayClassName: portcullis
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: greeter, namespace: default, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [grpc.test]
+  rules:
+  - matches: [{method: {service: greet.Greeter, method: Hello}}]
+    backendRefs: [{name: greeter-v1, port: 50051}]
+  - matches: [{method: {service: greet.Greeter, method: Hello}, headers: [{name: x-canary, value: "yes"}]}]
+    backendRefs: [{name: greeter-v2, port: 50051}]
+  - matches: [{method: {service: greet.Greeter}}]
+    filters:
+    - {type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x-route, value: any-method}]}}
+    - {type: ResponseHeaderModifier, responseHeaderModifier: {set: [{name: x-served-by, value: portcullis}]}}
+    backendRefs: [{name: greeter-v2, port: 50051}]
+  - matches: [{method: {type: RegularExpression, service: "admin\\..*"}}]
+    backendRefs: [{name: greeter-v1, port: 50051}]
+  - matches: [{method: {service: gone.Service}}]
+    backendRefs: [{name: gone, port: 50051}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: website, namespace: default, creationTimestamp: "2026-02-01T00:00:00Z"}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [grpc.test]
+  rules: [{backendRefs: [{name: greeter-v1, port: 50051}]}]
+"#;
+
+#[test]
+fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut ports = Vec::new();
+    for name in ["v1", "v2"] {
+        let listener = runtime
+            .block_on(TcpListener::bind(("127.0.0.1", 0)))
+            .unwrap();
+        ports.push(listener.local_addr().unwrap().port());
+        runtime.spawn(serve(listener, name));
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let mut objects = backend("default", "greeter-v1", 50051, None, &[(ports[0], true)]);
+    objects += &backend("default", "greeter-v2", 50051, None, &[(ports[1], true)]);
+    objects += ROUTES;
+    std::fs::write(manifests.join("all.yaml"), objects).unwrap();
+    let portcullis = Portcullis::start(
+        env!("CARGO_BIN_EXE_portcullis"),
+        &manifests,
+        &dir.path().join("state"),
+        &[],
+    )
+    .unwrap();
+    let port = portcullis.http_port;
+    let log = || portcullis.log();
+
+    // Service and method, exactly: v1, with the gRPC status in the trailers.
+    let hello = runtime.block_on(call(port, "grpc.test", "/greet.Greeter/Hello", &[]));
+    assert_eq!(hello.status, 200, "{hello:?}\n{}", log());
+    assert_eq!(hello.message, "v1: portcullis /greet.Greeter/Hello x-route=none");
+    assert_eq!(hello.grpc_status.as_deref(), Some("0"));
+
+    // The same method with one more header match: that rule goes first.
+    let canary = runtime.block_on(call(
+        port,
+        "grpc.test",
+        "/greet.Greeter/Hello",
+        &[("x-canary", "yes")],
+    ));
+    assert_eq!(canary.message, "v2: portcullis /greet.Greeter/Hello x-route=none");
+
+    // Any other method of the service: v2, through both header filters.
+    let bye = runtime.block_on(call(port, "grpc.test", "/greet.Greeter/Bye", &[]));
+    assert_eq!(bye.message, "v2: portcullis /greet.Greeter/Bye x-route=any-method");
+    assert_eq!(bye.served_by.as_deref(), Some("portcullis"));
+
+    // A service matched by a regular expression.
+    let admin = runtime.block_on(call(port, "grpc.test", "/admin.Users/List", &[]));
+    assert_eq!(admin.message, "v1: portcullis /admin.Users/List x-route=none");
+
+    // No rule takes it: 404, which gRPC clients read as UNIMPLEMENTED.
+    let other = runtime.block_on(call(port, "grpc.test", "/other.Service/Hello", &[]));
+    assert_eq!((other.status, other.grpc_status), (404, None));
+
+    // The rule's only backend does not exist: 503, which gRPC clients read as UNAVAILABLE.
+    let gone = runtime.block_on(call(port, "grpc.test", "/gone.Service/Call", &[]));
+    assert_eq!((gone.status, gone.grpc_status), (503, None), "{}", log());
+
+    // The younger HTTPRoute shares the hostname: it is refused, so plain HTTP on the host
+    // reaches no route.
+    assert_eq!(http_get(port, "grpc.test", "/").unwrap().status, 404);
+    let status = portcullis.admin("/status").unwrap().body;
+    assert!(
+        status.contains("kind: GRPCRoute") && status.contains("reason: HostnameConflict"),
+        "{status}"
+    );
+
+    // The backends are HTTP/2 servers in clear text: `proto h2` and no TLS.
+    let backends: String = test_support::managed_files(&dir.path().join("state"))
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("backends/"))
+        .map(|(_, text)| String::from_utf8(text).unwrap())
+        .collect();
+    for service in ["greeter-v1", "greeter-v2"] {
+        let section = format!("backend default_{service}_50051\n");
+        let start = backends
+            .find(&section)
+            .unwrap_or_else(|| panic!("no section {section}:\n{backends}"));
+        let server = backends[start..]
+            .lines()
+            .find(|line| line.trim_start().starts_with("server "))
+            .unwrap_or_else(|| panic!("no server in {section}:\n{backends}"));
+        assert!(server.contains(" proto h2"), "{server}");
+        assert!(!server.contains(" ssl"), "{server}");
+    }
+}

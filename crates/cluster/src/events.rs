@@ -37,9 +37,7 @@ pub fn api_version(kind: Kind) -> &'static str {
         | Kind::Gateway
         | Kind::HttpRoute
         | Kind::GrpcRoute
-        | Kind::ReferenceGrant => {
-            "gateway.networking.k8s.io/v1"
-        }
+        | Kind::ReferenceGrant => "gateway.networking.k8s.io/v1",
     }
 }
 

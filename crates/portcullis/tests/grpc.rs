@@ -119,7 +119,9 @@ async fn call(port: u16, host: &str, path: &str, metadata: &[(&str, &str)]) -> A
     for (name, value) in metadata {
         request = request.header(*name, *value);
     }
-    let (response, mut stream) = client.send_request(request.body(()).unwrap(), false).unwrap();
+    let (response, mut stream) = client
+        .send_request(request.body(()).unwrap(), false)
+        .unwrap();
     stream.send_data(grpc_frame(b"portcullis"), true).unwrap();
     let response = response.await.unwrap();
     let status = response.status().as_u16();
@@ -227,7 +229,10 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
     // Service and method, exactly: v1, with the gRPC status in the trailers.
     let hello = runtime.block_on(call(port, "grpc.test", "/greet.Greeter/Hello", &[]));
     assert_eq!(hello.status, 200, "{hello:?}\n{}", log());
-    assert_eq!(hello.message, "v1: portcullis /greet.Greeter/Hello x-route=none");
+    assert_eq!(
+        hello.message,
+        "v1: portcullis /greet.Greeter/Hello x-route=none"
+    );
     assert_eq!(hello.grpc_status.as_deref(), Some("0"));
 
     // The same method with one more header match: that rule goes first.
@@ -237,16 +242,25 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
         "/greet.Greeter/Hello",
         &[("x-canary", "yes")],
     ));
-    assert_eq!(canary.message, "v2: portcullis /greet.Greeter/Hello x-route=none");
+    assert_eq!(
+        canary.message,
+        "v2: portcullis /greet.Greeter/Hello x-route=none"
+    );
 
     // Any other method of the service: v2, through both header filters.
     let bye = runtime.block_on(call(port, "grpc.test", "/greet.Greeter/Bye", &[]));
-    assert_eq!(bye.message, "v2: portcullis /greet.Greeter/Bye x-route=any-method");
+    assert_eq!(
+        bye.message,
+        "v2: portcullis /greet.Greeter/Bye x-route=any-method"
+    );
     assert_eq!(bye.served_by.as_deref(), Some("portcullis"));
 
     // A service matched by a regular expression.
     let admin = runtime.block_on(call(port, "grpc.test", "/admin.Users/List", &[]));
-    assert_eq!(admin.message, "v1: portcullis /admin.Users/List x-route=none");
+    assert_eq!(
+        admin.message,
+        "v1: portcullis /admin.Users/List x-route=none"
+    );
 
     // No rule takes it: 404, which gRPC clients read as UNIMPLEMENTED.
     let other = runtime.block_on(call(port, "grpc.test", "/other.Service/Hello", &[]));

@@ -313,11 +313,17 @@ impl Cluster {
                     "method: {service: shop.Cart, method: Add}",
                     "method: {type: RegularExpression, service: 'shop\\..*'}",
                 ][usize::from(route.path_variant % 3)];
-                let parts: Vec<&str> = [method, header].into_iter().filter(|p| !p.is_empty()).collect();
+                let parts: Vec<&str> = [method, header]
+                    .into_iter()
+                    .filter(|p| !p.is_empty())
+                    .collect();
                 ("GRPCRoute", parts.join(", "))
             } else {
                 let path = format!("path: {{type: {kind}, value: {path}}}");
-                let parts: Vec<&str> = [path.as_str(), header].into_iter().filter(|p| !p.is_empty()).collect();
+                let parts: Vec<&str> = [path.as_str(), header]
+                    .into_iter()
+                    .filter(|p| !p.is_empty())
+                    .collect();
                 ("HTTPRoute", parts.join(", "))
             };
             let filter = if route.filter {

@@ -595,13 +595,17 @@ fn grpc_route_status_is_written_and_an_http_route_sharing_its_hostname_waits_for
     };
     p.wait_until(WAIT, |_| {
         condition(&api, "GRPCRoute", "greeter") == (json!("True"), json!("Accepted"))
-            && condition(&api, "HTTPRoute", "website") == (json!("False"), json!("HostnameConflict"))
+            && condition(&api, "HTTPRoute", "website")
+                == (json!("False"), json!("HostnameConflict"))
     })
     .unwrap_or_else(|err| panic!("{err}: {:?}", api.get("HTTPRoute", "default", "website")));
     let greeter = api.get("GRPCRoute", "default", "greeter").unwrap();
     let parent = &greeter["status"]["parents"][0];
     assert_eq!(parent["parentRef"]["name"], "edge");
-    assert_eq!(parent["controllerName"], "portcullis.dev/gateway-controller");
+    assert_eq!(
+        parent["controllerName"],
+        "portcullis.dev/gateway-controller"
+    );
     assert_eq!(parent["conditions"][0]["observedGeneration"], 3);
     assert_eq!(parent["conditions"][1]["type"], "ResolvedRefs");
     assert_eq!(parent["conditions"][1]["status"], "True");

@@ -122,6 +122,9 @@ impl fmt::Display for ObjectRef {
     }
 }
 
+/// A route parentRef's group, kind, namespace and name, whichever route kind holds it.
+type ParentRefFields<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, &'a str);
+
 /// A decoded object. Shared, because snapshots hold the same objects many times over.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Object {
@@ -196,20 +199,34 @@ impl Object {
     /// other kinds. Each Gateway once, in the order first named.
     pub fn parent_gateways(&self) -> Vec<(String, String)> {
         let own = self.metadata().namespace.clone().unwrap_or_default();
-        let refs: Vec<(Option<&str>, Option<&str>, Option<&str>, &str)> = match self {
+        let refs: Vec<ParentRefFields<'_>> = match self {
             Object::HttpRoute(route) => route
                 .spec
                 .parent_refs
                 .iter()
                 .flatten()
-                .map(|p| (p.group.as_deref(), p.kind.as_deref(), p.namespace.as_deref(), p.name.as_str()))
+                .map(|p| {
+                    (
+                        p.group.as_deref(),
+                        p.kind.as_deref(),
+                        p.namespace.as_deref(),
+                        p.name.as_str(),
+                    )
+                })
                 .collect(),
             Object::GrpcRoute(route) => route
                 .spec
                 .parent_refs
                 .iter()
                 .flatten()
-                .map(|p| (p.group.as_deref(), p.kind.as_deref(), p.namespace.as_deref(), p.name.as_str()))
+                .map(|p| {
+                    (
+                        p.group.as_deref(),
+                        p.kind.as_deref(),
+                        p.namespace.as_deref(),
+                        p.name.as_str(),
+                    )
+                })
                 .collect(),
             _ => Vec::new(),
         };

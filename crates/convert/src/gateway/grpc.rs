@@ -15,6 +15,7 @@
 //! the longer service, then the longer method, first (the specification's "characters
 //! in a matching service, then method"), then the one with more header matches.
 
+use resources::ObjectRef;
 use resources::gateway::{
     GrpcRoute, GrpcRouteRules, GrpcRouteRulesBackendRefsFiltersType, GrpcRouteRulesFiltersType,
     GrpcRouteRulesMatches, GrpcRouteRulesMatchesHeadersType, GrpcRouteRulesMatchesMethod,
@@ -24,7 +25,6 @@ use resources::gateway::{
     HttpRouteRulesMatches, HttpRouteRulesMatchesHeaders, HttpRouteRulesMatchesHeadersType,
     HttpRouteRulesMatchesPath, HttpRouteRulesMatchesPathType, HttpRouteSpec,
 };
-use resources::ObjectRef;
 
 use super::route::{self, GrpcParts, MatchInput};
 use super::rules;
@@ -102,27 +102,29 @@ fn as_http_rule(rule: &GrpcRouteRules) -> HttpRouteRules {
 /// A header modifier of one generated type as one of another: the same fields.
 macro_rules! modifier {
     ($source:expr, $target:ident, $add:ident, $set:ident) => {
-        $source.as_ref().map(|modifier| resources::gateway::$target {
-            add: modifier.add.as_ref().map(|entries| {
-                entries
-                    .iter()
-                    .map(|entry| resources::gateway::$add {
-                        name: entry.name.clone(),
-                        value: entry.value.clone(),
-                    })
-                    .collect()
-            }),
-            remove: modifier.remove.clone(),
-            set: modifier.set.as_ref().map(|entries| {
-                entries
-                    .iter()
-                    .map(|entry| resources::gateway::$set {
-                        name: entry.name.clone(),
-                        value: entry.value.clone(),
-                    })
-                    .collect()
-            }),
-        })
+        $source
+            .as_ref()
+            .map(|modifier| resources::gateway::$target {
+                add: modifier.add.as_ref().map(|entries| {
+                    entries
+                        .iter()
+                        .map(|entry| resources::gateway::$add {
+                            name: entry.name.clone(),
+                            value: entry.value.clone(),
+                        })
+                        .collect()
+                }),
+                remove: modifier.remove.clone(),
+                set: modifier.set.as_ref().map(|entries| {
+                    entries
+                        .iter()
+                        .map(|entry| resources::gateway::$set {
+                            name: entry.name.clone(),
+                            value: entry.value.clone(),
+                        })
+                        .collect()
+                }),
+            })
     };
 }
 
@@ -351,8 +353,14 @@ mod tests {
     #[test]
     fn method_matches_become_the_paths_grpc_sends_requests_on() {
         let ok = |kind: &str, value: &str| Ok((kind.to_owned(), value.to_owned()));
-        assert_eq!(path_of("pkg.Echo", "Say", false), ok("Exact", "/pkg.Echo/Say"));
-        assert_eq!(path_of("pkg.Echo", "", false), ok("PathPrefix", "/pkg.Echo"));
+        assert_eq!(
+            path_of("pkg.Echo", "Say", false),
+            ok("Exact", "/pkg.Echo/Say")
+        );
+        assert_eq!(
+            path_of("pkg.Echo", "", false),
+            ok("PathPrefix", "/pkg.Echo")
+        );
         assert_eq!(
             path_of("", "Say", false),
             ok("RegularExpression", "^/[^/]+/Say$")
@@ -362,9 +370,18 @@ mod tests {
             ok("RegularExpression", "^/(?:pkg\\..*)/(?:[^/]+)$")
         );
         assert_eq!(path_of("", "", false), Err("method".to_owned()));
-        assert_eq!(path_of("pkg/Echo", "Say", false), Err("method.service".to_owned()));
-        assert_eq!(path_of("pkg.Echo", "1Say", false), Err("method.method".to_owned()));
-        assert_eq!(path_of("pkg.Echo", "Say'", false), Err("method.method".to_owned()));
+        assert_eq!(
+            path_of("pkg/Echo", "Say", false),
+            Err("method.service".to_owned())
+        );
+        assert_eq!(
+            path_of("pkg.Echo", "1Say", false),
+            Err("method.method".to_owned())
+        );
+        assert_eq!(
+            path_of("pkg.Echo", "Say'", false),
+            Err("method.method".to_owned())
+        );
         assert_eq!(path_of("(", "", true), Err("method.service".to_owned()));
     }
 }

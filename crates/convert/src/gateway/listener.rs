@@ -210,7 +210,7 @@ pub(crate) fn route_kinds(listener: &GatewayListeners) -> RouteKinds {
         })
         .unwrap_or_else(|| HTTP_ROUTE_KINDS.iter().map(|kind| (GROUP, *kind)).collect());
     let served = |kind: &(&str, &str)| kind.0 == GROUP && HTTP_ROUTE_KINDS.contains(&kind.1);
-    let asks = |wanted: &str| serves_http && asked.iter().any(|kind| *kind == (GROUP, wanted));
+    let asks = |wanted: &str| serves_http && asked.contains(&(GROUP, wanted));
     RouteKinds {
         http_route: asks("HTTPRoute"),
         grpc_route: asks("GRPCRoute"),

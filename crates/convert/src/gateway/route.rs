@@ -355,7 +355,10 @@ impl RouteConverter<'_, '_> {
 /// A route's hosts (`route_hosts`) under a listener hostname, as the specification
 /// intersects them; a hostname that is not valid gives its index (among those the
 /// listener keeps) and why.
-fn hosts_under(route_hosts: &[String], listener: Option<&str>) -> Vec<Result<HostKey, (usize, String)>> {
+fn hosts_under(
+    route_hosts: &[String],
+    listener: Option<&str>,
+) -> Vec<Result<HostKey, (usize, String)>> {
     let listener = listener
         .filter(|h| !h.is_empty())
         .map(str::to_ascii_lowercase);
@@ -396,7 +399,14 @@ fn parent_selectors(route: &Object) -> (Vec<ParentSelector>, Vec<String>) {
                 .iter()
                 .flatten()
                 .filter(|p| is_gateway(p.group.as_deref(), p.kind.as_deref()))
-                .map(|p| (p.namespace.clone(), p.name.clone(), p.section_name.clone(), p.port))
+                .map(|p| {
+                    (
+                        p.namespace.clone(),
+                        p.name.clone(),
+                        p.section_name.clone(),
+                        p.port,
+                    )
+                })
                 .collect(),
             route.spec.hostnames.clone().unwrap_or_default(),
         ),
@@ -407,7 +417,14 @@ fn parent_selectors(route: &Object) -> (Vec<ParentSelector>, Vec<String>) {
                 .iter()
                 .flatten()
                 .filter(|p| is_gateway(p.group.as_deref(), p.kind.as_deref()))
-                .map(|p| (p.namespace.clone(), p.name.clone(), p.section_name.clone(), p.port))
+                .map(|p| {
+                    (
+                        p.namespace.clone(),
+                        p.name.clone(),
+                        p.section_name.clone(),
+                        p.port,
+                    )
+                })
                 .collect(),
             route.spec.hostnames.clone().unwrap_or_default(),
         ),
@@ -425,10 +442,9 @@ fn hosts_meet(a: &HostKey, b: &HostKey) -> bool {
         | (HostKey::Suffix(suffix) | HostKey::Wildcard(suffix), HostKey::Exact(name)) => {
             under(name, suffix)
         }
-        (
-            HostKey::Suffix(x) | HostKey::Wildcard(x),
-            HostKey::Suffix(y) | HostKey::Wildcard(y),
-        ) => x == y || under(x, y) || under(y, x),
+        (HostKey::Suffix(x) | HostKey::Wildcard(x), HostKey::Suffix(y) | HostKey::Wildcard(y)) => {
+            x == y || under(x, y) || under(y, x)
+        }
     }
 }
 
@@ -454,7 +470,8 @@ fn allowed(
             Some(GatewayListenersAllowedRoutesNamespacesFrom::All) => true,
             Some(GatewayListenersAllowedRoutesNamespacesFrom::Selector) => {
                 let selector = namespaces.and_then(|n| n.selector.as_ref());
-                let labels = match lookups.get(ObjectRef::new(Kind::Namespace, "", route_namespace)) {
+                let labels = match lookups.get(ObjectRef::new(Kind::Namespace, "", route_namespace))
+                {
                     Some(Object::Namespace(namespace)) => {
                         namespace.metadata.labels.clone().unwrap_or_default()
                     }
@@ -467,7 +484,6 @@ fn allowed(
 }
 
 impl RouteConverter<'_, '_> {
-
     /// The route's hosts under a listener hostname, as the specification intersects them.
     fn hostnames(&mut self, listener: Option<&str>) -> Vec<HostKey> {
         let route_hosts = self.route.spec.hostnames.clone().unwrap_or_default();
@@ -562,7 +578,10 @@ impl RouteConverter<'_, '_> {
                 let (matched, method_precedence) = match matched {
                     Ok(matched) => matched,
                     Err((part, why)) => {
-                        self.report(format!("{at}.{part}"), format!("{why}; the match is skipped"));
+                        self.report(
+                            format!("{at}.{part}"),
+                            format!("{why}; the match is skipped"),
+                        );
                         continue;
                     }
                 };
@@ -779,15 +798,18 @@ impl RouteConverter<'_, '_> {
     /// The status answered for the traffic of an invalid backend: 500 for an HTTPRoute,
     /// 503 (gRPC's UNAVAILABLE) for a GRPCRoute.
     fn unavailable_status(&self) -> u16 {
-        if self.kind == Kind::GrpcRoute { 503 } else { 500 }
+        if self.kind == Kind::GrpcRoute {
+            503
+        } else {
+            500
+        }
     }
 
     /// A backend as this route's kind needs it: a GRPCRoute's servers speak HTTP/2 (in
     /// clear text unless `backend-protocol` or the Service port's `appProtocol` asks
     /// for TLS).
     fn for_kind(&self, backend: Arc<Backend>) -> Arc<Backend> {
-        if self.kind != Kind::GrpcRoute
-            || backend.server_options.protocol == model::Protocol::Http2
+        if self.kind != Kind::GrpcRoute || backend.server_options.protocol == model::Protocol::Http2
         {
             return backend;
         }

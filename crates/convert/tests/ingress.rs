@@ -435,6 +435,8 @@ fn authentication_keys_build_userlists_and_fail_closed() {
     assert_eq!(
         diagnostics,
         [
+            "Ingress default/badsecret: metadata.annotations[auth-secret]: the value cannot be used; the path answers 403 to every request",
+            "Ingress default/badsecret: metadata.annotations[haproxy-ingress.github.io/auth-secret]: invalid value: 'Bad_Name' is not a Secret name, or namespace/name; the global value is used",
             "Ingress default/badurl: metadata.annotations[auth-url]: the value cannot be used; the path answers 403 to every request",
             "Ingress default/badurl: metadata.annotations[haproxy-ingress.github.io/auth-url]: invalid value: 'ftp://x/' is not an http://, https:// or svc:// URL; the global value is used",
             "Ingress default/basic: metadata.annotations[auth-secret]: secret default/users, line 2: user 'bob': an Apache MD5 ($apr1$) hash, which HAProxy's C library cannot check; hash the password with `htpasswd -B` (bcrypt) or `mkpasswd -m sha-512`; the line is left out",

@@ -279,6 +279,11 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
         "{status}"
     );
 
+    assert_eq!(
+        portcullis.metric("portcullis_objects{kind=\"GRPCRoute\"}"),
+        Some(1.0)
+    );
+
     // The backends are HTTP/2 servers in clear text: `proto h2` and no TLS.
     let backends: String = test_support::managed_files(&dir.path().join("state"))
         .into_iter()

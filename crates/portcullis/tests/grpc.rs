@@ -284,13 +284,21 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
         Some(1.0)
     );
 
-    // The backends are HTTP/2 servers in clear text: `proto h2` and no TLS.
-    let backends: String = test_support::managed_files(&dir.path().join("state"))
-        .into_iter()
-        .filter(|(path, _)| path.starts_with("backends/"))
-        .map(|(_, text)| String::from_utf8(text).unwrap())
-        .collect();
-    for service in ["greeter-v1", "greeter-v2"] {
+    // What HAProxy was given: the backends are HTTP/2 servers in clear text (`proto h2`,
+    // no `ssl`), the exact method is an exact path in the maps, the service a prefix, the
+    // regular expression a condition of the host's catch-all path, and the rule without
+    // a valid backend is sent to the 503 section.
+    let state = dir.path().join("state");
+    let files = test_support::managed_files(&state);
+    let text = |prefix: &str| -> String {
+        files
+            .iter()
+            .filter(|(path, _)| path.starts_with(prefix))
+            .map(|(_, bytes)| String::from_utf8(bytes.clone()).unwrap())
+            .collect()
+    };
+    let backends = text("backends/");
+    for (service, port) in [("greeter-v1", ports[0]), ("greeter-v2", ports[1])] {
         let section = format!("backend default_{service}_50051\n");
         let start = backends
             .find(&section)
@@ -299,7 +307,43 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
             .lines()
             .find(|line| line.trim_start().starts_with("server "))
             .unwrap_or_else(|| panic!("no server in {section}:\n{backends}"));
-        assert!(server.contains(" proto h2"), "{server}");
-        assert!(!server.contains(" ssl"), "{server}");
+        assert_eq!(
+            server,
+            format!("    server 127.0.0.1_{port} 127.0.0.1:{port} proto h2 check inter 2s")
+        );
     }
+    let exact = text("maps/http-exact.map");
+    let prefix = text("maps/http-prefix.map");
+    assert!(
+        exact
+            .lines()
+            .any(|line| line.starts_with("grpc.test#/greet.Greeter/Hello _gw_")),
+        "{exact}"
+    );
+    assert!(
+        prefix
+            .lines()
+            .any(|line| line.starts_with("grpc.test#/greet.Greeter/ _gw_")),
+        "{prefix}"
+    );
+    let config = text("haproxy.cfg");
+    assert!(
+        config
+            .lines()
+            .any(|line| line.ends_with(" path -m reg -- '^/(?:admin\\..*)/(?:[^/]+)$'")),
+        "{config}"
+    );
+    assert!(
+        config.contains(
+            "\nbackend _gateway_503\n    http-request return status 503 content-type text/plain string \"503 No Valid Backend\"\n"
+        ),
+        "{config}"
+    );
+    assert!(
+        config
+            .lines()
+            .any(|line| line
+                .starts_with("    use_backend _gateway_503 if { var(txn.rule) -m str _gw_")),
+        "{config}"
+    );
 }

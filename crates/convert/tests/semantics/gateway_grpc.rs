@@ -109,6 +109,59 @@ fn method_matches() {
 }
 
 #[test]
+fn multiple_gateways() {
+    check(
+        Show::ROUTES,
+        &[Case::new(
+            "conformance GRPCRouteMultipleGateways, on Gateways of ports of their own: a route shared by both Gateways is served on both; each Gateway's dedicated route for the same method keeps to its own frontend",
+            "
+            kind: Gateway
+            metadata: {name: same-namespace}
+            spec:
+              gatewayClassName: portcullis
+              listeners: [{name: http, protocol: HTTP, port: 8081}]
+            ---
+            kind: Gateway
+            metadata: {name: all-namespaces}
+            spec:
+              gatewayClassName: portcullis
+              listeners: [{name: http, protocol: HTTP, port: 8082, allowedRoutes: {namespaces: {from: All}}}]
+            ---
+            kind: GRPCRoute
+            metadata: {name: multiple-gateways-shared-route}
+            spec:
+              parentRefs: [{name: same-namespace}, {name: all-namespaces}]
+              rules:
+              - matches: [{method: {service: gateway_api_conformance.echo_basic.grpcecho.GrpcEcho, method: Echo}}]
+                backendRefs: [{name: web, port: 80}]
+            ---
+            kind: GRPCRoute
+            metadata: {name: same-namespace-dedicated-route}
+            spec:
+              parentRefs: [{name: same-namespace}]
+              rules:
+              - matches: [{method: {service: gateway_api_conformance.echo_basic.grpcecho.GrpcEcho, method: EchoTwo}}]
+                backendRefs: [{name: api, port: 80}]
+            ---
+            kind: GRPCRoute
+            metadata: {name: all-namespaces-dedicated-route}
+            spec:
+              parentRefs: [{name: all-namespaces}]
+              rules:
+              - matches: [{method: {service: gateway_api_conformance.echo_basic.grpcecho.GrpcEcho, method: EchoTwo}}]
+                backendRefs: [{name: web, port: 80}]
+            ",
+            &[
+                "route (any host) /gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/Echo Exact [http:8081,http:8082] -> default_web_80",
+                "route (any host) /gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/EchoTwo Exact [http:8081,http:8082] #1 if via [http:8082] -> default_web_80",
+                "route (any host) /gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/EchoTwo Exact [http:8081,http:8082] #2 if via [http:8081] -> default_api_80",
+            ],
+        )
+        .given(OUR_CLASS)],
+    );
+}
+
+#[test]
 fn header_matches_and_filters() {
     check(
         Show::ROUTES,

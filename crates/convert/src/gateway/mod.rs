@@ -3,6 +3,7 @@
 //! (`rules`), and the status written back (`status`, in the vocabulary of `crate::outcome`).
 
 mod api;
+pub(crate) mod attach;
 pub(crate) mod grpc;
 pub(crate) mod listener;
 pub(crate) mod route;
@@ -11,4 +12,4 @@ pub mod status;
 
 pub use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal};
 pub use api::{GATEWAY_CONTROLLER, GROUP};
-pub use route::intersect;
+pub use attach::intersect;

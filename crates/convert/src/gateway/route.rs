@@ -1,5 +1,5 @@
-//! One HTTPRoute to its routes, TLS claims and backends, through the Gateways of our
-//! GatewayClass it attaches to. Pure, and memoized like an Ingress: everything it reads
+//! One HTTPRoute (or a GRPCRoute, written as one by `grpc`) to its routes, TLS claims and
+//! backends, through the Gateways of our GatewayClass it attaches to (`attach`). Pure, and memoized like an Ingress: everything it reads
 //! (Gateways, GatewayClasses, Namespaces, ReferenceGrants, Services, endpoints) is looked
 //! up through the recorder, so a change to any of it converts the route again.
 //!
@@ -7,8 +7,8 @@
 //! (namespaces `Same` / `All` / `Selector`, kinds), `parentRefs` with `sectionName` and
 //! `port`, `Exact`, `PathPrefix` and `RegularExpression` path matches with header,
 //! query-parameter and method conditions, the core and extended filters of a rule and of
-//! a backendRef, weighted Service backends (an invalid one's share answered with 500), cross-namespace references with
-//! ReferenceGrants. Everything else is reported on the route and left out (see
+//! a backendRef, weighted Service backends (an invalid one's share answered with 500, 503
+//! for a GRPCRoute), cross-namespace references with ReferenceGrants. Everything else is reported on the route and left out (see
 //! docs/gateway-api.md).
 
 use std::collections::BTreeMap;
@@ -16,14 +16,12 @@ use std::sync::Arc;
 
 use model::{Backend, BackendId, CertId, Frontends, HostKey, PathKind};
 use resources::gateway::{
-    GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom,
-    GatewayListenersAllowedRoutesNamespacesSelector, HttpRouteRules, HttpRouteRulesMatches,
-    HttpRouteRulesMatchesPathType,
+    GatewayListeners, HttpRouteRules, HttpRouteRulesMatches, HttpRouteRulesMatchesPathType,
 };
 use resources::{Gateway, HttpRoute, Kind, Object, ObjectRef, ServiceBackendPort};
 
 use super::api::{GATEWAY_CONTROLLER, GROUP};
-use super::{listener, rules};
+use super::{attach, listener, rules};
 use crate::contribution::{ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim};
 use crate::endpoints::ServiceBackend;
 use crate::keys::Keys;
@@ -183,8 +181,12 @@ impl RouteConverter<'_, '_> {
                     .filter(|host| !listener::isolated_from(&gateway.spec.listeners, index, host))
                     .collect();
                 if !hosts.is_empty()
-                    && let Some(older) =
-                        self.older_route_of_other_kind(&gateway, &namespace, listener, &hosts)
+                    && let Some(older) = attach::older_route_of_other_kind(
+                        self.lookups,
+                        (self.kind, &self.output.order),
+                        (&gateway, &namespace, listener),
+                        &hosts,
+                    )
                 {
                     conflict.get_or_insert((listener.name.clone(), older));
                     continue;
@@ -258,64 +260,6 @@ impl RouteConverter<'_, '_> {
         by_host.into_values().collect()
     }
 
-    /// The oldest route of the other kind (an HTTPRoute for a GRPCRoute, a GRPCRoute for
-    /// an HTTPRoute) that is older than this one and attached to the same listener with a
-    /// hostname in common: the specification accepts only the older of the two there.
-    /// Whether that older route is itself accepted is not considered, so a chain of
-    /// three routes of alternating kinds leaves the two younger ones out.
-    fn older_route_of_other_kind(
-        &mut self,
-        gateway: &Gateway,
-        gateway_namespace: &str,
-        listener: &GatewayListeners,
-        hosts: &[HostKey],
-    ) -> Option<ObjectRef> {
-        let other = match self.kind {
-            Kind::GrpcRoute => Kind::HttpRoute,
-            _ => Kind::GrpcRoute,
-        };
-        let gateway_name = gateway.metadata.name.clone().unwrap_or_default();
-        let mut oldest: Option<(MergeOrder, ObjectRef)> = None;
-        for object in self
-            .lookups
-            .routes_of_gateway(other, gateway_namespace, &gateway_name)
-        {
-            let other_ref = object.object_ref();
-            let order = MergeOrder::of(object.metadata(), &other_ref);
-            if order >= *self.output.order
-                || oldest.as_ref().is_some_and(|(found, _)| *found <= order)
-            {
-                continue;
-            }
-            let (selectors, hostnames) = parent_selectors(object);
-            let selects = selectors.iter().any(|(namespace, name, section, port)| {
-                namespace.as_deref().unwrap_or(&other_ref.namespace) == gateway_namespace
-                    && *name == gateway_name
-                    && section.as_ref().is_none_or(|s| *s == listener.name)
-                    && port.is_none_or(|p| p == listener.port)
-            });
-            if !selects
-                || !allowed(
-                    self.lookups,
-                    listener,
-                    gateway_namespace,
-                    other,
-                    &other_ref.namespace,
-                )
-            {
-                continue;
-            }
-            let meets = hosts_under(&hostnames, listener.hostname.as_deref())
-                .into_iter()
-                .flatten()
-                .any(|theirs| hosts.iter().any(|mine| hosts_meet(mine, &theirs)));
-            if meets {
-                oldest = Some((order, other_ref));
-            }
-        }
-        oldest.map(|(_, route)| route)
-    }
-
     /// The Gateway a parentRef names, if its class is ours.
     fn our_gateway(&mut self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
         let Some(Object::Gateway(gateway)) =
@@ -342,7 +286,7 @@ impl RouteConverter<'_, '_> {
     /// Whether a listener's `allowedRoutes` admits this route.
     fn allowed(&mut self, listener: &GatewayListeners, gateway_namespace: &str) -> bool {
         let route_namespace = self.namespace();
-        allowed(
+        attach::allowed(
             self.lookups,
             listener,
             gateway_namespace,
@@ -352,143 +296,12 @@ impl RouteConverter<'_, '_> {
     }
 }
 
-/// A route's hosts (`route_hosts`) under a listener hostname, as the specification
-/// intersects them; a hostname that is not valid gives its index (among those the
-/// listener keeps) and why.
-fn hosts_under(
-    route_hosts: &[String],
-    listener: Option<&str>,
-) -> Vec<Result<HostKey, (usize, String)>> {
-    let listener = listener
-        .filter(|h| !h.is_empty())
-        .map(str::to_ascii_lowercase);
-    let chosen: Vec<String> = match (&listener, route_hosts.is_empty()) {
-        (None, true) => return vec![Ok(HostKey::CatchAll)],
-        (None, false) => route_hosts.to_vec(),
-        (Some(listener), true) => vec![listener.clone()],
-        (Some(listener), false) => route_hosts
-            .iter()
-            .filter_map(|host| intersect(listener, &host.to_ascii_lowercase()))
-            .collect(),
-    };
-    chosen
-        .iter()
-        .enumerate()
-        .map(|(index, host)| match names::parse_host(host) {
-            // A Gateway API wildcard covers any number of labels.
-            Ok(HostKey::Wildcard(suffix)) => Ok(HostKey::Suffix(suffix)),
-            Ok(key) => Ok(key),
-            Err(why) => Err((index, why)),
-        })
-        .collect()
-}
-
-/// A parentRef's namespace (if given), name, sectionName and port.
-type ParentSelector = (Option<String>, String, Option<String>, Option<i32>);
-
-/// A route's parentRefs that name Gateways, and its hostnames.
-fn parent_selectors(route: &Object) -> (Vec<ParentSelector>, Vec<String>) {
-    let is_gateway = |group: Option<&str>, kind: Option<&str>| {
-        group.unwrap_or(GROUP) == GROUP && kind.unwrap_or("Gateway") == "Gateway"
-    };
-    match route {
-        Object::HttpRoute(route) => (
-            route
-                .spec
-                .parent_refs
-                .iter()
-                .flatten()
-                .filter(|p| is_gateway(p.group.as_deref(), p.kind.as_deref()))
-                .map(|p| {
-                    (
-                        p.namespace.clone(),
-                        p.name.clone(),
-                        p.section_name.clone(),
-                        p.port,
-                    )
-                })
-                .collect(),
-            route.spec.hostnames.clone().unwrap_or_default(),
-        ),
-        Object::GrpcRoute(route) => (
-            route
-                .spec
-                .parent_refs
-                .iter()
-                .flatten()
-                .filter(|p| is_gateway(p.group.as_deref(), p.kind.as_deref()))
-                .map(|p| {
-                    (
-                        p.namespace.clone(),
-                        p.name.clone(),
-                        p.section_name.clone(),
-                        p.port,
-                    )
-                })
-                .collect(),
-            route.spec.hostnames.clone().unwrap_or_default(),
-        ),
-        _ => (Vec::new(), Vec::new()),
-    }
-}
-
-/// Whether two hosts of routes on one listener have a name in common.
-fn hosts_meet(a: &HostKey, b: &HostKey) -> bool {
-    let under = |name: &str, suffix: &str| name.ends_with(&format!(".{suffix}"));
-    match (a, b) {
-        (HostKey::CatchAll, _) | (_, HostKey::CatchAll) => true,
-        (HostKey::Exact(x), HostKey::Exact(y)) => x == y,
-        (HostKey::Exact(name), HostKey::Suffix(suffix) | HostKey::Wildcard(suffix))
-        | (HostKey::Suffix(suffix) | HostKey::Wildcard(suffix), HostKey::Exact(name)) => {
-            under(name, suffix)
-        }
-        (HostKey::Suffix(x) | HostKey::Wildcard(x), HostKey::Suffix(y) | HostKey::Wildcard(y)) => {
-            x == y || under(x, y) || under(y, x)
-        }
-    }
-}
-
-/// Whether a listener's `allowedRoutes` admits a route of this kind and namespace.
-fn allowed(
-    lookups: &mut Recorder<'_>,
-    listener: &GatewayListeners,
-    gateway_namespace: &str,
-    kind: Kind,
-    route_namespace: &str,
-) -> bool {
-    {
-        if !listener::route_kinds(listener).takes(kind) {
-            return false;
-        }
-        let allowed = listener.allowed_routes.as_ref();
-        let namespaces = allowed.and_then(|a| a.namespaces.as_ref());
-        let from = namespaces.and_then(|n| n.from.as_ref());
-        match from {
-            None | Some(GatewayListenersAllowedRoutesNamespacesFrom::Same) => {
-                route_namespace == gateway_namespace
-            }
-            Some(GatewayListenersAllowedRoutesNamespacesFrom::All) => true,
-            Some(GatewayListenersAllowedRoutesNamespacesFrom::Selector) => {
-                let selector = namespaces.and_then(|n| n.selector.as_ref());
-                let labels = match lookups.get(ObjectRef::new(Kind::Namespace, "", route_namespace))
-                {
-                    Some(Object::Namespace(namespace)) => {
-                        namespace.metadata.labels.clone().unwrap_or_default()
-                    }
-                    _ => BTreeMap::new(),
-                };
-                selector.is_some_and(|selector| selects(selector, &labels))
-            }
-        }
-    }
-}
-
 impl RouteConverter<'_, '_> {
     /// The route's hosts under a listener hostname, as the specification intersects them.
     fn hostnames(&mut self, listener: Option<&str>) -> Vec<HostKey> {
         let route_hosts = self.route.spec.hostnames.clone().unwrap_or_default();
         let mut hosts = Vec::new();
-        for found in hosts_under(&route_hosts, listener) {
+        for found in attach::hosts_under(&route_hosts, listener) {
             match found {
                 Ok(key) => hosts.push(key),
                 Err((index, why)) => self.report(
@@ -878,93 +691,5 @@ impl RouteConverter<'_, '_> {
             &mut self.output.diagnostics,
         )
         .map_err(|why| Refusal::new(Reason::BackendNotFound, why))
-    }
-}
-
-/// The intersection of a listener hostname and a route hostname, as the specification
-/// defines it: the more specific of the two when one covers the other.
-pub fn intersect(listener: &str, route: &str) -> Option<String> {
-    let covers = |wildcard: &str, host: &str| {
-        wildcard.strip_prefix("*.").is_some_and(|suffix| {
-            host.len() > suffix.len() + 1 && host.ends_with(&format!(".{suffix}"))
-        })
-    };
-    if listener == route || covers(listener, route) {
-        Some(route.to_owned())
-    } else if covers(route, listener) {
-        Some(listener.to_owned())
-    } else {
-        None
-    }
-}
-
-/// Whether a label selector selects these labels.
-fn selects(
-    selector: &GatewayListenersAllowedRoutesNamespacesSelector,
-    labels: &BTreeMap<String, String>,
-) -> bool {
-    let labels_ok = selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(key, value)| labels.get(key) == Some(value));
-    let expressions_ok = selector
-        .match_expressions
-        .iter()
-        .flatten()
-        .all(|expression| {
-            let values = expression.values.clone().unwrap_or_default();
-            let value = labels.get(&expression.key);
-            match expression.operator.as_str() {
-                "In" => value.is_some_and(|v| values.contains(v)),
-                "NotIn" => value.is_none_or(|v| !values.contains(v)),
-                "Exists" => value.is_some(),
-                "DoesNotExist" => value.is_none(),
-                _ => false,
-            }
-        });
-    labels_ok && expressions_ok
-}
-
-#[cfg(test)]
-mod tests {
-    use super::intersect;
-
-    #[test]
-    fn hostnames_intersect_as_the_specification_says() {
-        let cases = [
-            (
-                "foo.example.com",
-                "foo.example.com",
-                Some("foo.example.com"),
-            ),
-            ("*.example.com", "foo.example.com", Some("foo.example.com")),
-            (
-                "*.example.com",
-                "foo.bar.example.com",
-                Some("foo.bar.example.com"),
-            ),
-            ("foo.example.com", "*.example.com", Some("foo.example.com")),
-            (
-                "*.example.com",
-                "*.foo.example.com",
-                Some("*.foo.example.com"),
-            ),
-            (
-                "*.foo.example.com",
-                "*.example.com",
-                Some("*.foo.example.com"),
-            ),
-            ("*.example.com", "example.com", None),
-            ("bar.example.com", "foo.example.com", None),
-            ("*.example.com", "*.example.net", None),
-        ];
-        for (listener, route, expected) in cases {
-            assert_eq!(
-                intersect(listener, route).as_deref(),
-                expected,
-                "{listener} ∩ {route}"
-            );
-        }
     }
 }

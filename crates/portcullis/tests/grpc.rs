@@ -183,6 +183,8 @@ spec:
     backendRefs: [{name: greeter-v1, port: 50051}]
   - matches: [{method: {service: gone.Service}}]
     backendRefs: [{name: gone, port: 50051}]
+  - matches: [{method: {service: health.Health, method: Check}}]
+    backendRefs: [{name: greeter-v1, port: 50051, weight: 1}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -216,7 +218,7 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
     objects += &backend("default", "greeter-v2", 50051, None, &[(ports[1], true)]);
     objects += ROUTES;
     std::fs::write(manifests.join("all.yaml"), objects).unwrap();
-    let portcullis = Portcullis::start(
+    let mut portcullis = Portcullis::start(
         env!("CARGO_BIN_EXE_portcullis"),
         &manifests,
         &dir.path().join("state"),
@@ -224,11 +226,10 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
     )
     .unwrap();
     let port = portcullis.http_port;
-    let log = || portcullis.log();
 
     // Service and method, exactly: v1, with the gRPC status in the trailers.
     let hello = runtime.block_on(call(port, "grpc.test", "/greet.Greeter/Hello", &[]));
-    assert_eq!(hello.status, 200, "{hello:?}\n{}", log());
+    assert_eq!(hello.status, 200, "{hello:?}\n{}", portcullis.log());
     assert_eq!(
         hello.message,
         "v1: portcullis /greet.Greeter/Hello x-route=none"
@@ -268,7 +269,18 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
 
     // The rule's only backend does not exist: 503, which gRPC clients read as UNAVAILABLE.
     let gone = runtime.block_on(call(port, "grpc.test", "/gone.Service/Call", &[]));
-    assert_eq!((gone.status, gone.grpc_status), (503, None), "{}", log());
+    assert_eq!(
+        (gone.status, gone.grpc_status),
+        (503, None),
+        "{}",
+        portcullis.log()
+    );
+
+    let health = runtime.block_on(call(port, "grpc.test", "/health.Health/Check", &[]));
+    assert_eq!(
+        health.message,
+        "v1: portcullis /health.Health/Check x-route=none"
+    );
 
     // The younger HTTPRoute shares the hostname: it is refused, so plain HTTP on the host
     // reaches no route.
@@ -345,5 +357,31 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
             .any(|line| line
                 .starts_with("    use_backend _gateway_503 if { var(txn.rule) -m str _gw_")),
         "{config}"
+    );
+
+    // The route changes: the health check goes to v2 instead, once the file is rewritten,
+    // and live (its path is a map entry: one backend, no condition), without a reload.
+    let reloads = portcullis.metric_total("portcullis_reloads_total");
+    let edited = std::fs::read_to_string(manifests.join("all.yaml"))
+        .unwrap()
+        .replacen(
+            "backendRefs: [{name: greeter-v1, port: 50051, weight: 1}]",
+            "backendRefs: [{name: greeter-v2, port: 50051, weight: 1}]",
+            1,
+        );
+    test_support::write_manifest(&manifests, "all.yaml", &edited).unwrap();
+    portcullis
+        .wait_until(std::time::Duration::from_secs(20), |_| {
+            runtime
+                .block_on(call(port, "grpc.test", "/health.Health/Check", &[]))
+                .message
+                .starts_with("v2: ")
+        })
+        .unwrap_or_else(|err| panic!("the change never reached HAProxy: {err}"));
+    assert_eq!(
+        portcullis.metric_total("portcullis_reloads_total"),
+        reloads,
+        "{}",
+        portcullis.log()
     );
 }

@@ -26,9 +26,11 @@ use crate::names;
 pub(crate) fn older_route_of_other_kind(
     lookups: &mut Recorder<'_>,
     (kind, order_of_route): (Kind, &MergeOrder),
-    (gateway, gateway_namespace, listener): (&Gateway, &str, &GatewayListeners),
+    (gateway, gateway_namespace, index): (&Gateway, &str, usize),
     hosts: &[HostKey],
 ) -> Option<ObjectRef> {
+    let listeners = &gateway.spec.listeners;
+    let listener = listeners.get(index)?;
     let other = match kind {
         Kind::GrpcRoute => Kind::HttpRoute,
         _ => Kind::GrpcRoute,
@@ -59,9 +61,12 @@ pub(crate) fn older_route_of_other_kind(
         {
             continue;
         }
+        // Its hosts on this listener, as its own conversion finds them: a host a more
+        // specific listener claims is not attached here.
         let meets = hosts_under(&hostnames, listener.hostname.as_deref())
             .into_iter()
             .flatten()
+            .filter(|theirs| !listener::isolated_from(listeners, index, theirs))
             .any(|theirs| hosts.iter().any(|mine| hosts_meet(mine, &theirs)));
         if meets {
             oldest = Some((order, other_ref));

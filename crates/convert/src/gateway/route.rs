@@ -184,7 +184,7 @@ impl RouteConverter<'_, '_> {
                     && let Some(older) = attach::older_route_of_other_kind(
                         self.lookups,
                         (self.kind, &self.output.order),
-                        (&gateway, &namespace, listener),
+                        (&gateway, &namespace, index),
                         &hosts,
                     )
                 {

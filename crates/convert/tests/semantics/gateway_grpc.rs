@@ -481,6 +481,41 @@ fn hostnames_shared_with_an_http_route() {
                 "status GatewayClass portcullis: Accepted=True",
                 "status Gateway default/edge: Accepted=True Programmed=True",
             ]),
+            Case::new(
+                "gateway-api.md GRPCRoute: only the hosts an HTTPRoute has on the listener count: a host that a more specific listener claims (listener isolation) is not shared there",
+                "
+                kind: Gateway
+                metadata: {name: isolated}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners:
+                  - {name: any, protocol: HTTP, port: 80}
+                  - {name: foo, protocol: HTTP, port: 80, hostname: foo.test}
+                ---
+                kind: HTTPRoute
+                metadata: {name: web, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  parentRefs: [{name: isolated}]
+                  hostnames: [foo.test]
+                  rules: [{backendRefs: [{name: web, port: 80}]}]
+                ---
+                kind: GRPCRoute
+                metadata: {name: grpc, creationTimestamp: '2024-02-01T00:00:00Z'}
+                spec:
+                  parentRefs: [{name: isolated, sectionName: any}]
+                  hostnames: ['*.test']
+                  rules: [{backendRefs: [{name: api, port: 80}]}]
+                ",
+                &[
+                    "status Gateway default/isolated: Accepted=True Programmed=True",
+                    "status Gateway default/isolated listener any: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/isolated listener foo: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status GRPCRoute default/grpc parent default/isolated#any: Accepted=True ResolvedRefs=True",
+                    "status HTTPRoute default/web parent default/isolated: Accepted=True ResolvedRefs=True",
+                ],
+            )
+            .given(OUR_CLASS)
+            .expecting_too(&["status GatewayClass portcullis: Accepted=True"]),
         ],
     );
 }

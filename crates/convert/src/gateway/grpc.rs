@@ -277,6 +277,9 @@ fn method_path(
             precedence,
         ));
     }
+    // A fully qualified protobuf name may start with `.`; the path a call is sent on
+    // never does.
+    let service = service.strip_prefix('.').unwrap_or(service);
     if !service.is_empty() && !is_service_name(service) {
         return Err((
             "method.service".to_owned(),
@@ -313,12 +316,14 @@ fn method_path(
     Ok((found, precedence))
 }
 
-/// A protobuf identifier: a letter or `_`, then letters, digits and `_`.
+/// A protobuf identifier: a letter or `_`, then letters, digits and `_` (at most the
+/// specification's 1024 characters).
 fn is_identifier(text: &str) -> bool {
     let mut bytes = text.bytes();
-    bytes
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
+    text.len() <= 1024
+        && bytes
+            .next()
+            .is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
@@ -360,6 +365,10 @@ mod tests {
         assert_eq!(
             path_of("pkg.Echo", "", false),
             ok("PathPrefix", "/pkg.Echo")
+        );
+        assert_eq!(
+            path_of(".pkg.Echo", "Say", false),
+            ok("Exact", "/pkg.Echo/Say")
         );
         assert_eq!(
             path_of("", "Say", false),

@@ -15,16 +15,18 @@ fn method_matches() {
         Show::ROUTES,
         &[
             Case::new(
-                "conformance GRPCExactMethodMatching: service and method, Exact, is the exact path /<service>/<method>",
+                "conformance GRPCExactMethodMatching: service and method, Exact, is the exact path /<service>/<method>; conformance GRPCRouteNamedRule: named rules are served as any",
                 "
                 kind: GRPCRoute
                 metadata: {name: exact-matching}
                 spec:
                   parentRefs: [{name: edge}]
                   rules:
-                  - matches: [{method: {service: gateway_api_conformance.grpc_echo.grpcecho.GrpcEcho, method: Echo}}]
+                  - name: echo
+                    matches: [{method: {service: gateway_api_conformance.grpc_echo.grpcecho.GrpcEcho, method: Echo}}]
                     backendRefs: [{name: web, port: 80}]
-                  - matches: [{method: {service: gateway_api_conformance.grpc_echo.grpcecho.GrpcEcho, method: EchoTwo}}]
+                  - name: echo-two
+                    matches: [{method: {service: gateway_api_conformance.grpc_echo.grpcecho.GrpcEcho, method: EchoTwo}}]
                     backendRefs: [{name: api, port: 80}]
                 ",
                 &[

@@ -436,6 +436,54 @@ mod tests {
             .collect()
     }
 
+    fn grpc_route(name: &str, parents: &str) -> Object {
+        objects(&format!(
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: {{name: {name}, namespace: team}}\nspec:\n  parentRefs: {parents}\n"
+        ))
+        .remove(0)
+    }
+
+    #[test]
+    fn routes_are_found_by_the_gateways_they_name_as_their_parents_change() {
+        let mut index = Index::new();
+        let names = |index: &Index, namespace: &str, gateway: &str| -> Vec<String> {
+            index
+                .snapshot()
+                .routes_of_gateway(Kind::GrpcRoute, namespace, gateway)
+                .iter()
+                .map(|route| route.object_ref().name)
+                .collect()
+        };
+        index.handle(SourceEvent::Apply(grpc_route(
+            "a",
+            "[{name: edge}, {name: shared, namespace: infra}, {name: edge, sectionName: http}]",
+        )));
+        index.handle(SourceEvent::Apply(grpc_route(
+            "b",
+            "[{name: shared, namespace: infra}, {name: svc, kind: Service, group: ''}]",
+        )));
+        assert_eq!(names(&index, "team", "edge"), ["a"]);
+        assert_eq!(names(&index, "infra", "shared"), ["a", "b"]);
+        assert!(
+            names(&index, "team", "svc").is_empty(),
+            "a Service parent is no Gateway"
+        );
+        assert!(
+            index
+                .snapshot()
+                .routes_of_gateway(Kind::HttpRoute, "infra", "shared")
+                .is_empty(),
+            "by kind"
+        );
+
+        index.handle(SourceEvent::Apply(grpc_route("a", "[{name: other}]")));
+        assert!(names(&index, "team", "edge").is_empty());
+        assert_eq!(names(&index, "infra", "shared"), ["b"]);
+        assert_eq!(names(&index, "team", "other"), ["a"]);
+        index.handle(SourceEvent::Delete(grpc_route("b", "[]").object_ref()));
+        assert!(names(&index, "infra", "shared").is_empty());
+    }
+
     #[test]
     fn events_out_of_list_order_delete_nothing() {
         let mut index = Index::new();

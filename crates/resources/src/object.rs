@@ -198,7 +198,6 @@ impl Object {
     /// The Gateways a route names in its `parentRefs`, as (namespace, name); empty for
     /// other kinds. Each Gateway once, in the order first named.
     pub fn parent_gateways(&self) -> Vec<(String, String)> {
-        let own = self.metadata().namespace.clone().unwrap_or_default();
         let refs: Vec<ParentRefFields<'_>> = match self {
             Object::HttpRoute(route) => route
                 .spec
@@ -228,14 +227,16 @@ impl Object {
                     )
                 })
                 .collect(),
-            _ => Vec::new(),
+            // Most objects are not routes: nothing is allocated for them.
+            _ => return Vec::new(),
         };
+        let own = self.metadata().namespace.as_deref().unwrap_or_default();
         let mut gateways: Vec<(String, String)> = Vec::new();
         for (group, kind, namespace, name) in refs {
             let is_gateway = group.unwrap_or("gateway.networking.k8s.io")
                 == "gateway.networking.k8s.io"
                 && kind.unwrap_or("Gateway") == "Gateway";
-            let gateway = (namespace.unwrap_or(&own).to_owned(), name.to_owned());
+            let gateway = (namespace.unwrap_or(own).to_owned(), name.to_owned());
             if is_gateway && !gateways.contains(&gateway) {
                 gateways.push(gateway);
             }

@@ -1,8 +1,9 @@
 //! GRPCRoute through a real HAProxy: gRPC unary calls over HTTP/2 without TLS to the
 //! HTTP frontend, routed by service, method and header to two gRPC servers that speak
 //! HTTP/2 without TLS (h2c) on 127.0.0.1, with header filters, the 404 (UNIMPLEMENTED) of
-//! a call no rule takes, the 503 (UNAVAILABLE) of a rule without a valid backend, and an
-//! HTTPRoute refused for sharing the GRPCRoute's hostname.
+//! a call no rule takes, the 503 (UNAVAILABLE) of a rule without a valid backend, an
+//! HTTPRoute refused for sharing the GRPCRoute's hostname, a change applied live; and a
+//! Service whose port says `https` reached over TLS with ALPN `h2`.
 
 // Test helpers fail loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -384,4 +385,92 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
         "{}",
         portcullis.log()
     );
+}
+
+/// An HAProxy in front of a gRPC server that takes only TLS with ALPN `h2`, and tells the
+/// server (in `x-route`) the ALPN protocol it was reached with. Stopped by its pid.
+struct TlsUpstream {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl TlsUpstream {
+    fn start(dir: &std::path::Path, grpc_port: u16) -> Self {
+        let port = test_support::free_port();
+        let (certificate, key) = test_support::self_signed("greeter.test", &["greeter.test"]);
+        std::fs::write(dir.join("upstream.pem"), format!("{certificate}{key}")).unwrap();
+        let config = format!(
+            "global\n    default-path config\n\
+             defaults\n    mode http\n    timeout connect 5s\n    timeout client 30s\n    timeout server 30s\n\
+             frontend tls\n    bind 127.0.0.1:{port} ssl crt upstream.pem alpn h2\n    \
+             http-request set-header x-route tls-alpn-%[ssl_fc_alpn]\n    default_backend grpc\n\
+             backend grpc\n    server greeter 127.0.0.1:{grpc_port} proto h2\n"
+        );
+        let path = dir.join("upstream.cfg");
+        std::fs::write(&path, config).unwrap();
+        let child = std::process::Command::new("haproxy")
+            .args(["-db", "-f"])
+            .arg(&path)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        Self { child, port }
+    }
+}
+
+impl Drop for TlsUpstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_grpc_route_to_a_service_whose_port_says_https_speaks_h2_over_tls() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(TcpListener::bind(("127.0.0.1", 0)))
+        .unwrap();
+    let grpc_port = listener.local_addr().unwrap().port();
+    runtime.spawn(serve(listener, "secure"));
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = TlsUpstream::start(dir.path(), grpc_port);
+
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let objects = format!(
+        "---\napiVersion: v1\nkind: Service\nmetadata: {{name: secure, namespace: default}}\nspec:\n  ports: [{{port: 443, appProtocol: https}}]\n\
+         ---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: secure-0, namespace: default, labels: {{kubernetes.io/service-name: secure}}}}\naddressType: IPv4\nports: [{{port: {}}}]\nendpoints: [{{addresses: [127.0.0.1]}}]\n\
+         ---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: portcullis}}\nspec: {{controllerName: portcullis.dev/gateway-controller}}\n\
+         ---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: edge, namespace: default}}\nspec:\n  gatewayClassName: portcullis\n  listeners: [{{name: http, protocol: HTTP, port: 80}}]\n\
+         ---\napiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: {{name: secure, namespace: default}}\nspec:\n  parentRefs: [{{name: edge}}]\n  rules: [{{backendRefs: [{{name: secure, port: 443}}]}}]\n",
+        upstream.port
+    );
+    std::fs::write(manifests.join("all.yaml"), objects).unwrap();
+    let portcullis = Portcullis::start(
+        env!("CARGO_BIN_EXE_portcullis"),
+        &manifests,
+        &dir.path().join("state"),
+        &[],
+    )
+    .unwrap();
+
+    let answer = runtime.block_on(call(
+        portcullis.http_port,
+        "grpc.test",
+        "/greet.Greeter/Hello",
+        &[],
+    ));
+    assert_eq!(answer.status, 200, "{answer:?}\n{}", portcullis.log());
+    assert_eq!(
+        answer.message,
+        "secure: portcullis /greet.Greeter/Hello x-route=tls-alpn-h2"
+    );
+    assert_eq!(answer.grpc_status.as_deref(), Some("0"));
 }

@@ -7,8 +7,9 @@
 //! A method match becomes:
 //! - service and method, `Exact`: the exact path `/<service>/<method>`;
 //! - service only, `Exact`: the path prefix `/<service>` (any method of it);
-//! - method only, `Exact`, and every `RegularExpression`: a regular expression on the
-//!   whole path, `^/(?:<service>)/(?:<method>)$`, an empty part matching any name.
+//! - method only, `Exact`: the regular expression `^/[^/]+/<method>$` on the path;
+//! - `RegularExpression`: `^/(?:<service>)/(?:<method>)$` on the whole path, an empty
+//!   part matching any name.
 //!
 //! So exact matches take precedence as paths do (service and method, then the longest
 //! service), and the regular expressions of a host are tried after them, the one with

@@ -292,6 +292,31 @@ fn backends() {
             )
             .given(EDGE),
             Case::new(
+                "gateway-api.md GRPCRoute: a Service port used by an HTTPRoute and a GRPCRoute is one backend: the older route's protocol is used, the other reported",
+                "
+                kind: HTTPRoute
+                metadata: {name: site, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  parentRefs: [{name: edge}]
+                  hostnames: [www.test]
+                  rules: [{backendRefs: [{name: web, port: 80}]}]
+                ---
+                kind: GRPCRoute
+                metadata: {name: calls, creationTimestamp: '2024-02-01T00:00:00Z'}
+                spec:
+                  parentRefs: [{name: edge}]
+                  hostnames: [grpc.test]
+                  rules: [{backendRefs: [{name: web, port: 80}]}]
+                ",
+                &[
+                    "route grpc.test / Prefix [http] -> default_web_80",
+                    "route www.test / Prefix [http] -> default_web_80",
+                    "backend default_web_80 servers 10.0.0.1:8080",
+                    "diagnostic GRPCRoute default/calls: spec.rules[0].matches[0].backend: backend default/web:80 is configured differently by HTTPRoute default/site, which is older; its settings are used",
+                ],
+            )
+            .given(EDGE),
+            Case::new(
                 "conformance GRPCRouteAllBackendsWeightZero: every backend of weight 0 answers UNAVAILABLE (503); conformance GRPCRouteWeight: weights split the calls; an invalid backend's share is 503",
                 "
                 kind: GRPCRoute

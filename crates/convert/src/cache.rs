@@ -37,7 +37,7 @@ pub(crate) enum Memo {
 
 /// Whether objects of this kind are converted into contributions.
 fn converted(kind: Kind) -> bool {
-    matches!(kind, Kind::Ingress | Kind::HttpRoute)
+    matches!(kind, Kind::Ingress | Kind::HttpRoute | Kind::GrpcRoute)
 }
 
 /// What a set of changes makes stale.
@@ -202,6 +202,7 @@ impl ConvertCache {
                     objects: snapshot
                         .of_kind(Kind::Ingress)
                         .chain(snapshot.of_kind(Kind::HttpRoute))
+                        .chain(snapshot.of_kind(Kind::GrpcRoute))
                         .map(Object::object_ref)
                         .collect(),
                     certificates: BTreeSet::new(),
@@ -460,6 +461,9 @@ fn lookups_touched(change: &index::Change) -> Vec<Dependency> {
         Dependency::Kind(object.kind),
     ];
     for version in change.before.iter().chain(change.after.iter()) {
+        for (namespace, name) in version.parent_gateways() {
+            keys.push(Dependency::GatewayRoutes(object.kind, namespace, name));
+        }
         if let Object::EndpointSlice(slice) = version
             && let Some(service) = slice
                 .metadata
@@ -598,6 +602,11 @@ fn convert_one(
         Some(Object::Ingress(ingress)) => class::is_ours(ingress, &mut lookups)
             .then(|| ingress::convert_ingress(object.clone(), ingress, &mut lookups)),
         Some(Object::HttpRoute(route)) => Some(gateway::route::convert_http_route(
+            object.clone(),
+            route,
+            &mut lookups,
+        )),
+        Some(Object::GrpcRoute(route)) => Some(gateway::grpc::convert_grpc_route(
             object.clone(),
             route,
             &mut lookups,

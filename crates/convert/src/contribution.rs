@@ -136,6 +136,9 @@ pub(crate) enum ClaimedRule {
         conditions: Vec<Condition>,
         action: Arc<model::RuleAction>,
         backends: Vec<Arc<Backend>>,
+        /// A GRPCRoute match's precedence among the regular expressions of a path: the
+        /// characters of its service, then of its method (zero for an HTTPRoute).
+        method_precedence: (usize, usize),
     },
 }
 
@@ -146,6 +149,17 @@ impl RouteClaim {
             ClaimedRule::Ingress { conditions, .. } | ClaimedRule::Gateway { conditions, .. } => {
                 conditions
             }
+        }
+    }
+
+    /// Its precedence among regular-expression rules of one path (see
+    /// [`ClaimedRule::Gateway`]).
+    pub(crate) fn method_precedence(&self) -> (usize, usize) {
+        match &self.rule {
+            ClaimedRule::Gateway {
+                method_precedence, ..
+            } => *method_precedence,
+            ClaimedRule::Ingress { .. } => (0, 0),
         }
     }
 
@@ -196,6 +210,7 @@ impl RouteClaim {
                 conditions,
                 action,
                 backends,
+                ..
             } => conditions.is_empty() && backends.len() == 1 && action.forwards_only(),
         }
     }

@@ -23,6 +23,8 @@ pub(crate) enum Dependency {
     Listing(Kind, String),
     /// `of_kind(kind)`: any object of the kind anywhere.
     Kind(Kind),
+    /// `routes_of_gateway(kind, namespace, name)`: the routes of a kind naming a Gateway.
+    GatewayRoutes(Kind, String, String),
     /// `listener_ports()`: the ports from the command line and those found busy.
     ListenerPorts,
     /// `port_protocols()`: the protocols our Gateways' listeners use on each port.
@@ -43,6 +45,7 @@ pub(crate) fn same_object(a: &Object, b: &Object) -> bool {
         (Object::GatewayClass(x), Object::GatewayClass(y)) => Arc::ptr_eq(x, y),
         (Object::Gateway(x), Object::Gateway(y)) => Arc::ptr_eq(x, y),
         (Object::HttpRoute(x), Object::HttpRoute(y)) => Arc::ptr_eq(x, y),
+        (Object::GrpcRoute(x), Object::GrpcRoute(y)) => Arc::ptr_eq(x, y),
         (Object::ReferenceGrant(x), Object::ReferenceGrant(y)) => Arc::ptr_eq(x, y),
         (Object::Pod(x), Object::Pod(y)) => Arc::ptr_eq(x, y),
         _ => false,
@@ -129,6 +132,22 @@ impl<'a> Recorder<'a> {
     pub(crate) fn of_kind(&mut self, kind: Kind) -> Vec<&'a Object> {
         self.dependencies.push(Dependency::Kind(kind));
         self.context.snapshot.of_kind(kind).collect()
+    }
+
+    /// The routes of one kind whose `parentRefs` name a Gateway.
+    pub(crate) fn routes_of_gateway(
+        &mut self,
+        kind: Kind,
+        namespace: &str,
+        name: &str,
+    ) -> Vec<&'a Object> {
+        let dependency = Dependency::GatewayRoutes(kind, namespace.to_owned(), name.to_owned());
+        if !self.dependencies.contains(&dependency) {
+            self.dependencies.push(dependency);
+        }
+        self.context
+            .snapshot
+            .routes_of_gateway(kind, namespace, name)
     }
 
     pub(crate) fn endpoint_slices(

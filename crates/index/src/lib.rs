@@ -60,6 +60,9 @@ pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 pub struct Snapshot {
     objects: OrdMap<ObjectRef, Object>,
     slices_by_service: OrdMap<(String, String), OrdSet<String>>,
+    /// Routes by the Gateway their `parentRefs` name: (route kind, Gateway namespace,
+    /// Gateway name) → the routes.
+    routes_by_gateway: OrdMap<(Kind, String, String), OrdSet<ObjectRef>>,
     counts: [usize; Kind::ALL.len()],
 }
 
@@ -114,6 +117,18 @@ impl Snapshot {
                     _ => None,
                 }
             })
+            .collect()
+    }
+
+    /// The routes of one kind whose `parentRefs` name a Gateway, ordered by namespace and
+    /// name.
+    pub fn routes_of_gateway(&self, kind: Kind, namespace: &str, name: &str) -> Vec<&Object> {
+        let key = (kind, namespace.to_owned(), name.to_owned());
+        self.routes_by_gateway
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .filter_map(|route| self.objects.get(route))
             .collect()
     }
 
@@ -275,6 +290,13 @@ impl Index {
                 .or_default()
                 .insert(object_ref.name.clone());
         }
+        for (namespace, name) in object.parent_gateways() {
+            self.current
+                .routes_by_gateway
+                .entry((object_ref.kind, namespace, name))
+                .or_default()
+                .insert(object_ref.clone());
+        }
         if self
             .current
             .objects
@@ -293,6 +315,17 @@ impl Index {
     }
 
     fn unproject(&mut self, object_ref: &ObjectRef) {
+        if let Some(old) = self.current.objects.get(object_ref) {
+            for (namespace, name) in old.parent_gateways() {
+                let key = (object_ref.kind, namespace, name);
+                if let Some(routes) = self.current.routes_by_gateway.get_mut(&key) {
+                    routes.remove(object_ref);
+                    if routes.is_empty() {
+                        self.current.routes_by_gateway.remove(&key);
+                    }
+                }
+            }
+        }
         if object_ref.kind != Kind::EndpointSlice {
             return;
         }
@@ -401,6 +434,54 @@ mod tests {
             .of_kind(Kind::Service)
             .map(|o| o.object_ref().name.clone())
             .collect()
+    }
+
+    fn grpc_route(name: &str, parents: &str) -> Object {
+        objects(&format!(
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: {{name: {name}, namespace: team}}\nspec:\n  parentRefs: {parents}\n"
+        ))
+        .remove(0)
+    }
+
+    #[test]
+    fn routes_are_found_by_the_gateways_they_name_as_their_parents_change() {
+        let mut index = Index::new();
+        let names = |index: &Index, namespace: &str, gateway: &str| -> Vec<String> {
+            index
+                .snapshot()
+                .routes_of_gateway(Kind::GrpcRoute, namespace, gateway)
+                .iter()
+                .map(|route| route.object_ref().name)
+                .collect()
+        };
+        index.handle(SourceEvent::Apply(grpc_route(
+            "a",
+            "[{name: edge}, {name: shared, namespace: infra}, {name: edge, sectionName: http}]",
+        )));
+        index.handle(SourceEvent::Apply(grpc_route(
+            "b",
+            "[{name: shared, namespace: infra}, {name: svc, kind: Service, group: ''}]",
+        )));
+        assert_eq!(names(&index, "team", "edge"), ["a"]);
+        assert_eq!(names(&index, "infra", "shared"), ["a", "b"]);
+        assert!(
+            names(&index, "team", "svc").is_empty(),
+            "a Service parent is no Gateway"
+        );
+        assert!(
+            index
+                .snapshot()
+                .routes_of_gateway(Kind::HttpRoute, "infra", "shared")
+                .is_empty(),
+            "by kind"
+        );
+
+        index.handle(SourceEvent::Apply(grpc_route("a", "[{name: other}]")));
+        assert!(names(&index, "team", "edge").is_empty());
+        assert_eq!(names(&index, "infra", "shared"), ["b"]);
+        assert_eq!(names(&index, "team", "other"), ["a"]);
+        index.handle(SourceEvent::Delete(grpc_route("b", "[]").object_ref()));
+        assert!(names(&index, "infra", "shared").is_empty());
     }
 
     #[test]

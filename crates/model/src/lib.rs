@@ -49,7 +49,7 @@ pub use routing::{
 };
 pub use rules::{
     BodyLimit, Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction,
-    RuleBackend, ValueMatch,
+    RuleBackend, Unavailable, ValueMatch,
 };
 pub use server_options::{
     BackendTimeouts, BackendTls, Balance, CheckUri, DnsName, HealthCheck, Protocol, SecretPem,

@@ -104,8 +104,10 @@ pub struct RuleAction {
     /// Where traffic goes, with weights (all above 0).
     pub backends: Vec<RuleBackend>,
     /// The weight of the backends that are invalid: that share of the traffic (all of
-    /// it, when there is no valid backend) is answered with 500.
+    /// it, when there is no valid backend) is answered with `unavailable_answer`.
     pub unavailable_weight: u32,
+    /// How that share is answered.
+    pub unavailable_answer: Unavailable,
     /// HSTS on HTTPS responses, when it differs from the frontends' default.
     pub hsts: crate::HstsRule,
     /// Cross-origin resource sharing: preflights answered, responses decorated.
@@ -154,6 +156,16 @@ impl RuleAction {
             && self.auth.is_none()
             && self.backends.iter().all(RuleBackend::forwards_only)
     }
+}
+
+/// How a rule answers the requests it has no valid backend for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Unavailable {
+    /// 500, as an HTTPRoute asks.
+    #[default]
+    InternalError,
+    /// 503, which gRPC clients read as `UNAVAILABLE`, as a GRPCRoute asks.
+    ServiceUnavailable,
 }
 
 /// One backend of a rule, with its weight and its own header changes.

@@ -11,7 +11,8 @@ pub fn status_yaml(report: &StatusReport) -> String {
         let kind = match status {
             ObjectStatus::Class { .. } => "GatewayClass",
             ObjectStatus::Gateway { .. } => "Gateway",
-            ObjectStatus::Route { .. } => "HTTPRoute",
+            // A route's status is the same for every route kind; its object says which.
+            ObjectStatus::Route { .. } => object.kind.name(),
         };
         let mut metadata = json!({"name": object.name});
         if !object.namespace.is_empty() {

@@ -526,7 +526,23 @@ fn manifest(index: usize, attack: &Attack) -> Value {
             } else {
                 "PathPrefix"
             };
-            json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            // The same values in a GRPCRoute's method match, header match and filters
+            // (on a host of its own, so that it is served rather than refused for sharing
+            // the HTTPRoute's).
+            let method_type = if *path_regex {
+                "RegularExpression"
+            } else {
+                "Exact"
+            };
+            let grpc = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GRPCRoute",
+                   "metadata": {"name": format!("evil-grpc{index}"), "namespace": "attacker"},
+                   "spec": {"parentRefs": [{"name": "gw", "namespace": "victim"}], "hostnames": ["grpc.attacker.test"],
+                            "rules": [
+                                {"matches": [{"method": {"type": method_type, "service": path, "method": redirect}, "headers": headers}],
+                                 "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x-evil", "value": set_header}]}},
+                                             {"type": "ResponseHeaderModifier", "responseHeaderModifier": {"add": [{"name": "x-evil", "value": set_header}]}}],
+                                 "backendRefs": [{"name": "app", "port": 80, "weight": weight}]}]}});
+            let http = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
                    "metadata": {"name": format!("evil{index}"), "namespace": "attacker"},
                    "spec": {"parentRefs": [{"name": "gw", "namespace": "victim"}], "hostnames": ["attacker.test"],
                             "rules": [
@@ -534,7 +550,8 @@ fn manifest(index: usize, attack: &Attack) -> Value {
                                  "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x-evil", "value": set_header}]}}],
                                  "backendRefs": [{"name": "app", "port": 80, "weight": weight}, {"name": "app", "port": 80, "weight": weight}]},
                                 {"matches": [{"path": {"type": "Exact", "value": "/redirect"}}],
-                                 "filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplaceFullPath", "replaceFullPath": redirect}}}]}]}})
+                                 "filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplaceFullPath", "replaceFullPath": redirect}}}]}]}});
+            json!({"apiVersion": "v1", "kind": "List", "items": [http, grpc]})
         }
         Attack::Global {
             timeout,

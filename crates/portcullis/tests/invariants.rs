@@ -126,12 +126,15 @@ impl Default for Shape {
     }
 }
 
-/// An HTTPRoute for one service.
+/// An HTTPRoute or a GRPCRoute for one service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct RouteShape {
+    /// A GRPCRoute (which may not share a hostname with an HTTPRoute on a listener).
+    grpc: bool,
     /// 0: `svc<n>.test`; 1: `shared.test`; 2: no hostname (the listener's).
     host: u8,
-    /// 0: PathPrefix `/`; 1: Exact `/app`; 2: PathPrefix `/app/v2`.
+    /// 0: PathPrefix `/`; 1: Exact `/app`; 2: PathPrefix `/app/v2`. For a GRPCRoute:
+    /// 0: no match; 1: service and method; 2: a service pattern.
     path_variant: u8,
     /// Adds a header condition.
     header: bool,
@@ -359,7 +362,7 @@ impl Cluster {
             "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: gw}}\nspec: {{controllerName: {controller}}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: alpha}}\nspec:\n  gatewayClassName: gw\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: https\n    protocol: HTTPS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{certificateRefs: [{{name: tls}}]}}\n  - name: alt\n    protocol: HTTP\n    port: 8080{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n"
         );
         if gateway.grant {
-            yaml += "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: beta-routes, namespace: alpha}\nspec:\n  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: beta}]\n  to: [{group: '', kind: Service}]\n";
+            yaml += "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: beta-routes, namespace: alpha}\nspec:\n  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: beta}, {group: gateway.networking.k8s.io, kind: GRPCRoute, namespace: beta}]\n  to: [{group: '', kind: Service}]\n";
         }
         for (number, route) in &self.routes {
             let namespace = Self::namespace(*number);
@@ -380,9 +383,28 @@ impl Cluster {
                 ("PathPrefix", "/app/v2"),
             ][usize::from(route.path_variant % 3)];
             let header = if route.header {
-                ", headers: [{name: x-canary, value: '1'}]"
+                "headers: [{name: x-canary, value: '1'}]"
             } else {
                 ""
+            };
+            let (route_kind, matched) = if route.grpc {
+                let method = [
+                    "",
+                    "method: {service: shop.Cart, method: Add}",
+                    "method: {type: RegularExpression, service: 'shop\\..*'}",
+                ][usize::from(route.path_variant % 3)];
+                let parts: Vec<&str> = [method, header]
+                    .into_iter()
+                    .filter(|p| !p.is_empty())
+                    .collect();
+                ("GRPCRoute", parts.join(", "))
+            } else {
+                let path = format!("path: {{type: {kind}, value: {path}}}");
+                let parts: Vec<&str> = [path.as_str(), header]
+                    .into_iter()
+                    .filter(|p| !p.is_empty())
+                    .collect();
+                ("HTTPRoute", parts.join(", "))
             };
             let filter = if route.filter {
                 format!(
@@ -397,7 +419,7 @@ impl Cluster {
                 ""
             };
             yaml += &format!(
-                "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: route{number}, namespace: {namespace}}}\nspec:\n  parentRefs: [{{name: gw, namespace: alpha{section}}}]\n{hostnames}  rules:\n  - matches: [{{path: {{type: {kind}, value: {path}}}{header}}}]{filter}\n    backendRefs: [{{name: svc{number}, port: 80}}{split}]\n"
+                "---\napiVersion: gateway.networking.k8s.io/v1\nkind: {route_kind}\nmetadata: {{name: route{number}, namespace: {namespace}}}\nspec:\n  parentRefs: [{{name: gw, namespace: alpha{section}}}]\n{hostnames}  rules:\n  - matches: [{{{matched}}}]{filter}\n    backendRefs: [{{name: svc{number}, port: 80}}{split}]\n"
             );
         }
         yaml
@@ -771,6 +793,7 @@ fn shape() -> impl Strategy<Value = Shape> {
 
 fn route_shape() -> impl Strategy<Value = RouteShape> {
     (
+        any::<bool>(),
         0u8..3,
         0u8..3,
         any::<bool>(),
@@ -779,7 +802,8 @@ fn route_shape() -> impl Strategy<Value = RouteShape> {
         0u8..3,
     )
         .prop_map(
-            |(host, path_variant, header, split, filter, section)| RouteShape {
+            |(grpc, host, path_variant, header, split, filter, section)| RouteShape {
+                grpc,
                 host,
                 path_variant,
                 header,

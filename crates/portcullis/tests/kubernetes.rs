@@ -147,6 +147,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
             "/apis/discovery.k8s.io/v1/endpointslices?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/gatewayclasses?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/gateways?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/grpcroutes?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/httproutes?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/referencegrants?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingressclasses?fieldSelector=",
@@ -584,5 +585,92 @@ fn gateway_api_objects_are_watched_and_missing_crds_do_not_hold_rendering_back()
     );
     api.delete("HTTPRoute", "default", "routed");
     wait_for(p, "routed.test", "404");
+    assert_only_granted_requests(&api);
+}
+
+#[test]
+fn grpc_route_status_is_written_and_an_http_route_sharing_its_hostname_waits_for_it() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    api.apply(service("greeter"));
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                     "metadata": {"name": "portcullis"},
+                     "spec": {"controllerName": "portcullis.dev/gateway-controller"}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                     "metadata": {"name": "edge", "namespace": "default"},
+                     "spec": {"gatewayClassName": "portcullis",
+                              "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GRPCRoute",
+                     "metadata": {"name": "greeter", "namespace": "default", "generation": 3,
+                                  "creationTimestamp": "2026-01-01T00:00:00Z"},
+                     "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["shared.test"],
+                              "rules": [{"matches": [{"method": {"service": "greet.Greeter"}}],
+                                         "backendRefs": [{"name": "greeter", "port": 80}]}]}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                     "metadata": {"name": "website", "namespace": "default",
+                                  "creationTimestamp": "2026-02-01T00:00:00Z"},
+                     "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["shared.test"],
+                              "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]}}),
+    );
+    let mut instance = launch(&api, "solo", &[]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+
+    // The leader writes the GRPCRoute's status, and the younger HTTPRoute's refusal.
+    let condition = |api: &FakeApiServer, kind: &str, name: &str| {
+        let route = api.get(kind, "default", name).unwrap();
+        let accepted = route["status"]["parents"][0]["conditions"][0].clone();
+        (accepted["status"].clone(), accepted["reason"].clone())
+    };
+    p.wait_until(WAIT, |_| {
+        condition(&api, "GRPCRoute", "greeter") == (json!("True"), json!("Accepted"))
+            && condition(&api, "HTTPRoute", "website")
+                == (json!("False"), json!("HostnameConflict"))
+    })
+    .unwrap_or_else(|err| panic!("{err}: {:?}", api.get("HTTPRoute", "default", "website")));
+    let greeter = api.get("GRPCRoute", "default", "greeter").unwrap();
+    let parent = &greeter["status"]["parents"][0];
+    assert_eq!(parent["parentRef"]["name"], "edge");
+    assert_eq!(
+        parent["controllerName"],
+        "portcullis.dev/gateway-controller"
+    );
+    assert_eq!(parent["conditions"][0]["observedGeneration"], 3);
+    assert_eq!(parent["conditions"][1]["type"], "ResolvedRefs");
+    assert_eq!(parent["conditions"][1]["status"], "True");
+    let gateway = api.get("Gateway", "default", "edge").unwrap();
+    let listener = &gateway["status"]["listeners"][0];
+    assert_eq!(listener["attachedRoutes"], 1);
+    assert_eq!(
+        listener["supportedKinds"],
+        json!([{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute"},
+               {"group": "gateway.networking.k8s.io", "kind": "GRPCRoute"}])
+    );
+    assert!(
+        api.writes()
+            .iter()
+            .any(|w| w.ends_with("/grpcroutes/greeter/status")),
+        "{:?}",
+        api.writes()
+    );
+    assert_eq!(answer(p.http_port, "shared.test"), "404");
+
+    // The GRPCRoute goes: the HTTPRoute is accepted and served, converted again because a
+    // GRPCRoute naming its Gateway changed.
+    api.delete("GRPCRoute", "default", "greeter");
+    wait_for(p, "shared.test", "blue");
+    p.wait_until(WAIT, |_| {
+        condition(&api, "HTTPRoute", "website") == (json!("True"), json!("Accepted"))
+    })
+    .unwrap();
     assert_only_granted_requests(&api);
 }

@@ -11,7 +11,7 @@ use crate::client_auth::ClientAuthLines;
 use crate::layout::{ADMIN_SOCKET, MapFile, RUN_DIR};
 use crate::maps::redirect_marker;
 use crate::ports::{HostPortLines, LineOrder, PortFrontend};
-use crate::rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, HostRuleLines};
+use crate::rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, GATEWAY_503_BACKEND, HostRuleLines};
 
 /// The rule chains' lines, then the backend the request goes to.
 fn selection<'a>(
@@ -253,6 +253,9 @@ backend {NOT_FOUND_BACKEND}
 {}
 backend {GATEWAY_500_BACKEND}
     http-request return status 500 content-type text/plain string \"500 No Valid Backend\"
+
+backend {GATEWAY_503_BACKEND}
+    http-request return status 503 content-type text/plain string \"503 No Valid Backend\"
 ",
         crate::responses::not_found_line(&global.responses)
     );

@@ -30,7 +30,7 @@ pub use auth::AUTH_LUA;
 pub use cache::RenderCache;
 pub use layout::shard_file_name;
 pub use origins::OriginTable;
-pub use rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, dispatch_name};
+pub use rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, GATEWAY_503_BACKEND, dispatch_name};
 pub use servers::{adds_servers_live, checks_servers, derives_server_cookies, server_options};
 pub use shards::shard_of;
 

@@ -14,8 +14,12 @@ use model::{
 
 use crate::escape::regex_literal;
 
-/// Answers a rule whose backends are all invalid, as the Gateway API requires.
+/// Answers a rule whose backends are all invalid, as the Gateway API requires of an
+/// HTTPRoute.
 pub const GATEWAY_500_BACKEND: &str = "_gateway_500";
+/// Answers a GRPCRoute rule whose backends are all invalid: gRPC clients read 503 as
+/// `UNAVAILABLE`, the status the Gateway API requires there.
+pub const GATEWAY_503_BACKEND: &str = "_gateway_503";
 /// The prefix of every chained route's map value.
 pub const DISPATCH_PREFIX: &str = "_gw_";
 
@@ -340,8 +344,12 @@ fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
         })
         .collect();
     if action.unavailable_weight > 0 || targets.is_empty() {
+        let answer = match action.unavailable_answer {
+            model::Unavailable::InternalError => GATEWAY_500_BACKEND,
+            model::Unavailable::ServiceUnavailable => GATEWAY_503_BACKEND,
+        };
         targets.push((
-            GATEWAY_500_BACKEND.to_owned(),
+            answer.to_owned(),
             u64::from(action.unavailable_weight.max(1)),
             None,
         ));

@@ -257,6 +257,7 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
         (GATEWAY_GROUP, "GatewayClass") => custom(value, Kind::GatewayClass, Object::GatewayClass),
         (GATEWAY_GROUP, "Gateway") => custom(value, Kind::Gateway, Object::Gateway),
         (GATEWAY_GROUP, "HTTPRoute") => custom(value, Kind::HttpRoute, Object::HttpRoute),
+        (GATEWAY_GROUP, "GRPCRoute") => custom(value, Kind::GrpcRoute, Object::GrpcRoute),
         (GATEWAY_GROUP, "ReferenceGrant") => {
             custom(value, Kind::ReferenceGrant, Object::ReferenceGrant)
         }

@@ -27,11 +27,12 @@ pub use k8s_openapi::jiff;
 pub use log_safe::LogSafe;
 pub use object::{Kind, Object, ObjectRef};
 
-/// The Gateway API types (`gateway.networking.k8s.io/v1`).
+/// The Gateway API types (`gateway.networking.k8s.io/v1`), GRPCRoute's included.
 pub mod gateway {
     pub use gateway_api::gatewayclasses::*;
     pub use gateway_api::gateways::*;
+    pub use gateway_api::grpcroutes::*;
     pub use gateway_api::httproutes::*;
     pub use gateway_api::referencegrants::*;
 }
-pub use gateway::{Gateway, GatewayClass, HttpRoute, ReferenceGrant};
+pub use gateway::{Gateway, GatewayClass, GrpcRoute, HttpRoute, ReferenceGrant};

@@ -31,6 +31,7 @@ impl NameRule {
             | Kind::GatewayClass
             | Kind::Gateway
             | Kind::HttpRoute
+            | Kind::GrpcRoute
             | Kind::ReferenceGrant
             | Kind::Pod => NameRule::Dns1123Subdomain,
         }

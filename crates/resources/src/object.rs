@@ -9,7 +9,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::{Gateway, GatewayClass, HttpRoute, LogSafe, ReferenceGrant};
+use crate::{Gateway, GatewayClass, GrpcRoute, HttpRoute, LogSafe, ReferenceGrant};
 
 /// The kinds portcullis reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -36,6 +36,8 @@ pub enum Kind {
     Gateway,
     /// gateway.networking.k8s.io HTTPRoute.
     HttpRoute,
+    /// gateway.networking.k8s.io GRPCRoute.
+    GrpcRoute,
     /// gateway.networking.k8s.io ReferenceGrant.
     ReferenceGrant,
     /// core/v1 Pod: only its name, namespace and labels are kept (blue-green groups).
@@ -44,7 +46,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in a fixed order (used for metrics).
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 14] = [
         Kind::Namespace,
         Kind::Service,
         Kind::EndpointSlice,
@@ -56,6 +58,7 @@ impl Kind {
         Kind::GatewayClass,
         Kind::Gateway,
         Kind::HttpRoute,
+        Kind::GrpcRoute,
         Kind::ReferenceGrant,
         Kind::Pod,
     ];
@@ -74,6 +77,7 @@ impl Kind {
             Kind::GatewayClass => "GatewayClass",
             Kind::Gateway => "Gateway",
             Kind::HttpRoute => "HTTPRoute",
+            Kind::GrpcRoute => "GRPCRoute",
             Kind::ReferenceGrant => "ReferenceGrant",
             Kind::Pod => "Pod",
         }
@@ -122,6 +126,9 @@ impl fmt::Display for ObjectRef {
     }
 }
 
+/// A route parentRef's group, kind, namespace and name, whichever route kind holds it.
+type ParentRefFields<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, &'a str);
+
 /// A decoded object. Shared, because snapshots hold the same objects many times over.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Object {
@@ -147,6 +154,8 @@ pub enum Object {
     Gateway(Arc<Gateway>),
     /// HTTPRoute.
     HttpRoute(Arc<HttpRoute>),
+    /// GRPCRoute.
+    GrpcRoute(Arc<GrpcRoute>),
     /// ReferenceGrant.
     ReferenceGrant(Arc<ReferenceGrant>),
     /// Pod, reduced to its name, namespace and labels by [`Object::pod`].
@@ -168,6 +177,7 @@ impl Object {
             Object::GatewayClass(_) => Kind::GatewayClass,
             Object::Gateway(_) => Kind::Gateway,
             Object::HttpRoute(_) => Kind::HttpRoute,
+            Object::GrpcRoute(_) => Kind::GrpcRoute,
             Object::ReferenceGrant(_) => Kind::ReferenceGrant,
             Object::Pod(_) => Kind::Pod,
         }
@@ -187,6 +197,7 @@ impl Object {
             Object::GatewayClass(o) => &o.metadata,
             Object::Gateway(o) => &o.metadata,
             Object::HttpRoute(o) => &o.metadata,
+            Object::GrpcRoute(o) => &o.metadata,
             Object::ReferenceGrant(o) => &o.metadata,
             Object::Pod(o) => o.metadata(),
         }
@@ -205,6 +216,55 @@ impl Object {
             },
             ..Pod::default()
         }))
+    }
+
+    /// The Gateways a route names in its `parentRefs`, as (namespace, name); empty for
+    /// other kinds. Each Gateway once, in the order first named.
+    pub fn parent_gateways(&self) -> Vec<(String, String)> {
+        let refs: Vec<ParentRefFields<'_>> = match self {
+            Object::HttpRoute(route) => route
+                .spec
+                .parent_refs
+                .iter()
+                .flatten()
+                .map(|p| {
+                    (
+                        p.group.as_deref(),
+                        p.kind.as_deref(),
+                        p.namespace.as_deref(),
+                        p.name.as_str(),
+                    )
+                })
+                .collect(),
+            Object::GrpcRoute(route) => route
+                .spec
+                .parent_refs
+                .iter()
+                .flatten()
+                .map(|p| {
+                    (
+                        p.group.as_deref(),
+                        p.kind.as_deref(),
+                        p.namespace.as_deref(),
+                        p.name.as_str(),
+                    )
+                })
+                .collect(),
+            // Most objects are not routes: nothing is allocated for them.
+            _ => return Vec::new(),
+        };
+        let own = self.metadata().namespace.as_deref().unwrap_or_default();
+        let mut gateways: Vec<(String, String)> = Vec::new();
+        for (group, kind, namespace, name) in refs {
+            let is_gateway = group.unwrap_or("gateway.networking.k8s.io")
+                == "gateway.networking.k8s.io"
+                && kind.unwrap_or("Gateway") == "Gateway";
+            let gateway = (namespace.unwrap_or(own).to_owned(), name.to_owned());
+            if is_gateway && !gateways.contains(&gateway) {
+                gateways.push(gateway);
+            }
+        }
+        gateways
     }
 
     /// The object's identity. Decoding guarantees a name, and a namespace for namespaced kinds.

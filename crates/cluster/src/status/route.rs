@@ -6,9 +6,10 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{Api, Client};
 use resources::gateway::{
-    HttpRouteStatus, HttpRouteStatusParents, HttpRouteStatusParentsParentRef,
+    GrpcRouteStatus, GrpcRouteStatusParents, GrpcRouteStatusParentsParentRef, HttpRouteStatus,
+    HttpRouteStatusParents, HttpRouteStatusParentsParentRef,
 };
-use resources::{HttpRoute, Kind};
+use resources::{GrpcRoute, HttpRoute, Kind};
 
 use super::conditions::with_transition_times;
 use super::kind::{MergeContext, StatusKind};
@@ -97,6 +98,54 @@ impl StatusKind for HttpRoute {
         context: &MergeContext<'_>,
     ) -> HttpRouteStatus {
         HttpRouteStatus {
+            parents: merge_parents(&current.parents, &desired.parents, context),
+        }
+    }
+}
+
+impl RouteParentStatus for GrpcRouteStatusParents {
+    type ParentRef = GrpcRouteStatusParentsParentRef;
+
+    fn controller_name(&self) -> &str {
+        &self.controller_name
+    }
+
+    fn parent_ref(&self) -> &GrpcRouteStatusParentsParentRef {
+        &self.parent_ref
+    }
+
+    fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+
+    fn with_conditions(&self, conditions: Vec<Condition>) -> Self {
+        Self {
+            conditions,
+            ..self.clone()
+        }
+    }
+}
+
+/// The desired status holds only our `parents` entries, as for an HTTPRoute.
+impl StatusKind for GrpcRoute {
+    const KIND: Kind = Kind::GrpcRoute;
+    type Status = GrpcRouteStatus;
+    type Desired = GrpcRouteStatus;
+
+    fn status(&self) -> Option<&GrpcRouteStatus> {
+        self.status.as_ref()
+    }
+
+    fn api(client: Client, namespace: &str) -> Api<Self> {
+        Api::namespaced(client, namespace)
+    }
+
+    fn merge(
+        current: &GrpcRouteStatus,
+        desired: &GrpcRouteStatus,
+        context: &MergeContext<'_>,
+    ) -> GrpcRouteStatus {
+        GrpcRouteStatus {
             parents: merge_parents(&current.parents, &desired.parents, context),
         }
     }

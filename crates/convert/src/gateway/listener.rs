@@ -163,9 +163,37 @@ fn is_ours(snapshot: &Snapshot, gateway: &resources::gateway::Gateway) -> bool {
 pub(crate) struct RouteKinds {
     /// Whether it takes HTTPRoutes (asked for, or no kinds given).
     pub(crate) http_route: bool,
+    /// Whether it takes GRPCRoutes (asked for, or no kinds given).
+    pub(crate) grpc_route: bool,
     /// The kinds it asks for that portcullis does not serve there, as `group/kind`.
     pub(crate) invalid: Vec<String>,
 }
+
+impl RouteKinds {
+    /// Whether it takes routes of this kind.
+    pub(crate) fn takes(&self, kind: Kind) -> bool {
+        match kind {
+            Kind::HttpRoute => self.http_route,
+            Kind::GrpcRoute => self.grpc_route,
+            _ => false,
+        }
+    }
+
+    /// The kinds it takes, as `supportedKinds` lists them.
+    pub(crate) fn supported(&self) -> Vec<&'static str> {
+        let mut kinds = Vec::new();
+        if self.http_route {
+            kinds.push("HTTPRoute");
+        }
+        if self.grpc_route {
+            kinds.push("GRPCRoute");
+        }
+        kinds
+    }
+}
+
+/// The route kinds an HTTP or HTTPS listener serves.
+const HTTP_ROUTE_KINDS: [&str; 2] = ["HTTPRoute", "GRPCRoute"];
 
 /// The route kinds a listener asks for; none given means every kind its protocol takes.
 pub(crate) fn route_kinds(listener: &GatewayListeners) -> RouteKinds {
@@ -180,13 +208,15 @@ pub(crate) fn route_kinds(listener: &GatewayListeners) -> RouteKinds {
                 .map(|k| (k.group.as_deref().unwrap_or(GROUP), k.kind.as_str()))
                 .collect()
         })
-        .unwrap_or_else(|| vec![(GROUP, "HTTPRoute")]);
-    let is_http_route = |kind: &(&str, &str)| *kind == (GROUP, "HTTPRoute");
+        .unwrap_or_else(|| HTTP_ROUTE_KINDS.iter().map(|kind| (GROUP, *kind)).collect());
+    let served = |kind: &(&str, &str)| kind.0 == GROUP && HTTP_ROUTE_KINDS.contains(&kind.1);
+    let asks = |wanted: &str| serves_http && asked.contains(&(GROUP, wanted));
     RouteKinds {
-        http_route: serves_http && asked.iter().any(is_http_route),
+        http_route: asks("HTTPRoute"),
+        grpc_route: asks("GRPCRoute"),
         invalid: asked
             .iter()
-            .filter(|kind| !serves_http || !is_http_route(kind))
+            .filter(|kind| !serves_http || !served(kind))
             .map(|(group, kind)| format!("{group}/{kind}"))
             .collect(),
     }

@@ -1,10 +1,12 @@
-//! The Gateway API: HTTPRoutes converted through the Gateways of our GatewayClasses
+//! The Gateway API: HTTPRoutes (and GRPCRoutes, through the same converter: `grpc`) converted through the Gateways of our GatewayClasses
 //! (`route`), the listeners they attach to (`listener`), their matches and filters
 //! (`rules`), and the status written back (`status`, in the vocabulary of `crate::outcome`).
 
 mod api;
+pub(crate) mod attach;
 mod cors;
 pub(crate) mod frontend_tls;
+pub(crate) mod grpc;
 pub(crate) mod listener;
 pub(crate) mod route;
 pub(crate) mod rules;
@@ -12,4 +14,4 @@ pub mod status;
 
 pub use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal};
 pub use api::{GATEWAY_CONTROLLER, GROUP};
-pub use route::intersect;
+pub use attach::intersect;

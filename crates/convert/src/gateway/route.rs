@@ -1,5 +1,5 @@
-//! One HTTPRoute to its routes, TLS claims and backends, through the Gateways of our
-//! GatewayClass it attaches to. Pure, and memoized like an Ingress: everything it reads
+//! One HTTPRoute (or a GRPCRoute, written as one by `grpc`) to its routes, TLS claims and
+//! backends, through the Gateways of our GatewayClass it attaches to (`attach`). Pure, and memoized like an Ingress: everything it reads
 //! (Gateways, GatewayClasses, Namespaces, ReferenceGrants, Services, endpoints) is looked
 //! up through the recorder, so a change to any of it converts the route again.
 //!
@@ -7,8 +7,8 @@
 //! (namespaces `Same` / `All` / `Selector`, kinds), `parentRefs` with `sectionName` and
 //! `port`, `Exact`, `PathPrefix` and `RegularExpression` path matches with header,
 //! query-parameter and method conditions, the core and extended filters of a rule and of
-//! a backendRef, weighted Service backends (an invalid one's share answered with 500), cross-namespace references with
-//! ReferenceGrants. Everything else is reported on the route and left out (see
+//! a backendRef, weighted Service backends (an invalid one's share answered with 500, 503
+//! for a GRPCRoute), cross-namespace references with ReferenceGrants. Everything else is reported on the route and left out (see
 //! docs/gateway-api.md).
 
 use std::collections::BTreeMap;
@@ -16,14 +16,12 @@ use std::sync::Arc;
 
 use model::{Backend, BackendId, CertId, Frontends, HostKey, PathKind};
 use resources::gateway::{
-    GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom,
-    GatewayListenersAllowedRoutesNamespacesSelector, HttpRouteRules, HttpRouteRulesMatches,
-    HttpRouteRulesMatchesPathType,
+    GatewayListeners, HttpRouteRules, HttpRouteRulesMatches, HttpRouteRulesMatchesPathType,
 };
 use resources::{Gateway, HttpRoute, Kind, Object, ObjectRef, ServiceBackendPort};
 
 use super::api::{GATEWAY_CONTROLLER, GROUP};
-use super::{listener, rules};
+use super::{attach, listener, rules};
 use crate::contribution::{ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim};
 use crate::endpoints::ServiceBackend;
 use crate::keys::Keys;
@@ -55,8 +53,22 @@ struct Attachment {
     field: String,
 }
 
+/// One match of a rule as the converter takes it: an HTTPRoute match (a GRPCRoute's
+/// method written as the path it is sent on) with its GRPCRoute precedence, or why the
+/// match is left out (the field below the match, and what is wrong).
+pub(crate) type MatchInput = Result<(HttpRouteRulesMatches, (usize, usize)), (String, String)>;
+
+/// What sets a GRPCRoute apart when it goes through the HTTPRoute converter.
+pub(crate) struct GrpcParts {
+    /// Each rule's matches, translated.
+    pub(crate) matches: Vec<Vec<MatchInput>>,
+}
+
 struct RouteConverter<'a, 'b> {
     route: &'a HttpRoute,
+    /// `HttpRoute` or `GrpcRoute`.
+    kind: Kind,
+    grpc: Option<&'a GrpcParts>,
     lookups: &'a mut Recorder<'b>,
     output: Contribution,
     backends: BTreeMap<BackendId, ServiceBackend>,
@@ -68,11 +80,24 @@ pub(crate) fn convert_http_route(
     route: &HttpRoute,
     lookups: &mut Recorder<'_>,
 ) -> Contribution {
+    convert_route(object, route, None, lookups)
+}
+
+/// Converts an HTTPRoute, or a GRPCRoute written as one (`grpc`: what sets it apart).
+pub(crate) fn convert_route(
+    object: ObjectRef,
+    route: &HttpRoute,
+    grpc: Option<&GrpcParts>,
+    lookups: &mut Recorder<'_>,
+) -> Contribution {
     let order = MergeOrder::of(&route.metadata, &object);
+    let kind = object.kind;
     let mut converter = RouteConverter {
         route,
+        kind,
+        grpc,
         lookups,
-        output: Contribution::new(object, "HTTPRoute", order),
+        output: Contribution::new(object, kind.name(), order),
         backends: BTreeMap::new(),
     };
     let mut outcome = RouteOutcome::default();
@@ -122,6 +147,7 @@ impl RouteConverter<'_, '_> {
             };
             let mut named = false;
             let mut matched_listener = false;
+            let mut conflict: Option<(String, ObjectRef)> = None;
             let mut found = Vec::new();
             for (index, listener) in gateway.spec.listeners.iter().enumerate() {
                 if parent
@@ -164,6 +190,17 @@ impl RouteConverter<'_, '_> {
                     .into_iter()
                     .filter(|host| !listener::isolated_from(&gateway.spec.listeners, index, host))
                     .collect();
+                if !hosts.is_empty()
+                    && let Some(older) = attach::older_route_of_other_kind(
+                        self.lookups,
+                        (self.kind, &self.output.order),
+                        (&gateway, &namespace, index),
+                        &hosts,
+                    )
+                {
+                    conflict.get_or_insert((listener.name.clone(), older));
+                    continue;
+                }
                 if !hosts.is_empty() {
                     outcome.listeners.push(listener.name.clone());
                 }
@@ -190,6 +227,14 @@ impl RouteConverter<'_, '_> {
                     Reason::NotAllowedByListeners,
                     format!(
                         "no listener of Gateway {namespace}/{} accepts this route (sectionName, port, allowedRoutes); it is not attached there",
+                        parent.name
+                    ),
+                ))
+            } else if let (true, Some((listener, older))) = (found.is_empty(), &conflict) {
+                Some(Refusal::new(
+                    Reason::HostnameConflict,
+                    format!(
+                        "a hostname of this route is also one of {older}, which is older and attached to listener {listener} of Gateway {namespace}/{}; an HTTPRoute and a GRPCRoute may not share a hostname on a listener, so this route is not attached there",
                         parent.name
                     ),
                 ))
@@ -251,57 +296,26 @@ impl RouteConverter<'_, '_> {
 
     /// Whether a listener's `allowedRoutes` admits this route.
     fn allowed(&mut self, listener: &GatewayListeners, gateway_namespace: &str) -> bool {
-        if !listener::route_kinds(listener).http_route {
-            return false;
-        }
-        let allowed = listener.allowed_routes.as_ref();
-        let namespaces = allowed.and_then(|a| a.namespaces.as_ref());
-        let from = namespaces.and_then(|n| n.from.as_ref());
         let route_namespace = self.namespace();
-        match from {
-            None | Some(GatewayListenersAllowedRoutesNamespacesFrom::Same) => {
-                route_namespace == gateway_namespace
-            }
-            Some(GatewayListenersAllowedRoutesNamespacesFrom::All) => true,
-            Some(GatewayListenersAllowedRoutesNamespacesFrom::Selector) => {
-                let selector = namespaces.and_then(|n| n.selector.as_ref());
-                let labels = match self.lookups.get(ObjectRef::new(
-                    Kind::Namespace,
-                    "",
-                    route_namespace.as_str(),
-                )) {
-                    Some(Object::Namespace(namespace)) => {
-                        namespace.metadata.labels.clone().unwrap_or_default()
-                    }
-                    _ => BTreeMap::new(),
-                };
-                selector.is_some_and(|selector| selects(selector, &labels))
-            }
-        }
+        attach::allowed(
+            self.lookups,
+            listener,
+            gateway_namespace,
+            self.kind,
+            &route_namespace,
+        )
     }
+}
 
+impl RouteConverter<'_, '_> {
     /// The route's hosts under a listener hostname, as the specification intersects them.
     fn hostnames(&mut self, listener: Option<&str>) -> Vec<HostKey> {
         let route_hosts = self.route.spec.hostnames.clone().unwrap_or_default();
-        let listener = listener
-            .filter(|h| !h.is_empty())
-            .map(str::to_ascii_lowercase);
-        let chosen: Vec<String> = match (&listener, route_hosts.is_empty()) {
-            (None, true) => return vec![HostKey::CatchAll],
-            (None, false) => route_hosts,
-            (Some(listener), true) => vec![listener.clone()],
-            (Some(listener), false) => route_hosts
-                .iter()
-                .filter_map(|host| intersect(listener, &host.to_ascii_lowercase()))
-                .collect(),
-        };
         let mut hosts = Vec::new();
-        for (index, host) in chosen.iter().enumerate() {
-            match names::parse_host(host) {
-                // A Gateway API wildcard covers any number of labels.
-                Ok(HostKey::Wildcard(suffix)) => hosts.push(HostKey::Suffix(suffix)),
+        for found in attach::hosts_under(&route_hosts, listener) {
+            match found {
                 Ok(key) => hosts.push(key),
-                Err(why) => self.report(
+                Err((index, why)) => self.report(
                     format!("spec.hostnames[{index}]"),
                     format!("{why}; the hostname is skipped"),
                 ),
@@ -372,14 +386,33 @@ impl RouteConverter<'_, '_> {
             if unresolved.is_none() {
                 unresolved = problem;
             }
-            let matches = rule.matches.clone().unwrap_or_default();
+            let matches: Vec<MatchInput> = match self.grpc {
+                Some(grpc) => grpc.matches.get(rule_index).cloned().unwrap_or_default(),
+                None => rule
+                    .matches
+                    .iter()
+                    .flatten()
+                    .map(|matched| Ok((matched.clone(), (0, 0))))
+                    .collect(),
+            };
             let matches = if matches.is_empty() {
-                vec![HttpRouteRulesMatches::default()]
+                vec![Ok((HttpRouteRulesMatches::default(), (0, 0)))]
             } else {
                 matches
             };
-            for (match_index, matched) in matches.iter().enumerate() {
+            for (match_index, matched) in matches.into_iter().enumerate() {
                 let at = format!("{field}.matches[{match_index}]");
+                let (matched, method_precedence) = match matched {
+                    Ok(matched) => matched,
+                    Err((part, why)) => {
+                        self.report(
+                            format!("{at}.{part}"),
+                            format!("{why}; the match is skipped"),
+                        );
+                        continue;
+                    }
+                };
+                let matched = &matched;
                 let path = matched.path.as_ref();
                 let value = path
                     .and_then(|p| p.value.clone())
@@ -431,6 +464,9 @@ impl RouteConverter<'_, '_> {
                     }
                 };
                 action.unavailable_weight = unavailable_weight;
+                if self.kind == Kind::GrpcRoute {
+                    action.unavailable_answer = model::Unavailable::ServiceUnavailable;
+                }
                 action.server_timeout = server_timeout.clone();
                 action.backends = Vec::with_capacity(backends.len());
                 for (_, chosen, _) in &backends {
@@ -440,8 +476,9 @@ impl RouteConverter<'_, '_> {
                             self.report(
                                 format!("{at}.path"),
                                 format!(
-                                    "the filters of the backendRef to Service {}: {why}; its share of the traffic for this match is answered with 500",
-                                    chosen.id.service
+                                    "the filters of the backendRef to Service {}: {why}; its share of the traffic for this match is answered with {}",
+                                    chosen.id.service,
+                                    self.unavailable_status()
                                 ),
                             );
                             action.unavailable_weight =
@@ -451,7 +488,8 @@ impl RouteConverter<'_, '_> {
                 }
                 action.access = access.clone();
                 if backends.is_empty() && unavailable_weight == 0 && action.redirect.is_none() {
-                    // Nothing to forward to: the specification asks for 500.
+                    // Nothing to forward to: the specification asks for 500 (503, which
+                    // gRPC clients read as UNAVAILABLE, for a GRPCRoute).
                     action.unavailable_weight = 1;
                 }
                 let action = Arc::new(action);
@@ -470,6 +508,7 @@ impl RouteConverter<'_, '_> {
                             conditions: conditions.clone(),
                             action: action.clone(),
                             backends: rule_backends.clone(),
+                            method_precedence,
                         },
                     });
                 }
@@ -526,7 +565,7 @@ impl RouteConverter<'_, '_> {
             if weight > MAX_WEIGHT {
                 self.report(
                     format!("{at}.weight"),
-                    format!("{weight} is above {MAX_WEIGHT}, the specification's limit; its share of the traffic is answered with 500"),
+                    format!("{weight} is above {MAX_WEIGHT}, the specification's limit; its share of the traffic is answered with {}", self.unavailable_status()),
                 );
                 unavailable = unavailable.saturating_add(MAX_WEIGHT);
                 continue;
@@ -537,7 +576,10 @@ impl RouteConverter<'_, '_> {
                 Err((part, why)) => {
                     self.report(
                         format!("{at}.{part}"),
-                        format!("{why}; this backend's share of the traffic is answered with 500"),
+                        format!(
+                            "{why}; this backend's share of the traffic is answered with {}",
+                            self.unavailable_status()
+                        ),
                     );
                     unavailable = unavailable.saturating_add(weight);
                     continue;
@@ -545,6 +587,7 @@ impl RouteConverter<'_, '_> {
             };
             match self.backend(reference) {
                 Ok((backend, service_keys)) => {
+                    let backend = self.for_kind(backend);
                     let chosen = model::RuleBackend {
                         id: backend.id.clone(),
                         weight,
@@ -566,8 +609,9 @@ impl RouteConverter<'_, '_> {
                     self.report(
                         at,
                         format!(
-                            "{}; its share of the traffic is answered with 500",
-                            refusal.message
+                            "{}; its share of the traffic is answered with {}",
+                            refusal.message,
+                            self.unavailable_status()
                         ),
                     );
                     unavailable = unavailable.saturating_add(weight);
@@ -576,6 +620,29 @@ impl RouteConverter<'_, '_> {
             }
         }
         (backends, unavailable, problem)
+    }
+
+    /// The status answered for the traffic of an invalid backend: 500 for an HTTPRoute,
+    /// 503 (gRPC's UNAVAILABLE) for a GRPCRoute.
+    fn unavailable_status(&self) -> u16 {
+        if self.kind == Kind::GrpcRoute {
+            503
+        } else {
+            500
+        }
+    }
+
+    /// A backend as this route's kind needs it: a GRPCRoute's servers speak HTTP/2 (in
+    /// clear text unless `backend-protocol` or the Service port's `appProtocol` asks
+    /// for TLS).
+    fn for_kind(&self, backend: Arc<Backend>) -> Arc<Backend> {
+        if self.kind != Kind::GrpcRoute || backend.server_options.protocol == model::Protocol::Http2
+        {
+            return backend;
+        }
+        let mut backend = (*backend).clone();
+        backend.server_options.protocol = model::Protocol::Http2;
+        Arc::new(backend)
     }
 
     /// The backend a Service backendRef names.
@@ -605,7 +672,7 @@ impl RouteConverter<'_, '_> {
         if namespace != route_namespace
             && !self.granted(
                 &namespace,
-                ("HTTPRoute", &route_namespace),
+                (self.kind.name(), &route_namespace),
                 ("", "Service", &reference.name),
             )
         {
@@ -638,93 +705,5 @@ impl RouteConverter<'_, '_> {
             &mut self.output.diagnostics,
         )
         .map_err(|why| Refusal::new(Reason::BackendNotFound, why))
-    }
-}
-
-/// The intersection of a listener hostname and a route hostname, as the specification
-/// defines it: the more specific of the two when one covers the other.
-pub fn intersect(listener: &str, route: &str) -> Option<String> {
-    let covers = |wildcard: &str, host: &str| {
-        wildcard.strip_prefix("*.").is_some_and(|suffix| {
-            host.len() > suffix.len() + 1 && host.ends_with(&format!(".{suffix}"))
-        })
-    };
-    if listener == route || covers(listener, route) {
-        Some(route.to_owned())
-    } else if covers(route, listener) {
-        Some(listener.to_owned())
-    } else {
-        None
-    }
-}
-
-/// Whether a label selector selects these labels.
-fn selects(
-    selector: &GatewayListenersAllowedRoutesNamespacesSelector,
-    labels: &BTreeMap<String, String>,
-) -> bool {
-    let labels_ok = selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(key, value)| labels.get(key) == Some(value));
-    let expressions_ok = selector
-        .match_expressions
-        .iter()
-        .flatten()
-        .all(|expression| {
-            let values = expression.values.clone().unwrap_or_default();
-            let value = labels.get(&expression.key);
-            match expression.operator.as_str() {
-                "In" => value.is_some_and(|v| values.contains(v)),
-                "NotIn" => value.is_none_or(|v| !values.contains(v)),
-                "Exists" => value.is_some(),
-                "DoesNotExist" => value.is_none(),
-                _ => false,
-            }
-        });
-    labels_ok && expressions_ok
-}
-
-#[cfg(test)]
-mod tests {
-    use super::intersect;
-
-    #[test]
-    fn hostnames_intersect_as_the_specification_says() {
-        let cases = [
-            (
-                "foo.example.com",
-                "foo.example.com",
-                Some("foo.example.com"),
-            ),
-            ("*.example.com", "foo.example.com", Some("foo.example.com")),
-            (
-                "*.example.com",
-                "foo.bar.example.com",
-                Some("foo.bar.example.com"),
-            ),
-            ("foo.example.com", "*.example.com", Some("foo.example.com")),
-            (
-                "*.example.com",
-                "*.foo.example.com",
-                Some("*.foo.example.com"),
-            ),
-            (
-                "*.foo.example.com",
-                "*.example.com",
-                Some("*.foo.example.com"),
-            ),
-            ("*.example.com", "example.com", None),
-            ("bar.example.com", "foo.example.com", None),
-            ("*.example.com", "*.example.net", None),
-        ];
-        for (listener, route, expected) in cases {
-            assert_eq!(
-                intersect(listener, route).as_deref(),
-                expected,
-                "{listener} ∩ {route}"
-            );
-        }
     }
 }

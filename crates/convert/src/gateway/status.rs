@@ -383,7 +383,8 @@ fn listener_status(
     };
     let serves_http = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS");
     let kinds = listener::route_kinds(listener);
-    let (http_route_asked, invalid_kinds) = (kinds.http_route, kinds.invalid);
+    let routes_asked = kinds.http_route || kinds.grpc_route;
+    let invalid_kinds = kinds.invalid.clone();
     let certificate_ok = resolved.status == ConditionStatus::True;
     let resolved = if certificate_ok && serves_http && !invalid_kinds.is_empty() {
         condition(
@@ -399,9 +400,13 @@ fn listener_status(
     } else {
         resolved
     };
-    let programmed = accepted.status == ConditionStatus::True && certificate_ok && http_route_asked;
-    let supported_kinds = if serves_http && http_route_asked {
-        vec![BTreeMap::from([("group", GROUP), ("kind", "HTTPRoute")])]
+    let programmed = accepted.status == ConditionStatus::True && certificate_ok && routes_asked;
+    let supported_kinds = if serves_http {
+        kinds
+            .supported()
+            .into_iter()
+            .map(|kind| BTreeMap::from([("group", GROUP), ("kind", kind)]))
+            .collect()
     } else {
         Vec::new()
     };

@@ -65,7 +65,8 @@ pub(super) fn plain_route(
 }
 
 /// Gateway API semantics: every claim on the path is a rule, tried in the order of
-/// precedence (a regular-expression path first, then a method match, then more header
+/// precedence (a regular-expression path first, a GRPCRoute's with the longer service
+/// then the longer method pattern before the others, then a method match, then more header
 /// matches, then more query matches, then the older route, then the rule's place in
 /// it); a rule with the same conditions as one before it, or after one without
 /// conditions, is never reached and is reported.
@@ -81,6 +82,7 @@ pub(super) fn chain_route(
             |wanted: fn(&Condition) -> bool| conditions.iter().filter(|c| wanted(c)).count();
         (
             std::cmp::Reverse(count(|c| matches!(c, Condition::Path(_)))),
+            std::cmp::Reverse(claim.route().method_precedence()),
             std::cmp::Reverse(count(|c| matches!(c, Condition::Method(_)))),
             std::cmp::Reverse(count(|c| matches!(c, Condition::Header(_)))),
             std::cmp::Reverse(count(|c| matches!(c, Condition::Query(_)))),

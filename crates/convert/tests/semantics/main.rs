@@ -18,6 +18,7 @@ mod gateway_attachment;
 mod gateway_backends;
 mod gateway_filters;
 mod gateway_fixtures;
+mod gateway_grpc;
 mod gateway_matches;
 mod status_gateways;
 mod status_routes;

@@ -22,7 +22,7 @@ fn classes_and_gateways() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=True",
                 ],
             )
@@ -49,7 +49,7 @@ fn classes_and_gateways() {
                 &[
                     "status GatewayClass portcullis: Accepted=True generation 2",
                     "status Gateway default/edge: Accepted=True Programmed=True generation 3",
-                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts) generation 3",
+                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts) generation 3",
                     "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=True generation 7",
                 ],
             ),
@@ -137,7 +137,7 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener tcp: routes 0, kinds [], Accepted=False(UnsupportedProtocol) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
             )
@@ -162,10 +162,10 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener admin: routes 0, kinds [HTTPRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener plain443: routes 0, kinds [HTTPRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener tls80: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/edge listener admin: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener plain443: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener tls80: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                 ],
             )
             .given(OUR_CLASS)
@@ -189,9 +189,9 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener plain: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
-                    "status Gateway default/edge listener secure: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener plain: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/edge listener secure: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                 ],
             )
             .given(OUR_CLASS),
@@ -216,9 +216,9 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener first: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener other: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener second: routes 0, kinds [HTTPRoute], Accepted=False(HostnameConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(HostnameConflict)",
+                    "status Gateway default/edge listener first: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener other: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener second: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(HostnameConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(HostnameConflict)",
                     "status HTTPRoute default/app parent default/edge: Accepted=True ResolvedRefs=True",
                 ],
             )
@@ -245,9 +245,9 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/one: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
-                    "status Gateway default/one listener plain: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/one listener plain: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                     "status Gateway default/two: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
-                    "status Gateway default/two listener secure: routes 0, kinds [HTTPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/two listener secure: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                 ],
             )
             .given(OUR_CLASS),
@@ -269,8 +269,8 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener passthrough: routes 0, kinds [HTTPRoute], Accepted=False(UnsupportedValue) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener passthrough: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(UnsupportedValue) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
             )
             .given(OUR_CLASS),
@@ -300,11 +300,11 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener good: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener kind: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener malformed: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener missing: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener none: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener good: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener kind: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener malformed: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener missing: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener none: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
             )
             .given(OUR_CLASS),
@@ -336,8 +336,8 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
-                    "status Gateway default/edge listener granted: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener private: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(RefNotPermitted) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener granted: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener private: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(RefNotPermitted) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
             )
             .given(OUR_CLASS),
@@ -350,7 +350,7 @@ fn route_kinds() {
     check(
         Show::STATUS,
         &[Case::new(
-            "gateway-api.md Status: a listener asking for route kinds it cannot serve has ResolvedRefs=False(InvalidRouteKinds) and lists only the kinds it serves; it is programmed while it serves one",
+            "gateway-api.md Status: a listener asking for route kinds it cannot serve has ResolvedRefs=False(InvalidRouteKinds) and lists only the kinds it serves; it is programmed while it serves one; one asking for GRPCRoute only serves GRPCRoutes",
             "
             kind: Gateway
             metadata: {name: edge}
@@ -365,7 +365,7 @@ fn route_kinds() {
                 "status GatewayClass portcullis: Accepted=True",
                 "status Gateway default/edge: Accepted=True Programmed=True",
                 "status Gateway default/edge listener both: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidRouteKinds) Programmed=True Conflicted=False(NoConflicts)",
-                "status Gateway default/edge listener grpc: routes 0, kinds [], Accepted=True ResolvedRefs=False(InvalidRouteKinds) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener grpc: routes 0, kinds [GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                 "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
             ],
         )
@@ -418,9 +418,9 @@ fn attached_routes() {
             &[
                 "status GatewayClass portcullis: Accepted=True",
                 "status Gateway default/edge: Accepted=True Programmed=True",
-                "status Gateway default/edge listener a: routes 2, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                "status Gateway default/edge listener b: routes 2, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                "status Gateway default/edge listener c: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener a: routes 2, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener b: routes 2, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                "status Gateway default/edge listener c: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                 "status HTTPRoute default/elsewhere parent default/edge: Accepted=False(NoMatchingListenerHostname) ResolvedRefs=True",
                 "status HTTPRoute default/everywhere parent default/edge: Accepted=True ResolvedRefs=True",
                 "status HTTPRoute default/only-a parent default/edge: Accepted=True ResolvedRefs=True",

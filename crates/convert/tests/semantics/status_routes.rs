@@ -8,21 +8,21 @@ use crate::support::{Case, check};
 const EDGE_WITHOUT_ROUTES: &[&str] = &[
     "status GatewayClass portcullis: Accepted=True",
     "status Gateway default/edge: Accepted=True Programmed=True",
-    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+    "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
 ];
 
 /// The status of [`EDGE`] with one route attached.
 const EDGE_WITH_ONE_ROUTE: &[&str] = &[
     "status GatewayClass portcullis: Accepted=True",
     "status Gateway default/edge: Accepted=True Programmed=True",
-    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
 ];
 
 /// The status of [`EDGE`] with three routes attached.
 const EDGE_WITH_THREE_ROUTES: &[&str] = &[
     "status GatewayClass portcullis: Accepted=True",
     "status Gateway default/edge: Accepted=True Programmed=True",
-    "status Gateway default/edge listener http: routes 3, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+    "status Gateway default/edge listener http: routes 3, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
 ];
 
 #[test]

@@ -51,11 +51,12 @@ impl Show {
 /// - A route with conditions, filters or several backends (Gateway API) gives one line
 ///   per rule, in the order they are tried: `route ... #1 if <conditions> -> <action>`
 ///   (`via [frontends]` is the condition that keeps a rule to its listener's frontends;
-///   `500` is the share answered with 500).
+///   `500` is the share answered with 500, `503` with 503).
 /// - `tls <host> <namespace>/<secret>`: the certificate served for the host by SNI.
 /// - `default -> <backend>`: the default backend.
 /// - `backend <name> servers <address:port>...` (with `balance <algorithm>` when not
-///   `roundrobin`), shown by tables that ask for backends.
+///   `roundrobin`, and `h1-ssl`, `h2` or `h2-ssl` when the servers are not spoken to in
+///   clear HTTP/1.1), shown by tables that ask for backends.
 /// - `diagnostic <object>: <field>: <message>`, always shown.
 /// - `status <object>: <conditions>`, `status <gateway> listener <name>: ...`, `status
 ///   <route> parent <gateway>[#section][:port]: ...`, shown by tables that ask for status;
@@ -128,6 +129,13 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
             let mut line = format!("backend {}", id.section_name());
             if backend.balance != convert::keys::BALANCE_ALGORITHM.default_value() {
                 line.push_str(&format!(" balance {}", backend.balance));
+            }
+            let options = &backend.server_options;
+            match (options.protocol, options.tls.is_some()) {
+                (model::Protocol::Http1, false) => {}
+                (model::Protocol::Http1, true) => line.push_str(" h1-ssl"),
+                (model::Protocol::Http2, false) => line.push_str(" h2"),
+                (model::Protocol::Http2, true) => line.push_str(" h2-ssl"),
             }
             let servers: Vec<String> = backend
                 .servers
@@ -329,10 +337,14 @@ fn action_text(action: &RuleAction) -> String {
         })
         .collect();
     if action.unavailable_weight > 0 {
+        let answer = match action.unavailable_answer {
+            model::Unavailable::InternalError => "500",
+            model::Unavailable::ServiceUnavailable => "503",
+        };
         if action.backends.is_empty() {
-            targets.push("500".to_owned());
+            targets.push(answer.to_owned());
         } else {
-            targets.push(format!("500 weight {}", action.unavailable_weight));
+            targets.push(format!("{answer} weight {}", action.unavailable_weight));
         }
     }
     if !targets.is_empty() {

@@ -1,0 +1,297 @@
+//! Where a route may attach: the listeners' `allowedRoutes`, a route's hostnames under a
+//! listener's, and the rule that an HTTPRoute and a GRPCRoute may not share a hostname on
+//! a listener (the older one is attached). Shared by both route kinds, and pure: what it
+//! reads goes through the recorder.
+
+use std::collections::BTreeMap;
+
+use model::HostKey;
+use resources::gateway::{
+    GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom,
+    GatewayListenersAllowedRoutesNamespacesSelector,
+};
+use resources::{Gateway, Kind, Object, ObjectRef};
+
+use super::api::GROUP;
+use super::listener;
+use crate::contribution::MergeOrder;
+use crate::lookup::Recorder;
+use crate::names;
+
+/// The oldest route of the other kind (an HTTPRoute for a GRPCRoute, a GRPCRoute for
+/// an HTTPRoute) that is older than this one and attached to the same listener with a
+/// hostname in common: the specification accepts only the older of the two there.
+/// Whether that older route is itself accepted is not considered, so a chain of
+/// three routes of alternating kinds leaves the two younger ones out.
+pub(crate) fn older_route_of_other_kind(
+    lookups: &mut Recorder<'_>,
+    (kind, order_of_route): (Kind, &MergeOrder),
+    (gateway, gateway_namespace, index): (&Gateway, &str, usize),
+    hosts: &[HostKey],
+) -> Option<ObjectRef> {
+    let listeners = &gateway.spec.listeners;
+    let listener = listeners.get(index)?;
+    let other = match kind {
+        Kind::GrpcRoute => Kind::HttpRoute,
+        _ => Kind::GrpcRoute,
+    };
+    let gateway_name = gateway.metadata.name.clone().unwrap_or_default();
+    let mut oldest: Option<(MergeOrder, ObjectRef)> = None;
+    for object in lookups.routes_of_gateway(other, gateway_namespace, &gateway_name) {
+        let other_ref = object.object_ref();
+        let order = MergeOrder::of(object.metadata(), &other_ref);
+        if order >= *order_of_route || oldest.as_ref().is_some_and(|(found, _)| *found <= order) {
+            continue;
+        }
+        let (selectors, hostnames) = parent_selectors(object);
+        let selects = selectors.iter().any(|(namespace, name, section, port)| {
+            namespace.as_deref().unwrap_or(&other_ref.namespace) == gateway_namespace
+                && *name == gateway_name
+                && section.as_ref().is_none_or(|s| *s == listener.name)
+                && port.is_none_or(|p| p == listener.port)
+        });
+        if !selects
+            || !allowed(
+                lookups,
+                listener,
+                gateway_namespace,
+                other,
+                &other_ref.namespace,
+            )
+        {
+            continue;
+        }
+        // Its hosts on this listener, as its own conversion finds them: a host a more
+        // specific listener claims is not attached here.
+        let meets = hosts_under(&hostnames, listener.hostname.as_deref())
+            .into_iter()
+            .flatten()
+            .filter(|theirs| !listener::isolated_from(listeners, index, theirs))
+            .any(|theirs| hosts.iter().any(|mine| hosts_meet(mine, &theirs)));
+        if meets {
+            oldest = Some((order, other_ref));
+        }
+    }
+    oldest.map(|(_, route)| route)
+}
+
+/// A route's hosts (`route_hosts`) under a listener hostname, as the specification
+/// intersects them; a hostname that is not valid gives its index (among those the
+/// listener keeps) and why.
+pub(crate) fn hosts_under(
+    route_hosts: &[String],
+    listener: Option<&str>,
+) -> Vec<Result<HostKey, (usize, String)>> {
+    let listener = listener
+        .filter(|h| !h.is_empty())
+        .map(str::to_ascii_lowercase);
+    let chosen: Vec<String> = match (&listener, route_hosts.is_empty()) {
+        (None, true) => return vec![Ok(HostKey::CatchAll)],
+        (None, false) => route_hosts.to_vec(),
+        (Some(listener), true) => vec![listener.clone()],
+        (Some(listener), false) => route_hosts
+            .iter()
+            .filter_map(|host| intersect(listener, &host.to_ascii_lowercase()))
+            .collect(),
+    };
+    chosen
+        .iter()
+        .enumerate()
+        .map(|(index, host)| match names::parse_host(host) {
+            // A Gateway API wildcard covers any number of labels.
+            Ok(HostKey::Wildcard(suffix)) => Ok(HostKey::Suffix(suffix)),
+            Ok(key) => Ok(key),
+            Err(why) => Err((index, why)),
+        })
+        .collect()
+}
+
+/// A parentRef's namespace (if given), name, sectionName and port.
+type ParentSelector = (Option<String>, String, Option<String>, Option<i32>);
+
+/// A route's parentRefs that name Gateways, and its hostnames.
+fn parent_selectors(route: &Object) -> (Vec<ParentSelector>, Vec<String>) {
+    let is_gateway = |group: Option<&str>, kind: Option<&str>| {
+        group.unwrap_or(GROUP) == GROUP && kind.unwrap_or("Gateway") == "Gateway"
+    };
+    match route {
+        Object::HttpRoute(route) => (
+            route
+                .spec
+                .parent_refs
+                .iter()
+                .flatten()
+                .filter(|p| is_gateway(p.group.as_deref(), p.kind.as_deref()))
+                .map(|p| {
+                    (
+                        p.namespace.clone(),
+                        p.name.clone(),
+                        p.section_name.clone(),
+                        p.port,
+                    )
+                })
+                .collect(),
+            route.spec.hostnames.clone().unwrap_or_default(),
+        ),
+        Object::GrpcRoute(route) => (
+            route
+                .spec
+                .parent_refs
+                .iter()
+                .flatten()
+                .filter(|p| is_gateway(p.group.as_deref(), p.kind.as_deref()))
+                .map(|p| {
+                    (
+                        p.namespace.clone(),
+                        p.name.clone(),
+                        p.section_name.clone(),
+                        p.port,
+                    )
+                })
+                .collect(),
+            route.spec.hostnames.clone().unwrap_or_default(),
+        ),
+        _ => (Vec::new(), Vec::new()),
+    }
+}
+
+/// Whether two hosts of routes on one listener have a name in common.
+fn hosts_meet(a: &HostKey, b: &HostKey) -> bool {
+    let under = |name: &str, suffix: &str| name.ends_with(&format!(".{suffix}"));
+    match (a, b) {
+        (HostKey::CatchAll, _) | (_, HostKey::CatchAll) => true,
+        (HostKey::Exact(x), HostKey::Exact(y)) => x == y,
+        (HostKey::Exact(name), HostKey::Suffix(suffix) | HostKey::Wildcard(suffix))
+        | (HostKey::Suffix(suffix) | HostKey::Wildcard(suffix), HostKey::Exact(name)) => {
+            under(name, suffix)
+        }
+        (HostKey::Suffix(x) | HostKey::Wildcard(x), HostKey::Suffix(y) | HostKey::Wildcard(y)) => {
+            x == y || under(x, y) || under(y, x)
+        }
+        // Host patterns come from Ingress keys only, never from a route's hostnames.
+        (HostKey::Regex(_), _) | (_, HostKey::Regex(_)) => false,
+    }
+}
+
+/// Whether a listener's `allowedRoutes` admits a route of this kind and namespace.
+pub(crate) fn allowed(
+    lookups: &mut Recorder<'_>,
+    listener: &GatewayListeners,
+    gateway_namespace: &str,
+    kind: Kind,
+    route_namespace: &str,
+) -> bool {
+    {
+        if !listener::route_kinds(listener).takes(kind) {
+            return false;
+        }
+        let allowed = listener.allowed_routes.as_ref();
+        let namespaces = allowed.and_then(|a| a.namespaces.as_ref());
+        let from = namespaces.and_then(|n| n.from.as_ref());
+        match from {
+            None | Some(GatewayListenersAllowedRoutesNamespacesFrom::Same) => {
+                route_namespace == gateway_namespace
+            }
+            Some(GatewayListenersAllowedRoutesNamespacesFrom::All) => true,
+            Some(GatewayListenersAllowedRoutesNamespacesFrom::Selector) => {
+                let selector = namespaces.and_then(|n| n.selector.as_ref());
+                let labels = match lookups.get(ObjectRef::new(Kind::Namespace, "", route_namespace))
+                {
+                    Some(Object::Namespace(namespace)) => {
+                        namespace.metadata.labels.clone().unwrap_or_default()
+                    }
+                    _ => BTreeMap::new(),
+                };
+                selector.is_some_and(|selector| selects(selector, &labels))
+            }
+        }
+    }
+}
+
+/// The intersection of a listener hostname and a route hostname, as the specification
+/// defines it: the more specific of the two when one covers the other.
+pub fn intersect(listener: &str, route: &str) -> Option<String> {
+    let covers = |wildcard: &str, host: &str| {
+        wildcard.strip_prefix("*.").is_some_and(|suffix| {
+            host.len() > suffix.len() + 1 && host.ends_with(&format!(".{suffix}"))
+        })
+    };
+    if listener == route || covers(listener, route) {
+        Some(route.to_owned())
+    } else if covers(route, listener) {
+        Some(listener.to_owned())
+    } else {
+        None
+    }
+}
+
+/// Whether a label selector selects these labels.
+fn selects(
+    selector: &GatewayListenersAllowedRoutesNamespacesSelector,
+    labels: &BTreeMap<String, String>,
+) -> bool {
+    let labels_ok = selector
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(key, value)| labels.get(key) == Some(value));
+    let expressions_ok = selector
+        .match_expressions
+        .iter()
+        .flatten()
+        .all(|expression| {
+            let values = expression.values.clone().unwrap_or_default();
+            let value = labels.get(&expression.key);
+            match expression.operator.as_str() {
+                "In" => value.is_some_and(|v| values.contains(v)),
+                "NotIn" => value.is_none_or(|v| !values.contains(v)),
+                "Exists" => value.is_some(),
+                "DoesNotExist" => value.is_none(),
+                _ => false,
+            }
+        });
+    labels_ok && expressions_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::intersect;
+
+    #[test]
+    fn hostnames_intersect_as_the_specification_says() {
+        let cases = [
+            (
+                "foo.example.com",
+                "foo.example.com",
+                Some("foo.example.com"),
+            ),
+            ("*.example.com", "foo.example.com", Some("foo.example.com")),
+            (
+                "*.example.com",
+                "foo.bar.example.com",
+                Some("foo.bar.example.com"),
+            ),
+            ("foo.example.com", "*.example.com", Some("foo.example.com")),
+            (
+                "*.example.com",
+                "*.foo.example.com",
+                Some("*.foo.example.com"),
+            ),
+            (
+                "*.foo.example.com",
+                "*.example.com",
+                Some("*.foo.example.com"),
+            ),
+            ("*.example.com", "example.com", None),
+            ("bar.example.com", "foo.example.com", None),
+            ("*.example.com", "*.example.net", None),
+        ];
+        for (listener, route, expected) in cases {
+            assert_eq!(
+                intersect(listener, route).as_deref(),
+                expected,
+                "{listener} ∩ {route}"
+            );
+        }
+    }
+}

@@ -72,7 +72,7 @@ fn classes_and_gateways() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=False(AddressNotAssigned)",
-                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener http: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=True",
                 ],
             )

@@ -112,29 +112,26 @@ fn echoes(stream: &mut TcpStream, bytes: &[u8]) -> bool {
     stream.read_exact(&mut buffer).is_ok() && buffer == bytes
 }
 
-#[test]
-fn a_websocket_outlives_a_reload_and_the_idle_timeouts_until_timeout_tunnel() {
-    let dir = tempfile::tempdir().unwrap();
-    let manifests = dir.path().join("manifests");
+/// Starts portcullis on one Ingress routing `host` to a backend on `port`, and the global
+/// ConfigMap `configmap` (ops/global); returns the manifest directory to edit.
+fn start(
+    dir: &std::path::Path,
+    host: &str,
+    port: u16,
+    configmap: &str,
+) -> (std::path::PathBuf, Portcullis) {
+    let manifests = dir.join("manifests");
     std::fs::create_dir_all(&manifests).unwrap();
-    let port = websocket_backend();
     let objects = format!(
-        "{}---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: ws, namespace: default}}\nspec:\n  rules:\n  - host: ws.test\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: ws, port: {{number: 80}}}}}}}}\n",
-        backend("default", "ws", 80, None, &[(port, true)])
+        "{}---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: app, namespace: default}}\nspec:\n  rules:\n  - host: {host}\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: app, port: {{number: 80}}}}}}}}\n",
+        backend("default", "app", 80, None, &[(port, true)])
     );
-    std::fs::write(manifests.join("ws.yaml"), objects).unwrap();
-    // Client and server idle timeouts of 1 s stand in for the 50 s defaults: a tunnel
-    // is bounded by timeout-tunnel (1 h by default) instead.
-    let configmap = |extra: &str| {
-        format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-client: 1s, timeout-server: 1s{extra}}}\n"
-        )
-    };
-    std::fs::write(manifests.join("global.yaml"), configmap("")).unwrap();
-    let mut portcullis = Portcullis::start(
+    std::fs::write(manifests.join("app.yaml"), objects).unwrap();
+    std::fs::write(manifests.join("global.yaml"), configmap).unwrap();
+    let portcullis = Portcullis::start(
         BIN,
         &manifests,
-        &dir.path().join("state"),
+        &dir.join("state"),
         &[
             "--configmap",
             "ops/global",
@@ -143,6 +140,21 @@ fn a_websocket_outlives_a_reload_and_the_idle_timeouts_until_timeout_tunnel() {
         ],
     )
     .unwrap();
+    (manifests, portcullis)
+}
+
+#[test]
+fn a_websocket_outlives_a_reload_and_the_idle_timeouts_until_timeout_tunnel() {
+    let dir = tempfile::tempdir().unwrap();
+    // Client and server idle timeouts of 1 s stand in for the 50 s defaults: a tunnel
+    // is bounded by timeout-tunnel (1 h by default) instead.
+    let configmap = |extra: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-client: 1s, timeout-server: 1s{extra}}}\n"
+        )
+    };
+    let (manifests, mut portcullis) =
+        start(dir.path(), "ws.test", websocket_backend(), &configmap(""));
     let mut socket = open_websocket(portcullis.http_port);
     assert!(echoes(&mut socket, b"\x81\x05hello"));
 
@@ -185,14 +197,6 @@ fn a_websocket_outlives_a_reload_and_the_idle_timeouts_until_timeout_tunnel() {
 #[test]
 fn a_replaced_worker_s_streams_are_closed_one_by_one_before_timeout_stop() {
     let dir = tempfile::tempdir().unwrap();
-    let manifests = dir.path().join("manifests");
-    std::fs::create_dir_all(&manifests).unwrap();
-    let port = streaming_backend();
-    let objects = format!(
-        "{}---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: stream, namespace: default}}\nspec:\n  rules:\n  - host: stream.test\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: stream, port: {{number: 80}}}}}}}}\n",
-        backend("default", "stream", 80, None, &[(port, true)])
-    );
-    std::fs::write(manifests.join("stream.yaml"), objects).unwrap();
     // A 3 s window at the end of a 6 s timeout-stop: the closing starts 3 s after the
     // reload and ends by 6 s.
     let configmap = |timeout_server: &str| {
@@ -200,19 +204,12 @@ fn a_replaced_worker_s_streams_are_closed_one_by_one_before_timeout_stop() {
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-stop: 6s, close-sessions-duration: '50%', timeout-server: {timeout_server}}}\n"
         )
     };
-    std::fs::write(manifests.join("global.yaml"), configmap("30s")).unwrap();
-    let mut portcullis = Portcullis::start(
-        BIN,
-        &manifests,
-        &dir.path().join("state"),
-        &[
-            "--configmap",
-            "ops/global",
-            "--watch-ingress-without-class",
-            "true",
-        ],
-    )
-    .unwrap();
+    let (manifests, mut portcullis) = start(
+        dir.path(),
+        "stream.test",
+        streaming_backend(),
+        &configmap("30s"),
+    );
     let streams: Vec<TcpStream> = (0..3).map(|_| open_stream(portcullis.http_port)).collect();
 
     // A change of the defaults section reloads HAProxy; the streams stay with the old

@@ -48,6 +48,11 @@ it is fixed, so that a typo never serves a path without its protection. An
 unknown key, and a global key set as an annotation, are reported and ignored; so are the
 keys listed under [Not supported](#not-supported), with the reason.
 
+Annotations under ingress-nginx's prefix `nginx.ingress.kubernetes.io/` are not read:
+their keys mean other things and take other values than these. An object that has some
+gets one report naming them, and which of them have a key of the same name here, to set
+under one of the prefixes above once its meaning below is the one wanted.
+
 Scopes:
 
 - **{global}**: the whole proxy, set in the global ConfigMap only.

@@ -393,6 +393,54 @@ fn unknown_key(name: &str) -> String {
     }
 }
 
+/// ingress-nginx's annotation prefix: not read, since its keys mean other things (and
+/// take other values) than haproxy-ingress's, but said once per object, so that a
+/// migration does not lose them silently.
+const INGRESS_NGINX_PREFIX: &str = "nginx.ingress.kubernetes.io/";
+
+/// One line naming an object's ingress-nginx annotations, if it has any: which have a
+/// portcullis key of the same name (to set under one of our prefixes, after checking its
+/// meaning) and which do not.
+fn ingress_nginx_note(annotations: Option<&BTreeMap<String, String>>) -> Option<String> {
+    let names: Vec<&str> = annotations
+        .into_iter()
+        .flatten()
+        .filter_map(|(annotation, _)| annotation.strip_prefix(INGRESS_NGINX_PREFIX))
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let (ours, others): (Vec<&str>, Vec<&str>) =
+        names.iter().partition(|name| find_key(name).is_some());
+    let list = |names: &[&str]| {
+        const SHOWN: usize = 8;
+        let mut text = names
+            .iter()
+            .take(SHOWN)
+            .map(|name| format!("'{}'", name.escape_debug()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if names.len() > SHOWN {
+            text += &format!(" and {} more", names.len() - SHOWN);
+        }
+        text
+    };
+    let mut message = format!(
+        "{} ingress-nginx annotation(s) ({INGRESS_NGINX_PREFIX}) are not read",
+        names.len()
+    );
+    if !ours.is_empty() {
+        message += &format!(
+            "; {} name(s) a portcullis key (set under portcullis.dev/ or haproxy-ingress.github.io/ once its meaning in docs/configuration.md is the one wanted)",
+            list(&ours)
+        );
+    }
+    if !others.is_empty() {
+        message += &format!("; {} have no portcullis key", list(&others));
+    }
+    Some(message)
+}
+
 /// What to say about a deprecated key that is set, if it is one.
 fn deprecation(name: &str) -> Option<String> {
     access::DEPRECATED
@@ -578,6 +626,13 @@ impl Annotations {
                 }
             }
         }
+        if let Some(message) = ingress_nginx_note(annotations) {
+            diagnostics.push(Diagnostic {
+                object: origin.clone(),
+                field: "metadata.annotations".to_owned(),
+                message,
+            });
+        }
         Self {
             valid,
             refused,
@@ -683,6 +738,33 @@ impl<'a> Keys<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ingress_nginx_annotations_are_named_once_per_object_and_not_read() {
+        let object = ObjectRef::new(resources::Kind::Ingress, "web", "app");
+        let map: BTreeMap<String, String> = [
+            ("nginx.ingress.kubernetes.io/ssl-redirect", "false"),
+            ("nginx.ingress.kubernetes.io/proxy-body-size", "8m"),
+            ("nginx.ingress.kubernetes.io/configuration-snippet", "more_set_headers x"),
+            ("haproxy-ingress.github.io/timeout-server", "5s"),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        let mut diagnostics = Vec::new();
+        let annotations = Annotations::new(Some(&map), &object, &mut diagnostics);
+        let messages: Vec<String> = diagnostics
+            .iter()
+            .map(|d| format!("{}: {}", d.field, d.message))
+            .collect();
+        assert_eq!(
+            messages,
+            ["metadata.annotations: 3 ingress-nginx annotation(s) (nginx.ingress.kubernetes.io/) are not read; 'proxy-body-size', 'ssl-redirect' name(s) a portcullis key (set under portcullis.dev/ or haproxy-ingress.github.io/ once its meaning in docs/configuration.md is the one wanted); 'configuration-snippet' have no portcullis key"]
+        );
+        assert_eq!(annotations.value(&SSL_REDIRECT), None, "not read");
+        assert!(annotations.value(&TIMEOUT_SERVER).is_some());
+        assert_eq!(ingress_nginx_note(None), None);
+    }
 
     #[test]
     fn our_prefix_beats_haproxy_ingress_s_two_and_a_service_beats_the_object() {

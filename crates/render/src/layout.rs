@@ -70,7 +70,7 @@ pub const CRT_LIST: &str = concat!(certs_dir!(), "/crt-list.txt");
 
 /// Every directory or top-level file of rendered files. Other top-level entries are not
 /// rendered files: [`RUN_DIR`], [`STAGING_DIR`], and whatever else the user keeps there.
-pub const MANAGED_ROOTS: [&str; 7] = [
+pub const MANAGED_ROOTS: [&str; 8] = [
     MAIN_CONFIG,
     BACKENDS_DIR,
     MAPS_DIR,
@@ -113,7 +113,7 @@ pub enum ManagedDir {
 
 impl ManagedDir {
     /// Every one, in the order of [`MANAGED_ROOTS`].
-    pub const ALL: [ManagedDir; 6] = [
+    pub const ALL: [ManagedDir; 7] = [
         ManagedDir::Backends,
         ManagedDir::Maps,
         ManagedDir::Certs,

@@ -67,6 +67,7 @@ pub(crate) fn service_backend(
         timeout_connect: keys.get(&keys::TIMEOUT_CONNECT),
         timeout_server: keys.get(&keys::TIMEOUT_SERVER),
         client_limits: backend_settings::client_limits(&keys),
+        mode: model::BackendMode::Http,
         origins: vec![origin.clone()],
     });
     let resolved = (backend, service_keys);

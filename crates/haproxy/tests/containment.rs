@@ -105,6 +105,7 @@ fn model(cert: &str) -> ProxyModel {
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
             client_limits: Default::default(),
+            mode: model::BackendMode::Http,
             origins: vec![origin()],
         },
     );

@@ -126,6 +126,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
             client_limits: Default::default(),
+            mode: model::BackendMode::Http,
             origins: vec![origin()],
         };
         model.backends.insert(backend.id.clone(), backend);

@@ -87,8 +87,20 @@ pub struct Backend {
     pub timeout_server: crate::HaproxyDuration,
     /// Per-client request rate and connection limits.
     pub client_limits: crate::ClientLimits,
+    /// What the backend's servers speak: HTTP, or TLS connections passed through.
+    pub mode: BackendMode,
     /// The objects that made this backend, for error reports.
     pub origins: Vec<crate::Origin>,
+}
+
+/// What a backend forwards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum BackendMode {
+    /// HTTP requests (`mode http`): every Ingress path and HTTPRoute.
+    #[default]
+    Http,
+    /// Whole TLS connections, untouched (`mode tcp`): TLS passthrough.
+    TlsPassthrough,
 }
 
 impl Backend {
@@ -105,6 +117,7 @@ impl Backend {
             timeout_connect,
             timeout_server,
             client_limits,
+            mode,
             origins: _,
         } = self;
         *id == other.id
@@ -114,5 +127,23 @@ impl Backend {
             && *timeout_connect == other.timeout_connect
             && *timeout_server == other.timeout_server
             && *client_limits == other.client_limits
+            && *mode == other.mode
+    }
+
+    /// The same backend forwarding whole TLS connections: what only HTTP can do (TLS
+    /// toward the servers, HTTP/2, cookies, per-request limits) is left out, since the
+    /// client's TLS session reaches the servers untouched.
+    pub fn for_passthrough(mut self) -> Backend {
+        self.mode = BackendMode::TlsPassthrough;
+        self.server_options.tls = None;
+        self.server_options.protocol = crate::Protocol::default();
+        self.server_options.cookie = None;
+        if let Some(health) = &mut self.server_options.health {
+            health.uri = None;
+        }
+        self.timeouts.http_request = None;
+        self.timeouts.keep_alive = None;
+        self.client_limits = crate::ClientLimits::default();
+        self
     }
 }

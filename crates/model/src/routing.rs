@@ -249,3 +249,15 @@ pub struct Host {
     /// This host's TLS handshake options (the proxy-wide ones where unset).
     pub tls: crate::TlsOptions,
 }
+
+/// Where the TLS connections whose SNI names one passthrough host go: untouched to a
+/// backend that terminates TLS itself, or refused when the route's backend is invalid
+/// (the Gateway API asks for rejected connections then, never another host's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passthrough {
+    /// The backend (a [`crate::BackendMode::TlsPassthrough`] one); `None` refuses the
+    /// connection.
+    pub backend: Option<BackendId>,
+    /// The object that declared it.
+    pub origin: Origin,
+}

@@ -306,12 +306,19 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
 
     let mut next_files = live.files.clone();
     let maps_resolvable = resolvable;
-    for map in MapFile::ALL {
-        let path = map.path();
+    // The passthrough map exists only with the frontend that reads it, so its coming and
+    // going is a main configuration change (a reload); in between it changes live.
+    let map_paths = MapFile::ALL
+        .into_iter()
+        .map(MapFile::path)
+        .chain([render::layout::PASSTHROUGH_MAP]);
+    for path in map_paths {
         let Some(file) = desired.files.get(path) else {
             continue;
         };
-        if hash(&live.files, path) == Some(file.hash) || !maps_resolvable {
+        // A passthrough map HAProxy does not have comes with the frontend that reads it.
+        let unknown = path == render::layout::PASSTHROUGH_MAP && !live.files.contains_key(path);
+        if hash(&live.files, path) == Some(file.hash) || !maps_resolvable || unknown {
             continue;
         }
         commands.push(maps::change(path, live.files.get(path), file));
@@ -459,6 +466,7 @@ mod tests {
             timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
             timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
             client_limits: Default::default(),
+            mode: model::BackendMode::Http,
             origins: Vec::new(),
         };
         (id, backend)

@@ -250,6 +250,7 @@ mod tests {
                 timeout_server: model::HaproxyDuration::parse("50s")
                     .unwrap_or_else(|_| unreachable!()),
                 client_limits: Default::default(),
+                mode: model::BackendMode::Http,
                 origins: vec![origin.clone()],
             },
         );

@@ -44,6 +44,7 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
         client_limits: Default::default(),
+        mode: model::BackendMode::Http,
         origins: vec![origin()],
     };
     model.backends.insert(backend.id.clone(), backend);

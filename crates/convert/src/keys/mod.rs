@@ -20,6 +20,7 @@ mod limits;
 mod logs;
 mod observers;
 mod parse;
+mod passthrough;
 mod process;
 mod proxy;
 mod proxy_protocol;
@@ -70,6 +71,7 @@ pub use logs::{
 pub(crate) use observers::observers;
 pub use observers::{PROMETHEUS_PORT, STATS_AUTH, STATS_PORT};
 pub(crate) use parse::tls_versions_left;
+pub use passthrough::{SSL_PASSTHROUGH, SSL_PASSTHROUGH_HTTP_PORT};
 pub use process::{TIMEOUT_CLIENT_FIN, TIMEOUT_STOP};
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
 pub use proxy_protocol::{PROXY_PROTOCOL, USE_PROXY_PROTOCOL, USE_PROXY_PROTOCOL_TRUSTED_CIDRS};
@@ -215,6 +217,8 @@ const DURATION_VALUES: &str = "a whole number followed by us, ms, s, m, h or d (
 pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &SSL_REDIRECT,
     &SSL_REDIRECT_CODE,
+    &SSL_PASSTHROUGH,
+    &SSL_PASSTHROUGH_HTTP_PORT,
     &BALANCE_ALGORITHM,
     &TIMEOUT_CONNECT,
     &TIMEOUT_SERVER,

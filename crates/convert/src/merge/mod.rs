@@ -29,6 +29,9 @@ use crate::small_set::SmallSet;
 pub(crate) struct Merger {
     contributions: FxHashMap<ObjectRef, Arc<Contribution>>,
     tls_claims: FxHashMap<HostKey, Claims<Held>>,
+    passthrough_claims: FxHashMap<HostKey, Claims<Held>>,
+    /// The winning passthrough claim per SNI name, and the backend it uses.
+    passthrough_winners: FxHashMap<HostKey, (Position, Option<BackendId>)>,
     route_claims: FxHashMap<RouteKey, Claims<Held>>,
     default_claims: Claims<Arc<Contribution>>,
     /// Paths claimed per host, to find a host's routes when its TLS changes.
@@ -49,6 +52,7 @@ pub(crate) struct Merger {
     backends: OrdMap<BackendId, Backend>,
     certs: OrdMap<CertId, TlsCert>,
     default_backend: Option<BackendId>,
+    passthrough: OrdMap<HostKey, model::Passthrough>,
 }
 
 impl Merger {
@@ -107,6 +111,7 @@ impl Merger {
         model.backends = self.backends.clone();
         model.certs = self.certs.clone();
         model.default_backend = self.default_backend.clone();
+        model.passthrough = self.passthrough.clone();
     }
 
     /// Every conflict and object problem, unsorted.
@@ -140,6 +145,16 @@ impl Merger {
                 held(index),
             );
             dirty.tls.insert(tls.host.clone());
+        }
+        for (index, claim) in contribution.passthrough.iter().enumerate() {
+            self.passthrough_claims
+                .entry(claim.host.clone())
+                .or_default()
+                .insert(
+                    position(contribution, ClaimKind::Passthrough(index as u32)),
+                    held(index),
+                );
+            dirty.passthrough.insert(claim.host.clone());
         }
         if contribution.default_backend.is_some() {
             self.default_claims.insert(
@@ -180,6 +195,18 @@ impl Merger {
                 }
             }
             dirty.tls.insert(tls.host.clone());
+        }
+        for (index, claim) in contribution.passthrough.iter().enumerate() {
+            if let Some(claims) = self.passthrough_claims.get_mut(&claim.host) {
+                claims.remove(&position(
+                    contribution,
+                    ClaimKind::Passthrough(index as u32),
+                ));
+                if claims.is_empty() {
+                    self.passthrough_claims.remove(&claim.host);
+                }
+            }
+            dirty.passthrough.insert(claim.host.clone());
         }
         if contribution.default_backend.is_some() {
             self.default_claims
@@ -249,6 +276,10 @@ impl Merger {
         }
         for key in &routes {
             self.resolve_route(key, &mut dirty);
+        }
+        let passthrough = std::mem::take(&mut dirty.passthrough);
+        for host in &passthrough {
+            self.resolve_passthrough(host, &mut dirty);
         }
         let backends = std::mem::take(&mut dirty.backends);
         for id in &backends {
@@ -441,6 +472,51 @@ impl Merger {
         }
     }
 
+    /// The oldest passthrough claim on an SNI name wins; another object's is reported.
+    fn resolve_passthrough(&mut self, host: &HostKey, dirty: &mut Dirty) {
+        if let Some((position, Some(id))) = self.passthrough_winners.remove(host) {
+            self.remove_use(&id, &position, dirty);
+        }
+        let mut diagnostics = Vec::new();
+        let mut winner = None;
+        if let Some(claims) = self.passthrough_claims.get(host) {
+            let mut ordered = claims.iter();
+            if let Some((position, held)) = ordered.next() {
+                for (_, other) in ordered {
+                    if other.contribution.object != held.contribution.object {
+                        diagnostics.push(Diagnostic {
+                            object: other.contribution.object.clone(),
+                            field: other.passthrough().field.clone(),
+                            message: format!(
+                                "TLS passthrough for {host} is already configured by {}, which is older; this one is ignored",
+                                held.contribution.object
+                            ),
+                        });
+                    }
+                }
+                winner = Some((position.clone(), held.clone()));
+            }
+        }
+        set(&mut self.diagnostics.passthrough, host, diagnostics);
+        let Some((position, held)) = winner else {
+            self.passthrough.remove(host);
+            return;
+        };
+        let id = held.passthrough().backend.as_ref().map(|b| b.id.clone());
+        if let Some(id) = &id {
+            self.add_use(id, position.clone(), held.contribution.clone(), dirty);
+        }
+        self.passthrough_winners
+            .insert(host.clone(), (position, id.clone()));
+        let entry = model::Passthrough {
+            backend: id,
+            origin: held.contribution.origin.clone(),
+        };
+        if self.passthrough.get(host) != Some(&entry) {
+            self.passthrough.insert(host.clone(), entry);
+        }
+    }
+
     fn add_use(
         &mut self,
         id: &BackendId,
@@ -488,6 +564,10 @@ impl Merger {
                         Some((backend, format!("{}.backend", route.field)))
                     })
                 }
+                ClaimKind::Passthrough(index) => contribution
+                    .passthrough
+                    .get(*index as usize)
+                    .and_then(|claim| Some((claim.backend.as_ref()?, claim.field.clone()))),
                 ClaimKind::Tls(_) => None,
             };
             let Some((backend, field)) = used else {

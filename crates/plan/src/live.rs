@@ -494,6 +494,51 @@ mod tests {
     ];
 
     #[test]
+    fn a_passthrough_name_to_a_backend_haproxy_has_is_one_map_edit_and_no_reload() {
+        let db = backend("db", &[7], Balance::RoundRobin);
+        let with_map = |map: &str| {
+            let mut entries = BASE.to_vec();
+            entries.push(("maps/passthrough.map", map));
+            files(&entries)
+        };
+        let before = with_map("a.passthrough.test ns_db_80\n");
+        let live = LiveState::loaded(backends(&[db.clone()]), &before);
+        let after = with_map("a.passthrough.test ns_db_80\nb.passthrough.test ns_db_80\n");
+        let update = live_update(&live, &backends(&[db.clone()]), &after);
+        assert_eq!(
+            update.commands,
+            [RuntimeCommand::EditMap {
+                map: "maps/passthrough.map".into(),
+                add: vec![("b.passthrough.test".into(), "ns_db_80".into())],
+                set: vec![],
+                delete: vec![],
+            }]
+        );
+        assert!(update.reload.is_empty());
+        let removed = live_update(&update.next, &backends(&[db.clone()]), &before);
+        assert_eq!(
+            removed.commands,
+            [RuntimeCommand::EditMap {
+                map: "maps/passthrough.map".into(),
+                add: vec![],
+                set: vec![],
+                delete: vec!["b.passthrough.test".into()],
+            }]
+        );
+        // The first passthrough name comes with the frontend that reads the map: the
+        // main configuration changes, and the map arrives with the reload.
+        let mut first = with_map("a.passthrough.test ns_db_80\n");
+        first.files.insert(
+            "haproxy.cfg".into(),
+            RenderedFile::new("main with https_sni".into(), false),
+        );
+        let without = LiveState::loaded(backends(&[db.clone()]), &files(&BASE));
+        let update = live_update(&without, &backends(&[db]), &first);
+        assert!(update.commands.is_empty(), "{:?}", update.commands);
+        assert_eq!(update.reload, BTreeSet::from([ReloadReason::MainConfig]));
+    }
+
+    #[test]
     fn servers_only_is_live_and_lands_exactly_on_the_desired_state() {
         let live = LiveState::loaded(
             backends(&[backend("a", &[1, 2], Balance::RoundRobin)]),

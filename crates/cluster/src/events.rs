@@ -33,9 +33,11 @@ pub fn api_version(kind: Kind) -> &'static str {
         Kind::Namespace | Kind::Service | Kind::Endpoints | Kind::Secret | Kind::ConfigMap => "v1",
         Kind::EndpointSlice => "discovery.k8s.io/v1",
         Kind::IngressClass | Kind::Ingress => "networking.k8s.io/v1",
-        Kind::GatewayClass | Kind::Gateway | Kind::HttpRoute | Kind::ReferenceGrant => {
-            "gateway.networking.k8s.io/v1"
-        }
+        Kind::GatewayClass
+        | Kind::Gateway
+        | Kind::HttpRoute
+        | Kind::TlsRoute
+        | Kind::ReferenceGrant => "gateway.networking.k8s.io/v1",
     }
 }
 

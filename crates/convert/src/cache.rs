@@ -37,7 +37,7 @@ pub(crate) enum Memo {
 
 /// Whether objects of this kind are converted into contributions.
 fn converted(kind: Kind) -> bool {
-    matches!(kind, Kind::Ingress | Kind::HttpRoute)
+    matches!(kind, Kind::Ingress | Kind::HttpRoute | Kind::TlsRoute)
 }
 
 /// What a set of changes makes stale.
@@ -202,6 +202,7 @@ impl ConvertCache {
                     objects: snapshot
                         .of_kind(Kind::Ingress)
                         .chain(snapshot.of_kind(Kind::HttpRoute))
+                        .chain(snapshot.of_kind(Kind::TlsRoute))
                         .map(Object::object_ref)
                         .collect(),
                     certificates: BTreeSet::new(),
@@ -529,6 +530,11 @@ fn convert_one(
         Some(Object::Ingress(ingress)) => class::is_ours(ingress, &mut lookups)
             .then(|| ingress::convert_ingress(object.clone(), ingress, &mut lookups)),
         Some(Object::HttpRoute(route)) => Some(gateway::route::convert_http_route(
+            object.clone(),
+            route,
+            &mut lookups,
+        )),
+        Some(Object::TlsRoute(route)) => Some(gateway::tls_route::convert_tls_route(
             object.clone(),
             route,
             &mut lookups,

@@ -44,6 +44,7 @@ pub(crate) fn same_object(a: &Object, b: &Object) -> bool {
         (Object::Gateway(x), Object::Gateway(y)) => Arc::ptr_eq(x, y),
         (Object::HttpRoute(x), Object::HttpRoute(y)) => Arc::ptr_eq(x, y),
         (Object::ReferenceGrant(x), Object::ReferenceGrant(y)) => Arc::ptr_eq(x, y),
+        (Object::TlsRoute(x), Object::TlsRoute(y)) => Arc::ptr_eq(x, y),
         _ => false,
     };
     same_pointer || a == b

@@ -115,6 +115,15 @@ impl Frontends {
         tls_ports: BTreeSet::new(),
     };
 
+    /// No HTTP frontend: a Gateway TLS listener in Passthrough mode, whose connections
+    /// the HTTPS port's SNI frontend sends on untouched.
+    pub const NONE: Frontends = Frontends {
+        http: false,
+        https: false,
+        ports: BTreeSet::new(),
+        tls_ports: BTreeSet::new(),
+    };
+
     /// The frontend of a Gateway HTTP listener on another port.
     pub fn port(port: u16) -> Self {
         Self {

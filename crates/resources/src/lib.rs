@@ -32,5 +32,6 @@ pub mod gateway {
     pub use gateway_api::gateways::*;
     pub use gateway_api::httproutes::*;
     pub use gateway_api::referencegrants::*;
+    pub use gateway_api::tlsroutes::*;
 }
-pub use gateway::{Gateway, GatewayClass, HttpRoute, ReferenceGrant};
+pub use gateway::{Gateway, GatewayClass, HttpRoute, ReferenceGrant, TlsRoute};

@@ -31,6 +31,7 @@ impl NameRule {
             | Kind::GatewayClass
             | Kind::Gateway
             | Kind::HttpRoute
+            | Kind::TlsRoute
             | Kind::ReferenceGrant => NameRule::Dns1123Subdomain,
         }
     }

@@ -9,7 +9,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::{Gateway, GatewayClass, HttpRoute, LogSafe, ReferenceGrant};
+use crate::{Gateway, GatewayClass, HttpRoute, LogSafe, ReferenceGrant, TlsRoute};
 
 /// The kinds portcullis reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -38,11 +38,13 @@ pub enum Kind {
     HttpRoute,
     /// gateway.networking.k8s.io ReferenceGrant.
     ReferenceGrant,
+    /// gateway.networking.k8s.io TLSRoute.
+    TlsRoute,
 }
 
 impl Kind {
     /// Every kind, in a fixed order (used for metrics).
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Namespace,
         Kind::Service,
         Kind::EndpointSlice,
@@ -55,6 +57,7 @@ impl Kind {
         Kind::Gateway,
         Kind::HttpRoute,
         Kind::ReferenceGrant,
+        Kind::TlsRoute,
     ];
 
     /// The Kubernetes kind name.
@@ -72,6 +75,7 @@ impl Kind {
             Kind::Gateway => "Gateway",
             Kind::HttpRoute => "HTTPRoute",
             Kind::ReferenceGrant => "ReferenceGrant",
+            Kind::TlsRoute => "TLSRoute",
         }
     }
 
@@ -145,6 +149,8 @@ pub enum Object {
     HttpRoute(Arc<HttpRoute>),
     /// ReferenceGrant.
     ReferenceGrant(Arc<ReferenceGrant>),
+    /// TLSRoute.
+    TlsRoute(Arc<TlsRoute>),
 }
 
 impl Object {
@@ -163,6 +169,7 @@ impl Object {
             Object::Gateway(_) => Kind::Gateway,
             Object::HttpRoute(_) => Kind::HttpRoute,
             Object::ReferenceGrant(_) => Kind::ReferenceGrant,
+            Object::TlsRoute(_) => Kind::TlsRoute,
         }
     }
 
@@ -181,6 +188,7 @@ impl Object {
             Object::Gateway(o) => &o.metadata,
             Object::HttpRoute(o) => &o.metadata,
             Object::ReferenceGrant(o) => &o.metadata,
+            Object::TlsRoute(o) => &o.metadata,
         }
     }
 

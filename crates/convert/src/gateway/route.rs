@@ -217,86 +217,19 @@ impl RouteConverter<'_, '_> {
 
     /// The Gateway a parentRef names, if its class is ours.
     fn our_gateway(&mut self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
-        let Some(Object::Gateway(gateway)) =
-            self.lookups
-                .get(ObjectRef::new(Kind::Gateway, namespace, name))
-        else {
-            return None;
-        };
-        let class = ObjectRef::new(
-            Kind::GatewayClass,
-            "",
-            gateway.spec.gateway_class_name.as_str(),
-        );
-        match self.lookups.get(class) {
-            Some(Object::GatewayClass(class))
-                if class.spec.controller_name == GATEWAY_CONTROLLER =>
-            {
-                Some(gateway.clone())
-            }
-            _ => None,
-        }
+        our_gateway(self.lookups, namespace, name)
     }
 
     /// Whether a listener's `allowedRoutes` admits this route.
     fn allowed(&mut self, listener: &GatewayListeners, gateway_namespace: &str) -> bool {
-        if !listener::route_kinds(listener).http_route {
-            return false;
-        }
-        let allowed = listener.allowed_routes.as_ref();
-        let namespaces = allowed.and_then(|a| a.namespaces.as_ref());
-        let from = namespaces.and_then(|n| n.from.as_ref());
-        let route_namespace = self.namespace();
-        match from {
-            None | Some(GatewayListenersAllowedRoutesNamespacesFrom::Same) => {
-                route_namespace == gateway_namespace
-            }
-            Some(GatewayListenersAllowedRoutesNamespacesFrom::All) => true,
-            Some(GatewayListenersAllowedRoutesNamespacesFrom::Selector) => {
-                let selector = namespaces.and_then(|n| n.selector.as_ref());
-                let labels = match self.lookups.get(ObjectRef::new(
-                    Kind::Namespace,
-                    "",
-                    route_namespace.as_str(),
-                )) {
-                    Some(Object::Namespace(namespace)) => {
-                        namespace.metadata.labels.clone().unwrap_or_default()
-                    }
-                    _ => BTreeMap::new(),
-                };
-                selector.is_some_and(|selector| selects(selector, &labels))
-            }
-        }
+        listener::route_kinds(listener).http_route
+            && admits_namespace(self.lookups, listener, gateway_namespace, &self.namespace())
     }
 
     /// The route's hosts under a listener hostname, as the specification intersects them.
     fn hostnames(&mut self, listener: Option<&str>) -> Vec<HostKey> {
         let route_hosts = self.route.spec.hostnames.clone().unwrap_or_default();
-        let listener = listener
-            .filter(|h| !h.is_empty())
-            .map(str::to_ascii_lowercase);
-        let chosen: Vec<String> = match (&listener, route_hosts.is_empty()) {
-            (None, true) => return vec![HostKey::CatchAll],
-            (None, false) => route_hosts,
-            (Some(listener), true) => vec![listener.clone()],
-            (Some(listener), false) => route_hosts
-                .iter()
-                .filter_map(|host| intersect(listener, &host.to_ascii_lowercase()))
-                .collect(),
-        };
-        let mut hosts = Vec::new();
-        for (index, host) in chosen.iter().enumerate() {
-            match names::parse_host(host) {
-                // A Gateway API wildcard covers any number of labels.
-                Ok(HostKey::Wildcard(suffix)) => hosts.push(HostKey::Suffix(suffix)),
-                Ok(key) => hosts.push(key),
-                Err(why) => self.report(
-                    format!("spec.hostnames[{index}]"),
-                    format!("{why}; the hostname is skipped"),
-                ),
-            }
-        }
-        hosts
+        route_hostnames(&route_hosts, listener, &mut self.output)
     }
 
     /// The certificate of an HTTPS listener, if it may be used.
@@ -625,6 +558,92 @@ impl RouteConverter<'_, '_> {
         )
         .map_err(|why| Refusal::new(Reason::BackendNotFound, why))
     }
+}
+
+/// The Gateway `namespace/name`, if its class is ours.
+pub(crate) fn our_gateway(
+    lookups: &mut Recorder<'_>,
+    namespace: &str,
+    name: &str,
+) -> Option<Arc<Gateway>> {
+    let Some(Object::Gateway(gateway)) =
+        lookups.get(ObjectRef::new(Kind::Gateway, namespace, name))
+    else {
+        return None;
+    };
+    let class = ObjectRef::new(
+        Kind::GatewayClass,
+        "",
+        gateway.spec.gateway_class_name.as_str(),
+    );
+    match lookups.get(class) {
+        Some(Object::GatewayClass(class)) if class.spec.controller_name == GATEWAY_CONTROLLER => {
+            Some(gateway.clone())
+        }
+        _ => None,
+    }
+}
+
+/// Whether a listener's `allowedRoutes.namespaces` admits a route of `route_namespace`.
+pub(crate) fn admits_namespace(
+    lookups: &mut Recorder<'_>,
+    listener: &GatewayListeners,
+    gateway_namespace: &str,
+    route_namespace: &str,
+) -> bool {
+    let allowed = listener.allowed_routes.as_ref();
+    let namespaces = allowed.and_then(|a| a.namespaces.as_ref());
+    let from = namespaces.and_then(|n| n.from.as_ref());
+    match from {
+        None | Some(GatewayListenersAllowedRoutesNamespacesFrom::Same) => {
+            route_namespace == gateway_namespace
+        }
+        Some(GatewayListenersAllowedRoutesNamespacesFrom::All) => true,
+        Some(GatewayListenersAllowedRoutesNamespacesFrom::Selector) => {
+            let selector = namespaces.and_then(|n| n.selector.as_ref());
+            let labels = match lookups.get(ObjectRef::new(Kind::Namespace, "", route_namespace)) {
+                Some(Object::Namespace(namespace)) => {
+                    namespace.metadata.labels.clone().unwrap_or_default()
+                }
+                _ => BTreeMap::new(),
+            };
+            selector.is_some_and(|selector| selects(selector, &labels))
+        }
+    }
+}
+
+/// A route's `hostnames` under a listener hostname, as the specification intersects
+/// them; a hostname that is not one is reported on `output`.
+pub(crate) fn route_hostnames(
+    route_hosts: &[String],
+    listener: Option<&str>,
+    output: &mut Contribution,
+) -> Vec<HostKey> {
+    let listener = listener
+        .filter(|h| !h.is_empty())
+        .map(str::to_ascii_lowercase);
+    let chosen: Vec<String> = match (&listener, route_hosts.is_empty()) {
+        (None, true) => return vec![HostKey::CatchAll],
+        (None, false) => route_hosts.to_vec(),
+        (Some(listener), true) => vec![listener.clone()],
+        (Some(listener), false) => route_hosts
+            .iter()
+            .filter_map(|host| intersect(listener, &host.to_ascii_lowercase()))
+            .collect(),
+    };
+    let mut hosts = Vec::new();
+    for (index, host) in chosen.iter().enumerate() {
+        match names::parse_host(host) {
+            // A Gateway API wildcard covers any number of labels.
+            Ok(HostKey::Wildcard(suffix)) => hosts.push(HostKey::Suffix(suffix)),
+            Ok(key) => hosts.push(key),
+            Err(why) => output.report(
+                format!("spec.hostnames[{index}]"),
+                format!("{why}; the hostname is skipped"),
+            ),
+        }
+    }
+    hosts
 }
 
 /// The intersection of a listener hostname and a route hostname, as the specification

@@ -344,11 +344,11 @@ fn listener_status(
             generation,
         )
     };
-    let serves_http = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS");
+    let serves_routes = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS" | "TLS");
     let kinds = listener::route_kinds(listener);
-    let (http_route_asked, invalid_kinds) = (kinds.http_route, kinds.invalid);
+    let invalid_kinds = kinds.invalid;
     let certificate_ok = resolved.status == ConditionStatus::True;
-    let resolved = if certificate_ok && serves_http && !invalid_kinds.is_empty() {
+    let resolved = if certificate_ok && serves_routes && !invalid_kinds.is_empty() {
         condition(
             ConditionType::ResolvedRefs,
             false,
@@ -362,12 +362,18 @@ fn listener_status(
     } else {
         resolved
     };
-    let programmed = accepted.status == ConditionStatus::True && certificate_ok && http_route_asked;
-    let supported_kinds = if serves_http && http_route_asked {
-        vec![BTreeMap::from([("group", GROUP), ("kind", "HTTPRoute")])]
+    let route_kind = if kinds.http_route {
+        Some("HTTPRoute")
+    } else if kinds.tls_route {
+        Some("TLSRoute")
     } else {
-        Vec::new()
+        None
     };
+    let programmed =
+        accepted.status == ConditionStatus::True && certificate_ok && route_kind.is_some();
+    let supported_kinds = route_kind
+        .map(|kind| vec![BTreeMap::from([("group", GROUP), ("kind", kind)])])
+        .unwrap_or_default();
     ListenerStatus {
         name: listener.name.clone(),
         attached_routes,

@@ -472,7 +472,8 @@ impl Merger {
         }
     }
 
-    /// The oldest passthrough claim on an SNI name wins; another object's is reported.
+    /// The oldest passthrough claim on an SNI name wins; another object's to another
+    /// backend is reported.
     fn resolve_passthrough(&mut self, host: &HostKey, dirty: &mut Dirty) {
         if let Some((position, Some(id))) = self.passthrough_winners.remove(host) {
             self.remove_use(&id, &position, dirty);
@@ -482,8 +483,13 @@ impl Merger {
         if let Some(claims) = self.passthrough_claims.get(host) {
             let mut ordered = claims.iter();
             if let Some((position, held)) = ordered.next() {
+                let target =
+                    |claim: &Held| claim.passthrough().backend.as_ref().map(|b| b.id.clone());
                 for (_, other) in ordered {
-                    if other.contribution.object != held.contribution.object {
+                    // Another object asking for the same thing is no conflict.
+                    if other.contribution.object != held.contribution.object
+                        && target(other) != target(held)
+                    {
                         diagnostics.push(Diagnostic {
                             object: other.contribution.object.clone(),
                             field: other.passthrough().field.clone(),

@@ -19,5 +19,6 @@ mod gateway_backends;
 mod gateway_filters;
 mod gateway_fixtures;
 mod gateway_matches;
+mod gateway_tls_routes;
 mod status_gateways;
 mod status_routes;

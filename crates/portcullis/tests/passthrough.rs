@@ -248,3 +248,57 @@ fn ssl_passthrough_http_port_sends_plain_http_to_the_services_http_port() {
         "secure backend / secure"
     );
 }
+
+#[test]
+fn a_tls_route_passes_its_names_through_a_gateway_tls_listener() {
+    let gateway = "---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portcullis}
+spec: {controllerName: portcullis.dev/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: default}
+spec:
+  gatewayClassName: portcullis
+  listeners:
+  - {name: tls, protocol: TLS, port: 443, tls: {mode: Passthrough}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: secure, namespace: default}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [\"*.passthrough.test\"]
+  rules: [{backendRefs: [{name: secure, port: 443}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TLSRoute
+metadata: {name: broken, namespace: default}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [refused.test]
+  rules: [{backendRefs: [{name: nosuch, port: 443}]}]
+";
+    let setup = start(gateway);
+    let https = setup.portcullis.https_port;
+    // A Gateway API wildcard covers one or more labels.
+    for sni in ["a.passthrough.test", "a.b.passthrough.test"] {
+        assert_eq!(through(https, sni), "secure backend / secure", "{sni}");
+    }
+    assert_eq!(
+        through(https, "passthrough.test"),
+        "portcullis default certificate / 404",
+        "the wildcard does not cover its own suffix"
+    );
+    assert_eq!(through(https, "www.terminated.test"), "www.terminated.test / web");
+    // An invalid backend: the connections are refused, not terminated by HAProxy.
+    let refused = through(https, "refused.test");
+    assert!(refused.starts_with("error:"), "{refused}");
+    let log = setup.portcullis.log();
+    assert!(
+        log.contains("TLSRoute default/broken: spec.rules[0].backendRefs[0]: service default/nosuch not found; its connections are refused"),
+        "{log}"
+    );
+}

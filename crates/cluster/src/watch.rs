@@ -12,7 +12,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
-use resources::{Gateway, GatewayClass, HttpRoute, Kind, Object, ReferenceGrant};
+use resources::{Gateway, GatewayClass, HttpRoute, Kind, Object, ReferenceGrant, TlsRoute};
 use serde::de::DeserializeOwned;
 use source::SourceBatch;
 use std::sync::Arc;
@@ -163,6 +163,13 @@ fn start_watchers(
                 all.clone(),
                 Kind::HttpRoute,
                 |o: HttpRoute| Object::HttpRoute(Arc::new(o)),
+            );
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
+                Kind::TlsRoute,
+                |o: TlsRoute| Object::TlsRoute(Arc::new(o)),
             );
             watchers.start(
                 in_namespace(client, namespace),

@@ -13,7 +13,7 @@ use convert::gateway_status::{ObjectStatus, StatusReport};
 use index::Snapshot;
 use model::OrdSet;
 use prometheus_client::metrics::gauge::Gauge;
-use resources::{Gateway, GatewayClass, HttpRoute, Kind, Object, ObjectRef, Service};
+use resources::{Gateway, GatewayClass, HttpRoute, Kind, Object, ObjectRef, Service, TlsRoute};
 use serde_json::Value;
 use source::SourceBatch;
 use tokio::sync::{mpsc, watch};
@@ -48,6 +48,7 @@ struct GatewayStatusWriters {
     /// Where the Gateways' published address comes from.
     publish: Option<Publish>,
     routes: StatusWriter<Vec<Target<HttpRoute>>>,
+    tls_routes: StatusWriter<Vec<Target<TlsRoute>>>,
 }
 
 impl std::fmt::Debug for ClusterLink {
@@ -233,6 +234,7 @@ impl GatewayStatusWriters {
             last_gateways: Vec::new(),
             publish,
             routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
+            tls_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
         }
     }
 
@@ -248,16 +250,19 @@ impl GatewayStatusWriters {
             let mut classes = Vec::new();
             let mut gateways = Vec::new();
             let mut routes = Vec::new();
+            let mut tls_routes = Vec::new();
             for (object, status) in report {
                 match snapshot.get(object) {
                     Some(Object::GatewayClass(class)) => classes.extend(target(class, status)),
                     Some(Object::Gateway(gateway)) => gateways.extend(target(gateway, status)),
                     Some(Object::HttpRoute(route)) => routes.extend(target(route, status)),
+                    Some(Object::TlsRoute(route)) => tls_routes.extend(target(route, status)),
                     _ => {}
                 }
             }
             self.classes.update(classes);
             self.routes.update(routes);
+            self.tls_routes.update(tls_routes);
             self.last_gateways = gateways;
         }
         self.gateways.update(ServedGateways {

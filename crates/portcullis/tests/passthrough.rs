@@ -292,7 +292,10 @@ spec:
         "portcullis default certificate / 404",
         "the wildcard does not cover its own suffix"
     );
-    assert_eq!(through(https, "www.terminated.test"), "www.terminated.test / web");
+    assert_eq!(
+        through(https, "www.terminated.test"),
+        "www.terminated.test / web"
+    );
     // An invalid backend: the connections are refused, not terminated by HAProxy.
     let refused = through(https, "refused.test");
     assert!(refused.starts_with("error:"), "{refused}");

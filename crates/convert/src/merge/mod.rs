@@ -278,6 +278,13 @@ impl Merger {
             self.resolve_route(key, &mut dirty);
         }
         let passthrough = std::mem::take(&mut dirty.passthrough);
+        // As for routes: a changed object's new claims may take the positions of its old
+        // ones, so every old use goes before any new one is added.
+        for host in &passthrough {
+            if let Some((position, Some(id))) = self.passthrough_winners.remove(host) {
+                self.remove_use(&id, &position, &mut dirty);
+            }
+        }
         for host in &passthrough {
             self.resolve_passthrough(host, &mut dirty);
         }
@@ -474,10 +481,8 @@ impl Merger {
 
     /// The oldest passthrough claim on an SNI name wins; another object's to another
     /// backend is reported.
+    /// Its previous winner's use was removed by the caller.
     fn resolve_passthrough(&mut self, host: &HostKey, dirty: &mut Dirty) {
-        if let Some((position, Some(id))) = self.passthrough_winners.remove(host) {
-            self.remove_use(&id, &position, dirty);
-        }
         let mut diagnostics = Vec::new();
         let mut winner = None;
         if let Some(claims) = self.passthrough_claims.get(host) {

@@ -495,16 +495,16 @@ mod tests {
 
     #[test]
     fn a_passthrough_name_to_a_backend_haproxy_has_is_one_map_edit_and_no_reload() {
-        let db = backend("db", &[7], Balance::RoundRobin);
+        let db = backends(&[backend("db", &[7], Balance::RoundRobin)]);
         let with_map = |map: &str| {
             let mut entries = BASE.to_vec();
             entries.push(("maps/passthrough.map", map));
             files(&entries)
         };
         let before = with_map("a.passthrough.test ns_db_80\n");
-        let live = LiveState::loaded(backends(&[db.clone()]), &before);
+        let live = LiveState::loaded(db.clone(), &before);
         let after = with_map("a.passthrough.test ns_db_80\nb.passthrough.test ns_db_80\n");
-        let update = live_update(&live, &backends(&[db.clone()]), &after);
+        let update = live_update(&live, &db, &after);
         assert_eq!(
             update.commands,
             [RuntimeCommand::EditMap {
@@ -515,7 +515,7 @@ mod tests {
             }]
         );
         assert!(update.reload.is_empty());
-        let removed = live_update(&update.next, &backends(&[db.clone()]), &before);
+        let removed = live_update(&update.next, &db, &before);
         assert_eq!(
             removed.commands,
             [RuntimeCommand::EditMap {
@@ -532,8 +532,8 @@ mod tests {
             "haproxy.cfg".into(),
             RenderedFile::new("main with https_sni".into(), false),
         );
-        let without = LiveState::loaded(backends(&[db.clone()]), &files(&BASE));
-        let update = live_update(&without, &backends(&[db]), &first);
+        let without = LiveState::loaded(db.clone(), &files(&BASE));
+        let update = live_update(&without, &db, &first);
         assert!(update.commands.is_empty(), "{:?}", update.commands);
         assert_eq!(update.reload, BTreeSet::from([ReloadReason::MainConfig]));
     }

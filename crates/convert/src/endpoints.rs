@@ -36,6 +36,7 @@ pub(crate) fn service_backend(
         namespace: namespace.to_owned(),
         service: service_name.to_owned(),
         port: canonical_port,
+        mode: model::BackendMode::Http,
     };
     if let Some(backend) = built.get(&id) {
         return Ok(backend.clone());
@@ -67,7 +68,6 @@ pub(crate) fn service_backend(
         timeout_connect: keys.get(&keys::TIMEOUT_CONNECT),
         timeout_server: keys.get(&keys::TIMEOUT_SERVER),
         client_limits: backend_settings::client_limits(&keys),
-        mode: model::BackendMode::Http,
         origins: vec![origin.clone()],
     });
     let resolved = (backend, service_keys);

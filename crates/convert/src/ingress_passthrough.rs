@@ -96,11 +96,11 @@ pub(crate) fn claim_host(
             );
             continue;
         };
-        let Some((tls_backend, _)) = backend(service, &format!("{field}.backend")) else {
+        let Some((http_backend, _)) = backend(service, &format!("{field}.backend")) else {
             continue;
         };
         served = true;
-        let tls_backend = Arc::new((*tls_backend).clone().for_passthrough());
+        let tls_backend = Arc::new((*http_backend).clone().for_passthrough());
         output.passthrough.push(PassthroughClaim {
             host: rule.host.clone(),
             backend: Some(tls_backend.clone()),
@@ -131,6 +131,8 @@ pub(crate) fn claim_host(
             None => {
                 // The host has TLS (its backend's): plain HTTP is redirected to it. The
                 // claim names no certificate, since HAProxy never presents one for it.
+                // The redirect's route names the Service port's HTTP backend, which
+                // never receives a request: an HTTP frontend may not name a TCP one.
                 output.tls.push(TlsClaim {
                     host: rule.host.clone(),
                     secret: None,
@@ -138,7 +140,7 @@ pub(crate) fn claim_host(
                     field: field.clone(),
                 });
                 ClaimedRule::Ingress {
-                    backend: tls_backend,
+                    backend: http_backend,
                     https_redirect: Some(keys.redirect_code),
                     conditions: Vec::new(),
                     action: None,

@@ -134,6 +134,7 @@ fn endpoints_come_from_ready_slice_endpoints_or_else_from_endpoints() {
             namespace: "default".into(),
             service: service.into(),
             port: port.into(),
+            mode: model::BackendMode::Http,
         };
         model.backends[&id]
             .servers
@@ -232,6 +233,7 @@ fn a_service_annotation_beats_the_ingress_which_beats_the_configmap_for_routes_t
         namespace: "default".into(),
         service: "web".into(),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     }];
     // The Service's (under the third prefix) beats the Ingress's, which beats the
     // ConfigMap's; where neither annotates, the Ingress's, then the ConfigMap's, apply.
@@ -247,6 +249,7 @@ fn a_service_annotation_beats_the_ingress_which_beats_the_configmap_for_routes_t
         namespace: "default".into(),
         service: "api".into(),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     }];
     assert_eq!(api.timeout_connect.as_str(), "2s");
     assert_eq!(api.balance, model::Balance::First);

@@ -90,6 +90,7 @@ fn model(cert: &str) -> ProxyModel {
         namespace: "web".into(),
         service: "app".into(),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     };
     model.backends.insert(
         id.clone(),
@@ -105,7 +106,6 @@ fn model(cert: &str) -> ProxyModel {
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
             client_limits: Default::default(),
-            mode: model::BackendMode::Http,
             origins: vec![origin()],
         },
     );

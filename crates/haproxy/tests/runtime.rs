@@ -27,6 +27,7 @@ fn id(service: &str) -> BackendId {
         namespace: "web".into(),
         service: service.into(),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     }
 }
 
@@ -126,7 +127,6 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             timeout_connect: HaproxyDuration::parse("5s").unwrap(),
             timeout_server: HaproxyDuration::parse("50s").unwrap(),
             client_limits: Default::default(),
-            mode: model::BackendMode::Http,
             origins: vec![origin()],
         };
         model.backends.insert(backend.id.clone(), backend);

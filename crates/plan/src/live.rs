@@ -450,6 +450,7 @@ mod tests {
             namespace: "ns".into(),
             service: service.into(),
             port: "80".into(),
+            mode: model::BackendMode::Http,
         };
         let backend = Backend {
             id: id.clone(),
@@ -466,7 +467,6 @@ mod tests {
             timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
             timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
             client_limits: Default::default(),
-            mode: model::BackendMode::Http,
             origins: Vec::new(),
         };
         (id, backend)

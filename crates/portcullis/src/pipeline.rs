@@ -230,6 +230,7 @@ mod tests {
             namespace: "web".into(),
             service: "app".into(),
             port: "80".into(),
+            mode: model::BackendMode::Http,
         };
         let origin = model::Origin {
             kind: "Ingress",
@@ -250,7 +251,6 @@ mod tests {
                 timeout_server: model::HaproxyDuration::parse("50s")
                     .unwrap_or_else(|_| unreachable!()),
                 client_limits: Default::default(),
-                mode: model::BackendMode::Http,
                 origins: vec![origin.clone()],
             },
         );

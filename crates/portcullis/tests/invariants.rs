@@ -442,6 +442,7 @@ fn section(service: u8) -> String {
         namespace: Cluster::namespace(service).into(),
         service: format!("svc{service}"),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     }
     .section_name()
 }
@@ -466,6 +467,7 @@ fn a_last_backend_of_a_shard_removed_with_a_global_change() {
                 namespace: Cluster::namespace(s).into(),
                 service: format!("svc{s}"),
                 port: "80".into(),
+                mode: model::BackendMode::Http,
             },
             SHARDS,
         )

@@ -184,7 +184,7 @@ fn passthrough_names_are_added_and_removed_live_without_a_reload() {
     let state = setup.portcullis.state_dir.clone();
     let live = runtime_command(&state, "show map maps/passthrough.map");
     assert!(
-        live.contains("b.passthrough.test default_secure_443"),
+        live.contains("b.passthrough.test default_secure_443_passthrough"),
         "{live}"
     );
     write_manifest(&setup.manifests(), "passthrough.yaml", &one).unwrap();

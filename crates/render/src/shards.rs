@@ -25,7 +25,7 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
     let mut text = String::with_capacity(160 + 48 * backend.servers.len());
     // Writing to a String cannot fail.
     let _ = writeln!(text, "\nbackend {}", backend.id.section_name());
-    let http = backend.mode == BackendMode::Http;
+    let http = backend.id.mode == BackendMode::Http;
     if !http {
         text.push_str("    mode tcp\n");
     }

@@ -19,6 +19,7 @@ fn id(service: &str, port: &str) -> BackendId {
         namespace: "web".into(),
         service: service.into(),
         port: port.into(),
+        mode: model::BackendMode::Http,
     }
 }
 
@@ -47,7 +48,6 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
         client_limits: Default::default(),
-        mode: model::BackendMode::Http,
         origins: vec![origin("site")],
     }
 }
@@ -849,6 +849,7 @@ fn tls_passthrough_reads_sni_on_the_https_port_and_hands_other_names_to_the_http
     model.global.accept_proxy = model::AcceptProxy::Everyone;
     let base_with_proxy = render(&model);
     let database = backend("db", "443", vec![server(7, 5432)]).for_passthrough();
+    let database_id = database.id.clone();
     model.backends.insert(database.id.clone(), database);
     let passthrough = |backend: Option<BackendId>| model::Passthrough {
         backend,
@@ -856,11 +857,11 @@ fn tls_passthrough_reads_sni_on_the_https_port_and_hands_other_names_to_the_http
     };
     model.passthrough.insert(
         HostKey::Exact("a.passthrough.test".into()),
-        passthrough(Some(id("db", "443"))),
+        passthrough(Some(database_id.clone())),
     );
     model.passthrough.insert(
         HostKey::Suffix("db.passthrough.test".into()),
-        passthrough(Some(id("db", "443"))),
+        passthrough(Some(database_id.clone())),
     );
     model.passthrough.insert(
         HostKey::Wildcard("broken.passthrough.test".into()),
@@ -875,7 +876,7 @@ fn tls_passthrough_reads_sni_on_the_https_port_and_hands_other_names_to_the_http
         })
         .map(|(_, file)| file.text().into_owned())
         .unwrap();
-    let section = &shard[shard.find("\nbackend web_db_443").unwrap()..];
+    let section = &shard[shard.find("\nbackend web_db_443_passthrough").unwrap()..];
     assert_golden(
         "passthrough.diff",
         &format!(

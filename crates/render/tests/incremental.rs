@@ -18,6 +18,7 @@ fn id(number: usize) -> BackendId {
         namespace: "ns".into(),
         service: format!("svc{number}"),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     }
 }
 
@@ -44,7 +45,6 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
         timeout_connect: HaproxyDuration::parse("5s").unwrap(),
         timeout_server: HaproxyDuration::parse("50s").unwrap(),
         client_limits: Default::default(),
-        mode: model::BackendMode::Http,
         origins: vec![origin()],
     };
     model.backends.insert(backend.id.clone(), backend);

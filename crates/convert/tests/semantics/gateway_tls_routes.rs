@@ -41,8 +41,8 @@ fn tls_routes_pass_their_names_through_to_their_backend() {
                   rules: [{backendRefs: [{name: web, port: 80}]}]
                 ",
                 &[
-                    "passthrough abc.example.com -> default_web_80",
-                    "backend default_web_80 mode tcp servers 10.0.0.1:8080",
+                    "passthrough abc.example.com -> default_web_80_passthrough",
+                    "backend default_web_80_passthrough mode tcp servers 10.0.0.1:8080",
                 ],
             )
             .given(concat!(
@@ -84,7 +84,7 @@ fn hostnames_intersect_with_the_listeners_as_for_http_routes() {
                 "conformance TLSRouteHostnameIntersection, exact listener hostname: only the listener's name is served, by each route that covers it",
                 routes,
                 &[
-                    "passthrough abc.example.com -> default_web_80",
+                    "passthrough abc.example.com -> default_web_80_passthrough",
                     "diagnostic TLSRoute default/b-wildcard: spec.parentRefs[0]: TLS passthrough for abc.example.com is already configured by TLSRoute default/a-exact, which is older; this one is ignored",
                     "diagnostic TLSRoute default/c-broad: spec.parentRefs[0]: TLS passthrough for abc.example.com is already configured by TLSRoute default/a-exact, which is older; this one is ignored",
                 ],
@@ -97,8 +97,8 @@ fn hostnames_intersect_with_the_listeners_as_for_http_routes() {
                 "conformance TLSRouteHostnameIntersection, more specific wildcard listener: '*.com' narrows to the listener's '*.example.com', which covers one or more labels",
                 routes,
                 &[
-                    "passthrough abc.example.com -> default_web_80",
-                    "passthrough **.example.com -> default_api_80",
+                    "passthrough abc.example.com -> default_web_80_passthrough",
+                    "passthrough **.example.com -> default_api_80_passthrough",
                 ],
             )
             .given(concat!(
@@ -109,9 +109,9 @@ fn hostnames_intersect_with_the_listeners_as_for_http_routes() {
                 "conformance TLSRouteHostnameIntersection, less specific wildcard listener '*.com': each route keeps its own names",
                 routes,
                 &[
-                    "passthrough abc.example.com -> default_web_80",
-                    "passthrough **.example.com -> default_api_80",
-                    "passthrough **.com -> default_api_80",
+                    "passthrough abc.example.com -> default_web_80_passthrough",
+                    "passthrough **.example.com -> default_api_80_passthrough",
+                    "passthrough **.com -> default_api_80_passthrough",
                 ],
             )
             .given(concat!(
@@ -122,9 +122,9 @@ fn hostnames_intersect_with_the_listeners_as_for_http_routes() {
                 "conformance TLSRouteHostnameIntersection, listener without hostname: the routes' names as they are",
                 routes,
                 &[
-                    "passthrough abc.example.com -> default_web_80",
-                    "passthrough **.example.com -> default_api_80",
-                    "passthrough **.com -> default_api_80",
+                    "passthrough abc.example.com -> default_web_80_passthrough",
+                    "passthrough **.example.com -> default_api_80_passthrough",
+                    "passthrough **.com -> default_api_80_passthrough",
                 ],
             )
             .given(concat!(
@@ -396,9 +396,10 @@ fn ingress_ssl_passthrough() {
                       - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
                 ",
                 &[
-                    "passthrough db.example.com -> default_web_80",
+                    "passthrough db.example.com -> default_web_80_passthrough",
                     "route db.example.com / Prefix [http] (https redirect 302) -> default_web_80",
-                    "backend default_web_80 mode tcp servers 10.0.0.1:8080",
+                    "backend default_web_80 servers 10.0.0.1:8080",
+                    "backend default_web_80_passthrough mode tcp servers 10.0.0.1:8080",
                     "diagnostic Ingress default/db: spec.rules[0].http.paths[1]: with ssl-passthrough only the path '/' is served (HAProxy sees no path in a TLS connection it does not decrypt); '/api' is skipped",
                     "diagnostic Ingress default/db: spec.rules[1].host: ssl-passthrough needs a host name (the TLS SNI is matched against it); the rule is skipped",
                 ],
@@ -428,10 +429,10 @@ fn ingress_ssl_passthrough() {
                 endpoints: [{addresses: [10.0.0.3]}]
                 ",
                 &[
-                    "passthrough db.example.com -> default_both_https",
+                    "passthrough db.example.com -> default_both_https_passthrough",
                     "route db.example.com / Prefix [http] -> default_both_http",
                     "backend default_both_http servers 10.0.0.3:9080",
-                    "backend default_both_https mode tcp servers 10.0.0.3:9443",
+                    "backend default_both_https_passthrough mode tcp servers 10.0.0.3:9443",
                 ],
             ),
         ],

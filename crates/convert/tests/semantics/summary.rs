@@ -135,7 +135,7 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
     if show.backends {
         for (id, backend) in &model.backends {
             let mut line = format!("backend {}", id.section_name());
-            if backend.mode == model::BackendMode::TlsPassthrough {
+            if backend.id.mode == model::BackendMode::TlsPassthrough {
                 line.push_str(" mode tcp");
             }
             if backend.balance != convert::keys::BALANCE_ALGORITHM.default_value() {

@@ -145,6 +145,7 @@ impl Merger {
                 held(index),
             );
             dirty.tls.insert(tls.host.clone());
+            self.host_claims_changed(&tls.host, dirty);
         }
         for (index, claim) in contribution.passthrough.iter().enumerate() {
             self.passthrough_claims
@@ -182,6 +183,7 @@ impl Merger {
                 position(contribution, ClaimKind::Route(index as u32)),
                 held(index),
             );
+            self.host_claims_changed(&route.host, dirty);
             dirty.routes.insert(key);
         }
     }
@@ -195,6 +197,7 @@ impl Merger {
                 }
             }
             dirty.tls.insert(tls.host.clone());
+            self.host_claims_changed(&tls.host, dirty);
         }
         for (index, claim) in contribution.passthrough.iter().enumerate() {
             if let Some(claims) = self.passthrough_claims.get_mut(&claim.host) {
@@ -222,6 +225,7 @@ impl Merger {
                     self.forget_path(&route.host, &route.path);
                 }
             }
+            self.host_claims_changed(&route.host, dirty);
             dirty.routes.insert(key);
         }
     }
@@ -508,6 +512,24 @@ impl Merger {
                 winner = Some((position.clone(), held.clone()));
             }
         }
+        // A host another object already served (its routes or its TLS) is not taken
+        // over by a younger object's passthrough: that would turn all its HTTPS traffic
+        // over to the younger one.
+        if let Some((_, held)) = &winner
+            && let Some(owner) = self.older_host_owner(host, &held.contribution)
+        {
+            let claims = self.passthrough_claims.get(host);
+            for claim in claims.into_iter().flat_map(Claims::values) {
+                diagnostics.push(Diagnostic {
+                    object: claim.contribution.object.clone(),
+                    field: claim.passthrough().field.clone(),
+                    message: format!(
+                        "host {host} is already served by {owner}, which is older; TLS passthrough for it is ignored"
+                    ),
+                });
+            }
+            winner = None;
+        }
         set(&mut self.diagnostics.passthrough, host, diagnostics);
         let Some((position, held)) = winner else {
             self.passthrough.remove(host);
@@ -525,6 +547,38 @@ impl Merger {
         };
         if self.passthrough.get(host) != Some(&entry) {
             self.passthrough.insert(host.clone(), entry);
+        }
+    }
+
+    /// The oldest other object than `claimant` that routes a path of `host` or asks for
+    /// its TLS, if it is older than `claimant`.
+    fn older_host_owner(&self, host: &HostKey, claimant: &Contribution) -> Option<ObjectRef> {
+        let other = |claim: &&Held| claim.contribution.object != claimant.object;
+        let routes = self
+            .paths_by_host
+            .get(host)
+            .into_iter()
+            .flatten()
+            .filter_map(|path| self.route_claims.get(&(host.clone(), path.clone())))
+            .flat_map(|claims| claims.values().filter(other).take(1));
+        let tls = self
+            .tls_claims
+            .get(host)
+            .into_iter()
+            .flat_map(|claims| claims.values().filter(other).take(1));
+        routes
+            .chain(tls)
+            .map(|claim| &claim.contribution)
+            .filter(|owner| owner.order < claimant.order)
+            .min_by(|a, b| a.order.cmp(&b.order))
+            .map(|owner| owner.object.clone())
+    }
+
+    /// Marks a host's passthrough for resolving again when its routes or TLS change,
+    /// since they decide whether a younger passthrough may take it.
+    fn host_claims_changed(&self, host: &HostKey, dirty: &mut Dirty) {
+        if self.passthrough_claims.contains_key(host) {
+            dirty.passthrough.insert(host.clone());
         }
     }
 

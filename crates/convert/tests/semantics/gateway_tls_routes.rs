@@ -405,6 +405,54 @@ fn ingress_ssl_passthrough() {
                 ],
             ),
             Case::new(
+                "gateway-api.md TLS passthrough: a host an older object already serves is not passed through by a younger one (it would take all its HTTPS traffic); an older passthrough keeps its host (a passthrough host has TLS: plain HTTP to it is redirected, as for any Ingress TLS host)",
+                "
+                kind: Ingress
+                metadata: {name: a-site}
+                spec:
+                  rules:
+                  - host: site.example.com
+                    http:
+                      paths:
+                      - {path: /app, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+                ---
+                kind: Ingress
+                metadata:
+                  name: b-takeover
+                  annotations: {haproxy-ingress.github.io/ssl-passthrough: \"true\"}
+                spec:
+                  rules:
+                  - host: site.example.com
+                    http:
+                      paths:
+                      - {path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
+                  - host: db.example.com
+                    http:
+                      paths:
+                      - {path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
+                ---
+                kind: Ingress
+                metadata: {name: c-late}
+                spec:
+                  rules:
+                  - host: db.example.com
+                    http:
+                      paths:
+                      - {path: /late, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+                ",
+                &[
+                    "route site.example.com /app Prefix (https redirect 302) -> default_web_80",
+                    "route site.example.com / Prefix [http] (https redirect 302) -> default_api_80",
+                    "route db.example.com / Prefix [http] (https redirect 302) -> default_api_80",
+                    "route db.example.com /late Prefix (https redirect 302) -> default_web_80",
+                    "passthrough db.example.com -> default_api_80_passthrough",
+                    "backend default_api_80 servers 10.0.0.2:8080",
+                    "backend default_api_80_passthrough mode tcp servers 10.0.0.2:8080",
+                    "backend default_web_80 servers 10.0.0.1:8080",
+                    "diagnostic Ingress default/b-takeover: spec.rules[0].http.paths[0]: host site.example.com is already served by Ingress default/a-site, which is older; TLS passthrough for it is ignored",
+                ],
+            ),
+            Case::new(
                 "configuration.md ssl-passthrough-http-port: plain HTTP goes to that port of the Service",
                 "
                 kind: Ingress

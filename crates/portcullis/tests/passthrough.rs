@@ -280,6 +280,18 @@ spec:
   parentRefs: [{name: edge}]
   hostnames: [refused.test]
   rules: [{backendRefs: [{name: nosuch, port: 443}]}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: shop, namespace: default}
+spec:
+  tls:
+  - {hosts: [shop.passthrough.test], secretName: www-tls}
+  rules:
+  - host: shop.passthrough.test
+    http:
+      paths:
+      - {path: /app, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
 ";
     let setup = start(gateway);
     let https = setup.portcullis.https_port;
@@ -294,6 +306,11 @@ spec:
     );
     assert_eq!(
         through(https, "www.terminated.test"),
+        "www.terminated.test / web"
+    );
+    // An HTTPS host under the wildcard is the more specific name: HAProxy terminates it.
+    assert_eq!(
+        through(https, "shop.passthrough.test"),
         "www.terminated.test / web"
     );
     // An invalid backend: the connections are refused, not terminated by HAProxy.

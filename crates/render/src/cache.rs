@@ -113,7 +113,11 @@ impl RenderCache {
         } else {
             self.files.remove(crate::layout::AUTH_LUA_FILE);
         }
-        if previous.is_none_or(|p| p.passthrough != model.passthrough) {
+        let passthrough_changed = previous.is_none_or(|p| {
+            p.passthrough != model.passthrough
+                || (crate::passthrough::reads_hosts(model) && p.hosts != model.hosts)
+        });
+        if passthrough_changed {
             if crate::passthrough::enabled(model) {
                 self.files.insert(
                     PASSTHROUGH_MAP.to_owned(),

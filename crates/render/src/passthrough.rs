@@ -9,9 +9,10 @@
 //! API changes live; wildcards are looked up as in the hosts map: `*.suffix` (one label,
 //! an Ingress's) then `**.suffix` for one to four labels in front (the Gateway API's).
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use model::ProxyModel;
+use model::{HostKey, ProxyModel};
 
 use crate::layout::{PASSTHROUGH_MAP, RUN_DIR, TERMINATE_SOCKET};
 
@@ -34,17 +35,55 @@ pub(crate) fn terminate_address() -> String {
     format!("unix@{RUN_DIR}/{TERMINATE_SOCKET}")
 }
 
-/// `maps/passthrough.map`: one line per passthrough name, in key order.
+/// `maps/passthrough.map`: one line per passthrough name, in key order, then one per
+/// exact HTTPS host a passthrough wildcard covers, naming the HTTPS frontend: the exact
+/// name is the more specific, and is terminated as its routes say.
 pub(crate) fn map_text(model: &ProxyModel) -> String {
-    let mut text = String::new();
+    let mut lines: BTreeMap<String, String> = BTreeMap::new();
     for (key, passthrough) in &model.passthrough {
         let value = passthrough
             .backend
             .as_ref()
             .map_or_else(|| REJECT_BACKEND.to_owned(), |id| id.section_name());
-        let _ = writeln!(text, "{} {value}", key.map_key());
+        lines.insert(key.map_key(), value);
+    }
+    let wildcards: Vec<&str> = model
+        .passthrough
+        .keys()
+        .filter_map(|key| match key {
+            HostKey::Wildcard(suffix) | HostKey::Suffix(suffix) => Some(suffix.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !wildcards.is_empty() {
+        for (key, host) in &model.hosts {
+            let HostKey::Exact(name) = key else { continue };
+            let terminated =
+                host.cert.is_some() || host.routes.values().any(|route| route.frontends.https);
+            let covered = wildcards.iter().any(|suffix| {
+                name.strip_suffix(suffix)
+                    .is_some_and(|label| label.len() > 1 && label.ends_with('.'))
+            });
+            if terminated && covered {
+                lines
+                    .entry(name.clone())
+                    .or_insert_with(|| TERMINATE_BACKEND.to_owned());
+            }
+        }
+    }
+    let mut text = String::new();
+    for (key, value) in lines {
+        let _ = writeln!(text, "{key} {value}");
     }
     text
+}
+
+/// Whether the passthrough map depends on the hosts (a wildcard may cover one).
+pub(crate) fn reads_hosts(model: &ProxyModel) -> bool {
+    model
+        .passthrough
+        .keys()
+        .any(|key| matches!(key, HostKey::Wildcard(_) | HostKey::Suffix(_)))
 }
 
 /// The TCP frontend and its two support backends. `bind` is the HTTPS port's address

@@ -867,6 +867,12 @@ fn tls_passthrough_reads_sni_on_the_https_port_and_hands_other_names_to_the_http
         HostKey::Wildcard("broken.passthrough.test".into()),
         passthrough(None),
     );
+    // An HTTPS host under a passthrough wildcard stays terminated: the more specific name.
+    let mut terminated = model.hosts[&HostKey::Exact("shop.example.com".into())].clone();
+    terminated.cert = None;
+    model
+        .hosts
+        .insert(HostKey::Exact("www.db.passthrough.test".into()), terminated);
     let rendered = render(&model);
     let shard = rendered
         .files

@@ -61,11 +61,13 @@ pub const API_ACCESS: &[Access] = &[
     access(GATEWAY, "gateways", READ, Grant::Cluster),
     access(GATEWAY, "httproutes", READ, Grant::Cluster),
     access(GATEWAY, "grpcroutes", READ, Grant::Cluster),
+    access(GATEWAY, "tlsroutes", READ, Grant::Cluster),
     access(GATEWAY, "referencegrants", READ, Grant::Cluster),
     access(GATEWAY, "gatewayclasses/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "gateways/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "httproutes/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "grpcroutes/status", &["patch"], Grant::Cluster),
+    access(GATEWAY, "tlsroutes/status", &["patch"], Grant::Cluster),
     access(
         "events.k8s.io",
         "events",

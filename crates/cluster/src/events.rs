@@ -42,6 +42,7 @@ pub fn api_version(kind: Kind) -> &'static str {
         | Kind::Gateway
         | Kind::HttpRoute
         | Kind::GrpcRoute
+        | Kind::TlsRoute
         | Kind::ReferenceGrant => "gateway.networking.k8s.io/v1",
     }
 }

@@ -12,7 +12,9 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
-use resources::{Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ReferenceGrant};
+use resources::{
+    Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ReferenceGrant, TlsRoute,
+};
 use serde::de::DeserializeOwned;
 use source::SourceBatch;
 use std::sync::Arc;
@@ -179,6 +181,13 @@ fn start_watchers(
                 all.clone(),
                 Kind::GrpcRoute,
                 |o: GrpcRoute| Object::GrpcRoute(Arc::new(o)),
+            );
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
+                Kind::TlsRoute,
+                |o: TlsRoute| Object::TlsRoute(Arc::new(o)),
             );
             watchers.start(
                 in_namespace(client, namespace),

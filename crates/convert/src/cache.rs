@@ -37,7 +37,10 @@ pub(crate) enum Memo {
 
 /// Whether objects of this kind are converted into contributions.
 fn converted(kind: Kind) -> bool {
-    matches!(kind, Kind::Ingress | Kind::HttpRoute | Kind::GrpcRoute)
+    matches!(
+        kind,
+        Kind::Ingress | Kind::HttpRoute | Kind::GrpcRoute | Kind::TlsRoute
+    )
 }
 
 /// What a set of changes makes stale.
@@ -203,6 +206,7 @@ impl ConvertCache {
                         .of_kind(Kind::Ingress)
                         .chain(snapshot.of_kind(Kind::HttpRoute))
                         .chain(snapshot.of_kind(Kind::GrpcRoute))
+                        .chain(snapshot.of_kind(Kind::TlsRoute))
                         .map(Object::object_ref)
                         .collect(),
                     certificates: BTreeSet::new(),
@@ -607,6 +611,11 @@ fn convert_one(
             &mut lookups,
         )),
         Some(Object::GrpcRoute(route)) => Some(gateway::grpc::convert_grpc_route(
+            object.clone(),
+            route,
+            &mut lookups,
+        )),
+        Some(Object::TlsRoute(route)) => Some(gateway::tls_route::convert_tls_route(
             object.clone(),
             route,
             &mut lookups,

@@ -347,6 +347,7 @@ fn a_pod_label_change_converts_again_only_the_backends_of_its_endpoints() {
             namespace: "team".into(),
             service: "canary".into(),
             port: "80".into(),
+            mode: model::BackendMode::Http,
         };
         conversion.model.backends[&id]
             .servers

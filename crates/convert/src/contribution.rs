@@ -38,6 +38,8 @@ pub(crate) struct Contribution {
     pub(crate) tls: Vec<TlsClaim>,
     pub(crate) default_backend: Option<BackendClaim>,
     pub(crate) routes: Vec<RouteClaim>,
+    /// SNI names whose TLS connections it passes through to a backend.
+    pub(crate) passthrough: Vec<PassthroughClaim>,
     /// Problems of this object alone (conflicts with others are the merge's).
     pub(crate) diagnostics: Vec<Diagnostic>,
     /// What Gateway API status needs (HTTPRoutes attached to a Gateway of ours).
@@ -59,6 +61,7 @@ impl Contribution {
             tls: Vec::new(),
             default_backend: None,
             routes: Vec::new(),
+            passthrough: Vec::new(),
             diagnostics: Vec::new(),
             route_status: None,
         }
@@ -84,6 +87,18 @@ pub(crate) enum ClaimKind {
     Tls(u32),
     /// `routes[i]`.
     Route(u32),
+    /// `passthrough[i]`.
+    Passthrough(u32),
+}
+
+/// An SNI name whose TLS connections an object passes through untouched.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PassthroughClaim {
+    pub(crate) host: HostKey,
+    /// The backend (in passthrough mode); `None` when the object's backend is invalid,
+    /// and the connections are refused.
+    pub(crate) backend: Option<Arc<Backend>>,
+    pub(crate) field: String,
 }
 
 /// A TLS host an object asks for.

@@ -38,6 +38,7 @@ pub(crate) fn service_backend(
         namespace: namespace.to_owned(),
         service: service_name.to_owned(),
         port: canonical_port,
+        mode: model::BackendMode::Http,
     };
     if let Some(backend) = built.get(&id) {
         return Ok(backend.clone());

@@ -12,6 +12,7 @@ use crate::contribution::{
     BackendClaim, ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim,
 };
 use crate::endpoints::ServiceBackend;
+use crate::ingress_passthrough::{self, PassthroughHost, PassthroughKeys, PassthroughOutput};
 use crate::keys::{self, Annotations, Keys};
 use crate::lookup::Recorder;
 use crate::{auth, endpoints, ingress_keys, names};
@@ -291,6 +292,12 @@ impl Converter<'_, '_> {
                 self.output.default_backend = Some(BackendClaim { backend, field });
             }
         }
+        let passthrough = self.keys().get(&keys::SSL_PASSTHROUGH);
+        let passthrough_keys = PassthroughKeys {
+            http_port: self.keys().get(&keys::SSL_PASSTHROUGH_HTTP_PORT),
+            redirect_code: self.keys().get(&keys::SSL_REDIRECT_CODE),
+        };
+        let mut passthrough_output = PassthroughOutput::default();
         for (rule_index, rule) in spec.rules.iter().flatten().enumerate() {
             let host = match rule.host.as_deref().filter(|h| !h.is_empty()) {
                 None => HostKey::CatchAll,
@@ -310,6 +317,20 @@ impl Converter<'_, '_> {
                 .as_ref()
                 .map(|h| h.paths.as_slice())
                 .unwrap_or_default();
+            if passthrough {
+                let host = PassthroughHost {
+                    host,
+                    field: format!("spec.rules[{rule_index}]"),
+                    paths,
+                };
+                ingress_passthrough::claim_host(
+                    &mut passthrough_output,
+                    host,
+                    &passthrough_keys,
+                    |service, field| self.backend(Some(service), field),
+                );
+                continue;
+            }
             for (path_index, path) in paths.iter().enumerate() {
                 let field = format!("spec.rules[{rule_index}].http.paths[{path_index}]");
                 let path_type = if path.path_type.is_empty() {
@@ -396,6 +417,7 @@ impl Converter<'_, '_> {
                 });
             }
         }
+        passthrough_output.into_contribution(&mut self.output);
     }
 
     /// This Ingress's keys: its annotations over the global ConfigMap.

@@ -15,6 +15,7 @@ mod endpoints;
 pub mod gateway;
 mod ingress;
 mod ingress_keys;
+mod ingress_passthrough;
 pub mod key_docs;
 pub mod keys;
 mod lookup;

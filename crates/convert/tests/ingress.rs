@@ -134,6 +134,7 @@ fn endpoints_come_from_ready_slice_endpoints_or_else_from_endpoints() {
             namespace: "default".into(),
             service: service.into(),
             port: port.into(),
+            mode: model::BackendMode::Http,
         };
         model.backends[&id]
             .servers
@@ -232,6 +233,7 @@ fn a_service_annotation_beats_the_ingress_which_beats_the_configmap_for_routes_t
         namespace: "default".into(),
         service: "web".into(),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     }];
     // The Service's (under the third prefix) beats the Ingress's, which beats the
     // ConfigMap's; where neither annotates, the Ingress's, then the ConfigMap's, apply.
@@ -247,6 +249,7 @@ fn a_service_annotation_beats_the_ingress_which_beats_the_configmap_for_routes_t
         namespace: "default".into(),
         service: "api".into(),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     }];
     assert_eq!(api.timeout_connect.as_str(), "2s");
     assert_eq!(api.balance, model::Balance::First);
@@ -275,6 +278,7 @@ fn backend_check_interval_is_read_where_health_check_interval_is_not_set() {
             namespace: "default".into(),
             service: "web".into(),
             port: "80".into(),
+            mode: model::BackendMode::Http,
         };
         model.backends[&id]
             .server_options
@@ -306,6 +310,7 @@ fn external_name_services_are_resolved_by_name_and_bad_names_are_reported() {
         namespace: "default".into(),
         service: "web".into(),
         port: port.into(),
+        mode: model::BackendMode::Http,
     };
     let (model, diagnostics) = model_of(
         &external("db.example.com.", "  ports: [{port: 80}]\n"),
@@ -352,6 +357,7 @@ fn blue_green_follows_only_pods_of_the_endpoints_namespace() {
         namespace: "default".into(),
         service: "web".into(),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     };
     let weights: Vec<Option<u16>> = model.backends[&id]
         .servers

@@ -9,7 +9,7 @@ use std::fs;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt};
 use std::path::Path;
 
-use render::layout::{ADMIN_SOCKET, MASTER_SOCKET};
+use render::layout::{ADMIN_SOCKET, MASTER_SOCKET, TERMINATE_SOCKET};
 
 use crate::state_dir::{StateDirError, error};
 
@@ -74,10 +74,12 @@ pub(crate) fn ensure_dir(path: &Path, mode: u32) -> Result<(), StateDirError> {
         .map_err(error(path))
 }
 
-/// Keeps only HAProxy's sockets in `run_dir`.
+/// Keeps only HAProxy's sockets in `run_dir` (the HTTPS frontend's too, which it binds
+/// while some TLS connections are passed through).
 pub(crate) fn sweep_sockets(run_dir: &Path) -> Result<(), StateDirError> {
     sweep(run_dir, |name, file_type| {
-        file_type.is_socket() && (name == MASTER_SOCKET || name == ADMIN_SOCKET)
+        file_type.is_socket()
+            && (name == MASTER_SOCKET || name == ADMIN_SOCKET || name == TERMINATE_SOCKET)
     })
 }
 

@@ -90,6 +90,7 @@ fn model(cert: &str) -> ProxyModel {
         namespace: "web".into(),
         service: "app".into(),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     };
     model.backends.insert(
         id.clone(),

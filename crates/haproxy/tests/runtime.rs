@@ -27,6 +27,7 @@ fn id(service: &str) -> BackendId {
         namespace: "web".into(),
         service: service.into(),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     }
 }
 
@@ -76,6 +77,31 @@ struct Shape {
     /// The entries of `guarded.test`'s allow list: 0: one block; 1: 1500 blocks and an
     /// exception; 2: two blocks of both families; `None`: no such host.
     allow: Option<usize>,
+    /// TLS passthrough names `p0.pass.test`... and the backend each passes through to
+    /// (`None`: no such name), with `always.pass.test` and a passthrough backend per
+    /// service always there, so the HTTPS port always reads SNI first and only the
+    /// passthrough map changes; `None`: no passthrough at all.
+    passthrough: Option<[Option<usize>; 3]>,
+}
+
+/// The passthrough backend of a service: the same servers in `mode tcp`, always there.
+fn passthrough_backend(service: &str) -> Backend {
+    Backend {
+        id: id(service),
+        servers: vec![Server::at(IpAddr::from([10, 0, 1, 1]), 8443)],
+        balance: Balance::RoundRobin,
+        server_options: Default::default(),
+        selector: None,
+        named: None,
+        timeouts: Default::default(),
+        timeout_connect: HaproxyDuration::parse("5s").unwrap(),
+        timeout_server: HaproxyDuration::parse("50s").unwrap(),
+        client_cert_header: false,
+        error_pages: Default::default(),
+        client_limits: Default::default(),
+        origins: vec![origin()],
+    }
+    .for_passthrough()
 }
 
 /// The allow list of `guarded.test`.
@@ -201,6 +227,33 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             },
         );
     }
+    let services = if shape.passthrough.is_some() {
+        &BACKENDS[..]
+    } else {
+        &[]
+    };
+    for service in services {
+        let backend = passthrough_backend(service);
+        model.backends.insert(backend.id.clone(), backend);
+    }
+    let names = shape.passthrough.iter().flat_map(|names| {
+        std::iter::once(("always.pass.test".to_owned(), Some(0))).chain(
+            names
+                .iter()
+                .enumerate()
+                .map(|(index, backend)| (format!("p{index}.pass.test"), *backend)),
+        )
+    });
+    for (name, backend) in names {
+        let Some(backend) = backend else { continue };
+        model.passthrough.insert(
+            HostKey::Exact(name),
+            model::Passthrough {
+                backend: Some(passthrough_backend(BACKENDS[backend]).id),
+                origin: origin(),
+            },
+        );
+    }
     if shape.bulk {
         for index in 0..70 {
             let routes = BTreeMap::from([(
@@ -300,6 +353,7 @@ async fn maps(api: &RuntimeApi) -> BTreeMap<String, Vec<String>> {
         "maps/http-prefix.map",
         "maps/https-exact.map",
         "maps/https-prefix.map",
+        "maps/passthrough.map",
     ] {
         let text = api.query(&format!("show map {map}")).await.unwrap();
         let mut entries: Vec<String> = text
@@ -382,7 +436,9 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         contents: [0, 0],
         bulk: false,
         allow: None,
+        passthrough: Some([Some(0), None, None]),
     };
+    // p0.pass.test moves to another backend, p1.pass.test comes: map edits.
     let after = Shape {
         servers: [vec![2, 4], vec![3], vec![]],
         routes: [Some(0), Some(1), None, None],
@@ -390,6 +446,7 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         contents: [1, 0],
         bulk: false,
         allow: None,
+        passthrough: Some([Some(1), Some(2), None]),
     };
     let first = model(&before, &certs, &default_cert);
     let (mut haproxy, state, mut applied) = start(dir.path(), &first).await;
@@ -434,6 +491,12 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
                 set: vec![],
                 delete: vec![],
             },
+            RuntimeCommand::EditMap {
+                map: "maps/passthrough.map".into(),
+                add: vec![("p1.pass.test".into(), "web_img_80_passthrough".into())],
+                set: vec![("p0.pass.test".into(), "web_api_80_passthrough".into())],
+                delete: vec![],
+            },
             RuntimeCommand::UpdateCertificate {
                 file: "certs/web_a-tls.pem".into(),
                 content: file("certs/web_a-tls.pem"),
@@ -464,6 +527,14 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
             ("add map maps/http-prefix.map b.test#/ web_api_80", ""),
             ("add map maps/https-prefix.map b.test#/ web_api_80", ""),
             (
+                "add map maps/passthrough.map p1.pass.test web_img_80_passthrough",
+                ""
+            ),
+            (
+                "set map maps/passthrough.map p0.pass.test web_api_80_passthrough",
+                ""
+            ),
+            (
                 "set ssl cert certs/web_a-tls.pem <<",
                 "Transaction created for certificate certs/web_a-tls.pem!"
             ),
@@ -477,6 +548,14 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
     assert_eq!(
         maps(&api).await["maps/hosts.map"],
         ["a.test a.test", "b.test b.test"]
+    );
+    assert_eq!(
+        maps(&api).await["maps/passthrough.map"],
+        [
+            "always.pass.test web_app_80_passthrough",
+            "p0.pass.test web_api_80_passthrough",
+            "p1.pass.test web_img_80_passthrough"
+        ]
     );
 
     // b.test gets its own certificate, a.test loses its one.
@@ -579,6 +658,7 @@ async fn an_unexpected_reply_stops_the_batch_and_is_reported() {
         contents: [0, 0],
         bulk: false,
         allow: None,
+        passthrough: None,
     };
     let default_cert = certificate("default");
     let (mut haproxy, state, _) = start(dir.path(), &model(&shape, &certs, &default_cert)).await;
@@ -664,6 +744,7 @@ async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
         contents: [0, 0],
         bulk: false,
         allow: None,
+        passthrough: None,
     };
     let mut model = model(&shape, &certs, &certificate("default"));
     let slow = Server::at(IpAddr::from([127, 0, 0, 1]), backend_port);
@@ -749,15 +830,23 @@ fn shape_strategy() -> impl Strategy<Value = Shape> {
         [0usize..2, 0usize..2],
         proptest::bool::weighted(0.2),
         0usize..3,
+        [
+            proptest::option::of(0usize..3),
+            proptest::option::of(0usize..3),
+            proptest::option::of(0usize..3),
+        ],
     )
-        .prop_map(|(servers, routes, tls, contents, bulk, allow)| Shape {
-            allow: Some(allow),
-            servers,
-            routes,
-            tls,
-            contents,
-            bulk,
-        })
+        .prop_map(
+            |(servers, routes, tls, contents, bulk, allow, passthrough)| Shape {
+                allow: Some(allow),
+                passthrough: Some(passthrough),
+                servers,
+                routes,
+                tls,
+                contents,
+                bulk,
+            },
+        )
 }
 
 /// Applies each model of the sequence live to one HAProxy, then compares it with a

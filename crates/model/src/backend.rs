@@ -3,10 +3,11 @@
 use std::fmt;
 use std::net::IpAddr;
 
-/// Identity of a backend: one service port of one namespace.
+/// Identity of a backend: one service port of one namespace, in one mode.
 ///
 /// `port` is the service port's name, or its number when it has no name, however the
-/// referring object named it: one service port is one backend.
+/// referring object named it: one service port is one backend per mode (HTTP, or TLS
+/// passed through), since HAProxy refuses an HTTP frontend naming a TCP backend.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BackendId {
     /// Namespace of the service.
@@ -15,6 +16,8 @@ pub struct BackendId {
     pub service: String,
     /// Service port number or name.
     pub port: String,
+    /// What the backend forwards.
+    pub mode: BackendMode,
 }
 
 impl BackendId {
@@ -24,6 +27,8 @@ impl BackendId {
     /// so the name is unambiguous. Any other byte (possible only in a manifest nobody
     /// validated) is written `:xx` in hex: `:` is not a DNS character either, so the name
     /// stays unique, and no value can break a configuration line or a runtime command.
+    /// A passthrough backend's name ends in `_passthrough`: a fourth `_`-separated part,
+    /// which no HTTP backend's name has.
     pub fn section_name(&self) -> String {
         let mut name =
             String::with_capacity(self.namespace.len() + self.service.len() + self.port.len() + 2);
@@ -42,13 +47,20 @@ impl BackendId {
                 }
             }
         }
+        if self.mode == BackendMode::TlsPassthrough {
+            name.push_str("_passthrough");
+        }
         name
     }
 }
 
 impl fmt::Display for BackendId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}:{}", self.namespace, self.service, self.port)
+        write!(f, "{}/{}:{}", self.namespace, self.service, self.port)?;
+        if self.mode == BackendMode::TlsPassthrough {
+            f.write_str(" (TLS passthrough)")?;
+        }
+        Ok(())
     }
 }
 
@@ -122,6 +134,16 @@ pub struct Backend {
     pub origins: Vec<crate::Origin>,
 }
 
+/// What a backend forwards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum BackendMode {
+    /// HTTP requests (`mode http`): every Ingress path and HTTPRoute.
+    #[default]
+    Http,
+    /// Whole TLS connections, untouched (`mode tcp`): TLS passthrough.
+    TlsPassthrough,
+}
+
 impl Backend {
     /// Whether two backends differ only in their servers (and origins, which are not
     /// rendered): then HAProxy can be brought from one to the other at runtime.
@@ -171,5 +193,22 @@ impl Backend {
         self.servers
             .iter()
             .filter_map(|server| server.group.as_ref().map(|group| (server, group)))
+    }
+
+    /// The same backend forwarding whole TLS connections: what only HTTP can do (TLS
+    /// toward the servers, HTTP/2, cookies, per-request limits) is left out, since the
+    /// client's TLS session reaches the servers untouched.
+    pub fn for_passthrough(mut self) -> Backend {
+        self.id.mode = BackendMode::TlsPassthrough;
+        self.server_options.tls = None;
+        self.server_options.protocol = crate::Protocol::default();
+        self.server_options.cookie = None;
+        if let Some(health) = &mut self.server_options.health {
+            health.uri = None;
+        }
+        self.timeouts.http_request = None;
+        self.timeouts.keep_alive = None;
+        self.client_limits = crate::ClientLimits::default();
+        self
     }
 }

@@ -32,7 +32,7 @@ pub use auth::{
     AUTH_UNAVAILABLE_STATUS, AUTH_UNUSABLE_STATUS, AuthService, BasicAuth, ExternalAuth, Password,
     PathAuth, QuotedWord, UserEntry, Userlist,
 };
-pub use backend::{Backend, BackendId, Server};
+pub use backend::{Backend, BackendId, BackendMode, Server};
 pub use blue_green::{GroupSelector, ServerWeight};
 pub use cors::{Cors, CorsOrigins, parse_origin};
 pub use dns::{NamedServers, Resolution, Resolver, Resolvers};
@@ -45,7 +45,7 @@ pub use logging::{HttpLogFormat, LogFormat, LogTag, LogTarget, Logging, SyslogFo
 pub use proxy_protocol::{AcceptProxy, SendProxy};
 pub use responses::{ErrorPage, MAX_ERROR_PAGE_BYTES, Responses, ServerHeader};
 pub use routing::{
-    CertId, Frontends, Host, HostKey, PathKind, PathMatch, Route, RouteTarget, TlsCert,
+    CertId, Frontends, Host, HostKey, Passthrough, PathKind, PathMatch, Route, RouteTarget, TlsCert,
 };
 pub use rules::{
     BodyLimit, Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction,
@@ -100,6 +100,11 @@ pub struct ProxyModel {
     /// matches its host, else to the hostname-less listeners, and one whose `Host`
     /// belongs to another listener than its SNI is answered 421.
     pub https_listener_hosts: Vec<HostKey>,
+    /// TLS connections sent on untouched, by the SNI names they are for (exact, or a
+    /// wildcard of one label for an Ingress, of one or more for the Gateway API). When
+    /// there are any, the HTTPS port reads the SNI first and hands every other
+    /// connection to the HTTPS frontend over a local socket.
+    pub passthrough: OrdMap<HostKey, Passthrough>,
 }
 
 /// Whether a byte may stand in a word HAProxy reads unquoted: printable, and none of the

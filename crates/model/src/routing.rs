@@ -124,6 +124,15 @@ impl Frontends {
         tls_ports: BTreeSet::new(),
     };
 
+    /// No HTTP frontend: a Gateway TLS listener in Passthrough mode, whose connections
+    /// the HTTPS port's SNI frontend sends on untouched.
+    pub const NONE: Frontends = Frontends {
+        http: false,
+        https: false,
+        ports: BTreeSet::new(),
+        tls_ports: BTreeSet::new(),
+    };
+
     /// The frontend of a Gateway HTTP listener on another port.
     pub fn port(port: u16) -> Self {
         Self {
@@ -257,4 +266,16 @@ pub struct Host {
     pub cert: Option<CertId>,
     /// This host's TLS handshake options (the proxy-wide ones where unset).
     pub tls: crate::TlsOptions,
+}
+
+/// Where the TLS connections whose SNI names one passthrough host go: untouched to a
+/// backend that terminates TLS itself, or refused when the route's backend is invalid
+/// (the Gateway API asks for rejected connections then, never another host's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passthrough {
+    /// The backend (a [`crate::BackendMode::TlsPassthrough`] one); `None` refuses the
+    /// connection.
+    pub backend: Option<BackendId>,
+    /// The object that declared it.
+    pub origin: Origin,
 }

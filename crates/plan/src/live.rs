@@ -331,15 +331,26 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
 
     let mut next_files = live.files.clone();
     let maps_resolvable = resolvable;
-    for map in MapFile::ALL {
-        let path = map.path();
+    // The passthrough map exists only with the frontend that reads it, so its coming and
+    // going is a main configuration change (a reload); in between it changes live.
+    let map_paths = MapFile::ALL
+        .into_iter()
+        .map(MapFile::path)
+        .chain([render::layout::PASSTHROUGH_MAP]);
+    for path in map_paths {
         let Some(file) = desired.files.get(path) else {
             continue;
         };
-        if hash(&live.files, path) == Some(file.hash) || !maps_resolvable {
+        // A passthrough map HAProxy does not have comes with the frontend that reads it.
+        let unknown = path == render::layout::PASSTHROUGH_MAP && !live.files.contains_key(path);
+        if hash(&live.files, path) == Some(file.hash) || !maps_resolvable || unknown {
             continue;
         }
-        let live_map = live.files.get(path).filter(|_| !map.ordered());
+        // A map whose entries are tried in order is replaced whole.
+        let ordered = MapFile::ALL
+            .into_iter()
+            .any(|map| map.path() == path && map.ordered());
+        let live_map = live.files.get(path).filter(|_| !ordered);
         commands.push(maps::change(path, live_map, file));
         next_files.insert(path.to_owned(), file.clone());
     }
@@ -514,6 +525,7 @@ mod tests {
             namespace: "ns".into(),
             service: service.into(),
             port: "80".into(),
+            mode: model::BackendMode::Http,
         };
         let backend = Backend {
             id: id.clone(),
@@ -556,6 +568,51 @@ mod tests {
         ("certs/crt-list.txt", ""),
         ("certs/default.pem", "default"),
     ];
+
+    #[test]
+    fn a_passthrough_name_to_a_backend_haproxy_has_is_one_map_edit_and_no_reload() {
+        let db = backends(&[backend("db", &[7], Balance::RoundRobin)]);
+        let with_map = |map: &str| {
+            let mut entries = BASE.to_vec();
+            entries.push(("maps/passthrough.map", map));
+            files(&entries)
+        };
+        let before = with_map("a.passthrough.test ns_db_80\n");
+        let live = LiveState::loaded(db.clone(), &before);
+        let after = with_map("a.passthrough.test ns_db_80\nb.passthrough.test ns_db_80\n");
+        let update = live_update(&live, &db, &after);
+        assert_eq!(
+            update.commands,
+            [RuntimeCommand::EditMap {
+                map: "maps/passthrough.map".into(),
+                add: vec![("b.passthrough.test".into(), "ns_db_80".into())],
+                set: vec![],
+                delete: vec![],
+            }]
+        );
+        assert!(update.reload.is_empty());
+        let removed = live_update(&update.next, &db, &before);
+        assert_eq!(
+            removed.commands,
+            [RuntimeCommand::EditMap {
+                map: "maps/passthrough.map".into(),
+                add: vec![],
+                set: vec![],
+                delete: vec!["b.passthrough.test".into()],
+            }]
+        );
+        // The first passthrough name comes with the frontend that reads the map: the
+        // main configuration changes, and the map arrives with the reload.
+        let mut first = with_map("a.passthrough.test ns_db_80\n");
+        first.files.insert(
+            "haproxy.cfg".into(),
+            RenderedFile::new("main with https_sni".into(), false),
+        );
+        let without = LiveState::loaded(db.clone(), &files(&BASE));
+        let update = live_update(&without, &db, &first);
+        assert!(update.commands.is_empty(), "{:?}", update.commands);
+        assert_eq!(update.reload, BTreeSet::from([ReloadReason::MainConfig]));
+    }
 
     #[test]
     fn servers_only_is_live_and_lands_exactly_on_the_desired_state() {

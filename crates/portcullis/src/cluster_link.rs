@@ -13,7 +13,9 @@ use convert::gateway_status::{ObjectStatus, StatusReport};
 use index::Snapshot;
 use model::OrdSet;
 use prometheus_client::metrics::gauge::Gauge;
-use resources::{Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ObjectRef, Service};
+use resources::{
+    Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ObjectRef, Service, TlsRoute,
+};
 use serde_json::Value;
 use source::SourceBatch;
 use tokio::sync::{mpsc, watch};
@@ -49,6 +51,7 @@ struct GatewayStatusWriters {
     publish: Option<Publish>,
     routes: StatusWriter<Vec<Target<HttpRoute>>>,
     grpc_routes: StatusWriter<Vec<Target<GrpcRoute>>>,
+    tls_routes: StatusWriter<Vec<Target<TlsRoute>>>,
 }
 
 impl std::fmt::Debug for ClusterLink {
@@ -235,6 +238,7 @@ impl GatewayStatusWriters {
             publish,
             routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
             grpc_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
+            tls_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
         }
     }
 
@@ -251,18 +255,21 @@ impl GatewayStatusWriters {
             let mut gateways = Vec::new();
             let mut routes = Vec::new();
             let mut grpc_routes = Vec::new();
+            let mut tls_routes = Vec::new();
             for (object, status) in report {
                 match snapshot.get(object) {
                     Some(Object::GatewayClass(class)) => classes.extend(target(class, status)),
                     Some(Object::Gateway(gateway)) => gateways.extend(target(gateway, status)),
                     Some(Object::HttpRoute(route)) => routes.extend(target(route, status)),
                     Some(Object::GrpcRoute(route)) => grpc_routes.extend(target(route, status)),
+                    Some(Object::TlsRoute(route)) => tls_routes.extend(target(route, status)),
                     _ => {}
                 }
             }
             self.classes.update(classes);
             self.routes.update(routes);
             self.grpc_routes.update(grpc_routes);
+            self.tls_routes.update(tls_routes);
             self.last_gateways = gateways;
         }
         self.gateways.update(ServedGateways {

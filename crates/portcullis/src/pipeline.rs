@@ -230,6 +230,7 @@ mod tests {
             namespace: "web".into(),
             service: "app".into(),
             port: "80".into(),
+            mode: model::BackendMode::Http,
         };
         let origin = model::Origin {
             kind: "Ingress",

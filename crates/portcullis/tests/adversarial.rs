@@ -82,7 +82,9 @@ fn base_objects() -> Vec<Value> {
                "spec": {"controllerName": "portcullis.dev/gateway-controller"}}),
         json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "victim"},
                "spec": {"gatewayClassName": "portcullis", "listeners": [
-                   {"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}]}}),
+                   {"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}},
+                   {"name": "tls", "protocol": "TLS", "port": 443, "tls": {"mode": "Passthrough"},
+                    "allowedRoutes": {"namespaces": {"from": "All"}}}]}}),
     ]
 }
 
@@ -240,6 +242,17 @@ fn ingress(
         ] {
             annotations.insert(format!("portcullis.dev/{key}"), json!(value));
         }
+    }
+    // Every other Ingress passes its host through (a passthrough map line and a mode tcp
+    // backend), with a hostile plain-HTTP port.
+    if index % 2 == 1
+        && let Some(annotations) = ingress["metadata"]["annotations"].as_object_mut()
+    {
+        annotations.insert("portcullis.dev/ssl-passthrough".to_owned(), json!("true"));
+        annotations.insert(
+            "portcullis.dev/ssl-passthrough-http-port".to_owned(),
+            json!(timeout),
+        );
     }
     // And in the authentication keys, which reach Lua arguments, a redirect and a
     // userlist built from a hostile htpasswd Secret.
@@ -542,6 +555,12 @@ fn manifest(index: usize, attack: &Attack) -> Value {
                                  "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x-evil", "value": set_header}]}},
                                              {"type": "ResponseHeaderModifier", "responseHeaderModifier": {"add": [{"name": "x-evil", "value": set_header}]}}],
                                  "backendRefs": [{"name": "app", "port": 80, "weight": weight}]}]}});
+            // A TLSRoute with the same hostile text as a hostname, beside the HTTPRoute.
+            let tls_route = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "TLSRoute",
+                   "metadata": {"name": format!("evil{index}"), "namespace": "attacker"},
+                   "spec": {"parentRefs": [{"name": "gw", "namespace": "victim"}],
+                            "hostnames": [set_header, "*.attacker.test", "victim.test"],
+                            "rules": [{"backendRefs": [{"name": "app", "port": 80, "weight": weight}]}]}});
             let http = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
                    "metadata": {"name": format!("evil{index}"), "namespace": "attacker"},
                    "spec": {"parentRefs": [{"name": "gw", "namespace": "victim"}], "hostnames": ["attacker.test"],
@@ -551,7 +570,7 @@ fn manifest(index: usize, attack: &Attack) -> Value {
                                  "backendRefs": [{"name": "app", "port": 80, "weight": weight}, {"name": "app", "port": 80, "weight": weight}]},
                                 {"matches": [{"path": {"type": "Exact", "value": "/redirect"}}],
                                  "filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplaceFullPath", "replaceFullPath": redirect}}}]}]}});
-            json!({"apiVersion": "v1", "kind": "List", "items": [http, grpc]})
+            json!({"apiVersion": "v1", "kind": "List", "items": [http, grpc, tls_route]})
         }
         Attack::Global {
             timeout,

@@ -103,6 +103,9 @@ struct Shape {
     /// 0: nothing; 1: CORS for listed origins; 2: client certificates checked against
     /// Secret `client-ca`; 3: client certificates against a Secret that does not exist.
     client_policy: u8,
+    /// 0: none; 1: `ssl-passthrough`; 2: and `ssl-passthrough-http-port` 80, the port
+    /// the passthrough backend uses too (one backend asked for in two modes).
+    passthrough: u8,
 }
 
 impl Default for Shape {
@@ -122,6 +125,7 @@ impl Default for Shape {
             access: 0,
             auth: 0,
             client_policy: 0,
+            passthrough: 0,
         }
     }
 }
@@ -164,6 +168,8 @@ struct Cluster {
     timeout_server: Option<u8>,
     secret_version: u8,
     routes: BTreeMap<u8, RouteShape>,
+    /// TLSRoutes by service: 0 `svc<n>.pass.test`, 1 `shared.test`, 2 `*.pass.test`.
+    tls_routes: BTreeMap<u8, u8>,
     gateway: GatewayShape,
 }
 
@@ -310,6 +316,11 @@ impl Cluster {
             if shape.dns % 3 == 1 {
                 pairs.push("haproxy-ingress.github.io/use-resolver: local");
             }
+            pairs.push(match shape.passthrough % 3 {
+                0 => "",
+                1 => "portcullis.dev/ssl-passthrough: 'true'",
+                _ => "portcullis.dev/ssl-passthrough: 'true', portcullis.dev/ssl-passthrough-http-port: '80'",
+            });
             pairs.push(match shape.auth % 4 {
                 0 => "",
                 1 => "portcullis.dev/auth-secret: users, portcullis.dev/auth-realm: Staff",
@@ -359,8 +370,19 @@ impl Cluster {
             ""
         };
         let mut yaml = format!(
-            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: gw}}\nspec: {{controllerName: {controller}}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: alpha}}\nspec:\n  gatewayClassName: gw\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: https\n    protocol: HTTPS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{certificateRefs: [{{name: tls}}]}}\n  - name: alt\n    protocol: HTTP\n    port: 8080{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n"
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: gw}}\nspec: {{controllerName: {controller}}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: alpha}}\nspec:\n  gatewayClassName: gw\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: https\n    protocol: HTTPS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{certificateRefs: [{{name: tls}}]}}\n  - name: alt\n    protocol: HTTP\n    port: 8080{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: tls\n    protocol: TLS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{mode: Passthrough}}\n"
         );
+        for (number, host) in &self.tls_routes {
+            let namespace = Self::namespace(*number);
+            let hostname = match host % 3 {
+                0 => format!("svc{number}.pass.test"),
+                1 => "shared.test".to_owned(),
+                _ => "'*.pass.test'".to_owned(),
+            };
+            yaml += &format!(
+                "---\napiVersion: gateway.networking.k8s.io/v1\nkind: TLSRoute\nmetadata: {{name: tls{number}, namespace: {namespace}}}\nspec:\n  parentRefs: [{{name: gw, namespace: alpha, sectionName: tls}}]\n  hostnames: [{hostname}]\n  rules:\n  - backendRefs: [{{name: svc{number}, port: 80}}]\n"
+            );
+        }
         if gateway.grant {
             yaml += "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: beta-routes, namespace: alpha}\nspec:\n  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: beta}, {group: gateway.networking.k8s.io, kind: GRPCRoute, namespace: beta}]\n  to: [{group: '', kind: Service}]\n";
         }
@@ -522,6 +544,7 @@ fn section(service: u8) -> String {
         namespace: Cluster::namespace(service).into(),
         service: format!("svc{service}"),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     }
     .section_name()
 }
@@ -546,6 +569,7 @@ fn a_last_backend_of_a_shard_removed_with_a_global_change() {
                 namespace: Cluster::namespace(s).into(),
                 service: format!("svc{s}"),
                 port: "80".into(),
+                mode: model::BackendMode::Http,
             },
             SHARDS,
         )
@@ -756,6 +780,8 @@ enum Change {
     PodLabels(u8, u8),
     Route(u8, Option<RouteShape>),
     Gateway(GatewayShape),
+    Passthrough(u8, u8),
+    TlsRoute(u8, Option<u8>),
 }
 
 /// Any shape a service may have.
@@ -763,13 +789,16 @@ fn shape() -> impl Strategy<Value = Shape> {
     (
         (0u8..4, 0u8..4, 0u8..3, any::<bool>()),
         (0u8..3, any::<bool>(), any::<bool>(), any::<bool>()),
-        (0u8..4, 0u8..4, 0u8..16, 0u8..3, 0u8..4, 0u8..4),
+        (
+            (0u8..4, 0u8..4, 0u8..16, 0u8..3, 0u8..4, 0u8..4),
+            proptest::sample::select(vec![0u8, 0, 1, 2]),
+        ),
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
-                (access, blue_green, pod_labels, dns, auth, client_policy),
+                ((access, blue_green, pod_labels, dns, auth, client_policy), passthrough),
             )| {
                 Shape {
                     endpoints,
@@ -786,6 +815,7 @@ fn shape() -> impl Strategy<Value = Shape> {
                     access,
                     auth,
                     client_policy,
+                    passthrough,
                 }
             },
         )
@@ -849,6 +879,8 @@ fn change() -> impl Strategy<Value = Change> {
         (0u8..8, proptest::option::weighted(0.7, route_shape()))
             .prop_map(|(s, r)| Change::Route(s, r)),
         gateway_shape().prop_map(Change::Gateway),
+        (0u8..8, 0u8..3).prop_map(|(s, p)| Change::Passthrough(s, p)),
+        (0u8..8, proptest::option::weighted(0.7, 0u8..3)).prop_map(|(s, h)| Change::TlsRoute(s, h)),
     ]
 }
 
@@ -896,6 +928,13 @@ fn apply(cluster: &mut Cluster, change: &Change) {
             cluster.routes.remove(&s);
         }
         Change::Gateway(gateway) => cluster.gateway = gateway,
+        Change::Passthrough(s, p) => edit(s, &|shape| shape.passthrough = p),
+        Change::TlsRoute(s, Some(host)) => {
+            cluster.tls_routes.insert(s, host);
+        }
+        Change::TlsRoute(s, None) => {
+            cluster.tls_routes.remove(&s);
+        }
     }
 }
 
@@ -908,12 +947,13 @@ proptest! {
     fn incremental_equals_full_after_every_batch(
         initial in proptest::collection::btree_map(0u8..8, shape(), 0..6),
         initial_routes in proptest::collection::btree_map(0u8..8, route_shape(), 0..4),
+        initial_tls_routes in proptest::collection::btree_map(0u8..8, 0u8..3, 0..3),
         gateway in gateway_shape(),
         shards in 0u32..5,
         batches in proptest::collection::vec(batch(), 1..8),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut cluster = Cluster { services: initial, routes: initial_routes, gateway, ..Cluster::default() };
+        let mut cluster = Cluster { services: initial, routes: initial_routes, tls_routes: initial_tls_routes, gateway, ..Cluster::default() };
         let mut shards = shards;
         let mut live = Live::start(dir.path(), shards, &cluster);
         for (changes, restart) in &batches {

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use test_support::{EchoServer, FakeApiServer, Portcullis};
+use test_support::{EchoServer, FakeApiServer, Portcullis, TlsEchoServer};
 
 const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
 const WAIT: Duration = Duration::from_secs(20);
@@ -150,6 +150,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
             "/apis/gateway.networking.k8s.io/v1/grpcroutes?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/httproutes?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/referencegrants?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/tlsroutes?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingressclasses?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingresses?fieldSelector=",
         ],
@@ -670,6 +671,109 @@ fn grpc_route_status_is_written_and_an_http_route_sharing_its_hostname_waits_for
     wait_for(p, "shared.test", "blue");
     p.wait_until(WAIT, |_| {
         condition(&api, "HTTPRoute", "website") == (json!("True"), json!("Accepted"))
+    })
+    .unwrap();
+    assert_only_granted_requests(&api);
+}
+
+#[test]
+fn a_tls_route_is_served_and_its_status_written_in_kubernetes_mode() {
+    let api = FakeApiServer::start().unwrap();
+    let secure = TlsEchoServer::start("secure", "secure backend").unwrap();
+    api.apply(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "secure", "namespace": "default"},
+        "spec": {"ports": [{"name": "https", "port": 443}]},
+    }));
+    api.apply(json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "secure-1", "namespace": "default",
+                     "labels": {"kubernetes.io/service-name": "secure"}},
+        "addressType": "IPv4",
+        "ports": [{"name": "https", "port": secure.port}],
+        "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+    }));
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+               "metadata": {"name": "portcullis"},
+               "spec": {"controllerName": "portcullis.dev/gateway-controller"}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "edge", "namespace": "default"},
+               "spec": {"gatewayClassName": "portcullis",
+                        "listeners": [{"name": "tls", "protocol": "TLS", "port": 443,
+                                       "hostname": "*.passthrough.test",
+                                       "tls": {"mode": "Passthrough"}}]}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "TLSRoute",
+               "metadata": {"name": "secure", "namespace": "default", "generation": 3},
+               "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["a.passthrough.test"],
+                        "rules": [{"backendRefs": [{"name": "secure", "port": 443}]}]}}),
+    );
+    let mut instance = launch(&api, "solo", &[]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    p.wait_until(WAIT, |p| {
+        test_support::https_get(
+            p.https_port,
+            "a.passthrough.test",
+            "a.passthrough.test",
+            "/",
+        )
+        .is_ok_and(|reply| {
+            reply.certificate_cn == "secure backend"
+                && reply.response.server().as_deref() == Some("secure")
+        })
+    })
+    .unwrap_or_else(|err| panic!("{err}"));
+    let route_status =
+        |api: &FakeApiServer| api.get("TLSRoute", "default", "secure").unwrap()["status"].clone();
+    p.wait_until(WAIT, |_| {
+        route_status(&api)["parents"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty())
+    })
+    .unwrap();
+    let parent = route_status(&api)["parents"][0].clone();
+    assert_eq!(
+        parent["controllerName"],
+        "portcullis.dev/gateway-controller"
+    );
+    assert_eq!(parent["parentRef"]["name"], "edge");
+    let condition = |kind: &str| {
+        parent["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == kind)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(condition("Accepted")["status"], "True");
+    assert_eq!(condition("ResolvedRefs")["status"], "True");
+    assert_eq!(condition("Accepted")["observedGeneration"], 3);
+    p.wait_until(WAIT, |_| {
+        let gateway = api.get("Gateway", "default", "edge").unwrap();
+        gateway["status"]["listeners"][0]["attachedRoutes"] == 1
+    })
+    .unwrap();
+    let gateway = api.get("Gateway", "default", "edge").unwrap();
+    assert_eq!(
+        gateway["status"]["listeners"][0]["supportedKinds"],
+        json!([{"group": "gateway.networking.k8s.io", "kind": "TLSRoute"}])
+    );
+    // The route's name removed: HAProxy terminates it again, live.
+    api.delete("TLSRoute", "default", "secure");
+    p.wait_until(WAIT, |p| {
+        test_support::https_get(
+            p.https_port,
+            "a.passthrough.test",
+            "a.passthrough.test",
+            "/",
+        )
+        .is_ok_and(|reply| reply.certificate_cn == "portcullis default certificate")
     })
     .unwrap();
     assert_only_granted_requests(&api);

@@ -13,7 +13,8 @@ use model::{BackendId, CertId, HostKey, ProxyModel};
 use crate::backend_tls::BackendTlsFiles;
 use crate::client_auth::ClientAuthLines;
 use crate::layout::{
-    self, CRT_LIST, DEFAULT_CERT, MAIN_CONFIG, ManagedDir, MapFile, certificate_file,
+    self, CRT_LIST, DEFAULT_CERT, MAIN_CONFIG, ManagedDir, MapFile, PASSTHROUGH_MAP,
+    certificate_file,
 };
 use crate::maps::{self, PerMap};
 use crate::ports::{self, HostPortLines};
@@ -132,6 +133,20 @@ impl RenderCache {
                 .or_insert_with(|| RenderedFile::new(crate::auth::AUTH_LUA.to_owned(), false));
         } else {
             self.files.remove(crate::layout::AUTH_LUA_FILE);
+        }
+        let passthrough_changed = previous.is_none_or(|p| {
+            p.passthrough != model.passthrough
+                || (crate::passthrough::reads_hosts(model) && p.hosts != model.hosts)
+        });
+        if passthrough_changed {
+            if crate::passthrough::enabled(model) {
+                self.files.insert(
+                    PASSTHROUGH_MAP.to_owned(),
+                    RenderedFile::new(crate::passthrough::map_text(model), false),
+                );
+            } else {
+                self.files.remove(PASSTHROUGH_MAP);
+            }
         }
         self.render_certificates(previous, model);
         let certificates_changed =

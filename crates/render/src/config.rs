@@ -146,18 +146,33 @@ defaults
         ("http", global.http_port, false),
         ("https", global.https_port, true),
     ] {
-        let _ = writeln!(text, "\nfrontend {frontend}");
         let bind_options = if tls {
             crate::https::bind_options(&global.https.tls) + client_bind
         } else {
             String::new()
         };
-        let _ = writeln!(
-            text,
-            "    bind {address}:{port}{bind_options}{}",
-            crate::proxy_protocol::bind_option(&global.accept_proxy)
-        );
-        text.push_str(&crate::proxy_protocol::frontend_lines(&global.accept_proxy));
+        let accept_proxy = crate::proxy_protocol::bind_option(&global.accept_proxy);
+        if tls && crate::passthrough::enabled(model) {
+            // The TCP frontend owns the port and has read the client's PROXY header, if
+            // any; it sends its own, naming the client, over the local socket.
+            crate::passthrough::sections(
+                model,
+                &format!("{address}:{port}{accept_proxy}"),
+                &mut text,
+            );
+            let _ = writeln!(
+                text,
+                "\nfrontend {frontend}\n    bind {} accept-proxy{bind_options}",
+                crate::passthrough::terminate_address()
+            );
+        } else {
+            let _ = writeln!(text, "\nfrontend {frontend}");
+            let _ = writeln!(
+                text,
+                "    bind {address}:{port}{bind_options}{accept_proxy}"
+            );
+            text.push_str(&crate::proxy_protocol::frontend_lines(&global.accept_proxy));
+        }
         text.push_str(&response_lines);
         text.push_str(&crate::forwarded::frontend_lines(&global.forwarded, tls));
         let exact_map = MapFile::exact_paths(!tls).path();

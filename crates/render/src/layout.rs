@@ -107,6 +107,13 @@ pub const MASTER_SOCKET: &str = "master.sock";
 /// The runtime API's socket (the rendered `stats socket`), in [`RUN_DIR`].
 pub const ADMIN_SOCKET: &str = "admin.sock";
 
+/// The HTTPS frontend's socket, in [`RUN_DIR`], when the HTTPS port reads SNI first
+/// (TLS passthrough): the TCP frontend hands it the connections HAProxy terminates.
+pub const TERMINATE_SOCKET: &str = "https.sock";
+
+/// The SNI names whose TLS connections are passed through, and their backends.
+pub const PASSTHROUGH_MAP: &str = concat!(maps_dir!(), "/passthrough.map");
+
 /// Where a configuration is assembled for `haproxy -c`; it exists only during a check.
 pub const STAGING_DIR: &str = "staging";
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use model::{Backend, BackendId};
+use model::{Backend, BackendId, BackendMode};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The shard of a backend: `xxh3_64(section name, seed 0) % shards`.
@@ -25,6 +25,10 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
     let mut text = String::with_capacity(160 + 48 * backend.servers.len());
     // Writing to a String cannot fail.
     let _ = writeln!(text, "\nbackend {}", backend.id.section_name());
+    let http = backend.id.mode == BackendMode::Http;
+    if !http {
+        text.push_str("    mode tcp\n");
+    }
     crate::servers::section_settings(&mut text, backend);
     if backend.client_cert_header {
         text.push_str(&crate::client_auth::cert_header_lines());
@@ -38,10 +42,11 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
         );
     }
     // An HTTPRoute rule's timeout, set by the frontend (see `rules`).
-    if backend
-        .origins
-        .iter()
-        .any(|origin| origin.kind == "HTTPRoute")
+    if http
+        && backend
+            .origins
+            .iter()
+            .any(|origin| origin.kind == "HTTPRoute")
     {
         text.push_str(
             "    http-request set-timeout server var(txn.server_timeout) if { var(txn.server_timeout) -m found }\n",

@@ -19,6 +19,7 @@ fn id(service: &str, port: &str) -> BackendId {
         namespace: "web".into(),
         service: service.into(),
         port: port.into(),
+        mode: model::BackendMode::Http,
     }
 }
 
@@ -1051,4 +1052,65 @@ fn path_authentication() {
         render::AUTH_LUA,
         "the shipped Lua action is written as it is embedded"
     );
+}
+
+#[test]
+fn tls_passthrough_reads_sni_on_the_https_port_and_hands_other_names_to_the_https_frontend() {
+    let base = render(&base_model());
+    let mut model = base_model();
+    model.global.accept_proxy = model::AcceptProxy::Everyone;
+    let base_with_proxy = render(&model);
+    let database = backend("db", "443", vec![server(7, 5432)]).for_passthrough();
+    let database_id = database.id.clone();
+    model.backends.insert(database.id.clone(), database);
+    let passthrough = |backend: Option<BackendId>| model::Passthrough {
+        backend,
+        origin: origin("db"),
+    };
+    model.passthrough.insert(
+        HostKey::Exact("a.passthrough.test".into()),
+        passthrough(Some(database_id.clone())),
+    );
+    model.passthrough.insert(
+        HostKey::Suffix("db.passthrough.test".into()),
+        passthrough(Some(database_id.clone())),
+    );
+    model.passthrough.insert(
+        HostKey::Wildcard("broken.passthrough.test".into()),
+        passthrough(None),
+    );
+    // An HTTPS host under a passthrough wildcard stays terminated: the more specific name.
+    let mut terminated = model.hosts[&HostKey::Exact("shop.example.com".into())].clone();
+    terminated.cert = None;
+    model
+        .hosts
+        .insert(HostKey::Exact("www.db.passthrough.test".into()), terminated);
+    let rendered = render(&model);
+    let shard = rendered
+        .files
+        .iter()
+        .find(|(name, file)| {
+            name.starts_with("backends/") && file.text().contains("backend web_db_443")
+        })
+        .map(|(_, file)| file.text().into_owned())
+        .unwrap();
+    let section = &shard[shard.find("\nbackend web_db_443_passthrough").unwrap()..];
+    assert_golden(
+        "passthrough.diff",
+        &format!(
+            "{}\n# maps/passthrough.map\n{}\n# the passthrough backend\n{}",
+            changes(
+                &text(&base_with_proxy, "haproxy.cfg"),
+                &text(&rendered, "haproxy.cfg")
+            ),
+            text(&rendered, "maps/passthrough.map"),
+            section.split("\n\n").next().unwrap_or(section).trim_start()
+        ),
+    );
+    // Without passthrough names nothing of it is rendered: no extra hop, no map.
+    model.passthrough.clear();
+    model.global.accept_proxy = model::AcceptProxy::Nobody;
+    let none = render(&model);
+    assert_eq!(text(&none, "haproxy.cfg"), text(&base, "haproxy.cfg"));
+    assert!(!none.files.contains_key("maps/passthrough.map"));
 }

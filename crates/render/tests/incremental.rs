@@ -18,6 +18,7 @@ fn id(number: usize) -> BackendId {
         namespace: "ns".into(),
         service: format!("svc{number}"),
         port: "80".into(),
+        mode: model::BackendMode::Http,
     }
 }
 

@@ -258,6 +258,7 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
         (GATEWAY_GROUP, "Gateway") => custom(value, Kind::Gateway, Object::Gateway),
         (GATEWAY_GROUP, "HTTPRoute") => custom(value, Kind::HttpRoute, Object::HttpRoute),
         (GATEWAY_GROUP, "GRPCRoute") => custom(value, Kind::GrpcRoute, Object::GrpcRoute),
+        (GATEWAY_GROUP, "TLSRoute") => tls_route(value),
         (GATEWAY_GROUP, "ReferenceGrant") => {
             custom(value, Kind::ReferenceGrant, Object::ReferenceGrant)
         }
@@ -316,6 +317,34 @@ fn custom<T: DeserializeOwned>(
     }
     value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
     typed(value, kind, wrap)
+}
+
+/// A TLSRoute: v1 (standard since Gateway API v1.5), or v1alpha2/v1alpha3 as clusters
+/// with the experimental channel still serve it; the older versions have the same
+/// fields, `hostnames` being optional there.
+fn tls_route(mut value: Value) -> Result<Object, String> {
+    let version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !matches!(
+        version,
+        "gateway.networking.k8s.io/v1"
+            | "gateway.networking.k8s.io/v1alpha3"
+            | "gateway.networking.k8s.io/v1alpha2"
+    ) {
+        return Err(format!(
+            "TLSRoute: apiVersion {version} is not served (v1, v1alpha3 or v1alpha2)"
+        ));
+    }
+    value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
+    if let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.entry("hostnames")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        spec.entry("rules")
+            .or_insert_with(|| Value::Array(Vec::new()));
+    }
+    typed(value, Kind::TlsRoute, Object::TlsRoute)
 }
 
 fn typed<T: DeserializeOwned>(

@@ -34,5 +34,6 @@ pub mod gateway {
     pub use gateway_api::grpcroutes::*;
     pub use gateway_api::httproutes::*;
     pub use gateway_api::referencegrants::*;
+    pub use gateway_api::tlsroutes::*;
 }
-pub use gateway::{Gateway, GatewayClass, GrpcRoute, HttpRoute, ReferenceGrant};
+pub use gateway::{Gateway, GatewayClass, GrpcRoute, HttpRoute, ReferenceGrant, TlsRoute};

@@ -32,6 +32,7 @@ impl NameRule {
             | Kind::Gateway
             | Kind::HttpRoute
             | Kind::GrpcRoute
+            | Kind::TlsRoute
             | Kind::ReferenceGrant
             | Kind::Pod => NameRule::Dns1123Subdomain,
         }

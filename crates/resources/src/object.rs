@@ -9,7 +9,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::{Gateway, GatewayClass, GrpcRoute, HttpRoute, LogSafe, ReferenceGrant};
+use crate::{Gateway, GatewayClass, GrpcRoute, HttpRoute, LogSafe, ReferenceGrant, TlsRoute};
 
 /// The kinds portcullis reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -42,11 +42,13 @@ pub enum Kind {
     ReferenceGrant,
     /// core/v1 Pod: only its name, namespace and labels are kept (blue-green groups).
     Pod,
+    /// gateway.networking.k8s.io TLSRoute.
+    TlsRoute,
 }
 
 impl Kind {
     /// Every kind, in a fixed order (used for metrics).
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Kind::Namespace,
         Kind::Service,
         Kind::EndpointSlice,
@@ -61,6 +63,7 @@ impl Kind {
         Kind::GrpcRoute,
         Kind::ReferenceGrant,
         Kind::Pod,
+        Kind::TlsRoute,
     ];
 
     /// The Kubernetes kind name.
@@ -80,6 +83,7 @@ impl Kind {
             Kind::GrpcRoute => "GRPCRoute",
             Kind::ReferenceGrant => "ReferenceGrant",
             Kind::Pod => "Pod",
+            Kind::TlsRoute => "TLSRoute",
         }
     }
 
@@ -160,6 +164,8 @@ pub enum Object {
     ReferenceGrant(Arc<ReferenceGrant>),
     /// Pod, reduced to its name, namespace and labels by [`Object::pod`].
     Pod(Arc<Pod>),
+    /// TLSRoute.
+    TlsRoute(Arc<TlsRoute>),
 }
 
 impl Object {
@@ -180,6 +186,7 @@ impl Object {
             Object::GrpcRoute(_) => Kind::GrpcRoute,
             Object::ReferenceGrant(_) => Kind::ReferenceGrant,
             Object::Pod(_) => Kind::Pod,
+            Object::TlsRoute(_) => Kind::TlsRoute,
         }
     }
 
@@ -200,6 +207,7 @@ impl Object {
             Object::GrpcRoute(o) => &o.metadata,
             Object::ReferenceGrant(o) => &o.metadata,
             Object::Pod(o) => o.metadata(),
+            Object::TlsRoute(o) => &o.metadata,
         }
     }
 

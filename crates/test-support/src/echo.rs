@@ -48,10 +48,8 @@ impl Drop for EchoServer {
     }
 }
 
-fn serve(stream: TcpStream, name: &str) {
-    let Ok(mut writer) = stream.try_clone() else {
-        return;
-    };
+/// Answers requests on one connection (plain, or TLS already set up) until it closes.
+fn serve(stream: impl Read + Write, name: &str) {
     let mut reader = BufReader::new(stream);
     loop {
         let mut request_line = String::new();
@@ -104,8 +102,77 @@ fn serve(stream: TcpStream, name: &str) {
             reply.len(),
             if close { "connection: close\r\n" } else { "" }
         );
-        if writer.write_all(response.as_bytes()).is_err() || close {
+        let written = reader.get_mut().write_all(response.as_bytes());
+        if written.and_then(|()| reader.get_mut().flush()).is_err() || close {
             return;
         }
     }
+}
+
+/// An echo backend that terminates TLS itself with a certificate of its own (a TLS
+/// passthrough backend); stops when dropped.
+#[derive(Debug)]
+pub struct TlsEchoServer {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl TlsEchoServer {
+    /// Starts a backend named `name` on a free port of 127.0.0.1, presenting a
+    /// self-signed certificate whose common name is `common_name`.
+    pub fn start(name: &str, common_name: &str) -> std::io::Result<Self> {
+        let (certificate, key) = self_signed_der(common_name)?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(std::io::Error::other)?
+            .with_no_client_auth()
+            .with_single_cert(vec![certificate], key)
+            .map_err(std::io::Error::other)?;
+        let config = Arc::new(config);
+        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        let port = listener.local_addr()?.port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (name, flag) = (name.to_owned(), stop.clone());
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                if flag.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let Ok(connection) = rustls::ServerConnection::new(config.clone()) else {
+                    continue;
+                };
+                let name = name.clone();
+                thread::spawn(move || serve(rustls::StreamOwned::new(connection, stream), &name));
+            }
+        });
+        Ok(Self { port, stop })
+    }
+}
+
+impl Drop for TlsEchoServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+type DerPair = (
+    rustls::pki_types::CertificateDer<'static>,
+    rustls::pki_types::PrivateKeyDer<'static>,
+);
+
+fn self_signed_der(common_name: &str) -> std::io::Result<DerPair> {
+    let mut params = rcgen::CertificateParams::new(vec![common_name.to_owned()])
+        .map_err(std::io::Error::other)?;
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, common_name);
+    let key = rcgen::KeyPair::generate().map_err(std::io::Error::other)?;
+    let certificate = params.self_signed(&key).map_err(std::io::Error::other)?;
+    let key = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der())
+        .map_err(std::io::Error::other)?;
+    Ok((certificate.der().clone(), key))
 }

@@ -20,7 +20,7 @@ pub use client::{
     Handshake, Response, TlsResponse, answer, exchange, http_get, http_request, https_get,
     https_request, tls_handshake,
 };
-pub use echo::EchoServer;
+pub use echo::{EchoServer, TlsEchoServer};
 pub use fake_api::{ApiRequest, FakeApiServer};
 pub use harness::{Portcullis, kill_hard, managed_files};
 pub use holding::HoldingBackend;

@@ -7,9 +7,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{Api, Client};
 use resources::gateway::{
     GrpcRouteStatus, GrpcRouteStatusParents, GrpcRouteStatusParentsParentRef, HttpRouteStatus,
-    HttpRouteStatusParents, HttpRouteStatusParentsParentRef,
+    HttpRouteStatusParents, HttpRouteStatusParentsParentRef, TlsRouteStatus, TlsRouteStatusParents,
+    TlsRouteStatusParentsParentRef,
 };
-use resources::{GrpcRoute, HttpRoute, Kind};
+use resources::{GrpcRoute, HttpRoute, Kind, TlsRoute};
 
 use super::conditions::with_transition_times;
 use super::kind::{MergeContext, StatusKind};
@@ -146,6 +147,54 @@ impl StatusKind for GrpcRoute {
         context: &MergeContext<'_>,
     ) -> GrpcRouteStatus {
         GrpcRouteStatus {
+            parents: merge_parents(&current.parents, &desired.parents, context),
+        }
+    }
+}
+
+impl RouteParentStatus for TlsRouteStatusParents {
+    type ParentRef = TlsRouteStatusParentsParentRef;
+
+    fn controller_name(&self) -> &str {
+        &self.controller_name
+    }
+
+    fn parent_ref(&self) -> &TlsRouteStatusParentsParentRef {
+        &self.parent_ref
+    }
+
+    fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+
+    fn with_conditions(&self, conditions: Vec<Condition>) -> Self {
+        Self {
+            conditions,
+            ..self.clone()
+        }
+    }
+}
+
+/// As for HTTPRoutes: the desired status holds only our `parents` entries.
+impl StatusKind for TlsRoute {
+    const KIND: Kind = Kind::TlsRoute;
+    type Status = TlsRouteStatus;
+    type Desired = TlsRouteStatus;
+
+    fn status(&self) -> Option<&TlsRouteStatus> {
+        self.status.as_ref()
+    }
+
+    fn api(client: Client, namespace: &str) -> Api<Self> {
+        Api::namespaced(client, namespace)
+    }
+
+    fn merge(
+        current: &TlsRouteStatus,
+        desired: &TlsRouteStatus,
+        context: &MergeContext<'_>,
+    ) -> TlsRouteStatus {
+        TlsRouteStatus {
             parents: merge_parents(&current.parents, &desired.parents, context),
         }
     }

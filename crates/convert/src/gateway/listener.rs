@@ -39,18 +39,39 @@ impl PortProtocols {
                 protocols
                     .entry(listener.port)
                     .or_default()
-                    .insert(listener.protocol.clone());
+                    .insert(protocol_key(listener));
             }
         }
         Self(protocols)
     }
 
-    /// Whether some listener uses `port` with a protocol other than `protocol`.
+    /// Whether some listener uses `port` with a protocol other than `protocol` (as
+    /// [`protocol_key`] spells it).
     fn conflict(&self, port: i32, protocol: &str) -> bool {
         self.0
             .get(&port)
             .is_some_and(|protocols| protocols.iter().any(|other| other != protocol))
     }
+}
+
+/// A listener's protocol as far as sharing a port goes: a TLS listener's mode counts,
+/// since connections passed through and connections terminated cannot share a port of
+/// their own.
+fn protocol_key(listener: &GatewayListeners) -> String {
+    if listener.protocol == "TLS" && passthrough_mode(listener) {
+        "TLS/Passthrough".to_owned()
+    } else {
+        listener.protocol.clone()
+    }
+}
+
+/// Whether a listener's TLS mode is Passthrough.
+fn passthrough_mode(listener: &GatewayListeners) -> bool {
+    listener
+        .tls
+        .as_ref()
+        .and_then(|tls| tls.mode.as_ref())
+        .is_some_and(|mode| matches!(mode, GatewayListenersTlsMode::Passthrough))
 }
 
 /// The certificate the HTTPS frontend serves to names no host claims: that of the oldest
@@ -161,10 +182,14 @@ fn is_ours(snapshot: &Snapshot, gateway: &resources::gateway::Gateway) -> bool {
 /// and for status alike.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RouteKinds {
-    /// Whether it takes HTTPRoutes (asked for, or no kinds given).
+    /// Whether it takes HTTPRoutes (an HTTP or HTTPS listener that asks for them, or
+    /// for no kind in particular).
     pub(crate) http_route: bool,
     /// Whether it takes GRPCRoutes (asked for, or no kinds given).
     pub(crate) grpc_route: bool,
+    /// Whether it takes TLSRoutes (a TLS listener that asks for them, or for no kind in
+    /// particular).
+    pub(crate) tls_route: bool,
     /// The kinds it asks for that portcullis does not serve there, as `group/kind`.
     pub(crate) invalid: Vec<String>,
 }
@@ -175,6 +200,7 @@ impl RouteKinds {
         match kind {
             Kind::HttpRoute => self.http_route,
             Kind::GrpcRoute => self.grpc_route,
+            Kind::TlsRoute => self.tls_route,
             _ => false,
         }
     }
@@ -188,6 +214,9 @@ impl RouteKinds {
         if self.grpc_route {
             kinds.push("GRPCRoute");
         }
+        if self.tls_route {
+            kinds.push("TLSRoute");
+        }
         kinds
     }
 }
@@ -197,7 +226,12 @@ const HTTP_ROUTE_KINDS: [&str; 2] = ["HTTPRoute", "GRPCRoute"];
 
 /// The route kinds a listener asks for; none given means every kind its protocol takes.
 pub(crate) fn route_kinds(listener: &GatewayListeners) -> RouteKinds {
-    let serves_http = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS");
+    // The kinds a listener of this protocol serves.
+    let served: &[&str] = match listener.protocol.as_str() {
+        "HTTP" | "HTTPS" => &HTTP_ROUTE_KINDS,
+        "TLS" => &["TLSRoute"],
+        _ => &[],
+    };
     let asked: Vec<(&str, &str)> = listener
         .allowed_routes
         .as_ref()
@@ -208,15 +242,16 @@ pub(crate) fn route_kinds(listener: &GatewayListeners) -> RouteKinds {
                 .map(|k| (k.group.as_deref().unwrap_or(GROUP), k.kind.as_str()))
                 .collect()
         })
-        .unwrap_or_else(|| HTTP_ROUTE_KINDS.iter().map(|kind| (GROUP, *kind)).collect());
-    let served = |kind: &(&str, &str)| kind.0 == GROUP && HTTP_ROUTE_KINDS.contains(&kind.1);
-    let asks = |wanted: &str| serves_http && asked.contains(&(GROUP, wanted));
+        .unwrap_or_else(|| served.iter().map(|kind| (GROUP, *kind)).collect());
+    let is_served = |kind: &(&str, &str)| kind.0 == GROUP && served.contains(&kind.1);
+    let takes = |wanted: &str| served.contains(&wanted) && asked.contains(&(GROUP, wanted));
     RouteKinds {
-        http_route: asks("HTTPRoute"),
-        grpc_route: asks("GRPCRoute"),
+        http_route: takes("HTTPRoute"),
+        grpc_route: takes("GRPCRoute"),
+        tls_route: takes("TLSRoute"),
         invalid: asked
             .iter()
-            .filter(|kind| !serves_http || !served(kind))
+            .filter(|kind| !is_served(kind))
             .map(|(group, kind)| format!("{group}/{kind}"))
             .collect(),
     }
@@ -231,7 +266,7 @@ pub(crate) fn frontend(
     ports: &ListenerPorts,
 ) -> Result<Frontends, Refusal> {
     let protocol = listener.protocol.as_str();
-    if !matches!(protocol, "HTTP" | "HTTPS") {
+    if !matches!(protocol, "HTTP" | "HTTPS" | "TLS") {
         return Err(Refusal::new(
             Reason::UnsupportedProtocol,
             format!(
@@ -266,7 +301,8 @@ pub(crate) fn frontend(
         ));
     }
     // On a port of its own, the listeners decide the protocol, and must agree.
-    if !http_port && !https_port && port_protocols.conflict(listener.port, protocol) {
+    let protocol_key = protocol_key(listener);
+    if !http_port && !https_port && port_protocols.conflict(listener.port, &protocol_key) {
         return Err(Refusal::new(
             Reason::ProtocolConflict,
             format!(
@@ -277,7 +313,7 @@ pub(crate) fn frontend(
     // The HTTP and HTTPS frontends' protocols are fixed: a listener of the other one
     // there conflicts with the listeners that use it as it is, if any.
     let fixed = |frontend: &str| {
-        let reason = if port_protocols.conflict(listener.port, protocol) {
+        let reason = if port_protocols.conflict(listener.port, &protocol_key) {
             Reason::ProtocolConflict
         } else {
             Reason::PortUnavailable
@@ -292,6 +328,20 @@ pub(crate) fn frontend(
         "HTTPS" if http_port => fixed("HTTP"),
         "HTTP" if http_port => Ok(Frontends::HTTP),
         "HTTP" => Ok(Frontends::port(port)),
+        "TLS" if http_port => fixed("HTTP"),
+        "TLS" if !passthrough_mode(listener) => Err(Refusal::new(
+            Reason::UnsupportedValue,
+            "TLS mode Terminate is not served on TLS listeners yet (an HTTPS listener terminates TLS for HTTPRoutes)",
+        )),
+        // The HTTPS port reads SNI first and passes these names through.
+        "TLS" if https_port => Ok(Frontends::NONE),
+        "TLS" => Err(Refusal::new(
+            Reason::UnsupportedValue,
+            format!(
+                "TLS passthrough is served on the HTTPS frontend's port ({}) only, not on port {port}",
+                ports.https
+            ),
+        )),
         _ => {
             let terminate = listener
                 .tls
@@ -301,7 +351,7 @@ pub(crate) fn frontend(
             if !terminate {
                 return Err(Refusal::new(
                     Reason::UnsupportedValue,
-                    "only TLS mode Terminate is supported".to_owned(),
+                    "an HTTPS listener terminates TLS (mode Terminate); TLS passthrough is a listener of protocol TLS with TLSRoutes".to_owned(),
                 ));
             }
             Ok(if https_port {
@@ -383,7 +433,9 @@ pub(crate) fn isolated_from(listeners: &[GatewayListeners], index: usize, host: 
 
 /// What a frontend serving a listener is, for people.
 pub(crate) fn describe(listeners: &Frontends) -> String {
-    if listeners.http {
+    if *listeners == Frontends::NONE {
+        "its TLS connections are passed through untouched by SNI on the HTTPS port".to_owned()
+    } else if listeners.http {
         "served by the HTTP frontend".to_owned()
     } else if listeners.https {
         "served by the HTTPS frontend".to_owned()
@@ -495,7 +547,7 @@ mod tests {
                     .0
                     .entry(listener.port)
                     .or_default()
-                    .insert(listener.protocol.clone());
+                    .insert(protocol_key(listener));
             }
             protocols
         };

@@ -1,4 +1,4 @@
-//! The Gateway API: HTTPRoutes (and GRPCRoutes, through the same converter: `grpc`) converted through the Gateways of our GatewayClasses
+//! The Gateway API: HTTPRoutes (and GRPCRoutes, through the same converter: `grpc`) and TLSRoutes (`tls_route`) converted through the Gateways of our GatewayClasses
 //! (`route`), the listeners they attach to (`listener`), their matches and filters
 //! (`rules`), and the status written back (`status`, in the vocabulary of `crate::outcome`).
 
@@ -11,6 +11,7 @@ pub(crate) mod listener;
 pub(crate) mod route;
 pub(crate) mod rules;
 pub mod status;
+pub(crate) mod tls_route;
 
 pub use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal};
 pub use api::{GATEWAY_CONTROLLER, GROUP};

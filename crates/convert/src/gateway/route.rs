@@ -273,25 +273,7 @@ impl RouteConverter<'_, '_> {
 
     /// The Gateway a parentRef names, if its class is ours.
     fn our_gateway(&mut self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
-        let Some(Object::Gateway(gateway)) =
-            self.lookups
-                .get(ObjectRef::new(Kind::Gateway, namespace, name))
-        else {
-            return None;
-        };
-        let class = ObjectRef::new(
-            Kind::GatewayClass,
-            "",
-            gateway.spec.gateway_class_name.as_str(),
-        );
-        match self.lookups.get(class) {
-            Some(Object::GatewayClass(class))
-                if class.spec.controller_name == GATEWAY_CONTROLLER =>
-            {
-                Some(gateway.clone())
-            }
-            _ => None,
-        }
+        our_gateway(self.lookups, namespace, name)
     }
 
     /// Whether a listener's `allowedRoutes` admits this route.
@@ -705,5 +687,29 @@ impl RouteConverter<'_, '_> {
             &mut self.output.diagnostics,
         )
         .map_err(|why| Refusal::new(Reason::BackendNotFound, why))
+    }
+}
+
+/// The Gateway `namespace/name`, if its class is ours.
+pub(crate) fn our_gateway(
+    lookups: &mut Recorder<'_>,
+    namespace: &str,
+    name: &str,
+) -> Option<Arc<Gateway>> {
+    let Some(Object::Gateway(gateway)) =
+        lookups.get(ObjectRef::new(Kind::Gateway, namespace, name))
+    else {
+        return None;
+    };
+    let class = ObjectRef::new(
+        Kind::GatewayClass,
+        "",
+        gateway.spec.gateway_class_name.as_str(),
+    );
+    match lookups.get(class) {
+        Some(Object::GatewayClass(class)) if class.spec.controller_name == GATEWAY_CONTROLLER => {
+            Some(gateway.clone())
+        }
+        _ => None,
     }
 }

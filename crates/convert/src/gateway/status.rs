@@ -381,12 +381,12 @@ fn listener_status(
             generation,
         )
     };
-    let serves_http = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS");
+    let serves_routes = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS" | "TLS");
     let kinds = listener::route_kinds(listener);
-    let routes_asked = kinds.http_route || kinds.grpc_route;
-    let invalid_kinds = kinds.invalid.clone();
+    let supported = kinds.supported();
+    let invalid_kinds = kinds.invalid;
     let certificate_ok = resolved.status == ConditionStatus::True;
-    let resolved = if certificate_ok && serves_http && !invalid_kinds.is_empty() {
+    let resolved = if certificate_ok && serves_routes && !invalid_kinds.is_empty() {
         condition(
             ConditionType::ResolvedRefs,
             false,
@@ -400,16 +400,12 @@ fn listener_status(
     } else {
         resolved
     };
-    let programmed = accepted.status == ConditionStatus::True && certificate_ok && routes_asked;
-    let supported_kinds = if serves_http {
-        kinds
-            .supported()
-            .into_iter()
-            .map(|kind| BTreeMap::from([("group", GROUP), ("kind", kind)]))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let programmed =
+        accepted.status == ConditionStatus::True && certificate_ok && !supported.is_empty();
+    let supported_kinds = supported
+        .into_iter()
+        .map(|kind| BTreeMap::from([("group", GROUP), ("kind", kind)]))
+        .collect();
     ListenerStatus {
         name: listener.name.clone(),
         attached_routes,

@@ -24,6 +24,7 @@ mod limits;
 mod logs;
 mod observers;
 mod parse;
+mod passthrough;
 mod process;
 mod proxy;
 mod proxy_protocol;
@@ -90,6 +91,7 @@ pub use logs::{
 pub(crate) use observers::observers;
 pub use observers::{PROMETHEUS_PORT, STATS_AUTH, STATS_PORT, STATS_SSL_CERT};
 pub(crate) use parse::tls_versions_left;
+pub use passthrough::{SSL_PASSTHROUGH, SSL_PASSTHROUGH_HTTP_PORT};
 pub(crate) use process::close_sessions_window;
 pub use process::{CLOSE_SESSIONS_DURATION, CloseSessions, TIMEOUT_CLIENT_FIN, TIMEOUT_STOP};
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
@@ -241,6 +243,8 @@ const DURATION_VALUES: &str = "a whole number followed by us, ms, s, m, h or d (
 pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &SSL_REDIRECT,
     &SSL_REDIRECT_CODE,
+    &SSL_PASSTHROUGH,
+    &SSL_PASSTHROUGH_HTTP_PORT,
     &BALANCE_ALGORITHM,
     &TIMEOUT_CONNECT,
     &TIMEOUT_SERVER,
@@ -745,7 +749,10 @@ mod tests {
         let map: BTreeMap<String, String> = [
             ("nginx.ingress.kubernetes.io/ssl-redirect", "false"),
             ("nginx.ingress.kubernetes.io/proxy-body-size", "8m"),
-            ("nginx.ingress.kubernetes.io/configuration-snippet", "more_set_headers x"),
+            (
+                "nginx.ingress.kubernetes.io/configuration-snippet",
+                "more_set_headers x",
+            ),
             ("haproxy-ingress.github.io/timeout-server", "5s"),
         ]
         .iter()
@@ -759,7 +766,9 @@ mod tests {
             .collect();
         assert_eq!(
             messages,
-            ["metadata.annotations: 3 ingress-nginx annotation(s) (nginx.ingress.kubernetes.io/) are not read; 'proxy-body-size', 'ssl-redirect' name(s) a portcullis key (set under portcullis.dev/ or haproxy-ingress.github.io/ once its meaning in docs/configuration.md is the one wanted); 'configuration-snippet' have no portcullis key"]
+            [
+                "metadata.annotations: 3 ingress-nginx annotation(s) (nginx.ingress.kubernetes.io/) are not read; 'proxy-body-size', 'ssl-redirect' name(s) a portcullis key (set under portcullis.dev/ or haproxy-ingress.github.io/ once its meaning in docs/configuration.md is the one wanted); 'configuration-snippet' have no portcullis key"
+            ]
         );
         assert_eq!(annotations.value(&SSL_REDIRECT), None, "not read");
         assert!(annotations.value(&TIMEOUT_SERVER).is_some());

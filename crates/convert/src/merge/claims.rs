@@ -7,7 +7,9 @@ use model::{BackendId, CertId, HostKey, PathMatch};
 use resources::ObjectRef;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::contribution::{ClaimKind, Contribution, MergeOrder, RouteClaim, TlsClaim};
+use crate::contribution::{
+    ClaimKind, Contribution, MergeOrder, PassthroughClaim, RouteClaim, TlsClaim,
+};
 use crate::diagnostic::Diagnostic;
 
 /// A claim's place in the merge order: its object's order, then which claim of it.
@@ -32,6 +34,12 @@ impl Held {
     /// The route claim held (a `Held` in route claims always indexes `routes`).
     pub(super) fn route(&self) -> &RouteClaim {
         &self.contribution.routes[self.index]
+    }
+
+    /// The passthrough claim held (a `Held` in passthrough claims always indexes
+    /// `passthrough`).
+    pub(super) fn passthrough(&self) -> &PassthroughClaim {
+        &self.contribution.passthrough[self.index]
     }
 
     /// The TLS claim held (a `Held` in TLS claims always indexes `tls`).
@@ -87,6 +95,7 @@ pub(super) struct Diagnostics {
     pub(super) backends: FxHashMap<BackendId, Vec<Diagnostic>>,
     pub(super) default: Vec<Diagnostic>,
     pub(super) certificates: FxHashMap<CertId, Vec<Diagnostic>>,
+    pub(super) passthrough: FxHashMap<HostKey, Vec<Diagnostic>>,
 }
 
 /// Stores a key's diagnostics; the key is cloned only when there are some.
@@ -110,6 +119,7 @@ impl Diagnostics {
             .chain(self.routes.values())
             .chain(self.backends.values())
             .chain(self.certificates.values())
+            .chain(self.passthrough.values())
             .flatten()
             .chain(&self.default)
     }
@@ -124,4 +134,5 @@ pub(super) struct Dirty {
     pub(super) backends: FxHashSet<BackendId>,
     pub(super) certificates: FxHashSet<CertId>,
     pub(super) host_certificates: FxHashSet<HostKey>,
+    pub(super) passthrough: FxHashSet<HostKey>,
 }

@@ -29,6 +29,9 @@ use crate::small_set::SmallSet;
 pub(crate) struct Merger {
     contributions: FxHashMap<ObjectRef, Arc<Contribution>>,
     tls_claims: FxHashMap<HostKey, Claims<Held>>,
+    passthrough_claims: FxHashMap<HostKey, Claims<Held>>,
+    /// The winning passthrough claim per SNI name, and the backend it uses.
+    passthrough_winners: FxHashMap<HostKey, (Position, Option<BackendId>)>,
     route_claims: FxHashMap<RouteKey, Claims<Held>>,
     default_claims: Claims<Arc<Contribution>>,
     /// Paths claimed per host, to find a host's routes when its TLS changes.
@@ -49,6 +52,7 @@ pub(crate) struct Merger {
     backends: OrdMap<BackendId, Backend>,
     certs: OrdMap<CertId, TlsCert>,
     default_backend: Option<BackendId>,
+    passthrough: OrdMap<HostKey, model::Passthrough>,
 }
 
 impl Merger {
@@ -107,6 +111,7 @@ impl Merger {
         model.backends = self.backends.clone();
         model.certs = self.certs.clone();
         model.default_backend = self.default_backend.clone();
+        model.passthrough = self.passthrough.clone();
     }
 
     /// Every conflict and object problem, unsorted.
@@ -140,6 +145,17 @@ impl Merger {
                 held(index),
             );
             dirty.tls.insert(tls.host.clone());
+            self.host_claims_changed(&tls.host, dirty);
+        }
+        for (index, claim) in contribution.passthrough.iter().enumerate() {
+            self.passthrough_claims
+                .entry(claim.host.clone())
+                .or_default()
+                .insert(
+                    position(contribution, ClaimKind::Passthrough(index as u32)),
+                    held(index),
+                );
+            dirty.passthrough.insert(claim.host.clone());
         }
         if contribution.default_backend.is_some() {
             self.default_claims.insert(
@@ -167,6 +183,7 @@ impl Merger {
                 position(contribution, ClaimKind::Route(index as u32)),
                 held(index),
             );
+            self.host_claims_changed(&route.host, dirty);
             dirty.routes.insert(key);
         }
     }
@@ -180,6 +197,19 @@ impl Merger {
                 }
             }
             dirty.tls.insert(tls.host.clone());
+            self.host_claims_changed(&tls.host, dirty);
+        }
+        for (index, claim) in contribution.passthrough.iter().enumerate() {
+            if let Some(claims) = self.passthrough_claims.get_mut(&claim.host) {
+                claims.remove(&position(
+                    contribution,
+                    ClaimKind::Passthrough(index as u32),
+                ));
+                if claims.is_empty() {
+                    self.passthrough_claims.remove(&claim.host);
+                }
+            }
+            dirty.passthrough.insert(claim.host.clone());
         }
         if contribution.default_backend.is_some() {
             self.default_claims
@@ -195,6 +225,7 @@ impl Merger {
                     self.forget_path(&route.host, &route.path);
                 }
             }
+            self.host_claims_changed(&route.host, dirty);
             dirty.routes.insert(key);
         }
     }
@@ -249,6 +280,17 @@ impl Merger {
         }
         for key in &routes {
             self.resolve_route(key, &mut dirty);
+        }
+        let passthrough = std::mem::take(&mut dirty.passthrough);
+        // As for routes: a changed object's new claims may take the positions of its old
+        // ones, so every old use goes before any new one is added.
+        for host in &passthrough {
+            if let Some((position, Some(id))) = self.passthrough_winners.remove(host) {
+                self.remove_use(&id, &position, &mut dirty);
+            }
+        }
+        for host in &passthrough {
+            self.resolve_passthrough(host, &mut dirty);
         }
         let backends = std::mem::take(&mut dirty.backends);
         for id in &backends {
@@ -441,6 +483,105 @@ impl Merger {
         }
     }
 
+    /// The oldest passthrough claim on an SNI name wins; another object's to another
+    /// backend is reported.
+    /// Its previous winner's use was removed by the caller.
+    fn resolve_passthrough(&mut self, host: &HostKey, dirty: &mut Dirty) {
+        let mut diagnostics = Vec::new();
+        let mut winner = None;
+        if let Some(claims) = self.passthrough_claims.get(host) {
+            let mut ordered = claims.iter();
+            if let Some((position, held)) = ordered.next() {
+                let target =
+                    |claim: &Held| claim.passthrough().backend.as_ref().map(|b| b.id.clone());
+                for (_, other) in ordered {
+                    // Another object asking for the same thing is no conflict.
+                    if other.contribution.object != held.contribution.object
+                        && target(other) != target(held)
+                    {
+                        diagnostics.push(Diagnostic {
+                            object: other.contribution.object.clone(),
+                            field: other.passthrough().field.clone(),
+                            message: format!(
+                                "TLS passthrough for {host} is already configured by {}, which is older; this one is ignored",
+                                held.contribution.object
+                            ),
+                        });
+                    }
+                }
+                winner = Some((position.clone(), held.clone()));
+            }
+        }
+        // A host another object already served (its routes or its TLS) is not taken
+        // over by a younger object's passthrough: that would turn all its HTTPS traffic
+        // over to the younger one.
+        if let Some((_, held)) = &winner
+            && let Some(owner) = self.older_host_owner(host, &held.contribution)
+        {
+            let claims = self.passthrough_claims.get(host);
+            for claim in claims.into_iter().flat_map(Claims::values) {
+                diagnostics.push(Diagnostic {
+                    object: claim.contribution.object.clone(),
+                    field: claim.passthrough().field.clone(),
+                    message: format!(
+                        "host {host} is already served by {owner}, which is older; TLS passthrough for it is ignored"
+                    ),
+                });
+            }
+            winner = None;
+        }
+        set(&mut self.diagnostics.passthrough, host, diagnostics);
+        let Some((position, held)) = winner else {
+            self.passthrough.remove(host);
+            return;
+        };
+        let id = held.passthrough().backend.as_ref().map(|b| b.id.clone());
+        if let Some(id) = &id {
+            self.add_use(id, position.clone(), held.contribution.clone(), dirty);
+        }
+        self.passthrough_winners
+            .insert(host.clone(), (position, id.clone()));
+        let entry = model::Passthrough {
+            backend: id,
+            origin: held.contribution.origin.clone(),
+        };
+        if self.passthrough.get(host) != Some(&entry) {
+            self.passthrough.insert(host.clone(), entry);
+        }
+    }
+
+    /// The oldest other object than `claimant` that routes a path of `host` or asks for
+    /// its TLS, if it is older than `claimant`.
+    fn older_host_owner(&self, host: &HostKey, claimant: &Contribution) -> Option<ObjectRef> {
+        let other = |claim: &&Held| claim.contribution.object != claimant.object;
+        let routes = self
+            .paths_by_host
+            .get(host)
+            .into_iter()
+            .flatten()
+            .filter_map(|path| self.route_claims.get(&(host.clone(), path.clone())))
+            .flat_map(|claims| claims.values().filter(other).take(1));
+        let tls = self
+            .tls_claims
+            .get(host)
+            .into_iter()
+            .flat_map(|claims| claims.values().filter(other).take(1));
+        routes
+            .chain(tls)
+            .map(|claim| &claim.contribution)
+            .filter(|owner| owner.order < claimant.order)
+            .min_by(|a, b| a.order.cmp(&b.order))
+            .map(|owner| owner.object.clone())
+    }
+
+    /// Marks a host's passthrough for resolving again when its routes or TLS change,
+    /// since they decide whether a younger passthrough may take it.
+    fn host_claims_changed(&self, host: &HostKey, dirty: &mut Dirty) {
+        if self.passthrough_claims.contains_key(host) {
+            dirty.passthrough.insert(host.clone());
+        }
+    }
+
     fn add_use(
         &mut self,
         id: &BackendId,
@@ -488,6 +629,10 @@ impl Merger {
                         Some((backend, format!("{}.backend", route.field)))
                     })
                 }
+                ClaimKind::Passthrough(index) => contribution
+                    .passthrough
+                    .get(*index as usize)
+                    .and_then(|claim| Some((claim.backend.as_ref()?, claim.field.clone()))),
                 ClaimKind::Tls(_) => None,
             };
             let Some((backend, field)) = used else {

@@ -180,7 +180,7 @@ fn classes_and_listeners() {
             )
             .given(OUR_CLASS),
             Case::new(
-                "gateway-api.md Not served yet: 'TLS Passthrough': no route attaches there",
+                "gateway-api.md Status: an HTTPS listener in TLS mode Passthrough is not Accepted: no route attaches there",
                 "
                 kind: Gateway
                 metadata: {name: edge}

@@ -20,5 +20,6 @@ mod gateway_filters;
 mod gateway_fixtures;
 mod gateway_grpc;
 mod gateway_matches;
+mod gateway_tls_routes;
 mod status_gateways;
 mod status_routes;

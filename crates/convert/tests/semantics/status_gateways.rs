@@ -252,7 +252,7 @@ fn listener_reasons() {
             )
             .given(OUR_CLASS),
             Case::new(
-                "gateway-api.md Not served yet: 'TLS Passthrough': the listener is not Accepted (UnsupportedValue)",
+                "gateway-api.md Status: an HTTPS listener in TLS mode Passthrough is not Accepted (UnsupportedValue): passthrough is a TLS listener's",
                 "
                 kind: Secret
                 metadata: {name: cert}

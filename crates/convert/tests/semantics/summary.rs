@@ -54,6 +54,8 @@ impl Show {
 ///   `500` is the share answered with 500, `503` with 503).
 /// - `tls <host> <namespace>/<secret>`: the certificate served for the host by SNI.
 /// - `default -> <backend>`: the default backend.
+/// - `passthrough <host> -> <backend>`: TLS connections whose SNI the host matches go
+///   untouched to the backend (`refused`: they are refused).
 /// - `backend <name> servers <address:port>...` (with `balance <algorithm>` when not
 ///   `roundrobin`, and `h1-ssl`, `h2` or `h2-ssl` when the servers are not spoken to in
 ///   clear HTTP/1.1), shown by tables that ask for backends.
@@ -123,10 +125,20 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
         if let Some(id) = &model.default_backend {
             lines.push(format!("default -> {}", id.section_name()));
         }
+        for (key, passthrough) in &model.passthrough {
+            let target = passthrough
+                .backend
+                .as_ref()
+                .map_or_else(|| "refused".to_owned(), |id| id.section_name());
+            lines.push(format!("passthrough {} -> {target}", host_text(key)));
+        }
     }
     if show.backends {
         for (id, backend) in &model.backends {
             let mut line = format!("backend {}", id.section_name());
+            if backend.id.mode == model::BackendMode::TlsPassthrough {
+                line.push_str(" mode tcp");
+            }
             if backend.balance != convert::keys::BALANCE_ALGORITHM.default_value() {
                 line.push_str(&format!(" balance {}", backend.balance));
             }

@@ -234,7 +234,7 @@ fn complete(document: &[&str]) -> String {
         let version = match kind.as_str() {
             "Ingress" | "IngressClass" => "networking.k8s.io/v1",
             "EndpointSlice" => "discovery.k8s.io/v1",
-            "GatewayClass" | "Gateway" | "HTTPRoute" | "GRPCRoute" => {
+            "GatewayClass" | "Gateway" | "HTTPRoute" | "GRPCRoute" | "TLSRoute" => {
                 "gateway.networking.k8s.io/v1"
             }
             "ReferenceGrant" => "gateway.networking.k8s.io/v1beta1",

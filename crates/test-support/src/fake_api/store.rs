@@ -46,6 +46,7 @@ pub const RESOURCES: &[Resource] = &[
     grouped("gateway.networking.k8s.io", "gateways", "Gateway", true),
     grouped("gateway.networking.k8s.io", "httproutes", "HTTPRoute", true),
     grouped("gateway.networking.k8s.io", "grpcroutes", "GRPCRoute", true),
+    grouped("gateway.networking.k8s.io", "tlsroutes", "TLSRoute", true),
     grouped(
         "gateway.networking.k8s.io",
         "referencegrants",

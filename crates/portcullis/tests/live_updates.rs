@@ -279,9 +279,10 @@ fn traffic_never_fails_while_endpoints_churn_routes_change_and_haproxy_reloads()
         "reloads are coalesced: {reloads} for {added_services} new services"
     );
     // Each round replaces one of `load`'s endpoints (add, ready, maint, del), live even
-    // while a reload is due.
+    // while a reload is due. Rounds that land within one quiet period are applied
+    // together (on a loaded machine, often two), so at least one request per round.
     assert!(
-        commands >= 2.0 * rounds,
+        commands >= rounds,
         "endpoint changes went out live: {commands} requests in {round} rounds"
     );
 }

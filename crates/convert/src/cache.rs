@@ -553,6 +553,7 @@ fn global_settings(
             max_length: global.get(&keys::SYSLOG_LENGTH),
             tag: global.get(&keys::SYSLOG_TAG),
             http_format: global.get(&keys::HTTP_LOG_FORMAT),
+            sni_format: global.get(&keys::HTTPS_LOG_FORMAT),
             dont_log_null: global.get(&keys::DONTLOGNULL),
         },
         observers: keys::observers(global, options, configmap, diagnostics),

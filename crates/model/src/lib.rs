@@ -41,7 +41,9 @@ pub use global::{Global, HaproxyDuration, Timeouts};
 pub use https::{
     ClientAuth, ClientCa, ClientVerify, DhParams, Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord,
 };
-pub use logging::{HttpLogFormat, LogFormat, LogTag, LogTarget, Logging, SyslogFormat};
+pub use logging::{
+    HttpLogFormat, LogFormat, LogTag, LogTarget, Logging, SyslogFormat, TcpLogFormat,
+};
 pub use proxy_protocol::{AcceptProxy, SendProxy};
 pub use responses::{ErrorPage, MAX_ERROR_PAGE_BYTES, Responses, ServerHeader};
 pub use routing::{

@@ -94,6 +94,26 @@ pub enum HttpLogFormat {
     Custom(LogFormat),
 }
 
+/// How a TCP frontend logs its connections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TcpLogFormat {
+    /// Not at all (`no log`).
+    Off,
+    /// HAProxy's TCP log format (`option tcplog`).
+    Default,
+    /// One JSON object per connection.
+    Json,
+    /// A custom format, of variables a TCP proxy has.
+    Custom(LogFormat),
+}
+
+/// Log-format variables HAProxy 2.6 refuses in a TCP proxy (they need HTTP): each one
+/// makes `haproxy -c` fail there, as measured on 2.6.12.
+const HTTP_ONLY_VARIABLES: &[&str] = &[
+    "CC", "CS", "HM", "HP", "HPO", "HQ", "HU", "HV", "Ta", "Ti", "Tq", "TR", "Tr", "r", "tr",
+    "trg", "trl",
+];
+
 /// A custom log format (HAProxy's `log-format` syntax), validated on creation: its text is
 /// printed between single quotes, and every `%` variable is one HAProxy 2.6 knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,10 +222,51 @@ impl LogFormat {
         Ok(Self(text.to_owned()))
     }
 
+    /// Parses a log format for a TCP proxy: as [`LogFormat::parse`], without the
+    /// variables only an HTTP proxy has.
+    pub fn parse_tcp(text: &str) -> Result<Self, String> {
+        let format = Self::parse(text)?;
+        if let Some(name) = variables(text).find(|name| HTTP_ONLY_VARIABLES.contains(name)) {
+            return Err(format!(
+                "'{}' uses '%{name}', which needs HTTP: this format is a TCP proxy's",
+                text.escape_debug()
+            ));
+        }
+        Ok(format)
+    }
+
     /// The validated text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// The `%` variables of a format (not its `%[...]` samples), in order.
+fn variables(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        loop {
+            let at = rest.find('%')?;
+            rest = &rest[at + 1..];
+            if let Some(after) = rest.strip_prefix('%') {
+                rest = after;
+                continue;
+            }
+            if let Some(after) = rest.strip_prefix('{') {
+                rest = after.split_once('}').map_or("", |(_, after)| after);
+            }
+            if let Some(after) = rest.strip_prefix('[') {
+                rest = after.split_once(']').map_or("", |(_, after)| after);
+                continue;
+            }
+            let end = rest
+                .find(|c: char| !c.is_ascii_alphabetic())
+                .unwrap_or(rest.len());
+            let (name, after) = rest.split_at(end);
+            rest = after;
+            return Some(name);
+        }
+    })
 }
 
 impl fmt::Display for LogFormat {
@@ -280,6 +341,8 @@ pub struct Logging {
     pub tag: LogTag,
     /// The HTTP frontends' line format.
     pub http_format: HttpLogFormat,
+    /// The TLS-passthrough frontend's (which reads the SNI in TCP mode) line format.
+    pub sni_format: TcpLogFormat,
     /// Connections that sent nothing are not logged (`option dontlognull`).
     pub dont_log_null: bool,
 }
@@ -292,6 +355,7 @@ impl Default for Logging {
             max_length: 1024,
             tag: LogTag("ingress".to_owned()),
             http_format: HttpLogFormat::Default,
+            sni_format: TcpLogFormat::Off,
             dont_log_null: true,
         }
     }
@@ -343,5 +407,28 @@ mod tests {
         for bad in ["", "a b", "a\nb", "x'y", &"a".repeat(33)] {
             assert!(LogTag::parse(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_tcp_format_has_no_http_variable() {
+        assert!(
+            LogFormat::parse_tcp("%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %[var(txn.sni)]")
+                .is_ok()
+        );
+        assert_eq!(
+            LogFormat::parse_tcp("%ci %{+Q}r"),
+            Err(
+                "'%ci %{+Q}r' uses '%r', which needs HTTP: this format is a TCP proxy's".to_owned()
+            )
+        );
+        assert!(
+            LogFormat::parse_tcp("%%HM %[src] %ST").is_ok(),
+            "%% is a percent sign"
+        );
+        assert!(LogFormat::parse_tcp("%HM").is_err());
+        assert!(
+            LogFormat::parse("%HM").is_ok(),
+            "an HTTP format may have it"
+        );
     }
 }

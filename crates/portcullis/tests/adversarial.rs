@@ -583,7 +583,7 @@ fn manifest(index: usize, attack: &Attack) -> Value {
                    "data": {"timeout-client": timeout, "max-connections": max_connections, "timeout-connect": timeout,
                             "forwardfor": forwardfor, "forwardfor-trusted-cidrs": trusted, "real-ip-hdr": forwardfor,
                             "timeout-stop": timeout, "timeout-client-fin": timeout,
-                            "http-log-format": observe.log_format, "syslog-endpoint": observe.syslog_endpoint,
+                            "http-log-format": observe.log_format, "https-log-format": observe.log_format, "syslog-endpoint": observe.syslog_endpoint,
                             "syslog-tag": observe.syslog_tag, "syslog-length": observe.body_size,
                             "stats-port": observe.port, "prometheus-port": observe.port, "stats-auth": observe.stats_auth,
                             "http-response-404": observe.error_page, "http-response-503": observe.error_page,

@@ -46,6 +46,11 @@ impl Setup {
 /// `secure` (port 443) terminates TLS itself as "secure backend"; `web` (port 80) is a
 /// plain echo; `www.terminated.test` is an HTTPS host HAProxy terminates.
 fn start(passthrough_objects: &str) -> Setup {
+    start_with(passthrough_objects, &[])
+}
+
+/// As [`start`], with more command-line flags.
+fn start_with(passthrough_objects: &str, flags: &[&str]) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let manifests = dir.path().join("manifests");
     std::fs::create_dir(&manifests).unwrap();
@@ -58,7 +63,7 @@ fn start(passthrough_objects: &str) -> Setup {
     objects += "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: www}\nspec:\n  tls:\n  - {hosts: [www.terminated.test], secretName: www-tls}\n  rules:\n  - host: www.terminated.test\n    http:\n      paths:\n      - {path: /app, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}\n";
     write_manifest(&manifests, "site.yaml", &objects).unwrap();
     write_manifest(&manifests, "passthrough.yaml", passthrough_objects).unwrap();
-    let portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), flags).unwrap();
     Setup {
         dir,
         _secure: secure,
@@ -206,6 +211,55 @@ fn passthrough_names_are_added_and_removed_live_without_a_reload() {
         "{}",
         setup.portcullis.log()
     );
+}
+
+#[test]
+fn https_log_format_logs_each_connection_of_the_sni_frontend() {
+    let objects = ingress(
+        "secure",
+        PASSTHROUGH,
+        &["a.passthrough.test"],
+        "secure",
+        443,
+    ) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: global, namespace: ops}\ndata: {https-log-format: json}\n";
+    let mut setup = start_with(&objects, &["--configmap", "ops/global"]);
+    let https = setup.portcullis.https_port;
+    assert_eq!(
+        through(https, "a.passthrough.test"),
+        "secure backend / secure"
+    );
+    let terminated = through(https, "www.terminated.test");
+    assert!(terminated.ends_with("/ web"), "{terminated}");
+    let passed = r#""frontend":"https_sni","backend":"default_secure_443_passthrough","server":"#;
+    let handed_on = r#""frontend":"https_sni","backend":"_https_terminate""#;
+    let sni = r#""sni":"a.passthrough.test""#;
+    // HAProxy's access log goes to standard output.
+    let wait = setup.portcullis.wait_until(Duration::from_secs(10), |p| {
+        let log = p.stdout();
+        log.lines().any(|l| l.contains(passed) && l.contains(sni))
+            && log.lines().any(|l| l.contains(handed_on))
+    });
+    assert!(wait.is_ok(), "{}", setup.portcullis.stdout());
+
+    // Without the key the SNI frontend does not log (haproxy-ingress's default); the
+    // HTTPS frontend still logs the requests it terminates.
+    let quiet = start(&ingress(
+        "secure",
+        PASSTHROUGH,
+        &["a.passthrough.test"],
+        "secure",
+        443,
+    ));
+    let https = quiet.portcullis.https_port;
+    assert_eq!(
+        through(https, "a.passthrough.test"),
+        "secure backend / secure"
+    );
+    assert!(through(https, "www.terminated.test").ends_with("/ web"));
+    std::thread::sleep(Duration::from_millis(300));
+    let log = quiet.portcullis.stdout();
+    assert!(log.contains("/app/x"), "{log}");
+    assert!(!log.contains("https_sni"), "{log}");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use model::{HttpLogFormat, LogTarget, Logging};
+use model::{HttpLogFormat, LogTarget, Logging, TcpLogFormat};
 
 /// One JSON object per request. Strings that come from the client are escaped (`+E`);
 /// numbers are HAProxy's (-1 when a step did not happen).
@@ -12,6 +12,29 @@ pub(crate) const JSON_HTTP_LOG_FORMAT: &str = concat!(
     r#""status":%ST,"bytes_received":%U,"bytes_sent":%B,"time_request_ms":%TR,"time_queue_ms":%Tw,"#,
     r#""time_connect_ms":%Tc,"time_response_ms":%Tr,"time_total_ms":%Ta,"termination_state":"%tsc"}"#
 );
+
+/// One JSON object per connection of the TLS-passthrough frontend.
+pub(crate) const JSON_TCP_LOG_FORMAT: &str = concat!(
+    r#"{"time":"%t","client_ip":"%ci","client_port":%cp,"frontend":"%ft","backend":"%b","server":"%s","#,
+    r#""sni":"%{+E}[var(txn.sni)]","bytes_received":%U,"bytes_sent":%B,"time_queue_ms":%Tw,"#,
+    r#""time_connect_ms":%Tc,"time_total_ms":%Tt,"termination_state":"%ts"}"#
+);
+
+/// The lines that say how the TLS-passthrough frontend logs (it inherits `log global`).
+pub(crate) fn sni_frontend_lines(logging: &Logging) -> String {
+    if logging.target == LogTarget::Off {
+        return String::new();
+    }
+    match &logging.sni_format {
+        // `option tcplog` first: the HTTP format inherited from `defaults` would otherwise
+        // be read here too, and HAProxy refuses its HTTP variables in a TCP proxy.
+        TcpLogFormat::Off => "    option tcplog\n    no log\n".to_owned(),
+        TcpLogFormat::Default => "    option tcplog\n".to_owned(),
+        TcpLogFormat::Json => format!("    log-format '{JSON_TCP_LOG_FORMAT}'\n"),
+        // Validated: no quote or backslash, only variables a TCP proxy has.
+        TcpLogFormat::Custom(format) => format!("    log-format '{format}'\n"),
+    }
+}
 
 /// The global section's `log` and `log-tag` lines.
 pub(crate) fn global_lines(logging: &Logging) -> String {
@@ -59,10 +82,11 @@ pub(crate) fn defaults_lines(logging: &Logging) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::JSON_HTTP_LOG_FORMAT;
+    use super::{JSON_HTTP_LOG_FORMAT, JSON_TCP_LOG_FORMAT};
 
     #[test]
-    fn the_json_format_is_a_valid_log_format() {
+    fn the_json_formats_are_valid_log_formats() {
         assert!(model::LogFormat::parse(JSON_HTTP_LOG_FORMAT).is_ok());
+        assert!(model::LogFormat::parse_tcp(JSON_TCP_LOG_FORMAT).is_ok());
     }
 }

@@ -95,9 +95,7 @@ pub(crate) fn sections(model: &ProxyModel, bind: &str, text: &mut String) {
         "\nfrontend {SNI_FRONTEND}\n    mode tcp\n    bind {bind}\n{}",
         crate::proxy_protocol::frontend_lines(&global.accept_proxy),
     );
-    if global.logging.target != model::LogTarget::Off {
-        text.push_str("    option tcplog\n");
-    }
+    text.push_str(&crate::logging::sni_frontend_lines(&global.logging));
     let _ = writeln!(text, "    tcp-request inspect-delay {INSPECT_DELAY}");
     // Waits for a whole ClientHello (or the delay); a connection without SNI, or not
     // TLS at all, goes on to the HTTPS frontend.

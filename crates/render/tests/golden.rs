@@ -500,6 +500,7 @@ fn access_logs_render_their_target_framing_and_format() {
         http_format: model::HttpLogFormat::Custom(
             model::LogFormat::parse("%ci [%tr] %ft %b/%s %ST %{+Q}r").unwrap(),
         ),
+        sni_format: model::TcpLogFormat::Off,
         dont_log_null: false,
     };
     assert_golden(

@@ -2,7 +2,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use model::{HttpLogFormat, LogFormat, LogTag, LogTarget, SyslogFormat};
+use model::{HttpLogFormat, LogFormat, LogTag, LogTarget, SyslogFormat, TcpLogFormat};
 
 use super::parse::parse_bool;
 use super::{Applied, Key, Scope};
@@ -61,6 +61,17 @@ pub const HTTP_LOG_FORMAT: Key<HttpLogFormat> = Key {
     doc: "The format of the HTTP and HTTPS frontends' access log lines.",
     applied: Applied::Reload,
     differs: "haproxy-ingress uses it only when `syslog-endpoint` is set; portcullis logs to standard output by default, so it always applies. `json` is portcullis's own. portcullis accepts the variables and samples listed, so that every accepted format is one HAProxy loads.",
+};
+/// `https-log-format`.
+pub const HTTPS_LOG_FORMAT: Key<TcpLogFormat> = Key {
+    name: "https-log-format",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "empty (not logged), `default` (HAProxy's TCP log format), `json` (one JSON object per connection: time, client, frontend, backend, server, SNI, bytes, timings and termination state), or a format as `http-log-format` takes, without the variables only an HTTP proxy has (%r, %HM, %HP, %HPO, %HQ, %HU, %HV, %CC, %CS, %tr, %trg, %trl, %Ta, %Ti, %Tq, %TR and %Tr); `%[var(txn.sni)]` is the SNI the client sent",
+    parse: parse_https_log_format,
+    doc: "The format of the log lines of the TCP frontend that reads the SNI on the HTTPS port while some names pass through (TLS passthrough): one line per connection, passed through or handed on to the HTTPS frontend (which logs its requests as `http-log-format` says).",
+    applied: Applied::Reload,
+    differs: "`json` is portcullis's own.",
 };
 /// `dontlognull`.
 pub const DONTLOGNULL: Key<bool> = Key {
@@ -121,6 +132,15 @@ fn parse_syslog_length(text: &str) -> Result<u32, String> {
     }
 }
 
+fn parse_https_log_format(text: &str) -> Result<TcpLogFormat, String> {
+    match text.trim() {
+        "" => Ok(TcpLogFormat::Off),
+        "default" => Ok(TcpLogFormat::Default),
+        "json" => Ok(TcpLogFormat::Json),
+        _ => LogFormat::parse_tcp(text.trim()).map(TcpLogFormat::Custom),
+    }
+}
+
 fn parse_http_log_format(text: &str) -> Result<HttpLogFormat, String> {
     match text.trim() {
         "" => Ok(HttpLogFormat::Default),
@@ -178,6 +198,21 @@ mod tests {
         );
         assert_eq!(SYSLOG_TAG.default_value().to_string(), "ingress");
         assert!((SYSLOG_TAG.parse)("a b").is_err());
+    }
+
+    #[test]
+    fn https_log_format_is_off_by_default_and_takes_tcp_variables_only() {
+        assert_eq!(HTTPS_LOG_FORMAT.default_value(), TcpLogFormat::Off);
+        assert_eq!(parse_https_log_format("default"), Ok(TcpLogFormat::Default));
+        assert_eq!(parse_https_log_format(" json "), Ok(TcpLogFormat::Json));
+        assert!(matches!(
+            parse_https_log_format("%ci %ft %b %[var(txn.sni)]"),
+            Ok(TcpLogFormat::Custom(format)) if format.as_str() == "%ci %ft %b %[var(txn.sni)]"
+        ));
+        assert_eq!(
+            parse_https_log_format("%ci %HM"),
+            Err("'%ci %HM' uses '%HM', which needs HTTP: this format is a TCP proxy's".to_owned())
+        );
     }
 
     #[test]

@@ -42,11 +42,6 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
         why: NO_WAF,
     },
     Unsupported {
-        name: "https-log-format",
-        prefix: false,
-        why: "it formats the logs of a TCP proxy that inspects SNI for TLS passthrough, and portcullis has no such proxy",
-    },
-    Unsupported {
         name: "tcp-log-format",
         prefix: false,
         why: "it formats the logs of TCP services, and portcullis proxies HTTP only",

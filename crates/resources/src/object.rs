@@ -131,7 +131,31 @@ impl fmt::Display for ObjectRef {
 }
 
 /// A route parentRef's group, kind, namespace and name, whichever route kind holds it.
-type ParentRefFields<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, &'a str);
+/// One entry of a route's `spec.parentRefs`, whatever the route's kind (each kind has its
+/// own generated type for it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParentRef<'a> {
+    /// `group`, if given.
+    pub group: Option<&'a str>,
+    /// `kind`, if given.
+    pub kind: Option<&'a str>,
+    /// `namespace`, if given.
+    pub namespace: Option<&'a str>,
+    /// `name`.
+    pub name: &'a str,
+    /// `sectionName`, if given.
+    pub section_name: Option<&'a str>,
+    /// `port`, if given.
+    pub port: Option<i32>,
+}
+
+impl ParentRef<'_> {
+    /// Whether it names a Gateway (the defaults of `group` and `kind`).
+    pub fn is_gateway(&self) -> bool {
+        self.group.unwrap_or("gateway.networking.k8s.io") == "gateway.networking.k8s.io"
+            && self.kind.unwrap_or("Gateway") == "Gateway"
+    }
+}
 
 /// A decoded object. Shared, because snapshots hold the same objects many times over.
 #[derive(Debug, Clone, PartialEq)]
@@ -226,49 +250,46 @@ impl Object {
         }))
     }
 
+    /// A route's `spec.parentRefs` (HTTPRoute, GRPCRoute, TLSRoute); empty for other kinds.
+    pub fn parent_refs(&self) -> Vec<ParentRef<'_>> {
+        macro_rules! refs {
+            ($route:expr) => {
+                $route
+                    .spec
+                    .parent_refs
+                    .iter()
+                    .flatten()
+                    .map(|p| ParentRef {
+                        group: p.group.as_deref(),
+                        kind: p.kind.as_deref(),
+                        namespace: p.namespace.as_deref(),
+                        name: p.name.as_str(),
+                        section_name: p.section_name.as_deref(),
+                        port: p.port,
+                    })
+                    .collect()
+            };
+        }
+        match self {
+            Object::HttpRoute(route) => refs!(route),
+            Object::GrpcRoute(route) => refs!(route),
+            Object::TlsRoute(route) => refs!(route),
+            // Most objects are not routes: nothing is allocated for them.
+            _ => Vec::new(),
+        }
+    }
+
     /// The Gateways a route names in its `parentRefs`, as (namespace, name); empty for
     /// other kinds. Each Gateway once, in the order first named.
     pub fn parent_gateways(&self) -> Vec<(String, String)> {
-        let refs: Vec<ParentRefFields<'_>> = match self {
-            Object::HttpRoute(route) => route
-                .spec
-                .parent_refs
-                .iter()
-                .flatten()
-                .map(|p| {
-                    (
-                        p.group.as_deref(),
-                        p.kind.as_deref(),
-                        p.namespace.as_deref(),
-                        p.name.as_str(),
-                    )
-                })
-                .collect(),
-            Object::GrpcRoute(route) => route
-                .spec
-                .parent_refs
-                .iter()
-                .flatten()
-                .map(|p| {
-                    (
-                        p.group.as_deref(),
-                        p.kind.as_deref(),
-                        p.namespace.as_deref(),
-                        p.name.as_str(),
-                    )
-                })
-                .collect(),
-            // Most objects are not routes: nothing is allocated for them.
-            _ => return Vec::new(),
-        };
         let own = self.metadata().namespace.as_deref().unwrap_or_default();
         let mut gateways: Vec<(String, String)> = Vec::new();
-        for (group, kind, namespace, name) in refs {
-            let is_gateway = group.unwrap_or("gateway.networking.k8s.io")
-                == "gateway.networking.k8s.io"
-                && kind.unwrap_or("Gateway") == "Gateway";
-            let gateway = (namespace.unwrap_or(own).to_owned(), name.to_owned());
-            if is_gateway && !gateways.contains(&gateway) {
+        for parent in self.parent_refs() {
+            let gateway = (
+                parent.namespace.unwrap_or(own).to_owned(),
+                parent.name.to_owned(),
+            );
+            if parent.is_gateway() && !gateways.contains(&gateway) {
                 gateways.push(gateway);
             }
         }

@@ -56,149 +56,76 @@ pub(crate) fn merge_parents<P: RouteParentStatus>(
     theirs.chain(ours).collect()
 }
 
-impl RouteParentStatus for HttpRouteStatusParents {
-    type ParentRef = HttpRouteStatusParentsParentRef;
+/// A route kind's status impls: its generated types differ, the rules do not (the
+/// desired status holds only our `parents` entries).
+macro_rules! route_status {
+    ($route:ty, $kind:expr, $status:ident, $parents:ident, $parent_ref:ident) => {
+        impl RouteParentStatus for $parents {
+            type ParentRef = $parent_ref;
 
-    fn controller_name(&self) -> &str {
-        &self.controller_name
-    }
+            fn controller_name(&self) -> &str {
+                &self.controller_name
+            }
 
-    fn parent_ref(&self) -> &HttpRouteStatusParentsParentRef {
-        &self.parent_ref
-    }
+            fn parent_ref(&self) -> &$parent_ref {
+                &self.parent_ref
+            }
 
-    fn conditions(&self) -> &[Condition] {
-        &self.conditions
-    }
+            fn conditions(&self) -> &[Condition] {
+                &self.conditions
+            }
 
-    fn with_conditions(&self, conditions: Vec<Condition>) -> Self {
-        Self {
-            conditions,
-            ..self.clone()
+            fn with_conditions(&self, conditions: Vec<Condition>) -> Self {
+                Self {
+                    conditions,
+                    ..self.clone()
+                }
+            }
         }
-    }
+
+        impl StatusKind for $route {
+            const KIND: Kind = $kind;
+            type Status = $status;
+            type Desired = $status;
+
+            fn status(&self) -> Option<&$status> {
+                self.status.as_ref()
+            }
+
+            fn api(client: Client, namespace: &str) -> Api<Self> {
+                Api::namespaced(client, namespace)
+            }
+
+            fn merge(current: &$status, desired: &$status, context: &MergeContext<'_>) -> $status {
+                $status {
+                    parents: merge_parents(&current.parents, &desired.parents, context),
+                }
+            }
+        }
+    };
 }
 
-/// The desired status holds only our `parents` entries.
-impl StatusKind for HttpRoute {
-    const KIND: Kind = Kind::HttpRoute;
-    type Status = HttpRouteStatus;
-    type Desired = HttpRouteStatus;
-
-    fn status(&self) -> Option<&HttpRouteStatus> {
-        self.status.as_ref()
-    }
-
-    fn api(client: Client, namespace: &str) -> Api<Self> {
-        Api::namespaced(client, namespace)
-    }
-
-    fn merge(
-        current: &HttpRouteStatus,
-        desired: &HttpRouteStatus,
-        context: &MergeContext<'_>,
-    ) -> HttpRouteStatus {
-        HttpRouteStatus {
-            parents: merge_parents(&current.parents, &desired.parents, context),
-        }
-    }
-}
-
-impl RouteParentStatus for GrpcRouteStatusParents {
-    type ParentRef = GrpcRouteStatusParentsParentRef;
-
-    fn controller_name(&self) -> &str {
-        &self.controller_name
-    }
-
-    fn parent_ref(&self) -> &GrpcRouteStatusParentsParentRef {
-        &self.parent_ref
-    }
-
-    fn conditions(&self) -> &[Condition] {
-        &self.conditions
-    }
-
-    fn with_conditions(&self, conditions: Vec<Condition>) -> Self {
-        Self {
-            conditions,
-            ..self.clone()
-        }
-    }
-}
-
-/// The desired status holds only our `parents` entries, as for an HTTPRoute.
-impl StatusKind for GrpcRoute {
-    const KIND: Kind = Kind::GrpcRoute;
-    type Status = GrpcRouteStatus;
-    type Desired = GrpcRouteStatus;
-
-    fn status(&self) -> Option<&GrpcRouteStatus> {
-        self.status.as_ref()
-    }
-
-    fn api(client: Client, namespace: &str) -> Api<Self> {
-        Api::namespaced(client, namespace)
-    }
-
-    fn merge(
-        current: &GrpcRouteStatus,
-        desired: &GrpcRouteStatus,
-        context: &MergeContext<'_>,
-    ) -> GrpcRouteStatus {
-        GrpcRouteStatus {
-            parents: merge_parents(&current.parents, &desired.parents, context),
-        }
-    }
-}
-
-impl RouteParentStatus for TlsRouteStatusParents {
-    type ParentRef = TlsRouteStatusParentsParentRef;
-
-    fn controller_name(&self) -> &str {
-        &self.controller_name
-    }
-
-    fn parent_ref(&self) -> &TlsRouteStatusParentsParentRef {
-        &self.parent_ref
-    }
-
-    fn conditions(&self) -> &[Condition] {
-        &self.conditions
-    }
-
-    fn with_conditions(&self, conditions: Vec<Condition>) -> Self {
-        Self {
-            conditions,
-            ..self.clone()
-        }
-    }
-}
-
-/// As for HTTPRoutes: the desired status holds only our `parents` entries.
-impl StatusKind for TlsRoute {
-    const KIND: Kind = Kind::TlsRoute;
-    type Status = TlsRouteStatus;
-    type Desired = TlsRouteStatus;
-
-    fn status(&self) -> Option<&TlsRouteStatus> {
-        self.status.as_ref()
-    }
-
-    fn api(client: Client, namespace: &str) -> Api<Self> {
-        Api::namespaced(client, namespace)
-    }
-
-    fn merge(
-        current: &TlsRouteStatus,
-        desired: &TlsRouteStatus,
-        context: &MergeContext<'_>,
-    ) -> TlsRouteStatus {
-        TlsRouteStatus {
-            parents: merge_parents(&current.parents, &desired.parents, context),
-        }
-    }
-}
+route_status!(
+    HttpRoute,
+    Kind::HttpRoute,
+    HttpRouteStatus,
+    HttpRouteStatusParents,
+    HttpRouteStatusParentsParentRef
+);
+route_status!(
+    GrpcRoute,
+    Kind::GrpcRoute,
+    GrpcRouteStatus,
+    GrpcRouteStatusParents,
+    GrpcRouteStatusParentsParentRef
+);
+route_status!(
+    TlsRoute,
+    Kind::TlsRoute,
+    TlsRouteStatus,
+    TlsRouteStatusParents,
+    TlsRouteStatusParentsParentRef
+);
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,6 @@ use resources::gateway::{
 };
 use resources::{Gateway, Kind, Object, ObjectRef};
 
-use super::api::GROUP;
 use super::listener;
 use crate::contribution::MergeOrder;
 use crate::lookup::Recorder;
@@ -111,48 +110,25 @@ type ParentSelector = (Option<String>, String, Option<String>, Option<i32>);
 
 /// A route's parentRefs that name Gateways, and its hostnames.
 fn parent_selectors(route: &Object) -> (Vec<ParentSelector>, Vec<String>) {
-    let is_gateway = |group: Option<&str>, kind: Option<&str>| {
-        group.unwrap_or(GROUP) == GROUP && kind.unwrap_or("Gateway") == "Gateway"
+    let hostnames = match route {
+        Object::HttpRoute(route) => route.spec.hostnames.clone().unwrap_or_default(),
+        Object::GrpcRoute(route) => route.spec.hostnames.clone().unwrap_or_default(),
+        _ => return (Vec::new(), Vec::new()),
     };
-    match route {
-        Object::HttpRoute(route) => (
-            route
-                .spec
-                .parent_refs
-                .iter()
-                .flatten()
-                .filter(|p| is_gateway(p.group.as_deref(), p.kind.as_deref()))
-                .map(|p| {
-                    (
-                        p.namespace.clone(),
-                        p.name.clone(),
-                        p.section_name.clone(),
-                        p.port,
-                    )
-                })
-                .collect(),
-            route.spec.hostnames.clone().unwrap_or_default(),
-        ),
-        Object::GrpcRoute(route) => (
-            route
-                .spec
-                .parent_refs
-                .iter()
-                .flatten()
-                .filter(|p| is_gateway(p.group.as_deref(), p.kind.as_deref()))
-                .map(|p| {
-                    (
-                        p.namespace.clone(),
-                        p.name.clone(),
-                        p.section_name.clone(),
-                        p.port,
-                    )
-                })
-                .collect(),
-            route.spec.hostnames.clone().unwrap_or_default(),
-        ),
-        _ => (Vec::new(), Vec::new()),
-    }
+    let selectors = route
+        .parent_refs()
+        .into_iter()
+        .filter(|parent| parent.is_gateway())
+        .map(|parent| {
+            (
+                parent.namespace.map(str::to_owned),
+                parent.name.to_owned(),
+                parent.section_name.map(str::to_owned),
+                parent.port,
+            )
+        })
+        .collect();
+    (selectors, hostnames)
 }
 
 /// Whether two hosts of routes on one listener have a name in common.

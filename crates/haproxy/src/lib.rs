@@ -14,7 +14,7 @@ mod sweep;
 
 pub use check::{CHECK_TIME_LIMIT, CheckError, CheckFailure, check_config, check_config_within};
 pub use master_cli::{MasterCli, ProcStatus};
-pub use process::{Haproxy, HaproxyError, LaunchOptions};
+pub use process::{Haproxy, HaproxyError, LaunchOptions, Reloaded};
 pub use render::layout::STAGING_DIR;
 pub use runtime_api::{Applied, Exchange, RuntimeApi, RuntimeError};
 pub use session_closer::close_sessions_gradually;

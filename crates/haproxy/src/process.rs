@@ -60,6 +60,15 @@ const PATIENCE: Duration = Duration::from_secs(10);
 /// backends on a small machine.
 const LOAD_PATIENCE: Duration = Duration::from_secs(180);
 
+/// What a reload did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reloaded {
+    /// `show proc` after it.
+    pub status: ProcStatus,
+    /// The workers it replaced, now finishing their connections.
+    pub replaced: Vec<u32>,
+}
+
 /// A running HAProxy in master-worker mode.
 #[derive(Debug)]
 pub struct Haproxy {
@@ -132,7 +141,7 @@ impl Haproxy {
     /// Reloads through the master CLI: the master re-executes itself, the new worker takes
     /// the listening sockets over, and the old one finishes its connections. The outcome is
     /// read from `show proc`, since 2.6 answers `reload` with nothing.
-    pub async fn reload(&mut self) -> Result<ProcStatus, HaproxyError> {
+    pub async fn reload(&mut self) -> Result<Reloaded, HaproxyError> {
         let before = self.master.show_proc(PATIENCE).await?;
         self.master.command("reload", PATIENCE).await?;
         let deadline = tokio::time::Instant::now() + LOAD_PATIENCE;
@@ -142,7 +151,16 @@ impl Haproxy {
                     return Err(HaproxyError::ReloadFailed);
                 }
                 if after.reloads > before.reloads && !after.workers.is_empty() {
-                    return Ok(after);
+                    let replaced = before
+                        .workers
+                        .iter()
+                        .copied()
+                        .filter(|pid| after.old_workers.contains(pid))
+                        .collect();
+                    return Ok(Reloaded {
+                        status: after,
+                        replaced,
+                    });
                 }
             }
             if tokio::time::Instant::now() > deadline {

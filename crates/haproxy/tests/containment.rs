@@ -432,8 +432,8 @@ async fn haproxy_answers_on_private_sockets(root: &Path) {
     let api = RuntimeApi::new(sockets.admin());
     let info = api.query("show info").await.unwrap();
     assert!(info.contains("Name: HAProxy"), "{info}");
-    let status = haproxy.reload().await.unwrap();
-    assert_eq!(status.reloads, 1);
+    let reloaded = haproxy.reload().await.unwrap();
+    assert_eq!(reloaded.status.reloads, 1);
     let map = api.query("show map maps/hosts.map").await.unwrap();
     assert!(map.contains("a.test a.test"), "{map}");
     haproxy.stop(Duration::from_secs(2)).await;

@@ -39,8 +39,6 @@ pub struct Driver {
     haproxy: Option<Haproxy>,
     /// When a replaced worker's sessions are closed (`close-sessions-duration`).
     session_closing: Option<SessionClosing>,
-    /// Replaced workers whose sessions are being closed.
-    closing_workers: BTreeSet<u32>,
 }
 
 /// When the sessions of a worker replaced by a reload are closed: one by one over
@@ -65,7 +63,6 @@ impl Driver {
             state: State::Unstarted,
             haproxy: None,
             session_closing: None,
-            closing_workers: BTreeSet::new(),
         }
     }
 
@@ -237,9 +234,9 @@ impl Driver {
         let admin = Arc::clone(&self.admin);
         let metrics = &admin.metrics;
         match haproxy.reload().await {
-            Ok(status) => {
+            Ok(reloaded) => {
                 let master = haproxy.master_cli();
-                self.close_replaced_sessions(master, &status.old_workers);
+                self.close_replaced_sessions(master, &reloaded.replaced);
                 metrics
                     .reloads
                     .get_or_create(&vec![("reason", reason.as_str().to_owned())])
@@ -255,16 +252,12 @@ impl Driver {
         }
     }
 
-    /// Schedules the closing of the sessions of workers a reload just replaced.
-    fn close_replaced_sessions(&mut self, master: haproxy::MasterCli, old_workers: &[u32]) {
-        self.closing_workers.retain(|pid| old_workers.contains(pid));
+    /// Schedules the closing of the sessions of the workers a reload just replaced.
+    fn close_replaced_sessions(&self, master: haproxy::MasterCli, replaced: &[u32]) {
         let Some(closing) = self.session_closing else {
             return;
         };
-        for &pid in old_workers {
-            if !self.closing_workers.insert(pid) {
-                continue;
-            }
+        for &pid in replaced {
             let wait = closing.timeout_stop.saturating_sub(closing.window);
             tracing::info!(
                 pid,

@@ -11,12 +11,15 @@ use resources::ObjectRef;
 use crate::diagnostic::Diagnostic;
 use crate::outcome::RouteOutcome;
 
-/// When an object's claims count as older: creation time, then namespace and name.
+/// When an object's claims count as older: creation time, then namespace and name, then
+/// kind, so that two objects of one name (an HTTPRoute and a GRPCRoute, one replacing the
+/// other) never share their claims' positions.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct MergeOrder {
     pub(crate) created: Option<resources::jiff::Timestamp>,
     pub(crate) namespace: String,
     pub(crate) name: String,
+    pub(crate) kind: resources::Kind,
 }
 
 impl MergeOrder {
@@ -25,6 +28,7 @@ impl MergeOrder {
             created: metadata.creation_timestamp.as_ref().map(|t| t.0),
             namespace: object.namespace.clone(),
             name: object.name.clone(),
+            kind: object.kind,
         }
     }
 }

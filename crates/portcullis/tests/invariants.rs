@@ -972,3 +972,56 @@ proptest! {
         }
     }
 }
+
+/// The case the property test shrank to on 2026-12-01, kept as a fixed regression: a
+/// GRPCRoute replaced by an HTTPRoute of the same name in one batch (their claims shared
+/// positions, since the merge order had no kind), beside a TLSRoute and an HTTPRoute.
+#[test]
+fn a_grpc_route_replaced_by_an_http_route_of_its_name_renders_as_a_full_render() {
+    let route = |grpc: bool, host: u8| RouteShape {
+        grpc,
+        host,
+        path_variant: 0,
+        header: false,
+        split: false,
+        filter: false,
+        section: 0,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cluster = Cluster {
+        services: BTreeMap::from([(
+            0,
+            Shape {
+                endpoints: 0,
+                ours: true,
+                ..Shape::default()
+            },
+        )]),
+        routes: BTreeMap::from([(2, route(true, 2))]),
+        tls_routes: BTreeMap::from([(0, 0)]),
+        gateway: GatewayShape {
+            class_ours: true,
+            all_namespaces: false,
+            wildcard_hostname: false,
+            grant: false,
+        },
+        ..Cluster::default()
+    };
+    let mut live = Live::start(dir.path(), 0, &cluster);
+    for change in [
+        Change::Route(1, Some(route(false, 0))),
+        Change::Route(2, Some(route(false, 2))),
+    ] {
+        apply(&mut cluster, &change);
+        live.change_to(&cluster).unwrap();
+        assert_disk_is_full_render(dir.path(), &cluster, 0);
+        let full = Reconciler::new(options(0))
+            .reconcile(&live.index.snapshot(), &BTreeMap::new())
+            .unwrap();
+        let incremental = live
+            .reconciler
+            .reconcile(&live.index.snapshot(), &BTreeMap::new())
+            .unwrap();
+        assert_eq!(incremental, full);
+    }
+}

@@ -16,6 +16,7 @@ use super::listener;
 use crate::contribution::MergeOrder;
 use crate::lookup::Recorder;
 use crate::names;
+use crate::outcome::{Reason, Refusal};
 
 /// The oldest route of the other kind (an HTTPRoute for a GRPCRoute, a GRPCRoute for
 /// an HTTPRoute) that is older than this one and attached to the same listener with a
@@ -227,6 +228,61 @@ fn selects(
             }
         });
     labels_ok && expressions_ok
+}
+
+/// How a route's parentRef fared, for [`parent_refusal`].
+pub(crate) struct ParentFit<'a> {
+    /// The Gateway, as `namespace/name`.
+    pub(crate) gateway: String,
+    /// The listeners the route's kind attaches to, for people ("listener", "TLS listener
+    /// in Passthrough mode").
+    pub(crate) listeners: &'a str,
+    /// Some listener has the parentRef's sectionName and port.
+    pub(crate) named: bool,
+    /// Some of those accepts the route (kind, namespace).
+    pub(crate) matched_listener: bool,
+    /// The route got a host on one of them.
+    pub(crate) attached: bool,
+    /// The listener and the older route of the other kind that holds its hostnames.
+    pub(crate) conflict: Option<&'a (String, ObjectRef)>,
+}
+
+/// Why a route is not attached to a parent, in the order the specification's reasons
+/// take precedence; `None` when it is attached.
+pub(crate) fn parent_refusal(fit: &ParentFit<'_>) -> Option<Refusal> {
+    let gateway = &fit.gateway;
+    if !fit.named {
+        return Some(Refusal::new(
+            Reason::NoMatchingParent,
+            format!("Gateway {gateway} has no listener with this sectionName and port"),
+        ));
+    }
+    if !fit.matched_listener {
+        return Some(Refusal::new(
+            Reason::NotAllowedByListeners,
+            format!(
+                "no {} of Gateway {gateway} accepts this route (sectionName, port, allowedRoutes); it is not attached there",
+                fit.listeners
+            ),
+        ));
+    }
+    if fit.attached {
+        return None;
+    }
+    Some(match fit.conflict {
+        Some((listener, older)) => Refusal::new(
+            Reason::HostnameConflict,
+            format!(
+                "a hostname of this route is also one of {older}, which is older and attached to listener {listener} of Gateway {gateway}; an HTTPRoute and a GRPCRoute may not share a hostname on a listener, so this route is not attached there"
+            ),
+        ),
+        None => Refusal::new(
+            Reason::NoMatchingListenerHostname,
+            format!(
+                "no hostname of this route matches a listener of Gateway {gateway}; it is not attached there"
+            ),
+        ),
+    })
 }
 
 #[cfg(test)]

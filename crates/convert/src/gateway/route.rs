@@ -214,41 +214,14 @@ impl RouteConverter<'_, '_> {
                     });
                 }
             }
-            let refusal = if !named {
-                Some(Refusal::new(
-                    Reason::NoMatchingParent,
-                    format!(
-                        "Gateway {namespace}/{} has no listener with this sectionName and port",
-                        parent.name
-                    ),
-                ))
-            } else if !matched_listener {
-                Some(Refusal::new(
-                    Reason::NotAllowedByListeners,
-                    format!(
-                        "no listener of Gateway {namespace}/{} accepts this route (sectionName, port, allowedRoutes); it is not attached there",
-                        parent.name
-                    ),
-                ))
-            } else if let (true, Some((listener, older))) = (found.is_empty(), &conflict) {
-                Some(Refusal::new(
-                    Reason::HostnameConflict,
-                    format!(
-                        "a hostname of this route is also one of {older}, which is older and attached to listener {listener} of Gateway {namespace}/{}; an HTTPRoute and a GRPCRoute may not share a hostname on a listener, so this route is not attached there",
-                        parent.name
-                    ),
-                ))
-            } else if found.is_empty() {
-                Some(Refusal::new(
-                    Reason::NoMatchingListenerHostname,
-                    format!(
-                        "no hostname of this route matches a listener of Gateway {namespace}/{}; it is not attached there",
-                        parent.name
-                    ),
-                ))
-            } else {
-                None
-            };
+            let refusal = attach::parent_refusal(&attach::ParentFit {
+                gateway: format!("{namespace}/{}", parent.name),
+                listeners: "listener",
+                named,
+                matched_listener,
+                attached: !found.is_empty(),
+                conflict: conflict.as_ref(),
+            });
             if let Some(refusal) = &refusal {
                 self.report(field.clone(), refusal.message.clone());
             }

@@ -135,33 +135,14 @@ fn attachments(
             }
             found.extend(hosts);
         }
-        let refusal = if !named {
-            Some(Refusal::new(
-                Reason::NoMatchingParent,
-                format!(
-                    "Gateway {namespace}/{} has no listener with this sectionName and port",
-                    parent.name
-                ),
-            ))
-        } else if !matched_listener {
-            Some(Refusal::new(
-                Reason::NotAllowedByListeners,
-                format!(
-                    "no TLS listener in Passthrough mode of Gateway {namespace}/{} accepts this route (sectionName, port, allowedRoutes); it is not attached there",
-                    parent.name
-                ),
-            ))
-        } else if found.is_empty() {
-            Some(Refusal::new(
-                Reason::NoMatchingListenerHostname,
-                format!(
-                    "no hostname of this route matches a listener of Gateway {namespace}/{}; it is not attached there",
-                    parent.name
-                ),
-            ))
-        } else {
-            None
-        };
+        let refusal = attach::parent_refusal(&attach::ParentFit {
+            gateway: format!("{namespace}/{}", parent.name),
+            listeners: "TLS listener in Passthrough mode",
+            named,
+            matched_listener,
+            attached: !found.is_empty(),
+            conflict: None,
+        });
         if let Some(refusal) = &refusal {
             output.report(field.clone(), refusal.message.clone());
         }

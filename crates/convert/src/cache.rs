@@ -39,8 +39,16 @@ pub(crate) enum Memo {
 fn converted(kind: Kind) -> bool {
     matches!(
         kind,
-        Kind::Ingress | Kind::HttpRoute | Kind::GrpcRoute | Kind::TlsRoute
+        Kind::Ingress | Kind::HttpRoute | Kind::GrpcRoute | Kind::TlsRoute | Kind::ConfigMap
     )
+}
+
+/// The ConfigMap of TCP services, when one is configured.
+fn tcp_services_configmap(options: &ConvertOptions) -> Option<ObjectRef> {
+    options
+        .tcp_services_configmap
+        .as_ref()
+        .map(|(namespace, name)| ObjectRef::new(Kind::ConfigMap, namespace.as_str(), name.as_str()))
 }
 
 /// What a set of changes makes stale.
@@ -208,6 +216,7 @@ impl ConvertCache {
                         .chain(snapshot.of_kind(Kind::GrpcRoute))
                         .chain(snapshot.of_kind(Kind::TlsRoute))
                         .map(Object::object_ref)
+                        .chain(tcp_services_configmap(options))
                         .collect(),
                     certificates: BTreeSet::new(),
                     status: true,
@@ -554,6 +563,7 @@ fn global_settings(
             tag: global.get(&keys::SYSLOG_TAG),
             http_format: global.get(&keys::HTTP_LOG_FORMAT),
             sni_format: global.get(&keys::HTTPS_LOG_FORMAT),
+            tcp_format: global.get(&keys::TCP_LOG_FORMAT),
             dont_log_null: global.get(&keys::DONTLOGNULL),
         },
         observers: keys::observers(global, options, configmap, diagnostics),
@@ -621,6 +631,15 @@ fn convert_one(
             route,
             &mut lookups,
         )),
+        Some(Object::ConfigMap(configmap))
+            if tcp_services_configmap(context.options).as_ref() == Some(&object) =>
+        {
+            Some(crate::tcp_services::convert_tcp_configmap(
+                object.clone(),
+                configmap,
+                &mut lookups,
+            ))
+        }
         Some(_) => None,
     };
     // An Ingress not ours, or a route attached to none of our Gateways, contributes

@@ -168,6 +168,7 @@ fn options() -> ConvertOptions {
         ingress_class: "portcullis".into(),
         watch_ingress_without_class: false,
         global_configmap: Some(("demo".into(), "portcullis".into())),
+        tcp_services_configmap: None,
         default_ssl_certificate: None,
         fallback_certificate: TlsCert::default(),
         bind_address: IpAddr::from([127, 0, 0, 1]),

@@ -44,6 +44,8 @@ pub(crate) struct Contribution {
     pub(crate) routes: Vec<RouteClaim>,
     /// SNI names whose TLS connections it passes through to a backend.
     pub(crate) passthrough: Vec<PassthroughClaim>,
+    /// TCP ports (and SNI names on them) whose connections it sends to backends.
+    pub(crate) tcp: Vec<TcpClaim>,
     /// Problems of this object alone (conflicts with others are the merge's).
     pub(crate) diagnostics: Vec<Diagnostic>,
     /// What Gateway API status needs (HTTPRoutes attached to a Gateway of ours).
@@ -66,6 +68,7 @@ impl Contribution {
             default_backend: None,
             routes: Vec::new(),
             passthrough: Vec::new(),
+            tcp: Vec::new(),
             diagnostics: Vec::new(),
             route_status: None,
         }
@@ -93,6 +96,35 @@ pub(crate) enum ClaimKind {
     Route(u32),
     /// `passthrough[i]`.
     Passthrough(u32),
+    /// `tcp[i]`.
+    Tcp(u32),
+}
+
+/// A TCP port's connections, or those of one SNI name on it, that an object sends to
+/// backends.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TcpClaim {
+    pub(crate) port: u16,
+    /// The SNI name (the port terminates TLS), or the catch-all.
+    pub(crate) host: HostKey,
+    /// Backends (in TCP mode) with their weights; empty refuses the connections (the
+    /// object's backends are invalid).
+    pub(crate) backends: Vec<(Arc<Backend>, u32)>,
+    /// The certificate served for the name, when the port terminates TLS.
+    pub(crate) cert: Option<CertId>,
+    /// The port's own settings, taken from its oldest claim.
+    pub(crate) port_settings: TcpPortSettings,
+    pub(crate) field: String,
+}
+
+/// What a TCP port's frontend is, besides its routes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct TcpPortSettings {
+    /// The port terminates TLS.
+    pub(crate) tls: bool,
+    pub(crate) client_ca: Option<model::ClientCa>,
+    pub(crate) accept_proxy: bool,
+    pub(crate) log_format: Option<model::TcpLogFormat>,
 }
 
 /// An SNI name whose TLS connections an object passes through untouched.

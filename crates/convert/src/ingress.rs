@@ -8,11 +8,13 @@ use std::sync::Arc;
 use model::{BackendId, HostKey};
 use resources::{Ingress, IngressServiceBackend, ObjectRef};
 
+use crate::contribution::TcpPortSettings;
 use crate::contribution::{
     BackendClaim, ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim,
 };
 use crate::endpoints::ServiceBackend;
 use crate::ingress_passthrough::{self, PassthroughHost, PassthroughKeys, PassthroughOutput};
+use crate::ingress_tcp;
 use crate::keys::{self, Annotations, Keys};
 use crate::lookup::Recorder;
 use crate::{auth, endpoints, ingress_keys, names};
@@ -46,6 +48,11 @@ pub(crate) fn convert_ingress(
         backends: BTreeMap::new(),
         alias: None,
     };
+    let tcp_port = converter.keys().get(&keys::TCP_SERVICE_PORT);
+    if let (Some(spec), Some(port)) = (&ingress.spec, tcp_port) {
+        converter.tcp_service(spec, port);
+        return converter.output;
+    }
     if let Some(spec) = &ingress.spec {
         converter.alias = converter.server_alias(spec);
         converter.tls(spec);
@@ -57,6 +64,29 @@ pub(crate) fn convert_ingress(
 }
 
 impl Converter<'_, '_> {
+    /// The Ingress as a TCP service on `port`, instead of HTTP routes.
+    fn tcp_service(&mut self, spec: &resources::IngressSpec, port: u16) {
+        let field = format!("metadata.annotations[{}]", keys::TCP_SERVICE_PORT.name);
+        if let Some(why) = crate::tcp_services::port_refusal(self.lookups, port) {
+            self.report(field, format!("{why}; the Ingress is not served"));
+            return;
+        }
+        let settings = TcpPortSettings {
+            tls: false,
+            client_ca: None,
+            accept_proxy: self.keys().get(&keys::TCP_SERVICE_PROXY_PROTOCOL),
+            log_format: self.keys().get(&keys::TCP_SERVICE_LOG_FORMAT),
+        };
+        let namespace = self.output.object.namespace.clone();
+        let output = ingress_tcp::claims(spec, port, settings, &namespace, |service, field| {
+            self.backend(Some(service), field)
+        });
+        self.output.tcp.extend(output.claims);
+        for (field, message) in output.reports {
+            self.report(field, message);
+        }
+    }
+
     fn report(&mut self, field: String, message: String) {
         self.output.report(field, message);
     }

@@ -16,6 +16,7 @@ pub mod gateway;
 mod ingress;
 mod ingress_keys;
 mod ingress_passthrough;
+mod ingress_tcp;
 pub mod key_docs;
 pub mod keys;
 mod lookup;
@@ -24,6 +25,7 @@ mod names;
 mod options;
 mod outcome;
 mod small_set;
+mod tcp_services;
 mod tls;
 
 pub use cache::ConvertCache;

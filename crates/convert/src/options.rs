@@ -14,6 +14,8 @@ pub struct ConvertOptions {
     pub watch_ingress_without_class: bool,
     /// `--configmap`: namespace and name of the global ConfigMap.
     pub global_configmap: Option<(String, String)>,
+    /// `--tcp-services-configmap`: namespace and name of the ConfigMap of TCP services.
+    pub tcp_services_configmap: Option<(String, String)>,
     /// `--default-ssl-certificate`: namespace and name of a TLS Secret.
     pub default_ssl_certificate: Option<(String, String)>,
     /// Served when no default certificate is configured, or it is unusable.

@@ -27,8 +27,8 @@ impl BackendId {
     /// so the name is unambiguous. Any other byte (possible only in a manifest nobody
     /// validated) is written `:xx` in hex: `:` is not a DNS character either, so the name
     /// stays unique, and no value can break a configuration line or a runtime command.
-    /// A passthrough backend's name ends in `_passthrough`: a fourth `_`-separated part,
-    /// which no HTTP backend's name has.
+    /// A passthrough backend's name ends in `_passthrough`, and a TCP service's in
+    /// `_tcp`: a fourth `_`-separated part, which no HTTP backend's name has.
     pub fn section_name(&self) -> String {
         let mut name =
             String::with_capacity(self.namespace.len() + self.service.len() + self.port.len() + 2);
@@ -47,8 +47,10 @@ impl BackendId {
                 }
             }
         }
-        if self.mode == BackendMode::TlsPassthrough {
-            name.push_str("_passthrough");
+        match self.mode {
+            BackendMode::Http => {}
+            BackendMode::TlsPassthrough => name.push_str("_passthrough"),
+            BackendMode::Tcp => name.push_str("_tcp"),
         }
         name
     }
@@ -57,10 +59,11 @@ impl BackendId {
 impl fmt::Display for BackendId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}:{}", self.namespace, self.service, self.port)?;
-        if self.mode == BackendMode::TlsPassthrough {
-            f.write_str(" (TLS passthrough)")?;
+        match self.mode {
+            BackendMode::Http => Ok(()),
+            BackendMode::TlsPassthrough => f.write_str(" (TLS passthrough)"),
+            BackendMode::Tcp => f.write_str(" (TCP)"),
         }
-        Ok(())
     }
 }
 
@@ -142,6 +145,9 @@ pub enum BackendMode {
     Http,
     /// Whole TLS connections, untouched (`mode tcp`): TLS passthrough.
     TlsPassthrough,
+    /// The bytes of a TCP service's connections (`mode tcp`), decrypted first when the
+    /// port terminates TLS.
+    Tcp,
 }
 
 impl Backend {
@@ -198,8 +204,18 @@ impl Backend {
     /// The same backend forwarding whole TLS connections: what only HTTP can do (TLS
     /// toward the servers, HTTP/2, cookies, per-request limits) is left out, since the
     /// client's TLS session reaches the servers untouched.
-    pub fn for_passthrough(mut self) -> Backend {
-        self.id.mode = BackendMode::TlsPassthrough;
+    pub fn for_passthrough(self) -> Backend {
+        self.in_tcp_mode(BackendMode::TlsPassthrough)
+    }
+
+    /// The same backend for a TCP service: as [`Backend::for_passthrough`], HTTP-only
+    /// settings left out.
+    pub fn for_tcp(self) -> Backend {
+        self.in_tcp_mode(BackendMode::Tcp)
+    }
+
+    fn in_tcp_mode(mut self, mode: BackendMode) -> Backend {
+        self.id.mode = mode;
         self.server_options.tls = None;
         self.server_options.protocol = crate::Protocol::default();
         self.server_options.cookie = None;

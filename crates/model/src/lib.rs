@@ -22,6 +22,7 @@ mod routing;
 mod rules;
 mod server_options;
 mod stats;
+mod tcp;
 
 pub use access::{AddressRule, ClientLimits, DenyStatus, ListName, SourceAccess};
 pub use affinity::{
@@ -58,6 +59,7 @@ pub use server_options::{
     ServerOptions, Sni, TlsVerify, Word,
 };
 pub use stats::{Observers, StatsAuth, StatsPage};
+pub use tcp::{TcpRoute, TcpService, TcpServices, TcpTls};
 
 pub use imbl::{OrdMap, OrdSet};
 
@@ -107,6 +109,8 @@ pub struct ProxyModel {
     /// there are any, the HTTPS port reads the SNI first and hands every other
     /// connection to the HTTPS frontend over a local socket.
     pub passthrough: OrdMap<HostKey, Passthrough>,
+    /// Ports of their own whose connections go to backends as bytes, by port.
+    pub tcp_services: TcpServices,
 }
 
 /// Whether a byte may stand in a word HAProxy reads unquoted: printable, and none of the

@@ -343,6 +343,9 @@ pub struct Logging {
     pub http_format: HttpLogFormat,
     /// The TLS-passthrough frontend's (which reads the SNI in TCP mode) line format.
     pub sni_format: TcpLogFormat,
+    /// The TCP services' frontends' line format (`tcp-log-format`), where a service sets
+    /// none of its own.
+    pub tcp_format: TcpLogFormat,
     /// Connections that sent nothing are not logged (`option dontlognull`).
     pub dont_log_null: bool,
 }
@@ -356,6 +359,7 @@ impl Default for Logging {
             tag: LogTag("ingress".to_owned()),
             http_format: HttpLogFormat::Default,
             sni_format: TcpLogFormat::Off,
+            tcp_format: TcpLogFormat::Default,
             dont_log_null: true,
         }
     }

@@ -29,6 +29,7 @@ fn options() -> ConvertOptions {
         ingress_class: "portcullis".into(),
         watch_ingress_without_class: true,
         global_configmap: Some(("ns-0".into(), "global".into())),
+        tcp_services_configmap: None,
         default_ssl_certificate: None,
         fallback_certificate: TlsCert {
             pem_bundle: "FALLBACK\n".into(),

@@ -52,6 +52,9 @@ pub struct ConfigArgs {
     /// The global ConfigMap, as NAMESPACE/NAME.
     #[arg(long, value_name = "NS/NAME", value_parser = parse_namespaced)]
     pub configmap: Option<(String, String)>,
+    /// The ConfigMap of TCP services (port: NAMESPACE/SERVICE:PORT[:...]), as NAMESPACE/NAME.
+    #[arg(long, value_name = "NS/NAME", value_parser = parse_namespaced)]
+    pub tcp_services_configmap: Option<(String, String)>,
     /// TLS Secret served for unknown SNI names, as NAMESPACE/NAME (default: self-signed).
     #[arg(long, value_name = "NS/NAME", value_parser = parse_namespaced)]
     pub default_ssl_certificate: Option<(String, String)>,

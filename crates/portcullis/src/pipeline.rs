@@ -140,6 +140,7 @@ pub fn convert_options(args: &ConfigArgs, fallback_certificate: model::TlsCert) 
         ingress_class: args.ingress_class.clone(),
         watch_ingress_without_class: args.watch_ingress_without_class,
         global_configmap: args.configmap.clone(),
+        tcp_services_configmap: args.tcp_services_configmap.clone(),
         default_ssl_certificate: args.default_ssl_certificate.clone(),
         fallback_certificate,
         bind_address: args.bind_address,

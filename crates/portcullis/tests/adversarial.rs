@@ -34,6 +34,7 @@ fn options() -> ConvertOptions {
         ingress_class: "portcullis".into(),
         watch_ingress_without_class: true,
         global_configmap: Some(("ops".into(), "global".into())),
+        tcp_services_configmap: None,
         default_ssl_certificate: None,
         fallback_certificate: fallback_certificate().clone(),
         bind_address: IpAddr::from([127, 0, 0, 1]),

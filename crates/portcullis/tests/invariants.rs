@@ -24,6 +24,7 @@ fn options(shards: u32) -> ConvertOptions {
         ingress_class: "portcullis".into(),
         watch_ingress_without_class: true,
         global_configmap: Some(("ops".into(), "global".into())),
+        tcp_services_configmap: None,
         default_ssl_certificate: None,
         fallback_certificate: TlsCert {
             pem_bundle: "FALLBACK CERTIFICATE\n".into(),

@@ -90,6 +90,7 @@ impl RenderCache {
             p.global.https.redirect_exceptions.is_empty()
                 != model.global.https.redirect_exceptions.is_empty()
                 || p.global.responses.error_pages != model.global.responses.error_pages
+                || p.tcp_services != model.tcp_services
         });
         if crt_list_changed || exceptions_changed {
             let lines = crate::client_auth::client_auth_lines(
@@ -164,6 +165,7 @@ impl RenderCache {
                 .port_lines
                 .values()
                 .flat_map(|lines| lines.keys().map(|(port, _)| *port))
+                .chain(model.tcp_services.keys().copied())
                 .collect(),
         }
     }

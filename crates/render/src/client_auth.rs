@@ -120,21 +120,26 @@ pub(crate) fn client_auth_lines(model: &ProxyModel, redirect_exceptions: bool) -
             lines.plain.push_str(&refuse(496, exempt));
         }
         if let Some(ca) = &auth.ca {
-            lines.files.push((
-                client_ca_file(&ca.secret),
-                RenderedFile::new(ca.ca.clone(), false),
-            ));
-            if let Some(crl) = &ca.crl {
-                lines.files.push((
-                    client_crl_file(&ca.secret),
-                    RenderedFile::new(crl.clone(), false),
-                ));
-            }
+            ca_files(ca, &mut lines.files);
+        }
+    }
+    // The TCP services' authorities are files of the same directory, changed live the
+    // same way.
+    let mut tcp_files = Vec::new();
+    for service in model.tcp_services.values() {
+        if let Some(ca) = service.tls.as_ref().and_then(|tls| tls.client_ca.as_ref()) {
+            ca_files(ca, &mut tcp_files);
         }
     }
     if lines.tls.is_empty() {
-        return ClientAuthLines::default();
+        tcp_files.sort_by(|a, b| a.0.cmp(&b.0));
+        tcp_files.dedup_by(|a, b| a.0 == b.0);
+        return ClientAuthLines {
+            files: tcp_files,
+            ..ClientAuthLines::default()
+        };
     }
+    lines.files.extend(tcp_files);
     let mut strip = String::new();
     for header in HEADERS {
         let _ = writeln!(strip, "    http-request del-header {header}");
@@ -158,6 +163,20 @@ pub(crate) fn client_auth_lines(model: &ProxyModel, redirect_exceptions: bool) -
     lines.files.sort_by(|a, b| a.0.cmp(&b.0));
     lines.files.dedup_by(|a, b| a.0 == b.0);
     lines
+}
+
+/// The CA bundle and revocation list files of one Secret.
+fn ca_files(ca: &model::ClientCa, files: &mut Vec<(String, RenderedFile)>) {
+    files.push((
+        client_ca_file(&ca.secret),
+        RenderedFile::new(ca.ca.clone(), false),
+    ));
+    if let Some(crl) = &ca.crl {
+        files.push((
+            client_crl_file(&ca.secret),
+            RenderedFile::new(crl.clone(), false),
+        ));
+    }
 }
 
 /// A backend's lines passing the whole client certificate (`auth-tls-cert-header`).

@@ -260,6 +260,7 @@ defaults
             NOT_FOUND_BACKEND,
         );
     }
+    crate::tcp::sections(model, &address, &mut text);
     text.push_str(&crate::observers::frontends(global, &address));
     let _ = write!(
         text,

@@ -26,6 +26,7 @@ mod responses;
 mod rules;
 mod servers;
 mod shards;
+mod tcp;
 
 pub use auth::AUTH_LUA;
 pub use cache::RenderCache;
@@ -35,6 +36,7 @@ pub use passthrough::{REJECT_BACKEND, SNI_FRONTEND, TERMINATE_BACKEND};
 pub use rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, GATEWAY_503_BACKEND, dispatch_name};
 pub use servers::{adds_servers_live, checks_servers, derives_server_cookies, server_options};
 pub use shards::shard_of;
+pub use tcp::{TCP_REJECT_BACKEND, frontend_name as tcp_frontend_name};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -22,10 +22,15 @@ pub(crate) const JSON_TCP_LOG_FORMAT: &str = concat!(
 
 /// The lines that say how the TLS-passthrough frontend logs (it inherits `log global`).
 pub(crate) fn sni_frontend_lines(logging: &Logging) -> String {
+    tcp_frontend_lines(logging, &logging.sni_format)
+}
+
+/// The lines that say how a TCP frontend logs, in `format`.
+pub(crate) fn tcp_frontend_lines(logging: &Logging, format: &TcpLogFormat) -> String {
     if logging.target == LogTarget::Off {
         return String::new();
     }
-    match &logging.sni_format {
+    match format {
         // `option tcplog` first: the HTTP format inherited from `defaults` would otherwise
         // be read here too, and HAProxy refuses its HTTP variables in a TCP proxy.
         TcpLogFormat::Off => "    option tcplog\n    no log\n".to_owned(),

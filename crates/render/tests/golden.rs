@@ -501,6 +501,7 @@ fn access_logs_render_their_target_framing_and_format() {
             model::LogFormat::parse("%ci [%tr] %ft %b/%s %ST %{+Q}r").unwrap(),
         ),
         sni_format: model::TcpLogFormat::Off,
+        tcp_format: model::TcpLogFormat::Default,
         dont_log_null: false,
     };
     assert_golden(
@@ -1114,4 +1115,104 @@ fn tls_passthrough_reads_sni_on_the_https_port_and_hands_other_names_to_the_http
     let none = render(&model);
     assert_eq!(text(&none, "haproxy.cfg"), text(&base, "haproxy.cfg"));
     assert!(!none.files.contains_key("maps/passthrough.map"));
+}
+
+#[test]
+fn tcp_services_get_a_frontend_per_port_choosing_by_terminated_sni() {
+    let base = render(&base_model());
+    let mut model = base_model();
+    let tcp = |service: &str, port: &str, last: u8| {
+        let mut backend = backend(service, port, vec![server(last, 5432)]).for_tcp();
+        backend.server_options.send_proxy = Some(model::SendProxy::V2);
+        backend
+    };
+    let (db, blue, green) = (
+        tcp("db", "5432", 7),
+        tcp("blue", "9000", 8),
+        tcp("green", "9000", 9),
+    );
+    for b in [&db, &blue, &green] {
+        model.backends.insert(b.id.clone(), b.clone());
+    }
+    let db_cert = CertId {
+        namespace: "web".into(),
+        name: "db-tls".into(),
+    };
+    model.certs.insert(
+        db_cert.clone(),
+        TlsCert {
+            pem_bundle: "DB CERT AND KEY\n".into(),
+        },
+    );
+    let route = |backends: Vec<(BackendId, u32)>| model::TcpRoute {
+        backends,
+        origin: origin("tcp"),
+    };
+    // A plain port: one backend, clients behind a proxy.
+    model.tcp_services.insert(
+        5432,
+        model::TcpService {
+            routes: BTreeMap::from([(HostKey::CatchAll, route(vec![(db.id.clone(), 1)]))]),
+            tls: None,
+            accept_proxy: true,
+            log_format: None,
+            origin: origin("tcp"),
+        },
+    );
+    // A terminating port: names by SNI, one split 3:1, a broken one refused, no
+    // catch-all (other names refused), the shop's certificate the default one.
+    model.tcp_services.insert(
+        9443,
+        model::TcpService {
+            routes: BTreeMap::from([
+                (
+                    HostKey::Exact("db.example.com".into()),
+                    route(vec![(db.id.clone(), 1)]),
+                ),
+                (
+                    HostKey::Suffix("apps.example.com".into()),
+                    route(vec![(blue.id.clone(), 3), (green.id.clone(), 1)]),
+                ),
+                (
+                    HostKey::Wildcard("broken.example.com".into()),
+                    route(vec![]),
+                ),
+            ]),
+            tls: Some(model::TcpTls {
+                certs: vec![
+                    CertId {
+                        namespace: "web".into(),
+                        name: "shop-tls".into(),
+                    },
+                    db_cert,
+                ],
+                client_ca: None,
+            }),
+            accept_proxy: false,
+            log_format: Some(model::TcpLogFormat::Json),
+            origin: origin("tcp"),
+        },
+    );
+    let rendered = render(&model);
+    let shard = rendered
+        .files
+        .iter()
+        .find(|(name, file)| {
+            name.starts_with("backends/") && file.text().contains("backend web_db_5432_tcp")
+        })
+        .map(|(_, file)| file.text().into_owned())
+        .unwrap();
+    let section = &shard[shard.find("\nbackend web_db_5432_tcp").unwrap()..];
+    assert_golden(
+        "tcp-services.diff",
+        &format!(
+            "{}\n# the TCP backend\n{}",
+            changes(&text(&base, "haproxy.cfg"), &text(&rendered, "haproxy.cfg")),
+            section.split("\n\n").next().unwrap_or(section).trim_start()
+        ),
+    );
+    assert_eq!(
+        rendered.own_ports,
+        std::collections::BTreeSet::from([5432, 9443])
+    );
 }

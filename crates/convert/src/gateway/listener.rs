@@ -45,6 +45,11 @@ impl PortProtocols {
         Self(protocols)
     }
 
+    /// Whether some listener of ours uses `port`.
+    pub(crate) fn uses(&self, port: u16) -> bool {
+        self.0.contains_key(&i32::from(port))
+    }
+
     /// Whether some listener uses `port` with a protocol other than `protocol` (as
     /// [`protocol_key`] spells it).
     fn conflict(&self, port: i32, protocol: &str) -> bool {

@@ -132,6 +132,11 @@ fn parse_syslog_length(text: &str) -> Result<u32, String> {
     }
 }
 
+/// A TCP frontend's log format: empty is not logged.
+pub(super) fn parse_tcp_log_format(text: &str) -> Result<TcpLogFormat, String> {
+    parse_https_log_format(text)
+}
+
 fn parse_https_log_format(text: &str) -> Result<TcpLogFormat, String> {
     match text.trim() {
         "" => Ok(TcpLogFormat::Off),

@@ -32,6 +32,7 @@ mod redirect;
 mod responses;
 mod rewrite;
 mod routing;
+mod tcp;
 mod tls;
 mod unsupported;
 
@@ -108,6 +109,9 @@ pub use responses::{
 };
 pub use rewrite::{PATH_TYPE, PathType, REWRITE_TARGET};
 pub use routing::{SERVER_ALIAS, SERVER_ALIAS_REGEX, SSL_REDIRECT};
+pub use tcp::{
+    TCP_LOG_FORMAT, TCP_SERVICE_LOG_FORMAT, TCP_SERVICE_PORT, TCP_SERVICE_PROXY_PROTOCOL,
+};
 pub use tls::{
     SSL_CIPHER_SUITES, SSL_CIPHERS, SSL_DH_PARAM, SSL_OPTIONS, SSL_OPTIONS_HOST, TLS_ALPN,
 };
@@ -246,6 +250,10 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &SSL_REDIRECT_CODE,
     &SSL_PASSTHROUGH,
     &SSL_PASSTHROUGH_HTTP_PORT,
+    &TCP_SERVICE_PORT,
+    &TCP_SERVICE_PROXY_PROTOCOL,
+    &TCP_SERVICE_LOG_FORMAT,
+    &TCP_LOG_FORMAT,
     &BALANCE_ALGORITHM,
     &TIMEOUT_CONNECT,
     &TIMEOUT_SERVER,
@@ -894,7 +902,7 @@ mod tests {
             ("timeout-connect", "soon"),
             ("balance-algorithm", "leastconn"),
             ("no-such-key", "1"),
-            ("tcp-log-format", "%ci"),
+            ("waf", "modsecurity"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -928,8 +936,8 @@ mod tests {
             messages,
             [
                 "ConfigMap ops/portcullis: data.no-such-key: unknown configuration key 'no-such-key'",
-                "ConfigMap ops/portcullis: data.tcp-log-format: 'tcp-log-format' is not supported: it formats the logs of TCP services, and portcullis proxies HTTP only",
                 "ConfigMap ops/portcullis: data.timeout-connect: invalid value: 'soon' is not a duration such as 5s, 500ms or 1m; the default '5s' is used",
+                "ConfigMap ops/portcullis: data.waf: 'waf' is not supported: portcullis has no web application firewall (no ModSecurity or Coraza agent over SPOE): requests are not inspected, and the key is ignored",
                 "Ingress web/app: metadata.annotations[portcullis.dev/max-connections]: 'max-connections' is a global key: set it in the global ConfigMap",
                 "Ingress web/app: metadata.annotations[haproxy-ingress.github.io/timeout-server]: invalid value: '7s\\nlisten evil' has unknown unit 's\\nlisten evil' (use us, ms, s, m, h or d); the global value is used",
             ]

@@ -42,11 +42,6 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
         why: NO_WAF,
     },
     Unsupported {
-        name: "tcp-log-format",
-        prefix: false,
-        why: "it formats the logs of TCP services, and portcullis proxies HTTP only",
-    },
-    Unsupported {
         name: "session-cookie-shared",
         prefix: false,
         why: "one cookie naming every domain of a backend is refused by today's browsers (haproxy-ingress deprecates it); use session-cookie-domain",

@@ -8,7 +8,7 @@ use resources::ObjectRef;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::contribution::{
-    ClaimKind, Contribution, MergeOrder, PassthroughClaim, RouteClaim, TlsClaim,
+    ClaimKind, Contribution, MergeOrder, PassthroughClaim, RouteClaim, TcpClaim, TlsClaim,
 };
 use crate::diagnostic::Diagnostic;
 
@@ -40,6 +40,11 @@ impl Held {
     /// `passthrough`).
     pub(super) fn passthrough(&self) -> &PassthroughClaim {
         &self.contribution.passthrough[self.index]
+    }
+
+    /// The TCP claim held (a `Held` in TCP claims always indexes `tcp`).
+    pub(super) fn tcp(&self) -> &TcpClaim {
+        &self.contribution.tcp[self.index]
     }
 
     /// The TLS claim held (a `Held` in TLS claims always indexes `tls`).
@@ -96,6 +101,7 @@ pub(super) struct Diagnostics {
     pub(super) default: Vec<Diagnostic>,
     pub(super) certificates: FxHashMap<CertId, Vec<Diagnostic>>,
     pub(super) passthrough: FxHashMap<HostKey, Vec<Diagnostic>>,
+    pub(super) tcp: FxHashMap<u16, Vec<Diagnostic>>,
 }
 
 /// Stores a key's diagnostics; the key is cloned only when there are some.
@@ -120,6 +126,7 @@ impl Diagnostics {
             .chain(self.backends.values())
             .chain(self.certificates.values())
             .chain(self.passthrough.values())
+            .chain(self.tcp.values())
             .flatten()
             .chain(&self.default)
     }
@@ -135,4 +142,6 @@ pub(super) struct Dirty {
     pub(super) certificates: FxHashSet<CertId>,
     pub(super) host_certificates: FxHashSet<HostKey>,
     pub(super) passthrough: FxHashSet<HostKey>,
+    /// TCP ports.
+    pub(super) tcp: std::collections::BTreeSet<u16>,
 }

@@ -7,6 +7,7 @@
 
 mod chain;
 mod claims;
+mod tcp;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -53,6 +54,17 @@ pub(crate) struct Merger {
     certs: OrdMap<CertId, TlsCert>,
     default_backend: Option<BackendId>,
     passthrough: OrdMap<HostKey, model::Passthrough>,
+    /// TCP claims per port and name.
+    tcp_claims: FxHashMap<(u16, HostKey), Claims<Held>>,
+    /// The names claimed on each TCP port, with how many claims each has.
+    tcp_hosts: FxHashMap<u16, std::collections::BTreeMap<HostKey, usize>>,
+    /// The backend uses of each TCP port's winning claims.
+    tcp_winners: FxHashMap<u16, Vec<(Position, BackendId)>>,
+    /// The certificates each TCP port serves.
+    tcp_port_certs: FxHashMap<u16, Vec<CertId>>,
+    /// The TCP ports serving each certificate, with the object that set the port.
+    tcp_certificate_users: FxHashMap<CertId, std::collections::BTreeMap<u16, ObjectRef>>,
+    tcp_services: model::TcpServices,
 }
 
 impl Merger {
@@ -88,7 +100,10 @@ impl Merger {
         dirty.certificates.extend(
             changed_certificates
                 .iter()
-                .filter(|id| self.certificate_users.contains_key(*id))
+                .filter(|id| {
+                    self.certificate_users.contains_key(*id)
+                        || self.tcp_certificate_users.contains_key(*id)
+                })
                 .cloned(),
         );
         self.resolve(dirty, &mut certificate);
@@ -112,6 +127,7 @@ impl Merger {
         model.certs = self.certs.clone();
         model.default_backend = self.default_backend.clone();
         model.passthrough = self.passthrough.clone();
+        model.tcp_services = self.tcp_services.clone();
     }
 
     /// Every conflict and object problem, unsorted.
@@ -131,7 +147,9 @@ impl Merger {
 
     /// Certificates in use, so their Secrets stay cached.
     pub(crate) fn certificates_in_use(&self) -> impl Iterator<Item = &CertId> {
-        self.certificate_users.keys()
+        self.certificate_users
+            .keys()
+            .chain(self.tcp_certificate_users.keys())
     }
 
     fn claim(&mut self, contribution: &Arc<Contribution>, dirty: &mut Dirty) {
@@ -157,6 +175,7 @@ impl Merger {
                 );
             dirty.passthrough.insert(claim.host.clone());
         }
+        self.claim_tcp(contribution, dirty);
         if contribution.default_backend.is_some() {
             self.default_claims.insert(
                 position(contribution, ClaimKind::DefaultBackend),
@@ -211,6 +230,7 @@ impl Merger {
             }
             dirty.passthrough.insert(claim.host.clone());
         }
+        self.unclaim_tcp(contribution, dirty);
         if contribution.default_backend.is_some() {
             self.default_claims
                 .remove(&position(contribution, ClaimKind::DefaultBackend));
@@ -291,6 +311,13 @@ impl Merger {
         }
         for host in &passthrough {
             self.resolve_passthrough(host, &mut dirty);
+        }
+        let tcp_ports = std::mem::take(&mut dirty.tcp);
+        for port in &tcp_ports {
+            self.forget_tcp_uses(*port, &mut dirty);
+        }
+        for port in &tcp_ports {
+            self.resolve_tcp(*port, &mut dirty);
         }
         let backends = std::mem::take(&mut dirty.backends);
         for id in &backends {
@@ -633,6 +660,10 @@ impl Merger {
                     .passthrough
                     .get(*index as usize)
                     .and_then(|claim| Some((claim.backend.as_ref()?, claim.field.clone()))),
+                ClaimKind::Tcp(index) => contribution.tcp.get(*index as usize).and_then(|claim| {
+                    let (backend, _) = claim.backends.iter().find(|(b, _)| b.id == *id)?;
+                    Some((backend, claim.field.clone()))
+                }),
                 ClaimKind::Tls(_) => None,
             };
             let Some((backend, field)) = used else {
@@ -673,8 +704,31 @@ impl Merger {
         dirty: &mut Dirty,
     ) {
         let users = self.certificate_users.get(id);
-        let result = users.map(|_| certificate(id));
+        let tcp_user = self
+            .tcp_certificate_users
+            .get(id)
+            .and_then(|ports| ports.values().next());
+        let result = (users.is_some() || tcp_user.is_some()).then(|| certificate(id));
         let mut diagnostics = Vec::new();
+        if let (None, Some(object), Some(result)) = (users, tcp_user, &result) {
+            match result {
+                Ok(cert) => {
+                    if self.certs.get(id) != Some(cert) {
+                        self.certs.insert(id.clone(), cert.clone());
+                    }
+                }
+                Err(why) => {
+                    diagnostics.push(Diagnostic {
+                        object: object.clone(),
+                        field: "spec.tls".to_owned(),
+                        message: format!("{why}; the default certificate is served instead"),
+                    });
+                    self.certs.remove(id);
+                }
+            }
+            set(&mut self.diagnostics.certificates, id, diagnostics);
+            return;
+        }
         match (users, result) {
             (Some(users), Some(Ok(cert))) => {
                 dirty

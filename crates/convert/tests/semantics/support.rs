@@ -102,6 +102,7 @@ pub fn options() -> ConvertOptions {
         ingress_class: "portcullis".into(),
         watch_ingress_without_class: true,
         global_configmap: None,
+        tcp_services_configmap: None,
         default_ssl_certificate: None,
         fallback_certificate: model::TlsCert::default(),
         bind_address: IpAddr::from([127, 0, 0, 1]),

@@ -43,6 +43,8 @@ pub fn api_version(kind: Kind) -> &'static str {
         | Kind::HttpRoute
         | Kind::GrpcRoute
         | Kind::TlsRoute
+        | Kind::TcpRoute
+        | Kind::UdpRoute
         | Kind::ReferenceGrant => "gateway.networking.k8s.io/v1",
     }
 }

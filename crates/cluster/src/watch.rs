@@ -13,7 +13,8 @@ use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
 use resources::{
-    Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ReferenceGrant, TlsRoute,
+    Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ReferenceGrant, TcpRoute, TlsRoute,
+    UdpRoute,
 };
 use serde::de::DeserializeOwned;
 use source::SourceBatch;
@@ -25,8 +26,10 @@ use tokio::sync::mpsc;
 pub struct WatchScope {
     /// Namespaces to watch; empty means every namespace.
     pub namespaces: Vec<String>,
-    /// The global ConfigMap (namespace, name): the only ConfigMap read.
+    /// The global ConfigMap (namespace, name).
     pub configmap: Option<(String, String)>,
+    /// The ConfigMap of TCP services (namespace, name); no other ConfigMap is read.
+    pub tcp_services_configmap: Option<(String, String)>,
     /// Watch the Gateway API kinds too.
     pub gateway_api: bool,
 }
@@ -193,12 +196,30 @@ fn start_watchers(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
+                Kind::TcpRoute,
+                |o: TcpRoute| Object::TcpRoute(Arc::new(o)),
+            );
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
+                Kind::UdpRoute,
+                |o: UdpRoute| Object::UdpRoute(Arc::new(o)),
+            );
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
                 Kind::ReferenceGrant,
                 |o: ReferenceGrant| Object::ReferenceGrant(Arc::new(o)),
             );
         }
     }
-    if let Some((namespace, name)) = &scope.configmap {
+    for (namespace, name) in scope
+        .configmap
+        .iter()
+        .chain(scope.tcp_services_configmap.iter())
+    {
         let only_it = watcher::Config::default().fields(&format!("metadata.name={name}"));
         watchers.start(
             Api::namespaced(client.clone(), namespace),

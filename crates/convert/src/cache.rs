@@ -39,7 +39,13 @@ pub(crate) enum Memo {
 fn converted(kind: Kind) -> bool {
     matches!(
         kind,
-        Kind::Ingress | Kind::HttpRoute | Kind::GrpcRoute | Kind::TlsRoute | Kind::ConfigMap
+        Kind::Ingress
+            | Kind::HttpRoute
+            | Kind::GrpcRoute
+            | Kind::TlsRoute
+            | Kind::TcpRoute
+            | Kind::UdpRoute
+            | Kind::ConfigMap
     )
 }
 
@@ -215,6 +221,8 @@ impl ConvertCache {
                         .chain(snapshot.of_kind(Kind::HttpRoute))
                         .chain(snapshot.of_kind(Kind::GrpcRoute))
                         .chain(snapshot.of_kind(Kind::TlsRoute))
+                        .chain(snapshot.of_kind(Kind::TcpRoute))
+                        .chain(snapshot.of_kind(Kind::UdpRoute))
                         .map(Object::object_ref)
                         .chain(tcp_services_configmap(options))
                         .collect(),
@@ -627,6 +635,16 @@ fn convert_one(
             &mut lookups,
         )),
         Some(Object::TlsRoute(route)) => Some(gateway::tls_route::convert_tls_route(
+            object.clone(),
+            route,
+            &mut lookups,
+        )),
+        Some(Object::TcpRoute(route)) => Some(gateway::tcp_route::convert_tcp_route(
+            object.clone(),
+            route,
+            &mut lookups,
+        )),
+        Some(Object::UdpRoute(route)) => Some(gateway::tcp_route::convert_udp_route(
             object.clone(),
             route,
             &mut lookups,

@@ -107,15 +107,18 @@ pub(crate) struct TcpClaim {
     pub(crate) port: u16,
     /// The SNI name (the port terminates TLS), or the catch-all.
     pub(crate) host: HostKey,
-    /// Backends (in TCP mode) with their weights; empty refuses the connections (the
-    /// object's backends are invalid).
-    pub(crate) backends: Vec<(Arc<Backend>, u32)>,
+    /// Backends (in TCP mode) with their weights; `None` is one that does not resolve,
+    /// whose share of the connections is refused. Empty refuses them all.
+    pub(crate) backends: WeightedBackends,
     /// The certificate served for the name, when the port terminates TLS.
     pub(crate) cert: Option<CertId>,
     /// The port's own settings, taken from its oldest claim.
     pub(crate) port_settings: TcpPortSettings,
     pub(crate) field: String,
 }
+
+/// Backends with their weights; `None` is one that does not resolve.
+pub(crate) type WeightedBackends = Vec<(Option<Arc<Backend>>, u32)>;
 
 /// What a TCP port's frontend is, besides its routes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

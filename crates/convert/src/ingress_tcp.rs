@@ -123,7 +123,7 @@ pub(crate) fn claims(
     }
     for (host, field, service) in targets {
         let backends = match backend(service, &format!("{field}.backend")) {
-            Some((backend, _)) => vec![(Arc::new((*backend).clone().for_tcp()), 1)],
+            Some((backend, _)) => vec![(Some(Arc::new((*backend).clone().for_tcp())), 1)],
             None => Vec::new(),
         };
         output.claims.push(TcpClaim {

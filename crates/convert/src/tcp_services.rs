@@ -32,6 +32,11 @@ pub(crate) fn port_refusal(lookups: &mut Recorder<'_>, port: u16) -> Option<Stri
             "port {port} is taken by the controller's own endpoints"
         ));
     }
+    if ports.busy.contains(&port) {
+        return Some(format!(
+            "port {port} is in use by another process on this machine"
+        ));
+    }
     if lookups.port_protocols().uses(port) {
         return Some(format!("port {port} is a Gateway listener's"));
     }
@@ -177,7 +182,7 @@ fn entry_claim(
                 addr: None,
                 uri: None,
             });
-            vec![(Arc::new(backend), 1)]
+            vec![(Some(Arc::new(backend)), 1)]
         }
         // Its connections are refused rather than the port left unbound, so that a
         // client sees the service down, never another one.

@@ -35,9 +35,9 @@ pub struct TcpTls {
 /// Where one SNI name's (or the catch-all's) connections go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TcpRoute {
-    /// Backends with their weights (each above zero); empty refuses the connections
-    /// (the object's backends are invalid).
-    pub backends: Vec<(BackendId, u32)>,
+    /// Backends with their weights (each above zero); `None` is a backend that does not
+    /// resolve, whose share of the connections is refused. Empty refuses them all.
+    pub backends: Vec<(Option<BackendId>, u32)>,
     /// The object that declared it.
     pub origin: Origin,
 }
@@ -47,7 +47,7 @@ impl TcpService {
     pub fn backend_ids(&self) -> impl Iterator<Item = &BackendId> {
         self.routes
             .values()
-            .flat_map(|route| route.backends.iter().map(|(id, _)| id))
+            .flat_map(|route| route.backends.iter().filter_map(|(id, _)| id.as_ref()))
     }
 }
 

@@ -14,7 +14,8 @@ use index::Snapshot;
 use model::OrdSet;
 use prometheus_client::metrics::gauge::Gauge;
 use resources::{
-    Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ObjectRef, Service, TlsRoute,
+    Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ObjectRef, Service, TcpRoute,
+    TlsRoute, UdpRoute,
 };
 use serde_json::Value;
 use source::SourceBatch;
@@ -52,6 +53,8 @@ struct GatewayStatusWriters {
     routes: StatusWriter<Vec<Target<HttpRoute>>>,
     grpc_routes: StatusWriter<Vec<Target<GrpcRoute>>>,
     tls_routes: StatusWriter<Vec<Target<TlsRoute>>>,
+    tcp_routes: StatusWriter<Vec<Target<TcpRoute>>>,
+    udp_routes: StatusWriter<Vec<Target<UdpRoute>>>,
 }
 
 impl std::fmt::Debug for ClusterLink {
@@ -76,6 +79,7 @@ impl ClusterLink {
         let scope = WatchScope {
             namespaces: args.watch_namespaces.clone(),
             configmap: config.configmap.clone(),
+            tcp_services_configmap: config.tcp_services_configmap.clone(),
             gateway_api: args.watch_gateway_api,
         };
         tokio::spawn(cluster::watch_cluster(client.clone(), scope, batches));
@@ -239,6 +243,8 @@ impl GatewayStatusWriters {
             routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
             grpc_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
             tls_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
+            tcp_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
+            udp_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
         }
     }
 
@@ -256,6 +262,8 @@ impl GatewayStatusWriters {
             let mut routes = Vec::new();
             let mut grpc_routes = Vec::new();
             let mut tls_routes = Vec::new();
+            let mut tcp_routes = Vec::new();
+            let mut udp_routes = Vec::new();
             for (object, status) in report {
                 match snapshot.get(object) {
                     Some(Object::GatewayClass(class)) => classes.extend(target(class, status)),
@@ -263,6 +271,8 @@ impl GatewayStatusWriters {
                     Some(Object::HttpRoute(route)) => routes.extend(target(route, status)),
                     Some(Object::GrpcRoute(route)) => grpc_routes.extend(target(route, status)),
                     Some(Object::TlsRoute(route)) => tls_routes.extend(target(route, status)),
+                    Some(Object::TcpRoute(route)) => tcp_routes.extend(target(route, status)),
+                    Some(Object::UdpRoute(route)) => udp_routes.extend(target(route, status)),
                     _ => {}
                 }
             }
@@ -270,6 +280,8 @@ impl GatewayStatusWriters {
             self.routes.update(routes);
             self.grpc_routes.update(grpc_routes);
             self.tls_routes.update(tls_routes);
+            self.tcp_routes.update(tcp_routes);
+            self.udp_routes.update(udp_routes);
             self.last_gateways = gateways;
         }
         self.gateways.update(ServedGateways {

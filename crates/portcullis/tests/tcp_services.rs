@@ -184,3 +184,93 @@ fn tcp_services_carry_bytes_change_endpoints_live_and_choose_by_terminated_sni()
         "{config}"
     );
 }
+
+#[test]
+fn gateway_tcp_routes_split_by_weight_and_tls_routes_are_terminated_on_a_tls_listener() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let servers: Vec<EchoServer> = ["heavy", "light", "never", "alpha"]
+        .iter()
+        .map(|name| EchoServer::start(name).unwrap())
+        .collect();
+    let (tcp_port, tls_port) = (free_port(), free_port());
+    let mut objects = String::new();
+    for (name, server) in ["heavy", "light", "never", "alpha"].iter().zip(&servers) {
+        objects += &backend("default", name, 7000, None, &[(server.port, true)]);
+    }
+    let (cert, key) = self_signed("gateway listener", &["*.tls.test"]);
+    objects += &tls_secret("default", "listener-tls", &cert, &key);
+    objects += &format!(
+        "---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {{name: portcullis}}
+spec: {{controllerName: portcullis.dev/gateway-controller}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: edge, namespace: default}}
+spec:
+  gatewayClassName: portcullis
+  listeners:
+  - {{name: tcp, protocol: TCP, port: {tcp_port}}}
+  - {{name: tls, protocol: TLS, port: {tls_port}, hostname: '*.tls.test', tls: {{mode: Terminate, certificateRefs: [{{name: listener-tls}}]}}}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TCPRoute
+metadata: {{name: split, namespace: default}}
+spec:
+  parentRefs: [{{name: edge, sectionName: tcp}}]
+  rules: [{{backendRefs: [{{name: heavy, port: 7000, weight: 3}}, {{name: light, port: 7000, weight: 1}}, {{name: never, port: 7000, weight: 0}}]}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {{name: alpha, namespace: default}}
+spec:
+  parentRefs: [{{name: edge, sectionName: tls}}]
+  hostnames: [alpha.tls.test]
+  rules: [{{backendRefs: [{{name: alpha, port: 7000}}]}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: UDPRoute
+metadata: {{name: dns, namespace: default}}
+spec:
+  parentRefs: [{{name: edge}}]
+  rules: [{{backendRefs: [{{name: alpha, port: 53}}]}}]
+"
+    );
+    write_manifest(&manifests, "gateway.yaml", &objects).unwrap();
+    let portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+
+    // Connections are split 3:1; a weight of 0 takes none.
+    let mut counts = std::collections::BTreeMap::<String, u32>::new();
+    for _ in 0..80 {
+        *counts.entry(answered_by(tcp_port)).or_default() += 1;
+    }
+    let (heavy, light) = (
+        counts.get("heavy").copied().unwrap_or(0),
+        counts.get("light").copied().unwrap_or(0),
+    );
+    assert_eq!(heavy + light, 80, "{counts:?}");
+    assert!(light >= 5 && heavy >= 2 * light, "about 3:1: {counts:?}");
+
+    // The TLS listener terminates with its own certificate; the route's name reaches its
+    // backend, a name of the listener no route has is refused.
+    let reply = https_get(tls_port, "alpha.tls.test", "alpha.tls.test", "/").unwrap();
+    assert_eq!(
+        (
+            reply.certificate_cn.as_str(),
+            reply.response.server().as_deref()
+        ),
+        ("gateway listener", Some("alpha"))
+    );
+    assert!(https_get(tls_port, "beta.tls.test", "beta.tls.test", "/").is_err());
+
+    // The UDPRoute is reported, never silently dropped.
+    assert!(
+        portcullis.log().contains("UDPRoutes are not served"),
+        "{}",
+        portcullis.log()
+    );
+}

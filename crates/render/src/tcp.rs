@@ -71,6 +71,12 @@ fn frontend(model: &ProxyModel, port: u16, service: &TcpService, address: &str, 
             _ if !terminated => continue,
             key => sni_condition(key),
         };
+        let name = |id: &Option<model::BackendId>| {
+            id.as_ref().map_or_else(
+                || TCP_REJECT_BACKEND.to_owned(),
+                model::BackendId::section_name,
+            )
+        };
         match route.backends.as_slice() {
             [] => {
                 if condition.is_empty() {
@@ -84,13 +90,9 @@ fn frontend(model: &ProxyModel, port: u16, service: &TcpService, address: &str, 
             }
             [(only, _)] => {
                 if condition.is_empty() {
-                    default_backend = only.section_name();
+                    default_backend = name(only);
                 } else {
-                    let _ = writeln!(
-                        choices,
-                        "    use_backend {} if{condition}",
-                        only.section_name()
-                    );
+                    let _ = writeln!(choices, "    use_backend {} if{condition}", name(only));
                 }
             }
             several => {
@@ -104,16 +106,17 @@ fn frontend(model: &ProxyModel, port: u16, service: &TcpService, address: &str, 
                 let last = several.len() - 1;
                 for (position, (id, weight)) in several.iter().enumerate() {
                     below += u64::from(*weight);
+                    if position == last && condition.is_empty() {
+                        // The catch-all's last share: every connection left.
+                        default_backend = name(id);
+                        continue;
+                    }
                     let pick = if position == last {
                         String::new()
                     } else {
                         format!(" {{ var({variable}) -m int lt {below} }}")
                     };
-                    let _ = writeln!(
-                        choices,
-                        "    use_backend {} if{condition}{pick}",
-                        id.section_name()
-                    );
+                    let _ = writeln!(choices, "    use_backend {} if{condition}{pick}", name(id));
                 }
             }
         }

@@ -1144,7 +1144,7 @@ fn tcp_services_get_a_frontend_per_port_choosing_by_terminated_sni() {
             pem_bundle: "DB CERT AND KEY\n".into(),
         },
     );
-    let route = |backends: Vec<(BackendId, u32)>| model::TcpRoute {
+    let route = |backends: Vec<(Option<BackendId>, u32)>| model::TcpRoute {
         backends,
         origin: origin("tcp"),
     };
@@ -1152,7 +1152,7 @@ fn tcp_services_get_a_frontend_per_port_choosing_by_terminated_sni() {
     model.tcp_services.insert(
         5432,
         model::TcpService {
-            routes: BTreeMap::from([(HostKey::CatchAll, route(vec![(db.id.clone(), 1)]))]),
+            routes: BTreeMap::from([(HostKey::CatchAll, route(vec![(Some(db.id.clone()), 1)]))]),
             tls: None,
             accept_proxy: true,
             log_format: None,
@@ -1167,11 +1167,14 @@ fn tcp_services_get_a_frontend_per_port_choosing_by_terminated_sni() {
             routes: BTreeMap::from([
                 (
                     HostKey::Exact("db.example.com".into()),
-                    route(vec![(db.id.clone(), 1)]),
+                    route(vec![(Some(db.id.clone()), 1)]),
                 ),
                 (
                     HostKey::Suffix("apps.example.com".into()),
-                    route(vec![(blue.id.clone(), 3), (green.id.clone(), 1)]),
+                    route(vec![
+                        (Some(blue.id.clone()), 3),
+                        (Some(green.id.clone()), 1),
+                    ]),
                 ),
                 (
                     HostKey::Wildcard("broken.example.com".into()),
@@ -1190,6 +1193,21 @@ fn tcp_services_get_a_frontend_per_port_choosing_by_terminated_sni() {
             }),
             accept_proxy: false,
             log_format: Some(model::TcpLogFormat::Json),
+            origin: origin("tcp"),
+        },
+    );
+    // A plain port split between a backend and one that does not resolve (its share
+    // refused).
+    model.tcp_services.insert(
+        7000,
+        model::TcpService {
+            routes: BTreeMap::from([(
+                HostKey::CatchAll,
+                route(vec![(Some(blue.id.clone()), 2), (None, 1)]),
+            )]),
+            tls: None,
+            accept_proxy: false,
+            log_format: Some(model::TcpLogFormat::Off),
             origin: origin("tcp"),
         },
     );
@@ -1213,6 +1231,6 @@ fn tcp_services_get_a_frontend_per_port_choosing_by_terminated_sni() {
     );
     assert_eq!(
         rendered.own_ports,
-        std::collections::BTreeSet::from([5432, 9443])
+        std::collections::BTreeSet::from([5432, 7000, 9443])
     );
 }

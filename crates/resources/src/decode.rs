@@ -259,6 +259,8 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
         (GATEWAY_GROUP, "HTTPRoute") => custom(value, Kind::HttpRoute, Object::HttpRoute),
         (GATEWAY_GROUP, "GRPCRoute") => custom(value, Kind::GrpcRoute, Object::GrpcRoute),
         (GATEWAY_GROUP, "TLSRoute") => tls_route(value),
+        (GATEWAY_GROUP, "TCPRoute") => l4_route(value, Kind::TcpRoute, Object::TcpRoute),
+        (GATEWAY_GROUP, "UDPRoute") => l4_route(value, Kind::UdpRoute, Object::UdpRoute),
         (GATEWAY_GROUP, "ReferenceGrant") => {
             custom(value, Kind::ReferenceGrant, Object::ReferenceGrant)
         }
@@ -347,6 +349,30 @@ fn tls_route(mut value: Value) -> Result<Object, String> {
     typed(value, Kind::TlsRoute, Object::TlsRoute)
 }
 
+/// A TCPRoute or UDPRoute: v1 (standard since Gateway API v1.6), or v1alpha2 as the
+/// experimental channel and older clusters serve it, with the same fields.
+fn l4_route<T: DeserializeOwned>(
+    mut value: Value,
+    kind: Kind,
+    wrap: fn(Arc<T>) -> Object,
+) -> Result<Object, String> {
+    let version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !matches!(
+        version,
+        "gateway.networking.k8s.io/v1" | "gateway.networking.k8s.io/v1alpha2"
+    ) {
+        return Err(format!(
+            "{}: apiVersion {version} is not served (v1 or v1alpha2)",
+            kind.name()
+        ));
+    }
+    value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
+    typed(value, kind, wrap)
+}
+
 fn typed<T: DeserializeOwned>(
     mut value: Value,
     kind: Kind,
@@ -416,13 +442,13 @@ mod tests {
 
     #[test]
     fn gateway_api_kinds_not_served_are_reported_not_ignored() {
-        let text = "apiVersion: gateway.networking.k8s.io/v1alpha2\nkind: UDPRoute\nmetadata: {name: dns, namespace: web}\n---\napiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XBackendTrafficPolicy\nmetadata: {name: p}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n";
+        let text = "apiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {name: dns, namespace: web}\n---\napiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XBackendTrafficPolicy\nmetadata: {name: p}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n";
         let decoded = decode_manifest(text, false);
         let errors: Vec<String> = decoded.errors.iter().map(ToString::to_string).collect();
         assert_eq!(
             errors,
             [
-                "document 1 (line 1): \"gateway.networking.k8s.io/v1alpha2\" \"UDPRoute\" \"web/dns\": this Gateway API kind is not served by portcullis (docs/gateway-api.md lists what is); the object is left out",
+                "document 1 (line 1): \"gateway.networking.k8s.io/v1\" \"ListenerSet\" \"web/dns\": this Gateway API kind is not served by portcullis (docs/gateway-api.md lists what is); the object is left out",
                 "document 2 (line 5): \"gateway.networking.x-k8s.io/v1alpha1\" \"XBackendTrafficPolicy\" \"/p\": this Gateway API kind is not served by portcullis (docs/gateway-api.md lists what is); the object is left out",
             ]
         );

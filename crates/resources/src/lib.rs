@@ -3,6 +3,7 @@
 
 mod decode;
 mod fast_yaml;
+mod l4_routes;
 mod log_safe;
 mod names;
 mod object;
@@ -25,7 +26,7 @@ pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 pub use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 pub use k8s_openapi::jiff;
 pub use log_safe::LogSafe;
-pub use object::{Kind, Object, ObjectRef};
+pub use object::{Kind, Object, ObjectRef, ParentRef};
 
 /// The Gateway API types (`gateway.networking.k8s.io/v1`), GRPCRoute's included.
 pub mod gateway {
@@ -37,3 +38,7 @@ pub mod gateway {
     pub use gateway_api::tlsroutes::*;
 }
 pub use gateway::{Gateway, GatewayClass, GrpcRoute, HttpRoute, ReferenceGrant, TlsRoute};
+pub use l4_routes::{
+    L4BackendRef, L4ParentRef, L4RouteRule, L4RouteSpec, L4RouteStatus, L4RouteStatusParents,
+    TcpRoute, UdpRoute,
+};

@@ -33,6 +33,8 @@ impl NameRule {
             | Kind::HttpRoute
             | Kind::GrpcRoute
             | Kind::TlsRoute
+            | Kind::TcpRoute
+            | Kind::UdpRoute
             | Kind::ReferenceGrant
             | Kind::Pod => NameRule::Dns1123Subdomain,
         }

@@ -9,7 +9,10 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::{Gateway, GatewayClass, GrpcRoute, HttpRoute, LogSafe, ReferenceGrant, TlsRoute};
+use crate::{
+    Gateway, GatewayClass, GrpcRoute, HttpRoute, LogSafe, ReferenceGrant, TcpRoute, TlsRoute,
+    UdpRoute,
+};
 
 /// The kinds portcullis reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -44,11 +47,15 @@ pub enum Kind {
     Pod,
     /// gateway.networking.k8s.io TLSRoute.
     TlsRoute,
+    /// gateway.networking.k8s.io TCPRoute.
+    TcpRoute,
+    /// gateway.networking.k8s.io UDPRoute: read only to be reported as not served.
+    UdpRoute,
 }
 
 impl Kind {
     /// Every kind, in a fixed order (used for metrics).
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 17] = [
         Kind::Namespace,
         Kind::Service,
         Kind::EndpointSlice,
@@ -64,6 +71,8 @@ impl Kind {
         Kind::ReferenceGrant,
         Kind::Pod,
         Kind::TlsRoute,
+        Kind::TcpRoute,
+        Kind::UdpRoute,
     ];
 
     /// The Kubernetes kind name.
@@ -84,6 +93,8 @@ impl Kind {
             Kind::ReferenceGrant => "ReferenceGrant",
             Kind::Pod => "Pod",
             Kind::TlsRoute => "TLSRoute",
+            Kind::TcpRoute => "TCPRoute",
+            Kind::UdpRoute => "UDPRoute",
         }
     }
 
@@ -190,6 +201,10 @@ pub enum Object {
     Pod(Arc<Pod>),
     /// TLSRoute.
     TlsRoute(Arc<TlsRoute>),
+    /// TCPRoute.
+    TcpRoute(Arc<TcpRoute>),
+    /// UDPRoute.
+    UdpRoute(Arc<UdpRoute>),
 }
 
 impl Object {
@@ -211,6 +226,8 @@ impl Object {
             Object::ReferenceGrant(_) => Kind::ReferenceGrant,
             Object::Pod(_) => Kind::Pod,
             Object::TlsRoute(_) => Kind::TlsRoute,
+            Object::TcpRoute(_) => Kind::TcpRoute,
+            Object::UdpRoute(_) => Kind::UdpRoute,
         }
     }
 
@@ -232,6 +249,8 @@ impl Object {
             Object::ReferenceGrant(o) => &o.metadata,
             Object::Pod(o) => o.metadata(),
             Object::TlsRoute(o) => &o.metadata,
+            Object::TcpRoute(o) => &o.metadata,
+            Object::UdpRoute(o) => &o.metadata,
         }
     }
 
@@ -250,7 +269,7 @@ impl Object {
         }))
     }
 
-    /// A route's `spec.parentRefs` (HTTPRoute, GRPCRoute, TLSRoute); empty for other kinds.
+    /// A route's `spec.parentRefs` (every route kind); empty for other kinds.
     pub fn parent_refs(&self) -> Vec<ParentRef<'_>> {
         macro_rules! refs {
             ($route:expr) => {
@@ -274,6 +293,8 @@ impl Object {
             Object::HttpRoute(route) => refs!(route),
             Object::GrpcRoute(route) => refs!(route),
             Object::TlsRoute(route) => refs!(route),
+            Object::TcpRoute(route) => refs!(route),
+            Object::UdpRoute(route) => refs!(route),
             // Most objects are not routes: nothing is allocated for them.
             _ => Vec::new(),
         }

@@ -10,7 +10,10 @@ use resources::gateway::{
     HttpRouteStatusParents, HttpRouteStatusParentsParentRef, TlsRouteStatus, TlsRouteStatusParents,
     TlsRouteStatusParentsParentRef,
 };
-use resources::{GrpcRoute, HttpRoute, Kind, TlsRoute};
+use resources::{
+    GrpcRoute, HttpRoute, Kind, L4ParentRef, L4RouteStatus, L4RouteStatusParents, TcpRoute,
+    TlsRoute, UdpRoute,
+};
 
 use super::conditions::with_transition_times;
 use super::kind::{MergeContext, StatusKind};
@@ -126,6 +129,60 @@ route_status!(
     TlsRouteStatusParents,
     TlsRouteStatusParentsParentRef
 );
+// TCPRoute and UDPRoute share one status type: its impls are written once.
+impl RouteParentStatus for L4RouteStatusParents {
+    type ParentRef = L4ParentRef;
+
+    fn controller_name(&self) -> &str {
+        &self.controller_name
+    }
+
+    fn parent_ref(&self) -> &L4ParentRef {
+        &self.parent_ref
+    }
+
+    fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+
+    fn with_conditions(&self, conditions: Vec<Condition>) -> Self {
+        Self {
+            conditions,
+            ..self.clone()
+        }
+    }
+}
+
+macro_rules! l4_route_status {
+    ($route:ty, $kind:expr) => {
+        impl StatusKind for $route {
+            const KIND: Kind = $kind;
+            type Status = L4RouteStatus;
+            type Desired = L4RouteStatus;
+
+            fn status(&self) -> Option<&L4RouteStatus> {
+                self.status.as_ref()
+            }
+
+            fn api(client: Client, namespace: &str) -> Api<Self> {
+                Api::namespaced(client, namespace)
+            }
+
+            fn merge(
+                current: &L4RouteStatus,
+                desired: &L4RouteStatus,
+                context: &MergeContext<'_>,
+            ) -> L4RouteStatus {
+                L4RouteStatus {
+                    parents: merge_parents(&current.parents, &desired.parents, context),
+                }
+            }
+        }
+    };
+}
+
+l4_route_status!(TcpRoute, Kind::TcpRoute);
+l4_route_status!(UdpRoute, Kind::UdpRoute);
 
 #[cfg(test)]
 mod tests {

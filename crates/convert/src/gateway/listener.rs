@@ -70,6 +70,11 @@ fn protocol_key(listener: &GatewayListeners) -> String {
     }
 }
 
+/// Whether a TLS listener passes connections through (its mode is Passthrough).
+pub(crate) fn is_passthrough(listener: &GatewayListeners) -> bool {
+    listener.protocol == "TLS" && passthrough_mode(listener)
+}
+
 /// Whether a listener's TLS mode is Passthrough.
 fn passthrough_mode(listener: &GatewayListeners) -> bool {
     listener
@@ -195,6 +200,8 @@ pub(crate) struct RouteKinds {
     /// Whether it takes TLSRoutes (a TLS listener that asks for them, or for no kind in
     /// particular).
     pub(crate) tls_route: bool,
+    /// Whether it takes TCPRoutes (a TCP listener that asks for them, or for no kind).
+    pub(crate) tcp_route: bool,
     /// The kinds it asks for that portcullis does not serve there, as `group/kind`.
     pub(crate) invalid: Vec<String>,
 }
@@ -206,6 +213,7 @@ impl RouteKinds {
             Kind::HttpRoute => self.http_route,
             Kind::GrpcRoute => self.grpc_route,
             Kind::TlsRoute => self.tls_route,
+            Kind::TcpRoute => self.tcp_route,
             _ => false,
         }
     }
@@ -222,6 +230,9 @@ impl RouteKinds {
         if self.tls_route {
             kinds.push("TLSRoute");
         }
+        if self.tcp_route {
+            kinds.push("TCPRoute");
+        }
         kinds
     }
 }
@@ -235,6 +246,7 @@ pub(crate) fn route_kinds(listener: &GatewayListeners) -> RouteKinds {
     let served: &[&str] = match listener.protocol.as_str() {
         "HTTP" | "HTTPS" => &HTTP_ROUTE_KINDS,
         "TLS" => &["TLSRoute"],
+        "TCP" => &["TCPRoute"],
         _ => &[],
     };
     let asked: Vec<(&str, &str)> = listener
@@ -254,6 +266,7 @@ pub(crate) fn route_kinds(listener: &GatewayListeners) -> RouteKinds {
         http_route: takes("HTTPRoute"),
         grpc_route: takes("GRPCRoute"),
         tls_route: takes("TLSRoute"),
+        tcp_route: takes("TCPRoute"),
         invalid: asked
             .iter()
             .filter(|kind| !is_served(kind))
@@ -271,7 +284,13 @@ pub(crate) fn frontend(
     ports: &ListenerPorts,
 ) -> Result<Frontends, Refusal> {
     let protocol = listener.protocol.as_str();
-    if !matches!(protocol, "HTTP" | "HTTPS" | "TLS") {
+    if protocol == "UDP" {
+        return Err(Refusal::new(
+            Reason::UnsupportedProtocol,
+            "protocol UDP is not supported: HAProxy proxies TCP only",
+        ));
+    }
+    if !matches!(protocol, "HTTP" | "HTTPS" | "TLS" | "TCP") {
         return Err(Refusal::new(
             Reason::UnsupportedProtocol,
             format!(
@@ -333,11 +352,19 @@ pub(crate) fn frontend(
         "HTTPS" if http_port => fixed("HTTP"),
         "HTTP" if http_port => Ok(Frontends::HTTP),
         "HTTP" => Ok(Frontends::port(port)),
-        "TLS" if http_port => fixed("HTTP"),
-        "TLS" if !passthrough_mode(listener) => Err(Refusal::new(
+        "TLS" | "TCP" if http_port => fixed("HTTP"),
+        "TCP" if https_port => fixed("HTTPS"),
+        // A TCP frontend of its own (see `tcp_route`).
+        "TCP" => Ok(Frontends::NONE),
+        "TLS" if !passthrough_mode(listener) && https_port => Err(Refusal::new(
             Reason::UnsupportedValue,
-            "TLS mode Terminate is not served on TLS listeners yet (an HTTPS listener terminates TLS for HTTPRoutes)",
+            format!(
+                "a TLS listener in mode Terminate is served on a port of its own, not on the HTTPS frontend's ({}), which serves HTTPS listeners",
+                ports.https
+            ),
         )),
+        // A TCP frontend of its own that terminates TLS (see `tls_route`).
+        "TLS" if !passthrough_mode(listener) => Ok(Frontends::NONE),
         // The HTTPS port reads SNI first and passes these names through.
         "TLS" if https_port => Ok(Frontends::NONE),
         "TLS" => Err(Refusal::new(
@@ -437,8 +464,18 @@ pub(crate) fn isolated_from(listeners: &[GatewayListeners], index: usize, host: 
 }
 
 /// What a frontend serving a listener is, for people.
-pub(crate) fn describe(listeners: &Frontends) -> String {
-    if *listeners == Frontends::NONE {
+pub(crate) fn describe(listener: &GatewayListeners, listeners: &Frontends) -> String {
+    if listener.protocol == "TCP" {
+        format!(
+            "served by a TCP frontend of its own on port {}",
+            listener.port
+        )
+    } else if listener.protocol == "TLS" && !passthrough_mode(listener) {
+        format!(
+            "TLS terminated by a TCP frontend of its own on port {}",
+            listener.port
+        )
+    } else if *listeners == Frontends::NONE {
         "its TLS connections are passed through untouched by SNI on the HTTPS port".to_owned()
     } else if listeners.http {
         "served by the HTTP frontend".to_owned()

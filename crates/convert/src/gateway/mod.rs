@@ -1,4 +1,5 @@
-//! The Gateway API: HTTPRoutes (and GRPCRoutes, through the same converter: `grpc`) and TLSRoutes (`tls_route`) converted through the Gateways of our GatewayClasses
+//! The Gateway API: HTTPRoutes (and GRPCRoutes, through the same converter: `grpc`),
+//! TLSRoutes (`tls_route`) and TCPRoutes (`tcp_route`, sharing `l4`) converted through the Gateways of our GatewayClasses
 //! (`route`), the listeners they attach to (`listener`), their matches and filters
 //! (`rules`), and the status written back (`status`, in the vocabulary of `crate::outcome`).
 
@@ -7,10 +8,12 @@ pub(crate) mod attach;
 mod cors;
 pub(crate) mod frontend_tls;
 pub(crate) mod grpc;
+pub(crate) mod l4;
 pub(crate) mod listener;
 pub(crate) mod route;
 pub(crate) mod rules;
 pub mod status;
+pub(crate) mod tcp_route;
 pub(crate) mod tls_route;
 
 pub use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal};

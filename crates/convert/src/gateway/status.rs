@@ -335,12 +335,24 @@ fn listener_status(
             ConditionType::Accepted,
             true,
             Reason::Accepted,
-            listener::describe(frontends),
+            listener::describe(listener, frontends),
             generation,
         ),
         Err(refusal) => refused(ConditionType::Accepted, refusal, generation),
     };
-    let resolved = if listener.protocol == "HTTPS" {
+    let terminates = listener.protocol == "TLS" && !listener::is_passthrough(listener);
+    let resolved = if terminates {
+        match certificate_refs(lookups, gateway, listener) {
+            Ok(()) => condition(
+                ConditionType::ResolvedRefs,
+                true,
+                Reason::ResolvedRefs,
+                "certificate loaded",
+                generation,
+            ),
+            Err(refusal) => refused(ConditionType::ResolvedRefs, &refusal, generation),
+        }
+    } else if listener.protocol == "HTTPS" {
         let client_ca = super::frontend_tls::client_auth(lookups, gateway_object, listener);
         match certificate_refs(lookups, gateway, listener) {
             Ok(()) => match client_ca {
@@ -381,7 +393,7 @@ fn listener_status(
             generation,
         )
     };
-    let serves_routes = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS" | "TLS");
+    let serves_routes = matches!(listener.protocol.as_str(), "HTTP" | "HTTPS" | "TLS" | "TCP");
     let kinds = listener::route_kinds(listener);
     let supported = kinds.supported();
     let invalid_kinds = kinds.invalid;

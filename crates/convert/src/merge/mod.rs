@@ -661,7 +661,11 @@ impl Merger {
                     .get(*index as usize)
                     .and_then(|claim| Some((claim.backend.as_ref()?, claim.field.clone()))),
                 ClaimKind::Tcp(index) => contribution.tcp.get(*index as usize).and_then(|claim| {
-                    let (backend, _) = claim.backends.iter().find(|(b, _)| b.id == *id)?;
+                    let backend = claim
+                        .backends
+                        .iter()
+                        .filter_map(|(b, _)| b.as_ref())
+                        .find(|b| b.id == *id)?;
                     Some((backend, claim.field.clone()))
                 }),
                 ClaimKind::Tls(_) => None,

@@ -107,7 +107,7 @@ impl Merger {
                     });
                     continue;
                 }
-                for (backend, _) in &claim.backends {
+                for backend in claim.backends.iter().filter_map(|(b, _)| b.as_ref()) {
                     uses.push((
                         position.clone(),
                         backend.id.clone(),
@@ -129,7 +129,9 @@ impl Merger {
                         backends: claim
                             .backends
                             .iter()
-                            .map(|(backend, weight)| (backend.id.clone(), *weight))
+                            .map(|(backend, weight)| {
+                                (backend.as_ref().map(|b| b.id.clone()), *weight)
+                            })
                             .collect(),
                         origin: held.contribution.origin.clone(),
                     },
@@ -212,11 +214,11 @@ fn winning_claim(
 ) -> Option<(super::claims::Position, Held)> {
     let mut ordered = claims.iter();
     let (position, winner) = ordered.next()?;
-    let targets = |held: &Held| -> Vec<(BackendId, u32)> {
+    let targets = |held: &Held| -> Vec<(Option<BackendId>, u32)> {
         held.tcp()
             .backends
             .iter()
-            .map(|(backend, weight)| (backend.id.clone(), *weight))
+            .map(|(backend, weight)| (backend.as_ref().map(|b| b.id.clone()), *weight))
             .collect()
     };
     for (_, other) in ordered {
@@ -228,8 +230,9 @@ fn winning_claim(
                 object: other.contribution.object.clone(),
                 field: claim.field.clone(),
                 message: format!(
-                    "TCP port {} ({}) is already served by {}, which is older; this one is ignored",
-                    claim.port, claim.host, winner.contribution.object
+                    "{} is already served by {}, which is older; this one is ignored",
+                    port_and_name(claim.port, &claim.host),
+                    winner.contribution.object
                 ),
             });
         }
@@ -250,4 +253,12 @@ fn winning_claim(
         }
     }
     Some((position.clone(), winner.clone()))
+}
+
+/// A port, or a name on it, as messages say it.
+fn port_and_name(port: u16, host: &HostKey) -> String {
+    match host {
+        HostKey::CatchAll => format!("TCP port {port}"),
+        host => format!("the name {host} on TCP port {port}"),
+    }
 }

@@ -275,8 +275,8 @@ fn tls_route_status() {
                     "status TLSRoute default/on-http parent default/plain: Accepted=False(NotAllowedByListeners) ResolvedRefs=True",
                     "status TLSRoute default/on-https parent default/secure: Accepted=False(NotAllowedByListeners) ResolvedRefs=True",
                     "diagnostic TLSRoute default/no-section: spec.parentRefs[0]: Gateway default/edge has no listener with this sectionName and port",
-                    "diagnostic TLSRoute default/on-http: spec.parentRefs[0]: no TLS listener in Passthrough mode of Gateway default/plain accepts this route (sectionName, port, allowedRoutes); it is not attached there",
-                    "diagnostic TLSRoute default/on-https: spec.parentRefs[0]: no TLS listener in Passthrough mode of Gateway default/secure accepts this route (sectionName, port, allowedRoutes); it is not attached there",
+                    "diagnostic TLSRoute default/on-http: spec.parentRefs[0]: no TLS listener of Gateway default/plain accepts this route (sectionName, port, allowedRoutes); it is not attached there",
+                    "diagnostic TLSRoute default/on-https: spec.parentRefs[0]: no TLS listener of Gateway default/secure accepts this route (sectionName, port, allowedRoutes); it is not attached there",
                 ],
             )
             .given(concat!(
@@ -310,7 +310,7 @@ fn tls_listener_status() {
             )
             .given(OUR_CLASS),
             Case::new(
-                "conformance TLSRouteListenerTerminateNotSupported, TLSRouteListenerMixedTerminationNotSupported: TLS Terminate is not served; Terminate and Passthrough on one port of their own conflict",
+                "conformance TLSRouteListenerTerminateSupportedKinds, TLSRouteListenerMixedTerminationNotSupported: a TLS Terminate listener on a port of its own is served and takes TLSRoutes; Terminate and Passthrough on one port of their own conflict",
                 "
                 kind: Secret
                 metadata: {name: cert}
@@ -336,8 +336,8 @@ fn tls_listener_status() {
                     "status Gateway default/mixed: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
                     "status Gateway default/mixed listener tls-passthrough: routes 0, kinds [TLSRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
                     "status Gateway default/mixed listener tls-terminate: routes 0, kinds [TLSRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
-                    "status Gateway default/terminate: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
-                    "status Gateway default/terminate listener tls-terminate: routes 0, kinds [TLSRoute], Accepted=False(UnsupportedValue) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/terminate: Accepted=True Programmed=True",
+                    "status Gateway default/terminate listener tls-terminate: routes 0, kinds [TLSRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                 ],
             )
             .given(OUR_CLASS),

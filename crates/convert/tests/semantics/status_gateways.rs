@@ -105,12 +105,12 @@ fn classes_and_gateways() {
                 metadata: {name: edge}
                 spec:
                   gatewayClassName: portcullis
-                  listeners: [{name: tcp, protocol: TCP, port: 9000}]
+                  listeners: [{name: udp, protocol: UDP, port: 9000}]
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
-                    "status Gateway default/edge listener tcp: routes 0, kinds [], Accepted=False(UnsupportedProtocol) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener udp: routes 0, kinds [], Accepted=False(UnsupportedProtocol) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
             )
             .given(OUR_CLASS),
@@ -124,7 +124,7 @@ fn listener_reasons() {
         Show::STATUS,
         &[
             Case::new(
-                "gateway-api.md Not served yet: 'protocols other than HTTP and HTTPS (UnsupportedProtocol)'; the Gateway stays Accepted while one listener is valid",
+                "gateway-api.md Not served: 'UDP listeners (UnsupportedProtocol): HAProxy proxies TCP only'; the Gateway stays Accepted while one listener is valid",
                 "
                 kind: Gateway
                 metadata: {name: edge}
@@ -132,13 +132,13 @@ fn listener_reasons() {
                   gatewayClassName: portcullis
                   listeners:
                   - {name: http, protocol: HTTP, port: 80}
-                  - {name: tcp, protocol: TCP, port: 9000}
+                  - {name: udp, protocol: UDP, port: 9000}
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
                     "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener tcp: routes 0, kinds [], Accepted=False(UnsupportedProtocol) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener udp: routes 0, kinds [], Accepted=False(UnsupportedProtocol) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
             )
             .given(OUR_CLASS),

@@ -132,11 +132,54 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
                 .map_or_else(|| "refused".to_owned(), |id| id.section_name());
             lines.push(format!("passthrough {} -> {target}", host_text(key)));
         }
+        for (port, service) in &model.tcp_services {
+            let mut settings = Vec::new();
+            if let Some(tls) = &service.tls {
+                let certs: Vec<String> = tls
+                    .certs
+                    .iter()
+                    .map(|c| format!("{}/{}", c.namespace, c.name))
+                    .collect();
+                settings.push(format!("tls [{}]", certs.join(" ")));
+                if let Some(ca) = &tls.client_ca {
+                    settings.push(format!(
+                        "client-ca {}/{}",
+                        ca.secret.namespace, ca.secret.name
+                    ));
+                }
+            }
+            if service.accept_proxy {
+                settings.push("accept-proxy".to_owned());
+            }
+            lines.push(
+                format!("tcp {port} {}", settings.join(" "))
+                    .trim_end()
+                    .to_owned(),
+            );
+            for (key, route) in &service.routes {
+                let targets: Vec<String> = route
+                    .backends
+                    .iter()
+                    .map(|(id, weight)| {
+                        let name = id
+                            .as_ref()
+                            .map_or_else(|| "refused".to_owned(), |id| id.section_name());
+                        format!("{name}*{weight}")
+                    })
+                    .collect();
+                let targets = if targets.is_empty() {
+                    "refused".to_owned()
+                } else {
+                    targets.join(" ")
+                };
+                lines.push(format!("tcp {port} {} -> {targets}", host_text(key)));
+            }
+        }
     }
     if show.backends {
         for (id, backend) in &model.backends {
             let mut line = format!("backend {}", id.section_name());
-            if backend.id.mode == model::BackendMode::TlsPassthrough {
+            if backend.id.mode != model::BackendMode::Http {
                 line.push_str(" mode tcp");
             }
             if backend.balance != convert::keys::BALANCE_ALGORITHM.default_value() {

@@ -235,9 +235,8 @@ fn complete(document: &[&str]) -> String {
         let version = match kind.as_str() {
             "Ingress" | "IngressClass" => "networking.k8s.io/v1",
             "EndpointSlice" => "discovery.k8s.io/v1",
-            "GatewayClass" | "Gateway" | "HTTPRoute" | "GRPCRoute" | "TLSRoute" => {
-                "gateway.networking.k8s.io/v1"
-            }
+            "GatewayClass" | "Gateway" | "HTTPRoute" | "GRPCRoute" | "TLSRoute" | "TCPRoute"
+            | "UDPRoute" => "gateway.networking.k8s.io/v1",
             "ReferenceGrant" => "gateway.networking.k8s.io/v1beta1",
             _ => "v1",
         };

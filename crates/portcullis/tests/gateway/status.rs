@@ -18,7 +18,7 @@ spec:
   gatewayClassName: portcullis
   listeners:
   - {name: http, protocol: HTTP, port: 80, hostname: "*.example.com"}
-  - {name: tcp, protocol: TCP, port: 9000}
+  - {name: udp, protocol: UDP, port: 9000}
   - {name: alt, protocol: HTTP, port: 443}
   - name: secure
     protocol: HTTPS
@@ -164,7 +164,7 @@ fn status_reports_every_condition_and_reason_of_the_specification() {
         pair("True", "Programmed")
     );
     assert_eq!(
-        condition(&listener("tcp")["conditions"], "Accepted"),
+        condition(&listener("udp")["conditions"], "Accepted"),
         pair("False", "UnsupportedProtocol")
     );
     // Plain HTTP on the HTTPS frontend's port, beside an HTTPS listener there.

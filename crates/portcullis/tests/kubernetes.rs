@@ -150,7 +150,9 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
             "/apis/gateway.networking.k8s.io/v1/grpcroutes?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/httproutes?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/referencegrants?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/tcproutes?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/tlsroutes?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/udproutes?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingressclasses?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingresses?fieldSelector=",
         ],
@@ -776,5 +778,116 @@ fn a_tls_route_is_served_and_its_status_written_in_kubernetes_mode() {
         .is_ok_and(|reply| reply.certificate_cn == "portcullis default certificate")
     })
     .unwrap();
+    assert_only_granted_requests(&api);
+}
+
+#[test]
+fn tcp_services_and_tcp_routes_are_served_and_route_status_written_in_kubernetes_mode() {
+    let api = FakeApiServer::start().unwrap();
+    let (database, queue) = (
+        EchoServer::start("database").unwrap(),
+        EchoServer::start("queue").unwrap(),
+    );
+    api.apply(service("database"));
+    api.apply(slice("database", &[&database]));
+    api.apply(service("queue"));
+    api.apply(slice("queue", &[&queue]));
+    let (configmap_port, listener_port) = (test_support::free_port(), test_support::free_port());
+    api.apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": "tcp", "namespace": "default"},
+                     "data": {configmap_port.to_string(): "default/database:80"}}));
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+               "metadata": {"name": "portcullis"},
+               "spec": {"controllerName": "portcullis.dev/gateway-controller"}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "edge", "namespace": "default"},
+               "spec": {"gatewayClassName": "portcullis",
+                        "listeners": [{"name": "tcp", "protocol": "TCP", "port": listener_port}]}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "TCPRoute",
+               "metadata": {"name": "queue", "namespace": "default", "generation": 2},
+               "spec": {"parentRefs": [{"name": "edge"}],
+                        "rules": [{"backendRefs": [{"name": "queue", "port": 80}]}]}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "UDPRoute",
+               "metadata": {"name": "dns", "namespace": "default"},
+               "spec": {"parentRefs": [{"name": "edge"}],
+                        "rules": [{"backendRefs": [{"name": "queue", "port": 53}]}]}}),
+    );
+    let mut instance = launch(&api, "solo", &["--tcp-services-configmap", "default/tcp"]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    let through = |port: u16| {
+        test_support::KeepAliveClient::new(port)
+            .get("any.test", "/")
+            .ok()
+            .and_then(|r| r.server())
+    };
+    p.wait_until(WAIT, |_| {
+        through(configmap_port).as_deref() == Some("database")
+    })
+    .unwrap();
+    p.wait_until(WAIT, |_| through(listener_port).as_deref() == Some("queue"))
+        .unwrap();
+    assert!(
+        api.lists().contains(
+            &"/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name=tcp".to_owned()
+        ),
+        "only the TCP services ConfigMap is listed: {:?}",
+        api.lists()
+    );
+    let parent_conditions = |kind: &str, name: &str| -> Vec<(String, String)> {
+        let status = api.get(kind, "default", name).unwrap()["status"].clone();
+        status["parents"][0]["conditions"]
+            .as_array()
+            .map(|conditions| {
+                conditions
+                    .iter()
+                    .map(|c| {
+                        (
+                            c["type"].as_str().unwrap_or_default().to_owned(),
+                            format!(
+                                "{}/{}",
+                                c["status"].as_str().unwrap_or_default(),
+                                c["reason"].as_str().unwrap_or_default()
+                            ),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    p.wait_until(WAIT, |_| !parent_conditions("TCPRoute", "queue").is_empty())
+        .unwrap();
+    assert_eq!(
+        parent_conditions("TCPRoute", "queue"),
+        [
+            ("Accepted".to_owned(), "True/Accepted".to_owned()),
+            ("ResolvedRefs".to_owned(), "True/ResolvedRefs".to_owned())
+        ]
+    );
+    p.wait_until(WAIT, |_| !parent_conditions("UDPRoute", "dns").is_empty())
+        .unwrap();
+    assert_eq!(
+        parent_conditions("UDPRoute", "dns")[0],
+        (
+            "Accepted".to_owned(),
+            "False/NotAllowedByListeners".to_owned()
+        )
+    );
+    p.wait_until(WAIT, |_| {
+        let gateway = api.get("Gateway", "default", "edge").unwrap();
+        gateway["status"]["listeners"][0]["attachedRoutes"] == 1
+    })
+    .unwrap();
+    // The route removed: its port no longer has a frontend.
+    api.delete("TCPRoute", "default", "queue");
+    p.wait_until(WAIT, |_| through(listener_port).is_none())
+        .unwrap();
     assert_only_granted_requests(&api);
 }

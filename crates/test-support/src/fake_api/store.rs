@@ -47,6 +47,8 @@ pub const RESOURCES: &[Resource] = &[
     grouped("gateway.networking.k8s.io", "httproutes", "HTTPRoute", true),
     grouped("gateway.networking.k8s.io", "grpcroutes", "GRPCRoute", true),
     grouped("gateway.networking.k8s.io", "tlsroutes", "TLSRoute", true),
+    grouped("gateway.networking.k8s.io", "tcproutes", "TCPRoute", true),
+    grouped("gateway.networking.k8s.io", "udproutes", "UDPRoute", true),
     grouped(
         "gateway.networking.k8s.io",
         "referencegrants",

@@ -24,7 +24,7 @@ fn options(shards: u32) -> ConvertOptions {
         ingress_class: "portcullis".into(),
         watch_ingress_without_class: true,
         global_configmap: Some(("ops".into(), "global".into())),
-        tcp_services_configmap: None,
+        tcp_services_configmap: Some(("ops".into(), "tcp".into())),
         default_ssl_certificate: None,
         fallback_certificate: TlsCert {
             pem_bundle: "FALLBACK CERTIFICATE\n".into(),
@@ -107,6 +107,9 @@ struct Shape {
     /// 0: none; 1: `ssl-passthrough`; 2: and `ssl-passthrough-http-port` 80, the port
     /// the passthrough backend uses too (one backend asked for in two modes).
     passthrough: u8,
+    /// The Ingress as a TCP service instead: 0 no; 1 on port 9000, which several share;
+    /// 2 on a port of its own, behind a PROXY-protocol proxy.
+    tcp: u8,
 }
 
 impl Default for Shape {
@@ -127,6 +130,7 @@ impl Default for Shape {
             auth: 0,
             client_policy: 0,
             passthrough: 0,
+            tcp: 0,
         }
     }
 }
@@ -171,6 +175,12 @@ struct Cluster {
     routes: BTreeMap<u8, RouteShape>,
     /// TLSRoutes by service: 0 `svc<n>.pass.test`, 1 `shared.test`, 2 `*.pass.test`.
     tls_routes: BTreeMap<u8, u8>,
+    /// TCPRoutes by service: 0 alone on listener `tcp`; 1 split 3:1 with `svc0` there;
+    /// 2 a TLSRoute on the Terminate listener `term` instead.
+    tcp_routes: BTreeMap<u8, u8>,
+    /// The `tcp-services` ConfigMap: none, or entries for services 0 to 3 (1: plain; 2:
+    /// PROXY both ways, no checks; 3: TLS with Secret `tls` and a client CA).
+    tcp_configmap: Option<u8>,
     gateway: GatewayShape,
 }
 
@@ -206,6 +216,23 @@ impl Cluster {
             yaml += &format!(
                 "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{timeout-server: {timeout}s, dns-resolvers: 'local=10.96.0.10:53', dns-hold-valid: {timeout}s, redirect-from-code: '30{timeout}', ssl-dh-param: alpha/tls}}\n"
             );
+        }
+        if let Some(variant) = self.tcp_configmap {
+            let options = match variant % 4 {
+                0 | 1 => "",
+                2 => ":PROXY:PROXY-V1::-",
+                _ => "::::alpha/tls:1s:alpha/client-ca",
+            };
+            yaml += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: tcp, namespace: ops}\ndata:\n";
+            for number in 0u8..4 {
+                let namespace = Self::namespace(number);
+                yaml += &format!(
+                    "  '{}': '{namespace}/svc{number}:80{options}'\n",
+                    9200 + u16::from(number)
+                );
+            }
+            // One entry on the HTTP frontend's port: refused, whatever else changes.
+            yaml += "  '8080': 'alpha/svc0:80'\n";
         }
         for (number, shape) in &self.services {
             let namespace = Self::namespace(*number);
@@ -322,6 +349,15 @@ impl Cluster {
                 1 => "portcullis.dev/ssl-passthrough: 'true'",
                 _ => "portcullis.dev/ssl-passthrough: 'true', portcullis.dev/ssl-passthrough-http-port: '80'",
             });
+            let own_tcp_port = format!(
+                "portcullis.dev/tcp-service-port: '{}', portcullis.dev/tcp-service-proxy-protocol: 'true'",
+                9100 + u16::from(*number)
+            );
+            pairs.push(match shape.tcp % 3 {
+                0 => "",
+                1 => "portcullis.dev/tcp-service-port: '9000'",
+                _ => own_tcp_port.as_str(),
+            });
             pairs.push(match shape.auth % 4 {
                 0 => "",
                 1 => "portcullis.dev/auth-secret: users, portcullis.dev/auth-realm: Staff",
@@ -371,8 +407,22 @@ impl Cluster {
             ""
         };
         let mut yaml = format!(
-            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: gw}}\nspec: {{controllerName: {controller}}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: alpha}}\nspec:\n  gatewayClassName: gw\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: https\n    protocol: HTTPS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{certificateRefs: [{{name: tls}}]}}\n  - name: alt\n    protocol: HTTP\n    port: 8080{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: tls\n    protocol: TLS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{mode: Passthrough}}\n"
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: gw}}\nspec: {{controllerName: {controller}}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: alpha}}\nspec:\n  gatewayClassName: gw\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: https\n    protocol: HTTPS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{certificateRefs: [{{name: tls}}]}}\n  - name: alt\n    protocol: HTTP\n    port: 8080{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: tls\n    protocol: TLS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{mode: Passthrough}}\n  - name: tcp\n    protocol: TCP\n    port: 9400\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: term\n    protocol: TLS\n    port: 9443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{mode: Terminate, certificateRefs: [{{name: tls}}]}}\n"
         );
+        for (number, variant) in &self.tcp_routes {
+            let namespace = Self::namespace(*number);
+            yaml += &match variant % 3 {
+                0 => format!(
+                    "---\napiVersion: gateway.networking.k8s.io/v1\nkind: TCPRoute\nmetadata: {{name: tcp{number}, namespace: {namespace}}}\nspec:\n  parentRefs: [{{name: gw, namespace: alpha, sectionName: tcp}}]\n  rules:\n  - backendRefs: [{{name: svc{number}, port: 80}}]\n"
+                ),
+                1 => format!(
+                    "---\napiVersion: gateway.networking.k8s.io/v1alpha2\nkind: TCPRoute\nmetadata: {{name: tcp{number}, namespace: {namespace}}}\nspec:\n  parentRefs: [{{name: gw, namespace: alpha, sectionName: tcp}}]\n  rules:\n  - backendRefs: [{{name: svc{number}, port: 80, weight: 3}}, {{name: svc0, namespace: alpha, port: 80}}]\n"
+                ),
+                _ => format!(
+                    "---\napiVersion: gateway.networking.k8s.io/v1\nkind: TLSRoute\nmetadata: {{name: tcp{number}, namespace: {namespace}}}\nspec:\n  parentRefs: [{{name: gw, namespace: alpha, sectionName: term}}]\n  hostnames: [svc{number}.term.test]\n  rules:\n  - backendRefs: [{{name: svc{number}, port: 80, weight: 2}}, {{name: nosuch, port: 80}}]\n"
+                ),
+            };
+        }
         for (number, host) in &self.tls_routes {
             let namespace = Self::namespace(*number);
             let hostname = match host % 3 {
@@ -385,7 +435,7 @@ impl Cluster {
             );
         }
         if gateway.grant {
-            yaml += "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: beta-routes, namespace: alpha}\nspec:\n  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: beta}, {group: gateway.networking.k8s.io, kind: GRPCRoute, namespace: beta}]\n  to: [{group: '', kind: Service}]\n";
+            yaml += "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: beta-routes, namespace: alpha}\nspec:\n  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: beta}, {group: gateway.networking.k8s.io, kind: GRPCRoute, namespace: beta}, {group: gateway.networking.k8s.io, kind: TCPRoute, namespace: beta}]\n  to: [{group: '', kind: Service}]\n";
         }
         for (number, route) in &self.routes {
             let namespace = Self::namespace(*number);
@@ -783,6 +833,9 @@ enum Change {
     Gateway(GatewayShape),
     Passthrough(u8, u8),
     TlsRoute(u8, Option<u8>),
+    Tcp(u8, u8),
+    TcpRoute(u8, Option<u8>),
+    TcpConfigMap(Option<u8>),
 }
 
 /// Any shape a service may have.
@@ -794,12 +847,14 @@ fn shape() -> impl Strategy<Value = Shape> {
             (0u8..4, 0u8..4, 0u8..16, 0u8..3, 0u8..4, 0u8..4),
             proptest::sample::select(vec![0u8, 0, 1, 2]),
         ),
+        proptest::sample::select(vec![0u8, 0, 0, 1, 2]),
     )
         .prop_map(
             |(
                 (endpoints, tls, path_variant, ours),
                 (host, shared_backend, leastconn, default_backend),
                 ((access, blue_green, pod_labels, dns, auth, client_policy), passthrough),
+                tcp,
             )| {
                 Shape {
                     endpoints,
@@ -817,6 +872,7 @@ fn shape() -> impl Strategy<Value = Shape> {
                     auth,
                     client_policy,
                     passthrough,
+                    tcp,
                 }
             },
         )
@@ -882,6 +938,9 @@ fn change() -> impl Strategy<Value = Change> {
         gateway_shape().prop_map(Change::Gateway),
         (0u8..8, 0u8..3).prop_map(|(s, p)| Change::Passthrough(s, p)),
         (0u8..8, proptest::option::weighted(0.7, 0u8..3)).prop_map(|(s, h)| Change::TlsRoute(s, h)),
+        (0u8..8, 0u8..3).prop_map(|(s, t)| Change::Tcp(s, t)),
+        (0u8..8, proptest::option::weighted(0.7, 0u8..3)).prop_map(|(s, v)| Change::TcpRoute(s, v)),
+        proptest::option::of(0u8..4).prop_map(Change::TcpConfigMap),
     ]
 }
 
@@ -936,6 +995,14 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::TlsRoute(s, None) => {
             cluster.tls_routes.remove(&s);
         }
+        Change::Tcp(s, t) => edit(s, &|shape| shape.tcp = t),
+        Change::TcpRoute(s, Some(variant)) => {
+            cluster.tcp_routes.insert(s, variant);
+        }
+        Change::TcpRoute(s, None) => {
+            cluster.tcp_routes.remove(&s);
+        }
+        Change::TcpConfigMap(variant) => cluster.tcp_configmap = variant,
     }
 }
 
@@ -949,12 +1016,14 @@ proptest! {
         initial in proptest::collection::btree_map(0u8..8, shape(), 0..6),
         initial_routes in proptest::collection::btree_map(0u8..8, route_shape(), 0..4),
         initial_tls_routes in proptest::collection::btree_map(0u8..8, 0u8..3, 0..3),
+        initial_tcp_routes in proptest::collection::btree_map(0u8..8, 0u8..3, 0..3),
+        tcp_configmap in proptest::option::of(0u8..4),
         gateway in gateway_shape(),
         shards in 0u32..5,
         batches in proptest::collection::vec(batch(), 1..8),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut cluster = Cluster { services: initial, routes: initial_routes, tls_routes: initial_tls_routes, gateway, ..Cluster::default() };
+        let mut cluster = Cluster { services: initial, routes: initial_routes, tls_routes: initial_tls_routes, tcp_routes: initial_tcp_routes, tcp_configmap, gateway, ..Cluster::default() };
         let mut shards = shards;
         let mut live = Live::start(dir.path(), shards, &cluster);
         for (changes, restart) in &batches {

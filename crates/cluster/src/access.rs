@@ -63,11 +63,20 @@ pub const API_ACCESS: &[Access] = &[
     access(GATEWAY, "grpcroutes", READ, Grant::Cluster),
     access(GATEWAY, "tlsroutes", READ, Grant::Cluster),
     access(GATEWAY, "referencegrants", READ, Grant::Cluster),
+    access(GATEWAY, "backendtlspolicies", READ, Grant::Cluster),
+    // BackendTLSPolicies name ConfigMaps for their CA certificates (`ca.crt`).
+    access("", "configmaps", READ, Grant::Cluster),
     access(GATEWAY, "gatewayclasses/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "gateways/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "httproutes/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "grpcroutes/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "tlsroutes/status", &["patch"], Grant::Cluster),
+    access(
+        GATEWAY,
+        "backendtlspolicies/status",
+        &["patch"],
+        Grant::Cluster,
+    ),
     access(
         "events.k8s.io",
         "events",

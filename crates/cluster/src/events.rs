@@ -43,6 +43,7 @@ pub fn api_version(kind: Kind) -> &'static str {
         | Kind::HttpRoute
         | Kind::GrpcRoute
         | Kind::TlsRoute
+        | Kind::BackendTlsPolicy
         | Kind::ReferenceGrant => "gateway.networking.k8s.io/v1",
     }
 }

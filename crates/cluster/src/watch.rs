@@ -13,7 +13,8 @@ use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
 use resources::{
-    Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ReferenceGrant, TlsRoute,
+    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ReferenceGrant,
+    TlsRoute,
 };
 use serde::de::DeserializeOwned;
 use source::SourceBatch;
@@ -25,7 +26,8 @@ use tokio::sync::mpsc;
 pub struct WatchScope {
     /// Namespaces to watch; empty means every namespace.
     pub namespaces: Vec<String>,
-    /// The global ConfigMap (namespace, name): the only ConfigMap read.
+    /// The global ConfigMap (namespace, name): the only ConfigMap read, unless the
+    /// Gateway API is watched (BackendTLSPolicies' CAs are ConfigMaps).
     pub configmap: Option<(String, String)>,
     /// Watch the Gateway API kinds too.
     pub gateway_api: bool,
@@ -196,9 +198,33 @@ fn start_watchers(
                 Kind::ReferenceGrant,
                 |o: ReferenceGrant| Object::ReferenceGrant(Arc::new(o)),
             );
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
+                Kind::BackendTlsPolicy,
+                |o: BackendTlsPolicy| Object::BackendTlsPolicy(Arc::new(o)),
+            );
+            // BackendTLSPolicies name ConfigMaps (`ca.crt`) for their CAs.
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
+                Kind::ConfigMap,
+                |o: ConfigMap| Object::ConfigMap(Arc::new(o)),
+            );
         }
     }
-    if let Some((namespace, name)) = &scope.configmap {
+    // The global ConfigMap gets a watcher of its own unless one above lists its
+    // namespace already: two watchers of one kind and namespace would each take the
+    // other's objects for deleted when they relist.
+    let covered = |configmap_namespace: &str| {
+        scope.gateway_api
+            && namespaces
+                .iter()
+                .any(|n| n.as_deref().is_none_or(|n| n == configmap_namespace))
+    };
+    if let Some((namespace, name)) = scope.configmap.as_ref().filter(|(n, _)| !covered(n)) {
         let only_it = watcher::Config::default().fields(&format!("metadata.name={name}"));
         watchers.start(
             Api::namespaced(client.clone(), namespace),

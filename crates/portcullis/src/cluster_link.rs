@@ -14,7 +14,8 @@ use index::Snapshot;
 use model::OrdSet;
 use prometheus_client::metrics::gauge::Gauge;
 use resources::{
-    Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ObjectRef, Service, TlsRoute,
+    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ObjectRef,
+    Service, TlsRoute,
 };
 use serde_json::Value;
 use source::SourceBatch;
@@ -52,6 +53,7 @@ struct GatewayStatusWriters {
     routes: StatusWriter<Vec<Target<HttpRoute>>>,
     grpc_routes: StatusWriter<Vec<Target<GrpcRoute>>>,
     tls_routes: StatusWriter<Vec<Target<TlsRoute>>>,
+    backend_tls_policies: StatusWriter<Vec<Target<BackendTlsPolicy>>>,
 }
 
 impl std::fmt::Debug for ClusterLink {
@@ -239,6 +241,12 @@ impl GatewayStatusWriters {
             routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
             grpc_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
             tls_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
+            backend_tls_policies: StatusWriter::start(
+                client.clone(),
+                name(),
+                leading.clone(),
+                Vec::new(),
+            ),
         }
     }
 
@@ -256,6 +264,7 @@ impl GatewayStatusWriters {
             let mut routes = Vec::new();
             let mut grpc_routes = Vec::new();
             let mut tls_routes = Vec::new();
+            let mut policies = Vec::new();
             for (object, status) in report {
                 match snapshot.get(object) {
                     Some(Object::GatewayClass(class)) => classes.extend(target(class, status)),
@@ -263,6 +272,9 @@ impl GatewayStatusWriters {
                     Some(Object::HttpRoute(route)) => routes.extend(target(route, status)),
                     Some(Object::GrpcRoute(route)) => grpc_routes.extend(target(route, status)),
                     Some(Object::TlsRoute(route)) => tls_routes.extend(target(route, status)),
+                    Some(Object::BackendTlsPolicy(policy)) => {
+                        policies.extend(target(policy, status));
+                    }
                     _ => {}
                 }
             }
@@ -270,6 +282,7 @@ impl GatewayStatusWriters {
             self.routes.update(routes);
             self.grpc_routes.update(grpc_routes);
             self.tls_routes.update(tls_routes);
+            self.backend_tls_policies.update(policies);
             self.last_gateways = gateways;
         }
         self.gateways.update(ServedGateways {

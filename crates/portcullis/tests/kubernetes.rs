@@ -139,12 +139,13 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
     assert_eq!(
         lists,
         [
-            "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name=global",
+            "/api/v1/configmaps?fieldSelector=",
             "/api/v1/namespaces?fieldSelector=",
             "/api/v1/pods?fieldSelector=",
             "/api/v1/secrets?fieldSelector=type=kubernetes.io/tls",
             "/api/v1/services?fieldSelector=",
             "/apis/discovery.k8s.io/v1/endpointslices?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/backendtlspolicies?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/gatewayclasses?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/gateways?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/grpcroutes?fieldSelector=",
@@ -154,7 +155,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
             "/apis/networking.k8s.io/v1/ingressclasses?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingresses?fieldSelector=",
         ],
-        "one list per kind; Secrets only of the TLS type, only the global ConfigMap"
+        "one list per kind; Secrets only of the TLS type; ConfigMaps (BackendTLSPolicies' CAs, the global one among them) once"
     );
     let config = std::fs::read_to_string(p.state_dir.join("haproxy.cfg")).unwrap();
     assert!(config.contains("timeout client 77s"), "{config}");

@@ -259,6 +259,7 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
         (GATEWAY_GROUP, "HTTPRoute") => custom(value, Kind::HttpRoute, Object::HttpRoute),
         (GATEWAY_GROUP, "GRPCRoute") => custom(value, Kind::GrpcRoute, Object::GrpcRoute),
         (GATEWAY_GROUP, "TLSRoute") => tls_route(value),
+        (GATEWAY_GROUP, "BackendTLSPolicy") => backend_tls_policy(value),
         (GATEWAY_GROUP, "ReferenceGrant") => {
             custom(value, Kind::ReferenceGrant, Object::ReferenceGrant)
         }
@@ -345,6 +346,25 @@ fn tls_route(mut value: Value) -> Result<Object, String> {
             .or_insert_with(|| Value::Array(Vec::new()));
     }
     typed(value, Kind::TlsRoute, Object::TlsRoute)
+}
+
+/// A BackendTLSPolicy: v1 (standard since Gateway API v1.4), or v1alpha3 as clusters
+/// with the experimental channel of v1.3 serve it, with the same fields.
+fn backend_tls_policy(mut value: Value) -> Result<Object, String> {
+    let version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !matches!(
+        version,
+        "gateway.networking.k8s.io/v1" | "gateway.networking.k8s.io/v1alpha3"
+    ) {
+        return Err(format!(
+            "BackendTLSPolicy: apiVersion {version} is not served (v1 or v1alpha3)"
+        ));
+    }
+    value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
+    typed(value, Kind::BackendTlsPolicy, Object::BackendTlsPolicy)
 }
 
 fn typed<T: DeserializeOwned>(

@@ -33,6 +33,7 @@ impl NameRule {
             | Kind::HttpRoute
             | Kind::GrpcRoute
             | Kind::TlsRoute
+            | Kind::BackendTlsPolicy
             | Kind::ReferenceGrant
             | Kind::Pod => NameRule::Dns1123Subdomain,
         }

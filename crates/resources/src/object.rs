@@ -9,7 +9,10 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::{Gateway, GatewayClass, GrpcRoute, HttpRoute, LogSafe, ReferenceGrant, TlsRoute};
+use crate::{
+    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, LogSafe, ReferenceGrant,
+    TlsRoute,
+};
 
 /// The kinds portcullis reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -44,11 +47,13 @@ pub enum Kind {
     Pod,
     /// gateway.networking.k8s.io TLSRoute.
     TlsRoute,
+    /// gateway.networking.k8s.io BackendTLSPolicy.
+    BackendTlsPolicy,
 }
 
 impl Kind {
     /// Every kind, in a fixed order (used for metrics).
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 16] = [
         Kind::Namespace,
         Kind::Service,
         Kind::EndpointSlice,
@@ -64,6 +69,7 @@ impl Kind {
         Kind::ReferenceGrant,
         Kind::Pod,
         Kind::TlsRoute,
+        Kind::BackendTlsPolicy,
     ];
 
     /// The Kubernetes kind name.
@@ -84,6 +90,7 @@ impl Kind {
             Kind::ReferenceGrant => "ReferenceGrant",
             Kind::Pod => "Pod",
             Kind::TlsRoute => "TLSRoute",
+            Kind::BackendTlsPolicy => "BackendTLSPolicy",
         }
     }
 
@@ -190,6 +197,8 @@ pub enum Object {
     Pod(Arc<Pod>),
     /// TLSRoute.
     TlsRoute(Arc<TlsRoute>),
+    /// BackendTLSPolicy.
+    BackendTlsPolicy(Arc<BackendTlsPolicy>),
 }
 
 impl Object {
@@ -211,6 +220,7 @@ impl Object {
             Object::ReferenceGrant(_) => Kind::ReferenceGrant,
             Object::Pod(_) => Kind::Pod,
             Object::TlsRoute(_) => Kind::TlsRoute,
+            Object::BackendTlsPolicy(_) => Kind::BackendTlsPolicy,
         }
     }
 
@@ -232,6 +242,7 @@ impl Object {
             Object::ReferenceGrant(o) => &o.metadata,
             Object::Pod(o) => o.metadata(),
             Object::TlsRoute(o) => &o.metadata,
+            Object::BackendTlsPolicy(o) => &o.metadata,
         }
     }
 

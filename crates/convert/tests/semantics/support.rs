@@ -4,7 +4,8 @@
 // shares is removed), with two conveniences:
 // - a document without `apiVersion` gets the usual one for its `kind`;
 // - a `Secret` written without `data` or `stringData` gets a valid generated certificate
-//   and key (`tls.crt`, `tls.key`).
+//   and key (`tls.crt`, `tls.key`);
+// - a `ConfigMap` written without `data` gets that certificate as a CA (`ca.crt`).
 //
 // Every input also holds `SERVICES`: Services `web` and `api` in namespace `default`, each
 // with an unnamed port 80 and one ready endpoint.
@@ -235,9 +236,8 @@ fn complete(document: &[&str]) -> String {
         let version = match kind.as_str() {
             "Ingress" | "IngressClass" => "networking.k8s.io/v1",
             "EndpointSlice" => "discovery.k8s.io/v1",
-            "GatewayClass" | "Gateway" | "HTTPRoute" | "GRPCRoute" | "TLSRoute" => {
-                "gateway.networking.k8s.io/v1"
-            }
+            "GatewayClass" | "Gateway" | "HTTPRoute" | "GRPCRoute" | "TLSRoute"
+            | "BackendTLSPolicy" => "gateway.networking.k8s.io/v1",
             "ReferenceGrant" => "gateway.networking.k8s.io/v1beta1",
             _ => "v1",
         };
@@ -245,6 +245,14 @@ fn complete(document: &[&str]) -> String {
     }
     for line in document {
         let _ = writeln!(text, "{line}");
+    }
+    if kind == "ConfigMap" && field("data:").is_none() {
+        let indented: String = certificate()
+            .0
+            .lines()
+            .map(|l| format!("    {l}\n"))
+            .collect();
+        let _ = write!(text, "data:\n  ca.crt: |\n{indented}");
     }
     if kind == "Secret" && field("data:").is_none() && field("stringData:").is_none() {
         let (certificate, key) = certificate();

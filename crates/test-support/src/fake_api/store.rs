@@ -49,6 +49,12 @@ pub const RESOURCES: &[Resource] = &[
     grouped("gateway.networking.k8s.io", "tlsroutes", "TLSRoute", true),
     grouped(
         "gateway.networking.k8s.io",
+        "backendtlspolicies",
+        "BackendTLSPolicy",
+        true,
+    ),
+    grouped(
+        "gateway.networking.k8s.io",
         "referencegrants",
         "ReferenceGrant",
         true,

@@ -779,3 +779,110 @@ fn a_tls_route_is_served_and_its_status_written_in_kubernetes_mode() {
     .unwrap();
     assert_only_granted_requests(&api);
 }
+
+#[test]
+fn a_backend_tls_policy_is_watched_applied_and_its_status_written_with_its_ca_configmap() {
+    let api = FakeApiServer::start().unwrap();
+    let pki = test_support::server_pki("backend CA", &["abc.example.com"]);
+    let secure = TlsEchoServer::start_signed("secure", &pki).unwrap();
+    api.apply(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "secure", "namespace": "default"},
+        "spec": {"ports": [{"name": "btls", "port": 443}]},
+    }));
+    api.apply(json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "secure-1", "namespace": "default",
+                     "labels": {"kubernetes.io/service-name": "secure"}},
+        "addressType": "IPv4",
+        "ports": [{"name": "btls", "port": secure.port}],
+        "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+    }));
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+               "metadata": {"name": "portcullis"},
+               "spec": {"controllerName": "portcullis.dev/gateway-controller"}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "edge", "namespace": "default"},
+               "spec": {"gatewayClassName": "portcullis",
+                        "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+               "metadata": {"name": "secure", "namespace": "default"},
+               "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["abc.example.com"],
+                        "rules": [{"backendRefs": [{"name": "secure", "port": 443}]}]}}),
+    );
+    // The policy names a CA ConfigMap that does not exist yet.
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy",
+               "metadata": {"name": "secure", "namespace": "default", "generation": 2},
+               "spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "secure",
+                                        "sectionName": "btls"}],
+                        "validation": {"caCertificateRefs": [{"group": "", "kind": "ConfigMap",
+                                                              "name": "backend-ca"}],
+                                       "hostname": "abc.example.com"}}}),
+    );
+    let mut instance = launch(&api, "solo", &[]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    let conditions = |api: &FakeApiServer| {
+        let policy = api.get("BackendTLSPolicy", "default", "secure").unwrap();
+        let ancestor = &policy["status"]["ancestors"][0];
+        let found: Vec<(Value, Value)> = ancestor["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| (c["type"].clone(), c["reason"].clone()))
+            .collect();
+        (ancestor["ancestorRef"]["name"].clone(), found)
+    };
+    p.wait_until(WAIT, |_| {
+        conditions(&api)
+            == (
+                json!("edge"),
+                vec![
+                    (json!("Accepted"), json!("NoValidCACertificate")),
+                    (json!("ResolvedRefs"), json!("InvalidCACertificateRef")),
+                ],
+            )
+    })
+    .unwrap_or_else(|err| panic!("{err}: {:?}", conditions(&api)));
+    assert_eq!(answer(p.http_port, "abc.example.com"), "503");
+
+    // The ConfigMap appears: watched, the backend is reached over verified TLS with the
+    // policy's hostname as SNI, and the policy is accepted.
+    api.apply(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "backend-ca", "namespace": "default"},
+        "data": {"ca.crt": pki.ca_pem},
+    }));
+    wait_for(p, "abc.example.com", "secure");
+    let reply = test_support::http_get(p.http_port, "abc.example.com", "/").unwrap();
+    assert_eq!(reply.echo().unwrap()["sni"], "abc.example.com");
+    p.wait_until(WAIT, |_| {
+        conditions(&api).1
+            == vec![
+                (json!("Accepted"), json!("Accepted")),
+                (json!("ResolvedRefs"), json!("ResolvedRefs")),
+            ]
+    })
+    .unwrap_or_else(|err| panic!("{err}: {:?}", conditions(&api)));
+    let policy = api.get("BackendTLSPolicy", "default", "secure").unwrap();
+    let ancestor = &policy["status"]["ancestors"][0];
+    assert_eq!(
+        ancestor["controllerName"],
+        "portcullis.dev/gateway-controller"
+    );
+    assert_eq!(ancestor["conditions"][0]["observedGeneration"], 2);
+    assert!(
+        api.writes()
+            .iter()
+            .any(|w| w.ends_with("/backendtlspolicies/secure/status")),
+        "{:?}",
+        api.writes()
+    );
+    assert_only_granted_requests(&api);
+}

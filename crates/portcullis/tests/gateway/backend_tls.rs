@@ -31,13 +31,14 @@ spec:
 ";
 
 /// The Services the route sends `/<name>` to, each on the one TLS backend.
-const CASES: [&str; 6] = [
+const CASES: [&str; 7] = [
     "good",
     "host-mismatch",
     "cert-mismatch",
     "san",
     "missing-ca",
     "reconcile",
+    "scaled",
 ];
 
 /// A BackendTLSPolicy for Service `service` (its port `btls`).
@@ -89,7 +90,7 @@ fn policies_reach_tls_backends_verified_and_refuse_what_does_not_verify() {
     let tls_backend = TlsEchoServer::start_signed("tls-backend", &pki).unwrap();
 
     let mut objects = GATEWAY.to_owned();
-    for name in CASES {
+    for name in CASES.iter().filter(|name| **name != "scaled") {
         objects += &backend(
             "default",
             name,
@@ -112,7 +113,14 @@ fn policies_reach_tls_backends_verified_and_refuse_what_does_not_verify() {
     );
     objects += &policy("missing-ca", "nosuch", "abc.example.com", "");
     objects += &policy("reconcile", "late", "abc.example.com", "");
+    objects += &policy("scaled", "ca", "abc.example.com", "");
     write(&manifests, "all.yaml", &objects);
+    // A Service without endpoints yet: its TLS server comes later, added live.
+    write(
+        &manifests,
+        "scaled.yaml",
+        &backend("default", "scaled", 443, Some("btls"), &[]),
+    );
     let mut p = Portcullis::start(
         env!("CARGO_BIN_EXE_portcullis"),
         &manifests,
@@ -183,4 +191,24 @@ fn policies_reach_tls_backends_verified_and_refuse_what_does_not_verify() {
     assert_eq!(policy_conditions(&p, "reconcile"), no_ca);
     // The other backends were not disturbed.
     assert_eq!(answer(port, "abc.example.com", "/good"), "tls-backend");
+
+    // A server added to a policy's backend is verified like one loaded from the file.
+    assert_eq!(answer(port, "abc.example.com", "/scaled"), "503");
+    write(
+        &manifests,
+        "scaled.yaml",
+        &backend(
+            "default",
+            "scaled",
+            443,
+            Some("btls"),
+            &[(tls_backend.port, true)],
+        ),
+    );
+    p.wait_until(WAIT, |_| {
+        answer(port, "abc.example.com", "/scaled") == "tls-backend"
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", p.log()));
+    let scaled = http_get(port, "abc.example.com", "/scaled").unwrap();
+    assert_eq!(scaled.echo().unwrap()["sni"], "abc.example.com");
 }

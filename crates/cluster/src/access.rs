@@ -65,6 +65,9 @@ pub const API_ACCESS: &[Access] = &[
     access(GATEWAY, "tcproutes", READ, Grant::Cluster),
     access(GATEWAY, "udproutes", READ, Grant::Cluster),
     access(GATEWAY, "referencegrants", READ, Grant::Cluster),
+    access(GATEWAY, "backendtlspolicies", READ, Grant::Cluster),
+    // BackendTLSPolicies name ConfigMaps for their CA certificates (`ca.crt`).
+    access("", "configmaps", READ, Grant::Cluster),
     access(GATEWAY, "gatewayclasses/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "gateways/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "httproutes/status", &["patch"], Grant::Cluster),
@@ -72,6 +75,12 @@ pub const API_ACCESS: &[Access] = &[
     access(GATEWAY, "tlsroutes/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "tcproutes/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "udproutes/status", &["patch"], Grant::Cluster),
+    access(
+        GATEWAY,
+        "backendtlspolicies/status",
+        &["patch"],
+        Grant::Cluster,
+    ),
     access(
         "events.k8s.io",
         "events",

@@ -45,6 +45,7 @@ pub fn api_version(kind: Kind) -> &'static str {
         | Kind::TlsRoute
         | Kind::TcpRoute
         | Kind::UdpRoute
+        | Kind::BackendTlsPolicy
         | Kind::ReferenceGrant => "gateway.networking.k8s.io/v1",
     }
 }

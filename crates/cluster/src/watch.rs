@@ -13,8 +13,8 @@ use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
 use resources::{
-    Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ReferenceGrant, TcpRoute, TlsRoute,
-    UdpRoute,
+    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ReferenceGrant,
+    TcpRoute, TlsRoute, UdpRoute,
 };
 use serde::de::DeserializeOwned;
 use source::SourceBatch;
@@ -26,9 +26,11 @@ use tokio::sync::mpsc;
 pub struct WatchScope {
     /// Namespaces to watch; empty means every namespace.
     pub namespaces: Vec<String>,
-    /// The global ConfigMap (namespace, name).
+    /// The global ConfigMap (namespace, name): with the TCP services' one, the only
+    /// ConfigMaps read unless the Gateway API is watched (BackendTLSPolicies' CAs are
+    /// ConfigMaps).
     pub configmap: Option<(String, String)>,
-    /// The ConfigMap of TCP services (namespace, name); no other ConfigMap is read.
+    /// The ConfigMap of TCP services (namespace, name).
     pub tcp_services_configmap: Option<(String, String)>,
     /// Watch the Gateway API kinds too.
     pub gateway_api: bool,
@@ -213,12 +215,37 @@ fn start_watchers(
                 Kind::ReferenceGrant,
                 |o: ReferenceGrant| Object::ReferenceGrant(Arc::new(o)),
             );
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
+                Kind::BackendTlsPolicy,
+                |o: BackendTlsPolicy| Object::BackendTlsPolicy(Arc::new(o)),
+            );
+            // BackendTLSPolicies name ConfigMaps (`ca.crt`) for their CAs.
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
+                Kind::ConfigMap,
+                |o: ConfigMap| Object::ConfigMap(Arc::new(o)),
+            );
         }
     }
+    // The global and TCP services' ConfigMaps get a watcher of their own unless one above
+    // lists their namespace already: two watchers of one kind and namespace would each
+    // take the other's objects for deleted when they relist.
+    let covered = |configmap_namespace: &str| {
+        scope.gateway_api
+            && namespaces
+                .iter()
+                .any(|n| n.as_deref().is_none_or(|n| n == configmap_namespace))
+    };
     for (namespace, name) in scope
         .configmap
         .iter()
         .chain(scope.tcp_services_configmap.iter())
+        .filter(|(n, _)| !covered(n))
     {
         let only_it = watcher::Config::default().fields(&format!("metadata.name={name}"));
         watchers.start(

@@ -49,6 +49,7 @@ pub(crate) fn same_object(a: &Object, b: &Object) -> bool {
         (Object::ReferenceGrant(x), Object::ReferenceGrant(y)) => Arc::ptr_eq(x, y),
         (Object::Pod(x), Object::Pod(y)) => Arc::ptr_eq(x, y),
         (Object::TlsRoute(x), Object::TlsRoute(y)) => Arc::ptr_eq(x, y),
+        (Object::BackendTlsPolicy(x), Object::BackendTlsPolicy(y)) => Arc::ptr_eq(x, y),
         _ => false,
     };
     same_pointer || a == b

@@ -79,6 +79,11 @@ pub enum Reason {
     UnsupportedProtocol,
     /// `UnsupportedValue`.
     UnsupportedValue,
+    /// `Conflicted`: a policy that an older one targeting the same thing overrides.
+    Conflicted,
+    /// `NoValidCACertificate`: none of a BackendTLSPolicy's CA references is usable.
+    #[serde(rename = "NoValidCACertificate")]
+    NoValidCaCertificate,
 }
 
 /// Why something cannot be served: a status reason, and a message for people.
@@ -118,4 +123,7 @@ pub(crate) struct RouteOutcome {
     pub(crate) parents: Vec<ParentOutcome>,
     /// The first reference that does not resolve.
     pub(crate) unresolved: Option<Refusal>,
+    /// The BackendTLSPolicies that target the route's backends (those overridden by an
+    /// older one included): the route's Gateways are their ancestors in status.
+    pub(crate) policies: std::collections::BTreeSet<ObjectRef>,
 }

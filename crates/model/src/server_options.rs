@@ -248,6 +248,16 @@ pub enum TlsVerify {
         /// The name the certificate must carry, when not the SNI (`verifyhost`).
         hostname: Option<DnsName>,
     },
+    /// As a Gateway API BackendTLSPolicy asks (`verify required`): against the policy's
+    /// CA bundle, or the system's trusted CAs (`ca-file @system-ca`) when `ca` is `None`,
+    /// and always for one name (`verifyhost`).
+    Policy {
+        /// The bundle of the policy's CA references; its `secret` is the policy itself,
+        /// whose file is apart from every Secret's.
+        ca: Option<SecretPem>,
+        /// The name the certificate must carry.
+        hostname: DnsName,
+    },
 }
 
 /// TLS toward the servers.

@@ -14,8 +14,8 @@ use index::Snapshot;
 use model::OrdSet;
 use prometheus_client::metrics::gauge::Gauge;
 use resources::{
-    Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ObjectRef, Service, TcpRoute,
-    TlsRoute, UdpRoute,
+    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ObjectRef,
+    Service, TcpRoute, TlsRoute, UdpRoute,
 };
 use serde_json::Value;
 use source::SourceBatch;
@@ -55,6 +55,7 @@ struct GatewayStatusWriters {
     tls_routes: StatusWriter<Vec<Target<TlsRoute>>>,
     tcp_routes: StatusWriter<Vec<Target<TcpRoute>>>,
     udp_routes: StatusWriter<Vec<Target<UdpRoute>>>,
+    backend_tls_policies: StatusWriter<Vec<Target<BackendTlsPolicy>>>,
 }
 
 impl std::fmt::Debug for ClusterLink {
@@ -245,6 +246,12 @@ impl GatewayStatusWriters {
             tls_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
             tcp_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
             udp_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
+            backend_tls_policies: StatusWriter::start(
+                client.clone(),
+                name(),
+                leading.clone(),
+                Vec::new(),
+            ),
         }
     }
 
@@ -264,6 +271,7 @@ impl GatewayStatusWriters {
             let mut tls_routes = Vec::new();
             let mut tcp_routes = Vec::new();
             let mut udp_routes = Vec::new();
+            let mut policies = Vec::new();
             for (object, status) in report {
                 match snapshot.get(object) {
                     Some(Object::GatewayClass(class)) => classes.extend(target(class, status)),
@@ -273,6 +281,9 @@ impl GatewayStatusWriters {
                     Some(Object::TlsRoute(route)) => tls_routes.extend(target(route, status)),
                     Some(Object::TcpRoute(route)) => tcp_routes.extend(target(route, status)),
                     Some(Object::UdpRoute(route)) => udp_routes.extend(target(route, status)),
+                    Some(Object::BackendTlsPolicy(policy)) => {
+                        policies.extend(target(policy, status));
+                    }
                     _ => {}
                 }
             }
@@ -282,6 +293,7 @@ impl GatewayStatusWriters {
             self.tls_routes.update(tls_routes);
             self.tcp_routes.update(tcp_routes);
             self.udp_routes.update(udp_routes);
+            self.backend_tls_policies.update(policies);
             self.last_gateways = gateways;
         }
         self.gateways.update(ServedGateways {

@@ -13,6 +13,7 @@ pub fn status_yaml(report: &StatusReport) -> String {
             ObjectStatus::Gateway { .. } => "Gateway",
             // A route's status is the same for every route kind; its object says which.
             ObjectStatus::Route { .. } => object.kind.name(),
+            ObjectStatus::Policy { .. } => "BackendTLSPolicy",
         };
         let mut metadata = json!({"name": object.name});
         if !object.namespace.is_empty() {

@@ -181,6 +181,10 @@ struct Cluster {
     /// The `tcp-services` ConfigMap: none, or entries for services 0 to 3 (1: plain; 2:
     /// PROXY both ways, no checks; 3: TLS with Secret `tls` and a client CA).
     tcp_configmap: Option<u8>,
+    /// BackendTLSPolicies by service: 0 the ConfigMap `ca` (whose content follows the
+    /// Secrets' version); 1 two policies on its port, the older applying; 2 a CA that
+    /// does not exist (traffic refused); 3 the system's CAs and one subjectAltName.
+    policies: BTreeMap<u8, u8>,
     gateway: GatewayShape,
 }
 
@@ -433,6 +437,50 @@ impl Cluster {
             yaml += &format!(
                 "---\napiVersion: gateway.networking.k8s.io/v1\nkind: TLSRoute\nmetadata: {{name: tls{number}, namespace: {namespace}}}\nspec:\n  parentRefs: [{{name: gw, namespace: alpha, sectionName: tls}}]\n  hostnames: [{hostname}]\n  rules:\n  - backendRefs: [{{name: svc{number}, port: 80}}]\n"
             );
+        }
+        for namespace in ["alpha", "beta"] {
+            yaml += &test_support::ca_configmap(namespace, "ca", client_ca(self.secret_version));
+        }
+        for (number, variant) in &self.policies {
+            let namespace = Self::namespace(*number);
+            let policy = |name: &str, created: &str, validation: &str| {
+                format!(
+                    "---\napiVersion: gateway.networking.k8s.io/v1\nkind: BackendTLSPolicy\nmetadata: {{name: {name}, namespace: {namespace}, creationTimestamp: '{created}'}}\nspec:\n  targetRefs: [{{group: '', kind: Service, name: svc{number}}}]\n  validation: {{{validation}}}\n"
+                )
+            };
+            let ca = |name: &str, host: &str| {
+                format!(
+                    "caCertificateRefs: [{{group: '', kind: ConfigMap, name: {name}}}], hostname: {host}"
+                )
+            };
+            yaml += &match variant % 4 {
+                0 => policy(
+                    &format!("p{number}"),
+                    "2024-01-01T00:00:00Z",
+                    &ca("ca", "svc.internal"),
+                ),
+                1 => {
+                    policy(
+                        &format!("p{number}"),
+                        "2024-01-02T00:00:00Z",
+                        &ca("ca", "newer.internal"),
+                    ) + &policy(
+                        &format!("q{number}"),
+                        "2024-01-01T00:00:00Z",
+                        &ca("ca", "older.internal"),
+                    )
+                }
+                2 => policy(
+                    &format!("p{number}"),
+                    "2024-01-01T00:00:00Z",
+                    &ca("nosuch", "svc.internal"),
+                ),
+                _ => policy(
+                    &format!("p{number}"),
+                    "2024-01-01T00:00:00Z",
+                    "wellKnownCACertificates: System, hostname: svc.internal, subjectAltNames: [{type: Hostname, hostname: san.internal}]",
+                ),
+            };
         }
         if gateway.grant {
             yaml += "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: beta-routes, namespace: alpha}\nspec:\n  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: beta}, {group: gateway.networking.k8s.io, kind: GRPCRoute, namespace: beta}, {group: gateway.networking.k8s.io, kind: TCPRoute, namespace: beta}]\n  to: [{group: '', kind: Service}]\n";
@@ -836,6 +884,7 @@ enum Change {
     Tcp(u8, u8),
     TcpRoute(u8, Option<u8>),
     TcpConfigMap(Option<u8>),
+    Policy(u8, Option<u8>),
 }
 
 /// Any shape a service may have.
@@ -941,6 +990,7 @@ fn change() -> impl Strategy<Value = Change> {
         (0u8..8, 0u8..3).prop_map(|(s, t)| Change::Tcp(s, t)),
         (0u8..8, proptest::option::weighted(0.7, 0u8..3)).prop_map(|(s, v)| Change::TcpRoute(s, v)),
         proptest::option::of(0u8..4).prop_map(Change::TcpConfigMap),
+        (0u8..8, proptest::option::weighted(0.7, 0u8..4)).prop_map(|(s, p)| Change::Policy(s, p)),
     ]
 }
 
@@ -1003,6 +1053,12 @@ fn apply(cluster: &mut Cluster, change: &Change) {
             cluster.tcp_routes.remove(&s);
         }
         Change::TcpConfigMap(variant) => cluster.tcp_configmap = variant,
+        Change::Policy(s, Some(variant)) => {
+            cluster.policies.insert(s, variant);
+        }
+        Change::Policy(s, None) => {
+            cluster.policies.remove(&s);
+        }
     }
 }
 
@@ -1018,12 +1074,13 @@ proptest! {
         initial_tls_routes in proptest::collection::btree_map(0u8..8, 0u8..3, 0..3),
         initial_tcp_routes in proptest::collection::btree_map(0u8..8, 0u8..3, 0..3),
         tcp_configmap in proptest::option::of(0u8..4),
+        initial_policies in proptest::collection::btree_map(0u8..8, 0u8..4, 0..3),
         gateway in gateway_shape(),
         shards in 0u32..5,
         batches in proptest::collection::vec(batch(), 1..8),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut cluster = Cluster { services: initial, routes: initial_routes, tls_routes: initial_tls_routes, tcp_routes: initial_tcp_routes, tcp_configmap, gateway, ..Cluster::default() };
+        let mut cluster = Cluster { services: initial, routes: initial_routes, tls_routes: initial_tls_routes, tcp_routes: initial_tcp_routes, tcp_configmap, policies: initial_policies, gateway, ..Cluster::default() };
         let mut shards = shards;
         let mut live = Live::start(dir.path(), shards, &cluster);
         for (changes, restart) in &batches {

@@ -139,12 +139,13 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
     assert_eq!(
         lists,
         [
-            "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name=global",
+            "/api/v1/configmaps?fieldSelector=",
             "/api/v1/namespaces?fieldSelector=",
             "/api/v1/pods?fieldSelector=",
             "/api/v1/secrets?fieldSelector=type=kubernetes.io/tls",
             "/api/v1/services?fieldSelector=",
             "/apis/discovery.k8s.io/v1/endpointslices?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/backendtlspolicies?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/gatewayclasses?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/gateways?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/grpcroutes?fieldSelector=",
@@ -156,7 +157,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
             "/apis/networking.k8s.io/v1/ingressclasses?fieldSelector=",
             "/apis/networking.k8s.io/v1/ingresses?fieldSelector=",
         ],
-        "one list per kind; Secrets only of the TLS type, only the global ConfigMap"
+        "one list per kind; Secrets only of the TLS type; ConfigMaps (BackendTLSPolicies' CAs, the global one among them) once"
     );
     let config = std::fs::read_to_string(p.state_dir.join("haproxy.cfg")).unwrap();
     assert!(config.contains("timeout client 77s"), "{config}");
@@ -834,13 +835,6 @@ fn tcp_services_and_tcp_routes_are_served_and_route_status_written_in_kubernetes
     .unwrap();
     p.wait_until(WAIT, |_| through(listener_port).as_deref() == Some("queue"))
         .unwrap();
-    assert!(
-        api.lists().contains(
-            &"/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name=tcp".to_owned()
-        ),
-        "only the TCP services ConfigMap is listed: {:?}",
-        api.lists()
-    );
     let parent_conditions = |kind: &str, name: &str| -> Vec<(String, String)> {
         let status = api.get(kind, "default", name).unwrap()["status"].clone();
         status["parents"][0]["conditions"]
@@ -889,5 +883,112 @@ fn tcp_services_and_tcp_routes_are_served_and_route_status_written_in_kubernetes
     api.delete("TCPRoute", "default", "queue");
     p.wait_until(WAIT, |_| through(listener_port).is_none())
         .unwrap();
+    assert_only_granted_requests(&api);
+}
+
+#[test]
+fn a_backend_tls_policy_is_watched_applied_and_its_status_written_with_its_ca_configmap() {
+    let api = FakeApiServer::start().unwrap();
+    let pki = test_support::server_pki("backend CA", &["abc.example.com"]);
+    let secure = TlsEchoServer::start_signed("secure", &pki).unwrap();
+    api.apply(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "secure", "namespace": "default"},
+        "spec": {"ports": [{"name": "btls", "port": 443}]},
+    }));
+    api.apply(json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "secure-1", "namespace": "default",
+                     "labels": {"kubernetes.io/service-name": "secure"}},
+        "addressType": "IPv4",
+        "ports": [{"name": "btls", "port": secure.port}],
+        "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+    }));
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+               "metadata": {"name": "portcullis"},
+               "spec": {"controllerName": "portcullis.dev/gateway-controller"}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "edge", "namespace": "default"},
+               "spec": {"gatewayClassName": "portcullis",
+                        "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]}}),
+    );
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+               "metadata": {"name": "secure", "namespace": "default"},
+               "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["abc.example.com"],
+                        "rules": [{"backendRefs": [{"name": "secure", "port": 443}]}]}}),
+    );
+    // The policy names a CA ConfigMap that does not exist yet.
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy",
+               "metadata": {"name": "secure", "namespace": "default", "generation": 2},
+               "spec": {"targetRefs": [{"group": "", "kind": "Service", "name": "secure",
+                                        "sectionName": "btls"}],
+                        "validation": {"caCertificateRefs": [{"group": "", "kind": "ConfigMap",
+                                                              "name": "backend-ca"}],
+                                       "hostname": "abc.example.com"}}}),
+    );
+    let mut instance = launch(&api, "solo", &[]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    let conditions = |api: &FakeApiServer| {
+        let policy = api.get("BackendTLSPolicy", "default", "secure").unwrap();
+        let ancestor = &policy["status"]["ancestors"][0];
+        let found: Vec<(Value, Value)> = ancestor["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| (c["type"].clone(), c["reason"].clone()))
+            .collect();
+        (ancestor["ancestorRef"]["name"].clone(), found)
+    };
+    p.wait_until(WAIT, |_| {
+        conditions(&api)
+            == (
+                json!("edge"),
+                vec![
+                    (json!("Accepted"), json!("NoValidCACertificate")),
+                    (json!("ResolvedRefs"), json!("InvalidCACertificateRef")),
+                ],
+            )
+    })
+    .unwrap_or_else(|err| panic!("{err}: {:?}", conditions(&api)));
+    assert_eq!(answer(p.http_port, "abc.example.com"), "503");
+
+    // The ConfigMap appears: watched, the backend is reached over verified TLS with the
+    // policy's hostname as SNI, and the policy is accepted.
+    api.apply(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "backend-ca", "namespace": "default"},
+        "data": {"ca.crt": pki.ca_pem},
+    }));
+    wait_for(p, "abc.example.com", "secure");
+    let reply = test_support::http_get(p.http_port, "abc.example.com", "/").unwrap();
+    assert_eq!(reply.echo().unwrap()["sni"], "abc.example.com");
+    p.wait_until(WAIT, |_| {
+        conditions(&api).1
+            == vec![
+                (json!("Accepted"), json!("Accepted")),
+                (json!("ResolvedRefs"), json!("ResolvedRefs")),
+            ]
+    })
+    .unwrap_or_else(|err| panic!("{err}: {:?}", conditions(&api)));
+    let policy = api.get("BackendTLSPolicy", "default", "secure").unwrap();
+    let ancestor = &policy["status"]["ancestors"][0];
+    assert_eq!(
+        ancestor["controllerName"],
+        "portcullis.dev/gateway-controller"
+    );
+    assert_eq!(ancestor["conditions"][0]["observedGeneration"], 2);
+    assert!(
+        api.writes()
+            .iter()
+            .any(|w| w.ends_with("/backendtlspolicies/secure/status")),
+        "{:?}",
+        api.writes()
+    );
     assert_only_granted_requests(&api);
 }

@@ -7,7 +7,7 @@ use imbl::ordmap::DiffItem;
 use model::{Backend, ProxyModel, TlsVerify};
 
 use crate::RenderedFile;
-use crate::layout::{backend_ca_file, backend_crt_file};
+use crate::layout::{backend_ca_file, backend_crt_file, backend_policy_ca_file};
 
 /// Each file with the number of backends using it.
 #[derive(Debug, Clone, Default)]
@@ -96,8 +96,14 @@ fn pem_files(backend: &Backend) -> Vec<(String, &str, bool)> {
     let Some(tls) = &backend.server_options.tls else {
         return files;
     };
-    if let TlsVerify::Required { ca, .. } = &tls.verify {
-        files.push((backend_ca_file(&ca.secret), ca.pem.as_str(), false));
+    match &tls.verify {
+        TlsVerify::Required { ca, .. } => {
+            files.push((backend_ca_file(&ca.secret), ca.pem.as_str(), false));
+        }
+        TlsVerify::Policy { ca: Some(ca), .. } => {
+            files.push((backend_policy_ca_file(&ca.secret), ca.pem.as_str(), false));
+        }
+        TlsVerify::Policy { ca: None, .. } | TlsVerify::None => {}
     }
     if let Some(cert) = &tls.client_cert {
         files.push((backend_crt_file(&cert.secret), cert.pem.as_str(), true));

@@ -229,6 +229,12 @@ pub fn backend_ca_file(secret: &CertId) -> String {
     format!("{BACKEND_TLS_DIR}/ca_{}", secret.file_name())
 }
 
+/// The CA bundle of a BackendTLSPolicy (`policy`: its namespace and name), checking
+/// backend servers: named apart from Secrets' bundles, which may share its name.
+pub fn backend_policy_ca_file(policy: &CertId) -> String {
+    format!("{BACKEND_TLS_DIR}/policy-ca_{}", policy.file_name())
+}
+
 /// The client certificate and key of a Secret, presented to backend servers.
 pub fn backend_crt_file(secret: &CertId) -> String {
     format!("{BACKEND_TLS_DIR}/crt_{}", secret.file_name())

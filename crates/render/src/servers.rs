@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use model::{Backend, CookieValue, Protocol, Server, ServerOptions, Sni, TlsVerify};
 
-use crate::layout::{backend_ca_file, backend_crt_file, from_shard_file};
+use crate::layout::{backend_ca_file, backend_crt_file, backend_policy_ca_file, from_shard_file};
 
 /// The options a server of the backend carries after its address, each preceded by a
 /// space: the same words in the shard file and in `add server`, so a server added at
@@ -99,6 +99,16 @@ fn write_options(text: &mut String, options: &ServerOptions) -> std::fmt::Result
                 if let Some(hostname) = hostname {
                     write!(text, " verifyhost {hostname}")?;
                 }
+            }
+            TlsVerify::Policy { ca, hostname } => {
+                let ca_file = match ca {
+                    Some(ca) => from_shard_file(&backend_policy_ca_file(&ca.secret)),
+                    None => "@system-ca".to_owned(),
+                };
+                write!(
+                    text,
+                    " verify required ca-file {ca_file} verifyhost {hostname}"
+                )?;
             }
         }
     }

@@ -489,6 +489,60 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
 }
 
 #[test]
+fn backend_tls_policies_render_sni_verification_and_their_own_ca_file() {
+    use model::{BackendTls, DnsName, SecretPem, Sni, TlsVerify};
+    let base = text(&render(&base_model()), "backends/shard-000.cfg");
+    let mut model = base_model();
+    let name = |n: &str| DnsName::parse(n).unwrap();
+    // A policy whose CA bundle is a ConfigMap's; its file is named after the policy, apart
+    // from a Secret of the same name's.
+    model
+        .backends
+        .get_mut(&id("app", "80"))
+        .unwrap()
+        .server_options
+        .tls = Some(BackendTls {
+        verify: TlsVerify::Policy {
+            ca: Some(SecretPem {
+                secret: CertId {
+                    namespace: "web".into(),
+                    name: "app-tls".into(),
+                },
+                pem: "POLICY CA PEM\n".into(),
+            }),
+            hostname: name("san.app.internal"),
+        },
+        sni: Some(Sni::Fixed(name("app.internal"))),
+        client_cert: None,
+    });
+    // A policy trusting the system's CAs.
+    model
+        .backends
+        .get_mut(&id("api", "http"))
+        .unwrap()
+        .server_options
+        .tls = Some(BackendTls {
+        verify: TlsVerify::Policy {
+            ca: None,
+            hostname: name("api.example.com"),
+        },
+        sni: Some(Sni::Fixed(name("api.example.com"))),
+        client_cert: None,
+    });
+    let rendered = render(&model);
+    let tls_files: Vec<String> = rendered
+        .files
+        .iter()
+        .filter(|(path, _)| path.starts_with("backend-tls/"))
+        .map(|(path, file)| format!("{path} private={} {:?}\n", file.private, file.text()))
+        .collect();
+    assert_golden(
+        "backend-tls-policy.diff",
+        &(changes(&base, &text(&rendered, "backends/shard-000.cfg")) + &tls_files.concat()),
+    );
+}
+
+#[test]
 fn access_logs_render_their_target_framing_and_format() {
     let base = text(&render(&base_model()), "haproxy.cfg");
     let mut syslog = base_model();

@@ -261,6 +261,7 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
         (GATEWAY_GROUP, "TLSRoute") => tls_route(value),
         (GATEWAY_GROUP, "TCPRoute") => l4_route(value, Kind::TcpRoute, Object::TcpRoute),
         (GATEWAY_GROUP, "UDPRoute") => l4_route(value, Kind::UdpRoute, Object::UdpRoute),
+        (GATEWAY_GROUP, "BackendTLSPolicy") => backend_tls_policy(value),
         (GATEWAY_GROUP, "ReferenceGrant") => {
             custom(value, Kind::ReferenceGrant, Object::ReferenceGrant)
         }
@@ -371,6 +372,25 @@ fn l4_route<T: DeserializeOwned>(
     }
     value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
     typed(value, kind, wrap)
+}
+
+/// A BackendTLSPolicy: v1 (standard since Gateway API v1.4), or v1alpha3 as clusters
+/// with the experimental channel of v1.3 serve it, with the same fields.
+fn backend_tls_policy(mut value: Value) -> Result<Object, String> {
+    let version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !matches!(
+        version,
+        "gateway.networking.k8s.io/v1" | "gateway.networking.k8s.io/v1alpha3"
+    ) {
+        return Err(format!(
+            "BackendTLSPolicy: apiVersion {version} is not served (v1 or v1alpha3)"
+        ));
+    }
+    value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
+    typed(value, Kind::BackendTlsPolicy, Object::BackendTlsPolicy)
 }
 
 fn typed<T: DeserializeOwned>(

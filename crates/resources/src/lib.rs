@@ -37,6 +37,12 @@ pub mod gateway {
     pub use gateway_api::referencegrants::*;
     pub use gateway_api::tlsroutes::*;
 }
+/// The BackendTLSPolicy types (`gateway.networking.k8s.io/v1`): their generated names
+/// would clash with the routes' in one module.
+pub mod backend_tls_policy {
+    pub use gateway_api::backendtlspolicies::*;
+}
+pub use backend_tls_policy::BackendTlsPolicy;
 pub use gateway::{Gateway, GatewayClass, GrpcRoute, HttpRoute, ReferenceGrant, TlsRoute};
 pub use l4_routes::{
     L4BackendRef, L4ParentRef, L4RouteRule, L4RouteSpec, L4RouteStatus, L4RouteStatusParents,

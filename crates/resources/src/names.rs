@@ -35,6 +35,7 @@ impl NameRule {
             | Kind::TlsRoute
             | Kind::TcpRoute
             | Kind::UdpRoute
+            | Kind::BackendTlsPolicy
             | Kind::ReferenceGrant
             | Kind::Pod => NameRule::Dns1123Subdomain,
         }

@@ -10,8 +10,8 @@ use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    Gateway, GatewayClass, GrpcRoute, HttpRoute, LogSafe, ReferenceGrant, TcpRoute, TlsRoute,
-    UdpRoute,
+    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, LogSafe, ReferenceGrant,
+    TcpRoute, TlsRoute, UdpRoute,
 };
 
 /// The kinds portcullis reads.
@@ -51,11 +51,13 @@ pub enum Kind {
     TcpRoute,
     /// gateway.networking.k8s.io UDPRoute: read only to be reported as not served.
     UdpRoute,
+    /// gateway.networking.k8s.io BackendTLSPolicy.
+    BackendTlsPolicy,
 }
 
 impl Kind {
     /// Every kind, in a fixed order (used for metrics).
-    pub const ALL: [Kind; 17] = [
+    pub const ALL: [Kind; 18] = [
         Kind::Namespace,
         Kind::Service,
         Kind::EndpointSlice,
@@ -73,6 +75,7 @@ impl Kind {
         Kind::TlsRoute,
         Kind::TcpRoute,
         Kind::UdpRoute,
+        Kind::BackendTlsPolicy,
     ];
 
     /// The Kubernetes kind name.
@@ -95,6 +98,7 @@ impl Kind {
             Kind::TlsRoute => "TLSRoute",
             Kind::TcpRoute => "TCPRoute",
             Kind::UdpRoute => "UDPRoute",
+            Kind::BackendTlsPolicy => "BackendTLSPolicy",
         }
     }
 
@@ -205,6 +209,8 @@ pub enum Object {
     TcpRoute(Arc<TcpRoute>),
     /// UDPRoute.
     UdpRoute(Arc<UdpRoute>),
+    /// BackendTLSPolicy.
+    BackendTlsPolicy(Arc<BackendTlsPolicy>),
 }
 
 impl Object {
@@ -228,6 +234,7 @@ impl Object {
             Object::TlsRoute(_) => Kind::TlsRoute,
             Object::TcpRoute(_) => Kind::TcpRoute,
             Object::UdpRoute(_) => Kind::UdpRoute,
+            Object::BackendTlsPolicy(_) => Kind::BackendTlsPolicy,
         }
     }
 
@@ -251,6 +258,7 @@ impl Object {
             Object::TlsRoute(o) => &o.metadata,
             Object::TcpRoute(o) => &o.metadata,
             Object::UdpRoute(o) => &o.metadata,
+            Object::BackendTlsPolicy(o) => &o.metadata,
         }
     }
 

@@ -33,7 +33,7 @@ impl EchoServer {
                 }
                 let Ok(stream) = stream else { continue };
                 let name = name.clone();
-                thread::spawn(move || serve(stream, &name));
+                thread::spawn(move || serve(stream, &name, None));
             }
         });
         Ok(Self { port, stop })
@@ -48,8 +48,9 @@ impl Drop for EchoServer {
     }
 }
 
-/// Answers requests on one connection (plain, or TLS already set up) until it closes.
-fn serve(stream: impl Read + Write, name: &str) {
+/// Answers requests on one connection (plain, or TLS already set up, with the SNI the
+/// client sent) until it closes.
+fn serve(stream: impl Read + Write, name: &str, sni: Option<String>) {
     let mut reader = BufReader::new(stream);
     loop {
         let mut request_line = String::new();
@@ -95,6 +96,7 @@ fn serve(stream: impl Read + Write, name: &str) {
             "query": query,
             "host": headers.get("host").cloned().unwrap_or_default(),
             "headers": headers,
+            "sni": sni,
         })
         .to_string();
         let response = format!(
@@ -122,7 +124,19 @@ impl TlsEchoServer {
     /// Starts a backend named `name` on a free port of 127.0.0.1, presenting a
     /// self-signed certificate whose common name is `common_name`.
     pub fn start(name: &str, common_name: &str) -> std::io::Result<Self> {
-        let (certificate, key) = self_signed_der(common_name)?;
+        Self::start_with(name, self_signed_der(common_name)?)
+    }
+
+    /// Starts a backend named `name` presenting the server certificate of `pki` (signed
+    /// by its CA); each answer says the SNI the client sent (`"sni"`).
+    pub fn start_signed(name: &str, pki: &crate::ServerPki) -> std::io::Result<Self> {
+        let key = rustls::pki_types::PrivateKeyDer::try_from(pki.server_key_der.clone())
+            .map_err(std::io::Error::other)?;
+        let certificate = rustls::pki_types::CertificateDer::from(pki.server_der.clone());
+        Self::start_with(name, (certificate, key))
+    }
+
+    fn start_with(name: &str, (certificate, key): DerPair) -> std::io::Result<Self> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -141,11 +155,21 @@ impl TlsEchoServer {
                     break;
                 }
                 let Ok(stream) = stream else { continue };
-                let Ok(connection) = rustls::ServerConnection::new(config.clone()) else {
+                let Ok(mut connection) = rustls::ServerConnection::new(config.clone()) else {
                     continue;
                 };
                 let name = name.clone();
-                thread::spawn(move || serve(rustls::StreamOwned::new(connection, stream), &name));
+                thread::spawn(move || {
+                    let mut stream = stream;
+                    // The handshake first: the SNI is known only once it is done.
+                    while connection.is_handshaking() {
+                        if connection.complete_io(&mut stream).is_err() {
+                            return;
+                        }
+                    }
+                    let sni = connection.server_name().map(str::to_owned);
+                    serve(rustls::StreamOwned::new(connection, stream), &name, sni);
+                });
             }
         });
         Ok(Self { port, stop })

@@ -26,8 +26,8 @@ pub use harness::{Portcullis, kill_hard, managed_files};
 pub use holding::HoldingBackend;
 pub use keepalive::KeepAliveClient;
 pub use manifests::{
-    ClientPki, backend, ca_crl_secret, ca_secret, client_pki, self_signed, tls_secret,
-    write_manifest,
+    ClientPki, ServerPki, backend, ca_configmap, ca_crl_secret, ca_secret, client_pki, self_signed,
+    server_pki, tls_secret, write_manifest,
 };
 pub use ports::free_port;
 pub use synthetic::SyntheticCluster;

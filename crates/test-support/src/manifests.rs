@@ -151,3 +151,55 @@ pub fn ca_secret(namespace: &str, name: &str, ca_pem: &str) -> String {
         indent(ca_pem)
     )
 }
+
+/// A certificate authority and a server certificate it signed, for TLS toward backends.
+#[derive(Debug, Clone, Default)]
+pub struct ServerPki {
+    /// The CA certificate, PEM.
+    pub ca_pem: String,
+    /// The server certificate, DER.
+    pub server_der: Vec<u8>,
+    /// The server's private key, PKCS#8 DER.
+    pub server_key_der: Vec<u8>,
+}
+
+/// A CA named `ca_name` and a server certificate it signed for the DNS names `names`.
+pub fn server_pki(ca_name: &str, names: &[&str]) -> ServerPki {
+    let built = (|| -> Result<ServerPki, rcgen::Error> {
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
+        ca_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, ca_name);
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::DigitalSignature,
+        ];
+        let ca_key = rcgen::KeyPair::generate()?;
+        let ca_cert = ca_params.self_signed(&ca_key)?;
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+        let mut server_params = rcgen::CertificateParams::new(names)?;
+        server_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "backend");
+        server_params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
+        let server_key = rcgen::KeyPair::generate()?;
+        let server_cert = server_params.signed_by(&server_key, &issuer)?;
+        Ok(ServerPki {
+            ca_pem: ca_cert.pem(),
+            server_der: server_cert.der().to_vec(),
+            server_key_der: server_key.serialize_der(),
+        })
+    })();
+    // Generation cannot fail for these fixed parameters; an empty value fails the test.
+    built.unwrap_or_default()
+}
+
+/// A ConfigMap holding `ca_pem` as `ca.crt` (a BackendTLSPolicy's CA reference).
+pub fn ca_configmap(namespace: &str, name: &str, ca_pem: &str) -> String {
+    let indented: String = ca_pem.lines().map(|l| format!("    {l}\n")).collect();
+    format!(
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {namespace}}}\ndata:\n  ca.crt: |\n{indented}"
+    )
+}

@@ -1,18 +1,23 @@
-//! Route status: `status.parents` is shared by every controller a route names, so only
-//! the entries with our controller name are ours; other controllers' entries are written
+//! Route status (and a BackendTLSPolicy's `status.ancestors`, alike): `status.parents`
+//! is shared by every controller a route names, so only the entries with our controller
+//! name are ours; other controllers' entries are written
 //! back as they are. Each route kind's generated parent-status type implements
 //! [`RouteParentStatus`], and its kind implements `StatusKind` with [`merge_parents`].
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{Api, Client};
+use resources::backend_tls_policy::{
+    BackendTlsPolicyStatus, BackendTlsPolicyStatusAncestors,
+    BackendTlsPolicyStatusAncestorsAncestorRef,
+};
 use resources::gateway::{
     GrpcRouteStatus, GrpcRouteStatusParents, GrpcRouteStatusParentsParentRef, HttpRouteStatus,
     HttpRouteStatusParents, HttpRouteStatusParentsParentRef, TlsRouteStatus, TlsRouteStatusParents,
     TlsRouteStatusParentsParentRef,
 };
 use resources::{
-    GrpcRoute, HttpRoute, Kind, L4ParentRef, L4RouteStatus, L4RouteStatusParents, TcpRoute,
-    TlsRoute, UdpRoute,
+    BackendTlsPolicy, GrpcRoute, HttpRoute, Kind, L4ParentRef, L4RouteStatus, L4RouteStatusParents,
+    TcpRoute, TlsRoute, UdpRoute,
 };
 
 use super::conditions::with_transition_times;
@@ -183,6 +188,55 @@ macro_rules! l4_route_status {
 
 l4_route_status!(TcpRoute, Kind::TcpRoute);
 l4_route_status!(UdpRoute, Kind::UdpRoute);
+
+impl RouteParentStatus for BackendTlsPolicyStatusAncestors {
+    type ParentRef = BackendTlsPolicyStatusAncestorsAncestorRef;
+
+    fn controller_name(&self) -> &str {
+        &self.controller_name
+    }
+
+    fn parent_ref(&self) -> &BackendTlsPolicyStatusAncestorsAncestorRef {
+        &self.ancestor_ref
+    }
+
+    fn conditions(&self) -> &[Condition] {
+        &self.conditions
+    }
+
+    fn with_conditions(&self, conditions: Vec<Condition>) -> Self {
+        Self {
+            conditions,
+            ..self.clone()
+        }
+    }
+}
+
+/// A BackendTLSPolicy's `status.ancestors` is shared by every controller whose Gateways
+/// use the targeted Service, exactly as a route's `status.parents`.
+impl StatusKind for BackendTlsPolicy {
+    const KIND: Kind = Kind::BackendTlsPolicy;
+    type Status = BackendTlsPolicyStatus;
+    type Desired = BackendTlsPolicyStatus;
+
+    fn status(&self) -> Option<&BackendTlsPolicyStatus> {
+        self.status.as_ref()
+    }
+
+    fn api(client: Client, namespace: &str) -> Api<Self> {
+        Api::namespaced(client, namespace)
+    }
+
+    fn merge(
+        current: &BackendTlsPolicyStatus,
+        desired: &BackendTlsPolicyStatus,
+        context: &MergeContext<'_>,
+    ) -> BackendTlsPolicyStatus {
+        BackendTlsPolicyStatus {
+            ancestors: merge_parents(&current.ancestors, &desired.ancestors, context),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

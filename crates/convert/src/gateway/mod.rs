@@ -1,10 +1,12 @@
 //! The Gateway API: HTTPRoutes (and GRPCRoutes, through the same converter: `grpc`),
 //! TLSRoutes (`tls_route`) and TCPRoutes (`tcp_route`, sharing `l4`) converted through the Gateways of our GatewayClasses
 //! (`route`), the listeners they attach to (`listener`), their matches and filters
-//! (`rules`), and the status written back (`status`, in the vocabulary of `crate::outcome`).
+//! (`rules`), the BackendTLSPolicies of their backends (`backend_tls`), and the status
+//! written back (`status`, in the vocabulary of `crate::outcome`).
 
 mod api;
 pub(crate) mod attach;
+pub(crate) mod backend_tls;
 mod cors;
 pub(crate) mod frontend_tls;
 pub(crate) mod grpc;

@@ -11,7 +11,7 @@
 //! for a GRPCRoute), cross-namespace references with ReferenceGrants. Everything else is reported on the route and left out (see
 //! docs/gateway-api.md).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use model::{Backend, BackendId, CertId, Frontends, HostKey, PathKind};
@@ -72,6 +72,10 @@ struct RouteConverter<'a, 'b> {
     lookups: &'a mut Recorder<'b>,
     output: Contribution,
     backends: BTreeMap<BackendId, ServiceBackend>,
+    /// The backends as their BackendTLSPolicies make them.
+    with_policies: BTreeMap<BackendId, Arc<Backend>>,
+    /// Every BackendTLSPolicy targeting one of the route's backends.
+    policies: BTreeSet<ObjectRef>,
 }
 
 /// Converts one HTTPRoute; a route attached to none of our Gateways contributes nothing.
@@ -99,6 +103,8 @@ pub(crate) fn convert_route(
         lookups,
         output: Contribution::new(object, kind.name(), order),
         backends: BTreeMap::new(),
+        with_policies: BTreeMap::new(),
+        policies: BTreeSet::new(),
     };
     let mut outcome = RouteOutcome::default();
     let attachments = converter.attachments(&mut outcome.parents);
@@ -106,8 +112,7 @@ pub(crate) fn convert_route(
     // where it is attached nowhere: ResolvedRefs does not depend on Accepted.
     if !outcome.parents.is_empty() {
         outcome.unresolved = converter.rules(&attachments);
-    }
-    if !outcome.parents.is_empty() {
+        outcome.policies = std::mem::take(&mut converter.policies);
         converter.output.route_status = Some(outcome);
     }
     converter.output
@@ -649,7 +654,7 @@ impl RouteConverter<'_, '_> {
             object: None,
             global: self.lookups.global(),
         };
-        endpoints::service_backend(
+        let (backend, service_keys) = endpoints::service_backend(
             self.lookups,
             &mut self.backends,
             &namespace,
@@ -659,7 +664,19 @@ impl RouteConverter<'_, '_> {
             &self.output.origin,
             &mut self.output.diagnostics,
         )
-        .map_err(|why| Refusal::new(Reason::BackendNotFound, why))
+        .map_err(|why| Refusal::new(Reason::BackendNotFound, why))?;
+        Ok((self.with_policies(backend), service_keys))
+    }
+
+    /// The backend as the BackendTLSPolicy of its Service port makes it.
+    fn with_policies(&mut self, backend: Arc<Backend>) -> Arc<Backend> {
+        if let Some(done) = self.with_policies.get(&backend.id) {
+            return done.clone();
+        }
+        let id = backend.id.clone();
+        let done = super::backend_tls::apply(self.lookups, backend, &mut self.policies);
+        self.with_policies.insert(id, done.clone());
+        done
     }
 }
 

@@ -1,11 +1,12 @@
 //! Gateway API status, as the specification defines it: GatewayClass `Accepted`;
 //! Gateway `Accepted` and `Programmed` with per-listener conditions and
-//! `attachedRoutes`; HTTPRoute per-parent `Accepted` and `ResolvedRefs`. Computed from
+//! `attachedRoutes`; HTTPRoute per-parent `Accepted` and `ResolvedRefs`; BackendTLSPolicy
+//! per-ancestor `Accepted` and `ResolvedRefs`. Computed from
 //! the routes' memoized outcomes and lookups recorded like any conversion's, so it
 //! always agrees with what is served and is computed again exactly when its inputs
 //! change.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use resources::gateway::GatewayListeners;
 use resources::{Kind, Object, ObjectRef};
@@ -117,6 +118,23 @@ pub enum ObjectStatus {
         /// Per parent of ours.
         parents: Vec<RouteParentStatus>,
     },
+    /// A BackendTLSPolicy's.
+    Policy {
+        /// Per Gateway of ours whose routes use a backend it targets.
+        ancestors: Vec<PolicyAncestorStatus>,
+    },
+}
+
+/// One ancestor's status of a policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyAncestorStatus {
+    /// The Gateway.
+    pub ancestor_ref: ParentRef,
+    /// Always ours.
+    pub controller_name: &'static str,
+    /// `Accepted` and `ResolvedRefs`.
+    pub conditions: Vec<StatusCondition>,
 }
 
 /// The status of every Gateway API object of ours, by object.
@@ -154,7 +172,14 @@ pub(crate) fn report(
         );
     }
     let mut attached: BTreeMap<(ObjectRef, String), u32> = BTreeMap::new();
+    let mut policy_ancestors: BTreeMap<ObjectRef, BTreeSet<ObjectRef>> = BTreeMap::new();
     for (route, outcome) in routes {
+        for policy in &outcome.policies {
+            policy_ancestors
+                .entry(policy.clone())
+                .or_default()
+                .extend(outcome.parents.iter().map(|p| p.gateway.clone()));
+        }
         let generation = lookups
             .get(route.clone())
             .and_then(|o| o.metadata().generation);
@@ -200,6 +225,11 @@ pub(crate) fn report(
         }
         if !parents.is_empty() {
             report.insert(route.clone(), ObjectStatus::Route { parents });
+        }
+    }
+    for (policy, gateways) in policy_ancestors {
+        if let Some(status) = policy_status(lookups, &policy, &gateways) {
+            report.insert(policy, status);
         }
     }
     let port_protocols = lookups.port_protocols();
@@ -274,6 +304,56 @@ pub(crate) fn report(
         );
     }
     report
+}
+
+/// A BackendTLSPolicy's status: the same conditions for each Gateway (`ancestors`) whose
+/// routes use a Service port it targets.
+fn policy_status(
+    lookups: &mut Recorder<'_>,
+    policy: &ObjectRef,
+    ancestors: &BTreeSet<ObjectRef>,
+) -> Option<ObjectStatus> {
+    let Some(Object::BackendTlsPolicy(object)) = lookups.get(policy.clone()) else {
+        return None;
+    };
+    let generation = object.metadata.generation;
+    let found = super::backend_tls::conditions(lookups, object);
+    let accepted = match &found.refused {
+        None => condition(
+            ConditionType::Accepted,
+            true,
+            Reason::Accepted,
+            "applied to the connections to the targeted Service's servers",
+            generation,
+        ),
+        Some(refusal) => refused(ConditionType::Accepted, refusal, generation),
+    };
+    let resolved = match &found.unresolved {
+        None => condition(
+            ConditionType::ResolvedRefs,
+            true,
+            Reason::ResolvedRefs,
+            "every CA certificate reference resolved",
+            generation,
+        ),
+        Some(refusal) => refused(ConditionType::ResolvedRefs, refusal, generation),
+    };
+    let ancestors = ancestors
+        .iter()
+        .map(|gateway| PolicyAncestorStatus {
+            ancestor_ref: ParentRef {
+                group: GROUP,
+                kind: "Gateway",
+                namespace: gateway.namespace.clone(),
+                name: gateway.name.clone(),
+                section_name: None,
+                port: None,
+            },
+            controller_name: GATEWAY_CONTROLLER,
+            conditions: vec![accepted.clone(), resolved.clone()],
+        })
+        .collect();
+    Some(ObjectStatus::Policy { ancestors })
 }
 
 /// `Programmed`: the listeners are served, unless none can be or the Gateway asks for

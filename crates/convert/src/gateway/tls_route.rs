@@ -56,10 +56,19 @@ pub(crate) fn convert_tls_route(
         if outcome.unresolved.is_none() {
             outcome.unresolved = unresolved;
         }
+        // A BackendTLSPolicy on a backend's Service port re-encrypts toward it.
+        let mut policies = std::collections::BTreeSet::new();
         let backends: WeightedBackends = backends
             .into_iter()
-            .map(|(backend, weight)| (backend.map(|b| Arc::new((*b).clone().for_tcp())), weight))
+            .map(|(backend, weight)| {
+                let backend = backend.map(|b| {
+                    let tcp = Arc::new((*b).clone().for_tcp());
+                    super::backend_tls::apply(lookups, tcp, &mut policies)
+                });
+                (backend, weight)
+            })
             .collect();
+        outcome.policies = policies;
         for attachment in attached
             .iter()
             .filter(|a| a.serving != Serving::Passthrough)

@@ -238,3 +238,49 @@ fn tls_routes_on_terminate_listeners_are_terminated_and_chosen_by_sni() {
         .given(OUR_CLASS)],
     );
 }
+
+#[test]
+fn a_backend_tls_policy_re_encrypts_a_terminated_tls_route_s_connections() {
+    check(
+        Show::BACKENDS,
+        &[Case::new(
+            "gateway-api.md BackendTLSPolicy (TLSRoute spec: 'When a TLSRoute is attached to a listener in Terminate mode, a BackendTLSPolicy can be used to enable re-encryption'): the TCP backend speaks TLS to its servers, verified as the policy says",
+            "
+            kind: Secret
+            metadata: {name: tls-cert}
+            type: kubernetes.io/tls
+            ---
+            kind: ConfigMap
+            metadata: {name: ca}
+            ---
+            kind: Gateway
+            metadata: {name: edge}
+            spec:
+              gatewayClassName: portcullis
+              listeners:
+              - {name: tls, protocol: TLS, port: 8443, tls: {mode: Terminate, certificateRefs: [{name: tls-cert}]}}
+            ---
+            kind: TLSRoute
+            metadata: {name: r}
+            spec:
+              parentRefs: [{name: edge}]
+              hostnames: [tls.example.com]
+              rules: [{backendRefs: [{name: web, port: 80}]}]
+            ---
+            kind: BackendTLSPolicy
+            metadata: {name: p}
+            spec:
+              targetRefs: [{group: '', kind: Service, name: web}]
+              validation:
+                caCertificateRefs: [{group: '', kind: ConfigMap, name: ca}]
+                hostname: web.internal
+            ",
+            &[
+                "backend default_web_80_tcp mode tcp h1-ssl verify default/p host web.internal sni web.internal servers 10.0.0.1:8080",
+                "tcp 8443 tls [default/tls-cert]",
+                "tcp 8443 tls.example.com -> default_web_80_tcp*1",
+            ],
+        )
+        .given(OUR_CLASS)],
+    );
+}

@@ -15,6 +15,7 @@ mod ingress_tls;
 
 mod access;
 mod gateway_attachment;
+mod gateway_backend_tls;
 mod gateway_backends;
 mod gateway_filters;
 mod gateway_fixtures;

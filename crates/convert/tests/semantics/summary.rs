@@ -60,8 +60,11 @@ impl Show {
 ///   `roundrobin`, and `h1-ssl`, `h2` or `h2-ssl` when the servers are not spoken to in
 ///   clear HTTP/1.1), shown by tables that ask for backends.
 /// - `diagnostic <object>: <field>: <message>`, always shown.
+/// - A backend a BackendTLSPolicy governs adds `verify <ca> host <name> sni <name>`: `<ca>`
+///   is the policy (`namespace/name`) whose CA bundle is used, or `@system-ca`.
 /// - `status <object>: <conditions>`, `status <gateway> listener <name>: ...`, `status
-///   <route> parent <gateway>[#section][:port]: ...`, shown by tables that ask for status;
+///   <route> parent <gateway>[#section][:port]: ...`, `status <policy> ancestor
+///   <gateway>: ...`, shown by tables that ask for status;
 ///   a condition is `Type=Status` when its reason is its type, else
 ///   `Type=Status(Reason)`, then `generation <n>` when observed; `status (none)` when
 ///   nothing has status.
@@ -191,6 +194,18 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
                 (model::Protocol::Http1, true) => line.push_str(" h1-ssl"),
                 (model::Protocol::Http2, false) => line.push_str(" h2"),
                 (model::Protocol::Http2, true) => line.push_str(" h2-ssl"),
+            }
+            if let Some(tls) = &options.tls
+                && let model::TlsVerify::Policy { ca, hostname } = &tls.verify
+            {
+                let ca = ca.as_ref().map_or("@system-ca".to_owned(), |ca| {
+                    format!("{}/{}", ca.secret.namespace, ca.secret.name)
+                });
+                let sni = match &tls.sni {
+                    Some(model::Sni::Fixed(name)) => name.to_string(),
+                    other => format!("{other:?}"),
+                };
+                line.push_str(&format!(" verify {ca} host {hostname} sni {sni}"));
             }
             let servers: Vec<String> = backend
                 .servers
@@ -451,6 +466,18 @@ fn conditions_text(conditions: &Value) -> String {
 }
 
 fn status_lines(object: &str, status: &Value, lines: &mut Vec<String>) {
+    if let Some(ancestors) = status["ancestors"].as_array() {
+        for ancestor in ancestors {
+            let reference = &ancestor["ancestorRef"];
+            lines.push(format!(
+                "status {object} ancestor {}/{}: {}",
+                reference["namespace"].as_str().unwrap_or_default(),
+                reference["name"].as_str().unwrap_or_default(),
+                conditions_text(&ancestor["conditions"])
+            ));
+        }
+        return;
+    }
     if let Some(parents) = status["parents"].as_array() {
         for parent in parents {
             let reference = &parent["parentRef"];

@@ -4,7 +4,8 @@
 // shares is removed), with two conveniences:
 // - a document without `apiVersion` gets the usual one for its `kind`;
 // - a `Secret` written without `data` or `stringData` gets a valid generated certificate
-//   and key (`tls.crt`, `tls.key`).
+//   and key (`tls.crt`, `tls.key`);
+// - a `ConfigMap` written without `data` gets that certificate as a CA (`ca.crt`).
 //
 // Every input also holds `SERVICES`: Services `web` and `api` in namespace `default`, each
 // with an unnamed port 80 and one ready endpoint.
@@ -236,7 +237,7 @@ fn complete(document: &[&str]) -> String {
             "Ingress" | "IngressClass" => "networking.k8s.io/v1",
             "EndpointSlice" => "discovery.k8s.io/v1",
             "GatewayClass" | "Gateway" | "HTTPRoute" | "GRPCRoute" | "TLSRoute" | "TCPRoute"
-            | "UDPRoute" => "gateway.networking.k8s.io/v1",
+            | "UDPRoute" | "BackendTLSPolicy" => "gateway.networking.k8s.io/v1",
             "ReferenceGrant" => "gateway.networking.k8s.io/v1beta1",
             _ => "v1",
         };
@@ -244,6 +245,14 @@ fn complete(document: &[&str]) -> String {
     }
     for line in document {
         let _ = writeln!(text, "{line}");
+    }
+    if kind == "ConfigMap" && field("data:").is_none() {
+        let indented: String = certificate()
+            .0
+            .lines()
+            .map(|l| format!("    {l}\n"))
+            .collect();
+        let _ = write!(text, "data:\n  ca.crt: |\n{indented}");
     }
     if kind == "Secret" && field("data:").is_none() && field("stringData:").is_none() {
         let (certificate, key) = certificate();

@@ -5,6 +5,7 @@
 // Test helpers fail loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod backend_tls;
 mod manifests;
 mod misdirected;
 mod routing;

@@ -142,6 +142,11 @@ fn entry_claim(
     }
     .transpose()
     .map_err(|why| format!("the check interval (sixth field): {why}"))?;
+    if interval.as_ref().is_some_and(|i| i.to_std().is_zero()) {
+        return Err(
+            "the check interval (sixth field) must be above 0; '-' turns checks off".to_owned(),
+        );
+    }
     let client_ca = match secret_field(field(6), &own_namespace, "seventh")? {
         None => None,
         Some(id) => Some(crate::client_auth::load_client_ca(lookups, id)?),
@@ -171,6 +176,9 @@ fn entry_claim(
     let backend = match backend {
         Ok((backend, _)) => {
             let mut backend = (*backend).clone().for_tcp();
+            // Each entry's PROXY and check settings are its own: a section per entry,
+            // even when two entries name one Service port.
+            backend.id.port = format!("{}-on-{port}", backend.id.port);
             if send_proxy.is_some() {
                 backend.server_options.send_proxy = send_proxy;
             }

@@ -34,7 +34,7 @@ fn options() -> ConvertOptions {
         ingress_class: "portcullis".into(),
         watch_ingress_without_class: true,
         global_configmap: Some(("ops".into(), "global".into())),
-        tcp_services_configmap: None,
+        tcp_services_configmap: Some(("ops".into(), "tcp".into())),
         default_ssl_certificate: None,
         fallback_certificate: fallback_certificate().clone(),
         bind_address: IpAddr::from([127, 0, 0, 1]),
@@ -85,6 +85,9 @@ fn base_objects() -> Vec<Value> {
                "spec": {"gatewayClassName": "portcullis", "listeners": [
                    {"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}},
                    {"name": "tls", "protocol": "TLS", "port": 443, "tls": {"mode": "Passthrough"},
+                    "allowedRoutes": {"namespaces": {"from": "All"}}},
+                   {"name": "tcp", "protocol": "TCP", "port": 9300, "allowedRoutes": {"namespaces": {"from": "All"}}},
+                   {"name": "term", "protocol": "TLS", "port": 9443, "tls": {"mode": "Terminate", "certificateRefs": [{"name": "missing"}]},
                     "allowedRoutes": {"namespaces": {"from": "All"}}}]}}),
     ]
 }
@@ -243,6 +246,21 @@ fn ingress(
         ] {
             annotations.insert(format!("portcullis.dev/{key}"), json!(value));
         }
+    }
+    // Every third is a TCP service instead, on a hostile port, with hostile log format
+    // and PROXY setting (its TLS hosts chosen by SNI).
+    if index % 3 == 2
+        && let Some(annotations) = ingress["metadata"]["annotations"].as_object_mut()
+    {
+        annotations.insert("portcullis.dev/tcp-service-port".to_owned(), json!(timeout));
+        annotations.insert(
+            "portcullis.dev/tcp-service-log-format".to_owned(),
+            json!(balance),
+        );
+        annotations.insert(
+            "portcullis.dev/tcp-service-proxy-protocol".to_owned(),
+            json!(timeout),
+        );
     }
     // Every other Ingress passes its host through (a passthrough map line and a mode tcp
     // backend), with a hostile plain-HTTP port.
@@ -571,7 +589,18 @@ fn manifest(index: usize, attack: &Attack) -> Value {
                                  "backendRefs": [{"name": "app", "port": 80, "weight": weight}, {"name": "app", "port": 80, "weight": weight}]},
                                 {"matches": [{"path": {"type": "Exact", "value": "/redirect"}}],
                                  "filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplaceFullPath", "replaceFullPath": redirect}}}]}]}});
-            json!({"apiVersion": "v1", "kind": "List", "items": [http, grpc, tls_route]})
+            // A TCPRoute and a TLSRoute on the Terminate listener with the same weights
+            // and hostile names.
+            let tcp_route = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "TCPRoute",
+                   "metadata": {"name": format!("evil{index}"), "namespace": "attacker"},
+                   "spec": {"parentRefs": [{"name": "gw", "namespace": "victim", "sectionName": "tcp"}],
+                            "rules": [{"backendRefs": [{"name": "app", "port": 80, "weight": weight}, {"name": set_header, "port": 80, "weight": weight}]}]}});
+            let terminated = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "TLSRoute",
+                   "metadata": {"name": format!("evil-term{index}"), "namespace": "attacker"},
+                   "spec": {"parentRefs": [{"name": "gw", "namespace": "victim", "sectionName": "term"}],
+                            "hostnames": [set_header, "*.term.test"],
+                            "rules": [{"backendRefs": [{"name": "app", "port": 80, "weight": weight}]}]}});
+            json!({"apiVersion": "v1", "kind": "List", "items": [http, grpc, tls_route, tcp_route, terminated]})
         }
         Attack::Global {
             timeout,
@@ -580,7 +609,14 @@ fn manifest(index: usize, attack: &Attack) -> Value {
             trusted,
             observe,
         } => {
-            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "global", "namespace": "ops"},
+            // The TCP services' ConfigMap, each field hostile in turn.
+            let tcp = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tcp", "namespace": "ops"},
+                   "data": {max_connections.clone(): format!("attacker/app:80:{forwardfor}"),
+                            "9201": format!("attacker/app:{timeout}::PROXY"),
+                            "9202": format!("attacker/app:80:PROXY:PROXY-V1:{forwardfor}:{timeout}"),
+                            "9203": format!("attacker/{forwardfor}:80:::attacker/users:-:attacker/{forwardfor}"),
+                            "9204": format!("{trusted}")}});
+            let global = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "global", "namespace": "ops"},
                    "data": {"timeout-client": timeout, "max-connections": max_connections, "timeout-connect": timeout,
                             "forwardfor": forwardfor, "forwardfor-trusted-cidrs": trusted, "real-ip-hdr": forwardfor,
                             "timeout-stop": timeout, "timeout-client-fin": timeout,
@@ -593,7 +629,9 @@ fn manifest(index: usize, attack: &Attack) -> Value {
                             "use-proxy-protocol": "true", "use-proxy-protocol-trusted-cidrs": trusted, "cookie-key": forwardfor,
                             "dns-resolvers": format!("kubernetes=10.96.0.10,[fd00::1]:5353\n{forwardfor}=127.0.0.1:53"),
                             "dns-cluster-domain": forwardfor, "dns-hold-valid": timeout, "dns-hold-obsolete": timeout,
-                            "dns-timeout-retry": timeout, "dns-accepted-payload-size": max_connections}})
+                            "dns-timeout-retry": timeout, "dns-accepted-payload-size": max_connections,
+                            "tcp-log-format": observe.log_format}});
+            json!({"apiVersion": "v1", "kind": "List", "items": [global, tcp]})
         }
     }
 }

@@ -233,8 +233,9 @@ fn https_log_format_logs_each_connection_of_the_sni_frontend() {
     let passed = r#""frontend":"https_sni","backend":"default_secure_443_passthrough","server":"#;
     let handed_on = r#""frontend":"https_sni","backend":"_https_terminate""#;
     let sni = r#""sni":"a.passthrough.test""#;
-    // HAProxy's access log goes to standard output.
-    let wait = setup.portcullis.wait_until(Duration::from_secs(10), |p| {
+    // HAProxy's access log goes to standard output; a connection's line is written when
+    // it closes, which a loaded machine (the whole suite on two cores) can delay.
+    let wait = setup.portcullis.wait_until(Duration::from_secs(30), |p| {
         let log = p.stdout();
         log.lines().any(|l| l.contains(passed) && l.contains(sni))
             && log.lines().any(|l| l.contains(handed_on))

@@ -25,3 +25,4 @@ mod gateway_tcp_routes;
 mod gateway_tls_routes;
 mod status_gateways;
 mod status_routes;
+mod tcp_services;

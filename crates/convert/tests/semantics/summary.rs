@@ -207,6 +207,19 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
                 };
                 line.push_str(&format!(" verify {ca} host {hostname} sni {sni}"));
             }
+            if let Some(proxy) = options.send_proxy {
+                line.push_str(&format!(" {}", proxy.keyword()));
+            }
+            // A TCP service's checks, where they are not every backend's default (2s).
+            if backend.id.mode == model::BackendMode::Tcp {
+                match &options.health {
+                    None => line.push_str(" no-check"),
+                    Some(health) if health.interval.as_str() != "2s" => {
+                        line.push_str(&format!(" check {}", health.interval));
+                    }
+                    Some(_) => {}
+                }
+            }
             let servers: Vec<String> = backend
                 .servers
                 .iter()

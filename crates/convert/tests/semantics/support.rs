@@ -125,6 +125,11 @@ pub fn with_global_configmap(options: &mut ConvertOptions) {
     options.global_configmap = Some(("default".into(), "portcullis".into()));
 }
 
+/// `--tcp-services-configmap default/tcp`.
+pub fn with_tcp_services_configmap(options: &mut ConvertOptions) {
+    options.tcp_services_configmap = Some(("default".into(), "tcp".into()));
+}
+
 /// `--http-port 8080 --https-port 8443`.
 pub fn with_ports_8080_and_8443(options: &mut ConvertOptions) {
     options.http_port = 8080;

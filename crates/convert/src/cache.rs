@@ -393,6 +393,9 @@ impl ConvertCache {
         if lookups.is_empty() {
             return;
         }
+        let mut lookups = lookups;
+        // Kept for as long as the result: no room for more.
+        lookups.shrink_to_fit();
         for dependency in &lookups {
             self.dependents
                 .entry(dependency.clone())
@@ -662,7 +665,11 @@ fn convert_one(
     };
     // An Ingress not ours, or a route attached to none of our Gateways, contributes
     // nothing, but what it looked up still says when that may change.
-    (object, contribution.map(Arc::new), lookups.dependencies)
+    let contribution = contribution.map(|mut contribution| {
+        contribution.shrink_to_fit();
+        Arc::new(contribution)
+    });
+    (object, contribution, lookups.dependencies)
 }
 
 /// Converts objects, independent of one another, on every core for large batches.

@@ -74,6 +74,16 @@ impl Contribution {
         }
     }
 
+    /// Drops the room its lists kept for more: a contribution is kept, unchanged, for as
+    /// long as its object is.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.tls.shrink_to_fit();
+        self.routes.shrink_to_fit();
+        self.passthrough.shrink_to_fit();
+        self.tcp.shrink_to_fit();
+        self.diagnostics.shrink_to_fit();
+    }
+
     /// Reports a problem with a field of this object.
     pub(crate) fn report(&mut self, field: String, message: String) {
         self.diagnostics.push(Diagnostic {

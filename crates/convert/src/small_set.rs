@@ -31,6 +31,10 @@ impl<T: Ord + Hash> SmallSet<T> {
         match self {
             Self::Few(values) => {
                 if let Err(index) = values.binary_search(&value) {
+                    // Most sets stay at one or two values: room for just one more.
+                    if values.len() == values.capacity() {
+                        values.reserve_exact(1);
+                    }
                     values.insert(index, value);
                     if values.len() > LARGE_FROM {
                         *self = Self::Many(std::mem::take(values).into_iter().collect());

@@ -377,10 +377,13 @@ fn blue_green_follows_only_pods_of_the_endpoints_namespace() {
 
 /// The source access of the route of `host` at `/`.
 fn access_of(model: &ProxyModel, host: &str) -> model::SourceAccess {
-    let route = &model.hosts[&HostKey::Exact(host.into())].routes[&PathMatch {
-        path: String::new(),
-        kind: PathKind::Prefix,
-    }];
+    let route = model.hosts[&HostKey::Exact(host.into())]
+        .routes
+        .get(&PathMatch {
+            path: String::new(),
+            kind: PathKind::Prefix,
+        })
+        .unwrap();
     match &route.target {
         model::RouteTarget::Rules(rules) => rules[0].action.access.clone(),
         model::RouteTarget::Backend(_) => model::SourceAccess::default(),

@@ -4,7 +4,6 @@
 // Test helpers fail loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -123,7 +122,7 @@ fn model(cert: &str) -> ProxyModel {
     model.hosts.insert(
         HostKey::Exact("a.test".into()),
         Host {
-            routes: BTreeMap::from([(path, route)]),
+            routes: model::Routes::from([(path, route)]),
             cert: Some(tls_id()),
             ..Host::default()
         },

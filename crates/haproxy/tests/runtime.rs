@@ -211,7 +211,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
         model.hosts.insert(
             HostKey::Exact("guarded.test".into()),
             Host {
-                routes: BTreeMap::from([(
+                routes: model::Routes::from([(
                     PathMatch {
                         path: String::new(),
                         kind: PathKind::Prefix,
@@ -271,7 +271,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             model.hosts.insert(
                 HostKey::Exact(format!("bulk{index}.test")),
                 Host {
-                    routes,
+                    routes: routes.into_iter().collect(),
                     cert: None,
                     ..Host::default()
                 },

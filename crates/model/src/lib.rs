@@ -48,7 +48,8 @@ pub use logging::{
 pub use proxy_protocol::{AcceptProxy, SendProxy};
 pub use responses::{ErrorPage, MAX_ERROR_PAGE_BYTES, Responses, ServerHeader};
 pub use routing::{
-    CertId, Frontends, Host, HostKey, Passthrough, PathKind, PathMatch, Route, RouteTarget, TlsCert,
+    CertId, Frontends, Host, HostKey, Passthrough, PathKind, PathMatch, Route, RouteTarget, Routes,
+    TlsCert,
 };
 pub use rules::{
     BodyLimit, Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction,

@@ -1,6 +1,6 @@
 //! Hosts, routes and certificates: what the frontends' maps are made of.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::{BackendId, Origin};
@@ -261,7 +261,7 @@ pub struct TlsCert {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Host {
     /// Routes by path.
-    pub routes: BTreeMap<PathMatch, Route>,
+    pub routes: Routes,
     /// The certificate served for this host's SNI; `None` serves the default one.
     pub cert: Option<CertId>,
     /// This host's TLS handshake options (the proxy-wide ones where unset).
@@ -278,4 +278,105 @@ pub struct Passthrough {
     pub backend: Option<BackendId>,
     /// The object that declared it.
     pub origin: Origin,
+}
+
+/// A host's routes by path, in path order. Nearly every host has one or two routes, for
+/// which a sorted vector (one allocation the size of its routes) serves far better than a
+/// tree, whose every node has room for eleven: at 10k hosts that was 26 MB of a full
+/// render's 207 MB peak heap (heaptrack, 2026-12-02).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Routes(Vec<(PathMatch, Route)>);
+
+impl Routes {
+    /// The route of a path.
+    pub fn get(&self, path: &PathMatch) -> Option<&Route> {
+        self.position(path).ok().map(|index| &self.0[index].1)
+    }
+
+    /// Sets the route of a path, returning the one it replaces.
+    pub fn insert(&mut self, path: PathMatch, route: Route) -> Option<Route> {
+        match self.position(&path) {
+            Ok(index) => Some(std::mem::replace(&mut self.0[index].1, route)),
+            Err(index) => {
+                // Most hosts keep one or two routes: room for just one more.
+                if self.0.len() == self.0.capacity() {
+                    self.0.reserve_exact(1);
+                }
+                self.0.insert(index, (path, route));
+                None
+            }
+        }
+    }
+
+    /// Removes the route of a path.
+    pub fn remove(&mut self, path: &PathMatch) -> Option<Route> {
+        self.position(path).ok().map(|index| self.0.remove(index).1)
+    }
+
+    /// Whether a path has a route.
+    pub fn contains_key(&self, path: &PathMatch) -> bool {
+        self.position(path).is_ok()
+    }
+
+    /// Whether the host has no route.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many routes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The routes in path order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&PathMatch, &Route)> + Clone {
+        self.0.iter().map(|(path, route)| (path, route))
+    }
+
+    /// The routes, in path order.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Route> + Clone {
+        self.0.iter().map(|(_, route)| route)
+    }
+
+    /// The routes, to change in place (their paths, the order, stay).
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Route> {
+        self.0.iter_mut().map(|(_, route)| route)
+    }
+
+    /// The paths, in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &PathMatch> + Clone {
+        self.0.iter().map(|(path, _)| path)
+    }
+
+    fn position(&self, path: &PathMatch) -> Result<usize, usize> {
+        self.0.binary_search_by(|(known, _)| known.cmp(path))
+    }
+}
+
+impl<'a> IntoIterator for &'a Routes {
+    type Item = (&'a PathMatch, &'a Route);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (PathMatch, Route)>,
+        fn(&'a (PathMatch, Route)) -> (&'a PathMatch, &'a Route),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(path, route)| (path, route))
+    }
+}
+
+impl FromIterator<(PathMatch, Route)> for Routes {
+    fn from_iter<I: IntoIterator<Item = (PathMatch, Route)>>(items: I) -> Self {
+        let mut routes = Routes::default();
+        for (path, route) in items {
+            routes.insert(path, route);
+        }
+        routes
+    }
+}
+
+impl<const N: usize> From<[(PathMatch, Route); N]> for Routes {
+    fn from(items: [(PathMatch, Route); N]) -> Self {
+        items.into_iter().collect()
+    }
 }

@@ -103,7 +103,7 @@ fn base_model() -> ProxyModel {
         },
     );
     let shop = Host {
-        routes: BTreeMap::from([
+        routes: model::Routes::from([
             (path("", PathKind::Prefix), route("app", "80", Some(308))),
             (
                 path("/api", PathKind::Prefix),
@@ -126,7 +126,7 @@ fn base_model() -> ProxyModel {
         .hosts
         .insert(HostKey::Exact("shop.example.com".into()), shop);
     let wildcard = Host {
-        routes: BTreeMap::from([(path("/", PathKind::Exact), route("app", "80", None))]),
+        routes: model::Routes::from([(path("/", PathKind::Exact), route("app", "80", None))]),
         cert: None,
         ..Host::default()
     };
@@ -134,7 +134,7 @@ fn base_model() -> ProxyModel {
         .hosts
         .insert(HostKey::Wildcard("apps.example.com".into()), wildcard);
     let any = Host {
-        routes: BTreeMap::from([(
+        routes: model::Routes::from([(
             path("/health", PathKind::Prefix),
             route("api", "http", None),
         )]),

@@ -4,7 +4,6 @@
 // Test helpers fail loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use model::{
@@ -68,7 +67,7 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
         name: "tls".into(),
     });
     let host = Host {
-        routes: BTreeMap::from([route("", PathKind::Prefix), route("/api", PathKind::Exact)]),
+        routes: model::Routes::from([route("", PathKind::Prefix), route("/api", PathKind::Exact)]),
         cert,
         ..Host::default()
     };

@@ -93,7 +93,7 @@ fn model(cert: &str) -> ProxyModel {
     };
     model.backends.insert(
         id.clone(),
-        Backend {
+        std::sync::Arc::new(Backend {
             id: id.clone(),
             servers: vec![Server::at(IpAddr::from([127, 0, 0, 1]), 9)],
             balance: Balance::RoundRobin,
@@ -107,7 +107,7 @@ fn model(cert: &str) -> ProxyModel {
             error_pages: Default::default(),
             client_limits: Default::default(),
             origins: vec![origin()],
-        },
+        }),
     );
     let route = Route {
         frontends: model::Frontends::BOTH,

@@ -155,7 +155,9 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             client_limits: Default::default(),
             origins: vec![origin()],
         };
-        model.backends.insert(backend.id.clone(), backend);
+        model
+            .backends
+            .insert(backend.id.clone(), std::sync::Arc::new(backend));
     }
     for ((host, route), tls) in HOSTS.iter().zip(&shape.routes).zip(&shape.tls) {
         if route.is_none() && tls.is_none() {
@@ -234,7 +236,9 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
     };
     for service in services {
         let backend = passthrough_backend(service);
-        model.backends.insert(backend.id.clone(), backend);
+        model
+            .backends
+            .insert(backend.id.clone(), std::sync::Arc::new(backend));
     }
     let names = shape.passthrough.iter().flat_map(|names| {
         std::iter::once(("always.pass.test".to_owned(), Some(0))).chain(
@@ -748,10 +752,7 @@ async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
     };
     let mut model = model(&shape, &certs, &certificate("default"));
     let slow = Server::at(IpAddr::from([127, 0, 0, 1]), backend_port);
-    model
-        .backends
-        .get_mut(&id("app"))
-        .unwrap()
+    std::sync::Arc::make_mut(model.backends.get_mut(&id("app")).unwrap())
         .servers
         .push(slow.clone());
     let (mut haproxy, state, _) = start(dir.path(), &model).await;

@@ -92,8 +92,9 @@ pub struct ProxyModel {
     pub global: Global,
     /// Routing, per host key (exact host, wildcard host, or the catch-all).
     pub hosts: OrdMap<HostKey, Host>,
-    /// Every backend a route or the default backend refers to.
-    pub backends: OrdMap<BackendId, Backend>,
+    /// Every backend a route or the default backend refers to; shared with the objects
+    /// that made it where one object did (the common case), so a backend is kept once.
+    pub backends: OrdMap<BackendId, std::sync::Arc<Backend>>,
     /// Certificates served by SNI, besides the default one.
     pub certs: OrdMap<CertId, TlsCert>,
     /// Served for unknown SNI names, and whenever a host's own certificate is unusable.

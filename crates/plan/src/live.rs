@@ -16,7 +16,7 @@ use crate::{certificates, maps};
 
 /// Every backend of a model, shared between the desired and the live state (a persistent
 /// map: cloned in O(1), compared by the parts two versions do not share).
-pub type Backends = model::OrdMap<BackendId, Backend>;
+pub type Backends = model::OrdMap<BackendId, std::sync::Arc<Backend>>;
 
 /// Why HAProxy must load its configuration again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

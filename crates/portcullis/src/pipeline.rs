@@ -241,7 +241,7 @@ mod tests {
         let mut proxy = model::ProxyModel::default();
         proxy.backends.insert(
             id.clone(),
-            model::Backend {
+            std::sync::Arc::new(model::Backend {
                 id,
                 servers: Vec::new(),
                 balance: model::Balance::RoundRobin,
@@ -257,7 +257,7 @@ mod tests {
                 error_pages: Default::default(),
                 client_limits: Default::default(),
                 origins: vec![origin.clone()],
-            },
+            }),
         );
         for name in ["tls", "prod-tls"] {
             let cert = CertId {

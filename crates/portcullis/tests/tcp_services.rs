@@ -243,17 +243,19 @@ spec:
     write_manifest(&manifests, "gateway.yaml", &objects).unwrap();
     let portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
 
-    // Connections are split 3:1; a weight of 0 takes none.
+    // Connections are split 3:1; a weight of 0 takes none. Of 200 connections the light
+    // backend takes 50 on average (standard deviation 6.1): the bounds are four deviations
+    // away, so the check fails by chance about once in 15,000 runs.
     let mut counts = std::collections::BTreeMap::<String, u32>::new();
-    for _ in 0..80 {
+    for _ in 0..200 {
         *counts.entry(answered_by(tcp_port)).or_default() += 1;
     }
     let (heavy, light) = (
         counts.get("heavy").copied().unwrap_or(0),
         counts.get("light").copied().unwrap_or(0),
     );
-    assert_eq!(heavy + light, 80, "{counts:?}");
-    assert!(light >= 5 && heavy >= 2 * light, "about 3:1: {counts:?}");
+    assert_eq!(heavy + light, 200, "{counts:?}");
+    assert!((26..=75).contains(&light), "about 3:1: {counts:?}");
 
     // The TLS listener terminates with its own certificate; the route's name reaches its
     // backend, a name of the listener no route has is refused.

@@ -289,7 +289,7 @@ impl RenderCache {
                         let reusable = previous
                             .and_then(|p| p.backends.get(id))
                             .is_some_and(|old| old == backend);
-                        (id, backend, texts.remove(id).filter(|_| reusable))
+                        (id, &**backend, texts.remove(id).filter(|_| reusable))
                     })
                     .collect();
                 let rendered = parallel_map(&work, |(_, backend, reused)| {

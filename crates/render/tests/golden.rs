@@ -90,7 +90,7 @@ fn base_model() -> ProxyModel {
         backend("api", "http", vec![server(3, 9000)]),
         backend("static", "80", vec![]),
     ] {
-        model.backends.insert(b.id.clone(), b);
+        model.backends.insert(b.id.clone(), std::sync::Arc::new(b));
     }
     let shop_cert = CertId {
         namespace: "web".into(),
@@ -234,7 +234,7 @@ fn global_settings_change_only_their_lines() {
 fn backend_settings_render_in_its_section() {
     let base = text(&render(&base_model()), "backends/shard-000.cfg");
     let mut model = base_model();
-    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
     api.balance = Balance::LeastConn;
     api.timeout_server = HaproxyDuration::parse("2m").unwrap();
     api.servers
@@ -261,7 +261,7 @@ fn backend_settings_render_in_its_section() {
 fn blue_green_weights_and_group_selection_render_in_the_backend() {
     let base = text(&render(&base_model()), "backends/shard-000.cfg");
     let mut model = base_model();
-    let app = model.backends.get_mut(&id("app", "80")).unwrap();
+    let app = std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap());
     let word = |text: &str| model::Word::parse(text).unwrap();
     for (server, (weight, group)) in app.servers.iter_mut().zip([(1, "blue"), (3, "green")]) {
         let group = Some(group);
@@ -303,7 +303,7 @@ fn resolvers_and_servers_found_by_name_render_in_their_sections() {
         port,
         resolution,
     };
-    let app = model.backends.get_mut(&id("app", "80")).unwrap();
+    let app = std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap());
     app.servers.clear();
     app.named = Some(named(
         "app.web.svc.cluster.local",
@@ -313,7 +313,7 @@ fn resolvers_and_servers_found_by_name_render_in_their_sections() {
             slots: 2,
         },
     ));
-    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
     api.servers.clear();
     api.named = Some(named("db.example.com", 5432, model::Resolution::AtLoad));
     let rendered = render(&model);
@@ -403,7 +403,7 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
         namespace: "web".into(),
         name: name.into(),
     };
-    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
     api.balance = Balance::UrlParam {
         name: Word::parse("user").unwrap(),
         check_post: false,
@@ -439,7 +439,7 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
     api.timeouts.server_fin = duration("50s");
     api.timeouts.http_request = duration("7s");
     api.timeouts.keep_alive = duration("2m");
-    let app = model.backends.get_mut(&id("app", "80")).unwrap();
+    let app = std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap());
     app.server_options.tls = Some(BackendTls {
         verify: TlsVerify::None,
         sni: Some(Sni::FromHost),
@@ -496,10 +496,7 @@ fn backend_tls_policies_render_sni_verification_and_their_own_ca_file() {
     let name = |n: &str| DnsName::parse(n).unwrap();
     // A policy whose CA bundle is a ConfigMap's; its file is named after the policy, apart
     // from a Secret of the same name's.
-    model
-        .backends
-        .get_mut(&id("app", "80"))
-        .unwrap()
+    std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap())
         .server_options
         .tls = Some(BackendTls {
         verify: TlsVerify::Policy {
@@ -516,10 +513,7 @@ fn backend_tls_policies_render_sni_verification_and_their_own_ca_file() {
         client_cert: None,
     });
     // A policy trusting the system's CAs.
-    model
-        .backends
-        .get_mut(&id("api", "http"))
-        .unwrap()
+    std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap())
         .server_options
         .tls = Some(BackendTls {
         verify: TlsVerify::Policy {
@@ -711,7 +705,7 @@ fn cookie_affinity_and_proxy_protocol_render_in_backends_and_frontends() {
     };
     let base = render(&base_model());
     let mut model = base_model();
-    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
     api.server_options.cookie = Some(
         CookieAffinity::new(
             Word::parse("INGRESSCOOKIE").unwrap(),
@@ -738,7 +732,7 @@ fn cookie_affinity_and_proxy_protocol_render_in_backends_and_frontends() {
         addr: None,
         uri: None,
     });
-    let app = model.backends.get_mut(&id("app", "80")).unwrap();
+    let app = std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap());
     app.server_options.cookie = Some(
         CookieAffinity::new(
             Word::parse("sid").unwrap(),
@@ -914,10 +908,7 @@ fn client_certificates_and_cors_render_in_frontends_certificate_list_and_files()
         strict: true,
         error_page: Some("https://login.example.com/certificate".into()),
     });
-    model
-        .backends
-        .get_mut(&id("api", "http"))
-        .unwrap()
+    std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap())
         .client_cert_header = true;
     let rendered = render(&model);
     let mut diff = String::new();
@@ -992,7 +983,7 @@ fn access_lists_render_as_rule_lines_with_their_files_and_limits_in_the_backend(
             },
         );
     }
-    let api = model.backends.get_mut(&id("api", "http")).unwrap();
+    let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
     api.client_limits = model::ClientLimits {
         rps: Some(10),
         connections: Some(5),
@@ -1118,7 +1109,9 @@ fn tls_passthrough_reads_sni_on_the_https_port_and_hands_other_names_to_the_http
     let base_with_proxy = render(&model);
     let database = backend("db", "443", vec![server(7, 5432)]).for_passthrough();
     let database_id = database.id.clone();
-    model.backends.insert(database.id.clone(), database);
+    model
+        .backends
+        .insert(database.id.clone(), std::sync::Arc::new(database));
     let passthrough = |backend: Option<BackendId>| model::Passthrough {
         backend,
         origin: origin("db"),
@@ -1186,7 +1179,9 @@ fn tcp_services_get_a_frontend_per_port_choosing_by_terminated_sni() {
         tcp("green", "9000", 9),
     );
     for b in [&db, &blue, &green] {
-        model.backends.insert(b.id.clone(), b.clone());
+        model
+            .backends
+            .insert(b.id.clone(), std::sync::Arc::new(b.clone()));
     }
     let db_cert = CertId {
         namespace: "web".into(),

@@ -47,7 +47,9 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
         client_limits: Default::default(),
         origins: vec![origin()],
     };
-    model.backends.insert(backend.id.clone(), backend);
+    model
+        .backends
+        .insert(backend.id.clone(), std::sync::Arc::new(backend));
     let route = |path: &str, kind| {
         (
             PathMatch {

@@ -50,7 +50,7 @@ pub(crate) struct Merger {
     default_winner: Option<(Position, BackendId)>,
     diagnostics: Diagnostics,
     hosts: OrdMap<HostKey, model::Host>,
-    backends: OrdMap<BackendId, Backend>,
+    backends: OrdMap<BackendId, Arc<Backend>>,
     certs: OrdMap<CertId, TlsCert>,
     default_backend: Option<BackendId>,
     passthrough: OrdMap<HostKey, model::Passthrough>,
@@ -641,7 +641,8 @@ impl Merger {
             self.diagnostics.backends.remove(id);
             return;
         };
-        let mut merged: Option<Backend> = None;
+        // The first use's backend, shared as it is unless others add their origins.
+        let mut merged: Option<Arc<Backend>> = None;
         let mut owner: Option<&ObjectRef> = None;
         let mut diagnostics = Vec::new();
         for ((_, kind), contribution) in uses.iter() {
@@ -675,7 +676,7 @@ impl Merger {
             };
             match &mut merged {
                 None => {
-                    merged = Some((**backend).clone());
+                    merged = Some(backend.clone());
                     owner = Some(&contribution.object);
                 }
                 Some(existing) => {
@@ -688,7 +689,9 @@ impl Merger {
                         });
                     }
                     if !existing.origins.contains(&contribution.origin) {
-                        existing.origins.push(contribution.origin.clone());
+                        Arc::make_mut(existing)
+                            .origins
+                            .push(contribution.origin.clone());
                     }
                 }
             }

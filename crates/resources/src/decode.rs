@@ -298,49 +298,47 @@ const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 /// The group of the Gateway API's experimental kinds.
 const EXPERIMENTAL_GATEWAY_GROUP: &str = "gateway.networking.x-k8s.io";
 
-/// A Gateway API object: v1beta1 has the same schema as v1 for the kinds read here, so
-/// both decode into the v1 types.
-fn custom<T: DeserializeOwned>(
-    mut value: Value,
-    kind: Kind,
-    wrap: fn(Arc<T>) -> Object,
-) -> Result<Object, String> {
+/// A Gateway API object of one of the `versions` it is served in, all with the v1
+/// schema for the fields read here: its `apiVersion` set to v1, or why it is refused.
+fn as_v1(mut value: Value, kind: Kind, versions: &[&str]) -> Result<Value, String> {
     let version = value
         .get("apiVersion")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    if !matches!(
-        version,
-        "gateway.networking.k8s.io/v1" | "gateway.networking.k8s.io/v1beta1"
-    ) {
+    let served = version
+        .strip_prefix("gateway.networking.k8s.io/")
+        .is_some_and(|v| versions.contains(&v));
+    if !served {
+        let (last, others) = versions.split_last().unwrap_or((&"v1", &[]));
+        let listed = if others.is_empty() {
+            (*last).to_owned()
+        } else {
+            format!("{} or {last}", others.join(", "))
+        };
         return Err(format!(
-            "{}: apiVersion {version} is not served (v1 or v1beta1)",
+            "{}: apiVersion {version} is not served ({listed})",
             kind.name()
         ));
     }
     value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
-    typed(value, kind, wrap)
+    Ok(value)
+}
+
+/// A Gateway API object: v1beta1 has the same schema as v1 for the kinds read here, so
+/// both decode into the v1 types.
+fn custom<T: DeserializeOwned>(
+    value: Value,
+    kind: Kind,
+    wrap: fn(Arc<T>) -> Object,
+) -> Result<Object, String> {
+    typed(as_v1(value, kind, &["v1", "v1beta1"])?, kind, wrap)
 }
 
 /// A TLSRoute: v1 (standard since Gateway API v1.5), or v1alpha2/v1alpha3 as clusters
 /// with the experimental channel still serve it; the older versions have the same
 /// fields, `hostnames` being optional there.
-fn tls_route(mut value: Value) -> Result<Object, String> {
-    let version = value
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if !matches!(
-        version,
-        "gateway.networking.k8s.io/v1"
-            | "gateway.networking.k8s.io/v1alpha3"
-            | "gateway.networking.k8s.io/v1alpha2"
-    ) {
-        return Err(format!(
-            "TLSRoute: apiVersion {version} is not served (v1, v1alpha3 or v1alpha2)"
-        ));
-    }
-    value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
+fn tls_route(value: Value) -> Result<Object, String> {
+    let mut value = as_v1(value, Kind::TlsRoute, &["v1", "v1alpha3", "v1alpha2"])?;
     if let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) {
         spec.entry("hostnames")
             .or_insert_with(|| Value::Array(Vec::new()));
@@ -353,43 +351,17 @@ fn tls_route(mut value: Value) -> Result<Object, String> {
 /// A TCPRoute or UDPRoute: v1 (standard since Gateway API v1.6), or v1alpha2 as the
 /// experimental channel and older clusters serve it, with the same fields.
 fn l4_route<T: DeserializeOwned>(
-    mut value: Value,
+    value: Value,
     kind: Kind,
     wrap: fn(Arc<T>) -> Object,
 ) -> Result<Object, String> {
-    let version = value
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if !matches!(
-        version,
-        "gateway.networking.k8s.io/v1" | "gateway.networking.k8s.io/v1alpha2"
-    ) {
-        return Err(format!(
-            "{}: apiVersion {version} is not served (v1 or v1alpha2)",
-            kind.name()
-        ));
-    }
-    value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
-    typed(value, kind, wrap)
+    typed(as_v1(value, kind, &["v1", "v1alpha2"])?, kind, wrap)
 }
 
 /// A BackendTLSPolicy: v1 (standard since Gateway API v1.4), or v1alpha3 as clusters
 /// with the experimental channel of v1.3 serve it, with the same fields.
-fn backend_tls_policy(mut value: Value) -> Result<Object, String> {
-    let version = value
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if !matches!(
-        version,
-        "gateway.networking.k8s.io/v1" | "gateway.networking.k8s.io/v1alpha3"
-    ) {
-        return Err(format!(
-            "BackendTLSPolicy: apiVersion {version} is not served (v1 or v1alpha3)"
-        ));
-    }
-    value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
+fn backend_tls_policy(value: Value) -> Result<Object, String> {
+    let value = as_v1(value, Kind::BackendTlsPolicy, &["v1", "v1alpha3"])?;
     typed(value, Kind::BackendTlsPolicy, Object::BackendTlsPolicy)
 }
 

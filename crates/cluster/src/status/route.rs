@@ -64,11 +64,11 @@ pub(crate) fn merge_parents<P: RouteParentStatus>(
     theirs.chain(ours).collect()
 }
 
-/// A route kind's status impls: its generated types differ, the rules do not (the
-/// desired status holds only our `parents` entries).
-macro_rules! route_status {
-    ($route:ty, $kind:expr, $status:ident, $parents:ident, $parent_ref:ident) => {
-        impl RouteParentStatus for $parents {
+/// A parent-status entry type's impl: the generated types differ (and a policy's entry
+/// names its parent `ancestorRef`), the rules do not.
+macro_rules! parent_status {
+    ($entry:ident, $parent_ref:ident, $ref_field:ident) => {
+        impl RouteParentStatus for $entry {
             type ParentRef = $parent_ref;
 
             fn controller_name(&self) -> &str {
@@ -76,7 +76,7 @@ macro_rules! route_status {
             }
 
             fn parent_ref(&self) -> &$parent_ref {
-                &self.parent_ref
+                &self.$ref_field
             }
 
             fn conditions(&self) -> &[Condition] {
@@ -90,8 +90,14 @@ macro_rules! route_status {
                 }
             }
         }
+    };
+}
 
-        impl StatusKind for $route {
+/// A kind whose status is a list of parent entries (`parents`, or a policy's
+/// `ancestors`): the desired status holds only our entries, merged with the others'.
+macro_rules! status_kind {
+    ($kind_type:ty, $kind:expr, $status:ident, $list:ident) => {
+        impl StatusKind for $kind_type {
             const KIND: Kind = $kind;
             type Status = $status;
             type Desired = $status;
@@ -106,137 +112,48 @@ macro_rules! route_status {
 
             fn merge(current: &$status, desired: &$status, context: &MergeContext<'_>) -> $status {
                 $status {
-                    parents: merge_parents(&current.parents, &desired.parents, context),
+                    $list: merge_parents(&current.$list, &desired.$list, context),
                 }
             }
         }
     };
 }
 
-route_status!(
-    HttpRoute,
-    Kind::HttpRoute,
-    HttpRouteStatus,
+parent_status!(
     HttpRouteStatusParents,
-    HttpRouteStatusParentsParentRef
+    HttpRouteStatusParentsParentRef,
+    parent_ref
 );
-route_status!(
-    GrpcRoute,
-    Kind::GrpcRoute,
-    GrpcRouteStatus,
+status_kind!(HttpRoute, Kind::HttpRoute, HttpRouteStatus, parents);
+parent_status!(
     GrpcRouteStatusParents,
-    GrpcRouteStatusParentsParentRef
+    GrpcRouteStatusParentsParentRef,
+    parent_ref
 );
-route_status!(
-    TlsRoute,
-    Kind::TlsRoute,
-    TlsRouteStatus,
+status_kind!(GrpcRoute, Kind::GrpcRoute, GrpcRouteStatus, parents);
+parent_status!(
     TlsRouteStatusParents,
-    TlsRouteStatusParentsParentRef
+    TlsRouteStatusParentsParentRef,
+    parent_ref
 );
-// TCPRoute and UDPRoute share one status type: its impls are written once.
-impl RouteParentStatus for L4RouteStatusParents {
-    type ParentRef = L4ParentRef;
-
-    fn controller_name(&self) -> &str {
-        &self.controller_name
-    }
-
-    fn parent_ref(&self) -> &L4ParentRef {
-        &self.parent_ref
-    }
-
-    fn conditions(&self) -> &[Condition] {
-        &self.conditions
-    }
-
-    fn with_conditions(&self, conditions: Vec<Condition>) -> Self {
-        Self {
-            conditions,
-            ..self.clone()
-        }
-    }
-}
-
-macro_rules! l4_route_status {
-    ($route:ty, $kind:expr) => {
-        impl StatusKind for $route {
-            const KIND: Kind = $kind;
-            type Status = L4RouteStatus;
-            type Desired = L4RouteStatus;
-
-            fn status(&self) -> Option<&L4RouteStatus> {
-                self.status.as_ref()
-            }
-
-            fn api(client: Client, namespace: &str) -> Api<Self> {
-                Api::namespaced(client, namespace)
-            }
-
-            fn merge(
-                current: &L4RouteStatus,
-                desired: &L4RouteStatus,
-                context: &MergeContext<'_>,
-            ) -> L4RouteStatus {
-                L4RouteStatus {
-                    parents: merge_parents(&current.parents, &desired.parents, context),
-                }
-            }
-        }
-    };
-}
-
-l4_route_status!(TcpRoute, Kind::TcpRoute);
-l4_route_status!(UdpRoute, Kind::UdpRoute);
-
-impl RouteParentStatus for BackendTlsPolicyStatusAncestors {
-    type ParentRef = BackendTlsPolicyStatusAncestorsAncestorRef;
-
-    fn controller_name(&self) -> &str {
-        &self.controller_name
-    }
-
-    fn parent_ref(&self) -> &BackendTlsPolicyStatusAncestorsAncestorRef {
-        &self.ancestor_ref
-    }
-
-    fn conditions(&self) -> &[Condition] {
-        &self.conditions
-    }
-
-    fn with_conditions(&self, conditions: Vec<Condition>) -> Self {
-        Self {
-            conditions,
-            ..self.clone()
-        }
-    }
-}
-
-/// A BackendTLSPolicy's `status.ancestors` is shared by every controller whose Gateways
-/// use the targeted Service, exactly as a route's `status.parents`.
-impl StatusKind for BackendTlsPolicy {
-    const KIND: Kind = Kind::BackendTlsPolicy;
-    type Status = BackendTlsPolicyStatus;
-    type Desired = BackendTlsPolicyStatus;
-
-    fn status(&self) -> Option<&BackendTlsPolicyStatus> {
-        self.status.as_ref()
-    }
-
-    fn api(client: Client, namespace: &str) -> Api<Self> {
-        Api::namespaced(client, namespace)
-    }
-
-    fn merge(
-        current: &BackendTlsPolicyStatus,
-        desired: &BackendTlsPolicyStatus,
-        context: &MergeContext<'_>,
-    ) -> BackendTlsPolicyStatus {
-        BackendTlsPolicyStatus {
-            ancestors: merge_parents(&current.ancestors, &desired.ancestors, context),
-        }
-    }
-}
+status_kind!(TlsRoute, Kind::TlsRoute, TlsRouteStatus, parents);
+// TCPRoute and UDPRoute share one status type.
+parent_status!(L4RouteStatusParents, L4ParentRef, parent_ref);
+status_kind!(TcpRoute, Kind::TcpRoute, L4RouteStatus, parents);
+status_kind!(UdpRoute, Kind::UdpRoute, L4RouteStatus, parents);
+// A BackendTLSPolicy's `status.ancestors` is shared by every controller whose Gateways
+// use the targeted Service, exactly as a route's `status.parents`.
+parent_status!(
+    BackendTlsPolicyStatusAncestors,
+    BackendTlsPolicyStatusAncestorsAncestorRef,
+    ancestor_ref
+);
+status_kind!(
+    BackendTlsPolicy,
+    Kind::BackendTlsPolicy,
+    BackendTlsPolicyStatus,
+    ancestors
+);
 
 #[cfg(test)]
 mod tests {

@@ -485,8 +485,8 @@ fn lookups_touched(change: &index::Change) -> Vec<Dependency> {
         Dependency::Kind(object.kind),
     ];
     for version in change.before.iter().chain(change.after.iter()) {
-        for (namespace, name) in version.parent_gateways() {
-            keys.push(Dependency::GatewayRoutes(object.kind, namespace, name));
+        for parent in version.parents() {
+            keys.push(Dependency::Children(object.kind, parent));
         }
         if let Object::EndpointSlice(slice) = version
             && let Some(service) = slice

@@ -188,7 +188,7 @@ impl ConvertCache {
                 .into_iter()
                 .chain(observers.prometheus_port),
         );
-        let port_protocols = PortProtocols::of_our_gateways(snapshot);
+        let port_protocols = PortProtocols::of_our_gateways(snapshot, &listener_ports);
         let context = Context {
             snapshot,
             options,

@@ -298,7 +298,7 @@ fn compute(
     };
     let global = GlobalConfig::new(data.as_ref(), Some(&configmap), &mut Vec::new());
     let ports = options.listener_ports();
-    let port_protocols = crate::gateway::listener::PortProtocols::of_our_gateways(snapshot);
+    let port_protocols = crate::gateway::listener::PortProtocols::of_our_gateways(snapshot, &ports);
     let context = Context {
         snapshot,
         options,

@@ -171,14 +171,17 @@ impl<'a> Recorder<'a> {
     }
 }
 
-/// What reads Gateways and their ListenerSets: a conversion's [`Recorder`], or the
-/// snapshot itself for what is computed whole at each conversion and compared by value
-/// ([`crate::gateway::listener::PortProtocols`], the HTTPS frontend's listener hosts).
+/// What reads Gateways and their ListenerSets: a conversion's [`Recorder`], or a snapshot
+/// read unrecorded ([`Unrecorded`]) for what is computed whole at each conversion and
+/// compared by value ([`crate::gateway::listener::PortProtocols`], the HTTPS frontend's
+/// listener hosts).
 pub(crate) trait Reader<'a> {
     /// `get(object)`.
     fn object(&mut self, object: ObjectRef) -> Option<&'a Object>;
     /// `children_of(kind, parent)`.
     fn children(&mut self, kind: Kind, parent: &ObjectRef) -> Vec<&'a Object>;
+    /// The ports listeners are compared with.
+    fn ports(&mut self) -> &'a ListenerPorts;
 }
 
 impl<'a> Reader<'a> for Recorder<'a> {
@@ -189,14 +192,29 @@ impl<'a> Reader<'a> for Recorder<'a> {
     fn children(&mut self, kind: Kind, parent: &ObjectRef) -> Vec<&'a Object> {
         self.children_of(kind, parent)
     }
+
+    fn ports(&mut self) -> &'a ListenerPorts {
+        self.listener_ports()
+    }
 }
 
-impl<'a> Reader<'a> for &'a Snapshot {
+/// A snapshot and the listener ports, read without recording.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unrecorded<'a> {
+    pub(crate) snapshot: &'a Snapshot,
+    pub(crate) ports: &'a ListenerPorts,
+}
+
+impl<'a> Reader<'a> for Unrecorded<'a> {
     fn object(&mut self, object: ObjectRef) -> Option<&'a Object> {
-        self.get(&object)
+        self.snapshot.get(&object)
     }
 
     fn children(&mut self, kind: Kind, parent: &ObjectRef) -> Vec<&'a Object> {
-        self.children_of(kind, parent)
+        self.snapshot.children_of(kind, parent)
+    }
+
+    fn ports(&mut self) -> &'a ListenerPorts {
+        self.ports
     }
 }

@@ -13,6 +13,7 @@ use resources::{Kind, ObjectRef};
 use super::api::GROUP;
 use super::merged::{self, MergedGateway, MergedListener};
 use crate::contribution::MergeOrder;
+use crate::lookup::Unrecorded;
 use crate::options::ListenerPorts;
 use crate::outcome::{Reason, Refusal};
 use index::Snapshot;
@@ -28,10 +29,9 @@ pub(crate) struct PortProtocols(BTreeMap<i32, BTreeSet<String>>);
 impl PortProtocols {
     /// Reads every Gateway of a GatewayClass of ours, with the ListenerSets it admits (a
     /// listener an earlier one of its Gateway takes the place of takes no port).
-    pub(crate) fn of_our_gateways(snapshot: &Snapshot) -> Self {
+    pub(crate) fn of_our_gateways(snapshot: &Snapshot, ports: &ListenerPorts) -> Self {
         let mut protocols: BTreeMap<i32, BTreeSet<String>> = BTreeMap::new();
-        let mut reader = snapshot;
-        for gateway in merged::our_gateways(&mut reader, snapshot.of_kind(Kind::Gateway)) {
+        for gateway in https_frontend_gateways(snapshot, ports) {
             for (index, entry) in gateway.listeners.iter().enumerate() {
                 if gateway.yields(index) {
                     continue;
@@ -95,7 +95,7 @@ pub(crate) fn catch_all_certificate(
     ports: &ListenerPorts,
 ) -> Option<CertId> {
     let mut found = Vec::new();
-    for gateway in https_frontend_gateways(snapshot) {
+    for gateway in https_frontend_gateways(snapshot, ports) {
         let order = MergeOrder::of(&gateway.gateway.metadata, &gateway.gateway_ref);
         for (index, entry) in https_frontend_listeners(&gateway, port_protocols, ports) {
             if entry
@@ -132,7 +132,7 @@ pub(crate) fn https_listener_hosts(
     port_protocols: &PortProtocols,
     ports: &ListenerPorts,
 ) -> Vec<HostKey> {
-    let gateways = https_frontend_gateways(snapshot);
+    let gateways = https_frontend_gateways(snapshot, ports);
     let mut hosts: Vec<HostKey> = gateways
         .iter()
         .flat_map(|gateway| https_frontend_listeners(gateway, port_protocols, ports))
@@ -154,9 +154,12 @@ pub(crate) fn https_listener_hosts(
     hosts
 }
 
-/// The Gateways of ours, with their merged listeners.
-fn https_frontend_gateways(snapshot: &Snapshot) -> Vec<MergedGateway<'_>> {
-    let mut reader = snapshot;
+/// The Gateways of ours, with their merged listeners, read unrecorded.
+fn https_frontend_gateways<'a>(
+    snapshot: &'a Snapshot,
+    ports: &'a ListenerPorts,
+) -> Vec<MergedGateway<'a>> {
+    let mut reader = Unrecorded { snapshot, ports };
     merged::our_gateways(&mut reader, snapshot.of_kind(Kind::Gateway))
 }
 

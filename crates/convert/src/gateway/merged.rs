@@ -91,10 +91,7 @@ pub(crate) fn our_gateways<'a>(
 }
 
 /// The Gateway a ListenerSet names in its `parentRef`, if it is one of ours.
-pub(crate) fn parent_gateway_of<'a>(
-    reader: &mut impl Reader<'a>,
-    set: &Object,
-) -> Option<MergedGateway<'a>> {
+fn parent_gateway_of<'a>(reader: &mut impl Reader<'a>, set: &Object) -> Option<MergedGateway<'a>> {
     let gateway_ref = set.parents().into_iter().next()?;
     our_gateway(reader, &gateway_ref)
 }
@@ -132,7 +129,8 @@ fn merge<'a>(
             conflict: None,
         }));
     }
-    settle_conflicts(&mut listeners);
+    let ports = reader.ports();
+    settle_conflicts(&mut listeners, ports);
     MergedGateway {
         gateway,
         gateway_ref,
@@ -188,16 +186,16 @@ fn allows<'a>(reader: &mut impl Reader<'a>, gateway: &Gateway, namespace: &str) 
 
 /// The precedence the specification gives the merged list: a listener yields to an
 /// earlier one with its port, protocol and hostname, and a ListenerSet's listener also
-/// to every earlier listener on its port with another protocol. (The Gateway's own
-/// listeners with different protocols on one port all conflict, as listeners of
-/// different Gateways do: see [`listener::frontend`].)
-fn settle_conflicts(listeners: &mut [MergedListener<'_>]) {
-    let mut protocols: BTreeMap<i32, BTreeSet<String>> = BTreeMap::new();
+/// to every earlier listener its port cannot be shared with (see [`sharing`]). (The
+/// Gateway's own listeners with different protocols on one port all conflict, as
+/// listeners of different Gateways do: see [`listener::frontend`].)
+fn settle_conflicts(listeners: &mut [MergedListener<'_>], ports: &ListenerPorts) {
+    let mut sharings: BTreeMap<i32, BTreeSet<String>> = BTreeMap::new();
     let mut names: HashMap<(i32, String, Option<String>), (ObjectRef, String)> = HashMap::new();
     let earlier = "an earlier listener of the Gateway (its own, or one of a ListenerSet attached before this one)";
     for entry in listeners.iter_mut() {
         let listener = &entry.listener;
-        let key = listener::protocol_key(listener);
+        let sharing = sharing(listener, ports);
         let name = (
             listener.port,
             listener.protocol.clone(),
@@ -208,9 +206,9 @@ fn settle_conflicts(listeners: &mut [MergedListener<'_>]) {
                 .map(str::to_ascii_lowercase),
         );
         let other_protocol = entry.owner.kind == Kind::ListenerSet
-            && protocols
+            && sharings
                 .get(&listener.port)
-                .is_some_and(|seen| seen.iter().any(|other| *other != key));
+                .is_some_and(|seen| seen.iter().any(|other| *other != sharing));
         if other_protocol {
             entry.conflict = Some(Refusal::new(
                 Reason::ProtocolConflict,
@@ -232,9 +230,22 @@ fn settle_conflicts(listeners: &mut [MergedListener<'_>]) {
                 },
             ));
         } else {
-            protocols.entry(listener.port).or_default().insert(key);
+            sharings.entry(listener.port).or_default().insert(sharing);
             names.insert(name, (entry.owner.clone(), listener.name.clone()));
         }
+    }
+}
+
+/// What listeners on one port must agree on: their protocol (a TLS listener's mode
+/// counting, see [`listener::protocol_key`]), except that the HTTPS frontend's port
+/// serves HTTPS listeners and TLS passthrough side by side (it reads SNI first).
+fn sharing(listener: &GatewayListeners, ports: &ListenerPorts) -> String {
+    let key = listener::protocol_key(listener);
+    let https_port = listener.port == 443 || u16::try_from(listener.port) == Ok(ports.https);
+    if https_port && matches!(key.as_str(), "HTTPS" | "TLS/Passthrough") {
+        "HTTPS frontend".to_owned()
+    } else {
+        key
     }
 }
 

@@ -302,6 +302,41 @@ fn listener_set_listeners_yield_to_earlier_listeners_of_their_gateway() {
             )
             .given(ADMITTING),
             Case::new(
+                "gateway-api.md ListenerSet: the HTTPS frontend's port serves HTTPS listeners and TLS passthrough side by side, whichever declares them: no conflict there",
+                "
+                kind: Secret
+                metadata: {name: cert}
+                type: kubernetes.io/tls
+                ---
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  allowedListeners: {namespaces: {from: Same}}
+                  listeners:
+                  - {name: https, protocol: HTTPS, port: 443, hostname: gw.test, tls: {certificateRefs: [{name: cert}]}}
+                  - {name: pass, protocol: TLS, port: 443, hostname: gw-pass.test, tls: {mode: Passthrough}}
+                ---
+                kind: ListenerSet
+                metadata: {name: extra}
+                spec:
+                  parentRef: {name: edge}
+                  listeners:
+                  - {name: pass, protocol: TLS, port: 443, hostname: ls-pass.test, tls: {mode: Passthrough}}
+                  - {name: https, protocol: HTTPS, port: 443, hostname: ls.test, tls: {certificateRefs: [{name: cert}]}}
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=True Programmed=True, listener sets 1",
+                    "status Gateway default/edge listener https: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener pass: routes 0, kinds [TLSRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status ListenerSet default/extra: Accepted=True Programmed=True",
+                    "status ListenerSet default/extra listener pass: routes 0, kinds [TLSRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status ListenerSet default/extra listener https: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                ],
+            )
+            .given(OUR_CLASS),
+            Case::new(
                 "gateway-api.md ListenerSet: a ListenerSet's listener on a port of its own that another Gateway of ours uses with another protocol conflicts with it, as two Gateways' listeners do",
                 "
                 kind: Gateway

@@ -64,6 +64,7 @@ pub const API_ACCESS: &[Access] = &[
     access(GATEWAY, "tlsroutes", READ, Grant::Cluster),
     access(GATEWAY, "tcproutes", READ, Grant::Cluster),
     access(GATEWAY, "udproutes", READ, Grant::Cluster),
+    access(GATEWAY, "listenersets", READ, Grant::Cluster),
     access(GATEWAY, "referencegrants", READ, Grant::Cluster),
     access(GATEWAY, "backendtlspolicies", READ, Grant::Cluster),
     // BackendTLSPolicies name ConfigMaps for their CA certificates (`ca.crt`).
@@ -75,6 +76,7 @@ pub const API_ACCESS: &[Access] = &[
     access(GATEWAY, "tlsroutes/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "tcproutes/status", &["patch"], Grant::Cluster),
     access(GATEWAY, "udproutes/status", &["patch"], Grant::Cluster),
+    access(GATEWAY, "listenersets/status", &["patch"], Grant::Cluster),
     access(
         GATEWAY,
         "backendtlspolicies/status",

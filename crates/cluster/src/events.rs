@@ -46,6 +46,7 @@ pub fn api_version(kind: Kind) -> &'static str {
         | Kind::TcpRoute
         | Kind::UdpRoute
         | Kind::BackendTlsPolicy
+        | Kind::ListenerSet
         | Kind::ReferenceGrant => "gateway.networking.k8s.io/v1",
     }
 }

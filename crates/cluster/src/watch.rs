@@ -13,8 +13,8 @@ use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
 use resources::{
-    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ReferenceGrant,
-    TcpRoute, TlsRoute, UdpRoute,
+    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, ListenerSet, Object,
+    ReferenceGrant, TcpRoute, TlsRoute, UdpRoute,
 };
 use serde::de::DeserializeOwned;
 use source::SourceBatch;
@@ -207,6 +207,13 @@ fn start_watchers(
                 all.clone(),
                 Kind::UdpRoute,
                 |o: UdpRoute| Object::UdpRoute(Arc::new(o)),
+            );
+            watchers.start(
+                in_namespace(client, namespace),
+                namespace,
+                all.clone(),
+                Kind::ListenerSet,
+                |o: ListenerSet| Object::ListenerSet(Arc::new(o)),
             );
             watchers.start(
                 in_namespace(client, namespace),

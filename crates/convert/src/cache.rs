@@ -188,7 +188,7 @@ impl ConvertCache {
                 .into_iter()
                 .chain(observers.prometheus_port),
         );
-        let port_protocols = PortProtocols::of_our_gateways(snapshot);
+        let port_protocols = PortProtocols::of_our_gateways(snapshot, &listener_ports);
         let context = Context {
             snapshot,
             options,
@@ -485,8 +485,8 @@ fn lookups_touched(change: &index::Change) -> Vec<Dependency> {
         Dependency::Kind(object.kind),
     ];
     for version in change.before.iter().chain(change.after.iter()) {
-        for (namespace, name) in version.parent_gateways() {
-            keys.push(Dependency::GatewayRoutes(object.kind, namespace, name));
+        for parent in version.parents() {
+            keys.push(Dependency::Children(object.kind, parent));
         }
         if let Object::EndpointSlice(slice) = version
             && let Some(service) = slice

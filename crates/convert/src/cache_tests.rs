@@ -23,7 +23,8 @@ use crate::{ConvertCache, gateway, tls};
 /// Ingress (which reads every IngressClass), a legacy-annotated one, a route in another
 /// namespace admitted by a namespace selector, a cross-namespace backend and certificate
 /// under ReferenceGrants, a Service with an Endpoints object instead of slices, and a
-/// blue-green backend whose weights and groups come from its endpoints' Pods.
+/// blue-green backend whose weights and groups come from its endpoints' Pods, and
+/// ListenerSets (one admitted by a namespace selector, one not) with routes through them.
 const EXTRA: &str = r#"
 apiVersion: v1
 kind: Namespace
@@ -75,6 +76,10 @@ kind: Gateway
 metadata: {name: shared, namespace: demo}
 spec:
   gatewayClassName: portcullis
+  allowedListeners:
+    namespaces:
+      from: Selector
+      selector: {matchLabels: {gateway-access: "yes"}}
   listeners:
   - name: web
     protocol: HTTP
@@ -161,6 +166,62 @@ metadata: {name: gateways-to-certs, namespace: certs}
 spec:
   from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: demo}]
   to: [{group: "", kind: Secret}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: team-listeners, namespace: team}
+spec:
+  parentRef: {name: shared, namespace: demo}
+  listeners:
+  - name: web
+    protocol: HTTP
+    port: 80
+    hostname: sets.team.example.test
+  - name: secure
+    protocol: HTTPS
+    port: 443
+    hostname: secure.sets.example.test
+    tls:
+      certificateRefs: [{name: wildcard, namespace: certs}]
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: listener-sets-to-certs, namespace: certs}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: ListenerSet, namespace: team}]
+  to: [{group: "", kind: Secret}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: set-route, namespace: team}
+spec:
+  parentRefs: [{kind: ListenerSet, name: team-listeners}]
+  rules:
+  - backendRefs: [{name: legacy, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: set-grpc, namespace: team, creationTimestamp: "2020-01-01T00:00:00Z"}
+spec:
+  parentRefs: [{kind: ListenerSet, name: team-listeners, sectionName: web}]
+  rules:
+  - backendRefs: [{name: legacy, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: not-admitted, namespace: certs}
+spec:
+  parentRef: {name: shared, namespace: demo}
+  listeners:
+  - {name: web, protocol: HTTP, port: 80, hostname: certs.example.test}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: via-not-admitted, namespace: certs}
+spec:
+  parentRefs: [{kind: ListenerSet, name: not-admitted}]
+  rules:
+  - backendRefs: [{name: legacy, namespace: team, port: 80}]
 "#;
 
 fn options() -> ConvertOptions {
@@ -237,7 +298,7 @@ fn compute(
     };
     let global = GlobalConfig::new(data.as_ref(), Some(&configmap), &mut Vec::new());
     let ports = options.listener_ports();
-    let port_protocols = crate::gateway::listener::PortProtocols::of_our_gateways(snapshot);
+    let port_protocols = crate::gateway::listener::PortProtocols::of_our_gateways(snapshot, &ports);
     let context = Context {
         snapshot,
         options,
@@ -302,6 +363,14 @@ fn every_read_of_the_snapshot_is_recorded() {
     assert!(
         conversion.model.hosts.len() >= 5 && !conversion.gateway_status.is_empty(),
         "the fixture must exercise Ingresses, routes and status: {conversion:?}"
+    );
+    assert!(
+        conversion
+            .model
+            .hosts
+            .contains_key(&model::HostKey::Exact("secure.sets.example.test".into())),
+        "the fixture must serve a route through a ListenerSet: {:?}",
+        conversion.model.hosts.keys().collect::<Vec<_>>()
     );
     let mut checked = 0;
     for memo in &memos {

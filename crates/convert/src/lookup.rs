@@ -23,8 +23,9 @@ pub(crate) enum Dependency {
     Listing(Kind, String),
     /// `of_kind(kind)`: any object of the kind anywhere.
     Kind(Kind),
-    /// `routes_of_gateway(kind, namespace, name)`: the routes of a kind naming a Gateway.
-    GatewayRoutes(Kind, String, String),
+    /// `children_of(kind, parent)`: the objects of a kind naming a parent (the routes of
+    /// a Gateway or ListenerSet, the ListenerSets of a Gateway).
+    Children(Kind, ObjectRef),
     /// `listener_ports()`: the ports from the command line and those found busy.
     ListenerPorts,
     /// `port_protocols()`: the protocols our Gateways' listeners use on each port.
@@ -50,6 +51,7 @@ pub(crate) fn same_object(a: &Object, b: &Object) -> bool {
         (Object::Pod(x), Object::Pod(y)) => Arc::ptr_eq(x, y),
         (Object::TlsRoute(x), Object::TlsRoute(y)) => Arc::ptr_eq(x, y),
         (Object::BackendTlsPolicy(x), Object::BackendTlsPolicy(y)) => Arc::ptr_eq(x, y),
+        (Object::ListenerSet(x), Object::ListenerSet(y)) => Arc::ptr_eq(x, y),
         _ => false,
     };
     same_pointer || a == b
@@ -136,20 +138,14 @@ impl<'a> Recorder<'a> {
         self.context.snapshot.of_kind(kind).collect()
     }
 
-    /// The routes of one kind whose `parentRefs` name a Gateway.
-    pub(crate) fn routes_of_gateway(
-        &mut self,
-        kind: Kind,
-        namespace: &str,
-        name: &str,
-    ) -> Vec<&'a Object> {
-        let dependency = Dependency::GatewayRoutes(kind, namespace.to_owned(), name.to_owned());
+    /// The objects of one kind naming `parent` as theirs: the routes of a Gateway or a
+    /// ListenerSet, the ListenerSets of a Gateway.
+    pub(crate) fn children_of(&mut self, kind: Kind, parent: &ObjectRef) -> Vec<&'a Object> {
+        let dependency = Dependency::Children(kind, parent.clone());
         if !self.dependencies.contains(&dependency) {
             self.dependencies.push(dependency);
         }
-        self.context
-            .snapshot
-            .routes_of_gateway(kind, namespace, name)
+        self.context.snapshot.children_of(kind, parent)
     }
 
     pub(crate) fn endpoint_slices(
@@ -172,5 +168,53 @@ impl<'a> Recorder<'a> {
             Some(Object::Endpoints(endpoints)) => Some(endpoints),
             _ => None,
         }
+    }
+}
+
+/// What reads Gateways and their ListenerSets: a conversion's [`Recorder`], or a snapshot
+/// read unrecorded ([`Unrecorded`]) for what is computed whole at each conversion and
+/// compared by value ([`crate::gateway::listener::PortProtocols`], the HTTPS frontend's
+/// listener hosts).
+pub(crate) trait Reader<'a> {
+    /// `get(object)`.
+    fn object(&mut self, object: ObjectRef) -> Option<&'a Object>;
+    /// `children_of(kind, parent)`.
+    fn children(&mut self, kind: Kind, parent: &ObjectRef) -> Vec<&'a Object>;
+    /// The ports listeners are compared with.
+    fn ports(&mut self) -> &'a ListenerPorts;
+}
+
+impl<'a> Reader<'a> for Recorder<'a> {
+    fn object(&mut self, object: ObjectRef) -> Option<&'a Object> {
+        self.get(object)
+    }
+
+    fn children(&mut self, kind: Kind, parent: &ObjectRef) -> Vec<&'a Object> {
+        self.children_of(kind, parent)
+    }
+
+    fn ports(&mut self) -> &'a ListenerPorts {
+        self.listener_ports()
+    }
+}
+
+/// A snapshot and the listener ports, read without recording.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unrecorded<'a> {
+    pub(crate) snapshot: &'a Snapshot,
+    pub(crate) ports: &'a ListenerPorts,
+}
+
+impl<'a> Reader<'a> for Unrecorded<'a> {
+    fn object(&mut self, object: ObjectRef) -> Option<&'a Object> {
+        self.snapshot.get(&object)
+    }
+
+    fn children(&mut self, kind: Kind, parent: &ObjectRef) -> Vec<&'a Object> {
+        self.snapshot.children_of(kind, parent)
+    }
+
+    fn ports(&mut self) -> &'a ListenerPorts {
+        self.ports
     }
 }

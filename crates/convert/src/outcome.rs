@@ -81,6 +81,8 @@ pub enum Reason {
     UnsupportedValue,
     /// `Conflicted`: a policy that an older one targeting the same thing overrides.
     Conflicted,
+    /// `NotAllowed`: a ListenerSet its Gateway's `allowedListeners` do not admit.
+    NotAllowed,
     /// `NoValidCACertificate`: none of a BackendTLSPolicy's CA references is usable.
     #[serde(rename = "NoValidCACertificate")]
     NoValidCaCertificate,
@@ -108,6 +110,9 @@ impl Refusal {
 /// Why a route did or did not attach to one parent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ParentOutcome {
+    /// What the parentRef names: a Gateway or a ListenerSet.
+    pub(crate) parent: ObjectRef,
+    /// The Gateway the route is served through (the parent, or the ListenerSet's).
     pub(crate) gateway: ObjectRef,
     pub(crate) section_name: Option<String>,
     pub(crate) port: Option<i32>,

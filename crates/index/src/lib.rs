@@ -60,9 +60,9 @@ pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 pub struct Snapshot {
     objects: OrdMap<ObjectRef, Object>,
     slices_by_service: OrdMap<(String, String), OrdSet<String>>,
-    /// Routes by the Gateway their `parentRefs` name: (route kind, Gateway namespace,
-    /// Gateway name) → the routes.
-    routes_by_gateway: OrdMap<(Kind, String, String), OrdSet<ObjectRef>>,
+    /// Routes by the Gateways and ListenerSets their `parentRefs` name, and ListenerSets
+    /// by the Gateway theirs names: (child kind, parent) → the children.
+    children_by_parent: OrdMap<(Kind, ObjectRef), OrdSet<ObjectRef>>,
     counts: [usize; Kind::ALL.len()],
 }
 
@@ -120,11 +120,12 @@ impl Snapshot {
             .collect()
     }
 
-    /// The routes of one kind whose `parentRefs` name a Gateway, ordered by namespace and
-    /// name.
-    pub fn routes_of_gateway(&self, kind: Kind, namespace: &str, name: &str) -> Vec<&Object> {
-        let key = (kind, namespace.to_owned(), name.to_owned());
-        self.routes_by_gateway
+    /// The objects of one kind that name `parent` as theirs (see [`Object::parents`]):
+    /// the routes whose `parentRefs` name a Gateway or a ListenerSet, the ListenerSets
+    /// whose `parentRef` names a Gateway. Ordered by namespace and name.
+    pub fn children_of(&self, kind: Kind, parent: &ObjectRef) -> Vec<&Object> {
+        let key = (kind, parent.clone());
+        self.children_by_parent
             .get(&key)
             .into_iter()
             .flatten()
@@ -290,10 +291,10 @@ impl Index {
                 .or_default()
                 .insert(object_ref.name.clone());
         }
-        for (namespace, name) in object.parent_gateways() {
+        for parent in object.parents() {
             self.current
-                .routes_by_gateway
-                .entry((object_ref.kind, namespace, name))
+                .children_by_parent
+                .entry((object_ref.kind, parent))
                 .or_default()
                 .insert(object_ref.clone());
         }
@@ -316,12 +317,12 @@ impl Index {
 
     fn unproject(&mut self, object_ref: &ObjectRef) {
         if let Some(old) = self.current.objects.get(object_ref) {
-            for (namespace, name) in old.parent_gateways() {
-                let key = (object_ref.kind, namespace, name);
-                if let Some(routes) = self.current.routes_by_gateway.get_mut(&key) {
-                    routes.remove(object_ref);
-                    if routes.is_empty() {
-                        self.current.routes_by_gateway.remove(&key);
+            for parent in old.parents() {
+                let key = (object_ref.kind, parent);
+                if let Some(children) = self.current.children_by_parent.get_mut(&key) {
+                    children.remove(object_ref);
+                    if children.is_empty() {
+                        self.current.children_by_parent.remove(&key);
                     }
                 }
             }
@@ -449,7 +450,10 @@ mod tests {
         let names = |index: &Index, namespace: &str, gateway: &str| -> Vec<String> {
             index
                 .snapshot()
-                .routes_of_gateway(Kind::GrpcRoute, namespace, gateway)
+                .children_of(
+                    Kind::GrpcRoute,
+                    &ObjectRef::new(Kind::Gateway, namespace, gateway),
+                )
                 .iter()
                 .map(|route| route.object_ref().name)
                 .collect()
@@ -471,7 +475,10 @@ mod tests {
         assert!(
             index
                 .snapshot()
-                .routes_of_gateway(Kind::HttpRoute, "infra", "shared")
+                .children_of(
+                    Kind::HttpRoute,
+                    &ObjectRef::new(Kind::Gateway, "infra", "shared")
+                )
                 .is_empty(),
             "by kind"
         );
@@ -482,6 +489,58 @@ mod tests {
         assert_eq!(names(&index, "team", "other"), ["a"]);
         index.handle(SourceEvent::Delete(grpc_route("b", "[]").object_ref()));
         assert!(names(&index, "infra", "shared").is_empty());
+    }
+
+    #[test]
+    fn routes_are_found_by_their_listener_sets_and_listener_sets_by_their_gateway() {
+        let mut index = Index::new();
+        index.handle(SourceEvent::Apply(grpc_route(
+            "a",
+            "[{name: edge}, {kind: ListenerSet, name: extra}, {kind: ListenerSet, group: example.com, name: other}]",
+        )));
+        index.handle(SourceEvent::Apply(
+            objects(
+                "apiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {name: extra, namespace: team}\nspec:\n  parentRef: {name: shared, namespace: infra}\n  listeners: [{name: web, port: 80, protocol: HTTP}]\n",
+            )
+            .remove(0),
+        ));
+        let snapshot = index.snapshot();
+        let names = |kind: Kind, parent: ObjectRef| -> Vec<String> {
+            snapshot
+                .children_of(kind, &parent)
+                .iter()
+                .map(|child| child.object_ref().name)
+                .collect()
+        };
+        assert_eq!(
+            names(
+                Kind::GrpcRoute,
+                ObjectRef::new(Kind::ListenerSet, "team", "extra")
+            ),
+            ["a"]
+        );
+        assert_eq!(
+            names(
+                Kind::GrpcRoute,
+                ObjectRef::new(Kind::Gateway, "team", "edge")
+            ),
+            ["a"]
+        );
+        assert!(
+            names(
+                Kind::GrpcRoute,
+                ObjectRef::new(Kind::ListenerSet, "team", "other")
+            )
+            .is_empty(),
+            "a parent of another group is not ours"
+        );
+        assert_eq!(
+            names(
+                Kind::ListenerSet,
+                ObjectRef::new(Kind::Gateway, "infra", "shared")
+            ),
+            ["extra"]
+        );
     }
 
     #[test]

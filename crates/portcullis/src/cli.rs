@@ -127,9 +127,9 @@ pub struct ClusterArgs {
     /// (comma-separated or repeated).
     #[arg(long, value_name = "ADDR", value_delimiter = ',')]
     pub publish_address: Vec<String>,
-    /// Watch the Gateway API kinds (GatewayClass, Gateway, HTTPRoute, GRPCRoute, TLSRoute,
-    /// TCPRoute, UDPRoute, ReferenceGrant, BackendTLSPolicy, and the ConfigMaps policies
-    /// name);
+    /// Watch the Gateway API kinds (GatewayClass, Gateway, ListenerSet, HTTPRoute, GRPCRoute,
+    /// TLSRoute, TCPRoute, UDPRoute, ReferenceGrant, BackendTLSPolicy, and the ConfigMaps
+    /// policies name);
     /// when their CRDs are not installed they are treated as empty.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub watch_gateway_api: bool,

@@ -14,8 +14,8 @@ use index::Snapshot;
 use model::OrdSet;
 use prometheus_client::metrics::gauge::Gauge;
 use resources::{
-    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, Object, ObjectRef,
-    Service, TcpRoute, TlsRoute, UdpRoute,
+    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, ListenerSet, Object,
+    ObjectRef, Service, TcpRoute, TlsRoute, UdpRoute,
 };
 use serde_json::Value;
 use source::SourceBatch;
@@ -56,6 +56,7 @@ struct GatewayStatusWriters {
     tcp_routes: StatusWriter<Vec<Target<TcpRoute>>>,
     udp_routes: StatusWriter<Vec<Target<UdpRoute>>>,
     backend_tls_policies: StatusWriter<Vec<Target<BackendTlsPolicy>>>,
+    listener_sets: StatusWriter<Vec<Target<ListenerSet>>>,
 }
 
 impl std::fmt::Debug for ClusterLink {
@@ -252,6 +253,7 @@ impl GatewayStatusWriters {
                 leading.clone(),
                 Vec::new(),
             ),
+            listener_sets: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
         }
     }
 
@@ -272,6 +274,7 @@ impl GatewayStatusWriters {
             let mut tcp_routes = Vec::new();
             let mut udp_routes = Vec::new();
             let mut policies = Vec::new();
+            let mut listener_sets = Vec::new();
             for (object, status) in report {
                 match snapshot.get(object) {
                     Some(Object::GatewayClass(class)) => classes.extend(target(class, status)),
@@ -284,6 +287,7 @@ impl GatewayStatusWriters {
                     Some(Object::BackendTlsPolicy(policy)) => {
                         policies.extend(target(policy, status));
                     }
+                    Some(Object::ListenerSet(set)) => listener_sets.extend(target(set, status)),
                     _ => {}
                 }
             }
@@ -294,6 +298,7 @@ impl GatewayStatusWriters {
             self.tcp_routes.update(tcp_routes);
             self.udp_routes.update(udp_routes);
             self.backend_tls_policies.update(policies);
+            self.listener_sets.update(listener_sets);
             self.last_gateways = gateways;
         }
         self.gateways.update(ServedGateways {
@@ -365,6 +370,7 @@ mod tests {
     use convert::gateway_status::{ListenerStatus, ParentRef, RouteParentStatus, StatusCondition};
     use resources::gateway::{
         GatewayClassStatus, GatewayStatus, GatewayStatusListenersSupportedKinds, HttpRouteStatus,
+        ListenerSetStatus,
     };
     use std::collections::BTreeMap;
 
@@ -419,8 +425,10 @@ mod tests {
                 ])],
                 conditions: vec![accepted()],
             }],
+            attached_listener_sets: 2,
         };
         let typed: GatewayStatus = typed_status::<Gateway>(&gateway).unwrap();
+        assert_eq!(typed.attached_listener_sets, Some(2));
         let listener = &typed.listeners.unwrap_or_default()[0];
         assert_eq!(listener.attached_routes, 3);
         assert_eq!(
@@ -432,6 +440,26 @@ mod tests {
         );
         assert_eq!(listener.conditions[0].type_, "Accepted");
         assert_eq!(typed.conditions.map(|c| c.len()), Some(1));
+
+        let set = ObjectStatus::ListenerSet {
+            conditions: vec![accepted()],
+            listeners: vec![ListenerStatus {
+                name: "extra".into(),
+                attached_routes: 1,
+                supported_kinds: Vec::new(),
+                conditions: vec![accepted()],
+            }],
+        };
+        let typed: ListenerSetStatus = typed_status::<ListenerSet>(&set).unwrap();
+        let listener = &typed.listeners.unwrap_or_default()[0];
+        assert_eq!(
+            (listener.name.as_str(), listener.attached_routes),
+            ("extra", 1)
+        );
+        assert_eq!(
+            typed.conditions.map(|c| c[0].reason.clone()),
+            Some("Accepted".into())
+        );
 
         let class = ObjectStatus::Class {
             conditions: vec![accepted()],

@@ -11,6 +11,7 @@ pub fn status_yaml(report: &StatusReport) -> String {
         let kind = match status {
             ObjectStatus::Class { .. } => "GatewayClass",
             ObjectStatus::Gateway { .. } => "Gateway",
+            ObjectStatus::ListenerSet { .. } => "ListenerSet",
             // A route's status is the same for every route kind; its object says which.
             ObjectStatus::Route { .. } => object.kind.name(),
             ObjectStatus::Policy { .. } => "BackendTLSPolicy",

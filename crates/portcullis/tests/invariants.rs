@@ -156,13 +156,15 @@ struct RouteShape {
 }
 
 /// The Gateway side: whether the GatewayClass is ours, the listeners' `allowedRoutes`
-/// and hostname, and whether beta's routes may use alpha's services.
+/// and hostname, whether beta's routes may use alpha's services, and which ListenerSets
+/// the Gateway admits (0: `allowedListeners` unset; 1: `Same`; 2: `All`; 3: `None`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct GatewayShape {
     class_ours: bool,
     all_namespaces: bool,
     wildcard_hostname: bool,
     grant: bool,
+    listener_sets: u8,
 }
 
 /// The cluster: services by number, the global ConfigMap's `timeout-server`, which
@@ -185,6 +187,14 @@ struct Cluster {
     /// Secrets' version); 1 two policies on its port, the older applying; 2 a CA that
     /// does not exist (traffic refused); 3 the system's CAs and one subjectAltName.
     policies: BTreeMap<u8, u8>,
+    /// ListenerSets `ls<n>` of the Gateway by number (the namespace as a service's), the
+    /// older the lower: 0 HTTP `ls.test` on 80 (which every such set shares: the oldest
+    /// keeps it) and HTTPS `ls<n>.secure.test`; 1 HTTP on port 8090 of its own; 2 TCP on
+    /// 8090 (yielding to an older set's HTTP there); 3 HTTP `ls<n>.alt.test` on the HTTP
+    /// frontend's port and TLS passthrough `ls<n>.pass.test`.
+    listener_sets: BTreeMap<u8, u8>,
+    /// HTTPRoutes `lsroute<s>` for service `s` attached to ListenerSet `ls<n>`, by service.
+    set_routes: BTreeMap<u8, u8>,
     gateway: GatewayShape,
 }
 
@@ -410,8 +420,14 @@ impl Cluster {
         } else {
             ""
         };
+        let allowed_listeners = match gateway.listener_sets % 4 {
+            0 => "",
+            1 => "\n  allowedListeners: {namespaces: {from: Same}}",
+            2 => "\n  allowedListeners: {namespaces: {from: All}}",
+            _ => "\n  allowedListeners: {namespaces: {from: None}}",
+        };
         let mut yaml = format!(
-            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: gw}}\nspec: {{controllerName: {controller}}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: alpha}}\nspec:\n  gatewayClassName: gw\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: https\n    protocol: HTTPS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{certificateRefs: [{{name: tls}}]}}\n  - name: alt\n    protocol: HTTP\n    port: 8080{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: tls\n    protocol: TLS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{mode: Passthrough}}\n  - name: tcp\n    protocol: TCP\n    port: 9400\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: term\n    protocol: TLS\n    port: 9443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{mode: Terminate, certificateRefs: [{{name: tls}}]}}\n"
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: gw}}\nspec: {{controllerName: {controller}}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: alpha}}\nspec:\n  gatewayClassName: gw{allowed_listeners}\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: https\n    protocol: HTTPS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{certificateRefs: [{{name: tls}}]}}\n  - name: alt\n    protocol: HTTP\n    port: 8080{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: tls\n    protocol: TLS\n    port: 443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{mode: Passthrough}}\n  - name: tcp\n    protocol: TCP\n    port: 9400\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n  - name: term\n    protocol: TLS\n    port: 9443{hostname}\n    allowedRoutes: {{namespaces: {{from: {from}}}}}\n    tls: {{mode: Terminate, certificateRefs: [{{name: tls}}]}}\n"
         );
         for (number, variant) in &self.tcp_routes {
             let namespace = Self::namespace(*number);
@@ -485,6 +501,7 @@ impl Cluster {
         if gateway.grant {
             yaml += "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: beta-routes, namespace: alpha}\nspec:\n  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: beta}, {group: gateway.networking.k8s.io, kind: GRPCRoute, namespace: beta}, {group: gateway.networking.k8s.io, kind: TCPRoute, namespace: beta}]\n  to: [{group: '', kind: Service}]\n";
         }
+        yaml += &self.listener_set_objects();
         for (number, route) in &self.routes {
             let namespace = Self::namespace(*number);
             let hostnames = match route.host % 3 {
@@ -541,6 +558,38 @@ impl Cluster {
             };
             yaml += &format!(
                 "---\napiVersion: gateway.networking.k8s.io/v1\nkind: {route_kind}\nmetadata: {{name: route{number}, namespace: {namespace}}}\nspec:\n  parentRefs: [{{name: gw, namespace: alpha{section}}}]\n{hostnames}  rules:\n  - matches: [{{{matched}}}]{filter}\n    backendRefs: [{{name: svc{number}, port: 80}}{split}]\n"
+            );
+        }
+        yaml
+    }
+}
+
+impl Cluster {
+    /// The ListenerSets and the routes attached to them.
+    fn listener_set_objects(&self) -> String {
+        let mut yaml = String::new();
+        for (number, variant) in &self.listener_sets {
+            let namespace = Self::namespace(*number);
+            let listeners = match variant % 4 {
+                0 => format!(
+                    "  - {{name: web, protocol: HTTP, port: 80, hostname: ls.test, allowedRoutes: {{namespaces: {{from: All}}}}}}\n  - {{name: secure, protocol: HTTPS, port: 443, hostname: ls{number}.secure.test, allowedRoutes: {{namespaces: {{from: All}}}}, tls: {{certificateRefs: [{{name: tls}}]}}}}\n"
+                ),
+                1 => "  - {name: web, protocol: HTTP, port: 8090, allowedRoutes: {namespaces: {from: All}}}\n".to_owned(),
+                2 => "  - {name: web, protocol: TCP, port: 8090, allowedRoutes: {namespaces: {from: All}}}\n".to_owned(),
+                _ => format!(
+                    "  - {{name: web, protocol: HTTP, port: 8080, hostname: ls{number}.alt.test, allowedRoutes: {{namespaces: {{from: All}}}}}}\n  - {{name: pass, protocol: TLS, port: 443, hostname: ls{number}.pass.test, tls: {{mode: Passthrough}}}}\n"
+                ),
+            };
+            yaml += &format!(
+                "---\napiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {{name: ls{number}, namespace: {namespace}, creationTimestamp: '2024-01-0{}T00:00:00Z'}}\nspec:\n  parentRef: {{name: gw, namespace: alpha}}\n  listeners:\n{listeners}",
+                number + 1
+            );
+        }
+        for (service, set) in &self.set_routes {
+            let namespace = Self::namespace(*service);
+            let set_namespace = Self::namespace(*set);
+            yaml += &format!(
+                "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: lsroute{service}, namespace: {namespace}}}\nspec:\n  parentRefs: [{{kind: ListenerSet, name: ls{set}, namespace: {set_namespace}}}]\n  rules:\n  - matches: [{{path: {{type: PathPrefix, value: /ls}}}}]\n    backendRefs: [{{name: svc{service}, port: 80}}]\n"
             );
         }
         yaml
@@ -885,6 +934,8 @@ enum Change {
     TcpRoute(u8, Option<u8>),
     TcpConfigMap(Option<u8>),
     Policy(u8, Option<u8>),
+    ListenerSet(u8, Option<u8>),
+    SetRoute(u8, Option<u8>),
 }
 
 /// Any shape a service may have.
@@ -951,14 +1002,22 @@ fn route_shape() -> impl Strategy<Value = RouteShape> {
 }
 
 fn gateway_shape() -> impl Strategy<Value = GatewayShape> {
-    (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(
-        |(class_ours, all_namespaces, wildcard_hostname, grant)| GatewayShape {
-            class_ours: class_ours || grant,
-            all_namespaces,
-            wildcard_hostname,
-            grant,
-        },
+    (
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        proptest::sample::select(vec![0u8, 1, 1, 2, 2, 3]),
     )
+        .prop_map(
+            |(class_ours, all_namespaces, wildcard_hostname, grant, listener_sets)| GatewayShape {
+                class_ours: class_ours || grant,
+                all_namespaces,
+                wildcard_hostname,
+                grant,
+                listener_sets,
+            },
+        )
 }
 
 fn change() -> impl Strategy<Value = Change> {
@@ -991,6 +1050,9 @@ fn change() -> impl Strategy<Value = Change> {
         (0u8..8, proptest::option::weighted(0.7, 0u8..3)).prop_map(|(s, v)| Change::TcpRoute(s, v)),
         proptest::option::of(0u8..4).prop_map(Change::TcpConfigMap),
         (0u8..8, proptest::option::weighted(0.7, 0u8..4)).prop_map(|(s, p)| Change::Policy(s, p)),
+        (0u8..4, proptest::option::weighted(0.7, 0u8..4))
+            .prop_map(|(n, v)| Change::ListenerSet(n, v)),
+        (0u8..8, proptest::option::weighted(0.7, 0u8..4)).prop_map(|(s, n)| Change::SetRoute(s, n)),
     ]
 }
 
@@ -1059,6 +1121,18 @@ fn apply(cluster: &mut Cluster, change: &Change) {
         Change::Policy(s, None) => {
             cluster.policies.remove(&s);
         }
+        Change::ListenerSet(n, Some(variant)) => {
+            cluster.listener_sets.insert(n, variant);
+        }
+        Change::ListenerSet(n, None) => {
+            cluster.listener_sets.remove(&n);
+        }
+        Change::SetRoute(s, Some(set)) => {
+            cluster.set_routes.insert(s, set);
+        }
+        Change::SetRoute(s, None) => {
+            cluster.set_routes.remove(&s);
+        }
     }
 }
 
@@ -1075,12 +1149,14 @@ proptest! {
         initial_tcp_routes in proptest::collection::btree_map(0u8..8, 0u8..3, 0..3),
         tcp_configmap in proptest::option::of(0u8..4),
         initial_policies in proptest::collection::btree_map(0u8..8, 0u8..4, 0..3),
+        initial_sets in proptest::collection::btree_map(0u8..4, 0u8..4, 0..3),
+        initial_set_routes in proptest::collection::btree_map(0u8..8, 0u8..4, 0..3),
         gateway in gateway_shape(),
         shards in 0u32..5,
         batches in proptest::collection::vec(batch(), 1..8),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut cluster = Cluster { services: initial, routes: initial_routes, tls_routes: initial_tls_routes, tcp_routes: initial_tcp_routes, tcp_configmap, policies: initial_policies, gateway, ..Cluster::default() };
+        let mut cluster = Cluster { services: initial, routes: initial_routes, tls_routes: initial_tls_routes, tcp_routes: initial_tcp_routes, tcp_configmap, policies: initial_policies, listener_sets: initial_sets, set_routes: initial_set_routes, gateway, ..Cluster::default() };
         let mut shards = shards;
         let mut live = Live::start(dir.path(), shards, &cluster);
         for (changes, restart) in &batches {
@@ -1131,6 +1207,7 @@ fn a_grpc_route_replaced_by_an_http_route_of_its_name_renders_as_a_full_render()
             all_namespaces: false,
             wildcard_hostname: false,
             grant: false,
+            listener_sets: 0,
         },
         ..Cluster::default()
     };
@@ -1151,4 +1228,73 @@ fn a_grpc_route_replaced_by_an_http_route_of_its_name_renders_as_a_full_render()
             .unwrap();
         assert_eq!(incremental, full);
     }
+}
+
+/// The generator's ListenerSets are served when their Gateway admits them (so the
+/// property test exercises them), and every change to them or to the Gateway's
+/// `allowedListeners` renders as a full render.
+#[test]
+fn listener_sets_admitted_then_refused_render_as_a_full_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = |listener_sets| GatewayShape {
+        class_ours: true,
+        all_namespaces: true,
+        wildcard_hostname: false,
+        grant: false,
+        listener_sets,
+    };
+    let mut cluster = Cluster {
+        services: (0..4).map(|s| (s, Shape::default())).collect(),
+        listener_sets: BTreeMap::from([(0, 0), (1, 1), (2, 2), (3, 3)]),
+        set_routes: BTreeMap::from([(0, 0), (1, 1), (2, 2), (3, 3)]),
+        gateway: gateway(2),
+        ..Cluster::default()
+    };
+    let mut live = Live::start(dir.path(), 0, &cluster);
+    let hosts = |live: &mut Live| -> Vec<String> {
+        let reconciled = live
+            .reconciler
+            .reconcile(&live.index.snapshot(), &BTreeMap::new())
+            .unwrap();
+        reconciled
+            .conversion
+            .model
+            .hosts
+            .iter()
+            .filter(|(_, host)| !host.routes.is_empty())
+            .map(|(key, _)| format!("{key:?}"))
+            .filter(|key| key.contains("ls"))
+            .collect()
+    };
+    assert_eq!(
+        hosts(&mut live),
+        [
+            "CatchAll".to_owned(),
+            "Exact(\"ls.test\")".to_owned(),
+            "Exact(\"ls0.secure.test\")".to_owned(),
+            "Exact(\"ls3.alt.test\")".to_owned(),
+        ]
+        .into_iter()
+        .filter(|key| key.contains("ls"))
+        .collect::<Vec<_>>()
+    );
+    for change in [
+        Change::ListenerSet(1, None),
+        Change::SetRoute(0, Some(3)),
+        Change::Gateway(gateway(1)),
+        Change::Gateway(gateway(0)),
+    ] {
+        apply(&mut cluster, &change);
+        live.change_to(&cluster).unwrap();
+        assert_disk_is_full_render(dir.path(), &cluster, 0);
+        let full = Reconciler::new(options(0))
+            .reconcile(&live.index.snapshot(), &BTreeMap::new())
+            .unwrap();
+        let incremental = live
+            .reconciler
+            .reconcile(&live.index.snapshot(), &BTreeMap::new())
+            .unwrap();
+        assert_eq!(incremental, full, "{change:?}");
+    }
+    assert!(hosts(&mut live).is_empty(), "nothing is admitted any more");
 }

@@ -150,6 +150,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
             "/apis/gateway.networking.k8s.io/v1/gateways?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/grpcroutes?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/httproutes?fieldSelector=",
+            "/apis/gateway.networking.k8s.io/v1/listenersets?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/referencegrants?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/tcproutes?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/tlsroutes?fieldSelector=",
@@ -676,6 +677,96 @@ fn grpc_route_status_is_written_and_an_http_route_sharing_its_hostname_waits_for
         condition(&api, "HTTPRoute", "website") == (json!("True"), json!("Accepted"))
     })
     .unwrap();
+    assert_only_granted_requests(&api);
+}
+
+#[test]
+fn a_listener_set_is_watched_served_and_its_status_and_its_gateway_s_written() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+                     "metadata": {"name": "portcullis"},
+                     "spec": {"controllerName": "portcullis.dev/gateway-controller"}}),
+    );
+    let gateway = |allowed: Value| {
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "edge", "namespace": "default"},
+               "spec": {"gatewayClassName": "portcullis", "allowedListeners": allowed,
+                        "listeners": [{"name": "http", "protocol": "HTTP", "port": 80,
+                                       "hostname": "gw.test"}]}})
+    };
+    api.apply(gateway(json!({"namespaces": {"from": "Same"}})));
+    let listener_set = |hostname: &str| {
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "ListenerSet",
+               "metadata": {"name": "extra", "namespace": "default", "generation": 2},
+               "spec": {"parentRef": {"name": "edge"},
+                        "listeners": [{"name": "ls", "protocol": "HTTP", "port": 80,
+                                       "hostname": hostname}]}})
+    };
+    api.apply(listener_set("ls.test"));
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                     "metadata": {"name": "r", "namespace": "default"},
+                     "spec": {"parentRefs": [{"kind": "ListenerSet", "name": "extra"}],
+                              "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]}}),
+    );
+    let mut instance = launch(&api, "solo", &[]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    wait_for(p, "ls.test", "blue");
+    assert_eq!(
+        answer(p.http_port, "gw.test"),
+        "404",
+        "the route names the ListenerSet only"
+    );
+
+    // The leader writes the ListenerSet's status, its Gateway's count, the route's parent.
+    let accepted = |api: &FakeApiServer| {
+        let set = api.get("ListenerSet", "default", "extra").unwrap();
+        let accepted = set["status"]["conditions"][0].clone();
+        (accepted["status"].clone(), accepted["reason"].clone())
+    };
+    p.wait_until(WAIT, |_| {
+        accepted(&api) == (json!("True"), json!("Accepted"))
+            && api.get("Gateway", "default", "edge").unwrap()["status"]["attachedListenerSets"] == 1
+    })
+    .unwrap_or_else(|err| panic!("{err}: {:?}", api.get("ListenerSet", "default", "extra")));
+    let set = api.get("ListenerSet", "default", "extra").unwrap();
+    assert_eq!(set["status"]["conditions"][0]["observedGeneration"], 2);
+    assert_eq!(set["status"]["conditions"][1]["type"], "Programmed");
+    let listener = &set["status"]["listeners"][0];
+    assert_eq!(listener["name"], "ls");
+    assert_eq!(listener["attachedRoutes"], 1);
+    let route = api.get("HTTPRoute", "default", "r").unwrap();
+    let parent = &route["status"]["parents"][0];
+    assert_eq!(parent["parentRef"]["kind"], "ListenerSet");
+    assert_eq!(parent["parentRef"]["name"], "extra");
+    assert_eq!(parent["conditions"][0]["status"], "True");
+    assert!(
+        api.writes()
+            .iter()
+            .any(|w| w.ends_with("/listenersets/extra/status")),
+        "{:?}",
+        api.writes()
+    );
+
+    // A change to the ListenerSet flows to HAProxy.
+    api.apply(listener_set("renamed.test"));
+    wait_for(p, "renamed.test", "blue");
+    assert_eq!(answer(p.http_port, "ls.test"), "404");
+
+    // The Gateway stops admitting ListenerSets: nothing of it is served, its status says
+    // why, and the Gateway counts none.
+    api.apply(gateway(json!({"namespaces": {"from": "None"}})));
+    wait_for(p, "renamed.test", "404");
+    p.wait_until(WAIT, |_| {
+        accepted(&api) == (json!("False"), json!("NotAllowed"))
+            && api.get("Gateway", "default", "edge").unwrap()["status"]["attachedListenerSets"] == 0
+    })
+    .unwrap_or_else(|err| panic!("{err}: {:?}", api.get("ListenerSet", "default", "extra")));
     assert_only_granted_requests(&api);
 }
 

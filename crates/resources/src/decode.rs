@@ -262,6 +262,7 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
         (GATEWAY_GROUP, "TCPRoute") => l4_route(value, Kind::TcpRoute, Object::TcpRoute),
         (GATEWAY_GROUP, "UDPRoute") => l4_route(value, Kind::UdpRoute, Object::UdpRoute),
         (GATEWAY_GROUP, "BackendTLSPolicy") => backend_tls_policy(value),
+        (GATEWAY_GROUP, "ListenerSet") => listener_set(value),
         (GATEWAY_GROUP, "ReferenceGrant") => {
             custom(value, Kind::ReferenceGrant, Object::ReferenceGrant)
         }
@@ -365,6 +366,21 @@ fn backend_tls_policy(value: Value) -> Result<Object, String> {
     typed(value, Kind::BackendTlsPolicy, Object::BackendTlsPolicy)
 }
 
+/// A ListenerSet: v1 only (standard since Gateway API v1.5; the experimental channel's
+/// earlier form is another kind, XListenerSet, in another group).
+fn listener_set(value: Value) -> Result<Object, String> {
+    let version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if version != "gateway.networking.k8s.io/v1" {
+        return Err(format!(
+            "ListenerSet: apiVersion {version} is not served (v1)"
+        ));
+    }
+    typed(value, Kind::ListenerSet, Object::ListenerSet)
+}
+
 fn typed<T: DeserializeOwned>(
     mut value: Value,
     kind: Kind,
@@ -434,17 +450,47 @@ mod tests {
 
     #[test]
     fn gateway_api_kinds_not_served_are_reported_not_ignored() {
-        let text = "apiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {name: dns, namespace: web}\n---\napiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XBackendTrafficPolicy\nmetadata: {name: p}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n";
+        let text = "apiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XListenerSet\nmetadata: {name: dns, namespace: web}\n---\napiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XBackendTrafficPolicy\nmetadata: {name: p}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n";
         let decoded = decode_manifest(text, false);
         let errors: Vec<String> = decoded.errors.iter().map(ToString::to_string).collect();
         assert_eq!(
             errors,
             [
-                "document 1 (line 1): \"gateway.networking.k8s.io/v1\" \"ListenerSet\" \"web/dns\": this Gateway API kind is not served by portcullis (docs/gateway-api.md lists what is); the object is left out",
+                "document 1 (line 1): \"gateway.networking.x-k8s.io/v1alpha1\" \"XListenerSet\" \"web/dns\": this Gateway API kind is not served by portcullis (docs/gateway-api.md lists what is); the object is left out",
                 "document 2 (line 5): \"gateway.networking.x-k8s.io/v1alpha1\" \"XBackendTrafficPolicy\" \"/p\": this Gateway API kind is not served by portcullis (docs/gateway-api.md lists what is); the object is left out",
             ]
         );
         assert_eq!(decoded.ignored, ["apps/v1/Deployment"]);
+    }
+
+    #[test]
+    fn listener_sets_are_read_and_a_broken_one_is_reported_by_name() {
+        let text = "apiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {name: extra}\nspec:\n  parentRef: {name: edge}\n  listeners: [{name: web, port: 8080, protocol: HTTP}]\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {name: broken, namespace: web}\nspec: {listeners: []}\n---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ListenerSet\nmetadata: {name: old}\nspec: {parentRef: {name: edge}, listeners: []}\n";
+        let decoded = decode_manifest(text, false);
+        let refs: Vec<String> = decoded
+            .objects
+            .iter()
+            .map(|o| o.object_ref().to_string())
+            .collect();
+        assert_eq!(refs, ["ListenerSet default/extra"]);
+        let Some(Object::ListenerSet(set)) = decoded.objects.first() else {
+            panic!("{:?}", decoded.objects);
+        };
+        assert_eq!(set.spec.listeners[0].port, 8080);
+        assert_eq!(
+            decoded.objects[0].parents(),
+            [crate::ObjectRef::new(Kind::Gateway, "default", "edge")]
+        );
+        let errors: Vec<&str> = decoded.errors.iter().map(|e| e.reason.as_str()).collect();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].starts_with("ListenerSet web/broken: missing field `parentRef`"),
+            "{errors:?}"
+        );
+        assert_eq!(
+            errors[1],
+            "ListenerSet: apiVersion gateway.networking.k8s.io/v1beta1 is not served (v1)"
+        );
     }
 
     #[test]

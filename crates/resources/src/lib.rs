@@ -4,6 +4,7 @@
 mod decode;
 mod fast_yaml;
 mod l4_routes;
+mod listener_set;
 mod log_safe;
 mod names;
 mod object;
@@ -25,15 +26,18 @@ pub use k8s_openapi::api::networking::v1::{
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 pub use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 pub use k8s_openapi::jiff;
+pub use listener_set::as_gateway_listener;
 pub use log_safe::LogSafe;
 pub use object::{Kind, Object, ObjectRef, ParentRef};
 
-/// The Gateway API types (`gateway.networking.k8s.io/v1`), GRPCRoute's included.
+/// The Gateway API types (`gateway.networking.k8s.io/v1`), GRPCRoute's and ListenerSet's
+/// included.
 pub mod gateway {
     pub use gateway_api::gatewayclasses::*;
     pub use gateway_api::gateways::*;
     pub use gateway_api::grpcroutes::*;
     pub use gateway_api::httproutes::*;
+    pub use gateway_api::listenersets::*;
     pub use gateway_api::referencegrants::*;
     pub use gateway_api::tlsroutes::*;
 }
@@ -43,7 +47,9 @@ pub mod backend_tls_policy {
     pub use gateway_api::backendtlspolicies::*;
 }
 pub use backend_tls_policy::BackendTlsPolicy;
-pub use gateway::{Gateway, GatewayClass, GrpcRoute, HttpRoute, ReferenceGrant, TlsRoute};
+pub use gateway::{
+    Gateway, GatewayClass, GrpcRoute, HttpRoute, ListenerSet, ReferenceGrant, TlsRoute,
+};
 pub use l4_routes::{
     L4BackendRef, L4ParentRef, L4RouteRule, L4RouteSpec, L4RouteStatus, L4RouteStatusParents,
     TcpRoute, UdpRoute,

@@ -36,6 +36,7 @@ impl NameRule {
             | Kind::TcpRoute
             | Kind::UdpRoute
             | Kind::BackendTlsPolicy
+            | Kind::ListenerSet
             | Kind::ReferenceGrant
             | Kind::Pod => NameRule::Dns1123Subdomain,
         }

@@ -10,8 +10,8 @@ use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
-    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, LogSafe, ReferenceGrant,
-    TcpRoute, TlsRoute, UdpRoute,
+    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, ListenerSet, LogSafe,
+    ReferenceGrant, TcpRoute, TlsRoute, UdpRoute,
 };
 
 /// The kinds portcullis reads.
@@ -53,11 +53,13 @@ pub enum Kind {
     UdpRoute,
     /// gateway.networking.k8s.io BackendTLSPolicy.
     BackendTlsPolicy,
+    /// gateway.networking.k8s.io ListenerSet: listeners added to a Gateway.
+    ListenerSet,
 }
 
 impl Kind {
     /// Every kind, in a fixed order (used for metrics).
-    pub const ALL: [Kind; 18] = [
+    pub const ALL: [Kind; 19] = [
         Kind::Namespace,
         Kind::Service,
         Kind::EndpointSlice,
@@ -76,6 +78,7 @@ impl Kind {
         Kind::TcpRoute,
         Kind::UdpRoute,
         Kind::BackendTlsPolicy,
+        Kind::ListenerSet,
     ];
 
     /// The Kubernetes kind name.
@@ -99,6 +102,7 @@ impl Kind {
             Kind::TcpRoute => "TCPRoute",
             Kind::UdpRoute => "UDPRoute",
             Kind::BackendTlsPolicy => "BackendTLSPolicy",
+            Kind::ListenerSet => "ListenerSet",
         }
     }
 
@@ -164,11 +168,26 @@ pub struct ParentRef<'a> {
     pub port: Option<i32>,
 }
 
+/// The Gateway API's group, the default of a parentRef's `group`.
+const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
+
 impl ParentRef<'_> {
     /// Whether it names a Gateway (the defaults of `group` and `kind`).
     pub fn is_gateway(&self) -> bool {
-        self.group.unwrap_or("gateway.networking.k8s.io") == "gateway.networking.k8s.io"
-            && self.kind.unwrap_or("Gateway") == "Gateway"
+        self.served_kind() == Some(Kind::Gateway)
+    }
+
+    /// The kind of parent it names when portcullis serves that kind of parent: a Gateway
+    /// (the defaults of `group` and `kind`) or a ListenerSet.
+    pub fn served_kind(&self) -> Option<Kind> {
+        if self.group.unwrap_or(GATEWAY_GROUP) != GATEWAY_GROUP {
+            return None;
+        }
+        match self.kind.unwrap_or("Gateway") {
+            "Gateway" => Some(Kind::Gateway),
+            "ListenerSet" => Some(Kind::ListenerSet),
+            _ => None,
+        }
     }
 }
 
@@ -211,6 +230,8 @@ pub enum Object {
     UdpRoute(Arc<UdpRoute>),
     /// BackendTLSPolicy.
     BackendTlsPolicy(Arc<BackendTlsPolicy>),
+    /// ListenerSet.
+    ListenerSet(Arc<ListenerSet>),
 }
 
 impl Object {
@@ -235,6 +256,7 @@ impl Object {
             Object::TcpRoute(_) => Kind::TcpRoute,
             Object::UdpRoute(_) => Kind::UdpRoute,
             Object::BackendTlsPolicy(_) => Kind::BackendTlsPolicy,
+            Object::ListenerSet(_) => Kind::ListenerSet,
         }
     }
 
@@ -259,6 +281,7 @@ impl Object {
             Object::TcpRoute(o) => &o.metadata,
             Object::UdpRoute(o) => &o.metadata,
             Object::BackendTlsPolicy(o) => &o.metadata,
+            Object::ListenerSet(o) => &o.metadata,
         }
     }
 
@@ -308,21 +331,36 @@ impl Object {
         }
     }
 
-    /// The Gateways a route names in its `parentRefs`, as (namespace, name); empty for
-    /// other kinds. Each Gateway once, in the order first named.
-    pub fn parent_gateways(&self) -> Vec<(String, String)> {
+    /// The parents a route names in its `parentRefs` that portcullis serves (Gateways and
+    /// ListenerSets), and the Gateway a ListenerSet names in its `parentRef`; empty for
+    /// other kinds. Each parent once, in the order first named.
+    pub fn parents(&self) -> Vec<ObjectRef> {
         let own = self.metadata().namespace.as_deref().unwrap_or_default();
-        let mut gateways: Vec<(String, String)> = Vec::new();
+        if let Object::ListenerSet(set) = self {
+            let parent = &set.spec.parent_ref;
+            let is_gateway = parent.group.as_deref().unwrap_or(GATEWAY_GROUP) == GATEWAY_GROUP
+                && parent.kind.as_deref().unwrap_or("Gateway") == "Gateway";
+            if !is_gateway {
+                return Vec::new();
+            }
+            let namespace = parent.namespace.as_deref().unwrap_or(own);
+            return vec![ObjectRef::new(
+                Kind::Gateway,
+                namespace,
+                parent.name.as_str(),
+            )];
+        }
+        let mut parents: Vec<ObjectRef> = Vec::new();
         for parent in self.parent_refs() {
-            let gateway = (
-                parent.namespace.unwrap_or(own).to_owned(),
-                parent.name.to_owned(),
-            );
-            if parent.is_gateway() && !gateways.contains(&gateway) {
-                gateways.push(gateway);
+            let Some(kind) = parent.served_kind() else {
+                continue;
+            };
+            let parent = ObjectRef::new(kind, parent.namespace.unwrap_or(own), parent.name);
+            if !parents.contains(&parent) {
+                parents.push(parent);
             }
         }
-        gateways
+        parents
     }
 
     /// The object's identity. Decoding guarantees a name, and a namespace for namespaced kinds.

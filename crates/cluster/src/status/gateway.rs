@@ -1,12 +1,16 @@
-//! GatewayClass and Gateway status: each field our desired status sets replaces the
-//! current one (conditions keeping their transition times, per listener for a
-//! Gateway's listeners); fields we do not set are someone else's and stay as they are.
+//! GatewayClass, Gateway and ListenerSet status: each field our desired status sets
+//! replaces the current one (conditions keeping their transition times, per listener for
+//! the listeners of a Gateway or ListenerSet); fields we do not set are someone else's
+//! and stay as they are.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{Api, Client};
 use resources::Kind;
-use resources::gateway::{GatewayClassStatus, GatewayStatus, GatewayStatusListeners};
-use resources::{Gateway, GatewayClass};
+use resources::gateway::{
+    GatewayClassStatus, GatewayStatus, GatewayStatusListeners, ListenerSetStatus,
+    ListenerSetStatusListeners,
+};
+use resources::{Gateway, GatewayClass, ListenerSet};
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -127,6 +131,53 @@ impl StatusKind for Gateway {
             attached_listener_sets: desired
                 .attached_listener_sets
                 .or(current.attached_listener_sets),
+            conditions: merge_conditions(&current.conditions, &desired.conditions, context),
+            listeners: listeners.or_else(|| current.listeners.clone()),
+        }
+    }
+}
+
+/// A ListenerSet belongs to the one Gateway it names, so its status is all ours.
+impl StatusKind for ListenerSet {
+    const KIND: Kind = Kind::ListenerSet;
+    type Status = ListenerSetStatus;
+    type Desired = ListenerSetStatus;
+
+    fn status(&self) -> Option<&ListenerSetStatus> {
+        self.status.as_ref()
+    }
+
+    fn api(client: Client, namespace: &str) -> Api<Self> {
+        Api::namespaced(client, namespace)
+    }
+
+    fn merge(
+        current: &ListenerSetStatus,
+        desired: &ListenerSetStatus,
+        context: &MergeContext<'_>,
+    ) -> ListenerSetStatus {
+        let listeners = desired.listeners.as_ref().map(|listeners| {
+            listeners
+                .iter()
+                .map(|listener| {
+                    let before = current
+                        .listeners
+                        .iter()
+                        .flatten()
+                        .find(|old| old.name == listener.name)
+                        .map_or(&[][..], |old| &old.conditions);
+                    ListenerSetStatusListeners {
+                        conditions: with_transition_times(
+                            &listener.conditions,
+                            before,
+                            context.now,
+                        ),
+                        ..listener.clone()
+                    }
+                })
+                .collect()
+        });
+        ListenerSetStatus {
             conditions: merge_conditions(&current.conditions, &desired.conditions, context),
             listeners: listeners.or_else(|| current.listeners.clone()),
         }
@@ -309,6 +360,51 @@ mod tests {
                     listener("http", 2, "True", EARLIER),
                 ]),
                 ..GatewayStatus::default()
+            })
+        );
+    }
+
+    #[test]
+    fn a_listener_set_keeps_condition_times_by_listener_and_drops_listeners_it_no_longer_has() {
+        let entry = |name: &str, status: &str, at: &str| ListenerSetStatusListeners {
+            attached_routes: 1,
+            conditions: vec![condition("Programmed", status, at)],
+            name: name.into(),
+            supported_kinds: None,
+        };
+        let mut object = ListenerSet::new("extra", Default::default());
+        object.metadata = metadata("extra", "1");
+        object.status = Some(ListenerSetStatus {
+            conditions: accepted("True", EARLIER),
+            listeners: Some(vec![
+                entry("web", "True", EARLIER),
+                entry("gone", "True", EARLIER),
+            ]),
+        });
+        let target = |desired: ListenerSetStatus| Target {
+            object: Arc::new(object.clone()),
+            desired,
+        };
+        let unchanged = ListenerSetStatus {
+            conditions: accepted("True", UNSET),
+            listeners: Some(vec![
+                entry("web", "True", UNSET),
+                entry("gone", "True", UNSET),
+            ]),
+        };
+        assert_eq!(
+            at_now(|context| target(unchanged).status_to_write(context)),
+            None
+        );
+        let changed = ListenerSetStatus {
+            conditions: accepted("False", UNSET),
+            listeners: Some(vec![entry("web", "True", UNSET)]),
+        };
+        assert_eq!(
+            at_now(|context| target(changed).status_to_write(context)),
+            Some(ListenerSetStatus {
+                conditions: accepted("False", NOW),
+                listeners: Some(vec![entry("web", "True", EARLIER)]),
             })
         );
     }

@@ -10,43 +10,43 @@ use resources::gateway::{
     GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom,
     GatewayListenersAllowedRoutesNamespacesSelector,
 };
-use resources::{Gateway, Kind, Object, ObjectRef};
+use resources::{Kind, Object, ObjectRef};
 
 use super::listener;
+use super::merged::Parent;
 use crate::contribution::MergeOrder;
 use crate::lookup::Recorder;
 use crate::names;
 use crate::outcome::{Reason, Refusal};
 
 /// The oldest route of the other kind (an HTTPRoute for a GRPCRoute, a GRPCRoute for
-/// an HTTPRoute) that is older than this one and attached to the same listener with a
-/// hostname in common: the specification accepts only the older of the two there.
-/// Whether that older route is itself accepted is not considered, so a chain of
-/// three routes of alternating kinds leaves the two younger ones out.
+/// an HTTPRoute) that is older than this one and attached to the same listener (the one
+/// at `index` of the parent's Gateway's merged list) with a hostname in common: the
+/// specification accepts only the older of the two there. Whether that older route is
+/// itself accepted is not considered, so a chain of three routes of alternating kinds
+/// leaves the two younger ones out.
 pub(crate) fn older_route_of_other_kind(
     lookups: &mut Recorder<'_>,
     (kind, order_of_route): (Kind, &MergeOrder),
-    (gateway, gateway_namespace, index): (&Gateway, &str, usize),
+    (parent, index): (&Parent<'_>, usize),
     hosts: &[HostKey],
 ) -> Option<ObjectRef> {
-    let listeners = &gateway.spec.listeners;
-    let listener = listeners.get(index)?;
+    let entry = parent.gateway.listeners.get(index)?;
+    let listener = entry.listener.as_ref();
     let other = match kind {
         Kind::GrpcRoute => Kind::HttpRoute,
         _ => Kind::GrpcRoute,
     };
-    let gateway_name = gateway.metadata.name.clone().unwrap_or_default();
     let mut oldest: Option<(MergeOrder, ObjectRef)> = None;
-    for object in lookups.routes_of_gateway(other, gateway_namespace, &gateway_name) {
+    for object in lookups.children_of(other, &parent.parent) {
         let other_ref = object.object_ref();
         let order = MergeOrder::of(object.metadata(), &other_ref);
         if order >= *order_of_route || oldest.as_ref().is_some_and(|(found, _)| *found <= order) {
             continue;
         }
         let (selectors, hostnames) = parent_selectors(object);
-        let selects = selectors.iter().any(|(namespace, name, section, port)| {
-            namespace.as_deref().unwrap_or(&other_ref.namespace) == gateway_namespace
-                && *name == gateway_name
+        let selects = selectors.iter().any(|(parent_ref, section, port)| {
+            *parent_ref == parent.parent
                 && section.as_ref().is_none_or(|s| *s == listener.name)
                 && port.is_none_or(|p| p == listener.port)
         });
@@ -54,7 +54,7 @@ pub(crate) fn older_route_of_other_kind(
             || !allowed(
                 lookups,
                 listener,
-                gateway_namespace,
+                &entry.owner.namespace,
                 other,
                 &other_ref.namespace,
             )
@@ -66,7 +66,7 @@ pub(crate) fn older_route_of_other_kind(
         let meets = hosts_under(&hostnames, listener.hostname.as_deref())
             .into_iter()
             .flatten()
-            .filter(|theirs| !listener::isolated_from(listeners, index, theirs))
+            .filter(|theirs| !parent.gateway.isolated_from(index, theirs))
             .any(|theirs| hosts.iter().any(|mine| hosts_meet(mine, &theirs)));
         if meets {
             oldest = Some((order, other_ref));
@@ -106,27 +106,27 @@ pub(crate) fn hosts_under(
         .collect()
 }
 
-/// A parentRef's namespace (if given), name, sectionName and port.
-type ParentSelector = (Option<String>, String, Option<String>, Option<i32>);
+/// A parentRef's parent (a Gateway or a ListenerSet), sectionName and port.
+type ParentSelector = (ObjectRef, Option<String>, Option<i32>);
 
-/// A route's parentRefs that name Gateways, and its hostnames.
+/// A route's parentRefs that name a Gateway or a ListenerSet, and its hostnames.
 fn parent_selectors(route: &Object) -> (Vec<ParentSelector>, Vec<String>) {
     let hostnames = match route {
         Object::HttpRoute(route) => route.spec.hostnames.clone().unwrap_or_default(),
         Object::GrpcRoute(route) => route.spec.hostnames.clone().unwrap_or_default(),
         _ => return (Vec::new(), Vec::new()),
     };
+    let own = route.metadata().namespace.as_deref().unwrap_or_default();
     let selectors = route
         .parent_refs()
         .into_iter()
-        .filter(|parent| parent.is_gateway())
-        .map(|parent| {
-            (
-                parent.namespace.map(str::to_owned),
-                parent.name.to_owned(),
+        .filter_map(|parent| {
+            let kind = parent.served_kind()?;
+            Some((
+                ObjectRef::new(kind, parent.namespace.unwrap_or(own), parent.name),
                 parent.section_name.map(str::to_owned),
                 parent.port,
-            )
+            ))
         })
         .collect();
     (selectors, hostnames)
@@ -150,11 +150,12 @@ fn hosts_meet(a: &HostKey, b: &HostKey) -> bool {
     }
 }
 
-/// Whether a listener's `allowedRoutes` admits a route of this kind and namespace.
+/// Whether a listener's `allowedRoutes` admits a route of this kind and namespace
+/// (`Same` is the namespace of the Gateway or ListenerSet that declares the listener).
 pub(crate) fn allowed(
     lookups: &mut Recorder<'_>,
     listener: &GatewayListeners,
-    gateway_namespace: &str,
+    owner_namespace: &str,
     kind: Kind,
     route_namespace: &str,
 ) -> bool {
@@ -167,7 +168,7 @@ pub(crate) fn allowed(
         let from = namespaces.and_then(|n| n.from.as_ref());
         match from {
             None | Some(GatewayListenersAllowedRoutesNamespacesFrom::Same) => {
-                route_namespace == gateway_namespace
+                route_namespace == owner_namespace
             }
             Some(GatewayListenersAllowedRoutesNamespacesFrom::All) => true,
             Some(GatewayListenersAllowedRoutesNamespacesFrom::Selector) => {
@@ -207,33 +208,51 @@ fn selects(
     selector: &GatewayListenersAllowedRoutesNamespacesSelector,
     labels: &BTreeMap<String, String>,
 ) -> bool {
-    let labels_ok = selector
-        .match_labels
-        .iter()
+    selects_labels(
+        selector.match_labels.as_ref(),
+        selector
+            .match_expressions
+            .iter()
+            .flatten()
+            .map(|expression| {
+                (
+                    expression.key.as_str(),
+                    expression.operator.as_str(),
+                    expression.values.as_deref().unwrap_or_default(),
+                )
+            }),
+        labels,
+    )
+}
+
+/// Whether a label selector (`matchLabels`, and `matchExpressions` as key, operator and
+/// values), whichever generated type holds it, selects these labels.
+pub(crate) fn selects_labels<'e>(
+    match_labels: Option<&BTreeMap<String, String>>,
+    mut match_expressions: impl Iterator<Item = (&'e str, &'e str, &'e [String])>,
+    labels: &BTreeMap<String, String>,
+) -> bool {
+    let labels_ok = match_labels
+        .into_iter()
         .flatten()
         .all(|(key, value)| labels.get(key) == Some(value));
-    let expressions_ok = selector
-        .match_expressions
-        .iter()
-        .flatten()
-        .all(|expression| {
-            let values = expression.values.clone().unwrap_or_default();
-            let value = labels.get(&expression.key);
-            match expression.operator.as_str() {
-                "In" => value.is_some_and(|v| values.contains(v)),
-                "NotIn" => value.is_none_or(|v| !values.contains(v)),
-                "Exists" => value.is_some(),
-                "DoesNotExist" => value.is_none(),
-                _ => false,
-            }
-        });
+    let expressions_ok = match_expressions.all(|(key, operator, values)| {
+        let value = labels.get(key);
+        match operator {
+            "In" => value.is_some_and(|v| values.contains(v)),
+            "NotIn" => value.is_none_or(|v| !values.contains(v)),
+            "Exists" => value.is_some(),
+            "DoesNotExist" => value.is_none(),
+            _ => false,
+        }
+    });
     labels_ok && expressions_ok
 }
 
 /// How a route's parentRef fared, for [`parent_refusal`].
 pub(crate) struct ParentFit<'a> {
-    /// The Gateway, as `namespace/name`.
-    pub(crate) gateway: String,
+    /// The parent, as `Gateway namespace/name` or `ListenerSet namespace/name`.
+    pub(crate) parent: String,
     /// The listeners the route's kind attaches to, for people ("listener", "TLS listener
     /// in Passthrough mode").
     pub(crate) listeners: &'a str,
@@ -250,18 +269,18 @@ pub(crate) struct ParentFit<'a> {
 /// Why a route is not attached to a parent, in the order the specification's reasons
 /// take precedence; `None` when it is attached.
 pub(crate) fn parent_refusal(fit: &ParentFit<'_>) -> Option<Refusal> {
-    let gateway = &fit.gateway;
+    let parent = &fit.parent;
     if !fit.named {
         return Some(Refusal::new(
             Reason::NoMatchingParent,
-            format!("Gateway {gateway} has no listener with this sectionName and port"),
+            format!("{parent} has no listener with this sectionName and port"),
         ));
     }
     if !fit.matched_listener {
         return Some(Refusal::new(
             Reason::NotAllowedByListeners,
             format!(
-                "no {} of Gateway {gateway} accepts this route (sectionName, port, allowedRoutes); it is not attached there",
+                "no {} of {parent} accepts this route (sectionName, port, allowedRoutes); it is not attached there",
                 fit.listeners
             ),
         ));
@@ -273,13 +292,13 @@ pub(crate) fn parent_refusal(fit: &ParentFit<'_>) -> Option<Refusal> {
         Some((listener, older)) => Refusal::new(
             Reason::HostnameConflict,
             format!(
-                "a hostname of this route is also one of {older}, which is older and attached to listener {listener} of Gateway {gateway}; an HTTPRoute and a GRPCRoute may not share a hostname on a listener, so this route is not attached there"
+                "a hostname of this route is also one of {older}, which is older and attached to listener {listener} of {parent}; an HTTPRoute and a GRPCRoute may not share a hostname on a listener, so this route is not attached there"
             ),
         ),
         None => Refusal::new(
             Reason::NoMatchingListenerHostname,
             format!(
-                "no hostname of this route matches a listener of Gateway {gateway}; it is not attached there"
+                "no hostname of this route matches a listener of {parent}; it is not attached there"
             ),
         ),
     })

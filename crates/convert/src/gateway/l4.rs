@@ -6,12 +6,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use model::{Backend, CertId, HostKey};
-use resources::{Kind, ObjectRef, ParentRef, ServiceBackendPort};
+use resources::{Kind, ParentRef, ServiceBackendPort};
 
-use super::api::GROUP;
 use super::attach;
 use super::listener;
-use super::route::our_gateway;
+use super::merged;
 use crate::contribution::Contribution;
 use crate::contribution::WeightedBackends;
 use crate::endpoints;
@@ -55,42 +54,43 @@ pub(crate) fn attachments(
     let mut found: Vec<Attachment> = Vec::new();
     let route_namespace = output.object.namespace.clone();
     let port_protocols = lookups.port_protocols();
-    for (index, parent) in parents.iter().enumerate() {
+    for (index, parent_ref) in parents.iter().enumerate() {
         let field = format!("spec.parentRefs[{index}]");
-        if parent.group.unwrap_or(GROUP) != GROUP || parent.kind.unwrap_or("Gateway") != "Gateway" {
-            continue;
-        }
-        let namespace = parent.namespace.unwrap_or(&route_namespace).to_owned();
-        let Some(gateway) = our_gateway(lookups, &namespace, parent.name) else {
+        let Some(parent) = merged::route_parent(lookups, parent_ref, &route_namespace) else {
             continue;
         };
         let mut outcome = ParentOutcome {
-            gateway: ObjectRef::new(Kind::Gateway, namespace.as_str(), parent.name),
-            section_name: parent.section_name.map(str::to_owned),
-            port: parent.port,
+            parent: parent.parent.clone(),
+            gateway: parent.gateway.gateway_ref.clone(),
+            section_name: parent_ref.section_name.map(str::to_owned),
+            port: parent_ref.port,
             listeners: Vec::new(),
             refusal: None,
         };
+        if let Some(refusal) = parent.detached() {
+            output.report(field.clone(), refusal.message.clone());
+            outcome.refusal = Some(refusal);
+            outcomes.push(outcome);
+            continue;
+        }
+        let gateway = &parent.gateway;
         let (mut named, mut matched_listener, mut attached) = (false, false, false);
-        for (listener_index, listener) in gateway.spec.listeners.iter().enumerate() {
-            if parent.section_name.is_some_and(|s| s != listener.name)
-                || parent.port.is_some_and(|p| p != listener.port)
+        for (listener_index, entry) in gateway.declared_by(&parent.parent) {
+            let listener = entry.listener.as_ref();
+            if parent_ref.section_name.is_some_and(|s| s != listener.name)
+                || parent_ref.port.is_some_and(|p| p != listener.port)
             {
                 continue;
             }
             named = true;
             let ports = lookups.listener_ports();
-            let served = listener::gateway_frontend(
-                &gateway.spec.listeners,
-                listener_index,
-                port_protocols,
-                ports,
-            );
+            let served = gateway.frontend(listener_index, port_protocols, ports);
             let Ok(port) = u16::try_from(listener.port) else {
                 continue;
             };
+            let owner = &entry.owner;
             if served.is_err()
-                || !attach::allowed(lookups, listener, &namespace, kind, &route_namespace)
+                || !attach::allowed(lookups, listener, &owner.namespace, kind, &route_namespace)
             {
                 continue;
             }
@@ -99,10 +99,10 @@ pub(crate) fn attachments(
                 "TCP" => Serving::Tcp,
                 _ if listener::is_passthrough(listener) => Serving::Passthrough,
                 _ => Serving::Terminate(
-                    listener::certificate_ref(listener, &namespace, |secret_namespace, name| {
+                    listener::certificate_ref(listener, owner, |secret_namespace, name| {
                         listener::grants(
                             lookups.in_namespace(Kind::ReferenceGrant, secret_namespace),
-                            ("Gateway", &namespace),
+                            (owner.kind.name(), &owner.namespace),
                             ("", "Secret", name),
                         )
                     })
@@ -122,9 +122,7 @@ pub(crate) fn attachments(
                         ),
                     }
                 }
-                hosts.retain(|host| {
-                    !listener::isolated_from(&gateway.spec.listeners, listener_index, host)
-                });
+                hosts.retain(|host| !gateway.isolated_from(listener_index, host));
             }
             if hosts.is_empty() {
                 continue;
@@ -139,7 +137,7 @@ pub(crate) fn attachments(
             });
         }
         let refusal = attach::parent_refusal(&attach::ParentFit {
-            gateway: format!("{namespace}/{}", parent.name),
+            parent: parent.describe(),
             listeners: match kind {
                 Kind::TcpRoute => "TCP listener",
                 _ => "TLS listener",

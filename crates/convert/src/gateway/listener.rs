@@ -10,8 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use resources::{Kind, ObjectRef};
 
-use super::api::{GATEWAY_CONTROLLER, GROUP};
+use super::api::GROUP;
+use super::merged::{self, MergedGateway, MergedListener};
 use crate::contribution::MergeOrder;
+use crate::lookup::Unrecorded;
 use crate::options::ListenerPorts;
 use crate::outcome::{Reason, Refusal};
 use index::Snapshot;
@@ -25,21 +27,19 @@ use index::Snapshot;
 pub(crate) struct PortProtocols(BTreeMap<i32, BTreeSet<String>>);
 
 impl PortProtocols {
-    /// Reads every Gateway of a GatewayClass of ours.
-    pub(crate) fn of_our_gateways(snapshot: &Snapshot) -> Self {
+    /// Reads every Gateway of a GatewayClass of ours, with the ListenerSets it admits (a
+    /// listener an earlier one of its Gateway takes the place of takes no port).
+    pub(crate) fn of_our_gateways(snapshot: &Snapshot, ports: &ListenerPorts) -> Self {
         let mut protocols: BTreeMap<i32, BTreeSet<String>> = BTreeMap::new();
-        for object in snapshot.of_kind(Kind::Gateway) {
-            let Object::Gateway(gateway) = object else {
-                continue;
-            };
-            if !is_ours(snapshot, gateway) {
-                continue;
-            }
-            for listener in &gateway.spec.listeners {
+        for gateway in https_frontend_gateways(snapshot, ports) {
+            for (index, entry) in gateway.listeners.iter().enumerate() {
+                if gateway.yields(index) {
+                    continue;
+                }
                 protocols
-                    .entry(listener.port)
+                    .entry(entry.listener.port)
                     .or_default()
-                    .insert(protocol_key(listener));
+                    .insert(protocol_key(&entry.listener));
             }
         }
         Self(protocols)
@@ -62,7 +62,7 @@ impl PortProtocols {
 /// A listener's protocol as far as sharing a port goes: a TLS listener's mode counts,
 /// since connections passed through and connections terminated cannot share a port of
 /// their own.
-fn protocol_key(listener: &GatewayListeners) -> String {
+pub(crate) fn protocol_key(listener: &GatewayListeners) -> String {
     if listener.protocol == "TLS" && passthrough_mode(listener) {
         "TLS/Passthrough".to_owned()
     } else {
@@ -85,7 +85,7 @@ fn passthrough_mode(listener: &GatewayListeners) -> bool {
 }
 
 /// The certificate the HTTPS frontend serves to names no host claims: that of the oldest
-/// Gateway of ours (then the first of its listeners) with an HTTPS listener on the
+/// Gateway of ours (then the first of its merged listeners) with an HTTPS listener on the
 /// HTTPS frontend's port that has no hostname, since such a listener matches every name
 /// (a client that trusts it gets the 404 for an unknown name, not a certificate error).
 /// Computed from the snapshot at each conversion, as [`PortProtocols`]: Gateways are few.
@@ -94,22 +94,32 @@ pub(crate) fn catch_all_certificate(
     port_protocols: &PortProtocols,
     ports: &ListenerPorts,
 ) -> Option<CertId> {
-    https_frontend_listeners(snapshot, port_protocols, ports)
-        .filter(|(_, _, listener)| listener.hostname.as_deref().is_none_or(str::is_empty))
-        .filter_map(|(gateway, gateway_ref, listener)| {
-            let namespace = gateway_ref.namespace.as_str();
-            let certificate = certificate_ref(listener, namespace, |secret_namespace, name| {
+    let mut found = Vec::new();
+    for gateway in https_frontend_gateways(snapshot, ports) {
+        let order = MergeOrder::of(&gateway.gateway.metadata, &gateway.gateway_ref);
+        for (index, entry) in https_frontend_listeners(&gateway, port_protocols, ports) {
+            if entry
+                .listener
+                .hostname
+                .as_deref()
+                .is_some_and(|h| !h.is_empty())
+            {
+                continue;
+            }
+            let owner = &entry.owner;
+            let granted = |secret_namespace: &str, name: &str| {
                 grants(
                     snapshot.in_namespace(Kind::ReferenceGrant, secret_namespace),
-                    ("Gateway", namespace),
+                    (owner.kind.name(), &owner.namespace),
                     ("", "Secret", name),
                 )
-            })
-            .ok()?;
-            Some((MergeOrder::of(&gateway.metadata, &gateway_ref), certificate))
-        })
-        .min()
-        .map(|(_, certificate)| certificate)
+            };
+            if let Ok(certificate) = certificate_ref(&entry.listener, owner, granted) {
+                found.push(((order.clone(), index), certificate));
+            }
+        }
+    }
+    found.into_iter().min().map(|(_, certificate)| certificate)
 }
 
 /// The host names of the HTTPS listeners on the HTTPS frontend, most specific first
@@ -122,8 +132,11 @@ pub(crate) fn https_listener_hosts(
     port_protocols: &PortProtocols,
     ports: &ListenerPorts,
 ) -> Vec<HostKey> {
-    let mut hosts: Vec<HostKey> = https_frontend_listeners(snapshot, port_protocols, ports)
-        .filter_map(|(_, _, listener)| listener.hostname.as_deref())
+    let gateways = https_frontend_gateways(snapshot, ports);
+    let mut hosts: Vec<HostKey> = gateways
+        .iter()
+        .flat_map(|gateway| https_frontend_listeners(gateway, port_protocols, ports))
+        .filter_map(|(_, entry)| entry.listener.hostname.as_deref())
         .filter(|hostname| !hostname.is_empty())
         .filter_map(|hostname| match crate::names::parse_host(hostname) {
             Ok(HostKey::Wildcard(suffix)) => Some(HostKey::Suffix(suffix)),
@@ -141,51 +154,31 @@ pub(crate) fn https_listener_hosts(
     hosts
 }
 
-/// The accepted HTTPS listeners in Terminate mode of the Gateways of ours that the
-/// HTTPS frontend serves, with their Gateway.
-fn https_frontend_listeners<'a>(
+/// The Gateways of ours, with their merged listeners, read unrecorded.
+fn https_frontend_gateways<'a>(
     snapshot: &'a Snapshot,
-    port_protocols: &'a PortProtocols,
     ports: &'a ListenerPorts,
-) -> impl Iterator<
-    Item = (
-        &'a resources::gateway::Gateway,
-        ObjectRef,
-        &'a GatewayListeners,
-    ),
-> + 'a {
-    snapshot
-        .of_kind(Kind::Gateway)
-        .filter_map(move |object| match object {
-            Object::Gateway(gateway) if is_ours(snapshot, gateway) => {
-                Some((gateway.as_ref(), object.object_ref()))
-            }
-            _ => None,
-        })
-        .flat_map(move |(gateway, gateway_ref)| {
-            let listeners = &gateway.spec.listeners;
-            listeners
-                .iter()
-                .enumerate()
-                .filter(move |(index, _)| {
-                    gateway_frontend(listeners, *index, port_protocols, ports)
-                        .is_ok_and(|frontends| frontends.https)
-                })
-                .map(move |(_, listener)| (gateway, gateway_ref.clone(), listener))
-        })
+) -> Vec<MergedGateway<'a>> {
+    let mut reader = Unrecorded { snapshot, ports };
+    merged::our_gateways(&mut reader, snapshot.of_kind(Kind::Gateway))
 }
 
-/// Whether a Gateway's class is one of ours.
-fn is_ours(snapshot: &Snapshot, gateway: &resources::gateway::Gateway) -> bool {
-    let class = ObjectRef::new(
-        Kind::GatewayClass,
-        "",
-        gateway.spec.gateway_class_name.as_str(),
-    );
-    matches!(
-        snapshot.get(&class),
-        Some(Object::GatewayClass(class)) if class.spec.controller_name == GATEWAY_CONTROLLER
-    )
+/// The accepted HTTPS listeners in Terminate mode of a Gateway of ours (its own and its
+/// ListenerSets') that the HTTPS frontend serves, with their index in its merged list.
+fn https_frontend_listeners<'g, 'a>(
+    gateway: &'g MergedGateway<'a>,
+    port_protocols: &'g PortProtocols,
+    ports: &'g ListenerPorts,
+) -> impl Iterator<Item = (usize, &'g MergedListener<'a>)> + 'g {
+    gateway
+        .listeners
+        .iter()
+        .enumerate()
+        .filter(move |(index, _)| {
+            gateway
+                .frontend(*index, port_protocols, ports)
+                .is_ok_and(|frontends| frontends.https)
+        })
 }
 
 /// The route kinds a listener asks for (`allowedRoutes.kinds`), decided once for routing
@@ -395,74 +388,6 @@ pub(crate) fn frontend(
     }
 }
 
-/// The frontend that serves the listener at `index` of a Gateway's `listeners`: as
-/// [`frontend`] says, unless an earlier listener of the same Gateway has the same port,
-/// protocol and hostname, which the specification calls a hostname conflict (the first
-/// one is served, the later ones are not).
-pub(crate) fn gateway_frontend(
-    listeners: &[GatewayListeners],
-    index: usize,
-    port_protocols: &PortProtocols,
-    ports: &ListenerPorts,
-) -> Result<Frontends, Refusal> {
-    let Some(listener) = listeners.get(index) else {
-        return Err(Refusal::new(
-            Reason::UnsupportedValue,
-            "no such listener".to_owned(),
-        ));
-    };
-    let hostname = |l: &GatewayListeners| l.hostname.as_deref().map(str::to_ascii_lowercase);
-    let earlier = listeners.iter().take(index).find(|other| {
-        other.port == listener.port
-            && other.protocol == listener.protocol
-            && hostname(other) == hostname(listener)
-    });
-    if let Some(earlier) = earlier {
-        return Err(Refusal::new(
-            Reason::HostnameConflict,
-            format!(
-                "listener {} has the same port, protocol and hostname",
-                crate::diagnostic::one_line(&earlier.name)
-            ),
-        ));
-    }
-    frontend(listener, port_protocols, ports)
-}
-
-/// Whether a request for `host` belongs to another listener of the Gateway than the one
-/// at `index`: one on the same port with a more specific hostname that matches it
-/// (listener isolation: a request belongs to the most specific listener only, so a route
-/// attached to a less specific one does not serve it).
-pub(crate) fn isolated_from(listeners: &[GatewayListeners], index: usize, host: &HostKey) -> bool {
-    let Some(me) = listeners.get(index) else {
-        return false;
-    };
-    let rank = |listener: &GatewayListeners| match listener.hostname.as_deref() {
-        None | Some("") => 0,
-        Some(name) => match name.strip_prefix("*.") {
-            Some(suffix) => 1 + suffix.len(),
-            None => usize::MAX,
-        },
-    };
-    let my_rank = rank(me);
-    listeners.iter().enumerate().any(|(other_index, other)| {
-        if other_index == index || other.port != me.port || rank(other) <= my_rank {
-            return false;
-        }
-        let Some(name) = other.hostname.as_deref().map(str::to_ascii_lowercase) else {
-            return false;
-        };
-        match (name.strip_prefix("*."), host) {
-            (None, HostKey::Exact(exact)) => name == *exact,
-            (Some(suffix), HostKey::Exact(exact)) => exact.ends_with(&format!(".{suffix}")),
-            (Some(suffix), HostKey::Suffix(covered) | HostKey::Wildcard(covered)) => {
-                covered == suffix || covered.ends_with(&format!(".{suffix}"))
-            }
-            _ => false,
-        }
-    })
-}
-
 /// What a frontend serving a listener is, for people.
 pub(crate) fn describe(listener: &GatewayListeners, listeners: &Frontends) -> String {
     if listener.protocol == "TCP" {
@@ -493,11 +418,12 @@ pub(crate) fn describe(listener: &GatewayListeners, listeners: &Frontends) -> St
     }
 }
 
-/// The Secret an HTTPS listener names. `granted(namespace, name)` says whether a
-/// ReferenceGrant lets the Gateway use a Secret in another namespace.
+/// The Secret an HTTPS (or TLS Terminate) listener names, relative to its `owner` (the
+/// Gateway or ListenerSet that declares it). `granted(namespace, name)` says whether a
+/// ReferenceGrant lets the owner use a Secret in another namespace.
 pub(crate) fn certificate_ref(
     listener: &GatewayListeners,
-    gateway_namespace: &str,
+    owner: &ObjectRef,
     granted: impl FnOnce(&str, &str) -> bool,
 ) -> Result<CertId, Refusal> {
     let Some(reference) = listener
@@ -522,12 +448,13 @@ pub(crate) fn certificate_ref(
     let namespace = reference
         .namespace
         .clone()
-        .unwrap_or_else(|| gateway_namespace.to_owned());
-    if namespace != gateway_namespace && !granted(&namespace, &reference.name) {
+        .unwrap_or_else(|| owner.namespace.clone());
+    if namespace != owner.namespace && !granted(&namespace, &reference.name) {
         return Err(Refusal::new(
             Reason::RefNotPermitted,
             format!(
-                "no ReferenceGrant in namespace {namespace} allows this Gateway to use Secret {}",
+                "no ReferenceGrant in namespace {namespace} allows this {} to use Secret {}",
+                owner.kind.name(),
                 reference.name
             ),
         ));

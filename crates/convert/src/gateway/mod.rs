@@ -1,6 +1,7 @@
 //! The Gateway API: HTTPRoutes (and GRPCRoutes, through the same converter: `grpc`),
 //! TLSRoutes (`tls_route`) and TCPRoutes (`tcp_route`, sharing `l4`) converted through the Gateways of our GatewayClasses
-//! (`route`), the listeners they attach to (`listener`), their matches and filters
+//! (`route`), the listeners they attach to (`listener`; a Gateway's own merged with its
+//! ListenerSets' in `merged`), their matches and filters
 //! (`rules`), the BackendTLSPolicies of their backends (`backend_tls`), and the status
 //! written back (`status`, in the vocabulary of `crate::outcome`).
 
@@ -12,6 +13,7 @@ pub(crate) mod frontend_tls;
 pub(crate) mod grpc;
 pub(crate) mod l4;
 pub(crate) mod listener;
+pub(crate) mod merged;
 pub(crate) mod route;
 pub(crate) mod rules;
 pub mod status;

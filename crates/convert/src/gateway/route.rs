@@ -18,10 +18,9 @@ use model::{Backend, BackendId, CertId, Frontends, HostKey, PathKind};
 use resources::gateway::{
     GatewayListeners, HttpRouteRules, HttpRouteRulesMatches, HttpRouteRulesMatchesPathType,
 };
-use resources::{Gateway, HttpRoute, Kind, Object, ObjectRef, ServiceBackendPort};
+use resources::{HttpRoute, Kind, ObjectRef, ParentRef, ServiceBackendPort};
 
-use super::api::{GATEWAY_CONTROLLER, GROUP};
-use super::{attach, listener, rules};
+use super::{attach, listener, merged, rules};
 use crate::contribution::{ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim};
 use crate::endpoints::ServiceBackend;
 use crate::keys::Keys;
@@ -130,62 +129,73 @@ impl RouteConverter<'_, '_> {
     /// Every host this route is served on, merged across the listeners it attaches to.
     fn attachments(&mut self, outcomes: &mut Vec<ParentOutcome>) -> Vec<Attachment> {
         let mut by_host: BTreeMap<HostKey, Attachment> = BTreeMap::new();
-        let parents = self.route.spec.parent_refs.clone().unwrap_or_default();
+        let route = self.route;
+        let parents: Vec<ParentRef<'_>> = route
+            .spec
+            .parent_refs
+            .iter()
+            .flatten()
+            .map(|p| ParentRef {
+                group: p.group.as_deref(),
+                kind: p.kind.as_deref(),
+                namespace: p.namespace.as_deref(),
+                name: p.name.as_str(),
+                section_name: p.section_name.as_deref(),
+                port: p.port,
+            })
+            .collect();
         let port_protocols = self.lookups.port_protocols();
-        for (index, parent) in parents.iter().enumerate() {
+        let route_namespace = self.namespace();
+        for (index, parent_ref) in parents.iter().enumerate() {
             let field = format!("spec.parentRefs[{index}]");
-            let group = parent.group.as_deref().unwrap_or(GROUP);
-            let kind = parent.kind.as_deref().unwrap_or("Gateway");
-            if group != GROUP || kind != "Gateway" {
-                continue;
-            }
-            let namespace = parent.namespace.clone().unwrap_or_else(|| self.namespace());
-            let Some(gateway) = self.our_gateway(&namespace, &parent.name) else {
+            let Some(parent) = merged::route_parent(self.lookups, parent_ref, &route_namespace)
+            else {
                 continue;
             };
             let mut outcome = ParentOutcome {
-                gateway: ObjectRef::new(Kind::Gateway, namespace.as_str(), parent.name.as_str()),
-                section_name: parent.section_name.clone(),
-                port: parent.port,
+                parent: parent.parent.clone(),
+                gateway: parent.gateway.gateway_ref.clone(),
+                section_name: parent_ref.section_name.map(str::to_owned),
+                port: parent_ref.port,
                 listeners: Vec::new(),
                 refusal: None,
             };
+            if let Some(refusal) = parent.detached() {
+                self.report(field.clone(), refusal.message.clone());
+                outcome.refusal = Some(refusal);
+                outcomes.push(outcome);
+                continue;
+            }
             let mut named = false;
             let mut matched_listener = false;
             let mut conflict: Option<(String, ObjectRef)> = None;
             let mut found = Vec::new();
-            for (index, listener) in gateway.spec.listeners.iter().enumerate() {
-                if parent
-                    .section_name
-                    .as_ref()
-                    .is_some_and(|s| *s != listener.name)
-                    || parent.port.is_some_and(|p| p != listener.port)
+            let gateway = &parent.gateway;
+            for (index, entry) in gateway.declared_by(&parent.parent) {
+                let listener = entry.listener.as_ref();
+                if parent_ref.section_name.is_some_and(|s| s != listener.name)
+                    || parent_ref.port.is_some_and(|p| p != listener.port)
                 {
                     continue;
                 }
                 named = true;
                 let ports = self.lookups.listener_ports();
-                let Ok(frontends) = listener::gateway_frontend(
-                    &gateway.spec.listeners,
-                    index,
-                    port_protocols,
-                    ports,
-                ) else {
+                let Ok(frontends) = gateway.frontend(index, port_protocols, ports) else {
                     continue;
                 };
-                if !self.allowed(listener, &namespace) {
+                if !self.allowed(listener, &entry.owner.namespace) {
                     continue;
                 }
                 matched_listener = true;
                 let certificate = if frontends.any_tls() {
-                    self.certificate(&gateway, listener)
+                    self.certificate(&entry.owner, listener)
                 } else {
                     None
                 };
                 // A CA that cannot be used refuses the hosts' requests (the listener's
                 // status says why): never served without the validation asked for.
                 let client_auth = if frontends.any_tls() {
-                    super::frontend_tls::client_auth(self.lookups, &gateway, listener)
+                    super::frontend_tls::client_auth(self.lookups, gateway.gateway, listener)
                         .unwrap_or_else(|_| Some(super::frontend_tls::refused()))
                 } else {
                     None
@@ -193,13 +203,13 @@ impl RouteConverter<'_, '_> {
                 let hosts: Vec<HostKey> = self
                     .hostnames(listener.hostname.as_deref())
                     .into_iter()
-                    .filter(|host| !listener::isolated_from(&gateway.spec.listeners, index, host))
+                    .filter(|host| !gateway.isolated_from(index, host))
                     .collect();
                 if !hosts.is_empty()
                     && let Some(older) = attach::older_route_of_other_kind(
                         self.lookups,
                         (self.kind, &self.output.order),
-                        (&gateway, &namespace, index),
+                        (&parent, index),
                         &hosts,
                     )
                 {
@@ -220,7 +230,7 @@ impl RouteConverter<'_, '_> {
                 }
             }
             let refusal = attach::parent_refusal(&attach::ParentFit {
-                gateway: format!("{namespace}/{}", parent.name),
+                parent: parent.describe(),
                 listeners: "listener",
                 named,
                 matched_listener,
@@ -249,18 +259,14 @@ impl RouteConverter<'_, '_> {
         by_host.into_values().collect()
     }
 
-    /// The Gateway a parentRef names, if its class is ours.
-    fn our_gateway(&mut self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
-        our_gateway(self.lookups, namespace, name)
-    }
-
-    /// Whether a listener's `allowedRoutes` admits this route.
-    fn allowed(&mut self, listener: &GatewayListeners, gateway_namespace: &str) -> bool {
+    /// Whether a listener's `allowedRoutes` admits this route (`Same` meaning the
+    /// namespace of the Gateway or ListenerSet that declares it).
+    fn allowed(&mut self, listener: &GatewayListeners, owner_namespace: &str) -> bool {
         let route_namespace = self.namespace();
         attach::allowed(
             self.lookups,
             listener,
-            gateway_namespace,
+            owner_namespace,
             self.kind,
             &route_namespace,
         )
@@ -284,14 +290,14 @@ impl RouteConverter<'_, '_> {
         hosts
     }
 
-    /// The certificate of an HTTPS listener, if it may be used.
-    fn certificate(&mut self, gateway: &Gateway, listener: &GatewayListeners) -> Option<CertId> {
-        let gateway_namespace = gateway.metadata.namespace.clone().unwrap_or_default();
+    /// The certificate of an HTTPS listener, if its owner (Gateway or ListenerSet) may
+    /// use it.
+    fn certificate(&mut self, owner: &ObjectRef, listener: &GatewayListeners) -> Option<CertId> {
         let lookups = &mut *self.lookups;
-        listener::certificate_ref(listener, &gateway_namespace, |namespace, name| {
+        listener::certificate_ref(listener, owner, |namespace, name| {
             listener::grants(
                 lookups.in_namespace(Kind::ReferenceGrant, namespace),
-                ("Gateway", &gateway_namespace),
+                (owner.kind.name(), &owner.namespace),
                 ("", "Secret", name),
             )
         })
@@ -677,29 +683,5 @@ impl RouteConverter<'_, '_> {
         let done = super::backend_tls::apply(self.lookups, backend, &mut self.policies);
         self.with_policies.insert(id, done.clone());
         done
-    }
-}
-
-/// The Gateway `namespace/name`, if its class is ours.
-pub(crate) fn our_gateway(
-    lookups: &mut Recorder<'_>,
-    namespace: &str,
-    name: &str,
-) -> Option<Arc<Gateway>> {
-    let Some(Object::Gateway(gateway)) =
-        lookups.get(ObjectRef::new(Kind::Gateway, namespace, name))
-    else {
-        return None;
-    };
-    let class = ObjectRef::new(
-        Kind::GatewayClass,
-        "",
-        gateway.spec.gateway_class_name.as_str(),
-    );
-    match lookups.get(class) {
-        Some(Object::GatewayClass(class)) if class.spec.controller_name == GATEWAY_CONTROLLER => {
-            Some(gateway.clone())
-        }
-        _ => None,
     }
 }

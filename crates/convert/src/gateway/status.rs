@@ -1,6 +1,7 @@
 //! Gateway API status, as the specification defines it: GatewayClass `Accepted`;
-//! Gateway `Accepted` and `Programmed` with per-listener conditions and
-//! `attachedRoutes`; HTTPRoute per-parent `Accepted` and `ResolvedRefs`; BackendTLSPolicy
+//! Gateway `Accepted` and `Programmed` with per-listener conditions, `attachedRoutes`
+//! and `attachedListenerSets`; ListenerSet `Accepted` and `Programmed` with its
+//! listeners' conditions; HTTPRoute per-parent `Accepted` and `ResolvedRefs`; BackendTLSPolicy
 //! per-ancestor `Accepted` and `ResolvedRefs`. Computed from
 //! the routes' memoized outcomes and lookups recorded like any conversion's, so it
 //! always agrees with what is served and is computed again exactly when its inputs
@@ -13,7 +14,7 @@ use resources::{Kind, Object, ObjectRef};
 use serde::Serialize;
 
 use super::api::{GATEWAY_CONTROLLER, GROUP};
-use super::listener;
+use super::{listener, merged};
 use crate::lookup::Recorder;
 use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal, RouteOutcome};
 
@@ -69,7 +70,7 @@ pub struct RouteParentStatus {
 pub struct ParentRef {
     /// `gateway.networking.k8s.io`.
     pub group: &'static str,
-    /// `Gateway`.
+    /// `Gateway` or `ListenerSet`.
     pub kind: &'static str,
     /// Namespace.
     pub namespace: String,
@@ -110,6 +111,16 @@ pub enum ObjectStatus {
     Gateway {
         /// Conditions.
         conditions: Vec<StatusCondition>,
+        /// Per listener (its own: a ListenerSet's listeners are in the ListenerSet's).
+        listeners: Vec<ListenerStatus>,
+        /// The ListenerSets attached to it and accepted.
+        #[serde(rename = "attachedListenerSets")]
+        attached_listener_sets: u32,
+    },
+    /// A ListenerSet's.
+    ListenerSet {
+        /// `Accepted` and `Programmed`.
+        conditions: Vec<StatusCondition>,
         /// Per listener.
         listeners: Vec<ListenerStatus>,
     },
@@ -148,7 +159,6 @@ pub(crate) fn report(
 ) -> StatusReport {
     let ports = lookups.listener_ports();
     let mut report = StatusReport::new();
-    let mut ours = Vec::new();
     for object in lookups.of_kind(Kind::GatewayClass) {
         let Object::GatewayClass(class) = object else {
             continue;
@@ -156,8 +166,6 @@ pub(crate) fn report(
         if class.spec.controller_name != GATEWAY_CONTROLLER {
             continue;
         }
-        let name = class.metadata.name.clone().unwrap_or_default();
-        ours.push(name);
         report.insert(
             object.object_ref(),
             ObjectStatus::Class {
@@ -187,7 +195,7 @@ pub(crate) fn report(
         for parent in &outcome.parents {
             for listener in &parent.listeners {
                 *attached
-                    .entry((parent.gateway.clone(), listener.clone()))
+                    .entry((parent.parent.clone(), listener.clone()))
                     .or_default() += 1;
             }
             let accepted = match &parent.refusal {
@@ -213,9 +221,9 @@ pub(crate) fn report(
             parents.push(RouteParentStatus {
                 parent_ref: ParentRef {
                     group: GROUP,
-                    kind: "Gateway",
-                    namespace: parent.gateway.namespace.clone(),
-                    name: parent.gateway.name.clone(),
+                    kind: parent.parent.kind.name(),
+                    namespace: parent.parent.namespace.clone(),
+                    name: parent.parent.name.clone(),
                     section_name: parent.section_name.clone(),
                     port: parent.port,
                 },
@@ -233,50 +241,96 @@ pub(crate) fn report(
         }
     }
     let port_protocols = lookups.port_protocols();
-    for object in lookups.of_kind(Kind::Gateway) {
-        let Object::Gateway(gateway) = object else {
-            continue;
-        };
-        if !ours.contains(&gateway.spec.gateway_class_name) {
-            continue;
+    let objects = lookups.of_kind(Kind::Gateway);
+    let gateways = merged::our_gateways(lookups, objects);
+    let mut attached_sets: BTreeSet<ObjectRef> = BTreeSet::new();
+    for gateway in &gateways {
+        let generation = gateway.gateway.metadata.generation;
+        let mut by_owner: BTreeMap<&ObjectRef, Vec<ListenerStatus>> = BTreeMap::new();
+        for (index, entry) in gateway.listeners.iter().enumerate() {
+            let owner_generation = match entry.owner.kind {
+                Kind::ListenerSet => gateway
+                    .listener_sets
+                    .iter()
+                    .find(|(set, _)| *set == entry.owner)
+                    .and_then(|(_, set)| set.metadata.generation),
+                _ => generation,
+            };
+            let attached_routes = attached
+                .get(&(entry.owner.clone(), entry.listener.name.clone()))
+                .copied()
+                .unwrap_or(0);
+            let frontend = gateway.frontend(index, port_protocols, ports);
+            let status = listener_status(
+                lookups,
+                (&entry.owner, gateway.gateway),
+                (&entry.listener, frontend),
+                attached_routes,
+                owner_generation,
+            );
+            by_owner.entry(&entry.owner).or_default().push(status);
         }
-        let gateway_ref = object.object_ref();
-        let generation = gateway.metadata.generation;
-        let listeners: Vec<ListenerStatus> = gateway
-            .spec
-            .listeners
-            .iter()
-            .enumerate()
-            .map(|(index, listener)| {
-                let attached_routes = attached
-                    .get(&(gateway_ref.clone(), listener.name.clone()))
-                    .copied()
-                    .unwrap_or(0);
-                let frontend = listener::gateway_frontend(
-                    &gateway.spec.listeners,
-                    index,
-                    port_protocols,
-                    ports,
-                );
-                listener_status(
-                    lookups,
-                    (&gateway_ref, gateway),
-                    (listener, frontend),
-                    attached_routes,
-                    generation,
+        let mut accepted_sets = 0;
+        for (set_ref, set) in &gateway.listener_sets {
+            attached_sets.insert(set_ref.clone());
+            let listeners = by_owner.remove(set_ref).unwrap_or_default();
+            let valid = valid_listeners(&listeners);
+            let generation = set.metadata.generation;
+            let message = format!(
+                "{valid} of {} listeners valid, attached to Gateway {}/{}",
+                listeners.len(),
+                gateway.gateway_ref.namespace,
+                gateway.gateway_ref.name
+            );
+            let (accepted, programmed) = if valid > 0 {
+                accepted_sets += 1;
+                (
+                    condition(
+                        ConditionType::Accepted,
+                        true,
+                        Reason::Accepted,
+                        message,
+                        generation,
+                    ),
+                    condition(
+                        ConditionType::Programmed,
+                        true,
+                        Reason::Programmed,
+                        "its valid listeners are served",
+                        generation,
+                    ),
                 )
-            })
-            .collect();
-        let programmed = listeners
-            .iter()
-            .filter(|l| {
-                l.conditions.iter().all(|c| {
-                    c.status == ConditionStatus::True || c.kind == ConditionType::Conflicted
-                })
-            })
-            .count();
+            } else {
+                (
+                    condition(
+                        ConditionType::Accepted,
+                        false,
+                        Reason::ListenersNotValid,
+                        message,
+                        generation,
+                    ),
+                    condition(
+                        ConditionType::Programmed,
+                        false,
+                        Reason::ListenersNotValid,
+                        "no listener can be served",
+                        generation,
+                    ),
+                )
+            };
+            report.insert(
+                set_ref.clone(),
+                ObjectStatus::ListenerSet {
+                    conditions: vec![accepted, programmed],
+                    listeners,
+                },
+            );
+        }
+        let listeners = by_owner.remove(&gateway.gateway_ref).unwrap_or_default();
+        let programmed = valid_listeners(&listeners);
         let valid = programmed > 0;
         let addresses_requested = gateway
+            .gateway
             .spec
             .addresses
             .as_ref()
@@ -296,14 +350,65 @@ pub(crate) fn report(
             programmed_condition(valid, addresses_requested, generation),
         ];
         report.insert(
-            gateway_ref,
+            gateway.gateway_ref.clone(),
             ObjectStatus::Gateway {
                 conditions,
                 listeners,
+                attached_listener_sets: accepted_sets,
+            },
+        );
+    }
+    // ListenerSets naming a Gateway of ours that does not admit them.
+    for object in lookups.of_kind(Kind::ListenerSet) {
+        let set_ref = object.object_ref();
+        let Some(gateway) = object.parents().into_iter().next() else {
+            continue;
+        };
+        if attached_sets.contains(&set_ref) || !gateways.iter().any(|g| g.gateway_ref == gateway) {
+            continue;
+        }
+        let generation = object.metadata().generation;
+        let message = format!(
+            "Gateway {}/{} does not admit it: its spec.allowedListeners (from: None unless set) leave out namespace {}; none of its listeners is served",
+            gateway.namespace, gateway.name, set_ref.namespace
+        );
+        report.insert(
+            set_ref,
+            ObjectStatus::ListenerSet {
+                conditions: vec![
+                    condition(
+                        ConditionType::Accepted,
+                        false,
+                        Reason::NotAllowed,
+                        message.clone(),
+                        generation,
+                    ),
+                    condition(
+                        ConditionType::Programmed,
+                        false,
+                        Reason::NotAllowed,
+                        message,
+                        generation,
+                    ),
+                ],
+                listeners: Vec::new(),
             },
         );
     }
     report
+}
+
+/// How many listeners are valid: every condition holds (but `Conflicted`, which holds
+/// when something is wrong).
+fn valid_listeners(listeners: &[ListenerStatus]) -> usize {
+    listeners
+        .iter()
+        .filter(|l| {
+            l.conditions
+                .iter()
+                .all(|c| c.status == ConditionStatus::True || c.kind == ConditionType::Conflicted)
+        })
+        .count()
 }
 
 /// A BackendTLSPolicy's status: the same conditions for each Gateway (`ancestors`) whose
@@ -392,9 +497,11 @@ fn refused(kind: ConditionType, refusal: &Refusal, generation: Option<i64>) -> S
     )
 }
 
+/// A listener's status; `owner` is the Gateway or ListenerSet that declares it (its
+/// certificate is resolved from there), `gateway_object` the Gateway it is served on.
 fn listener_status(
     lookups: &mut Recorder<'_>,
-    (gateway, gateway_object): (&ObjectRef, &resources::gateway::Gateway),
+    (owner, gateway_object): (&ObjectRef, &resources::gateway::Gateway),
     (listener, frontend): (&GatewayListeners, Result<model::Frontends, Refusal>),
     attached_routes: u32,
     generation: Option<i64>,
@@ -422,7 +529,7 @@ fn listener_status(
     };
     let terminates = listener.protocol == "TLS" && !listener::is_passthrough(listener);
     let resolved = if terminates {
-        match certificate_refs(lookups, gateway, listener) {
+        match certificate_refs(lookups, owner, listener) {
             Ok(()) => condition(
                 ConditionType::ResolvedRefs,
                 true,
@@ -434,7 +541,7 @@ fn listener_status(
         }
     } else if listener.protocol == "HTTPS" {
         let client_ca = super::frontend_tls::client_auth(lookups, gateway_object, listener);
-        match certificate_refs(lookups, gateway, listener) {
+        match certificate_refs(lookups, owner, listener) {
             Ok(()) => match client_ca {
                 Ok(None) => condition(
                     ConditionType::ResolvedRefs,
@@ -508,10 +615,11 @@ fn listener_status(
             condition(
                 ConditionType::Programmed,
                 programmed,
-                if programmed {
-                    Reason::Programmed
-                } else {
-                    Reason::Invalid
+                match (&conflict, programmed) {
+                    (_, true) => Reason::Programmed,
+                    // What keeps it from being served, as the conformance tests read it.
+                    (Some(refusal), false) => refusal.reason,
+                    (None, false) => Reason::Invalid,
                 },
                 if programmed { "live" } else { "not served" },
                 generation,
@@ -536,16 +644,17 @@ fn listener_status(
     }
 }
 
-/// Whether an HTTPS listener's certificate reference resolves to a usable TLS Secret.
+/// Whether an HTTPS listener's certificate reference resolves to a usable TLS Secret
+/// that its owner (Gateway or ListenerSet) may use.
 fn certificate_refs(
     lookups: &mut Recorder<'_>,
-    gateway: &ObjectRef,
+    owner: &ObjectRef,
     listener: &GatewayListeners,
 ) -> Result<(), Refusal> {
-    let id = listener::certificate_ref(listener, &gateway.namespace, |namespace, name| {
+    let id = listener::certificate_ref(listener, owner, |namespace, name| {
         listener::grants(
             lookups.in_namespace(Kind::ReferenceGrant, namespace),
-            ("Gateway", &gateway.namespace),
+            (owner.kind.name(), &owner.namespace),
             ("", "Secret", name),
         )
     })?;

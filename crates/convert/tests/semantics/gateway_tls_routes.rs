@@ -334,8 +334,8 @@ fn tls_listener_status() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/mixed: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
-                    "status Gateway default/mixed listener tls-passthrough: routes 0, kinds [TLSRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
-                    "status Gateway default/mixed listener tls-terminate: routes 0, kinds [TLSRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/mixed listener tls-passthrough: routes 0, kinds [TLSRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/mixed listener tls-terminate: routes 0, kinds [TLSRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
                     "status Gateway default/terminate: Accepted=True Programmed=True",
                     "status Gateway default/terminate listener tls-terminate: routes 0, kinds [TLSRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                 ],

@@ -20,6 +20,7 @@ mod gateway_backends;
 mod gateway_filters;
 mod gateway_fixtures;
 mod gateway_grpc;
+mod gateway_listener_sets;
 mod gateway_matches;
 mod gateway_tcp_routes;
 mod gateway_tls_routes;

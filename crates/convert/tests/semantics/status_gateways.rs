@@ -165,7 +165,7 @@ fn listener_reasons() {
                     "status Gateway default/edge listener admin: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener plain443: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener tls80: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/edge listener tls80: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
                 ],
             )
             .given(OUR_CLASS)
@@ -190,8 +190,8 @@ fn listener_reasons() {
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True",
                     "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener plain: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
-                    "status Gateway default/edge listener secure: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/edge listener plain: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/edge listener secure: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
                 ],
             )
             .given(OUR_CLASS),
@@ -218,7 +218,7 @@ fn listener_reasons() {
                     "status Gateway default/edge: Accepted=True Programmed=True",
                     "status Gateway default/edge listener first: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener other: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status Gateway default/edge listener second: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(HostnameConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(HostnameConflict)",
+                    "status Gateway default/edge listener second: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(HostnameConflict) ResolvedRefs=True Programmed=False(HostnameConflict) Conflicted=True(HostnameConflict)",
                     "status HTTPRoute default/app parent default/edge: Accepted=True ResolvedRefs=True",
                 ],
             )
@@ -245,9 +245,9 @@ fn listener_reasons() {
                 &[
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/one: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
-                    "status Gateway default/one listener plain: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/one listener plain: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
                     "status Gateway default/two: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
-                    "status Gateway default/two listener secure: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(Invalid) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/two listener secure: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
                 ],
             )
             .given(OUR_CLASS),

@@ -63,10 +63,12 @@ impl Show {
 /// - A backend a BackendTLSPolicy governs adds `verify <ca> host <name> sni <name>`: `<ca>`
 ///   is the policy (`namespace/name`) whose CA bundle is used, or `@system-ca`.
 /// - `status <object>: <conditions>`, `status <gateway> listener <name>: ...`, `status
-///   <route> parent <gateway>[#section][:port]: ...`, `status <policy> ancestor
+///   <route> parent [ListenerSet ]<parent>[#section][:port]: ...`, `status <policy> ancestor
 ///   <gateway>: ...`, shown by tables that ask for status;
 ///   a condition is `Type=Status` when its reason is its type, else
-///   `Type=Status(Reason)`, then `generation <n>` when observed; `status (none)` when
+///   `Type=Status(Reason)`, then `generation <n>` when observed; a Gateway with accepted
+///   ListenerSets ends with `, listener sets <n>` (none: 0); a ListenerSet's listeners are
+///   `status <listener set> listener <name>: ...` as a Gateway's; `status (none)` when
 ///   nothing has status.
 pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Vec<String> {
     let model = &conversion.model;
@@ -494,8 +496,13 @@ fn status_lines(object: &str, status: &Value, lines: &mut Vec<String>) {
     if let Some(parents) = status["parents"].as_array() {
         for parent in parents {
             let reference = &parent["parentRef"];
+            // A Gateway parent is shown as before; any other kind is named.
+            let kind = match reference["kind"].as_str().unwrap_or_default() {
+                "Gateway" => String::new(),
+                other => format!("{other} "),
+            };
             let mut name = format!(
-                "{}/{}",
+                "{kind}{}/{}",
                 reference["namespace"].as_str().unwrap_or_default(),
                 reference["name"].as_str().unwrap_or_default()
             );
@@ -512,10 +519,14 @@ fn status_lines(object: &str, status: &Value, lines: &mut Vec<String>) {
         }
         return;
     }
-    lines.push(format!(
+    let mut line = format!(
         "status {object}: {}",
         conditions_text(&status["conditions"])
-    ));
+    );
+    if let Some(sets) = status["attachedListenerSets"].as_u64().filter(|n| *n > 0) {
+        line.push_str(&format!(", listener sets {sets}"));
+    }
+    lines.push(line);
     for listener in status["listeners"].as_array().into_iter().flatten() {
         let kinds: Vec<&str> = listener["supportedKinds"]
             .as_array()

@@ -242,7 +242,7 @@ fn complete(document: &[&str]) -> String {
             "Ingress" | "IngressClass" => "networking.k8s.io/v1",
             "EndpointSlice" => "discovery.k8s.io/v1",
             "GatewayClass" | "Gateway" | "HTTPRoute" | "GRPCRoute" | "TLSRoute" | "TCPRoute"
-            | "UDPRoute" | "BackendTLSPolicy" => "gateway.networking.k8s.io/v1",
+            | "UDPRoute" | "BackendTLSPolicy" | "ListenerSet" => "gateway.networking.k8s.io/v1",
             "ReferenceGrant" => "gateway.networking.k8s.io/v1beta1",
             _ => "v1",
         };

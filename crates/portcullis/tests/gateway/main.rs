@@ -1,11 +1,13 @@
-//! Gateway API through a real HAProxy: Gateways of our GatewayClass and their listeners,
-//! HTTPRoutes attached by parentRef, hostname intersection, allowedRoutes, matches and
-//! their precedence, filters, weights, ReferenceGrants, and the status of it all.
+//! Gateway API through a real HAProxy: Gateways of our GatewayClass and their listeners
+//! (and their ListenerSets'), HTTPRoutes attached by parentRef, hostname intersection,
+//! allowedRoutes, matches and their precedence, filters, weights, ReferenceGrants, and the
+//! status of it all.
 
 // Test helpers fail loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod backend_tls;
+mod listener_sets;
 mod manifests;
 mod misdirected;
 mod routing;

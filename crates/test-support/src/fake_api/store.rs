@@ -51,6 +51,12 @@ pub const RESOURCES: &[Resource] = &[
     grouped("gateway.networking.k8s.io", "udproutes", "UDPRoute", true),
     grouped(
         "gateway.networking.k8s.io",
+        "listenersets",
+        "ListenerSet",
+        true,
+    ),
+    grouped(
+        "gateway.networking.k8s.io",
         "backendtlspolicies",
         "BackendTLSPolicy",
         true,

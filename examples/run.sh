@@ -37,6 +37,7 @@ show curl -s -H 'Host: shop.apps.example.test' http://127.0.0.1:8080/static
 show curl -s -H 'Host: unknown.example.test' http://127.0.0.1:8080/anything
 show curl -s -H 'Host: store.gateway.example.test' -H 'x-canary: yes' http://127.0.0.1:8080/  # HTTPRoute: canary to api
 show curl -s -o /dev/null -w '%{http_code} -> %{redirect_url}\n' -H 'Host: store.gateway.example.test' http://127.0.0.1:8080/old/page
+show curl -s http://127.0.0.1:9000/raw  # TCPRoute: port 9000's bytes to api
 echo "Gateway API status: curl -s http://127.0.0.1:10254/status"
 echo "metrics: curl -s http://127.0.0.1:10254/metrics | grep ^portcullis_"
 if [ "${1:-}" = "--once" ]; then exit 0; fi

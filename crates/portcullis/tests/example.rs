@@ -29,11 +29,14 @@ fn bundled_example_routes_hosts_paths_and_tls() {
         .iter()
         .map(|n| EchoServer::start(n).unwrap())
         .collect();
+    // And the TCP listener's port is one free here.
+    let tcp_port = test_support::free_port();
     for entry in std::fs::read_dir(&examples).unwrap().flatten() {
         let mut text = std::fs::read_to_string(entry.path()).unwrap();
         for (fixed, server) in [9101, 9102, 9103].iter().zip(&backends) {
             text = text.replace(&format!("port: {fixed}"), &format!("port: {}", server.port));
         }
+        text = text.replace("port: 9000}", &format!("port: {tcp_port}}}"));
         std::fs::write(manifests.join(entry.file_name()), text).unwrap();
     }
     let portcullis = Portcullis::start(
@@ -125,6 +128,9 @@ fn bundled_example_routes_hosts_paths_and_tls() {
         split.iter().any(|s| s.starts_with("web")) && split.iter().any(|s| s == "api"),
         "{split:?}"
     );
+    // The TCPRoute: the listener port's bytes reach api (an HTTP request, carried as is).
+    let raw = http_get(tcp_port, "any.test", "/raw").unwrap();
+    assert_eq!(raw.server().as_deref(), Some("api"));
     assert_eq!(
         portcullis.metric("portcullis_configuration_errors"),
         Some(0.0)

@@ -13,7 +13,7 @@ use super::listener;
 use super::merged;
 use crate::contribution::Contribution;
 use crate::contribution::WeightedBackends;
-use crate::endpoints;
+use crate::endpoints::{self, ServiceBackend};
 use crate::keys::Keys;
 use crate::lookup::Recorder;
 use crate::outcome::{ParentOutcome, Reason, Refusal};
@@ -216,13 +216,16 @@ pub(crate) fn weighted_backends(
     (backends, unresolved)
 }
 
-/// The backend (in HTTP mode, as the Service's keys make it) a Service backendRef names.
-pub(crate) fn service_backend(
+/// The backend (in HTTP mode, as the Service's keys make it) a Service backendRef names,
+/// with the Service's keys; `built` keeps the backends one route already made. Every
+/// route kind's backendRefs are resolved here.
+pub(crate) fn service_backend_ref(
     reference: &BackendRef<'_>,
     route_kind: &str,
     lookups: &mut Recorder<'_>,
+    built: &mut BTreeMap<model::BackendId, ServiceBackend>,
     output: &mut Contribution,
-) -> Result<Arc<Backend>, Refusal> {
+) -> Result<ServiceBackend, Refusal> {
     if reference.group.is_some_and(|g| !g.is_empty())
         || reference.kind.unwrap_or("Service") != "Service"
     {
@@ -261,10 +264,9 @@ pub(crate) fn service_backend(
         object: None,
         global: lookups.global(),
     };
-    let mut built = BTreeMap::new();
     endpoints::service_backend(
         lookups,
-        &mut built,
+        built,
         &namespace,
         reference.name,
         &backend_port,
@@ -272,6 +274,41 @@ pub(crate) fn service_backend(
         &output.origin,
         &mut output.diagnostics,
     )
-    .map(|(backend, _)| backend)
     .map_err(|why| Refusal::new(Reason::BackendNotFound, why))
 }
+
+/// The backend a Service backendRef of a TLSRoute or TCPRoute names.
+pub(crate) fn service_backend(
+    reference: &BackendRef<'_>,
+    route_kind: &str,
+    lookups: &mut Recorder<'_>,
+    output: &mut Contribution,
+) -> Result<Arc<Backend>, Refusal> {
+    service_backend_ref(reference, route_kind, lookups, &mut BTreeMap::new(), output)
+        .map(|(backend, _)| backend)
+}
+
+/// A route's backendRefs in order, each with its field (`spec.rules[i].backendRefs[j]`):
+/// the route kinds' generated types differ, their fields do not.
+macro_rules! backend_refs {
+    ($rules:expr) => {{
+        let mut refs = Vec::new();
+        for (rule_index, rule) in $rules.iter().enumerate() {
+            for (index, reference) in rule.backend_refs.iter().enumerate() {
+                refs.push((
+                    format!("spec.rules[{rule_index}].backendRefs[{index}]"),
+                    $crate::gateway::l4::BackendRef {
+                        group: reference.group.as_deref(),
+                        kind: reference.kind.as_deref(),
+                        name: &reference.name,
+                        namespace: reference.namespace.as_deref(),
+                        port: reference.port,
+                        weight: reference.weight,
+                    },
+                ));
+            }
+        }
+        refs
+    }};
+}
+pub(crate) use backend_refs;

@@ -18,15 +18,15 @@ use model::{Backend, BackendId, CertId, Frontends, HostKey, PathKind};
 use resources::gateway::{
     GatewayListeners, HttpRouteRules, HttpRouteRulesMatches, HttpRouteRulesMatchesPathType,
 };
-use resources::{HttpRoute, Kind, ObjectRef, ParentRef, ServiceBackendPort};
+use resources::{HttpRoute, Kind, ObjectRef, ParentRef};
 
 use super::{attach, listener, merged, rules};
 use crate::contribution::{ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim};
 use crate::endpoints::ServiceBackend;
 use crate::keys::Keys;
 use crate::lookup::Recorder;
-use crate::outcome::{ParentOutcome, Reason, Refusal, RouteOutcome};
-use crate::{endpoints, names};
+use crate::names;
+use crate::outcome::{ParentOutcome, Refusal, RouteOutcome};
 
 /// The most backendRefs a rule takes, and the highest weight: the specification's
 /// limits, which also keep the sum of a rule's weights within HAProxy's 32-bit `rand()`.
@@ -302,20 +302,6 @@ impl RouteConverter<'_, '_> {
             )
         })
         .ok()
-    }
-
-    /// Whether a ReferenceGrant in `target_namespace` lets `from` (kind, namespace) refer
-    /// to `to` (group, kind, name).
-    fn granted(
-        &mut self,
-        target_namespace: &str,
-        from: (&str, &str),
-        to: (&str, &str, &str),
-    ) -> bool {
-        let grants = self
-            .lookups
-            .in_namespace(Kind::ReferenceGrant, target_namespace);
-        listener::grants(grants, from, to)
     }
 
     /// Turns the rules into route claims; returns the first unresolved reference.
@@ -616,61 +602,21 @@ impl RouteConverter<'_, '_> {
         &mut self,
         reference: &resources::gateway::HttpRouteRulesBackendRefs,
     ) -> Result<ServiceBackend, Refusal> {
-        if reference
-            .group
-            .as_deref()
-            .is_some_and(|group| !group.is_empty())
-            || reference.kind.as_deref().unwrap_or("Service") != "Service"
-        {
-            return Err(Refusal::new(
-                Reason::InvalidKind,
-                "only Service backends are supported",
-            ));
-        }
-        let port = reference.port.ok_or_else(|| {
-            Refusal::new(Reason::BackendNotFound, "a Service backendRef needs a port")
-        })?;
-        let namespace = reference
-            .namespace
-            .clone()
-            .unwrap_or_else(|| self.namespace());
-        let route_namespace = self.namespace();
-        if namespace != route_namespace
-            && !self.granted(
-                &namespace,
-                (self.kind.name(), &route_namespace),
-                ("", "Service", &reference.name),
-            )
-        {
-            return Err(Refusal::new(
-                Reason::RefNotPermitted,
-                format!(
-                    "no ReferenceGrant in namespace {namespace} allows this route to use Service {}",
-                    reference.name
-                ),
-            ));
-        }
-        let backend_port = ServiceBackendPort {
-            number: Some(port),
-            name: None,
+        let reference = super::l4::BackendRef {
+            group: reference.group.as_deref(),
+            kind: reference.kind.as_deref(),
+            name: &reference.name,
+            namespace: reference.namespace.as_deref(),
+            port: reference.port,
+            weight: reference.weight,
         };
-        // A route has no annotations of its own: its Service's and the ConfigMap's apply.
-        let keys = Keys {
-            service: None,
-            object: None,
-            global: self.lookups.global(),
-        };
-        let (backend, service_keys) = endpoints::service_backend(
+        let (backend, service_keys) = super::l4::service_backend_ref(
+            &reference,
+            self.kind.name(),
             self.lookups,
             &mut self.backends,
-            &namespace,
-            &reference.name,
-            &backend_port,
-            keys,
-            &self.output.origin,
-            &mut self.output.diagnostics,
-        )
-        .map_err(|why| Refusal::new(Reason::BackendNotFound, why))?;
+            &mut self.output,
+        )?;
         Ok((self.with_policies(backend), service_keys))
     }
 

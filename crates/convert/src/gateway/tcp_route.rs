@@ -9,7 +9,7 @@ use std::sync::Arc;
 use model::HostKey;
 use resources::{Kind, Object, ObjectRef, TcpRoute, UdpRoute};
 
-use super::l4::{self, BackendRef};
+use super::l4;
 use crate::contribution::WeightedBackends;
 use crate::contribution::{Contribution, MergeOrder, TcpClaim, TcpPortSettings};
 use crate::lookup::Recorder;
@@ -37,22 +37,7 @@ pub(crate) fn convert_tcp_route(
     if outcome.parents.is_empty() {
         return output;
     }
-    let mut refs = Vec::new();
-    for (rule_index, rule) in route.spec.rules.iter().enumerate() {
-        for (index, reference) in rule.backend_refs.iter().enumerate() {
-            refs.push((
-                format!("spec.rules[{rule_index}].backendRefs[{index}]"),
-                BackendRef {
-                    group: reference.group.as_deref(),
-                    kind: reference.kind.as_deref(),
-                    name: &reference.name,
-                    namespace: reference.namespace.as_deref(),
-                    port: reference.port,
-                    weight: reference.weight,
-                },
-            ));
-        }
-    }
+    let refs = l4::backend_refs!(route.spec.rules);
     let (backends, unresolved) = l4::weighted_backends(&refs, "TCPRoute", lookups, &mut output);
     outcome.unresolved = unresolved;
     let backends: WeightedBackends = backends

@@ -43,7 +43,7 @@ pub(crate) fn convert_tls_route(
     if outcome.parents.is_empty() {
         return output;
     }
-    let refs = backend_refs(route);
+    let refs = l4::backend_refs!(route.spec.rules);
     let passthrough = attached.iter().any(|a| a.serving == Serving::Passthrough);
     let terminated = attached.iter().any(|a| a.serving != Serving::Passthrough);
     if passthrough {
@@ -93,27 +93,6 @@ pub(crate) fn convert_tls_route(
     }
     output.route_status = Some(outcome);
     output
-}
-
-/// The route's backendRefs in order, with their fields.
-fn backend_refs(route: &TlsRoute) -> Vec<(String, BackendRef<'_>)> {
-    let mut refs = Vec::new();
-    for (rule_index, rule) in route.spec.rules.iter().enumerate() {
-        for (index, reference) in rule.backend_refs.iter().enumerate() {
-            refs.push((
-                format!("spec.rules[{rule_index}].backendRefs[{index}]"),
-                BackendRef {
-                    group: reference.group.as_deref(),
-                    kind: reference.kind.as_deref(),
-                    name: &reference.name,
-                    namespace: reference.namespace.as_deref(),
-                    port: reference.port,
-                    weight: reference.weight,
-                },
-            ));
-        }
-    }
-    refs
 }
 
 /// The passthrough names' claims, each name once.

@@ -44,6 +44,25 @@ pub(crate) fn client_auth(
     (Some(auth), problem)
 }
 
+/// The CA a TCP service port checks client certificates against (`auth-tls-secret`):
+/// `None` without the key (or with `auth-tls-verify-client: off`), else the CA or why it
+/// does not load. A TCP connection has no answer for a client without a certificate, so
+/// the port always requires one.
+pub(crate) fn tcp_client_ca(
+    lookups: &mut Recorder<'_>,
+    keys: &Keys<'_>,
+    ingress: &ObjectRef,
+) -> Option<Result<ClientCa, String>> {
+    let secret = keys.get(&keys::AUTH_TLS_SECRET)?;
+    if matches!(
+        keys.get(&keys::AUTH_TLS_VERIFY_CLIENT),
+        Some(VerifyClient::Off)
+    ) {
+        return None;
+    }
+    Some(secret_id(&secret, ingress).and_then(|id| load_client_ca(lookups, id)))
+}
+
 /// `ca.crt` (every certificate a CA) and the optional `ca.crl`.
 pub(crate) fn load_client_ca(
     lookups: &mut Recorder<'_>,

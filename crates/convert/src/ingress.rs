@@ -71,16 +71,54 @@ impl Converter<'_, '_> {
             self.report(field, format!("{why}; the Ingress is not served"));
             return;
         }
+        // Client certificates (`auth-tls-secret`): a TCP connection has no answer to give
+        // a client without one, so the handshake requires it (`verify required`), and a
+        // CA that does not load refuses every connection rather than none.
+        let global = self.lookups.global();
+        let auth_keys = Keys {
+            service: None,
+            object: Some(&self.annotations),
+            global,
+        };
+        let client_ca =
+            crate::client_auth::tcp_client_ca(self.lookups, &auth_keys, &self.output.object);
+        let auth_field = format!("metadata.annotations[{}]", keys::AUTH_TLS_SECRET.name);
+        let has_tls = spec.tls.as_ref().is_some_and(|tls| !tls.is_empty());
+        let mut refuse_all = false;
+        let client_ca = match client_ca {
+            Some(Err(why)) => {
+                self.report(
+                    auth_field,
+                    format!("{why}; every connection to the TCP service port is refused until it is fixed"),
+                );
+                refuse_all = true;
+                None
+            }
+            Some(Ok(_)) if !has_tls => {
+                self.report(
+                    auth_field,
+                    "client certificates are asked for in a TLS handshake, and the TCP service has no spec.tls; the key has no effect".to_owned(),
+                );
+                None
+            }
+            Some(Ok(ca)) => Some(ca),
+            None => None,
+        };
         let settings = TcpPortSettings {
             tls: false,
-            client_ca: None,
+            client_ca,
             accept_proxy: self.keys().get(&keys::TCP_SERVICE_PROXY_PROTOCOL),
             log_format: self.keys().get(&keys::TCP_SERVICE_LOG_FORMAT),
         };
         let namespace = self.output.object.namespace.clone();
-        let output = ingress_tcp::claims(spec, port, settings, &namespace, |service, field| {
+        let mut output = ingress_tcp::claims(spec, port, settings, &namespace, |service, field| {
             self.backend(Some(service), field)
         });
+        if refuse_all {
+            for claim in &mut output.claims {
+                claim.backends.clear();
+            }
+        }
         self.output.tcp.extend(output.claims);
         for (field, message) in output.reports {
             self.report(field, message);

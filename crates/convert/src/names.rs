@@ -75,6 +75,13 @@ pub fn parse_regex(pattern: &str, caseless: bool) -> Result<String, String> {
             "the regular expression contains {bad:?}, which cannot be written in HAProxy's configuration"
         ));
     }
+    // HAProxy reads a condition's words unquoted: a pattern that is a lone brace would
+    // close (or open) the condition's block. The escaped brace matches the same text.
+    let pattern = match pattern {
+        "}" => "\\}",
+        "{" => "\\{",
+        other => other,
+    };
     pcre2::bytes::RegexBuilder::new()
         .caseless(caseless)
         .jit_if_available(true)
@@ -225,6 +232,13 @@ mod tests {
             Ok(PathKind::Begin)
         );
         assert!(parse_path(Some("/a;b=c/%20/~x@y:z"), "Exact").is_ok());
+    }
+
+    #[test]
+    fn a_lone_brace_is_escaped_so_that_it_cannot_close_a_condition() {
+        assert_eq!(parse_regex("}", false), Ok("\\}".to_owned()));
+        assert_eq!(parse_regex("{", false), Ok("\\{".to_owned()));
+        assert_eq!(parse_regex("a}", false), Ok("a}".to_owned()));
     }
 
     #[test]

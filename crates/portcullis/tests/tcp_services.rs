@@ -190,15 +190,22 @@ fn gateway_tcp_routes_split_by_weight_and_tls_routes_are_terminated_on_a_tls_lis
     let dir = tempfile::tempdir().unwrap();
     let manifests = dir.path().join("manifests");
     std::fs::create_dir(&manifests).unwrap();
-    let servers: Vec<EchoServer> = ["heavy", "light", "never", "alpha"]
+    let servers: Vec<EchoServer> = ["heavy", "light", "never", "alpha", "light-2"]
         .iter()
         .map(|name| EchoServer::start(name).unwrap())
         .collect();
     let (tcp_port, tls_port) = (free_port(), free_port());
+    // The Services and their endpoints, `light`'s on the server given.
+    let services = |light: &EchoServer| {
+        let mut objects = String::new();
+        for (name, server) in ["heavy", "light", "never", "alpha"].iter().zip(&servers) {
+            let server = if *name == "light" { light } else { server };
+            objects += &backend("default", name, 7000, None, &[(server.port, true)]);
+        }
+        objects
+    };
+    write_manifest(&manifests, "services.yaml", &services(&servers[1])).unwrap();
     let mut objects = String::new();
-    for (name, server) in ["heavy", "light", "never", "alpha"].iter().zip(&servers) {
-        objects += &backend("default", name, 7000, None, &[(server.port, true)]);
-    }
     let (cert, key) = self_signed("gateway listener", &["*.tls.test"]);
     objects += &tls_secret("default", "listener-tls", &cert, &key);
     objects += &format!(
@@ -241,7 +248,8 @@ spec:
 "
     );
     write_manifest(&manifests, "gateway.yaml", &objects).unwrap();
-    let portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
 
     // Connections are split 3:1; a weight of 0 takes none. Of 200 connections the light
     // backend takes 50 on average (standard deviation 6.1): the bounds are four deviations
@@ -256,6 +264,30 @@ spec:
     );
     assert_eq!(heavy + light, 200, "{counts:?}");
     assert!((26..=75).contains(&light), "about 3:1: {counts:?}");
+
+    // A connection held open through the listener while `light`'s endpoint is replaced:
+    // new connections reach the new endpoint, the held one is still served by the
+    // server it had, and HAProxy is not reloaded.
+    let mut held = KeepAliveClient::new(tcp_port);
+    let first = held.get("any.test", "/held").unwrap().server();
+    let reloads = portcullis.metric_total("portcullis_reloads_total");
+    write_manifest(&manifests, "services.yaml", &services(&servers[4])).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(20), |_| {
+            (0..8).any(|_| answered_by(tcp_port) == "light-2")
+        })
+        .unwrap();
+    let again = held.get("any.test", "/held").unwrap();
+    assert_eq!(again.server(), first, "{}", again.body);
+    assert_eq!(
+        held.retried_on_closed_idle_connection, 0,
+        "the held connection was kept"
+    );
+    assert_eq!(
+        portcullis.metric_total("portcullis_reloads_total"),
+        reloads,
+        "an endpoint change behind a TCP listener is applied without a reload"
+    );
 
     // The TLS listener terminates with its own certificate; the route's name reaches its
     // backend, a name of the listener no route has is refused.

@@ -139,3 +139,41 @@ fn ingresses_with_tcp_service_port() {
         ],
     );
 }
+
+#[test]
+fn client_certificates_on_a_tcp_service_port() {
+    check(
+        Show::BACKENDS,
+        &[Case::new(
+            "routing.md TCP services: auth-tls-secret requires client certificates in the handshake; a CA Secret that does not load refuses every connection, and without spec.tls the key has no effect",
+            "
+            kind: Secret
+            metadata: {name: db-tls}
+            type: kubernetes.io/tls
+            ---
+            kind: Ingress
+            metadata:
+              name: missing-ca
+              annotations: {portcullis.dev/tcp-service-port: '7100', portcullis.dev/auth-tls-secret: nosuch}
+            spec:
+              tls: [{secretName: db-tls}]
+              defaultBackend: {service: {name: web, port: {number: 80}}}
+            ---
+            kind: Ingress
+            metadata:
+              name: plain
+              annotations: {portcullis.dev/tcp-service-port: '7101', portcullis.dev/auth-tls-secret: nosuch}
+            spec:
+              defaultBackend: {service: {name: web, port: {number: 80}}}
+            ",
+            &[
+                "diagnostic Ingress default/missing-ca: metadata.annotations[auth-tls-secret]: secret default/nosuch not found; every connection to the TCP service port is refused until it is fixed",
+                "diagnostic Ingress default/plain: metadata.annotations[auth-tls-secret]: secret default/nosuch not found; every connection to the TCP service port is refused until it is fixed",
+                "tcp 7100 tls [default/db-tls]",
+                "tcp 7100 (any host) -> refused",
+                "tcp 7101",
+                "tcp 7101 (any host) -> refused",
+            ],
+        )],
+    );
+}

@@ -82,6 +82,7 @@ fn options() -> ConvertOptions {
         ingress_class: "portcullis".into(),
         watch_ingress_without_class: true,
         global_configmap: Some(("attacker".into(), "global".into())),
+        tcp_services_configmap: Some(("attacker".into(), "tcp".into())),
         default_ssl_certificate: None,
         fallback_certificate: fallback_certificate(),
         bind_address: IpAddr::from([127, 0, 0, 1]),
@@ -121,6 +122,18 @@ fn attacker_manifests(fields: &[String]) -> String {
                                    "filters": [{"type": "RequestHeaderModifier",
                                                 "requestHeaderModifier": {"set": [{"name": field(8), "value": field(14)}]}}],
                                    "backendRefs": [{"name": "app", "port": 80, "weight": weight}]}]}}),
+        // A TCP service by the ConfigMap (each field from the input) and by an Ingress.
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "tcp", "namespace": "attacker"},
+               "data": {field(16): format!("attacker/app:{}:{}:{}:{}:{}", field(3), field(5), field(4), field(6), field(15))}}),
+        json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+               "metadata": {"name": "evil-tcp", "namespace": "attacker", "annotations": {
+                   "portcullis.dev/tcp-service-port": field(16),
+                   "portcullis.dev/tcp-service-log-format": field(4),
+                   "portcullis.dev/tcp-service-proxy-protocol": field(5)}},
+               "spec": {"tls": [{"hosts": [field(0)], "secretName": field(6)}],
+                        "rules": [{"host": field(0), "http": {"paths": [
+                   {"path": "/", "pathType": "Prefix",
+                    "backend": {"service": {"name": "app", "port": {"number": 80}}}}]}}]}}),
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "global", "namespace": "attacker"},
                "data": {"timeout-client": field(15), "max-connections": field(16),
                         "forwardfor": field(17), "forwardfor-trusted-cidrs": field(18),

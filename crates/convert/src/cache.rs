@@ -379,7 +379,7 @@ impl ConvertCache {
     }
 
     /// Records what a memoized result looked up, replacing what it looked up before.
-    fn remember(&mut self, memo: Memo, lookups: Vec<Dependency>) {
+    fn remember(&mut self, memo: Memo, mut lookups: Vec<Dependency>) {
         if let Some(before) = self.lookups.remove(&memo) {
             for dependency in before {
                 if let Some(dependents) = self.dependents.get_mut(&dependency) {
@@ -393,7 +393,6 @@ impl ConvertCache {
         if lookups.is_empty() {
             return;
         }
-        let mut lookups = lookups;
         // Kept for as long as the result: no room for more.
         lookups.shrink_to_fit();
         for dependency in &lookups {

@@ -60,8 +60,6 @@ pub(crate) struct Merger {
     tcp_hosts: FxHashMap<u16, std::collections::BTreeMap<HostKey, usize>>,
     /// The backend uses of each TCP port's winning claims.
     tcp_winners: FxHashMap<u16, Vec<(Position, BackendId)>>,
-    /// The certificates each TCP port serves.
-    tcp_port_certs: FxHashMap<u16, Vec<CertId>>,
     /// The TCP ports serving each certificate, with the object that set the port.
     tcp_certificate_users: FxHashMap<CertId, std::collections::BTreeMap<u16, ObjectRef>>,
     tcp_services: model::TcpServices,

@@ -173,7 +173,8 @@ impl Merger {
     }
 
     /// Records which certificates the port serves, so that they are loaded (and their
-    /// changes followed).
+    /// changes followed). The ones it served before are the port's previous value's:
+    /// called before the port's new value replaces it.
     fn set_tcp_certificates(
         &mut self,
         port: u16,
@@ -181,7 +182,12 @@ impl Merger {
         certs: Vec<CertId>,
         dirty: &mut Dirty,
     ) {
-        let before = self.tcp_port_certs.remove(&port).unwrap_or_default();
+        let before = self
+            .tcp_services
+            .get(&port)
+            .and_then(|service| service.tls.as_ref())
+            .map(|tls| tls.certs.clone())
+            .unwrap_or_default();
         for id in &before {
             if let Some(users) = self.tcp_certificate_users.get_mut(id) {
                 users.remove(&port);
@@ -198,9 +204,6 @@ impl Merger {
                 .or_default()
                 .insert(port, owner.contribution.object.clone());
             dirty.certificates.insert(id.clone());
-        }
-        if !certs.is_empty() {
-            self.tcp_port_certs.insert(port, certs);
         }
     }
 }

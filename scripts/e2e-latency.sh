@@ -5,6 +5,12 @@
 # and the controller's peak memory. Everything binds to 127.0.0.1; everything it starts is
 # stopped by pid on exit.
 set -euo pipefail
+# A HAProxy left running (an earlier run's worker still finishing, health-checking
+# thousands of servers) takes a core and skews every figure: refuse to measure beside one.
+if pgrep -x haproxy >/dev/null; then
+  echo "haproxy processes are running (pids $(pgrep -x haproxy | tr '\n' ' ')); stop them first" >&2
+  exit 1
+fi
 cd "$(dirname "$0")/.."
 N=${1:-10000}
 WORK=$(mktemp -d)
@@ -12,9 +18,9 @@ cargo build --quiet --release --bins
 target/release/synth-cluster "$N" "$WORK/manifests"
 target/release/echo-server fresh=19999 2>/dev/null &
 ECHO=$!
-RUST_LOG=info,source=debug target/release/portcullis run --manifests "$WORK/manifests" --state-dir "$WORK/state" \
+RUST_LOG=info,source=debug,haproxy::state_dir=debug target/release/portcullis run --manifests "$WORK/manifests" --state-dir "$WORK/state" \
   --bind-address 127.0.0.1 --http-port 18080 --https-port 18443 --admin-bind 127.0.0.1:18254 \
-  2>"$WORK/log" &
+  2>"$WORK/log" >"$WORK/haproxy-stdout" &
 PORTCULLIS=$!
 trap 'kill -TERM $PORTCULLIS $ECHO 2>/dev/null; wait $PORTCULLIS 2>/dev/null; rm -rf "$WORK"' EXIT
 start=$(date +%s.%N)
@@ -93,4 +99,4 @@ shards=$(ls "$WORK/state/backends" | wc -l)
 echo "shard files: $shards, $(( $(cat "$WORK"/state/backends/*.cfg | wc -c) / shards )) bytes each on average (one is rewritten)"
 echo "controller peak RSS: $(grep VmHWM /proc/$PORTCULLIS/status | awk '{print $2, $3}')"
 echo "controller RSS now: $(grep VmRSS /proc/$PORTCULLIS/status | awk '{print $2, $3}')"
-grep -E "portcullis::|source::|Reloading|Loading success|New worker" "$WORK/log" | tail -12 | cut -c12-200
+grep -E "portcullis::|source::|Reloading|Loading success|New worker" "$WORK/log" | cut -c12-230

@@ -3,6 +3,7 @@
 
 mod access;
 mod connect;
+mod delivered;
 mod events;
 mod lease;
 mod status;
@@ -16,4 +17,4 @@ pub use status::{
     MergeContext, Publish, ServedGateways, ServedIngresses, StatusKind, StatusWriter, Target,
     TargetSource, from_addresses, from_service,
 };
-pub use watch::{TLS_SECRETS, WatchScope, watch_cluster};
+pub use watch::{USABLE_SECRETS, WatchScope, watch_cluster};

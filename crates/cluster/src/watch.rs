@@ -21,6 +21,8 @@ use source::SourceBatch;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
+use crate::delivered::Delivered;
+
 /// What the cluster source watches.
 #[derive(Debug, Clone, Default)]
 pub struct WatchScope {
@@ -36,9 +38,12 @@ pub struct WatchScope {
     pub gateway_api: bool,
 }
 
-/// The field selector that keeps Secrets we cannot use (service-account tokens, Helm
-/// releases, ...) out of memory: only TLS Secrets can back an Ingress.
-pub const TLS_SECRETS: &str = "type=kubernetes.io/tls";
+/// The field selector that keeps Secrets nothing can refer to out of memory: Helm's
+/// release records (often the largest objects of a cluster) and service-account tokens.
+/// Every other type stays: besides TLS Secrets, Opaque ones hold what `auth-secret`
+/// (htpasswd), `auth-tls-secret` and `secure-verify-ca-secret` (`ca.crt`) name.
+pub const USABLE_SECRETS: &str =
+    "type!=helm.sh/release.v1,type!=kubernetes.io/service-account-token";
 
 /// One watcher's contribution: a whole list bracket, or one change.
 type Delivery = (usize, Vec<SourceEvent>);
@@ -121,7 +126,7 @@ fn start_watchers(
         watchers.start(
             in_namespace(client, namespace),
             namespace,
-            all.clone().fields(TLS_SECRETS),
+            all.clone().fields(USABLE_SECRETS),
             Kind::Secret,
             |o: Secret| Object::Secret(Arc::new(o)),
         );
@@ -255,9 +260,12 @@ fn start_watchers(
         .filter(|(n, _)| !covered(n))
     {
         let only_it = watcher::Config::default().fields(&format!("metadata.name={name}"));
-        watchers.start(
+        // Its list covers its one name: the global and the TCP services' ConfigMaps may
+        // share a namespace, and neither watcher's list may delete the other's.
+        watchers.start_named(
             Api::namespaced(client.clone(), namespace),
             &Some(namespace.clone()),
+            Some(name.clone()),
             only_it,
             Kind::ConfigMap,
             |o: ConfigMap| Object::ConfigMap(Arc::new(o)),
@@ -281,9 +289,23 @@ struct Watchers<'a> {
     started: usize,
 }
 
+/// Whether the API server answered that it does not serve the kind (404): its CRD is not
+/// installed, or was removed. A list gets it at start; an open watch gets it once the CRD
+/// is gone, and kube-rs then retries the watch rather than listing again.
+fn not_served(err: &watcher::Error) -> bool {
+    match err {
+        watcher::Error::InitialListFailed(kube::Error::Api(status))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(status))
+        | watcher::Error::WatchFailed(kube::Error::Api(status)) => status.code == 404,
+        watcher::Error::WatchError(status) => status.code == 404,
+        _ => false,
+    }
+}
+
 impl Watchers<'_> {
     /// Starts a task that runs one watcher and delivers its events: list brackets whole,
-    /// so that brackets of different watchers never interleave.
+    /// so that brackets of different watchers never interleave, and in a relist only the
+    /// objects that changed since they were delivered (the others by identity alone).
     fn start<K>(
         &mut self,
         api: Api<K>,
@@ -294,9 +316,26 @@ impl Watchers<'_> {
     ) where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
+        self.start_named(api, namespace, None, config, kind, wrap);
+    }
+
+    /// As [`Self::start`], for a watcher whose `config` selects the one object `name`:
+    /// its lists cover only that name.
+    fn start_named<K>(
+        &mut self,
+        api: Api<K>,
+        namespace: &Option<String>,
+        name: Option<String>,
+        config: watcher::Config,
+        kind: Kind,
+        wrap: fn(K) -> Object,
+    ) where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
         let list_scope = ListScope::Kind {
             kind,
             namespace: namespace.clone(),
+            name,
         };
         let deliveries = self.deliveries.clone();
         let watcher_id = self.started;
@@ -304,31 +343,35 @@ impl Watchers<'_> {
         tokio::spawn(async move {
             let mut stream = watcher(api, config).default_backoff().boxed();
             let mut bracket: Option<Vec<SourceEvent>> = None;
-            let mut listed = false;
+            let mut delivered = Delivered::default();
+            // Whether the kind was last found not served (404) and reported empty: once
+            // per absence, at the first list or when a CRD is removed later.
+            let mut reported_absent = false;
             while let Some(event) = stream.next().await {
                 let event = match event {
                     Ok(event) => event,
-                    Err(watcher::Error::InitialListFailed(kube::Error::Api(status)))
-                        if status.code == 404 && !listed =>
-                    {
-                        // The kind's CRD is not installed: it has no objects, and rendering
-                        // need not wait for it. The watcher keeps trying in the background.
+                    Err(err) if not_served(&err) => {
+                        if reported_absent {
+                            tracing::debug!(
+                                kind = kind.name(),
+                                "still not served by the API server"
+                            );
+                            continue;
+                        }
+                        // The kind's CRD is not installed (or was removed): it has no
+                        // objects, what this watcher delivered is gone, and rendering need
+                        // not wait for it. The watcher keeps trying in the background.
                         tracing::info!(
                             kind = kind.name(),
                             "not served by the API server (CRD not installed?); treated as empty"
                         );
-                        listed = true;
+                        reported_absent = true;
+                        delivered = Delivered::default();
                         let empty =
                             vec![SourceEvent::Init(list_scope.clone()), SourceEvent::InitDone];
                         if deliveries.send((watcher_id, empty)).await.is_err() {
                             return;
                         }
-                        continue;
-                    }
-                    Err(watcher::Error::InitialListFailed(kube::Error::Api(status)))
-                        if status.code == 404 =>
-                    {
-                        tracing::debug!(kind = kind.name(), "still not served by the API server");
                         continue;
                     }
                     Err(err) => {
@@ -338,26 +381,30 @@ impl Watchers<'_> {
                 };
                 let delivery = match event {
                     watcher::Event::Init => {
+                        reported_absent = false;
                         bracket = Some(vec![SourceEvent::Init(list_scope.clone())]);
+                        delivered.list_began();
                         None
                     }
                     watcher::Event::InitApply(object) => {
                         if let Some(bracket) = bracket.as_mut() {
-                            bracket.push(SourceEvent::InitApply(wrap(slim(object))));
+                            bracket.push(delivered.listed(object, kind, |o| wrap(slim(o))));
                         }
                         None
                     }
                     watcher::Event::InitDone => {
-                        listed = true;
+                        delivered.list_done();
                         bracket.take().map(|mut events| {
                             events.push(SourceEvent::InitDone);
                             events
                         })
                     }
                     watcher::Event::Apply(object) => {
+                        delivered.applied(&object);
                         Some(vec![SourceEvent::Apply(wrap(slim(object)))])
                     }
                     watcher::Event::Delete(object) => {
+                        delivered.deleted(&object);
                         Some(vec![SourceEvent::Delete(wrap(object).object_ref())])
                     }
                 };
@@ -377,7 +424,7 @@ fn slim<K: Resource>(mut object: K) -> K {
     let meta = object.meta_mut();
     meta.managed_fields = None;
     if let Some(annotations) = meta.annotations.as_mut() {
-        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+        annotations.remove(resources::LAST_APPLIED_ANNOTATION);
     }
     object
 }

@@ -4,6 +4,7 @@
 //! and the runtime API for live changes.
 
 mod check;
+mod log_relay;
 mod master_cli;
 mod process;
 mod runtime_api;
@@ -13,6 +14,7 @@ mod state_dir;
 mod sweep;
 
 pub use check::{CHECK_TIME_LIMIT, CheckError, CheckFailure, check_config, check_config_within};
+pub use log_relay::RELAYED_LINES_PER_SECOND;
 pub use master_cli::{MasterCli, ProcStatus};
 pub use process::{Haproxy, HaproxyError, LaunchOptions, Reloaded};
 pub use render::layout::STAGING_DIR;

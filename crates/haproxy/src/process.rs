@@ -4,7 +4,6 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::check::config_args;
@@ -104,7 +103,7 @@ impl Haproxy {
                 source,
             })?;
         if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(forward_log(stderr));
+            tokio::spawn(crate::log_relay::forward_log(stderr));
         }
         let mut haproxy = Self {
             child,
@@ -196,23 +195,5 @@ impl Haproxy {
             }
         }
         let _ = self.child.kill().await;
-    }
-}
-
-async fn forward_log(stderr: tokio::process::ChildStderr) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        // Every stop and reload lists each proxy it stopped: routine, not a warning.
-        let routine = line.contains("stopped (cumulated conns")
-            || line.contains("Exiting Master process")
-            || line.contains("exited with code 0")
-            || line.contains("All workers exited");
-        if line.contains("[ALERT]") {
-            tracing::error!(target: "haproxy", "{line}");
-        } else if line.contains("[WARNING]") && !routine {
-            tracing::warn!(target: "haproxy", "{line}");
-        } else if !line.trim().is_empty() {
-            tracing::debug!(target: "haproxy", "{line}");
-        }
     }
 }

@@ -49,6 +49,9 @@ pub struct StateDir {
     root: PathBuf,
     /// HAProxy's sockets, once [`StateDir::prepare_sockets`] chose their place.
     sockets: Option<Sockets>,
+    /// Every file's content hash in the last configuration HAProxy accepted whole (its
+    /// check passed, or HAProxy started on it).
+    last_passed: BTreeMap<String, u64>,
 }
 
 impl StateDir {
@@ -64,6 +67,7 @@ impl StateDir {
         Ok(Self {
             root,
             sockets: None,
+            last_passed: BTreeMap::new(),
         })
     }
 
@@ -206,14 +210,97 @@ impl StateDir {
 
     /// Checks `desired` with `haproxy -c` on a copy assembled in `staging/`, which is
     /// removed again whatever the outcome.
+    ///
+    /// When the main configuration is the one of the last configuration that passed, the
+    /// backend shards unchanged since then are staged as stubs: of their sections, only
+    /// those the main configuration names, each reduced to its `backend` and `mode`
+    /// lines. HAProxy then parses only what changed (at 10k services 0.13 s instead of
+    /// 0.7 s). A stub only takes away what a reference could find, so it can make a good
+    /// configuration fail but never a bad one pass; a partial check that fails is not
+    /// believed, and the whole configuration is checked.
     pub async fn check(
-        &self,
+        &mut self,
         haproxy_bin: &Path,
         desired: &RenderedConfig,
         applied: &AppliedFiles,
     ) -> Result<(), CheckError> {
+        let main = desired
+            .files
+            .get(MAIN_CONFIG)
+            .map(RenderedFile::text)
+            .unwrap_or_default();
+        let stubs = Stubs {
+            shards: self.unchanged_shards(desired),
+            named: main.split_whitespace().collect(),
+        };
+        let started = std::time::Instant::now();
+        let mut result = self
+            .check_staged(haproxy_bin, desired, applied, &stubs)
+            .await;
+        if result.is_err() && !stubs.shards.is_empty() {
+            let partial = started.elapsed();
+            result = self
+                .check_staged(haproxy_bin, desired, applied, &Stubs::default())
+                .await;
+            if result.is_ok() {
+                tracing::warn!(
+                    partial_ms = partial.as_millis(),
+                    "a partial configuration check failed where the whole one passes"
+                );
+            }
+        }
+        tracing::debug!(
+            stubbed_shards = stubs.shards.len(),
+            elapsed_ms = started.elapsed().as_millis(),
+            passed = result.is_ok(),
+            "configuration checked"
+        );
+        if result.is_ok() {
+            self.accepted(desired);
+        }
+        result
+    }
+
+    /// Whether HAProxy accepted a configuration in this run (a check passed, or it started).
+    pub fn has_accepted(&self) -> bool {
+        !self.last_passed.is_empty()
+    }
+
+    /// Records that HAProxy accepted `desired`, by a check or by starting on it: the
+    /// next check may stage what is unchanged since as stubs.
+    pub fn accepted(&mut self, desired: &RenderedConfig) {
+        self.last_passed = desired
+            .files
+            .iter()
+            .map(|(path, file)| (path.clone(), file.hash))
+            .collect();
+    }
+
+    /// The backend shards a check may stage as stubs: those whose content passed last
+    /// time, when the main configuration did too.
+    fn unchanged_shards<'a>(&self, desired: &'a RenderedConfig) -> BTreeSet<&'a str> {
+        let passed =
+            |path: &str, file: &RenderedFile| self.last_passed.get(path) == Some(&file.hash);
+        match desired.files.get(MAIN_CONFIG) {
+            Some(main) if passed(MAIN_CONFIG, main) => desired
+                .files
+                .iter()
+                .filter(|(path, file)| ManagedDir::Backends.holds(path) && passed(path, file))
+                .map(|(path, _)| path.as_str())
+                .collect(),
+            _ => BTreeSet::new(),
+        }
+    }
+
+    async fn check_staged(
+        &self,
+        haproxy_bin: &Path,
+        desired: &RenderedConfig,
+        applied: &AppliedFiles,
+        stubs: &Stubs<'_>,
+    ) -> Result<(), CheckError> {
         let staging = self.root.join(STAGING_DIR);
-        let result = match self.stage(&staging, desired, applied) {
+        let result = match self.stage(&staging, desired, applied, stubs) {
             Ok(()) => check_config(haproxy_bin, &staging).await,
             Err(err) => Err(CheckError::Staging(err)),
         };
@@ -223,12 +310,14 @@ impl StateDir {
     }
 
     /// Makes `staging` hold exactly the desired files, hard-linking those that are
-    /// already on disk here with the same content, so a check costs little I/O.
+    /// already on disk here with the same content, so a check costs little I/O; the
+    /// stubbed shards as [`Stubs`] says.
     fn stage(
         &self,
         staging: &Path,
         desired: &RenderedConfig,
         applied: &AppliedFiles,
+        stubs: &Stubs<'_>,
     ) -> Result<(), StateDirError> {
         remove_entry(staging)?;
         // Private: it holds copies of the keys.
@@ -242,6 +331,11 @@ impl StateDir {
         }
         for (relative, file) in &desired.files {
             let target = staging.join(relative);
+            if stubs.shards.contains(relative.as_str()) {
+                let stub = RenderedFile::new(stubs.of(&file.text()), false);
+                write_new(&target, &stub)?;
+                continue;
+            }
             let linked = applied.get(relative) == Some(&file.hash)
                 && fs::hard_link(self.root.join(relative), &target).is_ok();
             if !linked {
@@ -249,6 +343,36 @@ impl StateDir {
             }
         }
         Ok(())
+    }
+}
+
+/// What a partial check stages of the shards that passed before.
+#[derive(Debug, Default)]
+struct Stubs<'a> {
+    /// The shards staged as stubs.
+    shards: BTreeSet<&'a str>,
+    /// The words of the main configuration: a section it does not name is left out.
+    named: std::collections::HashSet<&'a str>,
+}
+
+impl Stubs<'_> {
+    /// A shard's sections that the main configuration names, reduced to what a reference
+    /// to them may look for: their names and proxy modes.
+    fn of(&self, shard: &str) -> String {
+        let mut stubs = String::new();
+        let mut named = false;
+        for line in shard.lines() {
+            if let Some(name) = line.strip_prefix("backend ") {
+                named = self.named.contains(name.trim());
+            } else if !(named && line.trim_start().starts_with("mode ")) {
+                continue;
+            }
+            if named {
+                stubs.push_str(line);
+                stubs.push('\n');
+            }
+        }
+        stubs
     }
 }
 

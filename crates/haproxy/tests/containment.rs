@@ -271,7 +271,7 @@ fn the_sweep_removes_every_unmanaged_entry_at_start_up_and_at_each_sync() {
 #[tokio::test]
 async fn key_files_are_private_in_the_state_directory_and_in_staging() {
     let dir = tempfile::tempdir().unwrap();
-    let state = StateDir::open(dir.path().join("state")).unwrap();
+    let mut state = StateDir::open(dir.path().join("state")).unwrap();
     let first = plain_model();
     let mut applied = AppliedFiles::new();
     sync(&state, &mut applied, &first);
@@ -335,7 +335,7 @@ async fn key_files_are_private_in_the_state_directory_and_in_staging() {
 #[tokio::test]
 async fn an_encrypted_key_fails_the_check_at_once_and_staging_is_cleared() {
     let dir = tempfile::tempdir().unwrap();
-    let state = StateDir::open(dir.path().join("state")).unwrap();
+    let mut state = StateDir::open(dir.path().join("state")).unwrap();
     let haproxy = haproxy_binary();
     let clear = model(&format!("{ENCRYPTED_TEST_CERT}{CLEAR_KEY}"));
     state
@@ -467,4 +467,168 @@ async fn a_long_state_directory_gets_a_short_private_socket_directory() {
         "no socket directory in the state directory"
     );
     std::fs::remove_dir_all(short).unwrap();
+}
+
+/// `plain_model` with `count` more backends over two shards.
+fn sharded_model(count: usize) -> ProxyModel {
+    let mut model = plain_model();
+    model.global.backend_shards = 2;
+    let app = model.backends.values().next().unwrap().clone();
+    for index in 0..count {
+        let mut backend = (*app).clone();
+        backend.id.service = format!("svc-{index}");
+        model
+            .backends
+            .insert(backend.id.clone(), std::sync::Arc::new(backend));
+    }
+    model
+}
+
+/// Runs `state.check` with `checker`, again while a fork elsewhere holds the script.
+async fn check_with(
+    state: &mut StateDir,
+    checker: &Path,
+    model: &ProxyModel,
+) -> Result<(), CheckError> {
+    let rendered = render(model);
+    let mut outcome = Ok(());
+    for _ in 0..5 {
+        outcome = state.check(checker, &rendered, &AppliedFiles::new()).await;
+        if !outcome.as_ref().is_err_and(text_file_busy) {
+            break;
+        }
+    }
+    outcome
+}
+
+#[tokio::test]
+async fn shards_unchanged_since_the_last_pass_are_checked_as_stubs_and_a_failing_partial_check_is_redone_whole()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = StateDir::open(dir.path().join("state")).unwrap();
+    let report = dir.path().join("staged");
+    let fail_on_stubs = dir.path().join("fail-on-stubs");
+    // A checker that notes how many server lines each staged shard has, then runs the
+    // real `haproxy -c`; told to, it refuses anything staged with a stub.
+    let checker = dir.path().join("haproxy");
+    script(
+        &checker,
+        &format!(
+            "staged=\"$(dirname \"$3\")/backends\"\n\
+             counts=\"\"\n\
+             for shard in \"$staged\"/*; do counts=\"$counts $(grep -c '^    server ' \"$shard\")\"; done\n\
+             echo \"$counts\" >> {report}\n\
+             if [ -e {fail} ] && echo \"$counts\" | grep -qw 0; then echo stub refused >&2; exit 1; fi\n\
+             exec {haproxy} \"$@\"",
+            report = report.display(),
+            fail = fail_on_stubs.display(),
+            haproxy = haproxy_binary().display(),
+        ),
+    );
+    let staged = || -> Vec<String> {
+        std::fs::read_to_string(&report)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| line.trim().to_owned())
+            .collect()
+    };
+    let mut first = sharded_model(8);
+    // The default backend is named by the main configuration; the backend that changes
+    // below lives in the other shard, whose stub must still define the default.
+    let default = first.backends.keys().next().unwrap().clone();
+    first.default_backend = Some(default.clone());
+    let rendered = render(&first);
+    let shard_of = |id: &model::BackendId| {
+        let section = format!("backend {}\n", id.section_name());
+        rendered
+            .files
+            .iter()
+            .find(|(path, file)| path.starts_with("backends/") && file.text().contains(&section))
+            .map(|(path, _)| path.clone())
+            .unwrap()
+    };
+    let other = first
+        .backends
+        .keys()
+        .find(|id| shard_of(id) != shard_of(&default))
+        .unwrap()
+        .clone();
+    let shard_servers = |model: &ProxyModel| -> Vec<usize> {
+        render(model)
+            .files
+            .iter()
+            .filter(|(path, _)| path.starts_with("backends/"))
+            .map(|(_, file)| file.text().matches("\n    server ").count())
+            .collect()
+    };
+    assert_eq!(
+        rendered
+            .files
+            .keys()
+            .filter(|p| p.starts_with("backends/"))
+            .count(),
+        2
+    );
+    let full = shard_servers(&first);
+    let full_line = |counts: &[usize]| {
+        counts
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+
+    // Nothing passed yet: the whole configuration.
+    check_with(&mut state, &checker, &first).await.unwrap();
+    assert_eq!(staged(), [full_line(&full)]);
+
+    // One backend's servers change: its shard whole, the other as a stub, and the real
+    // HAProxy accepts the stubs.
+    let mut second = first.clone();
+    let mut changed = (*second.backends[&other]).clone();
+    changed
+        .servers
+        .push(model::Server::at(IpAddr::from([127, 0, 0, 2]), 9));
+    second
+        .backends
+        .insert(other.clone(), std::sync::Arc::new(changed));
+    check_with(&mut state, &checker, &second).await.unwrap();
+    assert_eq!(
+        staged().len(),
+        2,
+        "the partial check passed: no whole one after it"
+    );
+    let counts = shard_servers(&second);
+    let changed_shard = counts.iter().zip(&full).position(|(a, b)| a != b).unwrap();
+    let partial: Vec<usize> = (0..2)
+        .map(|shard| {
+            if shard == changed_shard {
+                counts[shard]
+            } else {
+                0
+            }
+        })
+        .collect();
+    assert_eq!(staged()[1], full_line(&partial));
+
+    // A partial check that fails is redone whole, and the whole one decides.
+    std::fs::write(&fail_on_stubs, "").unwrap();
+    let mut third = second.clone();
+    let mut changed = (*third.backends[&other]).clone();
+    changed.servers.pop();
+    third
+        .backends
+        .insert(other.clone(), std::sync::Arc::new(changed));
+    check_with(&mut state, &checker, &third).await.unwrap();
+    let third_counts = shard_servers(&third);
+    assert_eq!(staged().len(), 4, "a partial check, then the whole one");
+    assert!(staged()[2].split(' ').any(|count| count == "0"));
+    assert_eq!(staged()[3], full_line(&third_counts));
+    std::fs::remove_file(&fail_on_stubs).unwrap();
+
+    // A changed main configuration: every shard whole.
+    let mut fourth = third.clone();
+    fourth.global.max_connections += 1;
+    check_with(&mut state, &checker, &fourth).await.unwrap();
+    assert_eq!(staged()[4], full_line(&third_counts));
 }

@@ -18,6 +18,10 @@ pub enum SourceEvent {
     Init(ListScope),
     /// An object of the list in progress.
     InitApply(Object),
+    /// An object of the list in progress that is the version the source last delivered
+    /// (the same resourceVersion): the store keeps the one it holds, so a relist does not
+    /// hold a second copy of every unchanged object.
+    InitUnchanged(ObjectRef),
     /// The list is complete.
     InitDone,
     /// An object was created or changed.
@@ -37,6 +41,9 @@ pub enum ListScope {
         kind: Kind,
         /// The namespace listed, if the list is namespaced.
         namespace: Option<String>,
+        /// The one name listed, when the watcher selects by name: two such watchers of
+        /// one kind and namespace must not take each other's object for deleted.
+        name: Option<String>,
     },
 }
 
@@ -44,8 +51,14 @@ impl ListScope {
     fn covers(&self, object: &ObjectRef) -> bool {
         match self {
             ListScope::Everything => true,
-            ListScope::Kind { kind, namespace } => {
-                object.kind == *kind && namespace.as_ref().is_none_or(|ns| *ns == object.namespace)
+            ListScope::Kind {
+                kind,
+                namespace,
+                name,
+            } => {
+                object.kind == *kind
+                    && namespace.as_ref().is_none_or(|ns| *ns == object.namespace)
+                    && name.as_ref().is_none_or(|name| *name == object.name)
             }
         }
     }
@@ -59,7 +72,9 @@ pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     objects: OrdMap<ObjectRef, Object>,
-    slices_by_service: OrdMap<(String, String), OrdSet<String>>,
+    /// A service's EndpointSlice names, sorted: a service has one or a few, for which a
+    /// persistent set's node (hundreds of bytes) would cost more than the names.
+    slices_by_service: OrdMap<(String, String), Vec<String>>,
     /// Routes by the Gateways and ListenerSets their `parentRefs` name, and ListenerSets
     /// by the Gateway theirs names: (child kind, parent) → the children.
     children_by_parent: OrdMap<(Kind, ObjectRef), OrdSet<ObjectRef>>,
@@ -200,11 +215,12 @@ pub struct Index {
     listing: Option<OpenList>,
 }
 
-/// A list in progress: its scope, and what it listed so far.
+/// A list in progress: its scope, and what it listed so far (`None`: the object the
+/// store holds, unchanged).
 #[derive(Debug)]
 struct OpenList {
     scope: ListScope,
-    listed: BTreeMap<ObjectRef, Object>,
+    listed: BTreeMap<ObjectRef, Option<Object>>,
 }
 
 impl Index {
@@ -233,11 +249,20 @@ impl Index {
             }
             SourceEvent::InitApply(object) => match &mut self.listing {
                 Some(list) => {
-                    list.listed.insert(object.object_ref(), object);
+                    list.listed.insert(object.object_ref(), Some(object));
                 }
                 None => {
                     tracing::warn!(object = %object.object_ref(), "a listed object arrived outside a list; applied as a single change");
                     self.apply(object);
+                }
+            },
+            SourceEvent::InitUnchanged(object_ref) => match &mut self.listing {
+                Some(list) => {
+                    list.listed.insert(object_ref, None);
+                }
+                // Outside a list it would change nothing.
+                None => {
+                    tracing::warn!(object = %object_ref, "an unchanged listed object arrived outside a list; ignored");
                 }
             },
             SourceEvent::InitDone => match self.listing.take() {
@@ -262,8 +287,16 @@ impl Index {
         for object_ref in gone {
             self.delete(&object_ref);
         }
-        for (_, object) in listed {
-            self.apply(object);
+        for (object_ref, object) in listed {
+            match object {
+                Some(object) => self.apply(object),
+                None if !self.current.objects.contains_key(&object_ref) => {
+                    // The source lists as unchanged what it never delivered: its bug. The
+                    // object stays unknown until its next change; nothing is invented.
+                    tracing::warn!(object = %object_ref, "listed as unchanged, but never delivered; ignored");
+                }
+                None => {}
+            }
         }
     }
 
@@ -285,11 +318,14 @@ impl Index {
                 .as_ref()
                 .and_then(|labels| labels.get(SERVICE_NAME_LABEL))
         {
-            self.current
+            let names = self
+                .current
                 .slices_by_service
                 .entry((object_ref.namespace.clone(), service.clone()))
-                .or_default()
-                .insert(object_ref.name.clone());
+                .or_default();
+            if let Err(at) = names.binary_search(&object_ref.name) {
+                names.insert(at, object_ref.name.clone());
+            }
         }
         for parent in object.parents() {
             self.current
@@ -343,7 +379,9 @@ impl Index {
         };
         let key = (object_ref.namespace.clone(), service.clone());
         if let Some(names) = self.current.slices_by_service.get_mut(&key) {
-            names.remove(&object_ref.name);
+            if let Ok(at) = names.binary_search(&object_ref.name) {
+                names.remove(at);
+            }
             if names.is_empty() {
                 self.current.slices_by_service.remove(&key);
             }
@@ -408,6 +446,51 @@ mod tests {
     }
 
     #[test]
+    fn a_relist_keeps_the_objects_it_lists_as_unchanged_and_deletes_what_it_does_not_list() {
+        let arc = |object: Option<&Object>| match object {
+            Some(Object::Service(service)) => service.clone(),
+            other => panic!("a Service expected, not {other:?}"),
+        };
+        let mut index = Index::new();
+        index.handle(SourceEvent::Init(ListScope::Everything));
+        for name in ["kept", "changed", "gone"] {
+            index.handle(SourceEvent::InitApply(service("default", name)));
+        }
+        index.handle(SourceEvent::InitDone);
+        let before = index.snapshot();
+        let kept = ObjectRef::new(Kind::Service, "default", "kept");
+
+        index.handle(SourceEvent::Init(ListScope::Everything));
+        index.handle(SourceEvent::InitUnchanged(kept.clone()));
+        let mut changed = service("default", "changed");
+        if let Object::Service(service) = &mut changed {
+            Arc::make_mut(service).spec = Some(Default::default());
+        }
+        index.handle(SourceEvent::InitApply(changed));
+        // Listed as unchanged, but never delivered: nothing is invented.
+        index.handle(SourceEvent::InitUnchanged(ObjectRef::new(
+            Kind::Service,
+            "default",
+            "never-seen",
+        )));
+        index.handle(SourceEvent::InitDone);
+        let after = index.snapshot();
+        // The very object the store held: no second copy of it was kept.
+        assert!(Arc::ptr_eq(&arc(before.get(&kept)), &arc(after.get(&kept))));
+        let changes: Vec<String> = after
+            .changes_since(&before)
+            .iter()
+            .map(|c| c.object_ref.to_string())
+            .collect();
+        assert_eq!(changes, ["Service default/changed", "Service default/gone"]);
+        assert_eq!(after.count(Kind::Service), 2);
+
+        // Outside a list it changes nothing.
+        index.handle(SourceEvent::InitUnchanged(kept.clone()));
+        assert!(index.snapshot().changes_since(&after).is_empty());
+    }
+
+    #[test]
     fn a_relist_of_one_kind_in_one_namespace_deletes_only_within_that_scope() {
         let mut index = Index::new();
         for object in [
@@ -420,6 +503,7 @@ mod tests {
         index.handle(SourceEvent::Init(ListScope::Kind {
             kind: Kind::Service,
             namespace: Some("other".into()),
+            name: None,
         }));
         index.handle(SourceEvent::InitDone);
         let snapshot = index.snapshot();
@@ -428,6 +512,28 @@ mod tests {
             .flat_map(|kind| snapshot.of_kind(kind).map(|o| o.object_ref().to_string()))
             .collect();
         assert_eq!(left, ["EndpointSlice default/a", "Service default/web"]);
+
+        // A list of one name (a watcher selecting by name) leaves its kind's other names in
+        // the namespace alone: two such watchers do not delete each other's object.
+        index.handle(SourceEvent::Apply(service("default", "api")));
+        let one = |name: &str| ListScope::Kind {
+            kind: Kind::Service,
+            namespace: Some("default".into()),
+            name: Some(name.into()),
+        };
+        index.handle(SourceEvent::Init(one("web")));
+        index.handle(SourceEvent::InitUnchanged(ObjectRef::new(
+            Kind::Service,
+            "default",
+            "web",
+        )));
+        index.handle(SourceEvent::InitDone);
+        index.handle(SourceEvent::Init(one("gone")));
+        index.handle(SourceEvent::InitDone);
+        assert_eq!(names(&index.snapshot()), ["api", "web"]);
+        index.handle(SourceEvent::Init(one("api")));
+        index.handle(SourceEvent::InitDone);
+        assert_eq!(names(&index.snapshot()), ["web"]);
     }
 
     fn names(snapshot: &Snapshot) -> Vec<String> {

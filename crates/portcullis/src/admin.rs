@@ -14,8 +14,9 @@ use axum::routing::get;
 use crate::metrics::Metrics;
 
 /// How long the controller loop may go without turning before `/healthz` fails. One turn
-/// may legitimately wait for a `haproxy -c` (up to a minute) and for HAProxy loading a
-/// large configuration (up to three minutes); a loop silent for longer is stuck.
+/// (or one round of a reconciliation that narrows a refused configuration) may
+/// legitimately wait for HAProxy loading a large configuration (up to three minutes) and
+/// for a `haproxy -c` (up to a minute); a loop silent for longer is stuck.
 pub const STALE_AFTER: Duration = Duration::from_secs(300);
 /// How often an idle controller loop turns, to show it is alive.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(10);

@@ -91,6 +91,9 @@ struct Controller {
     cluster: Option<ClusterLink>,
     retry: RetryBackoff,
     busy_ports: BusyPorts,
+    /// Whether the first start may go without a separate check (HAProxy's start checks
+    /// the same); false once such a start was refused, so the next ones check first.
+    trust_first_start: bool,
 }
 
 /// Runs until SIGTERM or SIGINT.
@@ -157,6 +160,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         cluster,
         retry: RetryBackoff::default(),
         busy_ports: BusyPorts::new(args.config.bind_address),
+        trust_first_start: true,
     };
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tracing::info!(
@@ -259,6 +263,8 @@ impl Controller {
     /// [`MAX_NARROWING_ROUNDS`] times.
     async fn reconcile(&mut self) -> Result<(), pipeline::Divergence> {
         for round in 0.. {
+            // Each round is progress: a narrowed round may follow a start and a check.
+            self.admin.heartbeat.beat();
             if self.reconcile_round(round).await? == Round::Settled {
                 break;
             }
@@ -350,63 +356,27 @@ impl Controller {
                 .observe(started.elapsed().as_secs_f64());
             return Ok(Round::Settled);
         }
-        let check = !plan.is_empty() && update.as_ref().is_none_or(LiveUpdate::needs_check);
+        // With nothing live and no last good configuration to keep, HAProxy's own start
+        // is the check: a separate one would parse everything twice. When it refuses, the
+        // files are checked then, and taken away.
+        let unchecked_start =
+            self.trust_first_start && self.applied.is_empty() && !self.driver.is_running();
+        // Files on disk that nothing has seen pass in this run (a controller stopped during
+        // such a first start leaves them) are checked before HAProxy starts on them.
+        let unverified_on_disk =
+            plan.is_empty() && !self.driver.is_running() && !self.state.has_accepted();
+        let check = !unchecked_start
+            && (unverified_on_disk
+                || (!plan.is_empty() && update.as_ref().is_none_or(LiveUpdate::needs_check)));
         if check {
             let checked = self
                 .state
                 .check(&self.launch_binary, &desired, &self.applied)
                 .await;
             if let Err(err) = checked {
-                let haproxy::CheckError::Rejected(failure) = err else {
-                    // Not judged (staging failed, haproxy could not run or hung): again later.
-                    let retry_in = self.retry.failed();
-                    tracing::error!(error = %err, retry_in_ms = retry_in.as_millis(), "cannot check the configuration; the last good one stays live");
-                    metrics.reconciled(ReconcileOutcome::Failed);
-                    return Ok(Round::Settled);
-                };
-                metrics.configs_rejected.inc();
-                let table = render::OriginTable::new(&conversion.model, &desired);
-                let narrowed = pipeline::narrow(
-                    &failure.output,
-                    &self.state.root().join(haproxy::STAGING_DIR),
-                    &table,
-                );
-                if round < MAX_NARROWING_ROUNDS && self.leave_out(&snapshot, &conversion, &narrowed)
-                {
-                    let objects: Vec<String> = narrowed
-                        .objects
-                        .keys()
-                        .map(|origin| convert::one_line(&origin.to_string()).into_owned())
-                        .chain(narrowed.certificates.keys().map(|id| {
-                            convert::one_line(&format!("Secret {}/{}", id.namespace, id.name))
-                                .into_owned()
-                        }))
-                        .collect();
-                    tracing::error!(
-                        ?objects,
-                        "{failure}; these objects are left out and the rest is applied"
-                    );
-                    // Everything HAProxy named is left out at once; what is left is
-                    // checked again in this same reconciliation.
-                    return Ok(Round::Narrowed);
-                }
-                tracing::error!(
-                    unexplained = ?narrowed.unexplained,
-                    "{failure}; no object explains it, so the last good configuration stays live"
-                );
-                self.report(&conversion.diagnostics);
-                self.set_refused(Some(format!(
-                    "HAProxy refuses the configuration the current objects give, and no object explains it: {}",
-                    narrowed.unexplained.join("; ")
-                )));
-                // Serve the last good configuration rather than nothing.
-                self.driver
-                    .start_on_last_good(!self.applied.is_empty())
-                    .await;
-                // Only a change of the objects can help: nothing to retry.
-                self.retry.succeeded();
-                metrics.reconciled(ReconcileOutcome::Rejected);
-                return Ok(Round::Settled);
+                return Ok(self
+                    .refused(err, round, &snapshot, &conversion, &desired)
+                    .await);
             }
         }
         if !plan.is_empty() {
@@ -441,12 +411,128 @@ impl Controller {
                 }
             }));
         let mode = self.driver.apply(update, written).await;
+        if unchecked_start {
+            if self.driver.is_running() {
+                self.state.accepted(&desired);
+            } else if let Some(round) = self
+                .refused_at_start(round, &snapshot, &conversion, &desired)
+                .await
+            {
+                return Ok(round);
+            }
+        }
         metrics.updated(mode);
         metrics.reconciled(ReconcileOutcome::Applied);
         metrics
             .reconcile_seconds
             .observe(started.elapsed().as_secs_f64());
         Ok(Round::Settled)
+    }
+
+    /// HAProxy did not start on files written without a check: they are checked now. If
+    /// the check passes (`None`), something else kept HAProxy from starting and the driver
+    /// tries again as after any failed start; otherwise the files are taken away (there
+    /// was no last good configuration before them, and there is none now) and the refusal
+    /// is handled as a check's.
+    async fn refused_at_start(
+        &mut self,
+        round: u32,
+        snapshot: &index::Snapshot,
+        conversion: &convert::Conversion,
+        desired: &render::RenderedConfig,
+    ) -> Option<Round> {
+        self.trust_first_start = false;
+        tracing::warn!("haproxy did not start on the configuration; checking it");
+        let checked = self
+            .state
+            .check(&self.launch_binary, desired, &self.applied)
+            .await;
+        let Err(err) = checked else {
+            return None;
+        };
+        let withdrawn = plan::plan(&self.applied, &render::RenderedConfig::default());
+        let removed = self.state.apply(&withdrawn, &mut self.applied);
+        self.admin
+            .metrics
+            .files_deleted
+            .inc_by(withdrawn.deletes.len() as u64);
+        self.driver.withdraw().await;
+        // Nothing holds the Gateway listeners' ports now.
+        self.busy_ports.bound(&BTreeSet::new());
+        if let Err(removal) = removed {
+            // The refused files are still there: the next attempt checks before it starts.
+            let retry_in = self.retry.failed();
+            tracing::error!(error = %removal, refusal = %err, retry_in_ms = retry_in.as_millis(), "cannot remove the configuration haproxy did not start on");
+            self.admin.metrics.reconciled(ReconcileOutcome::Failed);
+            return Some(Round::Settled);
+        }
+        Some(
+            self.refused(err, round, snapshot, conversion, desired)
+                .await,
+        )
+    }
+
+    /// Handles a check that did not pass: HAProxy's refusal narrowed to objects, which are
+    /// left out for the next round; or, when it cannot be judged or explained, the last
+    /// good configuration kept.
+    async fn refused(
+        &mut self,
+        err: haproxy::CheckError,
+        round: u32,
+        snapshot: &index::Snapshot,
+        conversion: &convert::Conversion,
+        desired: &render::RenderedConfig,
+    ) -> Round {
+        let admin = self.admin.clone();
+        let metrics = &admin.metrics;
+        let haproxy::CheckError::Rejected(failure) = err else {
+            // Not judged (staging failed, haproxy could not run or hung): again later.
+            let retry_in = self.retry.failed();
+            tracing::error!(error = %err, retry_in_ms = retry_in.as_millis(), "cannot check the configuration; the last good one stays live");
+            metrics.reconciled(ReconcileOutcome::Failed);
+            return Round::Settled;
+        };
+        metrics.configs_rejected.inc();
+        let table = render::OriginTable::new(&conversion.model, desired);
+        let narrowed = pipeline::narrow(
+            &failure.output,
+            &self.state.root().join(haproxy::STAGING_DIR),
+            &table,
+        );
+        if round < MAX_NARROWING_ROUNDS && self.leave_out(snapshot, conversion, &narrowed) {
+            let objects: Vec<String> = narrowed
+                .objects
+                .keys()
+                .map(|origin| convert::one_line(&origin.to_string()).into_owned())
+                .chain(narrowed.certificates.keys().map(|id| {
+                    convert::one_line(&format!("Secret {}/{}", id.namespace, id.name)).into_owned()
+                }))
+                .collect();
+            tracing::error!(
+                ?objects,
+                "{failure}; these objects are left out and the rest is applied"
+            );
+            // Everything HAProxy named is left out at once; what is left is checked again
+            // in this same reconciliation.
+            return Round::Narrowed;
+        }
+        tracing::error!(
+            unexplained = ?narrowed.unexplained,
+            "{failure}; no object explains it, so the last good configuration stays live"
+        );
+        self.report(&conversion.diagnostics);
+        self.set_refused(Some(format!(
+            "HAProxy refuses the configuration the current objects give, and no object explains it: {}",
+            narrowed.unexplained.join("; ")
+        )));
+        // Serve the last good configuration rather than nothing.
+        self.driver
+            .start_on_last_good(!self.applied.is_empty())
+            .await;
+        // Only a change of the objects can help: nothing to retry.
+        self.retry.succeeded();
+        metrics.reconciled(ReconcileOutcome::Rejected);
+        Round::Settled
     }
 
     /// Leaves out what a refused configuration was narrowed to: the certificates HAProxy

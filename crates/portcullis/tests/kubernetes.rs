@@ -142,7 +142,7 @@ fn nothing_is_served_before_every_watcher_has_listed_then_changes_flow_to_haprox
             "/api/v1/configmaps?fieldSelector=",
             "/api/v1/namespaces?fieldSelector=",
             "/api/v1/pods?fieldSelector=",
-            "/api/v1/secrets?fieldSelector=type=kubernetes.io/tls",
+            "/api/v1/secrets?fieldSelector=type!=helm.sh/release.v1,type!=kubernetes.io/service-account-token",
             "/api/v1/services?fieldSelector=",
             "/apis/discovery.k8s.io/v1/endpointslices?fieldSelector=",
             "/apis/gateway.networking.k8s.io/v1/backendtlspolicies?fieldSelector=",
@@ -447,7 +447,7 @@ fn watching_one_namespace_serves_and_lists_only_what_is_in_it() {
         lists,
         [
             "/api/v1/namespaces/team-a/pods?fieldSelector=",
-            "/api/v1/namespaces/team-a/secrets?fieldSelector=type=kubernetes.io/tls",
+            "/api/v1/namespaces/team-a/secrets?fieldSelector=type!=helm.sh/release.v1,type!=kubernetes.io/service-account-token",
             "/api/v1/namespaces/team-a/services?fieldSelector=",
             "/api/v1/namespaces?fieldSelector=",
             "/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices?fieldSelector=",
@@ -460,6 +460,54 @@ fn watching_one_namespace_serves_and_lists_only_what_is_in_it() {
     api.apply(in_namespace(ingress("second", "a2.test", "web"), "team-a"));
     wait_for(p, "a2.test", "blue");
     assert_eq!(answer(p.http_port, "b2.test"), "404");
+}
+
+#[test]
+fn an_opaque_htpasswd_secret_protects_a_path_and_helm_releases_are_never_listed() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    let mut protected = ingress("web", "web.test", "web");
+    protected["metadata"]["annotations"] = json!({
+        "haproxy-ingress.github.io/auth-secret": "users",
+        "haproxy-ingress.github.io/auth-realm": "Staff",
+    });
+    api.apply(protected);
+    let base64 = |text: &str| {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(text)
+    };
+    // How `kubectl create secret generic users --from-file=auth` stores an htpasswd file.
+    api.apply(
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                     "metadata": {"name": "users", "namespace": "default"},
+                     "data": {"auth": base64("carol::plain-pass\n")}}),
+    );
+    api.apply(
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+                     "metadata": {"name": "sh.helm.release.v1.web.v1", "namespace": "default"},
+                     "data": {"release": "H4sIAAAAAAAA"}}),
+    );
+    let mut instance = launch(&api, "solo", &["--watch-gateway-api", "false"]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    p.wait_until(WAIT, |p| answer(p.http_port, "web.test") == "401")
+        .unwrap();
+    let credentials = base64("carol:plain-pass");
+    let granted = test_support::http_request(
+        p.http_port,
+        &format!(
+            "GET / HTTP/1.1\r\nHost: web.test\r\nAuthorization: Basic {credentials}\r\nConnection: close\r\n\r\n"
+        ),
+    )
+    .unwrap();
+    assert_eq!(granted.server().as_deref(), Some("blue"));
+    assert_eq!(
+        p.metric("portcullis_objects{kind=\"Secret\"}"),
+        Some(1.0),
+        "the Helm release is not held"
+    );
 }
 
 #[test]
@@ -590,6 +638,20 @@ fn gateway_api_objects_are_watched_and_missing_crds_do_not_hold_rendering_back()
     );
     api.delete("HTTPRoute", "default", "routed");
     wait_for(p, "routed.test", "404");
+
+    // The CRD removed while the watch missed the deletions: the relist's 404 says the
+    // kind holds nothing any more, and what it held is no longer served.
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                     "metadata": {"name": "orphan", "namespace": "default"},
+                     "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["orphan.test"],
+                              "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]}}),
+    );
+    wait_for(p, "orphan.test", "blue");
+    api.remove_kind("HTTPRoute");
+    api.lose_history();
+    wait_for(p, "orphan.test", "404");
+    assert_eq!(answer(p.http_port, "web.test"), "blue");
     assert_only_granted_requests(&api);
 }
 
@@ -1082,4 +1144,60 @@ fn a_backend_tls_policy_is_watched_applied_and_its_status_written_with_its_ca_co
         api.writes()
     );
     assert_only_granted_requests(&api);
+}
+
+#[test]
+fn the_global_and_the_tcp_services_configmaps_of_one_namespace_both_survive_lists_and_relists() {
+    let api = FakeApiServer::start().unwrap();
+    let database = EchoServer::start("database").unwrap();
+    api.apply(service("database"));
+    api.apply(slice("database", &[&database]));
+    let configmap_port = test_support::free_port();
+    api.apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": "global", "namespace": "default"},
+                     "data": {"timeout-client": "77s"}}));
+    api.apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": "tcp", "namespace": "default"},
+                     "data": {configmap_port.to_string(): "default/database:80"}}));
+    // Without the Gateway API, each ConfigMap has a watcher of its own, in one namespace.
+    let mut instance = launch(
+        &api,
+        "solo",
+        &[
+            "--watch-gateway-api",
+            "false",
+            "--configmap",
+            "default/global",
+            "--tcp-services-configmap",
+            "default/tcp",
+        ],
+    );
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    let both_served = |p: &Portcullis| {
+        let config = std::fs::read_to_string(p.state_dir.join("haproxy.cfg")).unwrap_or_default();
+        let tcp = test_support::KeepAliveClient::new(configmap_port)
+            .get("any.test", "/")
+            .ok()
+            .and_then(|r| r.server());
+        config.contains("timeout client 77s") && tcp.as_deref() == Some("database")
+    };
+    p.wait_until(WAIT, |p| both_served(p))
+        .unwrap_or_else(|_| panic!("after the first lists:\n{}", p.log()));
+
+    // Every watcher lists again; neither ConfigMap's list deletes the other one.
+    let lists = api.lists().len();
+    let reloads = p.metric_total("portcullis_reloads_total");
+    api.lose_history();
+    p.wait_until(WAIT, |_| api.lists().len() >= 2 * lists)
+        .unwrap_or_else(|_| panic!("no relist:\n{:?}", api.lists()));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(both_served(p), "after the relists:\n{}", p.log());
+    // Nothing changed: nothing to reload.
+    assert_eq!(
+        p.metric_total("portcullis_reloads_total"),
+        reloads,
+        "{}",
+        p.log()
+    );
 }

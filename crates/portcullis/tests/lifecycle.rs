@@ -42,6 +42,48 @@ fn setup(dir: &Path, servers: &[&EchoServer]) -> std::path::PathBuf {
     manifests
 }
 
+/// Two echo servers, answering as `a` and `b`.
+fn echo_servers_a_and_b() -> (EchoServer, EchoServer) {
+    (
+        EchoServer::start("a").unwrap(),
+        EchoServer::start("b").unwrap(),
+    )
+}
+
+/// Writes `<name>.yaml`: an Ingress routing host `<name>.test` to `service`.
+fn add_ingress(manifests: &Path, name: &str, service: &str) {
+    let text = ingress(name, &format!("{name}.test"), service);
+    std::fs::write(manifests.join(format!("{name}.yaml")), text).unwrap();
+}
+
+/// Every value portcullis renders is validated, so a real refusal needs a stricter
+/// HAProxy: this one is the real haproxy, except that it refuses the backend of Service
+/// `default/svc1` (when checking and when starting alike). It appends its first argument
+/// (`-c` for a check, `-W` for a start) to `invocations` in `dir`.
+fn strict_haproxy(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("strict-haproxy");
+    let invocations = dir.join("invocations");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\necho \"$1\" >> {invocations}\nfor backends; do :; done\nline=$(grep -n '^backend default_svc1_80' \"$backends\"/*.cfg | head -1)\nif [ -n \"$line\" ]; then echo \"[ALERT]    (1) : config : parsing [$backends/shard-000.cfg:${{line%%:*}}] : backend refused\" >&2; exit 1; fi\nexec haproxy \"$@\"\n",
+            invocations = invocations.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path
+}
+
+/// What [`strict_haproxy`] was asked to do so far, in order.
+fn invocations(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("invocations"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Writes the services for `servers`, then one Ingress per `(name, service)` for host
 /// `<name>.test` in `<name>.yaml`, and starts portcullis on them.
 fn started(
@@ -52,8 +94,7 @@ fn started(
 ) -> (std::path::PathBuf, Portcullis) {
     let manifests = setup(dir, servers);
     for (name, service) in ingresses {
-        let text = ingress(name, &format!("{name}.test"), service);
-        std::fs::write(manifests.join(format!("{name}.yaml")), text).unwrap();
+        add_ingress(&manifests, name, service);
     }
     let portcullis = Portcullis::start(BIN, &manifests, &dir.join("state"), flags).unwrap();
     (manifests, portcullis)
@@ -62,10 +103,7 @@ fn started(
 #[test]
 fn created_edited_renamed_and_deleted_files_are_applied() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (
-        EchoServer::start("a").unwrap(),
-        EchoServer::start("b").unwrap(),
-    );
+    let (a, b) = echo_servers_a_and_b();
     let (manifests, mut portcullis) = started(dir.path(), &[&a, &b], &[("one", "svc0")], &[]);
     assert!(serves(&portcullis, "one.test", "a"));
     let wait = Duration::from_secs(5);
@@ -79,11 +117,7 @@ fn created_edited_renamed_and_deleted_files_are_applied() {
         .wait_until(wait, |p| serves(p, "two.test", "b"))
         .unwrap();
 
-    std::fs::write(
-        manifests.join("one.yaml"),
-        ingress("one", "one.test", "svc1"),
-    )
-    .unwrap();
+    add_ingress(&manifests, "one", "svc1");
     portcullis
         .wait_until(wait, |p| serves(p, "one.test", "b"))
         .unwrap();
@@ -169,11 +203,7 @@ fn bad_input_is_reported_and_everything_else_keeps_working() {
     std::fs::write(manifests.join("missing-port.yaml"), bad_port).unwrap();
     let injection = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: inject\n  annotations:\n    portcullis.dev/timeout-server: \"5s\\n    server evil 10.0.0.1:80\"\nspec:\n  rules:\n  - host: inject.test\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: svc0, port: {number: 80}}}}\n";
     std::fs::write(manifests.join("inject.yaml"), injection).unwrap();
-    std::fs::write(
-        manifests.join("later.yaml"),
-        ingress("later", "later.test", "svc0"),
-    )
-    .unwrap();
+    add_ingress(&manifests, "later", "svc0");
     portcullis
         .wait_until(Duration::from_secs(5), |p| serves(p, "later.test", "a"))
         .unwrap();
@@ -217,11 +247,7 @@ fn a_certificate_haproxy_cannot_load_is_left_out_and_the_rest_goes_live() {
         "spec:\n  tls:\n  - {hosts: [mismatch.test], secretName: mismatch}\n",
     );
     std::fs::write(manifests.join("mismatch.yaml"), objects).unwrap();
-    std::fs::write(
-        manifests.join("other.yaml"),
-        ingress("other", "other.test", "svc0"),
-    )
-    .unwrap();
+    add_ingress(&manifests, "other", "svc0");
     portcullis
         .wait_until(Duration::from_secs(5), |p| serves(p, "other.test", "a"))
         .unwrap();
@@ -244,28 +270,47 @@ fn a_certificate_haproxy_cannot_load_is_left_out_and_the_rest_goes_live() {
 }
 
 #[test]
+fn a_certificate_haproxy_cannot_load_at_the_first_start_is_left_out_and_the_rest_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EchoServer::start("a").unwrap();
+    let manifests = setup(dir.path(), &[&a]);
+    let (cert, _) = self_signed("mismatch.test", &["mismatch.test"]);
+    let (_, other_key) = self_signed("other", &["other"]);
+    let mut objects = tls_secret("default", "mismatch", &cert, &other_key);
+    objects += "---\n";
+    objects += &ingress("secure", "mismatch.test", "svc0").replace(
+        "spec:\n",
+        "spec:\n  tls:\n  - {hosts: [mismatch.test], secretName: mismatch}\n",
+    );
+    std::fs::write(manifests.join("mismatch.yaml"), objects).unwrap();
+    let portcullis = Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let reply =
+        test_support::https_get(portcullis.https_port, "mismatch.test", "mismatch.test", "/")
+            .unwrap();
+    assert_eq!(reply.certificate_cn, "portcullis default certificate");
+    assert_eq!(reply.response.server().as_deref(), Some("a"));
+    let log = portcullis.log();
+    assert!(
+        log.contains("haproxy did not start on the configuration; checking it"),
+        "{log}"
+    );
+    assert!(
+        log.contains("Secret default/mismatch: data: haproxy cannot load this certificate and key"),
+        "{log}"
+    );
+    assert_eq!(
+        portcullis.metric("portcullis_haproxy_starts_total"),
+        Some(1.0)
+    );
+}
+
+#[test]
 fn a_configuration_haproxy_rejects_never_goes_live_and_names_its_objects() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
     let manifests = setup(dir.path(), &[&a]);
-    // Every value portcullis renders is validated, so a real rejection needs a stricter
-    // checker: this one is the real haproxy, except that it refuses one backend name.
-    let checker = dir.path().join("strict-haproxy");
-    std::fs::write(
-        &checker,
-        "#!/bin/sh\nfor backends; do :; done\nif [ \"$1\" = -c ]; then\n  line=$(grep -n '^backend default_svc1_80' \"$backends\"/*.cfg | head -1)\n  if [ -n \"$line\" ]; then echo \"[ALERT]    (1) : config : parsing [$backends/shard-000.cfg:${line%%:*}] : backend refused\" >&2; exit 1; fi\nfi\nexec haproxy \"$@\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &checker,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    std::fs::write(
-        manifests.join("good.yaml"),
-        ingress("good", "good.test", "svc0"),
-    )
-    .unwrap();
+    let checker = strict_haproxy(dir.path());
+    add_ingress(&manifests, "good", "svc0");
     let mut portcullis = Portcullis::start(
         BIN,
         &manifests,
@@ -301,14 +346,177 @@ fn a_configuration_haproxy_rejects_never_goes_live_and_names_its_objects() {
     assert!(serves(&portcullis, "good.test", "a"));
 
     std::fs::remove_file(manifests.join("refused.yaml")).unwrap();
-    std::fs::write(
-        manifests.join("fine.yaml"),
-        ingress("fine", "fine.test", "svc0"),
-    )
-    .unwrap();
+    add_ingress(&manifests, "fine", "svc0");
     portcullis
         .wait_until(Duration::from_secs(5), |p| serves(p, "fine.test", "a"))
         .unwrap();
+}
+
+#[test]
+fn the_first_start_is_haproxy_s_own_check_and_a_change_is_checked_before_it_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = echo_servers_a_and_b();
+    let haproxy = strict_haproxy(dir.path());
+    let (manifests, mut portcullis) = started(
+        dir.path(),
+        &[&a],
+        &[("one", "svc0")],
+        &["--haproxy-bin", haproxy.to_str().unwrap()],
+    );
+    assert!(serves(&portcullis, "one.test", "a"));
+    assert_eq!(
+        invocations(dir.path()),
+        ["-W"],
+        "nothing is live and nothing was served before: the start checks the configuration"
+    );
+
+    // A new backend needs a reload, checked first (svc2 is not the one refused).
+    let mut objects = backend("default", "svc2", 80, None, &[(b.port, true)]);
+    objects += "---\n";
+    objects += &ingress("two", "two.test", "svc2");
+    std::fs::write(manifests.join("two.yaml"), objects).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| serves(p, "two.test", "b"))
+        .unwrap();
+    assert_eq!(invocations(dir.path()), ["-W", "-c"]);
+
+    // Started again on a state directory it served from, it checks before it writes: the
+    // files there are the last good configuration.
+    assert!(portcullis.stop().unwrap());
+    let mut again = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--haproxy-bin", haproxy.to_str().unwrap()],
+    )
+    .unwrap();
+    assert!(serves(&again, "two.test", "b"));
+    assert_eq!(
+        invocations(dir.path()),
+        ["-W", "-c", "-c", "-W"],
+        "the test's new ports change the configuration, and the last one is on disk: checked first"
+    );
+    add_ingress(&manifests, "three", "svc2");
+    again
+        .wait_until(Duration::from_secs(10), |p| serves(p, "three.test", "b"))
+        .unwrap();
+}
+
+#[test]
+fn a_configuration_haproxy_refuses_to_start_on_is_checked_and_the_rest_goes_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = echo_servers_a_and_b();
+    let haproxy = strict_haproxy(dir.path());
+    let manifests = setup(dir.path(), &[&a, &b]);
+    add_ingress(&manifests, "good", "svc0");
+    add_ingress(&manifests, "refused", "svc1");
+    let portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--haproxy-bin", haproxy.to_str().unwrap()],
+    )
+    .unwrap();
+    assert!(serves(&portcullis, "good.test", "a"));
+    assert_eq!(status(&portcullis, "refused.test"), 404);
+    assert!(
+        portcullis
+            .log()
+            .contains("objects=[\"Ingress default/refused\"]"),
+        "{}",
+        portcullis.log()
+    );
+    assert_eq!(
+        invocations(dir.path()),
+        ["-W", "-c", "-c", "-W"],
+        "refused start, the check that names the Ingress, the check without it, the start"
+    );
+    assert_eq!(
+        portcullis.metric("portcullis_configs_rejected_total"),
+        Some(1.0)
+    );
+    let shards = std::fs::read_dir(dir.path().join("state/backends"))
+        .unwrap()
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+        .collect::<String>();
+    assert!(shards.contains("backend default_svc0_80"));
+    assert!(!shards.contains("backend default_svc1_80"), "{shards}");
+}
+
+#[test]
+fn a_restart_checks_the_files_on_disk_before_haproxy_starts_on_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = echo_servers_a_and_b();
+    let (_manifests, mut first) = started(
+        dir.path(),
+        &[&a, &b],
+        &[("good", "svc0"), ("refused", "svc1")],
+        &[],
+    );
+    assert!(serves(&first, "refused.test", "b"));
+    assert!(first.stop().unwrap());
+
+    // The same objects and ports, so the files on disk are exactly what is rendered; but
+    // this HAProxy (as a newer version might) refuses what the last one accepted.
+    let haproxy = strict_haproxy(dir.path());
+    let again =
+        Portcullis::restart(BIN, &first, &["--haproxy-bin", haproxy.to_str().unwrap()]).unwrap();
+    assert!(serves(&again, "good.test", "a"));
+    assert_eq!(status(&again, "refused.test"), 404);
+    assert_eq!(
+        invocations(dir.path()),
+        ["-c", "-c", "-W"],
+        "the unchanged files checked, then the narrowed ones, then the start"
+    );
+}
+
+#[test]
+fn a_flood_of_haproxy_warnings_is_relayed_up_to_a_budget_and_the_rest_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EchoServer::start("a").unwrap();
+    // As when thousands of servers fail their first health checks at once.
+    let haproxy = dir.path().join("noisy-haproxy");
+    std::fs::write(
+        &haproxy,
+        "#!/bin/sh\nif [ \"$1\" = -W ]; then\n  i=0; while [ $i -lt 250 ]; do echo \"[WARNING]  (1) : Server b/s$i is DOWN, reason: Layer4 timeout\" >&2; i=$((i+1)); done\nfi\nexec haproxy \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &haproxy,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let (_manifests, mut portcullis) = started(
+        dir.path(),
+        &[&a],
+        &[("one", "svc0")],
+        &["--haproxy-bin", haproxy.to_str().unwrap()],
+    );
+    portcullis
+        .wait_until(Duration::from_secs(5), |p| {
+            p.log().contains("these were counted, not relayed")
+        })
+        .unwrap();
+    let log = portcullis.log();
+    let relayed = log
+        .lines()
+        .filter(|l| l.contains("is DOWN, reason"))
+        .count();
+    assert_eq!(relayed, haproxy::RELAYED_LINES_PER_SECOND as usize, "{log}");
+    // HAProxy's own warnings, if any, come after the flood and are held back with it.
+    let held_back: u64 = log
+        .lines()
+        .filter_map(|l| {
+            l.split("warnings=")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum();
+    assert!(held_back >= 150, "{log}");
+    assert!(serves(&portcullis, "one.test", "a"));
 }
 
 #[test]
@@ -376,11 +584,7 @@ fn a_reconciliation_whose_check_could_not_run_is_retried_without_a_new_event() {
     let dir = tempfile::tempdir().unwrap();
     let a = EchoServer::start("a").unwrap();
     let manifests = setup(dir.path(), &[&a]);
-    std::fs::write(
-        manifests.join("one.yaml"),
-        ingress("one", "one.test", "svc0"),
-    )
-    .unwrap();
+    add_ingress(&manifests, "one", "svc0");
     // `haproxy -c` cannot run until the binary appears.
     let haproxy = dir.path().join("bin/haproxy");
     let source = ["--manifests".to_owned(), manifests.display().to_string()];

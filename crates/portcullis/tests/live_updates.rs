@@ -292,13 +292,17 @@ fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serv
     let dir = tempfile::tempdir().unwrap();
     let manifests = manifest_dir(dir.path());
     let echo = EchoServer::start("e0").unwrap();
-    let configmap = |max_connections: u32| {
+    let configmap = |data: &str| {
         format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata:\n  max-connections: \"{max_connections}\"\n"
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata:\n  {data}\n"
         )
     };
     write(&manifests, "app.yaml", &app(&[&echo]));
-    write(&manifests, "global.yaml", &configmap(1000));
+    write(
+        &manifests,
+        "global.yaml",
+        &configmap("max-connections: \"1000\""),
+    );
     let mut portcullis = Portcullis::start(
         BIN,
         &manifests,
@@ -309,9 +313,15 @@ fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serv
     wait_for_app(&mut portcullis, "e0");
     assert_eq!(portcullis.admin("/syncz").unwrap().status, 200);
 
-    // `haproxy -c` accepts a million connections, but no process here may open the two
-    // million descriptors they need, so the reload itself fails.
-    write(&manifests, "global.yaml", &configmap(1_000_000));
+    // `haproxy -c` binds nothing, so it accepts a stats page on a port another process
+    // holds; the reload itself fails to bind it.
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let held = holder.local_addr().unwrap().port();
+    write(
+        &manifests,
+        "global.yaml",
+        &configmap(&format!("stats-port: \"{held}\"")),
+    );
     portcullis
         .wait_until(Duration::from_secs(15), |p| {
             p.metric("portcullis_failing_reloads").unwrap_or(0.0) >= 2.0
@@ -338,7 +348,11 @@ fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serv
     wait_for_app(&mut portcullis, "e1");
 
     // A good value: the retried reload succeeds.
-    write(&manifests, "global.yaml", &configmap(3000));
+    write(
+        &manifests,
+        "global.yaml",
+        &configmap("max-connections: \"3000\""),
+    );
     portcullis
         .wait_until(Duration::from_secs(30), |p| {
             p.admin("/syncz").is_ok_and(|r| r.status == 200)

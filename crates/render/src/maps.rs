@@ -20,7 +20,23 @@ pub fn redirect_marker(code: u16) -> String {
 /// How many buckets the map files are split into: about 64 hosts each, rounded up to a
 /// power of two (so the layout changes only when the host count doubles), 1 to 4096.
 pub fn map_buckets(hosts: usize) -> u32 {
-    u32::try_from((hosts / 64).next_power_of_two().clamp(1, 4096)).unwrap_or(4096)
+    hash_buckets(hosts, 64, 4096)
+}
+
+/// How many hash buckets hold `items` at about `per_bucket` each: a power of two, so that
+/// which bucket an item falls in changes only when the count doubles; 1 to `most`.
+fn hash_buckets(items: usize, per_bucket: usize, most: u32) -> u32 {
+    u32::try_from(items / per_bucket.max(1))
+        .unwrap_or(most)
+        .min(most)
+        .next_power_of_two()
+        .clamp(1, most)
+}
+
+/// The hash bucket of `text` among `buckets`.
+fn hash_bucket(text: &str, buckets: u32) -> u32 {
+    let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+    u32::try_from(hash % u64::from(buckets.max(1))).unwrap_or(0)
 }
 
 /// The bucket of a host: `xxh3_64(map key) % buckets`. A map file lists its buckets in
@@ -28,8 +44,7 @@ pub fn map_buckets(hosts: usize) -> u32 {
 /// (HAProxy indexes exact and prefix maps in trees), and a change to one host rewrites one
 /// bucket, whose text is then the only part of the file that differs.
 pub fn map_bucket(key: &HostKey, buckets: u32) -> u32 {
-    let hash = xxhash_rust::xxh3::xxh3_64(key.map_key().as_bytes());
-    u32::try_from(hash % u64::from(buckets.max(1))).unwrap_or(0)
+    hash_bucket(&key.map_key(), buckets)
 }
 
 /// One value per map file.
@@ -120,10 +135,26 @@ fn map_lines(entries: impl Iterator<Item = (String, String)>) -> String {
     text
 }
 
-/// `certs/crt-list.txt`: one line per SNI name, so no line outgrows HAProxy's 64 KiB
-/// limit however many hosts share a certificate (HAProxy loads each file once).
+/// SNI names per certificate-list line, about: HAProxy builds one TLS context per line
+/// (a line per name cost 0.5 s of every check and reload at 2,000 TLS hosts).
+const NAMES_PER_CRT_LIST_LINE: usize = 128;
+
+/// The most hash buckets of one certificate's names (past 128 names each, a bucket's
+/// names go on over more lines, by [`MAX_CRT_LIST_LINE`]).
+const MOST_CRT_LIST_BUCKETS: u32 = 1 << 16;
+
+/// The longest certificate-list line, in bytes, past which a bucket's names go on to a
+/// new line: far below HAProxy's 64 KiB line limit, and small enough to be one
+/// `add ssl crt-list` payload in one of HAProxy's 16 KiB buffers.
+const MAX_CRT_LIST_LINE: usize = 8 * 1024;
+
+/// `certs/crt-list.txt`: for each certificate and options, lines listing the SNI names
+/// served with them. Names are spread over lines by a hash of the name (about
+/// [`NAMES_PER_CRT_LIST_LINE`] a line, the line count a power of two up to
+/// [`MOST_CRT_LIST_BUCKETS`]), so a name that comes or goes changes one line, which is
+/// all a live update has to replace.
 pub(crate) fn crt_list(model: &ProxyModel) -> String {
-    let mut lines: Vec<(String, String, String)> = Vec::new();
+    let mut groups: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     for (host_key, host) in &model.hosts {
         // A pattern is no SNI name: its requests get the certificate their name selects.
         if matches!(host_key, HostKey::Regex(_)) {
@@ -136,16 +167,39 @@ pub(crate) fn crt_list(model: &ProxyModel) -> String {
             None if !host.tls.is_empty() => DEFAULT_CERT.to_owned(),
             None => continue,
         };
-        lines.push((
-            file,
-            crate::https::crt_list_options(&host.tls),
-            host_key.sni_filter(),
-        ));
+        groups
+            .entry((file, crate::https::crt_list_options(&host.tls)))
+            .or_default()
+            .push(host_key.sni_filter());
     }
-    lines.sort();
     let mut text = String::new();
-    for (file, options, host) in lines {
-        text.push_str(&format!("{file}{options} {host}\n"));
+    for ((file, options), names) in groups {
+        let line_count = hash_buckets(names.len(), NAMES_PER_CRT_LIST_LINE, MOST_CRT_LIST_BUCKETS);
+        let mut lines = vec![Vec::new(); line_count as usize];
+        for name in names {
+            let line = hash_bucket(&name, line_count) as usize;
+            lines[line].push(name);
+        }
+        for mut names in lines.into_iter().filter(|names| !names.is_empty()) {
+            names.sort_unstable();
+            let start = text.len();
+            text.push_str(&file);
+            text.push_str(&options);
+            let mut line_start = start;
+            for name in names {
+                if text.len() - line_start + name.len() + 1 > MAX_CRT_LIST_LINE
+                    && text.len() > line_start + file.len() + options.len()
+                {
+                    text.push('\n');
+                    line_start = text.len();
+                    text.push_str(&file);
+                    text.push_str(&options);
+                }
+                text.push(' ');
+                text.push_str(&name);
+            }
+            text.push('\n');
+        }
     }
     text
 }

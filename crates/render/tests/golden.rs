@@ -1283,3 +1283,70 @@ fn tcp_services_get_a_frontend_per_port_choosing_by_terminated_sni() {
         std::collections::BTreeSet::from([5432, 7000, 9443])
     );
 }
+
+/// The certificate list of `hosts` names under one certificate, plus the base model's.
+fn crt_list_with_hosts(names: &[String]) -> String {
+    let mut model = base_model();
+    let shop = model.hosts[&HostKey::Exact("shop.example.com".into())].clone();
+    for name in names {
+        model
+            .hosts
+            .insert(HostKey::Exact(name.clone()), shop.clone());
+    }
+    text(&render(&model), "certs/crt-list.txt")
+}
+
+#[test]
+fn names_sharing_a_certificate_share_lines_and_one_more_name_changes_one_line() {
+    let names: Vec<String> = (0..600).map(|i| format!("svc-{i}.example.com")).collect();
+    let list = crt_list_with_hosts(&names);
+    let lines: Vec<&str> = list.lines().collect();
+    // 601 names (with shop.example.com) at about 128 a line: 4 lines, a power of two.
+    assert_eq!(lines.len(), 4, "{list}");
+    let mut listed: Vec<&str> = Vec::new();
+    for line in &lines {
+        let mut words = line.split(' ');
+        assert_eq!(words.next(), Some("certs/web_shop-tls.pem"));
+        listed.extend(words);
+    }
+    listed.sort_unstable();
+    let mut expected: Vec<&str> = names.iter().map(String::as_str).collect();
+    expected.push("shop.example.com");
+    expected.sort_unstable();
+    assert_eq!(listed, expected, "every name exactly once");
+
+    let mut more = names.clone();
+    more.push("one-more.example.com".to_owned());
+    let after = crt_list_with_hosts(&more);
+    let before: std::collections::BTreeSet<&str> = list.lines().collect();
+    let now: std::collections::BTreeSet<&str> = after.lines().collect();
+    assert_eq!(before.difference(&now).count(), 1, "one line replaced");
+    assert_eq!(now.difference(&before).count(), 1, "by one line");
+    assert!(
+        now.difference(&before)
+            .all(|line| line.split(' ').any(|name| name == "one-more.example.com"))
+    );
+}
+
+#[test]
+fn a_certificate_list_line_stays_within_one_runtime_api_payload() {
+    // Long names: a line's names continue on the next line past 8 KiB.
+    let names: Vec<String> = (0..100)
+        .map(|i| format!("{}-{i}.example.com", "x".repeat(200)))
+        .collect();
+    let list = crt_list_with_hosts(&names);
+    assert!(list.lines().count() >= 3, "{list}");
+    for line in list.lines() {
+        assert!(line.len() <= 8 * 1024, "a line of {} bytes", line.len());
+        assert!(
+            line.split(' ').count() >= 2,
+            "a line names at least one host"
+        );
+    }
+    assert_eq!(
+        list.split(' ')
+            .filter(|w| w.contains("example.com"))
+            .count(),
+        101
+    );
+}

@@ -381,6 +381,17 @@ fn listener_set(value: Value) -> Result<Object, String> {
     typed(value, Kind::ListenerSet, Object::ListenerSet)
 }
 
+/// Drops, before the object is typed and stored, what no stage reads and what can dwarf
+/// the rest of it: manifests saved with `kubectl get -o yaml` carry the field managers'
+/// bookkeeping and kubectl's copy of the whole last-applied object. The cluster watcher
+/// drops the same two from what the API server sends.
+fn slim_metadata(meta: &mut serde_json::Map<String, Value>) {
+    meta.remove("managedFields");
+    if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
+        annotations.remove(crate::LAST_APPLIED_ANNOTATION);
+    }
+}
+
 fn typed<T: DeserializeOwned>(
     mut value: Value,
     kind: Kind,
@@ -420,6 +431,7 @@ fn typed<T: DeserializeOwned>(
         meta.remove("namespace");
         String::new()
     };
+    slim_metadata(meta);
     let label = if namespace.is_empty() {
         name
     } else {
@@ -446,6 +458,30 @@ mod tests {
             .collect();
         assert_eq!(refs, ["Service default/a", "Ingress web/i"]);
         assert_eq!(decoded.ignored, ["example.com/v1/Widget"]);
+    }
+
+    #[test]
+    fn field_managers_and_the_last_applied_copy_are_not_stored() {
+        // As `kubectl get -o yaml` saves an object, in YAML and in JSON.
+        let yaml = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: |\n      {\"apiVersion\":\"networking.k8s.io/v1\",\"kind\":\"Ingress\"}\n    haproxy-ingress.github.io/timeout-server: 30s\n  managedFields:\n  - apiVersion: networking.k8s.io/v1\n    fieldsType: FieldsV1\n    fieldsV1: {f:spec: {f:rules: {}}}\n    manager: kubectl-client-side-apply\n    operation: Update\nspec: {defaultBackend: {service: {name: web, port: {number: 80}}}}\n";
+        let json = r#"{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "managedFields": [{"manager": "kubectl", "operation": "Update"}], "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}}}"#;
+        for (text, is_json) in [(yaml, false), (json, true)] {
+            let decoded = decode_manifest(text, is_json);
+            assert_eq!(decoded.errors, vec![], "{text}");
+            let [object] = decoded.objects.as_slice() else {
+                panic!("one object expected: {decoded:?}");
+            };
+            let meta = object.metadata();
+            assert_eq!(meta.managed_fields, None, "{text}");
+            let annotations: Vec<&String> =
+                meta.annotations.iter().flatten().map(|(k, _)| k).collect();
+            let expected: &[&str] = if is_json {
+                &[]
+            } else {
+                &["haproxy-ingress.github.io/timeout-server"]
+            };
+            assert_eq!(annotations, expected, "{text}");
+        }
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! serde-saphyr gives for it, and declining everything else.
 //!
 //! Read here: block mappings and sequences indented with spaces, flow collections on one
-//! line, one-line plain, single- and double-quoted scalars, comments. Declined (`None`),
+//! line, one-line plain, single- and double-quoted scalars, literal block scalars (`|`,
+//! `|-`: how kubectl writes its last-applied copy), comments. Declined (`None`),
 //! so that serde-saphyr reads the document with its budgets and reports its errors:
-//! anchors, aliases, tags, block and multi-line scalars, tabs, carriage returns, text that
+//! anchors, aliases, tags, folded and multi-line flow scalars, tabs, carriage returns, text that
 //! is not printable ASCII, directives and document markers, duplicate keys and keys that
 //! could be numbers or null, and documents deeper or larger than a bound well inside
 //! serde-saphyr's own. Anything unusual is declined rather than guessed: a declined
@@ -141,6 +142,8 @@ impl<'a> Reader<'a> {
             let value = if rest.is_empty() || rest.starts_with('#') {
                 self.line += 1;
                 self.nested_value(col, depth + 1)?
+            } else if rest.starts_with('|') {
+                self.literal_block(rest, col, depth + 1)?
             } else {
                 let value = inline_value(rest, depth + 1, &mut self.nodes)?;
                 self.line += 1;
@@ -202,6 +205,8 @@ impl<'a> Reader<'a> {
                 self.nested_entry(col, depth + 1)?
             } else if is_sequence_entry(rest) {
                 return None;
+            } else if rest.starts_with('|') {
+                self.literal_block(rest, col, depth + 1)?
             } else if split_key(rest).is_some() {
                 self.block_mapping(item_col, depth + 1)?
             } else {
@@ -212,6 +217,53 @@ impl<'a> Reader<'a> {
             items.push(item);
         }
         Some(Value::Array(items))
+    }
+
+    /// A literal block scalar, as kubectl writes a string of several lines: the header
+    /// `|` (keep the final line break) or `|-` (drop it) ends the current line, and the
+    /// text is the following lines indented deeper than `parent`, less the first one's
+    /// indentation. Trailing empty lines are dropped. Declined: other headers (`|+`,
+    /// indentation indicators, a comment), an empty or blank-led text, and a line of
+    /// spaces deeper than the text.
+    fn literal_block(&mut self, header: &str, parent: usize, depth: usize) -> Option<Value> {
+        let keep_final_break = match header.trim_end_matches(' ') {
+            "|" => true,
+            "|-" => false,
+            _ => return None,
+        };
+        self.count_node(depth)?;
+        self.line += 1;
+        let first = self.lines.get(self.line)?;
+        let text_indent = indent(first);
+        if text_indent <= parent || text_indent == first.len() {
+            return None;
+        }
+        let mut text = String::new();
+        let mut empty_lines = 0;
+        while let Some(line) = self.lines.get(self.line) {
+            let line_indent = indent(line);
+            if line_indent == line.len() {
+                // Spaces beyond the text's indentation would be text: declined.
+                if line_indent > text_indent {
+                    return None;
+                }
+                empty_lines += 1;
+            } else if line_indent >= text_indent {
+                for _ in 0..empty_lines {
+                    text.push('\n');
+                }
+                empty_lines = 0;
+                text.push_str(&line[text_indent..]);
+                text.push('\n');
+            } else {
+                break;
+            }
+            self.line += 1;
+        }
+        if !keep_final_break {
+            text.pop();
+        }
+        Some(Value::String(text))
     }
 
     /// The value of a sequence entry with nothing after its `-`: a more indented node
@@ -257,16 +309,19 @@ fn split_key(content: &str) -> Option<(String, usize)> {
 
 /// Whether a plain key is certainly read as this text and compared as text: not null,
 /// not a possible number (serde-saphyr compares integer keys by value), no indicator.
+/// Brackets after the first character are text in a block key (a flow key ends before
+/// them); `.` alone is text too: managedFields are full of both (`k:{"port":80}`, `.`).
 fn plain_key_is_text(key: &str) -> bool {
     let Some(&first) = key.as_bytes().first() else {
         return false;
     };
     // `<<` is a merge key.
-    !scalar::is_null(key)
-        && key != "<<"
-        && !first.is_ascii_digit()
-        && !b"-+.?:,[]{}#&*!|>'\"%@`".contains(&first)
-        && !key.contains(['#', '[', ']', '{', '}'])
+    key == "."
+        || (!scalar::is_null(key)
+            && key != "<<"
+            && !first.is_ascii_digit()
+            && !b"-+.?:,[]{}#&*!|>'\"%@`".contains(&first)
+            && !key.contains('#'))
 }
 
 /// The value that starts a line's remainder after a key or a sequence entry's `- `.

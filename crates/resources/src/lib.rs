@@ -30,6 +30,10 @@ pub use listener_set::as_gateway_listener;
 pub use log_safe::LogSafe;
 pub use object::{Kind, Object, ObjectRef, ParentRef};
 
+/// kubectl's copy of the whole object as last applied: no stage reads it, and it doubles
+/// an object's size, so it is dropped from every object before it is stored.
+pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
 /// The Gateway API types (`gateway.networking.k8s.io/v1`), GRPCRoute's and ListenerSet's
 /// included.
 pub mod gateway {

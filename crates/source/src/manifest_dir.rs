@@ -226,7 +226,8 @@ impl ManifestDir {
             }
         }
         // Files that are gone or changed give up their definitions.
-        let mut affected = BTreeSet::new();
+        // Collected, then sorted once: cheaper than a tree of every object at a cold start.
+        let mut affected = Vec::new();
         let stale: Vec<PathBuf> = self
             .files
             .keys()
@@ -243,7 +244,7 @@ impl ManifestDir {
                             self.definitions.remove(&object_ref);
                         }
                     }
-                    affected.insert(object_ref);
+                    affected.push(object_ref);
                 }
             }
         }
@@ -255,12 +256,14 @@ impl ManifestDir {
                 let place = (shared.clone(), index);
                 let at = places.partition_point(|p| *p < place);
                 places.insert(at, place);
-                affected.insert(object_ref);
+                affected.push(object_ref);
             }
             self.files.insert(path, file);
         }
 
         let mut events = Vec::new();
+        affected.sort_unstable();
+        affected.dedup();
         for object_ref in affected {
             let places = self.definitions.get(&object_ref);
             let first = places

@@ -49,7 +49,36 @@ impl Portcullis {
         state_dir: &Path,
         extra: &[&str],
     ) -> std::io::Result<Self> {
-        let (http_port, https_port, admin_port) = (free_port(), free_port(), free_port());
+        let ports = (free_port(), free_port(), free_port());
+        Self::spawn_on(binary, source, state_dir, ports, extra)
+    }
+
+    /// Starts `binary run` on `manifests` with the HTTP, HTTPS and admin ports of
+    /// `earlier` (stopped by now), so that it renders what `earlier` rendered; waits until
+    /// `/readyz` answers 200.
+    pub fn restart(
+        binary: impl AsRef<Path>,
+        earlier: &Portcullis,
+        extra: &[&str],
+    ) -> std::io::Result<Self> {
+        let source = [
+            "--manifests".to_owned(),
+            earlier.manifests.display().to_string(),
+        ];
+        let ports = (earlier.http_port, earlier.https_port, earlier.admin_port);
+        let mut portcullis = Self::spawn_on(binary, &source, &earlier.state_dir, ports, extra)?;
+        portcullis.manifests.clone_from(&earlier.manifests);
+        portcullis.wait_until_ready(Duration::from_secs(30))?;
+        Ok(portcullis)
+    }
+
+    fn spawn_on(
+        binary: impl AsRef<Path>,
+        source: &[String],
+        state_dir: &Path,
+        (http_port, https_port, admin_port): (u16, u16, u16),
+        extra: &[&str],
+    ) -> std::io::Result<Self> {
         let log = state_dir.with_extension("log");
         let stdout = state_dir.with_extension("out");
         let child = Command::new(binary.as_ref())

@@ -17,6 +17,9 @@ pub struct SyntheticCluster {
     pub tls_every: usize,
     /// Certificate and key (PEM) of the per-namespace wildcard TLS Secret.
     pub certificate: Option<(String, String)>,
+    /// Write every object as `kubectl get -o yaml` saves it: with kubectl's copy of the
+    /// object as last applied (a literal block scalar) and a managedFields entry.
+    pub saved_by_kubectl: bool,
 }
 
 impl SyntheticCluster {
@@ -28,7 +31,32 @@ impl SyntheticCluster {
             seed,
             tls_every: 5,
             certificate: None,
+            saved_by_kubectl: false,
         }
+    }
+
+    /// The cluster the command-line tools (`synth-cluster`, `fake-apiserver`) make, from
+    /// their arguments `[--as-saved-by-kubectl] SERVICES DIR [SEED]`: with a wildcard
+    /// certificate for `*.example.test`. Returns it with `DIR`, or the usage line's error.
+    pub fn from_args(tool: &str) -> Result<(Self, String), String> {
+        const SAVED: &str = "--as-saved-by-kubectl";
+        let mut args: Vec<String> = std::env::args().collect();
+        let saved_by_kubectl = args.iter().any(|arg| arg == SAVED);
+        args.retain(|arg| arg != SAVED);
+        let (Some(services), Some(dir)) = (
+            args.get(1).and_then(|s| s.parse::<usize>().ok()),
+            args.get(2),
+        ) else {
+            return Err(format!("usage: {tool} [{SAVED}] SERVICES DIR [SEED]"));
+        };
+        let seed = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
+        let mut cluster = Self::new(services, seed);
+        cluster.saved_by_kubectl = saved_by_kubectl;
+        cluster.certificate = Some(crate::self_signed(
+            "synthetic wildcard",
+            &["*.example.test"],
+        ));
+        Ok((cluster, dir.clone()))
     }
 
     /// Namespace of service `index`.
@@ -42,7 +70,15 @@ impl SyntheticCluster {
         for index in range {
             self.write_service(&mut text, index);
         }
-        text
+        self.finish(text)
+    }
+
+    fn finish(&self, text: String) -> String {
+        if self.saved_by_kubectl {
+            as_saved_by_kubectl(&text)
+        } else {
+            text
+        }
     }
 
     /// The per-namespace objects: Namespace and, with a certificate, the TLS Secret.
@@ -62,7 +98,7 @@ impl SyntheticCluster {
                 ));
             }
         }
-        text
+        self.finish(text)
     }
 
     fn write_service(&self, text: &mut String, index: usize) {
@@ -113,4 +149,57 @@ impl SyntheticCluster {
             annotations.trim_end_matches(", ")
         );
     }
+}
+
+/// The documents of `text` as `kubectl get -o yaml` saves objects: each with kubectl's
+/// last-applied copy of it (JSON, a literal block scalar) and a managedFields entry in
+/// its metadata, written by serde-saphyr.
+fn as_saved_by_kubectl(text: &str) -> String {
+    let mut saved = String::with_capacity(text.len() * 4);
+    for document in text.split("---\n").filter(|d| !d.trim().is_empty()) {
+        let Ok(mut object) = serde_saphyr::from_str::<serde_json::Value>(document) else {
+            saved.push_str("---\n");
+            saved.push_str(document);
+            continue;
+        };
+        let applied = format!("{object}\n");
+        let api_version = object["apiVersion"].clone();
+        if let Some(meta) = object
+            .get_mut("metadata")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            let annotations = meta
+                .entry("annotations")
+                .or_insert_with(|| serde_json::json!({}));
+            if let Some(annotations) = annotations.as_object_mut() {
+                annotations.insert(
+                    "kubectl.kubernetes.io/last-applied-configuration".to_owned(),
+                    applied.into(),
+                );
+            }
+            meta.insert(
+                "managedFields".to_owned(),
+                serde_json::json!([{
+                    "apiVersion": api_version,
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {
+                        "f:metadata": {"f:annotations": {
+                            ".": {},
+                            "f:kubectl.kubernetes.io/last-applied-configuration": {},
+                        }},
+                        "f:spec": {".": {}, "f:ports": {
+                            ".": {},
+                            "k:{\"port\":80,\"protocol\":\"TCP\"}": {".": {}, "f:name": {}, "f:port": {}},
+                        }},
+                    },
+                    "manager": "kubectl-client-side-apply",
+                    "operation": "Update",
+                    "time": "2026-01-01T00:00:00Z",
+                }]),
+            );
+        }
+        saved.push_str("---\n");
+        saved.push_str(&serde_saphyr::to_string(&object).unwrap_or_default());
+    }
+    saved
 }

@@ -1,6 +1,7 @@
 //! How the claims on one host and path become its route: the oldest plain claim (Ingress
 //! semantics), or a chain of rules in the Gateway API's order of precedence.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use model::{BackendId, Condition, GatewayRule, RouteTarget};
@@ -16,21 +17,28 @@ pub(super) type Use = (Position, BackendId, Arc<Contribution>);
 /// out and reported: under Ingress semantics the oldest Ingress owns the path, whatever
 /// conditions a younger one's rule carries (app-root's `^/$` would otherwise be tried
 /// first). HTTPRoute claims stay: they are ordered by the Gateway API's precedence.
-pub(super) fn oldest_ingress_only(
-    claims: &Claims<Held>,
+pub(super) fn oldest_ingress_only<'a>(
+    claims: &'a Claims<Held>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Claims<Held> {
+) -> Cow<'a, Claims<Held>> {
     let is_ingress = |claim: &Held| matches!(claim.route().rule, ClaimedRule::Ingress { .. });
     let owner = claims
         .values()
         .find(|claim| is_ingress(claim))
-        .map(|claim| claim.contribution.object.clone());
+        .map(|claim| &claim.contribution.object);
+    // Nearly always: one claim, or one Ingress's claims only, and nothing to take out.
+    if claims
+        .values()
+        .all(|claim| !is_ingress(claim) || Some(&claim.contribution.object) == owner)
+    {
+        return Cow::Borrowed(claims);
+    }
     let mut kept = Claims::default();
     for (position, claim) in claims.iter() {
-        if is_ingress(claim) && Some(&claim.contribution.object) != owner.as_ref() {
+        if is_ingress(claim) && Some(&claim.contribution.object) != owner {
             if let Some(earlier) = claims
                 .values()
-                .find(|c| Some(&c.contribution.object) == owner.as_ref())
+                .find(|c| Some(&c.contribution.object) == owner)
                 && claim.contribution.origin != earlier.contribution.origin
             {
                 diagnostics.push(conflict(claim, earlier));
@@ -39,7 +47,7 @@ pub(super) fn oldest_ingress_only(
         }
         kept.insert(position.clone(), claim.clone());
     }
-    kept
+    Cow::Owned(kept)
 }
 
 /// Ingress semantics: the oldest claim wins, every other one is reported.

@@ -55,7 +55,7 @@ impl Held {
 
 /// The claims on one key, oldest first. Nearly every key has one claim, so a sorted
 /// vector (one small allocation) serves better than a tree.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Claims<T>(Vec<(Position, T)>);
 
 impl<T> Default for Claims<T> {

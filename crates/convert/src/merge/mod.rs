@@ -454,7 +454,7 @@ impl Merger {
             .get(key)
             .filter(|c| !c.is_empty())
             .map(|claims| oldest_ingress_only(claims, &mut diagnostics));
-        let claims = owned.as_ref();
+        let claims = owned.as_deref();
         let mut route = None;
         let mut uses: Vec<Use> = Vec::new();
         if let Some(claims) = claims {

@@ -84,7 +84,7 @@ impl Driver {
     /// Brings HAProxy to the files just written: starts it, or applies `update` live and
     /// schedules the reload it still needs. Returns how the update was applied.
     pub async fn apply(&mut self, update: Option<LiveUpdate>, written: LiveState) -> UpdateMode {
-        let was_running = self.state.running().is_some();
+        let was_running = self.is_running();
         self.handle(Event::Written {
             files: written,
             update,
@@ -107,6 +107,17 @@ impl Driver {
         }
         tracing::warn!("starting haproxy on the last good configuration in the state directory");
         self.handle(Event::ServeLastGood).await;
+    }
+
+    /// Whether HAProxy runs.
+    pub fn is_running(&self) -> bool {
+        self.state.running().is_some()
+    }
+
+    /// The files HAProxy failed to start on were taken away: it is not started again
+    /// until new files are written.
+    pub async fn withdraw(&mut self) {
+        self.handle(Event::Withdrawn).await;
     }
 
     /// The next time [`Driver::on_timer`] has work.

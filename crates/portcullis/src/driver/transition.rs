@@ -38,6 +38,9 @@ pub enum Event {
     Started,
     /// [`Action::Start`] failed.
     StartFailed,
+    /// The files HAProxy failed to start on were taken away (they were written before any
+    /// check, and HAProxy refused them): there is nothing to start on until new ones come.
+    Withdrawn,
     /// Every command of [`Action::ApplyLive`] went through; `deleted` are servers removed
     /// for good (the others removed are still draining).
     LiveApplied {
@@ -131,6 +134,7 @@ impl Rules {
             (State::Down { files, restart_at }, Event::Timer) if restart_at <= self.now => {
                 Self::start(files)
             }
+            (State::Down { .. }, Event::Withdrawn) => (State::Unstarted, None),
             (state, _) => (state, None),
         }
     }
@@ -238,9 +242,11 @@ impl Rules {
                 },
                 None,
             ),
-            Event::Reloaded | Event::ServeLastGood | Event::Started | Event::StartFailed => {
-                (with_reload(running, pending), None)
-            }
+            Event::Reloaded
+            | Event::ServeLastGood
+            | Event::Started
+            | Event::StartFailed
+            | Event::Withdrawn => (with_reload(running, pending), None),
         }
     }
 

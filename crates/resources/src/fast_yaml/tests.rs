@@ -33,6 +33,8 @@ fn reads_the_shapes_manifests_are_written_in() {
         "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"web\"},\"n\":[1,-2,3.5,true,null]}\n",
         "  indented: root\n  second: [a, {b: c}, [], {}]\n",
         "k: a b  c\nq: 'x: y # z'\nd: \"\"\ns: ''\n",
+        // As `kubectl get -o yaml` writes an object.
+        "metadata:\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: |\n      {\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"a\"}}\n  managedFields:\n  - apiVersion: v1\n    fieldsType: FieldsV1\n    fieldsV1:\n      f:spec:\n        f:ports:\n          .: {}\n          k:{\"port\":80,\"protocol\":\"TCP\"}:\n            .: {}\n            f:name: {}\n    manager: kubectl-client-side-apply\n  name: a\n",
     ];
     for document in documents {
         assert!(read(document).is_some(), "declined {document:?}");
@@ -180,11 +182,47 @@ fn scalars_are_read_as_serde_saphyr_reads_them() {
 }
 
 #[test]
+fn literal_block_scalars_are_read_as_serde_saphyr_reads_them() {
+    let read_as = [
+        ("a: |\n  text\n", json!({"a": "text\n"})),
+        ("a: |-\n  text\n", json!({"a": "text"})),
+        ("a: |\n  text", json!({"a": "text\n"})),
+        (
+            "a: |\n  one\n    two  \n\n  # text, not a comment\n\n\n# a comment\nb: 1\n",
+            json!({"a": "one\n  two  \n\n# text, not a comment\n", "b": 1}),
+        ),
+        ("a: |-\n    x\n\n  \n    y\n", json!({"a": "x\n\n\ny"})),
+        (
+            "l:\n- |\n  x\n- |-\n  y\n- z\n",
+            json!({"l": ["x\n", "y", "z"]}),
+        ),
+        (
+            "- k: |\n    {\"a\": [1, 2]}\n  j: 2\n",
+            json!([{"k": "{\"a\": [1, 2]}\n", "j": 2}]),
+        ),
+        (
+            "a:\n  b: |\n    x: y\n  c: d\n",
+            json!({"a": {"b": "x: y\n", "c": "d"}}),
+        ),
+    ];
+    for (document, value) in read_as {
+        assert_eq!(read(document), Some(value), "{document:?}");
+    }
+}
+
+#[test]
 fn declines_what_it_does_not_read() {
     let declined = [
         "a: &x 1\nb: *x\n",
         "a: !!str 1\n",
-        "a: |\n  text\n",
+        "a: |+\n  text\n",
+        "a: |2\n  text\n",
+        "a: | # comment\n  text\n",
+        "a: |\n\n  text\n",
+        "a: |\n",
+        "a: |\nb: 1\n",
+        "a: |\n  text\n     \n",
+        "a: |\n    text\n  more\n",
         "a: >\n  text\n",
         "a: multi\n  line\n",
         "a: 'multi\n  line'\n",
@@ -240,21 +278,36 @@ fn document() -> impl Strategy<Value = String> {
         "[a-z]{1,3}",
         prop::sample::select(SPELLINGS).prop_map(str::to_owned),
         "\"[a-z]{1,3}\"",
+        // managedFields' keys, and brackets and colons inside plain keys.
+        prop::sample::select(vec![
+            ".",
+            "f:spec",
+            "k:{\"port\":80}",
+            "a[b]",
+            "a]b",
+            "x{y}"
+        ])
+        .prop_map(str::to_owned),
+        "[a-z][a-z:{}\\[\\]\",.]{1,4}",
     ];
     let line = (
         0usize..3,
         key,
         prop::option::of(value),
-        0usize..4,
+        0usize..7,
         any::<bool>(),
     )
         .prop_map(|(depth, key, value, form, comment)| {
             let indent = "  ".repeat(depth);
             let value = value.unwrap_or_default();
+            // The lines after a literal block's header are its text or end it.
             let body = match form {
                 0 => format!("{key}: {value}"),
                 1 => format!("- {value}"),
                 2 => format!("- {key}: {value}"),
+                3 => format!("{key}: |"),
+                4 => "- |-".to_owned(),
+                5 => format!("  {value}"),
                 _ => format!("{key}:"),
             };
             let comment = if comment { " # note" } else { "" };

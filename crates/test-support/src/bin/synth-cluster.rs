@@ -1,22 +1,17 @@
 //! Writes a synthetic cluster as a manifest directory:
-//! `synth-cluster SERVICES OUT_DIR [SEED]` (files of at most 1000 services each).
+//! `synth-cluster [--as-saved-by-kubectl] SERVICES OUT_DIR [SEED]` (files of at most 1000
+//! services each; the flag writes every object as `kubectl get -o yaml` saves it).
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let (Some(services), Some(out)) = (
-        args.get(1).and_then(|s| s.parse::<usize>().ok()),
-        args.get(2),
-    ) else {
-        eprintln!("usage: synth-cluster SERVICES OUT_DIR [SEED]");
-        std::process::exit(2);
+    let (cluster, out) = match test_support::SyntheticCluster::from_args("synth-cluster") {
+        Ok(parsed) => parsed,
+        Err(usage) => {
+            eprintln!("{usage}");
+            std::process::exit(2);
+        }
     };
-    let seed = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
-    let mut cluster = test_support::SyntheticCluster::new(services, seed);
-    cluster.certificate = Some(test_support::self_signed(
-        "synthetic wildcard",
-        &["*.example.test"],
-    ));
-    let out = std::path::Path::new(out);
+    let out = std::path::Path::new(&out);
+    let services = cluster.services;
     let result = std::fs::create_dir_all(out)
         .and_then(|()| std::fs::write(out.join("namespaces.yaml"), cluster.namespace_manifests()))
         .and_then(|()| {

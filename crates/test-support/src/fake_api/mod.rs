@@ -1,4 +1,4 @@
-//! A protocol-level fake Kubernetes API server on 127.0.0.1: list and watch with
+//! A protocol-level fake Kubernetes API server on 127.0.0.1: list (in pages) and watch with
 //! resourceVersions and bookmarks, 410 Gone after lost history, dropped watch
 //! connections, create/replace/merge-patch/delete with optimistic concurrency, status
 //! subresources with injectable conflicts. The real kube-rs client talks to it.
@@ -128,6 +128,13 @@ impl FakeApiServer {
         self.shared.changed.notify_all();
     }
 
+    /// Loses the event history, as a compaction would: every open watch ends, and every
+    /// watcher must list everything again.
+    pub fn lose_history(&self) {
+        self.shared.lock().lose_history();
+        self.shared.changed.notify_all();
+    }
+
     /// Ends every open watch abruptly, as a broken connection would; history is kept.
     pub fn drop_watches(&self) {
         self.shared.lock().watch_generation += 1;
@@ -170,7 +177,8 @@ impl FakeApiServer {
         let resource = resource(kind);
         self.shared
             .lock()
-            .list(&resource, None, &Selector::default())
+            .list(&resource, None, &Selector::default(), (0, usize::MAX))
+            .0
     }
 
     /// Every request so far, as RBAC would judge it.
@@ -316,13 +324,66 @@ fn list(shared: &Shared, target: &Target, request: &Request) -> (u16, Value) {
             .get("fieldSelector")
             .map_or("", String::as_str)
     ));
-    let items = store.list(&target.resource, target.namespace.as_deref(), &selector);
+    // Pages, as clients ask for them (kube-rs watchers list 500 objects at a time): the
+    // continue token is the list's revision and where the next page starts. A real API
+    // server serves every page from the first one's snapshot; this one has none, so a
+    // token from before a change of the resource listed (or before the history it needs
+    // was lost) is expired (410), and the client lists again.
+    let limit = request
+        .query
+        .get("limit")
+        .and_then(|limit| limit.parse::<usize>().ok())
+        .filter(|limit| *limit > 0)
+        .unwrap_or(usize::MAX);
+    let start = match request.query.get("continue").filter(|t| !t.is_empty()) {
+        None => 0,
+        Some(token) => {
+            let parsed = token.split_once(':').and_then(|(revision, start)| {
+                Some((revision.parse::<u64>().ok()?, start.parse::<usize>().ok()?))
+            });
+            match parsed {
+                Some((revision, start))
+                    if revision + 1 >= store.oldest_watchable
+                        && !store
+                            .log
+                            .iter()
+                            .rev()
+                            .take_while(|logged| logged.revision > revision)
+                            .any(|logged| logged.plural == target.resource.plural) =>
+                {
+                    start
+                }
+                Some(_) => {
+                    let message = "the provided continue parameter is too old";
+                    return (410, status_body(410, "Expired", message));
+                }
+                None => {
+                    return (
+                        400,
+                        status_body(400, "BadRequest", "invalid continue token"),
+                    );
+                }
+            }
+        }
+    };
+    let (items, total) = store.list(
+        &target.resource,
+        target.namespace.as_deref(),
+        &selector,
+        (start, limit),
+    );
+    let mut metadata = json!({"resourceVersion": store.revision.to_string()});
+    let end = start.saturating_add(items.len());
+    if end < total {
+        metadata["continue"] = json!(format!("{}:{end}", store.revision));
+        metadata["remainingItemCount"] = json!(total - end);
+    }
     (
         200,
         json!({
             "apiVersion": target.resource.api_version(),
             "kind": format!("{}List", target.resource.kind),
-            "metadata": {"resourceVersion": store.revision.to_string()},
+            "metadata": metadata,
             "items": items,
         }),
     )

@@ -244,21 +244,29 @@ impl Store {
         self.watch_generation += 1;
     }
 
+    /// The objects a list selects from `start` on, at most `limit` of them, and how many
+    /// it selects in all.
     pub fn list(
         &self,
         resource: &Resource,
         namespace: Option<&str>,
         selector: &Selector,
-    ) -> Vec<Value> {
-        self.objects
-            .iter()
-            .filter(|((plural, ns, _), object)| {
-                *plural == resource.plural
-                    && namespace.is_none_or(|wanted| wanted == ns)
-                    && selector.matches(object)
-            })
-            .map(|(_, object)| object.clone())
-            .collect()
+        (start, limit): (usize, usize),
+    ) -> (Vec<Value>, usize) {
+        let selected = self.objects.iter().filter(|((plural, ns, _), object)| {
+            *plural == resource.plural
+                && namespace.is_none_or(|wanted| wanted == ns)
+                && selector.matches(object)
+        });
+        let mut page = Vec::new();
+        let mut total = 0;
+        for (_, object) in selected {
+            if total >= start && page.len() < limit {
+                page.push(object.clone());
+            }
+            total += 1;
+        }
+        (page, total)
     }
 }
 
@@ -346,4 +354,56 @@ pub fn status_body(code: u16, reason: &str, message: &str) -> Value {
         "reason": reason,
         "code": code,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_in_pages_gives_every_selected_object_once_in_order() {
+        let mut store = Store::default();
+        let services = resource_of_kind("Service").expect("Services are served");
+        let namespaces = resource_of_kind("Namespace").expect("Namespaces are served");
+        for name in ["a", "b", "c", "d", "e"] {
+            let service = json!({"metadata": {"name": name, "namespace": "web"}});
+            store
+                .write(&services, service, false, false)
+                .expect("stored");
+        }
+        store
+            .write(
+                &namespaces,
+                json!({"metadata": {"name": "web"}}),
+                false,
+                false,
+            )
+            .expect("stored");
+        let names = |page: &[Value]| -> Vec<String> {
+            page.iter()
+                .map(|o| str_at(o, "/metadata/name").to_owned())
+                .collect()
+        };
+        let everything = Selector::default();
+        let mut listed = Vec::new();
+        let mut start = 0;
+        loop {
+            let (page, total) = store.list(&services, None, &everything, (start, 2));
+            assert_eq!(total, 5);
+            assert!(page.len() <= 2);
+            start += page.len();
+            listed.extend(names(&page));
+            if page.is_empty() || start >= total {
+                break;
+            }
+        }
+        assert_eq!(listed, ["a", "b", "c", "d", "e"]);
+        // Without a limit, one page; past the end, an empty one.
+        let (page, total) = store.list(&services, Some("web"), &everything, (0, usize::MAX));
+        assert_eq!((names(&page).len(), total), (5, 5));
+        assert_eq!(
+            store.list(&services, None, &everything, (9, 2)),
+            (Vec::new(), 5)
+        );
+    }
 }

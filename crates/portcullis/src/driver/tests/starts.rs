@@ -66,6 +66,17 @@ fn haproxy_is_started_on_the_first_files_and_again_after_a_failure() {
             action: Some(Action::Start),
         },
         Rule {
+            says: "files taken away after a failed start leave nothing to start on",
+            given: State::Down {
+                files: Files::Rendered(files(1)),
+                restart_at: at(5_100),
+            },
+            event: Event::Withdrawn,
+            at: 200,
+            then: State::Unstarted,
+            action: None,
+        },
+        Rule {
             says: "new files start a HAProxy that is down at once, on the new files",
             given: State::Down {
                 files: Files::Rendered(files(1)),

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `portcullis render` on synthetic clusters, cold (nothing in the output directory), and
+# `haproxy -c` on what it wrote: one table row per run.
+#   bash scripts/bench-render.sh [SIZES...]     (default: 1000 10000 50000 100000)
+# RUNS (default 3) runs per size. The clusters are written once to $SYNTH_DIR
+# (default /tmp/portcullis-synth) and reused.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/sbin:/usr/local/sbin"
+SIZES=("${@:-1000 10000 50000 100000}")
+read -r -a SIZES <<<"${SIZES[*]}"
+RUNS=${RUNS:-3}
+SYNTH_DIR=${SYNTH_DIR:-/tmp/portcullis-synth}
+cargo build --quiet --release --bins
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+echo "date: $(date -u +%F) machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(haproxy -v | head -1 | cut -d' ' -f1-3)"
+echo "| services | run | load | reconcile | write | wall | peak RSS | haproxy -c | its peak RSS |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+for n in "${SIZES[@]}"; do
+  [ -d "$SYNTH_DIR/$n" ] || target/release/synth-cluster "$n" "$SYNTH_DIR/$n"
+  for run in $(seq "$RUNS"); do
+    rm -rf "$OUT/render"
+    /usr/bin/time -f '%e %M' -o "$OUT/time" target/release/portcullis render \
+      --manifests "$SYNTH_DIR/$n" --out "$OUT/render" 2>"$OUT/log" >/dev/null
+    read -r wall rss <"$OUT/time"
+    # The timing log's durations (`390.52ms`, `1.2s`) in seconds.
+    timing() {
+      grep -o "$1=[0-9.]*[mµ]*s" "$OUT/log" | head -1 | cut -d= -f2 | awk '
+        /µs$/ { sub(/µs$/, ""); printf "%.4f s", $0 / 1e6; next }
+        /ms$/ { sub(/ms$/, ""); printf "%.3f s", $0 / 1e3; next }
+        { sub(/s$/, ""); printf "%.2f s", $0 }'
+    }
+    (cd "$OUT/render" && /usr/bin/time -f '%e %M' -o "$OUT/check-time" \
+      haproxy -c -q -f haproxy.cfg -f backends >/dev/null 2>&1) || echo "haproxy -c failed" >&2
+    read -r check_wall check_rss <"$OUT/check-time"
+    echo "| $n | $run | $(timing loaded) | $(timing reconcile) | $(timing write) | ${wall} s | $((rss / 1024)) MiB | ${check_wall} s | $((check_rss / 1024)) MiB |"
+  done
+done

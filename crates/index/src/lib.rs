@@ -253,7 +253,7 @@ impl Index {
                 }
                 None => {
                     tracing::warn!(object = %object.object_ref(), "a listed object arrived outside a list; applied as a single change");
-                    self.apply(object);
+                    self.apply(object.object_ref(), object);
                 }
             },
             SourceEvent::InitUnchanged(object_ref) => match &mut self.listing {
@@ -269,7 +269,7 @@ impl Index {
                 Some(list) => self.replace(list),
                 None => tracing::warn!("a list ended that never began; ignored"),
             },
-            SourceEvent::Apply(object) => self.apply(object),
+            SourceEvent::Apply(object) => self.apply(object.object_ref(), object),
             SourceEvent::Delete(object_ref) => self.delete(&object_ref),
         }
     }
@@ -289,7 +289,7 @@ impl Index {
         }
         for (object_ref, object) in listed {
             match object {
-                Some(object) => self.apply(object),
+                Some(object) => self.apply(object_ref, object),
                 None if !self.current.objects.contains_key(&object_ref) => {
                     // The source lists as unchanged what it never delivered: its bug. The
                     // object stays unknown until its next change; nothing is invented.
@@ -305,8 +305,8 @@ impl Index {
         Arc::new(self.current.clone())
     }
 
-    fn apply(&mut self, object: Object) {
-        let object_ref = object.object_ref();
+    /// Stores `object`, known by `object_ref` (computed once by the caller).
+    fn apply(&mut self, object_ref: ObjectRef, object: Object) {
         if self.current.objects.get(&object_ref) == Some(&object) {
             return;
         }
@@ -334,13 +334,9 @@ impl Index {
                 .or_default()
                 .insert(object_ref.clone());
         }
-        if self
-            .current
-            .objects
-            .insert(object_ref.clone(), object)
-            .is_none()
-        {
-            self.current.counts[kind_index(object_ref.kind)] += 1;
+        let kind = object_ref.kind;
+        if self.current.objects.insert(object_ref, object).is_none() {
+            self.current.counts[kind_index(kind)] += 1;
         }
     }
 

@@ -4,7 +4,7 @@
 //! large or does not parse is reported and keeps serving what it held; it never takes
 //! another file's objects away.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,6 +13,7 @@ use index::SourceEvent;
 use resources::{
     DecodeFailure, DocumentCache, LogSafe, Object, ObjectRef, decode_manifest_reusing,
 };
+use rustc_hash::{FxHashMap, FxHashSet};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::parallel;
@@ -72,11 +73,13 @@ impl CachedFile {
 pub struct ManifestDir {
     root: PathBuf,
     max_file_bytes: u64,
-    files: BTreeMap<PathBuf, CachedFile>,
+    /// Hashed, not ordered: a cold start looks up every file and every object, and only
+    /// the problems are listed in order (sorted when they are).
+    files: FxHashMap<PathBuf, CachedFile>,
     /// Where each object is defined: file and index in it, first definition first.
     /// Nearly every object has one definition: a sorted vector (one small allocation)
     /// holding a path shared by the file's objects.
-    definitions: BTreeMap<ObjectRef, Vec<(Arc<Path>, usize)>>,
+    definitions: FxHashMap<ObjectRef, Vec<(Arc<Path>, usize)>>,
     /// The objects as served: each one's first definition.
     current: BTreeMap<ObjectRef, Object>,
     /// Objects defined more than once, reported at each later definition.
@@ -98,8 +101,8 @@ impl ManifestDir {
         Self {
             root: root.into(),
             max_file_bytes: DEFAULT_MAX_MANIFEST_BYTES,
-            files: BTreeMap::new(),
-            definitions: BTreeMap::new(),
+            files: FxHashMap::default(),
+            definitions: FxHashMap::default(),
             current: BTreeMap::new(),
             duplicates: BTreeMap::new(),
         }
@@ -125,8 +128,8 @@ impl ManifestDir {
         let listing = walk::list(&self.root);
         let mut problems = listing.problems;
         // Files that keep what they held: unchanged, or unreadable this time.
-        let mut kept = BTreeSet::new();
-        let mut listed = HashSet::new();
+        let mut kept = FxHashSet::default();
+        let mut listed = FxHashSet::default();
         let mut to_decode = Vec::new();
         let mut to_read = Vec::new();
         for file in listing.files {
@@ -264,6 +267,10 @@ impl ManifestDir {
         let mut events = Vec::new();
         affected.sort_unstable();
         affected.dedup();
+        // At a cold start every object is new: the served map is built at once from the
+        // sorted references rather than by one insertion each.
+        let cold = self.current.is_empty();
+        let mut fresh = Vec::new();
         for object_ref in affected {
             let places = self.definitions.get(&object_ref);
             let first = places
@@ -273,7 +280,10 @@ impl ManifestDir {
                 });
             match first {
                 Some((first_path, object)) => {
-                    if self.current.get(&object_ref) != Some(object) {
+                    if cold {
+                        fresh.push((object_ref.clone(), object.clone()));
+                        events.push(SourceEvent::Apply(object.clone()));
+                    } else if self.current.get(&object_ref) != Some(object) {
                         self.current.insert(object_ref.clone(), object.clone());
                         events.push(SourceEvent::Apply(object.clone()));
                     }
@@ -303,7 +313,16 @@ impl ManifestDir {
                 }
             }
         }
-        for file in self.files.values() {
+        if cold {
+            self.current = fresh.into_iter().collect();
+        }
+        let mut by_file: Vec<(&PathBuf, &CachedFile)> = self
+            .files
+            .iter()
+            .filter(|(_, file)| !file.problems.is_empty())
+            .collect();
+        by_file.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (_, file) in by_file {
             problems.extend(file.problems.iter().cloned());
         }
         problems.extend(self.duplicates.values().flatten().cloned());

@@ -7,7 +7,7 @@ use std::fmt::Debug;
 use futures::StreamExt as _;
 use index::{ListScope, SourceEvent};
 use k8s_openapi::NamespaceResourceScope;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::runtime::{WatchStreamExt as _, watcher};
@@ -128,7 +128,8 @@ fn start_watchers(
             namespace,
             all.clone().fields(USABLE_SECRETS),
             Kind::Secret,
-            |o: Secret| Object::Secret(Arc::new(o)),
+            // Only the keys some stage reads are kept (resources::SECRET_KEYS_READ).
+            Object::secret,
         );
         watchers.start(
             in_namespace(client, namespace),

@@ -242,7 +242,13 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
         ("", "Namespace") => typed(value, Kind::Namespace, Object::Namespace),
         ("", "Service") => typed(value, Kind::Service, Object::Service),
         ("", "Endpoints") => typed(value, Kind::Endpoints, Object::Endpoints),
-        ("", "Secret") => typed(value, Kind::Secret, Object::Secret),
+        ("", "Secret") => {
+            let mut value = value;
+            unread_secret_keys_dropped(&mut value);
+            typed(value, Kind::Secret, |secret| {
+                Object::secret(Arc::unwrap_or_clone(secret))
+            })
+        }
         ("", "ConfigMap") => typed(value, Kind::ConfigMap, Object::ConfigMap),
         ("", "Pod") => typed(value, Kind::Pod, |pod| {
             Object::pod(Arc::unwrap_or_clone(pod))
@@ -392,6 +398,16 @@ fn slim_metadata(meta: &mut serde_json::Map<String, Value>) {
     }
 }
 
+/// Drops a Secret's keys that no stage reads before they are decoded (their base64 is
+/// never checked, nor kept): see [`crate::SECRET_KEYS_READ`].
+fn unread_secret_keys_dropped(secret: &mut Value) {
+    for field in ["data", "stringData"] {
+        if let Some(Value::Object(data)) = secret.get_mut(field) {
+            data.retain(|key, _| crate::SECRET_KEYS_READ.contains(&key.as_str()));
+        }
+    }
+}
+
 fn typed<T: DeserializeOwned>(
     mut value: Value,
     kind: Kind,
@@ -482,6 +498,47 @@ mod tests {
             };
             assert_eq!(annotations, expected, "{text}");
         }
+    }
+
+    #[test]
+    fn a_secret_keeps_only_the_keys_some_stage_reads_and_an_unread_key_cannot_break_it() {
+        // An image-pull Secret's credentials are never stored; an unread key whose base64
+        // is broken no longer makes the Secret unreadable.
+        let text = "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: web}\ntype: Opaque\ndata:\n  tls.crt: Y2VydA==\n  .dockerconfigjson: eyJhdXRocyI6e319\n  broken: '%%%'\nstringData:\n  auth: 'user:{PLAIN}pass'\n  config.yaml: 'a: b'\n";
+        let decoded = decode_manifest(text, false);
+        assert_eq!(decoded.errors, vec![]);
+        let [Object::Secret(secret)] = decoded.objects.as_slice() else {
+            panic!("one Secret expected: {decoded:?}");
+        };
+        let data: Vec<&String> = secret.data.iter().flatten().map(|(k, _)| k).collect();
+        assert_eq!(data, ["tls.crt"]);
+        let string_data: Vec<&String> = secret
+            .string_data
+            .iter()
+            .flatten()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(string_data, ["auth"]);
+        // The same Secret as the cluster watcher stores it.
+        let listed: k8s_openapi::api::core::v1::Secret =
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "s", "namespace": "web"},
+                "data": {"ca.crt": "Y2E=", "ca.crl": "Y3Js", ".dockerconfigjson": "e30="},
+                "stringData": {"dhparam.pem": "p", "tls.key": "k", "token": "t"},
+            }))
+            .expect("a valid Secret");
+        let Object::Secret(stored) = Object::secret(listed) else {
+            panic!("a Secret is stored as a Secret");
+        };
+        let data: Vec<&String> = stored.data.iter().flatten().map(|(k, _)| k).collect();
+        assert_eq!(data, ["ca.crl", "ca.crt"]);
+        let string_data: Vec<&String> = stored
+            .string_data
+            .iter()
+            .flatten()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(string_data, ["dhparam.pem", "tls.key"]);
     }
 
     #[test]

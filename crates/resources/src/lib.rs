@@ -34,6 +34,22 @@ pub use object::{Kind, Object, ObjectRef, ParentRef};
 /// an object's size, so it is dropped from every object before it is stored.
 pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// The keys of a Secret's `data` and `stringData` that any stage reads: a certificate
+/// (`tls.crt`, `tls.key`), a CA and its revocations (`ca.crt`, `ca.crl`), an htpasswd
+/// list (`auth`) and DH parameters (`dhparam.pem`). Every other key is dropped before a
+/// Secret is stored: a controller that lists every Secret of its namespaces would
+/// otherwise hold image-pull credentials and applications' data it never uses (and a key
+/// it never reads cannot make a Secret unreadable). A stage that reads a new key adds it
+/// here.
+pub const SECRET_KEYS_READ: [&str; 6] = [
+    "auth",
+    "ca.crl",
+    "ca.crt",
+    "dhparam.pem",
+    "tls.crt",
+    "tls.key",
+];
+
 /// The Gateway API types (`gateway.networking.k8s.io/v1`), GRPCRoute's and ListenerSet's
 /// included.
 pub mod gateway {

@@ -300,6 +300,19 @@ impl Object {
         }))
     }
 
+    /// A Secret as it is stored: only the keys of [`crate::SECRET_KEYS_READ`] kept in its
+    /// `data` and `stringData`.
+    pub fn secret(mut secret: Secret) -> Object {
+        let read = |key: &String| crate::SECRET_KEYS_READ.contains(&key.as_str());
+        if let Some(data) = secret.data.as_mut() {
+            data.retain(|key, _| read(key));
+        }
+        if let Some(data) = secret.string_data.as_mut() {
+            data.retain(|key, _| read(key));
+        }
+        Object::Secret(Arc::new(secret))
+    }
+
     /// A route's `spec.parentRefs` (every route kind); empty for other kinds.
     pub fn parent_refs(&self) -> Vec<ParentRef<'_>> {
         macro_rules! refs {

@@ -241,7 +241,7 @@ fn start_watchers(
                 namespace,
                 all.clone(),
                 Kind::ConfigMap,
-                |o: ConfigMap| Object::ConfigMap(Arc::new(o)),
+                stored_config_map(scope),
             );
         }
     }
@@ -273,6 +273,30 @@ fn start_watchers(
         );
     }
     watchers.started
+}
+
+/// How a ConfigMap listed for the Gateway API (every ConfigMap of the watched namespaces)
+/// is stored: the global and the TCP services' ConfigMaps whole, any other with only its
+/// `ca.crt` (all a BackendTLSPolicy reads of it), so applications' configuration is never
+/// held.
+fn stored_config_map(scope: &WatchScope) -> impl Fn(ConfigMap) -> Object + Send + 'static {
+    let read_whole: Vec<(String, String)> = scope
+        .configmap
+        .iter()
+        .chain(scope.tcp_services_configmap.iter())
+        .cloned()
+        .collect();
+    move |map: ConfigMap| {
+        let whole = read_whole.iter().any(|(namespace, name)| {
+            map.metadata.namespace.as_deref() == Some(namespace.as_str())
+                && map.metadata.name.as_deref() == Some(name.as_str())
+        });
+        if whole {
+            Object::ConfigMap(Arc::new(map))
+        } else {
+            Object::ca_config_map(map)
+        }
+    }
 }
 
 fn in_namespace<K>(client: &Client, namespace: &Option<String>) -> Api<K>
@@ -313,7 +337,7 @@ impl Watchers<'_> {
         namespace: &Option<String>,
         config: watcher::Config,
         kind: Kind,
-        wrap: fn(K) -> Object,
+        wrap: impl Fn(K) -> Object + Send + 'static,
     ) where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
@@ -329,7 +353,7 @@ impl Watchers<'_> {
         name: Option<String>,
         config: watcher::Config,
         kind: Kind,
-        wrap: fn(K) -> Object,
+        wrap: impl Fn(K) -> Object + Send + 'static,
     ) where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
@@ -428,4 +452,68 @@ fn slim<K: Resource>(mut object: K) -> K {
         annotations.remove(resources::LAST_APPLIED_ANNOTATION);
     }
     object
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config_map(namespace: &str, name: &str) -> ConfigMap {
+        let data = [
+            ("ca.crt", "PEM"),
+            ("timeout-server", "30s"),
+            ("app.yaml", "a: b"),
+        ];
+        ConfigMap {
+            metadata: kube::api::ObjectMeta {
+                namespace: Some(namespace.to_owned()),
+                name: Some(name.to_owned()),
+                ..Default::default()
+            },
+            data: Some(data.map(|(k, v)| (k.to_owned(), v.to_owned())).into()),
+            binary_data: Some(std::collections::BTreeMap::from([(
+                "blob".to_owned(),
+                k8s_openapi::ByteString(vec![0; 1024]),
+            )])),
+            ..Default::default()
+        }
+    }
+
+    fn keys(object: &Object) -> (Vec<String>, bool) {
+        let Object::ConfigMap(map) = object else {
+            panic!("a ConfigMap is stored as a ConfigMap");
+        };
+        (
+            map.data.iter().flatten().map(|(k, _)| k.clone()).collect(),
+            map.binary_data.is_some(),
+        )
+    }
+
+    #[test]
+    fn configmaps_listed_for_the_gateway_api_keep_only_their_ca_but_the_named_ones_stay_whole() {
+        let scope = WatchScope {
+            configmap: Some(("ingress".to_owned(), "global".to_owned())),
+            tcp_services_configmap: Some(("ingress".to_owned(), "tcp".to_owned())),
+            gateway_api: true,
+            ..WatchScope::default()
+        };
+        let stored = stored_config_map(&scope);
+        let whole = (
+            vec![
+                "app.yaml".to_owned(),
+                "ca.crt".to_owned(),
+                "timeout-server".to_owned(),
+            ],
+            true,
+        );
+        assert_eq!(keys(&stored(config_map("ingress", "global"))), whole);
+        assert_eq!(keys(&stored(config_map("ingress", "tcp"))), whole);
+        let ca_only = (vec!["ca.crt".to_owned()], false);
+        // Same name in another namespace, another name in the same namespace.
+        assert_eq!(keys(&stored(config_map("apps", "global"))), ca_only);
+        assert_eq!(
+            keys(&stored(config_map("ingress", "kube-root-ca.crt"))),
+            ca_only
+        );
+    }
 }

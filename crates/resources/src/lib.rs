@@ -28,7 +28,7 @@ pub use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 pub use k8s_openapi::jiff;
 pub use listener_set::as_gateway_listener;
 pub use log_safe::LogSafe;
-pub use object::{Kind, Object, ObjectRef, ParentRef};
+pub use object::{CA_CONFIG_MAP_KEY, Kind, Object, ObjectRef, ParentRef};
 
 /// kubectl's copy of the whole object as last applied: no stage reads it, and it doubles
 /// an object's size, so it is dropped from every object before it is stored.

@@ -14,6 +14,10 @@ use crate::{
     ReferenceGrant, TcpRoute, TlsRoute, UdpRoute,
 };
 
+/// The key of a ConfigMap that holds a CA bundle (a BackendTLSPolicy's
+/// `caCertificateRefs`).
+pub const CA_CONFIG_MAP_KEY: &str = "ca.crt";
+
 /// The kinds portcullis reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
@@ -311,6 +315,16 @@ impl Object {
             data.retain(|key, _| read(key));
         }
         Object::Secret(Arc::new(secret))
+    }
+
+    /// A ConfigMap read only for the CA it may hold: its `ca.crt`, nothing else of its
+    /// data, kept (a BackendTLSPolicy's CA).
+    pub fn ca_config_map(mut map: ConfigMap) -> Object {
+        if let Some(data) = map.data.as_mut() {
+            data.retain(|key, _| key == CA_CONFIG_MAP_KEY);
+        }
+        map.binary_data = None;
+        Object::ConfigMap(Arc::new(map))
     }
 
     /// A route's `spec.parentRefs` (every route kind); empty for other kinds.

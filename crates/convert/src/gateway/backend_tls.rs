@@ -299,7 +299,7 @@ fn configmap_ca(lookups: &mut Recorder<'_>, namespace: &str, name: &str) -> Resu
     let bundle = map
         .data
         .as_ref()
-        .and_then(|data| data.get("ca.crt"))
+        .and_then(|data| data.get(resources::CA_CONFIG_MAP_KEY))
         .filter(|value| !value.trim().is_empty())
         .ok_or_else(|| format!("ConfigMap {namespace}/{name} has no ca.crt"))?;
     let blocks = pem_blocks(bundle.as_bytes())

@@ -38,7 +38,8 @@ pub fn free_port() -> u16 {
 }
 
 /// Takes the lock of `port` for the rest of this process, or says that someone holds it.
-/// Without a directory to keep locks in, only the listening check protects the port.
+/// Where no lock can be kept (no directory, or a file that cannot be opened), only the
+/// listening check protects the port: a pick never fails for want of a lock file.
 fn reserve(directory: Option<&PathBuf>, port: u16) -> bool {
     let Some(directory) = directory else {
         return true;
@@ -49,7 +50,7 @@ fn reserve(directory: Option<&PathBuf>, port: u16) -> bool {
         .write(true)
         .open(directory.join(port.to_string()))
     else {
-        return false;
+        return true;
     };
     if file.try_lock().is_err() {
         return false;
@@ -65,10 +66,12 @@ fn listenable(port: u16) -> bool {
     TcpListener::bind(("127.0.0.1", port)).is_ok()
 }
 
-/// One directory for every test process on this machine, so that they see each other's
-/// locks.
+/// One directory for every test process of this user on this machine, so that they see
+/// each other's locks (another user's directory may not be writable).
 fn reservation_directory() -> Option<PathBuf> {
-    let directory = std::env::temp_dir().join("portcullis-test-ports");
+    use std::os::unix::fs::MetadataExt;
+    let user = std::fs::metadata("/proc/self").ok()?.uid();
+    let directory = std::env::temp_dir().join(format!("portcullis-test-ports-{user}"));
     std::fs::create_dir_all(&directory).ok()?;
     Some(directory)
 }
@@ -91,5 +94,12 @@ mod tests {
         let distinct: std::collections::HashSet<u16> = ports.iter().copied().collect();
         assert_eq!(distinct.len(), ports.len());
         assert!(!distinct.contains(&0));
+    }
+
+    #[test]
+    fn a_lock_file_that_cannot_be_opened_leaves_the_listening_check_alone_deciding() {
+        let nowhere = std::env::temp_dir().join("portcullis-no-such-directory/deeper");
+        assert!(reserve(Some(&nowhere), 20_001));
+        assert!(reserve(None, 20_001));
     }
 }

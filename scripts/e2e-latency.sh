@@ -35,7 +35,6 @@ report_when_fresh() {
 
 # One edit, in place: svc-3's EndpointSlice now holds a single endpoint, 127.0.0.1:19999.
 HOST=svc-3.ns-3.example.test
-edited=$(date +%s.%N); echo "edit at $(date -u +%T.%N)"
 python3 - "$WORK/manifests/services-0000.yaml" <<'PY'
 import sys
 path = sys.argv[1]
@@ -46,6 +45,8 @@ slice_doc = ("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n 
 docs = [slice_doc if ("kind: EndpointSlice" in d and "name: svc-3-abc" in d) else d for d in docs]
 open(path + ".tmp", "w").write("\n---\n".join(docs))
 PY
+# The clock starts at the rename that publishes the edit, not before the edit is prepared.
+edited=$(date +%s.%N); echo "edit at $(date -u +%T.%N)"
 mv "$WORK/manifests/services-0000.yaml.tmp" "$WORK/manifests/services-0000.yaml"
 report_when_fresh "$HOST" "the new endpoint"
 

@@ -1,7 +1,7 @@
 //! The state directory: managed files are exactly the rendered ones (invariant I1).
 //!
-//! Writes are atomic (temporary file in the same directory, fsync, rename, fsync of the
-//! directory). The applied state only records what really reached the disk. The managed
+//! Writes are atomic (a temporary file beside each, every one of them fsynced, several
+//! at once, before any is renamed into place, then an fsync of each directory). The applied state only records what really reached the disk. The managed
 //! places hold nothing else: at start-up and before every sync, the sweep removes
 //! symlinks (never followed), names that are not UTF-8, FIFOs, sockets, subdirectories
 //! and files nothing manages.
@@ -134,11 +134,27 @@ impl StateDir {
     pub fn apply(&self, plan: &Plan, applied: &mut AppliedFiles) -> Result<(), StateDirError> {
         let vanished = self.sweep_for_sync(plan, applied)?;
         let mut touched_dirs = BTreeSet::new();
-        for (relative, file) in &plan.writes {
-            let path = self.root.join(relative);
-            write_atomic(&path, file)?;
-            applied.insert(relative.clone(), file.hash);
-            touched_dirs.insert(path.parent().map(Path::to_path_buf).unwrap_or_default());
+        for batch in plan.writes.chunks(WRITE_BATCH) {
+            let staged = batch
+                .iter()
+                .map(|(relative, file)| {
+                    let path = self.root.join(relative);
+                    stage(&path, file).map(|temp| (relative, file, path, temp))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            sync_all(
+                staged
+                    .iter()
+                    .map(|(_, _, path, temp)| (path.as_path(), temp)),
+            )?;
+            for (relative, file, path, temp) in staged {
+                temp.persist(&path).map_err(|e| StateDirError {
+                    path: path.clone(),
+                    source: e.error,
+                })?;
+                applied.insert(relative.clone(), file.hash);
+                touched_dirs.insert(path.parent().map(Path::to_path_buf).unwrap_or_default());
+            }
         }
         for relative in &plan.deletes {
             let path = self.root.join(relative);
@@ -392,7 +408,16 @@ fn write_new(path: &Path, file: &RenderedFile) -> Result<(), StateDirError> {
     file.write_to(&mut out).map_err(error(path))
 }
 
-fn write_atomic(path: &Path, file: &RenderedFile) -> Result<(), StateDirError> {
+/// How many files are written to temporaries, synced and renamed at a time: a bound on
+/// the files held open at once.
+const WRITE_BATCH: usize = 256;
+
+/// Most files synced at once: syncs wait on the disk, not on a core, and a disk
+/// commits concurrent ones together.
+const SYNC_THREADS: usize = 8;
+
+/// Writes a file's content into a temporary beside `path`, not yet synced nor renamed.
+fn stage(path: &Path, file: &RenderedFile) -> Result<tempfile::NamedTempFile, StateDirError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mode = creation_mode(file);
     let mut temp = tempfile::Builder::new()
@@ -405,12 +430,34 @@ fn write_atomic(path: &Path, file: &RenderedFile) -> Result<(), StateDirError> {
         .set_permissions(fs::Permissions::from_mode(mode))
         .map_err(error(path))?;
     file.write_to(&mut temp).map_err(error(path))?;
-    temp.as_file().sync_all().map_err(error(path))?;
-    temp.persist(path).map_err(|e| StateDirError {
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
+    Ok(temp)
+}
+
+/// Syncs every staged temporary to the disk before any is renamed over its file (a
+/// rename must never publish content the disk does not hold yet); several at once, since
+/// one at a time each waits for its own disk commit.
+fn sync_all<'a>(
+    staged: impl Iterator<Item = (&'a Path, &'a tempfile::NamedTempFile)>,
+) -> Result<(), StateDirError> {
+    let staged: Vec<_> = staged.collect();
+    let sync = |(path, temp): &(&Path, &tempfile::NamedTempFile)| {
+        temp.as_file().sync_all().map_err(error(path))
+    };
+    if staged.len() < 4 {
+        return staged.iter().try_for_each(sync);
+    }
+    let per_thread = staged.len().div_ceil(SYNC_THREADS);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = staged
+            .chunks(per_thread)
+            .map(|part| scope.spawn(move || part.iter().try_for_each(sync)))
+            .collect();
+        handles.into_iter().try_for_each(|handle| {
+            handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    })
 }
 
 fn sync_dir(dir: &Path) -> Result<(), StateDirError> {

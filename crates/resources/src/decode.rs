@@ -510,15 +510,14 @@ mod tests {
         let [Object::Secret(secret)] = decoded.objects.as_slice() else {
             panic!("one Secret expected: {decoded:?}");
         };
-        let data: Vec<&String> = secret.data.iter().flatten().map(|(k, _)| k).collect();
-        assert_eq!(data, ["tls.crt"]);
-        let string_data: Vec<&String> = secret
-            .string_data
-            .iter()
-            .flatten()
-            .map(|(k, _)| k)
-            .collect();
-        assert_eq!(string_data, ["auth"]);
+        fn keys<V>(map: &Option<std::collections::BTreeMap<String, V>>) -> Vec<&str> {
+            map.iter().flatten().map(|(k, _)| k.as_str()).collect()
+        }
+        // The keys of `data` and of `stringData`.
+        fn both(secret: &k8s_openapi::api::core::v1::Secret) -> (Vec<&str>, Vec<&str>) {
+            (keys(&secret.data), keys(&secret.string_data))
+        }
+        assert_eq!(both(secret), (vec!["tls.crt"], vec!["auth"]));
         // The same Secret as the cluster watcher stores it.
         let listed: k8s_openapi::api::core::v1::Secret =
             serde_json::from_value(serde_json::json!({
@@ -530,15 +529,10 @@ mod tests {
         let Object::Secret(stored) = Object::secret(listed) else {
             panic!("a Secret is stored as a Secret");
         };
-        let data: Vec<&String> = stored.data.iter().flatten().map(|(k, _)| k).collect();
-        assert_eq!(data, ["ca.crl", "ca.crt"]);
-        let string_data: Vec<&String> = stored
-            .string_data
-            .iter()
-            .flatten()
-            .map(|(k, _)| k)
-            .collect();
-        assert_eq!(string_data, ["dhparam.pem", "tls.key"]);
+        assert_eq!(
+            both(&stored),
+            (vec!["ca.crl", "ca.crt"], vec!["dhparam.pem", "tls.key"])
+        );
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The state directory: managed files are exactly the rendered ones (invariant I1).
 //!
 //! Writes are atomic (a temporary file beside each, every one of them fsynced, several
-//! at once, before any is renamed into place, then an fsync of each directory). The applied state only records what really reached the disk. The managed
-//! places hold nothing else: at start-up and before every sync, the sweep removes
+//! at once, before any is renamed into place, then an fsync of each directory). The
+//! applied state only records what really reached the disk. The managed places hold
+//! nothing else: at start-up and before every sync, the sweep removes
 //! symlinks (never followed), names that are not UTF-8, FIFOs, sockets, subdirectories
 //! and files nothing manages.
 
@@ -134,6 +135,41 @@ impl StateDir {
     pub fn apply(&self, plan: &Plan, applied: &mut AppliedFiles) -> Result<(), StateDirError> {
         let vanished = self.sweep_for_sync(plan, applied)?;
         let mut touched_dirs = BTreeSet::new();
+        let written = self.write_all(plan, applied, &mut touched_dirs);
+        if written.is_err() {
+            // What was renamed before the failure is recorded in `applied`: its directory
+            // entries are made durable too, as far as they can be.
+            for dir in &touched_dirs {
+                let _ = sync_dir(dir);
+            }
+        }
+        written?;
+        for dir in touched_dirs {
+            sync_dir(&dir)?;
+        }
+        match vanished.first() {
+            None => Ok(()),
+            Some(first) => Err(StateDirError {
+                path: self.root.join(first),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!(
+                        "{} managed file(s) vanished since they were written",
+                        vanished.len()
+                    ),
+                ),
+            }),
+        }
+    }
+
+    /// Writes and deletes what `plan` says, recording in `applied` each file that reached
+    /// the disk and in `touched_dirs` each directory changed.
+    fn write_all(
+        &self,
+        plan: &Plan,
+        applied: &mut AppliedFiles,
+        touched_dirs: &mut BTreeSet<PathBuf>,
+    ) -> Result<(), StateDirError> {
         for batch in plan.writes.chunks(WRITE_BATCH) {
             let staged = batch
                 .iter()
@@ -166,22 +202,7 @@ impl StateDir {
             applied.remove(relative);
             touched_dirs.insert(path.parent().map(Path::to_path_buf).unwrap_or_default());
         }
-        for dir in touched_dirs {
-            sync_dir(&dir)?;
-        }
-        match vanished.first() {
-            None => Ok(()),
-            Some(first) => Err(StateDirError {
-                path: self.root.join(first),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    format!(
-                        "{} managed file(s) vanished since they were written",
-                        vanished.len()
-                    ),
-                ),
-            }),
-        }
+        Ok(())
     }
 
     /// Sweeps the managed places before a sync; returns the recorded files that are gone
@@ -448,10 +469,16 @@ fn sync_all<'a>(
     }
     let per_thread = staged.len().div_ceil(SYNC_THREADS);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = staged
-            .chunks(per_thread)
-            .map(|part| scope.spawn(move || part.iter().try_for_each(sync)))
-            .collect();
+        let mut handles = Vec::new();
+        for part in staged.chunks(per_thread) {
+            // A thread the system refuses (a process limit) leaves its part to this one.
+            match std::thread::Builder::new()
+                .spawn_scoped(scope, move || part.iter().try_for_each(sync))
+            {
+                Ok(handle) => handles.push(handle),
+                Err(_) => part.iter().try_for_each(sync)?,
+            }
+        }
         handles.into_iter().try_for_each(|handle| {
             handle
                 .join()

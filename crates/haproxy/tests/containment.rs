@@ -632,3 +632,40 @@ async fn shards_unchanged_since_the_last_pass_are_checked_as_stubs_and_a_failing
     check_with(&mut state, &checker, &fourth).await.unwrap();
     assert_eq!(staged()[4], full_line(&third_counts));
 }
+
+#[test]
+fn hundreds_of_files_are_written_synced_together_and_each_recorded_once_on_disk() {
+    // More than one batch of temporaries, each synced on several threads.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("state");
+    let state = StateDir::open(&root).unwrap();
+    let mut applied = AppliedFiles::new();
+    let writes: Vec<(String, render::RenderedFile)> = (0..300)
+        .map(|i| {
+            let text = format!("# shard {i}\n");
+            (
+                format!("backends/shard-{i:03}.cfg"),
+                render::RenderedFile::new(text, false),
+            )
+        })
+        .collect();
+    let plan = plan::Plan {
+        writes: writes.clone(),
+        deletes: Vec::new(),
+    };
+    state.apply(&plan, &mut applied).unwrap();
+    for (path, file) in &writes {
+        assert_eq!(
+            std::fs::read_to_string(root.join(path)).unwrap(),
+            file.text(),
+            "{path}"
+        );
+        assert_eq!(applied.get(path), Some(&file.hash), "{path}");
+    }
+    assert_eq!(applied.len(), 300);
+    let listed: Vec<_> = std::fs::read_dir(root.join("backends"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(listed.len(), 300, "no temporary is left: {listed:?}");
+}

@@ -824,6 +824,16 @@ fn e_a_write_error_mid_sync_then_recovery() {
     let after = cluster_of([0, 1, 2, 3, 4, 5]);
     let error = live.change_to(&after).unwrap_err();
     assert!(error.to_string().contains("/maps"), "{error}");
+    // The temporaries of the files not renamed are gone with the failure.
+    for managed in ["maps", "backends"] {
+        for entry in std::fs::read_dir(dir.path().join(managed)).unwrap() {
+            let name = entry.unwrap().file_name();
+            assert!(
+                !name.to_string_lossy().starts_with(".tmp"),
+                "{managed}/{name:?} left behind"
+            );
+        }
+    }
     // Nothing is recorded as applied that is not on disk with that content.
     let on_disk = live.state.scan().unwrap();
     for (path, hash) in &live.applied {

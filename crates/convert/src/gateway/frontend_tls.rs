@@ -122,7 +122,7 @@ fn ca_bundle(
     };
     if !reference.group.is_empty() || reference.kind != "Secret" {
         return Err(invalid(format!(
-            "caCertificateRefs of kind {} are not supported: portcullis watches no ConfigMaps but the global one; reference a Secret (kind: Secret) holding ca.crt",
+            "caCertificateRefs of kind {} are not supported for a listener's client certificates; reference a Secret (kind: Secret) holding ca.crt",
             if reference.group.is_empty() {
                 reference.kind.to_owned()
             } else {

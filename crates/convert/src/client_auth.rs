@@ -70,17 +70,7 @@ pub(crate) fn load_client_ca(
 ) -> Result<ClientCa, String> {
     let bundle = load_ca_bundle(lookups, id.clone())?;
     let (namespace, name) = (&id.namespace, &id.name);
-    for block in pem_blocks(bundle.pem.as_bytes())? {
-        let certificate = block
-            .parse_x509()
-            .map_err(|e| format!("secret {namespace}/{name}: ca.crt: {e}"))?;
-        if !certificate.is_ca() {
-            return Err(format!(
-                "secret {namespace}/{name}: ca.crt holds a certificate that is not a CA ({})",
-                certificate.subject()
-            ));
-        }
-    }
+    only_authorities(&bundle.pem, &format!("secret {namespace}/{name}"))?;
     let fields = secret_fields(lookups, &id)?;
     let crl = match fields.get("ca.crl").filter(|v| !v.is_empty()) {
         None => None,
@@ -104,9 +94,42 @@ pub(crate) fn load_client_ca(
     };
     Ok(ClientCa {
         secret: id,
+        source: model::CaSource::Secret,
         ca: bundle.pem,
         crl,
     })
+}
+
+/// The `ca.crt` of a ConfigMap (a Gateway's `frontendValidation`): every certificate a
+/// CA; a ConfigMap holds no revocation list.
+pub(crate) fn load_configmap_client_ca(
+    lookups: &mut Recorder<'_>,
+    id: model::CertId,
+) -> Result<ClientCa, String> {
+    let pem = crate::gateway::backend_tls::configmap_ca(lookups, &id.namespace, &id.name)?;
+    only_authorities(&pem, &format!("ConfigMap {}/{}", id.namespace, id.name))?;
+    Ok(ClientCa {
+        secret: id,
+        source: model::CaSource::ConfigMap,
+        ca: pem,
+        crl: None,
+    })
+}
+
+/// Every certificate of a checked PEM bundle is a CA; `object` names where it came from.
+fn only_authorities(pem: &str, object: &str) -> Result<(), String> {
+    for block in pem_blocks(pem.as_bytes())? {
+        let certificate = block
+            .parse_x509()
+            .map_err(|e| format!("{object}: ca.crt: {e}"))?;
+        if !certificate.is_ca() {
+            return Err(format!(
+                "{object}: ca.crt holds a certificate that is not a CA ({})",
+                certificate.subject()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A checked redirect target as its URL.

@@ -155,12 +155,25 @@ pub enum ClientVerify {
     OptionalNoCa,
 }
 
+/// The kind of object a CA bundle comes from: a Secret and a ConfigMap of one name are
+/// two bundles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum CaSource {
+    /// A Secret's `ca.crt` (and `ca.crl`).
+    #[default]
+    Secret,
+    /// A ConfigMap's `ca.crt` (a Gateway's `frontendValidation`).
+    ConfigMap,
+}
+
 /// The CA bundle (and revocation list) client certificates are checked against, from a
-/// Secret, checked PEM.
+/// Secret or a ConfigMap, checked PEM.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ClientCa {
-    /// The Secret.
+    /// The object's namespace and name.
     pub secret: crate::CertId,
+    /// Which kind of object `secret` names.
+    pub source: CaSource,
     /// `ca.crt`: CERTIFICATE blocks.
     pub ca: String,
     /// `ca.crl`: X509 CRL blocks, if any.

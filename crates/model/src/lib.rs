@@ -40,7 +40,8 @@ pub use dns::{NamedServers, Resolution, Resolver, Resolvers};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, HeaderName};
 pub use global::{Global, HaproxyDuration, Timeouts};
 pub use https::{
-    ClientAuth, ClientCa, ClientVerify, DhParams, Hsts, HstsRule, HttpsPolicy, TlsOptions, TlsWord,
+    CaSource, ClientAuth, ClientCa, ClientVerify, DhParams, Hsts, HstsRule, HttpsPolicy,
+    TlsOptions, TlsWord,
 };
 pub use logging::{
     HttpLogFormat, LogFormat, LogTag, LogTarget, Logging, SyslogFormat, TcpLogFormat,

@@ -331,9 +331,18 @@ fn cors_preflights_are_answered_and_allowed_origins_decorated() {
 fn a_gateway_s_frontend_validation_asks_its_https_listeners_for_client_certificates() {
     let trusted = client_pki("gateway-ca", "gateway-client");
     let stranger = client_pki("stranger-ca", "intruder");
-    let (cert, key) = self_signed("site", &["*.gw.test", "*.cm.test"]);
+    let (cert, key) = self_signed("site", &["*.gw.test", "*.cm.test", "*.bad.test"]);
     let mut objects = tls_secret("default", "site-tls", &cert, &key);
     objects += &ca_secret("default", "client-ca", &trusted.ca_pem);
+    // A ConfigMap of the same name holds another CA: the two are separate bundles.
+    let indented: String = stranger
+        .ca_pem
+        .lines()
+        .map(|line| format!("    {line}\n"))
+        .collect();
+    objects += &format!(
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: client-ca, namespace: default}}\ndata:\n  ca.crt: |\n{indented}"
+    );
     // Listeners on ports of their own: an HTTPS one validates as the one on 443 does; a
     // plain-HTTP one serves its hosts (the validation is the HTTPS listeners').
     let alt_port = test_support::free_port();
@@ -353,6 +362,11 @@ fn a_gateway_s_frontend_validation_asks_its_https_listeners_for_client_certifica
         "configmapped",
         "*.cm.test",
         "{group: \"\", kind: ConfigMap, name: client-ca}",
+    );
+    objects += &gateway(
+        "unsupported",
+        "*.bad.test",
+        "{group: \"\", kind: Service, name: client-ca}",
     );
     let setup = start(objects);
     let port = setup.portcullis.https_port;
@@ -384,8 +398,24 @@ fn a_gateway_s_frontend_validation_asks_its_https_listeners_for_client_certifica
             .status,
         495
     );
+    // The ConfigMap's CA (Core support) is the stranger's.
+    let from_configmap = https_request(port, "a.cm.test", "a.cm.test", "/", wrong)
+        .unwrap()
+        .response;
+    assert_eq!(from_configmap.status, 200, "{from_configmap:?}");
+    assert_eq!(
+        from_configmap.echo().unwrap()["headers"]["x-ssl-client-cn"],
+        "intruder"
+    );
     assert_eq!(
         https_request(port, "a.cm.test", "a.cm.test", "/", valid)
+            .unwrap()
+            .response
+            .status,
+        495
+    );
+    assert_eq!(
+        https_request(port, "a.bad.test", "a.bad.test", "/", valid)
             .unwrap()
             .response
             .status,
@@ -405,7 +435,7 @@ fn a_gateway_s_frontend_validation_asks_its_https_listeners_for_client_certifica
     let status = setup.portcullis.admin("/status").unwrap().body;
     assert!(status.contains("InvalidCACertificateRef"), "{status}");
     assert!(
-        status.contains("caCertificateRefs of kind ConfigMap are not supported"),
+        status.contains("caCertificateRefs of kind Service are not supported"),
         "{status}"
     );
 }

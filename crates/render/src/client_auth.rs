@@ -66,10 +66,7 @@ pub(crate) fn crt_list_options(auth: &ClientAuth, parts: &mut Vec<String>) {
         return;
     };
     let verify = if auth.strict { "required" } else { "optional" };
-    parts.push(format!(
-        "verify {verify} ca-file {}",
-        client_ca_file(&ca.secret)
-    ));
+    parts.push(format!("verify {verify} ca-file {}", client_ca_file(ca)));
     if ca.crl.is_some() {
         parts.push(format!("crl-file {}", client_crl_file(&ca.secret)));
     }
@@ -167,10 +164,7 @@ pub(crate) fn client_auth_lines(model: &ProxyModel, redirect_exceptions: bool) -
 
 /// The CA bundle and revocation list files of one Secret.
 fn ca_files(ca: &model::ClientCa, files: &mut Vec<(String, RenderedFile)>) {
-    files.push((
-        client_ca_file(&ca.secret),
-        RenderedFile::new(ca.ca.clone(), false),
-    ));
+    files.push((client_ca_file(ca), RenderedFile::new(ca.ca.clone(), false)));
     if let Some(crl) = &ca.crl {
         files.push((
             client_crl_file(&ca.secret),

@@ -240,9 +240,13 @@ pub fn backend_crt_file(secret: &CertId) -> String {
     format!("{BACKEND_TLS_DIR}/crt_{}", secret.file_name())
 }
 
-/// The CA bundle of a Secret, checking client certificates.
-pub fn client_ca_file(secret: &CertId) -> String {
-    format!("{CLIENT_CA_DIR}/ca_{}", secret.file_name())
+/// The CA bundle of a Secret or a ConfigMap, checking client certificates. (`_` is in no
+/// Kubernetes name, so `ca_cm_…` is never a Secret's file.)
+pub fn client_ca_file(ca: &model::ClientCa) -> String {
+    match ca.source {
+        model::CaSource::Secret => format!("{CLIENT_CA_DIR}/ca_{}", ca.secret.file_name()),
+        model::CaSource::ConfigMap => format!("{CLIENT_CA_DIR}/ca_cm_{}", ca.secret.file_name()),
+    }
 }
 
 /// The revocation lists of a Secret, checking client certificates.
@@ -360,5 +364,23 @@ mod tests {
     fn shard_files_sort_numerically() {
         assert_eq!(shard_file_name(7, 16), "backends/shard-007.cfg");
         assert_eq!(shard_file_name(42, 5000), "backends/shard-0042.cfg");
+    }
+
+    #[test]
+    fn a_secret_and_a_configmap_of_one_name_are_two_client_ca_files() {
+        let ca = |source| model::ClientCa {
+            secret: CertId {
+                namespace: "web".into(),
+                name: "client-ca".into(),
+            },
+            source,
+            ca: String::new(),
+            crl: None,
+        };
+        let secret = client_ca_file(&ca(model::CaSource::Secret));
+        let configmap = client_ca_file(&ca(model::CaSource::ConfigMap));
+        assert_eq!(secret, "client-ca/ca_web_client-ca.pem");
+        assert_eq!(configmap, "client-ca/ca_cm_web_client-ca.pem");
+        assert!(ManagedDir::ClientCa.holds(&configmap));
     }
 }

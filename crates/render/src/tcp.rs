@@ -140,11 +140,7 @@ fn bind_tls(model: &ProxyModel, tls: &TcpTls) -> String {
         let _ = write!(options, " crt {}", crate::layout::DEFAULT_CERT);
     }
     if let Some(ca) = &tls.client_ca {
-        let _ = write!(
-            options,
-            " verify required ca-file {}",
-            client_ca_file(&ca.secret)
-        );
+        let _ = write!(options, " verify required ca-file {}", client_ca_file(ca));
         if ca.crl.is_some() {
             let _ = write!(options, " crl-file {}", client_crl_file(&ca.secret));
         }

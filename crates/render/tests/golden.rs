@@ -855,6 +855,7 @@ fn client_certificates_and_cors_render_in_frontends_certificate_list_and_files()
             namespace: "web".into(),
             name: name.into(),
         },
+        source: model::CaSource::Secret,
         ca: format!("{name} CA\n"),
         crl: None,
     };

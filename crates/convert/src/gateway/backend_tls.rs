@@ -291,7 +291,11 @@ fn verified_name(
 }
 
 /// The `ca.crt` of a ConfigMap in the policy's namespace: X.509 certificates in PEM.
-fn configmap_ca(lookups: &mut Recorder<'_>, namespace: &str, name: &str) -> Result<String, String> {
+pub(crate) fn configmap_ca(
+    lookups: &mut Recorder<'_>,
+    namespace: &str,
+    name: &str,
+) -> Result<String, String> {
     let object = ObjectRef::new(Kind::ConfigMap, namespace, name);
     let Some(Object::ConfigMap(map)) = lookups.get(object) else {
         return Err(format!("ConfigMap {namespace}/{name} not found"));

@@ -107,7 +107,7 @@ pub(crate) fn refused() -> ClientAuth {
     }
 }
 
-/// The one CA Secret the references name, loaded and checked.
+/// The one CA ConfigMap or Secret the references name, loaded and checked.
 fn ca_bundle(
     lookups: &mut Recorder<'_>,
     refs: &[CaRef<'_>],
@@ -120,28 +120,34 @@ fn ca_bundle(
             refs.len()
         )));
     };
-    if !reference.group.is_empty() || reference.kind != "Secret" {
-        return Err(invalid(format!(
-            "caCertificateRefs of kind {} are not supported for a listener's client certificates; reference a Secret (kind: Secret) holding ca.crt",
-            if reference.group.is_empty() {
-                reference.kind.to_owned()
-            } else {
-                format!("{}/{}", reference.group, reference.kind)
-            }
-        )));
-    }
+    // A ConfigMap's `ca.crt` is the Core form; a Secret's (with an optional `ca.crl`), as
+    // the Ingress `auth-tls-secret` uses, is this implementation's.
+    let kind = match (reference.group, reference.kind) {
+        ("", "ConfigMap") => "ConfigMap",
+        ("", "Secret") => "Secret",
+        (group, kind) => {
+            return Err(invalid(format!(
+                "caCertificateRefs of kind {} are not supported; reference a ConfigMap or a Secret holding ca.crt",
+                if group.is_empty() {
+                    kind.to_owned()
+                } else {
+                    format!("{group}/{kind}")
+                }
+            )));
+        }
+    };
     let namespace = reference.namespace.unwrap_or(gateway_namespace);
     if namespace != gateway_namespace {
         let granted = super::listener::grants(
             lookups.in_namespace(Kind::ReferenceGrant, namespace),
             ("Gateway", gateway_namespace),
-            ("", "Secret", reference.name),
+            ("", kind, reference.name),
         );
         if !granted {
             return Err(Refusal::new(
                 Reason::RefNotPermitted,
                 format!(
-                    "no ReferenceGrant in namespace {namespace} allows this Gateway to use Secret {}",
+                    "no ReferenceGrant in namespace {namespace} allows this Gateway to use {kind} {}",
                     reference.name
                 ),
             ));
@@ -151,5 +157,9 @@ fn ca_bundle(
         namespace: namespace.to_owned(),
         name: reference.name.to_owned(),
     };
-    crate::client_auth::load_client_ca(lookups, id).map_err(invalid)
+    match kind {
+        "ConfigMap" => crate::client_auth::load_configmap_client_ca(lookups, id),
+        _ => crate::client_auth::load_client_ca(lookups, id),
+    }
+    .map_err(invalid)
 }

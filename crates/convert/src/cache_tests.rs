@@ -24,7 +24,8 @@ use crate::{ConvertCache, gateway, tls};
 /// namespace admitted by a namespace selector, a cross-namespace backend and certificate
 /// under ReferenceGrants, a Service with an Endpoints object instead of slices, and a
 /// blue-green backend whose weights and groups come from its endpoints' Pods, and
-/// ListenerSets (one admitted by a namespace selector, one not) with routes through them.
+/// ListenerSets (one admitted by a namespace selector, one not) with routes through them,
+/// and a Gateway whose client-certificate CA is a ConfigMap's.
 const EXTRA: &str = r#"
 apiVersion: v1
 kind: Namespace
@@ -70,6 +71,28 @@ metadata: {name: legacy, namespace: team}
 subsets:
 - addresses: [{ip: 10.9.0.1}]
   ports: [{name: http, port: 8080}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: clients-ca, namespace: demo}
+data: {ca.crt: not a certificate, app.yaml: unread}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: mtls, namespace: demo}
+spec:
+  gatewayClassName: portcullis
+  tls:
+    frontend:
+      default:
+        validation:
+          caCertificateRefs: [{group: "", kind: ConfigMap, name: clients-ca}]
+  listeners:
+  - name: secure
+    protocol: HTTPS
+    port: 443
+    hostname: mtls.example.test
+    tls: {certificateRefs: [{name: www-tls}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -371,6 +394,11 @@ fn every_read_of_the_snapshot_is_recorded() {
             .contains_key(&model::HostKey::Exact("secure.sets.example.test".into())),
         "the fixture must serve a route through a ListenerSet: {:?}",
         conversion.model.hosts.keys().collect::<Vec<_>>()
+    );
+    assert!(
+        format!("{:?}", conversion.gateway_status).contains("ConfigMap demo/clients-ca: ca.crt"),
+        "the fixture must read a Gateway's frontend CA from a ConfigMap: {:?}",
+        conversion.gateway_status
     );
     let mut checked = 0;
     for memo in &memos {

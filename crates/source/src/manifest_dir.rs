@@ -280,11 +280,12 @@ impl ManifestDir {
                 });
             match first {
                 Some((first_path, object)) => {
-                    if cold {
-                        fresh.push((object_ref.clone(), object.clone()));
-                        events.push(SourceEvent::Apply(object.clone()));
-                    } else if self.current.get(&object_ref) != Some(object) {
-                        self.current.insert(object_ref.clone(), object.clone());
+                    if cold || self.current.get(&object_ref) != Some(object) {
+                        if cold {
+                            fresh.push((object_ref.clone(), object.clone()));
+                        } else {
+                            self.current.insert(object_ref.clone(), object.clone());
+                        }
                         events.push(SourceEvent::Apply(object.clone()));
                     }
                     let repeated: Vec<ManifestProblem> = places

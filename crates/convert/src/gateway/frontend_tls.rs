@@ -2,7 +2,7 @@
 //! listeners (per port, else the default), as the same client authentication the
 //! Ingress `auth-tls-*` keys build.
 
-use model::{CertId, ClientAuth, ClientCa, ClientVerify};
+use model::{CaSource, CertId, ClientAuth, ClientCa, ClientVerify};
 use resources::Kind;
 use resources::gateway::{
     Gateway, GatewayListeners, GatewayTlsFrontendDefaultValidationMode,
@@ -122,9 +122,9 @@ fn ca_bundle(
     };
     // A ConfigMap's `ca.crt` is the Core form; a Secret's (with an optional `ca.crl`), as
     // the Ingress `auth-tls-secret` uses, is this implementation's.
-    let kind = match (reference.group, reference.kind) {
-        ("", "ConfigMap") => "ConfigMap",
-        ("", "Secret") => "Secret",
+    let (source, kind) = match (reference.group, reference.kind) {
+        ("", "ConfigMap") => (CaSource::ConfigMap, "ConfigMap"),
+        ("", "Secret") => (CaSource::Secret, "Secret"),
         (group, kind) => {
             return Err(invalid(format!(
                 "caCertificateRefs of kind {} are not supported; reference a ConfigMap or a Secret holding ca.crt",
@@ -157,9 +157,9 @@ fn ca_bundle(
         namespace: namespace.to_owned(),
         name: reference.name.to_owned(),
     };
-    match kind {
-        "ConfigMap" => crate::client_auth::load_configmap_client_ca(lookups, id),
-        _ => crate::client_auth::load_client_ca(lookups, id),
+    match source {
+        CaSource::ConfigMap => crate::client_auth::load_configmap_client_ca(lookups, id),
+        CaSource::Secret => crate::client_auth::load_client_ca(lookups, id),
     }
     .map_err(invalid)
 }

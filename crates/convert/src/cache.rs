@@ -677,43 +677,9 @@ fn convert_all(
     context: Context<'_>,
     excluded: &FxHashSet<ObjectRef>,
 ) -> Vec<Converted> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if objects.len() < PARALLEL_FROM || threads < 2 {
-        return objects
-            .into_iter()
-            .map(|object| convert_one(object, context, excluded))
-            .collect();
-    }
-    let chunk = objects.len().div_ceil(threads);
-    let mut chunks: Vec<Vec<ObjectRef>> = Vec::with_capacity(threads);
-    let mut objects = objects.into_iter();
-    loop {
-        let part: Vec<ObjectRef> = objects.by_ref().take(chunk).collect();
-        if part.is_empty() {
-            break;
-        }
-        chunks.push(part);
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|part| {
-                scope.spawn(move || {
-                    part.into_iter()
-                        .map(|object| convert_one(object, context, excluded))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            // A panic in a conversion is a bug: it goes on up, nothing is silently dropped.
-            .flat_map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            })
-            .collect()
+    let objects: Vec<ObjectRef> = objects.into_iter().collect();
+    crate::parallel::map_in_order(&objects, PARALLEL_FROM, |object| {
+        convert_one(object.clone(), context, excluded)
     })
 }
 

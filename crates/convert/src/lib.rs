@@ -24,6 +24,7 @@ mod merge;
 mod names;
 mod options;
 mod outcome;
+mod parallel;
 mod small_set;
 mod tcp_services;
 mod tls;

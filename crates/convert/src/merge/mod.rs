@@ -25,6 +25,16 @@ use crate::diagnostic::Diagnostic;
 use crate::outcome::RouteOutcome;
 use crate::small_set::SmallSet;
 
+/// Below this many keys to resolve, one thread is faster than starting others.
+const PARALLEL_FROM: usize = 2048;
+
+/// What the claims on one host and path come to.
+struct RouteResolution {
+    route: Option<Route>,
+    uses: Vec<Use>,
+    diagnostics: Vec<Diagnostic>,
+}
+
 /// The merge state: claims per key, the winners, and the model they make.
 #[derive(Debug, Default)]
 pub(crate) struct Merger {
@@ -288,7 +298,9 @@ impl Merger {
         if default_dirty {
             self.resolve_default(&mut dirty);
         }
-        let routes = std::mem::take(&mut dirty.routes);
+        let mut routes: Vec<RouteKey> = std::mem::take(&mut dirty.routes).into_iter().collect();
+        // In key order, a host's paths are side by side: each host is then updated once.
+        routes.sort_unstable();
         // A changed Ingress's new claims take the positions of its old ones: every old use
         // goes before any new one is added.
         for key in &routes {
@@ -296,8 +308,26 @@ impl Merger {
                 self.remove_use(&id, &position, &mut dirty);
             }
         }
-        for key in &routes {
-            self.resolve_route(key, &mut dirty);
+        let this = &*self;
+        let resolutions =
+            crate::parallel::map_in_order(&routes, PARALLEL_FROM, |key| this.route_resolution(key));
+        let mut route_changes = Vec::with_capacity(routes.len());
+        for (key, resolution) in routes.into_iter().zip(resolutions) {
+            let RouteResolution {
+                route,
+                uses,
+                diagnostics,
+            } = resolution;
+            set(&mut self.diagnostics.routes, &key, diagnostics);
+            let mut winners = Vec::with_capacity(uses.len());
+            for (position, id, contribution) in uses {
+                self.add_use(&id, position.clone(), contribution, &mut dirty);
+                winners.push((position, id));
+            }
+            if !winners.is_empty() {
+                self.route_winners.insert(key.clone(), winners);
+            }
+            route_changes.push((key, route));
         }
         let passthrough = std::mem::take(&mut dirty.passthrough);
         // As for routes: a changed object's new claims may take the positions of its old
@@ -325,10 +355,21 @@ impl Merger {
         for id in &certificates {
             self.resolve_certificate(id, certificate, &mut dirty);
         }
-        let mut hosts = std::mem::take(&mut dirty.host_certificates);
-        hosts.extend(routes.into_iter().map(|(host, _)| host));
-        for host in &hosts {
-            self.settle_host(host);
+        // The hosts' routes are set last, with their certificates: one update a host.
+        let mut certificate_hosts = std::mem::take(&mut dirty.host_certificates);
+        let mut route_changes = route_changes.into_iter().peekable();
+        while let Some(((host, path), route)) = route_changes.next() {
+            let mut paths = vec![(path, route)];
+            while let Some(((_, path), route)) =
+                route_changes.next_if(|((next, _), _)| *next == host)
+            {
+                paths.push((path, route));
+            }
+            certificate_hosts.remove(&host);
+            self.settle_host(host, paths);
+        }
+        for host in certificate_hosts {
+            self.settle_host(host, Vec::new());
         }
     }
 
@@ -447,7 +488,9 @@ impl Merger {
         (new, diagnostics)
     }
 
-    fn resolve_route(&mut self, key: &RouteKey, dirty: &mut Dirty) {
+    /// What the claims on a host and path make of it; reads the claims and the TLS
+    /// winners only, so the keys of a large merge are resolved on every core.
+    fn route_resolution(&self, key: &RouteKey) -> RouteResolution {
         let mut diagnostics = Vec::new();
         let owned = self
             .route_claims
@@ -483,28 +526,10 @@ impl Merger {
                 });
             }
         }
-        set(&mut self.diagnostics.routes, key, diagnostics);
-        let mut winners = Vec::with_capacity(uses.len());
-        for (position, id, contribution) in uses {
-            self.add_use(&id, position.clone(), contribution, dirty);
-            winners.push((position, id));
-        }
-        if !winners.is_empty() {
-            self.route_winners.insert(key.clone(), winners);
-        }
-        let (host, path) = key;
-        let current = self.hosts.get(host).and_then(|h| h.routes.get(path));
-        if current == route.as_ref() {
-            return;
-        }
-        let entry = self.hosts.entry(host.clone()).or_default();
-        match route {
-            Some(route) => {
-                entry.routes.insert(path.clone(), route);
-            }
-            None => {
-                entry.routes.remove(path);
-            }
+        RouteResolution {
+            route,
+            uses,
+            diagnostics,
         }
     }
 
@@ -763,30 +788,50 @@ impl Merger {
         set(&mut self.diagnostics.certificates, id, diagnostics);
     }
 
-    /// Sets a host's certificate from its TLS winner, and drops a host left with neither
-    /// routes nor a certificate.
-    fn settle_host(&mut self, host: &HostKey) {
-        let (cert, tls) = match self.tls_winners.get(host) {
+    /// Sets a host's routes (`None`: the path is no longer routed) and its certificate
+    /// from its TLS winner, and drops a host left with neither routes nor a certificate.
+    /// The persistent map is touched only when the host changes.
+    fn settle_host(&mut self, host: HostKey, routes: Vec<(PathMatch, Option<Route>)>) {
+        let (cert, tls) = match self.tls_winners.get(&host) {
             // The certificates in the model are the ones that loaded.
             Some((_, Some(id), tls)) => (self.certs.contains_key(id).then(|| id.clone()), tls),
             Some((_, None, tls)) => (None, tls),
             None => (None, &TlsOptions::default()),
         };
         let tls = tls.clone();
-        let current = self.hosts.get(host);
-        let has_routes = current.is_some_and(|h| !h.routes.is_empty());
-        if !has_routes && cert.is_none() && tls.is_empty() {
-            if current.is_some() {
-                self.hosts.remove(host);
+        let current = self.hosts.get(&host);
+        let same_routes = routes
+            .iter()
+            .all(|(path, route)| current.and_then(|h| h.routes.get(path)) == route.as_ref());
+        let same_rest = match current {
+            Some(current) => {
+                current.cert == cert
+                    && current.tls == tls
+                    && !(current.routes.is_empty() && cert.is_none() && tls.is_empty())
             }
+            None => cert.is_none() && tls.is_empty(),
+        };
+        if same_routes && same_rest {
             return;
         }
-        if current.is_some_and(|h| h.cert == cert && h.tls == tls) {
-            return;
+        let mut settled = current.cloned().unwrap_or_default();
+        for (path, route) in routes {
+            match route {
+                Some(route) => {
+                    settled.routes.insert(path, route);
+                }
+                None => {
+                    settled.routes.remove(&path);
+                }
+            }
         }
-        let entry = self.hosts.entry(host.clone()).or_default();
-        entry.cert = cert;
-        entry.tls = tls;
+        settled.cert = cert;
+        settled.tls = tls;
+        if settled.routes.is_empty() && settled.cert.is_none() && settled.tls.is_empty() {
+            self.hosts.remove(&host);
+        } else {
+            self.hosts.insert(host, settled);
+        }
     }
 }
 

@@ -1,32 +1,18 @@
 //! Independent work on every core, for inputs large enough to pay for the threads.
 
 /// `work` applied to every item, in the items' order: on one thread below
-/// `parallel_from` items, otherwise in one contiguous chunk per core.
+/// `parallel_from` items, otherwise on the shared pool's threads.
 pub(crate) fn map_in_order<T: Sync, R: Send>(
     items: &[T],
     parallel_from: usize,
-    work: impl Fn(&T) -> R + Sync,
+    work: impl Fn(&T) -> R + Sync + Send,
 ) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if items.len() < parallel_from || threads < 2 {
+    use rayon::prelude::*;
+    if items.len() < parallel_from || rayon::current_num_threads() < 2 {
         return items.iter().map(work).collect();
     }
-    let work = &work;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(items.len().div_ceil(threads))
-            .map(|chunk| scope.spawn(move || chunk.iter().map(work).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            // A panic in the work is a bug: it goes on up, nothing is silently dropped.
-            .flat_map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            })
-            .collect()
-    })
+    // A panic in the work is a bug: rayon carries it on up, nothing is silently dropped.
+    items.par_iter().map(work).collect()
 }
 
 #[cfg(test)]

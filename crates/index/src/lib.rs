@@ -287,8 +287,11 @@ impl Index {
         for object_ref in gone {
             self.delete(&object_ref);
         }
+        // A first list (a start) fills an empty store: nothing to compare or take back.
+        let empty = self.current.objects.is_empty();
         for (object_ref, object) in listed {
             match object {
+                Some(object) if empty => self.store_absent(object_ref, object),
                 Some(object) => self.apply(object_ref, object),
                 None if !self.current.objects.contains_key(&object_ref) => {
                     // The source lists as unchanged what it never delivered: its bug. The
@@ -311,6 +314,13 @@ impl Index {
             return;
         }
         self.unproject(&object_ref);
+        self.store_absent(object_ref, object);
+    }
+
+    /// Stores an object the store does not hold, with its projections. (The persistent
+    /// maps' `entry` looks a key up two or three times: a lookup, then an insertion only
+    /// for a new key, looks it up once or twice.)
+    fn store_absent(&mut self, object_ref: ObjectRef, object: Object) {
         if let Object::EndpointSlice(slice) = &object
             && let Some(service) = slice
                 .metadata
@@ -318,21 +328,31 @@ impl Index {
                 .as_ref()
                 .and_then(|labels| labels.get(SERVICE_NAME_LABEL))
         {
-            let names = self
-                .current
-                .slices_by_service
-                .entry((object_ref.namespace.clone(), service.clone()))
-                .or_default();
-            if let Err(at) = names.binary_search(&object_ref.name) {
-                names.insert(at, object_ref.name.clone());
+            let key = (object_ref.namespace.clone(), service.clone());
+            match self.current.slices_by_service.get_mut(&key) {
+                Some(names) => {
+                    if let Err(at) = names.binary_search(&object_ref.name) {
+                        names.insert(at, object_ref.name.clone());
+                    }
+                }
+                None => {
+                    self.current
+                        .slices_by_service
+                        .insert(key, vec![object_ref.name.clone()]);
+                }
             }
         }
         for parent in object.parents() {
-            self.current
-                .children_by_parent
-                .entry((object_ref.kind, parent))
-                .or_default()
-                .insert(object_ref.clone());
+            let key = (object_ref.kind, parent);
+            match self.current.children_by_parent.get_mut(&key) {
+                Some(children) => {
+                    children.insert(object_ref.clone());
+                }
+                None => {
+                    let children = OrdSet::unit(object_ref.clone());
+                    self.current.children_by_parent.insert(key, children);
+                }
+            }
         }
         let kind = object_ref.kind;
         if self.current.objects.insert(object_ref, object).is_none() {

@@ -25,31 +25,35 @@ use crate::{RenderedConfig, RenderedFile, config};
 /// One host's lines in each map, ready to assemble.
 type CachedHost = PerMap<Arc<str>>;
 
-fn host_parts(key: &HostKey, host: &model::Host) -> CachedHost {
-    maps::host_lines(key, host).map(Arc::from)
+/// Everything rendered of one host, apart from the cache.
+struct RenderedHost {
+    parts: CachedHost,
+    /// Its frontend rule lines, when it has any.
+    rules: Option<HostRuleLines>,
+    /// Its lines on Gateway listener ports of its own, when it has any.
+    ports: Option<HostPortLines>,
+}
+
+fn render_host(key: &HostKey, host: &model::Host) -> RenderedHost {
+    RenderedHost {
+        parts: maps::host_lines(key, host).map(Arc::from),
+        rules: Some(rules::host_rule_lines(key, host))
+            .filter(|lines| *lines != HostRuleLines::default()),
+        ports: Some(ports::host_port_lines(key, host)).filter(|lines| !lines.is_empty()),
+    }
 }
 
 /// Below this many items, one thread is faster than starting others.
 const PARALLEL_FROM: usize = 1024;
 
-/// `items.iter().map(f)`, on every core for large inputs; the order is kept.
-fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    if items.len() < PARALLEL_FROM || threads < 2 {
+/// `items.iter().map(f)`, on the shared pool's threads for large inputs; the order is
+/// kept, and a panic (a bug) goes on up.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    if items.len() < PARALLEL_FROM || rayon::current_num_threads() < 2 {
         return items.iter().map(f).collect();
     }
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(items.len().div_ceil(threads))
-            .map(|chunk| scope.spawn(move || chunk.iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            // A panic while rendering is a bug: it goes on up.
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
+    items.par_iter().map(f).collect()
 }
 
 /// Memo of the previous render.
@@ -338,12 +342,13 @@ impl RenderCache {
         let mut update = |cache: &mut Self,
                           key: &HostKey,
                           host: Option<&model::Host>,
+                          rendered: Option<RenderedHost>,
                           old_cert: Option<&CertId>,
                           old_tls: Option<&model::TlsOptions>| {
-            let new_parts = host.map(|host| host_parts(key, host));
-            let rules = host
-                .map(|host| rules::host_rule_lines(key, host))
-                .filter(|lines| *lines != HostRuleLines::default());
+            let (new_parts, rules, ports) = match rendered {
+                Some(rendered) => (Some(rendered.parts), rendered.rules, rendered.ports),
+                None => (None, None, None),
+            };
             match rules {
                 Some(lines) => {
                     cache.rule_lines.insert(key.clone(), Arc::new(lines));
@@ -352,10 +357,7 @@ impl RenderCache {
                     cache.rule_lines.remove(key);
                 }
             }
-            match host
-                .map(|host| ports::host_port_lines(key, host))
-                .filter(|l| !l.is_empty())
-            {
+            match ports {
                 Some(lines) => {
                     cache.port_lines.insert(key.clone(), Arc::new(lines));
                 }
@@ -394,13 +396,20 @@ impl RenderCache {
             Some(previous) => {
                 for item in previous.hosts.diff(&model.hosts) {
                     match item {
-                        DiffItem::Add(key, host) => update(self, key, Some(host), None, None),
+                        DiffItem::Add(key, host) => {
+                            let rendered = render_host(key, host);
+                            update(self, key, Some(host), Some(rendered), None, None)
+                        }
                         DiffItem::Update {
                             old: (_, old),
                             new: (key, host),
-                        } => update(self, key, Some(host), old.cert.as_ref(), Some(&old.tls)),
+                        } => {
+                            let rendered = render_host(key, host);
+                            let (old_cert, old_tls) = (old.cert.as_ref(), Some(&old.tls));
+                            update(self, key, Some(host), Some(rendered), old_cert, old_tls)
+                        }
                         DiffItem::Remove(key, old) => {
-                            update(self, key, None, old.cert.as_ref(), Some(&old.tls))
+                            update(self, key, None, None, old.cert.as_ref(), Some(&old.tls))
                         }
                     }
                 }
@@ -409,8 +418,10 @@ impl RenderCache {
                 self.hosts.clear();
                 self.rule_lines.clear();
                 self.port_lines.clear();
-                for (key, host) in &model.hosts {
-                    update(self, key, Some(host), None, None);
+                let hosts: Vec<(&HostKey, &model::Host)> = model.hosts.iter().collect();
+                let rendered = parallel_map(&hosts, |(key, host)| render_host(key, host));
+                for ((key, host), rendered) in hosts.into_iter().zip(rendered) {
+                    update(self, key, Some(host), Some(rendered), None, None);
                 }
             }
         }
@@ -433,17 +444,22 @@ impl RenderCache {
                 .collect();
         }
         let mut dirty_maps = PerMap::<bool>::default();
-        for (map, bucket) in dirty {
-            let Some(members) = self.bucket_members.get(bucket as usize) else {
-                continue;
-            };
+        let dirty: Vec<(MapFile, u32)> = dirty.into_iter().collect();
+        let texts = parallel_map(&dirty, |(map, bucket)| {
+            let members = self.bucket_members.get(*bucket as usize)?;
             let text: String = members
                 .iter()
                 .filter_map(|key| self.hosts.get(key))
-                .map(|host| &*host[map])
+                .map(|host| &*host[*map])
                 .collect();
+            Some(Arc::<str>::from(text))
+        });
+        for ((map, bucket), text) in dirty.into_iter().zip(texts) {
+            let Some(text) = text else {
+                continue;
+            };
             if let Some(slot) = self.bucket_texts[map].get_mut(bucket as usize) {
-                *slot = Arc::from(text);
+                *slot = text;
             }
             dirty_maps[map] = true;
         }

@@ -230,7 +230,9 @@ impl ManifestDir {
         }
         // Files that are gone or changed give up their definitions.
         // Collected, then sorted once: cheaper than a tree of every object at a cold start.
-        let mut affected = Vec::new();
+        let decoded_objects: usize = decoded.iter().map(|(_, file)| file.objects.len()).sum();
+        let mut affected = Vec::with_capacity(decoded_objects);
+        self.definitions.reserve(decoded_objects);
         let stale: Vec<PathBuf> = self
             .files
             .keys()
@@ -264,13 +266,13 @@ impl ManifestDir {
             self.files.insert(path, file);
         }
 
-        let mut events = Vec::new();
+        let mut events = Vec::with_capacity(affected.len());
         affected.sort_unstable();
         affected.dedup();
         // At a cold start every object is new: the served map is built at once from the
         // sorted references rather than by one insertion each.
         let cold = self.current.is_empty();
-        let mut fresh = Vec::new();
+        let mut fresh = Vec::with_capacity(if cold { affected.len() } else { 0 });
         for object_ref in affected {
             let places = self.definitions.get(&object_ref);
             let first = places

@@ -1,46 +1,23 @@
 //! Running a function over items on every core, with a panic costing only its item.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// `work` applied to every item, in the items' order, on as many threads as there are
-/// cores (items are taken one at a time, so uneven items share out). An item whose work
-/// panicked (a bug) gives `None`.
+/// A change on a watched directory touches a file or two: those are read and decoded on
+/// the calling thread, with no hand-over to the pool.
+const PARALLEL_FROM: usize = 4;
+
+/// `work` applied to every item, in the items' order, on the shared pool's threads
+/// (which share out uneven items). An item whose work panicked (a bug) gives `None`.
 pub(crate) fn map_on_every_core<T: Sync, R: Send>(
     items: &[T],
-    work: impl Fn(&T) -> R + Sync,
+    work: impl Fn(&T) -> R + Sync + Send,
 ) -> Vec<Option<R>> {
+    use rayon::prelude::*;
     let one = |item: &T| catch_unwind(AssertUnwindSafe(|| work(item))).ok();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len());
-    if workers <= 1 {
+    if items.len() < PARALLEL_FROM || rayon::current_num_threads() < 2 {
         return items.iter().map(one).collect();
     }
-    let next = AtomicUsize::new(0);
-    let take_items = || {
-        let mut done = Vec::new();
-        loop {
-            let index = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(index) else {
-                return done;
-            };
-            done.push((index, one(item)));
-        }
-    };
-    let mut results: Vec<(usize, Option<R>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(take_items)).collect();
-        // Panics are caught per item: a worker itself does not panic.
-        handles
-            .into_iter()
-            .flat_map(|handle| handle.join().unwrap_or_default())
-            .collect()
-    });
-    results.sort_unstable_by_key(|(index, _)| *index);
-    let mut ordered: Vec<Option<R>> = Vec::with_capacity(items.len());
-    ordered.extend(results.into_iter().map(|(_, result)| result));
-    ordered.resize_with(items.len(), || None);
-    ordered
+    items.par_iter().with_max_len(1).map(one).collect()
 }
 
 #[cfg(test)]

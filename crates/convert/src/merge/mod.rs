@@ -86,6 +86,20 @@ impl Merger {
         mut certificate: impl FnMut(&CertId) -> Result<TlsCert, String>,
     ) -> bool {
         let mut dirty = Dirty::default();
+        if self.contributions.is_empty() {
+            // A merge from nothing (a start, a rebuild) knows how many keys are coming:
+            // its tables are sized once instead of growing through every power of two.
+            let routes = changes
+                .iter()
+                .filter_map(|(_, contribution)| contribution.as_ref())
+                .map(|contribution| contribution.routes.len())
+                .sum();
+            self.contributions.reserve(changes.len());
+            self.route_claims.reserve(routes);
+            self.paths_by_host.reserve(routes);
+            self.route_winners.reserve(routes);
+            dirty.routes.reserve(routes);
+        }
         let mut outcomes_changed = false;
         for (object, new) in changes {
             let old = self.contributions.remove(&object);
@@ -673,28 +687,29 @@ impl Merger {
                 ClaimKind::DefaultBackend => contribution
                     .default_backend
                     .as_ref()
-                    .map(|claim| (&claim.backend, claim.field.clone())),
+                    .map(|claim| (&claim.backend, claim.field.as_str(), "")),
                 ClaimKind::Route(index) => {
                     contribution.routes.get(*index as usize).and_then(|route| {
                         let backend = route.backend(id)?;
-                        Some((backend, format!("{}.backend", route.field)))
+                        Some((backend, route.field.as_str(), ".backend"))
                     })
                 }
                 ClaimKind::Passthrough(index) => contribution
                     .passthrough
                     .get(*index as usize)
-                    .and_then(|claim| Some((claim.backend.as_ref()?, claim.field.clone()))),
+                    .and_then(|claim| Some((claim.backend.as_ref()?, claim.field.as_str(), ""))),
                 ClaimKind::Tcp(index) => contribution.tcp.get(*index as usize).and_then(|claim| {
                     let backend = claim
                         .backends
                         .iter()
                         .filter_map(|(b, _)| b.as_ref())
                         .find(|b| b.id == *id)?;
-                    Some((backend, claim.field.clone()))
+                    Some((backend, claim.field.as_str(), ""))
                 }),
                 ClaimKind::Tls(_) => None,
             };
-            let Some((backend, field)) = used else {
+            // The field is spelled out only for a report: most backends have none.
+            let Some((backend, field, field_suffix)) = used else {
                 continue;
             };
             match &mut merged {
@@ -707,7 +722,7 @@ impl Merger {
                         let owner = owner.map(ToString::to_string).unwrap_or_default();
                         diagnostics.push(Diagnostic {
                             object: contribution.object.clone(),
-                            field,
+                            field: format!("{field}{field_suffix}"),
                             message: format!("backend {} is configured differently by {owner}, which is older; its settings are used", backend.id),
                         });
                     }

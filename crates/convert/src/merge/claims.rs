@@ -111,7 +111,10 @@ pub(super) fn set<K: Clone + Eq + std::hash::Hash>(
     diagnostics: Vec<Diagnostic>,
 ) {
     if diagnostics.is_empty() {
-        map.remove(key);
+        // Nearly every key reports nothing, and nearly every map is empty.
+        if !map.is_empty() {
+            map.remove(key);
+        }
     } else {
         map.insert(key.clone(), diagnostics);
     }

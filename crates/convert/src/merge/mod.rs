@@ -96,7 +96,6 @@ impl Merger {
                 .sum();
             self.contributions.reserve(changes.len());
             self.route_claims.reserve(routes);
-            self.paths_by_host.reserve(routes);
             self.route_winners.reserve(routes);
             dirty.routes.reserve(routes);
         }
@@ -209,15 +208,29 @@ impl Merger {
             let key = (route.host.clone(), route.path.clone());
             let claims = self.route_claims.entry(key.clone()).or_default();
             if claims.is_empty() {
-                self.paths_by_host
-                    .entry(route.host.clone())
-                    .or_default()
-                    .insert(route.path.clone());
+                // A host's second path finds its host already known: looked up first, the
+                // names are copied only for a host new here.
+                match self.paths_by_host.get_mut(&route.host) {
+                    Some(paths) => {
+                        paths.insert(route.path.clone());
+                    }
+                    None => {
+                        let mut paths = SmallSet::default();
+                        paths.insert(route.path.clone());
+                        self.paths_by_host.insert(route.host.clone(), paths);
+                    }
+                }
                 if let Some((name, suffix)) = exact_suffix(&route.host) {
-                    self.exact_hosts_by_suffix
-                        .entry(suffix.to_owned())
-                        .or_default()
-                        .insert(name.to_owned());
+                    match self.exact_hosts_by_suffix.get_mut(suffix) {
+                        Some(names) if names.contains(name) => {}
+                        Some(names) => {
+                            names.insert(name.to_owned());
+                        }
+                        None => {
+                            let names = BTreeSet::from([name.to_owned()]);
+                            self.exact_hosts_by_suffix.insert(suffix.to_owned(), names);
+                        }
+                    }
                 }
             }
             claims.insert(
@@ -718,7 +731,8 @@ impl Merger {
                     owner = Some(&contribution.object);
                 }
                 Some(existing) => {
-                    if !existing.same_section_settings(backend) {
+                    // Two paths of one object to one service share its backend.
+                    if !Arc::ptr_eq(existing, backend) && !existing.same_section_settings(backend) {
                         let owner = owner.map(ToString::to_string).unwrap_or_default();
                         diagnostics.push(Diagnostic {
                             object: contribution.object.clone(),

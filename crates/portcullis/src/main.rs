@@ -25,6 +25,7 @@ fn main() -> ExitCode {
             .init(),
         cli::LogFormat::Json => logs.json().flatten_event(true).init(),
     }
+    limit_worker_threads();
     let result = match cli.command {
         cli::Command::Run(args) => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -45,5 +46,25 @@ fn main() -> ExitCode {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Most threads the parallel stages use. Each keeps its allocator's free pages for
+/// itself, so every thread adds memory; past a few, the serial parts dominate anyway.
+const MAX_WORKER_THREADS: usize = 8;
+
+/// Sizes the pool the parallel stages share: one thread a core, at most
+/// [`MAX_WORKER_THREADS`] (`RAYON_NUM_THREADS` still decides when set).
+fn limit_worker_threads() {
+    if std::env::var_os("RAYON_NUM_THREADS").is_some() {
+        return;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let built = rayon::ThreadPoolBuilder::new()
+        .num_threads(cores.min(MAX_WORKER_THREADS))
+        .build_global();
+    if let Err(err) = built {
+        // The pool runs with its defaults: one thread a core.
+        tracing::warn!(%err, "the worker threads' limit could not be set");
     }
 }

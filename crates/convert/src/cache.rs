@@ -396,10 +396,18 @@ impl ConvertCache {
         // Kept for as long as the result: no room for more.
         lookups.shrink_to_fit();
         for dependency in &lookups {
-            self.dependents
-                .entry(dependency.clone())
-                .or_default()
-                .insert(memo.clone());
+            // Many results read the same thing (the class, the global ConfigMap, a
+            // namespace's Secrets): the key is copied only the first time.
+            match self.dependents.get_mut(dependency) {
+                Some(dependents) => {
+                    dependents.insert(memo.clone());
+                }
+                None => {
+                    let mut dependents = SmallSet::default();
+                    dependents.insert(memo.clone());
+                    self.dependents.insert(dependency.clone(), dependents);
+                }
+            }
         }
         self.lookups.insert(memo, lookups);
     }

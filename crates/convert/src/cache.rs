@@ -619,7 +619,8 @@ fn accept_proxy(global: &GlobalConfig) -> model::AcceptProxy {
 /// conversion looked up (nothing when it is gone).
 type Converted = (ObjectRef, Option<Arc<Contribution>>, Vec<Dependency>);
 
-/// Below this many objects, converting on one thread is faster than starting others.
+/// Below this many objects, converting on the calling thread is faster than sharing
+/// them out to the pool.
 const PARALLEL_FROM: usize = 512;
 
 fn convert_one(

@@ -43,7 +43,7 @@ fn render_host(key: &HostKey, host: &model::Host) -> RenderedHost {
     }
 }
 
-/// Below this many items, one thread is faster than starting others.
+/// Below this many items, the calling thread is faster than sharing them out to the pool.
 const PARALLEL_FROM: usize = 1024;
 
 /// `items.iter().map(f)`, on the shared pool's threads for large inputs; the order is

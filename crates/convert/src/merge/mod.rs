@@ -25,7 +25,8 @@ use crate::diagnostic::Diagnostic;
 use crate::outcome::RouteOutcome;
 use crate::small_set::SmallSet;
 
-/// Below this many keys to resolve, one thread is faster than starting others.
+/// Below this many keys to resolve, the calling thread is faster than sharing them out
+/// to the pool.
 const PARALLEL_FROM: usize = 2048;
 
 /// What the claims on one host and path come to.

@@ -8,11 +8,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use std::borrow::Cow;
+
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::LogSafe;
 use crate::names::{NameRule, check_name};
+use crate::node::{Node, from_node};
 use crate::object::{Kind, Object};
 
 /// Why one document of a manifest could not be used.
@@ -70,29 +73,35 @@ pub fn decode_manifest_reusing(
     json: bool,
     previous: &DocumentCache,
 ) -> (Decoded, DocumentCache) {
-    decode_with(text, json, previous, read_yaml)
+    decode_with(text, json, previous, Reader::FastFirst)
 }
 
 /// Decodes a manifest file's text with serde-saphyr alone, as before the fast reader: the
 /// reference the decoder is compared with in tests and benchmarks.
 pub fn decode_manifest_with_serde_saphyr(text: &str, json: bool) -> Decoded {
-    decode_with(text, json, &DocumentCache::default(), |document| {
-        serde_saphyr::from_str_with_options::<Value>(document, yaml_options())
-    })
-    .0
+    decode_with(text, json, &DocumentCache::default(), Reader::SerdeSaphyr).0
+}
+
+/// Which reader reads a YAML document.
+#[derive(Clone, Copy)]
+enum Reader {
+    /// The fast reader, and serde-saphyr for a document it declines.
+    FastFirst,
+    /// serde-saphyr alone.
+    SerdeSaphyr,
 }
 
 fn decode_with(
     text: &str,
     json: bool,
     previous: &DocumentCache,
-    read_yaml: fn(&str) -> Result<Value, serde_saphyr::Error>,
+    reader: Reader,
 ) -> (Decoded, DocumentCache) {
     let mut decoded = Decoded::default();
     let mut cache = DocumentCache::default();
     if json {
         match serde_json::from_str::<Value>(text) {
-            Ok(value) => classify(value, 1, 1, &mut decoded),
+            Ok(value) => classify(Node::borrowing(&value), 1, 1, &mut decoded),
             Err(err) => decoded.errors.push(DecodeError {
                 document: 1,
                 line: err.line(),
@@ -108,15 +117,7 @@ fn decode_with(
         // A document's objects do not depend on where it is; its errors name the place.
         let one = previous.documents.get(&hash).cloned().unwrap_or_else(|| {
             let mut one = Decoded::default();
-            match read_yaml(document) {
-                Ok(value) => classify(value, 0, 0, &mut one),
-                Err(err) => one.errors.push(DecodeError {
-                    document: 0,
-                    line: 0,
-                    reason: format!("invalid YAML: {}", first_line(&err.to_string())),
-                    failure: DecodeFailure::Syntax,
-                }),
-            }
+            read_yaml(document, reader, &mut one);
             one
         });
         decoded.objects.extend(one.objects.iter().cloned());
@@ -134,22 +135,33 @@ fn decode_with(
     (decoded, cache)
 }
 
-/// One YAML document's value: the fast reader's when the document is in its subset,
-/// serde-saphyr's otherwise (with the same value, checked by the `cross-check` feature in
+/// Decodes one YAML document: read by the fast reader when it is in its subset, by
+/// serde-saphyr otherwise (with the same value, checked by the `cross-check` feature in
 /// tests and the fuzzer).
-fn read_yaml(document: &str) -> Result<Value, serde_saphyr::Error> {
-    let fast = crate::fast_yaml::parse(document);
-    #[cfg(feature = "cross-check")]
-    if let Some(fast) = &fast {
-        let general = serde_saphyr::from_str_with_options::<Value>(document, yaml_options());
-        assert!(
-            general.as_ref().is_ok_and(|general| general == fast),
-            "the fast YAML reader read {fast:?} where serde-saphyr read {general:?} from {document:?}"
-        );
+fn read_yaml(document: &str, reader: Reader, out: &mut Decoded) {
+    if let Reader::FastFirst = reader
+        && let Some(node) = crate::fast_yaml::parse(document)
+    {
+        #[cfg(feature = "cross-check")]
+        {
+            let fast = node.to_value();
+            let general = serde_saphyr::from_str_with_options::<Value>(document, yaml_options());
+            assert!(
+                general.as_ref().is_ok_and(|general| *general == fast),
+                "the fast YAML reader read {fast:?} where serde-saphyr read {general:?} from {document:?}"
+            );
+        }
+        classify(node, 0, 0, out);
+        return;
     }
-    match fast {
-        Some(value) => Ok(value),
-        None => serde_saphyr::from_str_with_options::<Value>(document, yaml_options()),
+    match serde_saphyr::from_str_with_options::<Value>(document, yaml_options()) {
+        Ok(value) => classify(Node::borrowing(&value), 0, 0, out),
+        Err(err) => out.errors.push(DecodeError {
+            document: 0,
+            line: 0,
+            reason: format!("invalid YAML: {}", first_line(&err.to_string())),
+            failure: DecodeFailure::Syntax,
+        }),
     }
 }
 
@@ -166,12 +178,30 @@ pub(crate) fn yaml_options() -> serde_saphyr::Options {
 
 /// Splits a YAML stream at `---` lines; yields (1-based start line, text) of every
 /// document that holds more than comments and blank lines.
+/// `text.split_inclusive('\n')`: manifest lines are short, where a byte loop beats
+/// `memchr`'s start-up.
+fn lines_inclusive(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = rest
+            .bytes()
+            .position(|b| b == b'\n')
+            .map_or(rest.len(), |i| i + 1);
+        let (line, tail) = rest.split_at(end);
+        rest = tail;
+        Some(line)
+    })
+}
+
 fn split_documents(text: &str) -> Vec<(usize, &str)> {
     let mut documents = Vec::new();
     let mut start = 0;
     let mut start_line = 1;
     let mut offset = 0;
-    for (number, line) in text.split_inclusive('\n').enumerate() {
+    for (number, line) in lines_inclusive(text).enumerate() {
         let bare = line.trim_end_matches(['\n', '\r']);
         let is_marker = bare == "---" || bare.starts_with("--- ") || bare == "...";
         if is_marker && offset > start {
@@ -204,18 +234,18 @@ fn split_documents(text: &str) -> Vec<(usize, &str)> {
     documents
 }
 
-fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
+fn classify(mut value: Node<'_>, document: usize, line: usize, out: &mut Decoded) {
     if value.is_null() {
         return;
     }
     let api_version = value
         .get("apiVersion")
-        .and_then(Value::as_str)
+        .and_then(Node::as_str)
         .unwrap_or("")
         .to_owned();
     let kind = value
         .get("kind")
-        .and_then(Value::as_str)
+        .and_then(Node::as_str)
         .unwrap_or("")
         .to_owned();
     let fail = |reason: String| DecodeError {
@@ -232,9 +262,9 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
     let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
     let decoded = match (group, kind.as_str()) {
         ("", "List") => {
-            if let Some(Value::Array(items)) = value.get("items") {
+            if let Some(Node::Seq(items)) = value.remove("items") {
                 for item in items {
-                    classify(item.clone(), document, line, out);
+                    classify(item, document, line, out);
                 }
             }
             return;
@@ -243,7 +273,6 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
         ("", "Service") => typed(value, Kind::Service, Object::Service),
         ("", "Endpoints") => typed(value, Kind::Endpoints, Object::Endpoints),
         ("", "Secret") => {
-            let mut value = value;
             unread_secret_keys_dropped(&mut value);
             typed(value, Kind::Secret, |secret| {
                 Object::secret(Arc::unwrap_or_clone(secret))
@@ -279,7 +308,7 @@ fn classify(value: Value, document: usize, line: usize, out: &mut Decoded) {
                 value
                     .get("metadata")
                     .and_then(|m| m.get(field))
-                    .and_then(Value::as_str)
+                    .and_then(Node::as_str)
                     .unwrap_or("")
                     .to_owned()
             };
@@ -307,10 +336,10 @@ const EXPERIMENTAL_GATEWAY_GROUP: &str = "gateway.networking.x-k8s.io";
 
 /// A Gateway API object of one of the `versions` it is served in, all with the v1
 /// schema for the fields read here: its `apiVersion` set to v1, or why it is refused.
-fn as_v1(mut value: Value, kind: Kind, versions: &[&str]) -> Result<Value, String> {
+fn as_v1<'a>(mut value: Node<'a>, kind: Kind, versions: &[&str]) -> Result<Node<'a>, String> {
     let version = value
         .get("apiVersion")
-        .and_then(Value::as_str)
+        .and_then(Node::as_str)
         .unwrap_or_default();
     let served = version
         .strip_prefix("gateway.networking.k8s.io/")
@@ -327,14 +356,17 @@ fn as_v1(mut value: Value, kind: Kind, versions: &[&str]) -> Result<Value, Strin
             kind.name()
         ));
     }
-    value["apiVersion"] = Value::from("gateway.networking.k8s.io/v1");
+    value.set(
+        "apiVersion",
+        Node::String(Cow::Borrowed("gateway.networking.k8s.io/v1")),
+    );
     Ok(value)
 }
 
 /// A Gateway API object: v1beta1 has the same schema as v1 for the kinds read here, so
 /// both decode into the v1 types.
 fn custom<T: DeserializeOwned>(
-    value: Value,
+    value: Node<'_>,
     kind: Kind,
     wrap: fn(Arc<T>) -> Object,
 ) -> Result<Object, String> {
@@ -344,13 +376,14 @@ fn custom<T: DeserializeOwned>(
 /// A TLSRoute: v1 (standard since Gateway API v1.5), or v1alpha2/v1alpha3 as clusters
 /// with the experimental channel still serve it; the older versions have the same
 /// fields, `hostnames` being optional there.
-fn tls_route(value: Value) -> Result<Object, String> {
+fn tls_route(value: Node<'_>) -> Result<Object, String> {
     let mut value = as_v1(value, Kind::TlsRoute, &["v1", "v1alpha3", "v1alpha2"])?;
-    if let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) {
-        spec.entry("hostnames")
-            .or_insert_with(|| Value::Array(Vec::new()));
-        spec.entry("rules")
-            .or_insert_with(|| Value::Array(Vec::new()));
+    if let Some(spec @ Node::Map(_)) = value.get_mut("spec") {
+        for field in ["hostnames", "rules"] {
+            if spec.get(field).is_none() {
+                spec.set(field, Node::Seq(Vec::new()));
+            }
+        }
     }
     typed(value, Kind::TlsRoute, Object::TlsRoute)
 }
@@ -358,7 +391,7 @@ fn tls_route(value: Value) -> Result<Object, String> {
 /// A TCPRoute or UDPRoute: v1 (standard since Gateway API v1.6), or v1alpha2 as the
 /// experimental channel and older clusters serve it, with the same fields.
 fn l4_route<T: DeserializeOwned>(
-    value: Value,
+    value: Node<'_>,
     kind: Kind,
     wrap: fn(Arc<T>) -> Object,
 ) -> Result<Object, String> {
@@ -367,17 +400,17 @@ fn l4_route<T: DeserializeOwned>(
 
 /// A BackendTLSPolicy: v1 (standard since Gateway API v1.4), or v1alpha3 as clusters
 /// with the experimental channel of v1.3 serve it, with the same fields.
-fn backend_tls_policy(value: Value) -> Result<Object, String> {
+fn backend_tls_policy(value: Node<'_>) -> Result<Object, String> {
     let value = as_v1(value, Kind::BackendTlsPolicy, &["v1", "v1alpha3"])?;
     typed(value, Kind::BackendTlsPolicy, Object::BackendTlsPolicy)
 }
 
 /// A ListenerSet: v1 only (standard since Gateway API v1.5; the experimental channel's
 /// earlier form is another kind, XListenerSet, in another group).
-fn listener_set(value: Value) -> Result<Object, String> {
+fn listener_set(value: Node<'_>) -> Result<Object, String> {
     let version = value
         .get("apiVersion")
-        .and_then(Value::as_str)
+        .and_then(Node::as_str)
         .unwrap_or_default();
     if version != "gateway.networking.k8s.io/v1" {
         return Err(format!(
@@ -391,32 +424,32 @@ fn listener_set(value: Value) -> Result<Object, String> {
 /// the rest of it: manifests saved with `kubectl get -o yaml` carry the field managers'
 /// bookkeeping and kubectl's copy of the whole last-applied object. The cluster watcher
 /// drops the same two from what the API server sends.
-fn slim_metadata(meta: &mut serde_json::Map<String, Value>) {
+fn slim_metadata(meta: &mut Node<'_>) {
     meta.remove("managedFields");
-    if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
+    if let Some(annotations) = meta.get_mut("annotations") {
         annotations.remove(crate::LAST_APPLIED_ANNOTATION);
     }
 }
 
 /// Drops a Secret's keys that no stage reads before they are decoded (their base64 is
 /// never checked, nor kept): see [`crate::SECRET_KEYS_READ`].
-fn unread_secret_keys_dropped(secret: &mut Value) {
+fn unread_secret_keys_dropped(secret: &mut Node<'_>) {
     for field in ["data", "stringData"] {
-        if let Some(Value::Object(data)) = secret.get_mut(field) {
-            data.retain(|key, _| crate::SECRET_KEYS_READ.contains(&key.as_str()));
+        if let Some(data) = secret.get_mut(field) {
+            data.retain_keys(|key| crate::SECRET_KEYS_READ.contains(&key));
         }
     }
 }
 
 fn typed<T: DeserializeOwned>(
-    mut value: Value,
+    mut value: Node<'_>,
     kind: Kind,
     wrap: fn(Arc<T>) -> Object,
 ) -> Result<Object, String> {
     let fail = |reason: String| format!("{}: {reason}", kind.name());
-    let name = match value.pointer("/metadata/name") {
-        None | Some(Value::Null) => return Err(fail("metadata.name is required".to_owned())),
-        Some(Value::String(name)) => name.clone(),
+    let name = match value.get("metadata").and_then(|meta| meta.get("name")) {
+        None | Some(Node::Null) => return Err(fail("metadata.name is required".to_owned())),
+        Some(Node::String(name)) => name.to_string(),
         Some(_) => return Err(fail("metadata.name must be a string".to_owned())),
     };
     if name.is_empty() {
@@ -424,17 +457,17 @@ fn typed<T: DeserializeOwned>(
     }
     check_name("metadata.name", &name, NameRule::for_name_of(kind))
         .map_err(|invalid| fail(invalid.to_string()))?;
-    let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) else {
+    let Some(meta @ Node::Map(_)) = value.get_mut("metadata") else {
         return Err(fail("metadata must be a mapping".to_owned()));
     };
     let namespace = if kind.is_namespaced() {
         let namespace = match meta.get("namespace") {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(namespace)) => namespace.clone(),
+            None | Some(Node::Null) => String::new(),
+            Some(Node::String(namespace)) => namespace.to_string(),
             Some(_) => return Err(fail("metadata.namespace must be a string".to_owned())),
         };
         if namespace.is_empty() {
-            meta.insert("namespace".to_owned(), Value::from("default"));
+            meta.set("namespace", Node::String(Cow::Borrowed("default")));
             "default".to_owned()
         } else {
             check_name("metadata.namespace", &namespace, NameRule::NAMESPACE)
@@ -453,7 +486,7 @@ fn typed<T: DeserializeOwned>(
     } else {
         format!("{namespace}/{name}")
     };
-    serde_json::from_value::<T>(value)
+    from_node::<T>(&value)
         .map(|object| wrap(Arc::new(object)))
         .map_err(|err| format!("{} {label}: {err}", kind.name()))
 }

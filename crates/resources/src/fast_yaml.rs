@@ -13,7 +13,9 @@
 
 mod scalar;
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use crate::node::Node;
 
 /// Deeper documents are declined (serde-saphyr's own limit is 64).
 const MAX_DEPTH: usize = 32;
@@ -23,16 +25,18 @@ const MAX_NODES: usize = 100_000;
 /// Longer keys are declined (serde-saphyr looks 1,024 characters ahead for a key).
 const MAX_KEY_LEN: usize = 512;
 
-/// The document's value as serde-saphyr reads it into a `serde_json::Value`, when the
-/// document is in the subset read here.
-pub(crate) fn parse(document: &str) -> Option<Value> {
-    if !document
-        .bytes()
-        .all(|b| b == b'\n' || (0x20..0x7f).contains(&b))
-    {
+/// The document's value as serde-saphyr reads it (compared as a `serde_json::Value`),
+/// when the document is in the subset read here. Its text is borrowed from the document
+/// except where escapes or a block scalar make a new string.
+pub(crate) fn parse(document: &str) -> Option<Node<'_>> {
+    // Without a branch a byte, so that it is checked many bytes at a time.
+    let unprintable = document.bytes().fold(false, |seen, b| {
+        seen | ((b < 0x20 && b != b'\n') | (b >= 0x7f))
+    });
+    if unprintable {
         return None;
     }
-    let lines: Vec<&str> = document.split('\n').collect();
+    let lines = split_lines(document);
     if lines
         .iter()
         .any(|line| line.starts_with("---") || line.starts_with("...") || line.starts_with('%'))
@@ -49,6 +53,21 @@ pub(crate) fn parse(document: &str) -> Option<Value> {
     let value = reader.block_node(indent(first), 0)?;
     reader.skip_blank();
     (reader.line >= reader.lines.len()).then_some(value)
+}
+
+/// The document's lines, as `split('\n')` gives them: most are short, where a byte loop
+/// beats `memchr`'s start-up.
+fn split_lines(document: &str) -> Vec<&str> {
+    let mut lines = Vec::with_capacity(document.len() / 24 + 1);
+    let mut start = 0;
+    for (i, &b) in document.as_bytes().iter().enumerate() {
+        if b == b'\n' {
+            lines.push(&document[start..i]);
+            start = i + 1;
+        }
+    }
+    lines.push(&document[start..]);
+    lines
 }
 
 struct Reader<'a> {
@@ -97,7 +116,7 @@ impl<'a> Reader<'a> {
 
     /// The node whose content starts at column `col` of the current line: a block
     /// sequence, a block mapping or a flow collection.
-    fn block_node(&mut self, col: usize, depth: usize) -> Option<Value> {
+    fn block_node(&mut self, col: usize, depth: usize) -> Option<Node<'a>> {
         let content = self.lines.get(self.line)?.get(col..)?;
         if is_sequence_entry(content) {
             self.block_sequence(col, depth)
@@ -117,9 +136,9 @@ impl<'a> Reader<'a> {
 
     /// A block mapping whose keys are at column `col`, the first one on the current line
     /// (after a sequence entry's `- ` when compact).
-    fn block_mapping(&mut self, col: usize, depth: usize) -> Option<Value> {
+    fn block_mapping(&mut self, col: usize, depth: usize) -> Option<Node<'a>> {
         self.count_node(depth)?;
-        let mut map = Map::new();
+        let mut map = Entries::default();
         let mut first = true;
         loop {
             if !first {
@@ -149,22 +168,19 @@ impl<'a> Reader<'a> {
                 self.line += 1;
                 value
             };
-            if map.contains_key(&key) {
-                return None;
-            }
-            map.insert(key, value);
+            map.insert(key, value)?;
         }
-        Some(Value::Object(map))
+        Some(Node::Map(map.entries))
     }
 
     /// The value of a key or entry with nothing after it on its line, which belongs to a
     /// node at column `col`: a more indented node on the next lines, a block sequence at
     /// the same column, or null.
-    fn nested_value(&mut self, col: usize, depth: usize) -> Option<Value> {
+    fn nested_value(&mut self, col: usize, depth: usize) -> Option<Node<'a>> {
         self.skip_blank();
         let Some(line) = self.lines.get(self.line) else {
             self.count_node(depth)?;
-            return Some(Value::Null);
+            return Some(Node::Null);
         };
         let line_indent = indent(line);
         if line_indent > col {
@@ -173,12 +189,12 @@ impl<'a> Reader<'a> {
             self.block_sequence(col, depth)
         } else {
             self.count_node(depth)?;
-            Some(Value::Null)
+            Some(Node::Null)
         }
     }
 
     /// A block sequence whose `-` are at column `col`.
-    fn block_sequence(&mut self, col: usize, depth: usize) -> Option<Value> {
+    fn block_sequence(&mut self, col: usize, depth: usize) -> Option<Node<'a>> {
         self.count_node(depth)?;
         let mut items = Vec::new();
         loop {
@@ -216,7 +232,7 @@ impl<'a> Reader<'a> {
             };
             items.push(item);
         }
-        Some(Value::Array(items))
+        Some(Node::Seq(items))
     }
 
     /// A literal block scalar, as kubectl writes a string of several lines: the header
@@ -225,7 +241,7 @@ impl<'a> Reader<'a> {
     /// indentation. Trailing empty lines are dropped. Declined: other headers (`|+`,
     /// indentation indicators, a comment), an empty or blank-led text, and a line of
     /// spaces deeper than the text.
-    fn literal_block(&mut self, header: &str, parent: usize, depth: usize) -> Option<Value> {
+    fn literal_block(&mut self, header: &str, parent: usize, depth: usize) -> Option<Node<'a>> {
         let keep_final_break = match header.trim_end_matches(' ') {
             "|" => true,
             "|-" => false,
@@ -263,18 +279,18 @@ impl<'a> Reader<'a> {
         if !keep_final_break {
             text.pop();
         }
-        Some(Value::String(text))
+        Some(Node::String(Cow::Owned(text)))
     }
 
     /// The value of a sequence entry with nothing after its `-`: a more indented node
     /// on the next lines, or null.
-    fn nested_entry(&mut self, col: usize, depth: usize) -> Option<Value> {
+    fn nested_entry(&mut self, col: usize, depth: usize) -> Option<Node<'a>> {
         self.skip_blank();
         match self.lines.get(self.line) {
             Some(line) if indent(line) > col => self.block_node(indent(line), depth),
             _ => {
                 self.count_node(depth)?;
-                Some(Value::Null)
+                Some(Node::Null)
             }
         }
     }
@@ -282,21 +298,20 @@ impl<'a> Reader<'a> {
 
 /// A key at the start of `content` followed by `:` and a space or the end of the line:
 /// the key and where its value starts.
-fn split_key(content: &str) -> Option<(String, usize)> {
+fn split_key(content: &str) -> Option<(Cow<'_, str>, usize)> {
     let (key, after_key) = if content.starts_with(['"', '\'']) {
         let (key, end) = quoted(content, 0)?;
         let colon = end + indent(&content[end..]);
         (key, colon)
     } else {
-        let colon = content
-            .match_indices(':')
-            .map(|(i, _)| i)
-            .find(|&i| matches!(content.as_bytes().get(i + 1), None | Some(b' ')))?;
+        let bytes = content.as_bytes();
+        let colon = (0..bytes.len())
+            .find(|&i| bytes[i] == b':' && matches!(bytes.get(i + 1), None | Some(b' ')))?;
         let key = content[..colon].trim_end_matches(' ');
         if !plain_key_is_text(key) {
             return None;
         }
-        (key.to_owned(), colon)
+        (Cow::Borrowed(key), colon)
     };
     if key.len() > MAX_KEY_LEN
         || content.as_bytes().get(after_key) != Some(&b':')
@@ -320,12 +335,13 @@ fn plain_key_is_text(key: &str) -> bool {
         || (!scalar::is_null(key)
             && key != "<<"
             && !first.is_ascii_digit()
-            && !b"-+.?:,[]{}#&*!|>'\"%@`".contains(&first)
-            && !key.contains('#'))
+            && !matches!(first, b'-' | b'+' | b'.')
+            && !is_indicator(first)
+            && !key.bytes().any(|b| b == b'#'))
 }
 
 /// The value that starts a line's remainder after a key or a sequence entry's `- `.
-fn inline_value(rest: &str, depth: usize, nodes: &mut usize) -> Option<Value> {
+fn inline_value<'a>(rest: &'a str, depth: usize, nodes: &mut usize) -> Option<Node<'a>> {
     let first = *rest.as_bytes().first()?;
     match first {
         b'{' | b'[' => {
@@ -335,11 +351,13 @@ fn inline_value(rest: &str, depth: usize, nodes: &mut usize) -> Option<Value> {
         b'"' | b'\'' => {
             let (text, end) = quoted(rest, 0)?;
             *nodes += 1;
-            (only_comment(&rest[end..]) && *nodes <= MAX_NODES).then_some(Value::String(text))
+            (only_comment(&rest[end..]) && *nodes <= MAX_NODES).then_some(Node::String(text))
         }
         _ => {
-            let text = match rest.find(" #") {
-                Some(comment) => &rest[..comment],
+            let bytes = rest.as_bytes();
+            let comment = (1..bytes.len()).find(|&i| bytes[i] == b'#' && bytes[i - 1] == b' ');
+            let text = match comment {
+                Some(comment) => &rest[..comment - 1],
                 None => rest,
             }
             .trim_end_matches(' ');
@@ -362,17 +380,50 @@ fn plain_value_is_simple(text: &str) -> bool {
     let Some(&first) = bytes.first() else {
         return false;
     };
-    let indicator = b"?:,[]{}#&*!|>'\"%@`".contains(&first)
-        || (first == b'-' && matches!(bytes.get(1), None | Some(b' ')));
-    !indicator
-        && !text.contains(": ")
-        && !text.ends_with(':')
-        && !text.contains(['[', ']', '{', '}'])
+    let indicator =
+        is_indicator(first) || (first == b'-' && matches!(bytes.get(1), None | Some(b' ')));
+    // No `: ` nor a `:` at the end (a colon followed by a space or nothing), no bracket.
+    let mapping_or_flow = bytes.iter().enumerate().any(|(i, &b)| match b {
+        b':' => matches!(bytes.get(i + 1), None | Some(b' ')),
+        b'[' | b']' | b'{' | b'}' => true,
+        _ => false,
+    });
+    !indicator && !mapping_or_flow
+}
+
+/// Whether a plain scalar cannot start with this character (YAML's indicators, `-` set
+/// apart: it starts a plain scalar unless a space follows).
+fn is_indicator(b: u8) -> bool {
+    matches!(
+        b,
+        b'?' | b':'
+            | b','
+            | b'['
+            | b']'
+            | b'{'
+            | b'}'
+            | b'#'
+            | b'&'
+            | b'*'
+            | b'!'
+            | b'|'
+            | b'>'
+            | b'\''
+            | b'"'
+            | b'%'
+            | b'@'
+            | b'`'
+    )
 }
 
 /// A flow node starting at `pos` of a line (after spaces): its value and the position
 /// after it. A flow collection must close on its line.
-fn flow_node(line: &str, pos: usize, depth: usize, nodes: &mut usize) -> Option<(Value, usize)> {
+fn flow_node<'a>(
+    line: &'a str,
+    pos: usize,
+    depth: usize,
+    nodes: &mut usize,
+) -> Option<(Node<'a>, usize)> {
     *nodes += 1;
     if *nodes > MAX_NODES || depth > MAX_DEPTH {
         return None;
@@ -382,7 +433,7 @@ fn flow_node(line: &str, pos: usize, depth: usize, nodes: &mut usize) -> Option<
     match *bytes.get(pos)? {
         b'{' => flow_mapping(line, pos + 1, depth, nodes),
         b'[' => flow_sequence(line, pos + 1, depth, nodes),
-        b'"' | b'\'' => quoted(line, pos).map(|(text, end)| (Value::String(text), end)),
+        b'"' | b'\'' => quoted(line, pos).map(|(text, end)| (Node::String(text), end)),
         _ => {
             let (text, end) = flow_plain(line, pos)?;
             Some((scalar::plain_value(text)?, end))
@@ -394,17 +445,17 @@ fn skip_spaces(line: &str, pos: usize) -> usize {
     pos + indent(&line[pos..])
 }
 
-fn flow_mapping(
-    line: &str,
+fn flow_mapping<'a>(
+    line: &'a str,
     mut pos: usize,
     depth: usize,
     nodes: &mut usize,
-) -> Option<(Value, usize)> {
+) -> Option<(Node<'a>, usize)> {
     let bytes = line.as_bytes();
-    let mut map = Map::new();
+    let mut map = Entries::default();
     pos = skip_spaces(line, pos);
     if bytes.get(pos) == Some(&b'}') {
-        return Some((Value::Object(map), pos + 1));
+        return Some((Node::Map(map.entries), pos + 1));
     }
     loop {
         pos = skip_spaces(line, pos);
@@ -416,7 +467,7 @@ fn flow_mapping(
             if !plain_key_is_text(text) {
                 return None;
             }
-            (text.to_owned(), end)
+            (Cow::Borrowed(text), end)
         };
         pos = skip_spaces(line, end);
         if bytes.get(pos) != Some(&b':') {
@@ -431,19 +482,19 @@ fn flow_mapping(
         pos = skip_spaces(line, pos);
         let value = if matches!(bytes.get(pos), Some(b',' | b'}')) {
             *nodes += 1;
-            Value::Null
+            Node::Null
         } else {
             let (value, end) = flow_node(line, pos, depth + 1, nodes)?;
             pos = end;
             value
         };
-        if key.len() > MAX_KEY_LEN || map.contains_key(&key) {
+        if key.len() > MAX_KEY_LEN {
             return None;
         }
-        map.insert(key, value);
+        map.insert(key, value)?;
         pos = skip_spaces(line, pos);
         match *bytes.get(pos)? {
-            b'}' => return Some((Value::Object(map), pos + 1)),
+            b'}' => return Some((Node::Map(map.entries), pos + 1)),
             b',' => {
                 pos = skip_spaces(line, pos + 1);
                 // A trailing comma is declined.
@@ -456,24 +507,24 @@ fn flow_mapping(
     }
 }
 
-fn flow_sequence(
-    line: &str,
+fn flow_sequence<'a>(
+    line: &'a str,
     mut pos: usize,
     depth: usize,
     nodes: &mut usize,
-) -> Option<(Value, usize)> {
+) -> Option<(Node<'a>, usize)> {
     let bytes = line.as_bytes();
     let mut items = Vec::new();
     pos = skip_spaces(line, pos);
     if bytes.get(pos) == Some(&b']') {
-        return Some((Value::Array(items), pos + 1));
+        return Some((Node::Seq(items), pos + 1));
     }
     loop {
         let (value, end) = flow_node(line, pos, depth + 1, nodes)?;
         items.push(value);
         pos = skip_spaces(line, end);
         match *bytes.get(pos)? {
-            b']' => return Some((Value::Array(items), pos + 1)),
+            b']' => return Some((Node::Seq(items), pos + 1)),
             b',' => {
                 pos = skip_spaces(line, pos + 1);
                 if matches!(bytes.get(pos), Some(b']' | b',')) {
@@ -493,9 +544,11 @@ fn flow_sequence(
 fn flow_plain(line: &str, pos: usize) -> Option<(&str, usize)> {
     let bytes = line.as_bytes();
     let first = *bytes.get(pos)?;
-    if b"-?:,[]{}#&*!|>'\"%@`".contains(&first) {
+    if first == b'-' || is_indicator(first) {
         let next = bytes.get(pos + 1);
-        if !(first == b'-' && next.is_some_and(|b| !b" ,[]{}".contains(b))) {
+        if !(first == b'-'
+            && next.is_some_and(|&b| !matches!(b, b' ' | b',' | b'[' | b']' | b'{' | b'}')))
+        {
             return None;
         }
     }
@@ -521,8 +574,9 @@ fn flow_plain(line: &str, pos: usize) -> Option<(&str, usize)> {
 }
 
 /// A quoted scalar starting at `pos` (its quote) and closing on the same line: its text
-/// and the position after the closing quote.
-fn quoted(line: &str, pos: usize) -> Option<(String, usize)> {
+/// and the position after the closing quote. The text is borrowed from the line unless
+/// it holds an escape.
+fn quoted(line: &str, pos: usize) -> Option<(Cow<'_, str>, usize)> {
     let bytes = line.as_bytes();
     let quote = *bytes.get(pos)?;
     let mut text = String::new();
@@ -530,21 +584,29 @@ fn quoted(line: &str, pos: usize) -> Option<(String, usize)> {
     if quote == b'\'' {
         loop {
             let close = i + line.get(i..)?.find('\'')?;
+            let escaped_quote = bytes.get(close + 1) == Some(&b'\'');
+            if i == pos + 1 && !escaped_quote {
+                return Some((Cow::Borrowed(&line[i..close]), close + 1));
+            }
             text.push_str(&line[i..close]);
-            if bytes.get(close + 1) == Some(&b'\'') {
+            if escaped_quote {
                 text.push('\'');
                 i = close + 2;
             } else {
-                return Some((text, close + 1));
+                return Some((Cow::Owned(text), close + 1));
             }
         }
     }
     loop {
         let stop = i + line.get(i..)?.find(['"', '\\'])?;
-        text.push_str(&line[i..stop]);
         if bytes[stop] == b'"' {
-            return Some((text, stop + 1));
+            if i == pos + 1 {
+                return Some((Cow::Borrowed(&line[i..stop]), stop + 1));
+            }
+            text.push_str(&line[i..stop]);
+            return Some((Cow::Owned(text), stop + 1));
         }
+        text.push_str(&line[i..stop]);
         let escape = *bytes.get(stop + 1)?;
         i = stop + 2;
         let hex = |len: usize| -> Option<char> {
@@ -577,6 +639,38 @@ fn quoted(line: &str, pos: usize) -> Option<(String, usize)> {
             _ => return None,
         };
         text.push(unescaped);
+    }
+}
+
+/// A mapping being read: its entries in order, refusing a repeated key. A long mapping
+/// (a ConfigMap's data) checks repeats by hash, so reading it stays linear.
+#[derive(Default)]
+struct Entries<'a> {
+    entries: Vec<(Cow<'a, str>, Node<'a>)>,
+    hashes: Option<std::collections::HashSet<u64>>,
+}
+
+/// Up to this many keys, a repeat is looked for by comparing keys.
+const LINEAR_KEYS: usize = 16;
+
+impl<'a> Entries<'a> {
+    /// Adds an entry; `None` when the key is already there.
+    fn insert(&mut self, key: Cow<'a, str>, value: Node<'a>) -> Option<()> {
+        let hash = |key: &str| xxhash_rust::xxh3::xxh3_64(key.as_bytes());
+        if self.entries.len() >= LINEAR_KEYS && self.hashes.is_none() {
+            self.hashes = Some(self.entries.iter().map(|(k, _)| hash(k)).collect());
+        }
+        let repeated = match &mut self.hashes {
+            None => self.entries.iter().any(|(k, _)| *k == key),
+            Some(hashes) => {
+                !hashes.insert(hash(&key)) && self.entries.iter().any(|(k, _)| *k == key)
+            }
+        };
+        if repeated {
+            return None;
+        }
+        self.entries.push((key, value));
+        Some(())
     }
 }
 

@@ -7,6 +7,7 @@ mod l4_routes;
 mod listener_set;
 mod log_safe;
 mod names;
+mod node;
 mod object;
 
 pub use decode::{

@@ -5,34 +5,46 @@
 //! value read here equals the one serde-saphyr gives; a spelling it would refuse (a
 //! non-finite float) is declined.
 
-use serde_json::{Number, Value};
+use std::borrow::Cow;
+
+use serde_json::Number;
+
+use crate::node::Node;
 
 /// The value of a plain scalar in a value position, or `None` to decline the document.
-pub(super) fn plain_value(text: &str) -> Option<Value> {
+pub(super) fn plain_value(text: &str) -> Option<Node<'_>> {
+    // Most values are names: a letter that starts no null, boolean or number (those start
+    // with `n`, `y`, `t`, `f`, `o`, a digit, a sign or `.`; `inf` and `nan` are text).
+    if let Some(first) = text.bytes().next()
+        && first.is_ascii_alphabetic()
+        && !matches!(first.to_ascii_lowercase(), b'n' | b'y' | b't' | b'f' | b'o')
+    {
+        return Some(Node::String(Cow::Borrowed(text)));
+    }
     if is_null(text) {
-        return Some(Value::Null);
+        return Some(Node::Null);
     }
     if let Some(b) = yaml11_bool(text) {
-        return Some(Value::Bool(b));
+        return Some(Node::Bool(b));
     }
     let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
     let uppercase_radix = matches!(unsigned.as_bytes(), [b'0', b'X' | b'O' | b'B', ..]);
     let signed_nan = text.len() != unsigned.len() && matches!(unsigned, ".nan" | ".NaN" | ".NAN");
     if uppercase_radix || signed_nan {
-        return Some(Value::String(text.to_owned()));
+        return Some(Node::String(Cow::Borrowed(text)));
     }
     if text.starts_with('-') {
         if let Some(v) = int_signed(text).and_then(|v| i64::try_from(v).ok()) {
-            return Some(Value::from(v));
+            return Some(Node::Number(Number::from(v)));
         }
     } else if let Some(v) = int_unsigned(text).and_then(|v| u64::try_from(v).ok()) {
-        return Some(Value::from(v));
+        return Some(Node::Number(Number::from(v)));
     }
     match float(text) {
-        Float::Finite(v) => Number::from_f64(v).map(Value::Number),
+        Float::Finite(v) => Number::from_f64(v).map(Node::Number),
         // serde-saphyr refuses a non-finite untyped float: that document is not read here.
         Float::NonFinite => None,
-        Float::Text => Some(Value::String(text.to_owned())),
+        Float::Text => Some(Node::String(Cow::Borrowed(text))),
     }
 }
 

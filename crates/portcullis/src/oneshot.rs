@@ -15,6 +15,9 @@ use crate::pipeline::{self, Reconciler};
 fn load(directory: &Path, max_file_bytes: u64) -> (Arc<Snapshot>, Vec<String>) {
     let mut manifests = ManifestDir::new(directory).max_file_bytes(max_file_bytes);
     let (events, problems) = manifests.initial_events();
+    // One pass, then the process ends: freeing every file's cache one by one cost 2% of a
+    // `render`.
+    std::mem::forget(manifests);
     let mut index = Index::new();
     for event in events {
         index.handle(event);

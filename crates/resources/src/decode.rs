@@ -178,22 +178,17 @@ pub(crate) fn yaml_options() -> serde_saphyr::Options {
 
 /// Splits a YAML stream at `---` lines; yields (1-based start line, text) of every
 /// document that holds more than comments and blank lines.
-/// `text.split_inclusive('\n')`: manifest lines are short, where a byte loop beats
-/// `memchr`'s start-up.
+/// `text.split_inclusive('\n')`, from one scan for line breaks.
 fn lines_inclusive(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let end = rest
-            .bytes()
-            .position(|b| b == b'\n')
-            .map_or(rest.len(), |i| i + 1);
-        let (line, tail) = rest.split_at(end);
-        rest = tail;
-        Some(line)
-    })
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', text.as_bytes())
+        .map(|end| end + 1)
+        .chain((!text.ends_with('\n') && !text.is_empty()).then_some(text.len()))
+        .map(move |end| {
+            let line = &text[start..end];
+            start = end;
+            line
+        })
 }
 
 fn split_documents(text: &str) -> Vec<(usize, &str)> {
@@ -481,14 +476,16 @@ fn typed<T: DeserializeOwned>(
         String::new()
     };
     slim_metadata(meta);
-    let label = if namespace.is_empty() {
-        name
-    } else {
-        format!("{namespace}/{name}")
-    };
     from_node::<T>(&value)
         .map(|object| wrap(Arc::new(object)))
-        .map_err(|err| format!("{} {label}: {err}", kind.name()))
+        .map_err(|err| {
+            let label = if namespace.is_empty() {
+                name
+            } else {
+                format!("{namespace}/{name}")
+            };
+            format!("{} {label}: {err}", kind.name())
+        })
 }
 
 #[cfg(test)]

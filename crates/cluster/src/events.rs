@@ -55,8 +55,8 @@ fn reference(problem: &Problem) -> ObjectReference {
     ObjectReference {
         api_version: Some(api_version(problem.object.kind).to_owned()),
         kind: Some(problem.object.kind.name().to_owned()),
-        namespace: Some(problem.object.namespace.clone()).filter(|ns| !ns.is_empty()),
-        name: Some(problem.object.name.clone()),
+        namespace: Some(problem.object.namespace.to_string()).filter(|ns| !ns.is_empty()),
+        name: Some(problem.object.name.to_string()),
         uid: problem.uid.clone(),
         ..ObjectReference::default()
     }

@@ -502,10 +502,7 @@ fn lookups_touched(change: &index::Change) -> Vec<Dependency> {
                 .as_ref()
                 .and_then(|labels| labels.get(index::SERVICE_NAME_LABEL))
         {
-            keys.push(Dependency::Slices(
-                object.namespace.clone(),
-                service.clone(),
-            ));
+            keys.push(Dependency::Slices(object.namespace.clone(), service.into()));
         }
     }
     keys

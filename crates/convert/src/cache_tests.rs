@@ -376,8 +376,8 @@ fn every_read_of_the_snapshot_is_recorded() {
             .map(|secret| {
                 let secret = secret.object_ref();
                 Memo::Certificate(CertId {
-                    namespace: secret.namespace,
-                    name: secret.name,
+                    namespace: secret.namespace.to_string(),
+                    name: secret.name.to_string(),
                 })
             }),
     );

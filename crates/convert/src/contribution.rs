@@ -17,8 +17,8 @@ use crate::outcome::RouteOutcome;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct MergeOrder {
     pub(crate) created: Option<resources::jiff::Timestamp>,
-    pub(crate) namespace: String,
-    pub(crate) name: String,
+    pub(crate) namespace: resources::Name,
+    pub(crate) name: resources::Name,
     pub(crate) kind: resources::Kind,
 }
 
@@ -57,8 +57,8 @@ impl Contribution {
     pub(crate) fn new(object: ObjectRef, kind: &'static str, order: MergeOrder) -> Self {
         let origin = Origin {
             kind,
-            namespace: object.namespace.clone(),
-            name: object.name.clone(),
+            namespace: object.namespace.to_string(),
+            name: object.name.to_string(),
         };
         Self {
             object,

@@ -324,7 +324,7 @@ impl Converter<'_, '_> {
                                 .clone()
                                 .filter(|s| !s.is_empty())
                                 .map(|name| model::CertId {
-                                    namespace: self.output.object.namespace.clone(),
+                                    namespace: self.output.object.namespace.to_string(),
                                     name,
                                 });
                         // The alias is served as the host: with the same certificate.

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use index::Snapshot;
-use resources::{EndpointSlice, Endpoints, Kind, Object, ObjectRef};
+use resources::{EndpointSlice, Endpoints, Kind, Name, Object, ObjectRef};
 
 use crate::gateway::listener::PortProtocols;
 use crate::keys::GlobalConfig;
@@ -18,9 +18,9 @@ pub(crate) enum Dependency {
     /// `get(object)`.
     Object(ObjectRef),
     /// `endpoint_slices(namespace, service)`.
-    Slices(String, String),
+    Slices(Name, Name),
     /// `in_namespace(kind, namespace)`: any object of the kind there.
-    Listing(Kind, String),
+    Listing(Kind, Name),
     /// `of_kind(kind)`: any object of the kind anywhere.
     Kind(Kind),
     /// `children_of(kind, parent)`: the objects of a kind naming a parent (the routes of
@@ -126,7 +126,7 @@ impl<'a> Recorder<'a> {
 
     pub(crate) fn in_namespace(&mut self, kind: Kind, namespace: &str) -> Vec<&'a Object> {
         self.dependencies
-            .push(Dependency::Listing(kind, namespace.to_owned()));
+            .push(Dependency::Listing(kind, namespace.into()));
         self.context
             .snapshot
             .in_namespace(kind, namespace)
@@ -155,7 +155,7 @@ impl<'a> Recorder<'a> {
     ) -> Vec<&'a Arc<EndpointSlice>> {
         let slices = self.context.snapshot.endpoint_slices(namespace, service);
         self.dependencies
-            .push(Dependency::Slices(namespace.to_owned(), service.to_owned()));
+            .push(Dependency::Slices(namespace.into(), service.into()));
         slices
     }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use imbl::{OrdMap, OrdSet};
 use std::sync::Arc;
 
-use resources::{EndpointSlice, Endpoints, Kind, Object, ObjectRef};
+use resources::{EndpointSlice, Endpoints, Kind, Name, Object, ObjectRef};
 
 /// What a source reports. A list (or relist) is bracketed by `Init` and `InitDone`: the
 /// objects applied in between replace everything the list covers, so whatever it does not
@@ -74,7 +74,7 @@ pub struct Snapshot {
     objects: OrdMap<ObjectRef, Object>,
     /// A service's EndpointSlice names, sorted: a service has one or a few, for which a
     /// persistent set's node (hundreds of bytes) would cost more than the names.
-    slices_by_service: OrdMap<(String, String), Vec<String>>,
+    slices_by_service: OrdMap<(Name, Name), Vec<Name>>,
     /// Routes by the Gateways and ListenerSets their `parentRefs` name, and ListenerSets
     /// by the Gateway theirs names: (child kind, parent) → the children.
     children_by_parent: OrdMap<(Kind, ObjectRef), OrdSet<ObjectRef>>,
@@ -117,7 +117,7 @@ impl Snapshot {
 
     /// The EndpointSlices labelled for a service, ordered by name.
     pub fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<&Arc<EndpointSlice>> {
-        let key = (namespace.to_owned(), service.to_owned());
+        let key = (Name::from(namespace), Name::from(service));
         let Some(names) = self.slices_by_service.get(&key) else {
             return Vec::new();
         };
@@ -328,7 +328,7 @@ impl Index {
                 .as_ref()
                 .and_then(|labels| labels.get(SERVICE_NAME_LABEL))
         {
-            let key = (object_ref.namespace.clone(), service.clone());
+            let key = (object_ref.namespace.clone(), Name::from(service));
             match self.current.slices_by_service.get_mut(&key) {
                 Some(names) => {
                     if let Err(at) = names.binary_search(&object_ref.name) {
@@ -393,7 +393,7 @@ impl Index {
         else {
             return;
         };
-        let key = (object_ref.namespace.clone(), service.clone());
+        let key = (object_ref.namespace.clone(), Name::from(service));
         if let Some(names) = self.current.slices_by_service.get_mut(&key) {
             if let Ok(at) = names.binary_search(&object_ref.name) {
                 names.remove(at);
@@ -555,7 +555,7 @@ mod tests {
     fn names(snapshot: &Snapshot) -> Vec<String> {
         snapshot
             .of_kind(Kind::Service)
-            .map(|o| o.object_ref().name.clone())
+            .map(|o| o.object_ref().name.to_string())
             .collect()
     }
 
@@ -577,7 +577,7 @@ mod tests {
                     &ObjectRef::new(Kind::Gateway, namespace, gateway),
                 )
                 .iter()
-                .map(|route| route.object_ref().name)
+                .map(|route| route.object_ref().name.to_string())
                 .collect()
         };
         index.handle(SourceEvent::Apply(grpc_route(
@@ -631,7 +631,7 @@ mod tests {
             snapshot
                 .children_of(kind, &parent)
                 .iter()
-                .map(|child| child.object_ref().name)
+                .map(|child| child.object_ref().name.to_string())
                 .collect()
         };
         assert_eq!(

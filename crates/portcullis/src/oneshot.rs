@@ -15,9 +15,9 @@ use crate::pipeline::{self, Reconciler};
 fn load(directory: &Path, max_file_bytes: u64) -> (Arc<Snapshot>, Vec<String>) {
     let mut manifests = ManifestDir::new(directory).max_file_bytes(max_file_bytes);
     let (events, problems) = manifests.initial_events();
-    // One pass, then the process ends: freeing every file's cache one by one cost 2% of a
-    // `render`.
-    std::mem::forget(manifests);
+    // Dropped before the reconciliation, not forgotten: what the files' caches free is
+    // reused there (forgetting them saved 2% of a `render` but raised its peak by 15-20 MiB).
+    drop(manifests);
     let mut index = Index::new();
     for event in events {
         index.handle(event);

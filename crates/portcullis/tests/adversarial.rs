@@ -716,10 +716,10 @@ fn check(attacks: &[Attack]) {
         .conversion
         .diagnostics
         .iter()
-        .map(|d| (d.object.namespace.clone(), d.object.name.clone()))
+        .map(|d| (d.object.namespace.to_string(), d.object.name.to_string()))
         .collect();
     for attacker in attackers {
-        let key = (attacker.namespace.clone(), attacker.name.clone());
+        let key = (attacker.namespace.to_string(), attacker.name.to_string());
         assert!(
             served.contains(&key) || reported.contains(&key),
             "{attacker} is neither served nor reported"

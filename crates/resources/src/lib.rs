@@ -6,6 +6,7 @@ mod fast_yaml;
 mod l4_routes;
 mod listener_set;
 mod log_safe;
+mod name;
 mod names;
 mod node;
 mod object;
@@ -29,6 +30,7 @@ pub use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 pub use k8s_openapi::jiff;
 pub use listener_set::as_gateway_listener;
 pub use log_safe::LogSafe;
+pub use name::Name;
 pub use object::{CA_CONFIG_MAP_KEY, Kind, Object, ObjectRef, ParentRef};
 
 /// kubectl's copy of the whole object as last applied: no stage reads it, and it doubles

@@ -125,14 +125,18 @@ pub struct ObjectRef {
     /// Kind.
     pub kind: Kind,
     /// Namespace, or empty for cluster-scoped kinds.
-    pub namespace: String,
+    pub namespace: crate::Name,
     /// Name.
-    pub name: String,
+    pub name: crate::Name,
 }
 
 impl ObjectRef {
     /// Builds a reference.
-    pub fn new(kind: Kind, namespace: impl Into<String>, name: impl Into<String>) -> Self {
+    pub fn new(
+        kind: Kind,
+        namespace: impl Into<crate::Name>,
+        name: impl Into<crate::Name>,
+    ) -> Self {
         Self {
             kind,
             namespace: namespace.into(),
@@ -395,8 +399,8 @@ impl Object {
         let meta = self.metadata();
         ObjectRef {
             kind: self.kind(),
-            namespace: meta.namespace.clone().unwrap_or_default(),
-            name: meta.name.clone().unwrap_or_default(),
+            namespace: meta.namespace.as_deref().unwrap_or_default().into(),
+            name: meta.name.as_deref().unwrap_or_default().into(),
         }
     }
 }

@@ -278,7 +278,7 @@ mod tests {
         )]));
         let outdated: Vec<String> = at_now(|context| pending(&ingresses, &mut written, context))
             .into_iter()
-            .map(|patch| patch.object.name)
+            .map(|patch| patch.object.name.to_string())
             .collect();
         assert_eq!(outdated, ["empty", "stale"]);
     }

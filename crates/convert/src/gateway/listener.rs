@@ -448,7 +448,7 @@ pub(crate) fn certificate_ref(
     let namespace = reference
         .namespace
         .clone()
-        .unwrap_or_else(|| owner.namespace.clone());
+        .unwrap_or_else(|| owner.namespace.to_string());
     if namespace != owner.namespace && !granted(&namespace, &reference.name) {
         return Err(Refusal::new(
             Reason::RefNotPermitted,

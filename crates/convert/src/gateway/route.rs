@@ -123,7 +123,7 @@ impl RouteConverter<'_, '_> {
     }
 
     fn namespace(&self) -> String {
-        self.output.object.namespace.clone()
+        self.output.object.namespace.to_string()
     }
 
     /// Every host this route is served on, merged across the listeners it attaches to.

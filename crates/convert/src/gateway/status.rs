@@ -222,8 +222,8 @@ pub(crate) fn report(
                 parent_ref: ParentRef {
                     group: GROUP,
                     kind: parent.parent.kind.name(),
-                    namespace: parent.parent.namespace.clone(),
-                    name: parent.parent.name.clone(),
+                    namespace: parent.parent.namespace.to_string(),
+                    name: parent.parent.name.to_string(),
                     section_name: parent.section_name.clone(),
                     port: parent.port,
                 },
@@ -449,8 +449,8 @@ fn policy_status(
             ancestor_ref: ParentRef {
                 group: GROUP,
                 kind: "Gateway",
-                namespace: gateway.namespace.clone(),
-                name: gateway.name.clone(),
+                namespace: gateway.namespace.to_string(),
+                name: gateway.name.to_string(),
                 section_name: None,
                 port: None,
             },

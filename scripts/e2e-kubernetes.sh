@@ -35,7 +35,7 @@ PORTCULLIS=$!
 PIDS+=("$PORTCULLIS")
 until curl -fs http://127.0.0.1:18354/readyz >/dev/null; do
   kill -0 "$PORTCULLIS" 2>/dev/null || { cat "$WORK/log" >&2; exit 1; }
-  sleep 0.05
+  sleep 0.02
 done
 echo "start to ready: $(echo "$(date +%s.%N) - $start" | bc) s"
 curl -fs -o /dev/null -w "a request through HAProxy: %{http_code}\n" \

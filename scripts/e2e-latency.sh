@@ -24,7 +24,7 @@ RUST_LOG=info,source=debug,haproxy::state_dir=debug target/release/portcullis ru
 PORTCULLIS=$!
 trap 'kill -TERM $PORTCULLIS $ECHO 2>/dev/null; wait $PORTCULLIS 2>/dev/null; rm -rf "$WORK"' EXIT
 start=$(date +%s.%N)
-until curl -fs http://127.0.0.1:18254/readyz >/dev/null; do sleep 0.1; done
+until curl -fs http://127.0.0.1:18254/readyz >/dev/null; do sleep 0.02; done
 echo "start-up to ready: $(echo "$(date +%s.%N) - $start" | bc) s"
 
 # Polls HOST until the "fresh" echo backend answers, then prints the time since $edited.

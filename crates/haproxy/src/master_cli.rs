@@ -73,7 +73,7 @@ impl MasterCli {
             match UnixStream::connect(&self.socket).await {
                 Ok(stream) => break stream,
                 Err(err) if tokio::time::Instant::now() < deadline && retryable(&err) => {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    tokio::time::sleep(RETRY_INTERVAL).await;
                 }
                 Err(err) => return Err(err),
             }
@@ -135,6 +135,11 @@ impl MasterCli {
 
 /// How long a master CLI command may wait for the master.
 const PATIENCE: Duration = Duration::from_secs(2);
+
+/// How soon a refused connection (or an unfinished start or reload) is tried again: up to
+/// this long passes between HAProxy being ready and portcullis seeing it, and a refused
+/// connection costs one system call.
+pub(crate) const RETRY_INTERVAL: Duration = Duration::from_millis(5);
 
 /// The ids of the sessions of clients in a `show sess` reply: each line starts with the
 /// session's id (`0x...:`); the CLI's own sessions are in the `GLOBAL` frontend.

@@ -123,7 +123,7 @@ impl Haproxy {
                 haproxy.stop(Duration::from_secs(1)).await;
                 return Err(HaproxyError::NoWorker(LOAD_PATIENCE));
             }
-            tokio::time::sleep(Duration::from_millis(25)).await;
+            tokio::time::sleep(crate::master_cli::RETRY_INTERVAL).await;
         }
     }
 
@@ -165,7 +165,7 @@ impl Haproxy {
             if tokio::time::Instant::now() > deadline {
                 return Err(HaproxyError::ReloadTimeout(LOAD_PATIENCE));
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(crate::master_cli::RETRY_INTERVAL).await;
         }
     }
 

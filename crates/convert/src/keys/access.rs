@@ -19,7 +19,8 @@ const ADDRESS_LIST: &str = "IPv4 or IPv6 addresses or address blocks separated b
 const FAILS_CLOSED: &str = "A value with any entry that is not an address or block is reported and the paths it applies to refuse every client (403) until it is fixed: neither the rest of the list nor a wider layer's value is used, so a typo never opens a path.";
 
 /// `allowlist-source-range`.
-pub const ALLOWLIST_SOURCE_RANGE: Key<AddressEntries> = Key {
+pub static ALLOWLIST_SOURCE_RANGE: Key<AddressEntries> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "allowlist-source-range",
     scope: Scope::Path,
     default: "",
@@ -30,7 +31,8 @@ pub const ALLOWLIST_SOURCE_RANGE: Key<AddressEntries> = Key {
     differs: FAILS_CLOSED,
 };
 /// `whitelist-source-range`.
-pub const WHITELIST_SOURCE_RANGE: Key<AddressEntries> = Key {
+pub static WHITELIST_SOURCE_RANGE: Key<AddressEntries> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "whitelist-source-range",
     scope: Scope::Path,
     default: "",
@@ -41,7 +43,8 @@ pub const WHITELIST_SOURCE_RANGE: Key<AddressEntries> = Key {
     differs: FAILS_CLOSED,
 };
 /// `denylist-source-range`.
-pub const DENYLIST_SOURCE_RANGE: Key<AddressEntries> = Key {
+pub static DENYLIST_SOURCE_RANGE: Key<AddressEntries> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "denylist-source-range",
     scope: Scope::Path,
     default: "",
@@ -52,7 +55,8 @@ pub const DENYLIST_SOURCE_RANGE: Key<AddressEntries> = Key {
     differs: FAILS_CLOSED,
 };
 /// `allowlist-source-header`.
-pub const ALLOWLIST_SOURCE_HEADER: Key<Option<HeaderName>> = Key {
+pub static ALLOWLIST_SOURCE_HEADER: Key<Option<HeaderName>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "allowlist-source-header",
     scope: Scope::Path,
     default: "",
@@ -63,7 +67,8 @@ pub const ALLOWLIST_SOURCE_HEADER: Key<Option<HeaderName>> = Key {
     differs: "haproxy-ingress changes the request's source address (`set-src`) for the whole backend; here only the lists read the header, and logs and X-Forwarded-For keep the connection's address.",
 };
 /// `limit-rps`.
-pub const LIMIT_RPS: Key<Option<u32>> = Key {
+pub static LIMIT_RPS: Key<Option<u32>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "limit-rps",
     scope: Scope::Backend,
     default: "",
@@ -74,7 +79,8 @@ pub const LIMIT_RPS: Key<Option<u32>> = Key {
     differs: "haproxy-ingress counts new connections per second (`conn_rate`), which lets a keep-alive client through; here requests are counted (`http_req_rate`), as the name says.",
 };
 /// `limit-connections`.
-pub const LIMIT_CONNECTIONS: Key<Option<u32>> = Key {
+pub static LIMIT_CONNECTIONS: Key<Option<u32>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "limit-connections",
     scope: Scope::Backend,
     default: "",
@@ -85,7 +91,8 @@ pub const LIMIT_CONNECTIONS: Key<Option<u32>> = Key {
     differs: "",
 };
 /// `limit-whitelist`.
-pub const LIMIT_WHITELIST: Key<Vec<Cidr>> = Key {
+pub static LIMIT_WHITELIST: Key<Vec<Cidr>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "limit-whitelist",
     scope: Scope::Backend,
     default: "",
@@ -96,7 +103,8 @@ pub const LIMIT_WHITELIST: Key<Vec<Cidr>> = Key {
     differs: "",
 };
 /// `limit-req-status-code`.
-pub const LIMIT_REQ_STATUS_CODE: Key<DenyStatus> = Key {
+pub static LIMIT_REQ_STATUS_CODE: Key<DenyStatus> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "limit-req-status-code",
     scope: Scope::Backend,
     default: "429",
@@ -107,7 +115,8 @@ pub const LIMIT_REQ_STATUS_CODE: Key<DenyStatus> = Key {
     differs: "haproxy-ingress always answers 429 and has no such key; the name is ingress-nginx's (whose default is 503).",
 };
 /// `limit-conn-status-code`.
-pub const LIMIT_CONN_STATUS_CODE: Key<DenyStatus> = Key {
+pub static LIMIT_CONN_STATUS_CODE: Key<DenyStatus> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "limit-conn-status-code",
     scope: Scope::Backend,
     default: "429",

@@ -9,7 +9,8 @@ use super::parse::parse_bool;
 use super::{Applied, Key, Scope};
 
 /// `affinity`.
-pub const AFFINITY: Key<bool> = Key {
+pub static AFFINITY: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "affinity",
     scope: Scope::Backend,
     default: "",
@@ -20,7 +21,8 @@ pub const AFFINITY: Key<bool> = Key {
     differs: "",
 };
 /// `session-cookie-name`.
-pub const SESSION_COOKIE_NAME: Key<Word> = Key {
+pub static SESSION_COOKIE_NAME: Key<Word> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "session-cookie-name",
     scope: Scope::Backend,
     default: "INGRESSCOOKIE",
@@ -31,7 +33,8 @@ pub const SESSION_COOKIE_NAME: Key<Word> = Key {
     differs: "",
 };
 /// `session-cookie-strategy`.
-pub const SESSION_COOKIE_STRATEGY: Key<CookieStrategy> = Key {
+pub static SESSION_COOKIE_STRATEGY: Key<CookieStrategy> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "session-cookie-strategy",
     scope: Scope::Backend,
     default: "insert",
@@ -42,7 +45,8 @@ pub const SESSION_COOKIE_STRATEGY: Key<CookieStrategy> = Key {
     differs: "",
 };
 /// `session-cookie-keywords`.
-pub const SESSION_COOKIE_KEYWORDS: Key<Vec<CookieKeyword>> = Key {
+pub static SESSION_COOKIE_KEYWORDS: Key<Vec<CookieKeyword>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "session-cookie-keywords",
     scope: Scope::Backend,
     default: "",
@@ -53,7 +57,8 @@ pub const SESSION_COOKIE_KEYWORDS: Key<Vec<CookieKeyword>> = Key {
     differs: "Only HAProxy's `cookie` options listed here are accepted, so that no value can add configuration; `dynamic` and the strategy have keys of their own.",
 };
 /// `session-cookie-dynamic`.
-pub const SESSION_COOKIE_DYNAMIC: Key<bool> = Key {
+pub static SESSION_COOKIE_DYNAMIC: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "session-cookie-dynamic",
     scope: Scope::Backend,
     default: "true",
@@ -64,7 +69,8 @@ pub const SESSION_COOKIE_DYNAMIC: Key<bool> = Key {
     differs: "With `false`, new endpoints cost a reload: HAProxy 2.6's `add server` takes no `cookie`.",
 };
 /// `session-cookie-same-site`.
-pub const SESSION_COOKIE_SAME_SITE: Key<bool> = Key {
+pub static SESSION_COOKIE_SAME_SITE: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "session-cookie-same-site",
     scope: Scope::Backend,
     default: "false",
@@ -75,7 +81,8 @@ pub const SESSION_COOKIE_SAME_SITE: Key<bool> = Key {
     differs: "",
 };
 /// `session-cookie-domain`.
-pub const SESSION_COOKIE_DOMAIN: Key<Option<CookieDomain>> = Key {
+pub static SESSION_COOKIE_DOMAIN: Key<Option<CookieDomain>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "session-cookie-domain",
     scope: Scope::Backend,
     default: "",
@@ -86,7 +93,8 @@ pub const SESSION_COOKIE_DOMAIN: Key<Option<CookieDomain>> = Key {
     differs: "",
 };
 /// `session-cookie-preserve`.
-pub const SESSION_COOKIE_PRESERVE: Key<bool> = Key {
+pub static SESSION_COOKIE_PRESERVE: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "session-cookie-preserve",
     scope: Scope::Backend,
     default: "false",
@@ -97,7 +105,8 @@ pub const SESSION_COOKIE_PRESERVE: Key<bool> = Key {
     differs: "",
 };
 /// `session-cookie-value-strategy`.
-pub const SESSION_COOKIE_VALUE_STRATEGY: Key<()> = Key {
+pub static SESSION_COOKIE_VALUE_STRATEGY: Key<()> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "session-cookie-value-strategy",
     scope: Scope::Backend,
     default: "server-name",
@@ -108,7 +117,8 @@ pub const SESSION_COOKIE_VALUE_STRATEGY: Key<()> = Key {
     differs: "haproxy-ingress also offers `pod-uid` (the cookie is the Pod's UID); portcullis does not read Pods, and reports it (the server name is used).",
 };
 /// `cookie-key`.
-pub const COOKIE_KEY: Key<CookieKey> = Key {
+pub static COOKIE_KEY: Key<CookieKey> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "cookie-key",
     scope: Scope::Global,
     default: "Ingress",

@@ -12,7 +12,8 @@ use super::{Applied, Key, Scope};
 pub(crate) const FAIL_CLOSED: [&str; 3] = ["auth-type", "auth-secret", "auth-url"];
 
 /// `auth-type`.
-pub const AUTH_TYPE: Key<bool> = Key {
+pub static AUTH_TYPE: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-type",
     scope: Scope::Path,
     default: "",
@@ -23,7 +24,8 @@ pub const AUTH_TYPE: Key<bool> = Key {
     differs: "",
 };
 /// `auth-secret`.
-pub const AUTH_SECRET: Key<Option<SecretName>> = Key {
+pub static AUTH_SECRET: Key<Option<SecretName>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-secret",
     scope: Scope::Path,
     default: "",
@@ -34,7 +36,8 @@ pub const AUTH_SECRET: Key<Option<SecretName>> = Key {
     differs: "haproxy-ingress also accepts `file://` paths and, with cross-namespace access, Secrets of other namespaces; portcullis reads only Secrets of the Ingress's namespace, so that an annotation cannot read another tenant's Secret or a file of the controller's host.",
 };
 /// `auth-realm`.
-pub const AUTH_REALM: Key<QuotedWord> = Key {
+pub static AUTH_REALM: Key<QuotedWord> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-realm",
     scope: Scope::Path,
     default: "localhost",
@@ -45,7 +48,8 @@ pub const AUTH_REALM: Key<QuotedWord> = Key {
     differs: "",
 };
 /// `auth-url`.
-pub const AUTH_URL: Key<Option<AuthUrl>> = Key {
+pub static AUTH_URL: Key<Option<AuthUrl>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-url",
     scope: Scope::Path,
     default: "",
@@ -56,7 +60,8 @@ pub const AUTH_URL: Key<Option<AuthUrl>> = Key {
     differs: "haproxy-ingress resolves an `http(s)` host name once, when the Ingress is read, and reaches `svc://` Services through their endpoints (honouring `secure-backends` on them); portcullis lets HAProxy resolve host names at run time (by the name servers of `/etc/resolv.conf`, not `/etc/hosts`), reaches a Service at its cluster IP over plain HTTP (headless Services are refused), accepts no other namespace, and checks `https` certificates against the system's CAs where haproxy-ingress does not check them.",
 };
 /// `auth-method`.
-pub const AUTH_METHOD: Key<QuotedWord> = Key {
+pub static AUTH_METHOD: Key<QuotedWord> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-method",
     scope: Scope::Path,
     default: "GET",
@@ -67,7 +72,8 @@ pub const AUTH_METHOD: Key<QuotedWord> = Key {
     differs: "haproxy-ingress accepts any method name; HAProxy 2.6's HTTP client, which portcullis uses, sends only these five.",
 };
 /// `auth-signin`.
-pub const AUTH_SIGNIN: Key<Option<QuotedWord>> = Key {
+pub static AUTH_SIGNIN: Key<Option<QuotedWord>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-signin",
     scope: Scope::Path,
     default: "",
@@ -78,7 +84,8 @@ pub const AUTH_SIGNIN: Key<Option<QuotedWord>> = Key {
     differs: "haproxy-ingress accepts any log-format string; portcullis accepts only the request samples listed, so that an annotation cannot copy the proxy's environment or variables into a response.",
 };
 /// `auth-headers-request`.
-pub const AUTH_HEADERS_REQUEST: Key<QuotedWord> = Key {
+pub static AUTH_HEADERS_REQUEST: Key<QuotedWord> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-headers-request",
     scope: Scope::Path,
     default: "*",
@@ -89,7 +96,8 @@ pub const AUTH_HEADERS_REQUEST: Key<QuotedWord> = Key {
     differs: "",
 };
 /// `auth-headers-succeed`.
-pub const AUTH_HEADERS_SUCCEED: Key<QuotedWord> = Key {
+pub static AUTH_HEADERS_SUCCEED: Key<QuotedWord> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-headers-succeed",
     scope: Scope::Path,
     default: "*",
@@ -100,7 +108,8 @@ pub const AUTH_HEADERS_SUCCEED: Key<QuotedWord> = Key {
     differs: "haproxy-ingress copies every header of the answer, `Content-Type` and `Date` included, and leaves the client's own headers of the same names in place when the service does not set them.",
 };
 /// `auth-headers-fail`.
-pub const AUTH_HEADERS_FAIL: Key<QuotedWord> = Key {
+pub static AUTH_HEADERS_FAIL: Key<QuotedWord> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-headers-fail",
     scope: Scope::Path,
     default: "*",
@@ -111,7 +120,8 @@ pub const AUTH_HEADERS_FAIL: Key<QuotedWord> = Key {
     differs: "",
 };
 /// `auth-timeout`.
-pub const AUTH_TIMEOUT: Key<HaproxyDuration> = Key {
+pub static AUTH_TIMEOUT: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-timeout",
     scope: Scope::Path,
     default: "2s",

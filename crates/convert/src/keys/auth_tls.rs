@@ -15,7 +15,8 @@ pub enum VerifyClient {
 }
 
 /// `auth-tls-secret`.
-pub const AUTH_TLS_SECRET: Key<Option<SecretName>> = Key {
+pub static AUTH_TLS_SECRET: Key<Option<SecretName>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-tls-secret",
     scope: Scope::Host,
     default: "",
@@ -26,7 +27,8 @@ pub const AUTH_TLS_SECRET: Key<Option<SecretName>> = Key {
     differs: "haproxy-ingress also accepts `file://` paths and Secrets of other namespaces, and serves the host without authentication when the Secret is unusable and `auth-tls-strict` is false; portcullis reads only Secrets of the Ingress's namespace and always refuses such a host's requests. It applies to the hosts of the Ingress's `spec.tls`.",
 };
 /// `auth-tls-verify-client`.
-pub const AUTH_TLS_VERIFY_CLIENT: Key<Option<VerifyClient>> = Key {
+pub static AUTH_TLS_VERIFY_CLIENT: Key<Option<VerifyClient>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-tls-verify-client",
     scope: Scope::Host,
     default: "",
@@ -37,7 +39,8 @@ pub const AUTH_TLS_VERIFY_CLIENT: Key<Option<VerifyClient>> = Key {
     differs: "",
 };
 /// `auth-tls-strict`.
-pub const AUTH_TLS_STRICT: Key<bool> = Key {
+pub static AUTH_TLS_STRICT: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-tls-strict",
     scope: Scope::Host,
     default: "false",
@@ -48,7 +51,8 @@ pub const AUTH_TLS_STRICT: Key<bool> = Key {
     differs: "In haproxy-ingress, `true` refuses a host's requests while its Secret is unusable, which portcullis always does; here it moves the certificate requirement into the TLS handshake.",
 };
 /// `auth-tls-error-page`.
-pub const AUTH_TLS_ERROR_PAGE: Key<Option<model::Redirect>> = Key {
+pub static AUTH_TLS_ERROR_PAGE: Key<Option<model::Redirect>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-tls-error-page",
     scope: Scope::Host,
     default: "",
@@ -59,7 +63,8 @@ pub const AUTH_TLS_ERROR_PAGE: Key<Option<model::Redirect>> = Key {
     differs: "",
 };
 /// `auth-tls-cert-header`.
-pub const AUTH_TLS_CERT_HEADER: Key<bool> = Key {
+pub static AUTH_TLS_CERT_HEADER: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "auth-tls-cert-header",
     scope: Scope::Backend,
     default: "false",

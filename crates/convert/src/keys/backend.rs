@@ -8,7 +8,8 @@ use super::parse::parse_duration;
 use super::{Applied, DURATION_VALUES, Key, Scope};
 
 /// `balance-algorithm`.
-pub const BALANCE_ALGORITHM: Key<Balance> = Key {
+pub static BALANCE_ALGORITHM: Key<Balance> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "balance-algorithm",
     scope: Scope::Backend,
     default: "random(2)",
@@ -19,7 +20,8 @@ pub const BALANCE_ALGORITHM: Key<Balance> = Key {
     differs: "haproxy-ingress passes the value to HAProxy unchecked (so `hash <expression>` works there) and keeps HAProxy's map-based hashing; portcullis checks the algorithms listed and hashes consistently, because HAProxy adds servers at runtime only to consistent-hashing backends.",
 };
 /// `timeout-connect`.
-pub const TIMEOUT_CONNECT: Key<HaproxyDuration> = Key {
+pub static TIMEOUT_CONNECT: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "timeout-connect",
     scope: Scope::Backend,
     default: "5s",
@@ -30,7 +32,8 @@ pub const TIMEOUT_CONNECT: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `timeout-server`.
-pub const TIMEOUT_SERVER: Key<HaproxyDuration> = Key {
+pub static TIMEOUT_SERVER: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "timeout-server",
     scope: Scope::Backend,
     default: "50s",

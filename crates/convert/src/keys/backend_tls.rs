@@ -35,7 +35,8 @@ pub struct SecretName {
 }
 
 /// `backend-protocol`.
-pub const BACKEND_PROTOCOL: Key<BackendProtocol> = Key {
+pub static BACKEND_PROTOCOL: Key<BackendProtocol> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "backend-protocol",
     scope: Scope::Backend,
     default: "h1",
@@ -46,7 +47,8 @@ pub const BACKEND_PROTOCOL: Key<BackendProtocol> = Key {
     differs: "haproxy-ingress also accepts `fcgi` and `fcgi-ssl`, and ignores the Service port's `appProtocol`; portcullis does not speak FastCGI.",
 };
 /// `secure-backends`.
-pub const SECURE_BACKENDS: Key<bool> = Key {
+pub static SECURE_BACKENDS: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "secure-backends",
     scope: Scope::Backend,
     default: "false",
@@ -57,7 +59,8 @@ pub const SECURE_BACKENDS: Key<bool> = Key {
     differs: "",
 };
 /// `secure-verify-ca-secret`.
-pub const SECURE_VERIFY_CA_SECRET: Key<Option<SecretName>> = Key {
+pub static SECURE_VERIFY_CA_SECRET: Key<Option<SecretName>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "secure-verify-ca-secret",
     scope: Scope::Backend,
     default: "",
@@ -68,7 +71,8 @@ pub const SECURE_VERIFY_CA_SECRET: Key<Option<SecretName>> = Key {
     differs: "haproxy-ingress also reads a `ca.crl`, accepts `file://` paths and Secrets of other namespaces; portcullis reads only `ca.crt` of a Secret of the backend's namespace, so that an annotation cannot make HAProxy read any file of the controller's host.",
 };
 /// `secure-crt-secret`.
-pub const SECURE_CRT_SECRET: Key<Option<SecretName>> = Key {
+pub static SECURE_CRT_SECRET: Key<Option<SecretName>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "secure-crt-secret",
     scope: Scope::Backend,
     default: "",
@@ -79,7 +83,8 @@ pub const SECURE_CRT_SECRET: Key<Option<SecretName>> = Key {
     differs: "haproxy-ingress also accepts `file://` paths and Secrets of other namespaces; portcullis reads only Secrets of the backend's namespace.",
 };
 /// `secure-sni`.
-pub const SECURE_SNI: Key<Option<SniSetting>> = Key {
+pub static SECURE_SNI: Key<Option<SniSetting>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "secure-sni",
     scope: Scope::Backend,
     default: "",
@@ -90,7 +95,8 @@ pub const SECURE_SNI: Key<Option<SniSetting>> = Key {
     differs: "",
 };
 /// `secure-verify-hostname`.
-pub const SECURE_VERIFY_HOSTNAME: Key<Option<DnsName>> = Key {
+pub static SECURE_VERIFY_HOSTNAME: Key<Option<DnsName>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "secure-verify-hostname",
     scope: Scope::Backend,
     default: "",

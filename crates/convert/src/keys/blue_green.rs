@@ -39,7 +39,8 @@ const BALANCE_VALUES: &str = "comma-separated label=value=weight terms, such as 
 const BALANCE_DOC: &str = "Splits the backend's traffic between groups of pods by their labels (HAProxy server weights): with `group=blue=1,group=green=4`, 20% of the requests go to the pods labelled `group=blue` and 80% to those labelled `group=green`. How the weight applies to each pod is `blue-green-mode`. An endpoint whose pod has none of the labels, or whose pod is unknown (no `targetRef` to a Pod of its namespace, or no such Pod), gets weight 0: it keeps its sticky sessions and selected requests but gets no balanced traffic, and an unknown pod is reported. Pods' labels are watched: a label or weight change that only changes weights goes live.";
 
 /// `blue-green-balance`.
-pub const BLUE_GREEN_BALANCE: Key<Option<Vec<GroupWeight>>> = Key {
+pub static BLUE_GREEN_BALANCE: Key<Option<Vec<GroupWeight>>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "blue-green-balance",
     scope: Scope::Backend,
     default: "",
@@ -51,7 +52,8 @@ pub const BLUE_GREEN_BALANCE: Key<Option<Vec<GroupWeight>>> = Key {
 };
 
 /// `blue-green-deploy`, haproxy-ingress's deprecated name of `blue-green-balance`.
-pub const BLUE_GREEN_DEPLOY: Key<Option<Vec<GroupWeight>>> = Key {
+pub static BLUE_GREEN_DEPLOY: Key<Option<Vec<GroupWeight>>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "blue-green-deploy",
     scope: Scope::Backend,
     default: "",
@@ -63,7 +65,8 @@ pub const BLUE_GREEN_DEPLOY: Key<Option<Vec<GroupWeight>>> = Key {
 };
 
 /// `blue-green-mode`.
-pub const BLUE_GREEN_MODE: Key<BlueGreenMode> = Key {
+pub static BLUE_GREEN_MODE: Key<BlueGreenMode> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "blue-green-mode",
     scope: Scope::Backend,
     default: "deploy",
@@ -75,7 +78,8 @@ pub const BLUE_GREEN_MODE: Key<BlueGreenMode> = Key {
 };
 
 /// `blue-green-header`.
-pub const BLUE_GREEN_HEADER: Key<Option<SelectorPair>> = Key {
+pub static BLUE_GREEN_HEADER: Key<Option<SelectorPair>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "blue-green-header",
     scope: Scope::Backend,
     default: "",
@@ -87,7 +91,8 @@ pub const BLUE_GREEN_HEADER: Key<Option<SelectorPair>> = Key {
 };
 
 /// `blue-green-cookie`.
-pub const BLUE_GREEN_COOKIE: Key<Option<SelectorPair>> = Key {
+pub static BLUE_GREEN_COOKIE: Key<Option<SelectorPair>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "blue-green-cookie",
     scope: Scope::Backend,
     default: "",

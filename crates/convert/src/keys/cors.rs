@@ -8,7 +8,8 @@ use super::{Applied, Key, Scope};
 const MAX_CORS_ENTRIES: usize = 64;
 
 /// `cors-enable`.
-pub const CORS_ENABLE: Key<bool> = Key {
+pub static CORS_ENABLE: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "cors-enable",
     scope: Scope::Path,
     default: "false",
@@ -19,7 +20,8 @@ pub const CORS_ENABLE: Key<bool> = Key {
     differs: "",
 };
 /// `cors-allow-origin`.
-pub const CORS_ALLOW_ORIGIN: Key<Option<Vec<String>>> = Key {
+pub static CORS_ALLOW_ORIGIN: Key<Option<Vec<String>>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "cors-allow-origin",
     scope: Scope::Path,
     default: "*",
@@ -30,7 +32,8 @@ pub const CORS_ALLOW_ORIGIN: Key<Option<Vec<String>>> = Key {
     differs: "With `*` and credentials allowed, haproxy-ingress sends `*`, which browsers refuse for credentialed requests; portcullis echoes the origin instead.",
 };
 /// `cors-allow-origin-regex`.
-pub const CORS_ALLOW_ORIGIN_REGEX: Key<Vec<String>> = Key {
+pub static CORS_ALLOW_ORIGIN_REGEX: Key<Vec<String>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "cors-allow-origin-regex",
     scope: Scope::Path,
     default: "",
@@ -41,7 +44,8 @@ pub const CORS_ALLOW_ORIGIN_REGEX: Key<Vec<String>> = Key {
     differs: "",
 };
 /// `cors-allow-methods`.
-pub const CORS_ALLOW_METHODS: Key<Vec<String>> = Key {
+pub static CORS_ALLOW_METHODS: Key<Vec<String>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "cors-allow-methods",
     scope: Scope::Path,
     default: "GET, PUT, POST, DELETE, PATCH, OPTIONS",
@@ -52,7 +56,8 @@ pub const CORS_ALLOW_METHODS: Key<Vec<String>> = Key {
     differs: "",
 };
 /// `cors-allow-headers`.
-pub const CORS_ALLOW_HEADERS: Key<Vec<String>> = Key {
+pub static CORS_ALLOW_HEADERS: Key<Vec<String>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "cors-allow-headers",
     scope: Scope::Path,
     default: "DNT,X-CustomHeader,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Authorization",
@@ -63,7 +68,8 @@ pub const CORS_ALLOW_HEADERS: Key<Vec<String>> = Key {
     differs: "",
 };
 /// `cors-allow-credentials`.
-pub const CORS_ALLOW_CREDENTIALS: Key<bool> = Key {
+pub static CORS_ALLOW_CREDENTIALS: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "cors-allow-credentials",
     scope: Scope::Path,
     default: "true",
@@ -74,7 +80,8 @@ pub const CORS_ALLOW_CREDENTIALS: Key<bool> = Key {
     differs: "",
 };
 /// `cors-expose-headers`.
-pub const CORS_EXPOSE_HEADERS: Key<Vec<String>> = Key {
+pub static CORS_EXPOSE_HEADERS: Key<Vec<String>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "cors-expose-headers",
     scope: Scope::Path,
     default: "",
@@ -85,7 +92,8 @@ pub const CORS_EXPOSE_HEADERS: Key<Vec<String>> = Key {
     differs: "",
 };
 /// `cors-max-age`.
-pub const CORS_MAX_AGE: Key<u32> = Key {
+pub static CORS_MAX_AGE: Key<u32> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "cors-max-age",
     scope: Scope::Path,
     default: "86400",

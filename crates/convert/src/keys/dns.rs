@@ -8,7 +8,8 @@ use super::parse::parse_duration;
 use super::{Applied, DURATION_VALUES, Key, Scope};
 
 /// `dns-resolvers`.
-pub const DNS_RESOLVERS: Key<Vec<Resolver>> = Key {
+pub static DNS_RESOLVERS: Key<Vec<Resolver>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "dns-resolvers",
     scope: Scope::Global,
     default: "",
@@ -19,7 +20,8 @@ pub const DNS_RESOLVERS: Key<Vec<Resolver>> = Key {
     differs: "haproxy-ingress skips a misconfigured line and accepts host names as name servers; portcullis refuses the whole value (reported, no resolver) and takes IP addresses only, since HAProxy reads name servers once at start.",
 };
 /// `dns-accepted-payload-size`.
-pub const DNS_ACCEPTED_PAYLOAD_SIZE: Key<u16> = Key {
+pub static DNS_ACCEPTED_PAYLOAD_SIZE: Key<u16> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "dns-accepted-payload-size",
     scope: Scope::Global,
     default: "8192",
@@ -30,7 +32,8 @@ pub const DNS_ACCEPTED_PAYLOAD_SIZE: Key<u16> = Key {
     differs: "",
 };
 /// `dns-hold-obsolete`.
-pub const DNS_HOLD_OBSOLETE: Key<HaproxyDuration> = Key {
+pub static DNS_HOLD_OBSOLETE: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "dns-hold-obsolete",
     scope: Scope::Global,
     default: "0s",
@@ -41,7 +44,8 @@ pub const DNS_HOLD_OBSOLETE: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `dns-hold-valid`.
-pub const DNS_HOLD_VALID: Key<HaproxyDuration> = Key {
+pub static DNS_HOLD_VALID: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "dns-hold-valid",
     scope: Scope::Global,
     default: "1s",
@@ -52,7 +56,8 @@ pub const DNS_HOLD_VALID: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `dns-timeout-retry`.
-pub const DNS_TIMEOUT_RETRY: Key<HaproxyDuration> = Key {
+pub static DNS_TIMEOUT_RETRY: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "dns-timeout-retry",
     scope: Scope::Global,
     default: "1s",
@@ -63,7 +68,8 @@ pub const DNS_TIMEOUT_RETRY: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `dns-cluster-domain`.
-pub const DNS_CLUSTER_DOMAIN: Key<DnsName> = Key {
+pub static DNS_CLUSTER_DOMAIN: Key<DnsName> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "dns-cluster-domain",
     scope: Scope::Global,
     default: "cluster.local",
@@ -74,7 +80,8 @@ pub const DNS_CLUSTER_DOMAIN: Key<DnsName> = Key {
     differs: "",
 };
 /// `use-resolver`.
-pub const USE_RESOLVER: Key<Option<Word>> = Key {
+pub static USE_RESOLVER: Key<Option<Word>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "use-resolver",
     scope: Scope::Backend,
     default: "",

@@ -6,7 +6,8 @@ use super::parse::{parse_cidr_list, parse_forward_for, parse_optional_header};
 use super::{Applied, Key, Scope};
 
 /// `forwardfor`.
-pub const FORWARDFOR: Key<ForwardFor> = Key {
+pub static FORWARDFOR: Key<ForwardFor> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "forwardfor",
     scope: Scope::Global,
     default: "add",
@@ -17,7 +18,8 @@ pub const FORWARDFOR: Key<ForwardFor> = Key {
     differs: "",
 };
 /// `original-forwarded-for-hdr`.
-pub const ORIGINAL_FORWARDED_FOR_HDR: Key<Option<HeaderName>> = Key {
+pub static ORIGINAL_FORWARDED_FOR_HDR: Key<Option<HeaderName>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "original-forwarded-for-hdr",
     scope: Scope::Global,
     default: "X-Original-Forwarded-For",
@@ -28,7 +30,8 @@ pub const ORIGINAL_FORWARDED_FOR_HDR: Key<Option<HeaderName>> = Key {
     differs: "",
 };
 /// `real-ip-hdr`.
-pub const REAL_IP_HDR: Key<Option<HeaderName>> = Key {
+pub static REAL_IP_HDR: Key<Option<HeaderName>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "real-ip-hdr",
     scope: Scope::Global,
     default: "X-Real-IP",
@@ -39,7 +42,8 @@ pub const REAL_IP_HDR: Key<Option<HeaderName>> = Key {
     differs: "",
 };
 /// `forwardfor-trusted-cidrs`.
-pub const FORWARDFOR_TRUSTED_CIDRS: Key<Vec<Cidr>> = Key {
+pub static FORWARDFOR_TRUSTED_CIDRS: Key<Vec<Cidr>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "forwardfor-trusted-cidrs",
     scope: Scope::Global,
     default: "",

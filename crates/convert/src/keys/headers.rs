@@ -13,7 +13,8 @@ const HEADER_NAMES: &str =
 const PER_PATH: &str = "Applied per path: two Ingresses routing to one Service keep their own headers, where haproxy-ingress gives the backend the oldest Ingress's.";
 
 /// `headers`.
-pub const HEADERS: Key<HeaderList> = Key {
+pub static HEADERS: Key<HeaderList> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "headers",
     scope: Scope::Backend,
     default: "",
@@ -24,7 +25,8 @@ pub const HEADERS: Key<HeaderList> = Key {
     differs: PER_PATH,
 };
 /// `request-set-headers`.
-pub const REQUEST_SET_HEADERS: Key<HeaderList> = Key {
+pub static REQUEST_SET_HEADERS: Key<HeaderList> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "request-set-headers",
     scope: Scope::Backend,
     default: "",
@@ -35,7 +37,8 @@ pub const REQUEST_SET_HEADERS: Key<HeaderList> = Key {
     differs: PER_PATH,
 };
 /// `request-add-headers`.
-pub const REQUEST_ADD_HEADERS: Key<HeaderList> = Key {
+pub static REQUEST_ADD_HEADERS: Key<HeaderList> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "request-add-headers",
     scope: Scope::Backend,
     default: "",
@@ -46,7 +49,8 @@ pub const REQUEST_ADD_HEADERS: Key<HeaderList> = Key {
     differs: PER_PATH,
 };
 /// `request-del-headers`.
-pub const REQUEST_DEL_HEADERS: Key<Vec<String>> = Key {
+pub static REQUEST_DEL_HEADERS: Key<Vec<String>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "request-del-headers",
     scope: Scope::Backend,
     default: "",
@@ -57,7 +61,8 @@ pub const REQUEST_DEL_HEADERS: Key<Vec<String>> = Key {
     differs: PER_PATH,
 };
 /// `response-set-headers`.
-pub const RESPONSE_SET_HEADERS: Key<HeaderList> = Key {
+pub static RESPONSE_SET_HEADERS: Key<HeaderList> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "response-set-headers",
     scope: Scope::Backend,
     default: "",
@@ -68,7 +73,8 @@ pub const RESPONSE_SET_HEADERS: Key<HeaderList> = Key {
     differs: PER_PATH,
 };
 /// `response-add-headers`.
-pub const RESPONSE_ADD_HEADERS: Key<HeaderList> = Key {
+pub static RESPONSE_ADD_HEADERS: Key<HeaderList> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "response-add-headers",
     scope: Scope::Backend,
     default: "",
@@ -79,7 +85,8 @@ pub const RESPONSE_ADD_HEADERS: Key<HeaderList> = Key {
     differs: PER_PATH,
 };
 /// `response-del-headers`.
-pub const RESPONSE_DEL_HEADERS: Key<Vec<String>> = Key {
+pub static RESPONSE_DEL_HEADERS: Key<Vec<String>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "response-del-headers",
     scope: Scope::Backend,
     default: "",

@@ -8,7 +8,8 @@ use super::parse::{parse_duration, parse_optional_port};
 use super::{Applied, Key, Scope};
 
 /// `health-check-interval`.
-pub const HEALTH_CHECK_INTERVAL: Key<HaproxyDuration> = Key {
+pub static HEALTH_CHECK_INTERVAL: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "health-check-interval",
     scope: Scope::Backend,
     default: "2s",
@@ -19,7 +20,8 @@ pub const HEALTH_CHECK_INTERVAL: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `backend-check-interval`, haproxy-ingress's deprecated name of `health-check-interval`.
-pub const BACKEND_CHECK_INTERVAL: Key<HaproxyDuration> = Key {
+pub static BACKEND_CHECK_INTERVAL: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "backend-check-interval",
     scope: Scope::Backend,
     default: "2s",
@@ -30,7 +32,8 @@ pub const BACKEND_CHECK_INTERVAL: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `health-check-rise-count`.
-pub const HEALTH_CHECK_RISE_COUNT: Key<Option<u32>> = Key {
+pub static HEALTH_CHECK_RISE_COUNT: Key<Option<u32>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "health-check-rise-count",
     scope: Scope::Backend,
     default: "",
@@ -41,7 +44,8 @@ pub const HEALTH_CHECK_RISE_COUNT: Key<Option<u32>> = Key {
     differs: "",
 };
 /// `health-check-fall-count`.
-pub const HEALTH_CHECK_FALL_COUNT: Key<Option<u32>> = Key {
+pub static HEALTH_CHECK_FALL_COUNT: Key<Option<u32>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "health-check-fall-count",
     scope: Scope::Backend,
     default: "",
@@ -52,7 +56,8 @@ pub const HEALTH_CHECK_FALL_COUNT: Key<Option<u32>> = Key {
     differs: "",
 };
 /// `health-check-port`.
-pub const HEALTH_CHECK_PORT: Key<Option<u16>> = Key {
+pub static HEALTH_CHECK_PORT: Key<Option<u16>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "health-check-port",
     scope: Scope::Backend,
     default: "",
@@ -63,7 +68,8 @@ pub const HEALTH_CHECK_PORT: Key<Option<u16>> = Key {
     differs: "",
 };
 /// `health-check-addr`.
-pub const HEALTH_CHECK_ADDR: Key<Option<IpAddr>> = Key {
+pub static HEALTH_CHECK_ADDR: Key<Option<IpAddr>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "health-check-addr",
     scope: Scope::Backend,
     default: "",
@@ -74,7 +80,8 @@ pub const HEALTH_CHECK_ADDR: Key<Option<IpAddr>> = Key {
     differs: "",
 };
 /// `health-check-uri`.
-pub const HEALTH_CHECK_URI: Key<Option<CheckUri>> = Key {
+pub static HEALTH_CHECK_URI: Key<Option<CheckUri>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "health-check-uri",
     scope: Scope::Backend,
     default: "",

@@ -4,7 +4,8 @@ use super::parse::{parse_bool, parse_max_age};
 use super::{Applied, Key, Scope};
 
 /// `hsts`.
-pub const HSTS: Key<bool> = Key {
+pub static HSTS: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "hsts",
     scope: Scope::Path,
     default: "true",
@@ -15,7 +16,8 @@ pub const HSTS: Key<bool> = Key {
     differs: "",
 };
 /// `hsts-max-age`.
-pub const HSTS_MAX_AGE: Key<u32> = Key {
+pub static HSTS_MAX_AGE: Key<u32> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "hsts-max-age",
     scope: Scope::Path,
     default: "15768000",
@@ -26,7 +28,8 @@ pub const HSTS_MAX_AGE: Key<u32> = Key {
     differs: "",
 };
 /// `hsts-include-subdomains`.
-pub const HSTS_INCLUDE_SUBDOMAINS: Key<bool> = Key {
+pub static HSTS_INCLUDE_SUBDOMAINS: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "hsts-include-subdomains",
     scope: Scope::Path,
     default: "false",
@@ -37,7 +40,8 @@ pub const HSTS_INCLUDE_SUBDOMAINS: Key<bool> = Key {
     differs: "",
 };
 /// `hsts-preload`.
-pub const HSTS_PRELOAD: Key<bool> = Key {
+pub static HSTS_PRELOAD: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "hsts-preload",
     scope: Scope::Path,
     default: "false",

@@ -6,7 +6,8 @@ use super::parse::parse_duration;
 use super::{Applied, DURATION_VALUES, Key, Scope};
 
 /// `maxconn-server`.
-pub const MAXCONN_SERVER: Key<Option<u32>> = Key {
+pub static MAXCONN_SERVER: Key<Option<u32>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "maxconn-server",
     scope: Scope::Backend,
     default: "",
@@ -17,7 +18,8 @@ pub const MAXCONN_SERVER: Key<Option<u32>> = Key {
     differs: "",
 };
 /// `maxqueue-server`.
-pub const MAXQUEUE_SERVER: Key<Option<u32>> = Key {
+pub static MAXQUEUE_SERVER: Key<Option<u32>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "maxqueue-server",
     scope: Scope::Backend,
     default: "",
@@ -28,7 +30,8 @@ pub const MAXQUEUE_SERVER: Key<Option<u32>> = Key {
     differs: "",
 };
 /// `slow-start`.
-pub const SLOW_START: Key<Option<HaproxyDuration>> = Key {
+pub static SLOW_START: Key<Option<HaproxyDuration>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "slow-start",
     scope: Scope::Backend,
     default: "",
@@ -39,7 +42,8 @@ pub const SLOW_START: Key<Option<HaproxyDuration>> = Key {
     differs: "haproxy-ingress has no such key.",
 };
 /// `timeout-queue`.
-pub const TIMEOUT_QUEUE: Key<HaproxyDuration> = Key {
+pub static TIMEOUT_QUEUE: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "timeout-queue",
     scope: Scope::Backend,
     default: "5s",
@@ -50,7 +54,8 @@ pub const TIMEOUT_QUEUE: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `timeout-tunnel`.
-pub const TIMEOUT_TUNNEL: Key<HaproxyDuration> = Key {
+pub static TIMEOUT_TUNNEL: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "timeout-tunnel",
     scope: Scope::Backend,
     default: "1h",
@@ -61,7 +66,8 @@ pub const TIMEOUT_TUNNEL: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `timeout-server-fin`.
-pub const TIMEOUT_SERVER_FIN: Key<HaproxyDuration> = Key {
+pub static TIMEOUT_SERVER_FIN: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "timeout-server-fin",
     scope: Scope::Backend,
     default: "50s",

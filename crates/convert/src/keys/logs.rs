@@ -8,7 +8,8 @@ use super::parse::parse_bool;
 use super::{Applied, Key, Scope};
 
 /// `syslog-endpoint`.
-pub const SYSLOG_ENDPOINT: Key<LogTarget> = Key {
+pub static SYSLOG_ENDPOINT: Key<LogTarget> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "syslog-endpoint",
     scope: Scope::Global,
     default: "stdout",
@@ -19,7 +20,8 @@ pub const SYSLOG_ENDPOINT: Key<LogTarget> = Key {
     differs: "haproxy-ingress logs nothing unless it is set; portcullis logs to standard output by default, so that the pod's log shows every request, and takes `none` to turn logs off. portcullis takes an IP address, not a host name: HAProxy resolves a name once, at start, and refuses the whole configuration when it cannot.",
 };
 /// `syslog-format`.
-pub const SYSLOG_FORMAT: Key<SyslogFormat> = Key {
+pub static SYSLOG_FORMAT: Key<SyslogFormat> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "syslog-format",
     scope: Scope::Global,
     default: "rfc5424",
@@ -30,7 +32,8 @@ pub const SYSLOG_FORMAT: Key<SyslogFormat> = Key {
     differs: "",
 };
 /// `syslog-length`.
-pub const SYSLOG_LENGTH: Key<u32> = Key {
+pub static SYSLOG_LENGTH: Key<u32> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "syslog-length",
     scope: Scope::Global,
     default: "1024",
@@ -41,7 +44,8 @@ pub const SYSLOG_LENGTH: Key<u32> = Key {
     differs: "",
 };
 /// `syslog-tag`.
-pub const SYSLOG_TAG: Key<LogTag> = Key {
+pub static SYSLOG_TAG: Key<LogTag> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "syslog-tag",
     scope: Scope::Global,
     default: "ingress",
@@ -52,7 +56,8 @@ pub const SYSLOG_TAG: Key<LogTag> = Key {
     differs: "",
 };
 /// `http-log-format`.
-pub const HTTP_LOG_FORMAT: Key<HttpLogFormat> = Key {
+pub static HTTP_LOG_FORMAT: Key<HttpLogFormat> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "http-log-format",
     scope: Scope::Global,
     default: "",
@@ -63,7 +68,8 @@ pub const HTTP_LOG_FORMAT: Key<HttpLogFormat> = Key {
     differs: "haproxy-ingress uses it only when `syslog-endpoint` is set; portcullis logs to standard output by default, so it always applies. `json` is portcullis's own. portcullis accepts the variables and samples listed, so that every accepted format is one HAProxy loads.",
 };
 /// `https-log-format`.
-pub const HTTPS_LOG_FORMAT: Key<TcpLogFormat> = Key {
+pub static HTTPS_LOG_FORMAT: Key<TcpLogFormat> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "https-log-format",
     scope: Scope::Global,
     default: "",
@@ -74,7 +80,8 @@ pub const HTTPS_LOG_FORMAT: Key<TcpLogFormat> = Key {
     differs: "`json` is portcullis's own.",
 };
 /// `dontlognull`.
-pub const DONTLOGNULL: Key<bool> = Key {
+pub static DONTLOGNULL: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "dontlognull",
     scope: Scope::Global,
     default: "true",

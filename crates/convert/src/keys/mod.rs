@@ -158,6 +158,10 @@ pub enum Scope {
 /// One configuration key.
 #[derive(Debug)]
 pub struct Key<T> {
+    /// The default, parsed the first time it is needed: every backend reads dozens of
+    /// keys, most of them at their default, and parsing one again each time was a third of
+    /// reading keys.
+    pub parsed_default: std::sync::OnceLock<T>,
     /// Name, as in haproxy-ingress.
     pub name: &'static str,
     /// Where it may be set.
@@ -206,7 +210,7 @@ pub trait KeyInfo: Sync {
     fn validate(&self, value: &str) -> Result<(), String>;
 }
 
-impl<T> KeyInfo for Key<T> {
+impl<T: Send + Sync> KeyInfo for Key<T> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -236,8 +240,13 @@ impl<T> KeyInfo for Key<T> {
 impl<T> Key<T> {
     /// The parsed default.
     #[allow(clippy::expect_used)] // defaults are constants; `every_default_parses` checks them
-    pub fn default_value(&self) -> T {
-        (self.parse)(self.default).expect("key defaults are valid")
+    pub fn default_value(&self) -> T
+    where
+        T: Clone,
+    {
+        self.parsed_default
+            .get_or_init(|| (self.parse)(self.default).expect("key defaults are valid"))
+            .clone()
     }
 }
 
@@ -559,7 +568,7 @@ impl GlobalConfig {
     }
 
     /// The key's value: the ConfigMap's when set and valid, else the default.
-    pub fn get<T>(&self, key: &Key<T>) -> T {
+    pub fn get<T: Clone>(&self, key: &Key<T>) -> T {
         self.value(key).unwrap_or_else(|| key.default_value())
     }
 
@@ -656,7 +665,7 @@ impl Annotations {
     }
 
     /// The key's value: the annotation's when set and valid, else the global one.
-    pub fn get<T>(&self, key: &Key<T>, global: &GlobalConfig) -> T {
+    pub fn get<T: Clone>(&self, key: &Key<T>, global: &GlobalConfig) -> T {
         self.value(key).unwrap_or_else(|| global.get(key))
     }
 
@@ -683,7 +692,7 @@ pub struct Keys<'a> {
 
 impl<'a> Keys<'a> {
     /// The key's value from the most specific layer that sets it validly.
-    pub fn get<T>(&self, key: &Key<T>) -> T {
+    pub fn get<T: Clone>(&self, key: &Key<T>) -> T {
         [self.service, self.object]
             .into_iter()
             .flatten()

@@ -9,7 +9,8 @@ use crate::diagnostic::Diagnostic;
 use crate::options::ConvertOptions;
 
 /// `prometheus-port`.
-pub const PROMETHEUS_PORT: Key<Option<u16>> = Key {
+pub static PROMETHEUS_PORT: Key<Option<u16>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "prometheus-port",
     scope: Scope::Global,
     default: "",
@@ -20,7 +21,8 @@ pub const PROMETHEUS_PORT: Key<Option<u16>> = Key {
     differs: "",
 };
 /// `stats-port`.
-pub const STATS_PORT: Key<Option<u16>> = Key {
+pub static STATS_PORT: Key<Option<u16>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "stats-port",
     scope: Scope::Global,
     default: "",
@@ -31,7 +33,8 @@ pub const STATS_PORT: Key<Option<u16>> = Key {
     differs: "haproxy-ingress opens the page on port 1936 by default; portcullis only when a port is set, since the page lists every backend and server to whoever reaches the port.",
 };
 /// `stats-auth`.
-pub const STATS_AUTH: Key<Option<StatsAuth>> = Key {
+pub static STATS_AUTH: Key<Option<StatsAuth>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "stats-auth",
     scope: Scope::Global,
     default: "",
@@ -43,7 +46,8 @@ pub const STATS_AUTH: Key<Option<StatsAuth>> = Key {
 };
 
 /// `stats-ssl-cert`.
-pub const STATS_SSL_CERT: Key<Option<super::SecretName>> = Key {
+pub static STATS_SSL_CERT: Key<Option<super::SecretName>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "stats-ssl-cert",
     scope: Scope::Global,
     default: "",

@@ -4,7 +4,8 @@ use super::parse::{parse_bool, parse_optional_port};
 use super::{Applied, Key, Scope};
 
 /// `ssl-passthrough`.
-pub const SSL_PASSTHROUGH: Key<bool> = Key {
+pub static SSL_PASSTHROUGH: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "ssl-passthrough",
     scope: Scope::Host,
     default: "false",
@@ -15,7 +16,8 @@ pub const SSL_PASSTHROUGH: Key<bool> = Key {
     differs: "",
 };
 /// `ssl-passthrough-http-port`.
-pub const SSL_PASSTHROUGH_HTTP_PORT: Key<Option<u16>> = Key {
+pub static SSL_PASSTHROUGH_HTTP_PORT: Key<Option<u16>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "ssl-passthrough-http-port",
     scope: Scope::Host,
     default: "",

@@ -9,7 +9,8 @@ use super::{Applied, DURATION_VALUES, GlobalConfig, Key, Scope};
 use crate::Diagnostic;
 
 /// `timeout-client-fin`.
-pub const TIMEOUT_CLIENT_FIN: Key<HaproxyDuration> = Key {
+pub static TIMEOUT_CLIENT_FIN: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "timeout-client-fin",
     scope: Scope::Global,
     default: "50s",
@@ -20,7 +21,8 @@ pub const TIMEOUT_CLIENT_FIN: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `timeout-stop`.
-pub const TIMEOUT_STOP: Key<HaproxyDuration> = Key {
+pub static TIMEOUT_STOP: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "timeout-stop",
     scope: Scope::Global,
     default: "10m",
@@ -41,7 +43,8 @@ pub enum CloseSessions {
 }
 
 /// `close-sessions-duration`.
-pub const CLOSE_SESSIONS_DURATION: Key<Option<CloseSessions>> = Key {
+pub static CLOSE_SESSIONS_DURATION: Key<Option<CloseSessions>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "close-sessions-duration",
     scope: Scope::Global,
     default: "",

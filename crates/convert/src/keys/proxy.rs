@@ -7,7 +7,8 @@ use super::parse::{parse_duration, parse_max_connections};
 use super::{Applied, DURATION_VALUES, Key, Scope};
 
 /// `timeout-client`.
-pub const TIMEOUT_CLIENT: Key<HaproxyDuration> = Key {
+pub static TIMEOUT_CLIENT: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "timeout-client",
     scope: Scope::Global,
     default: "50s",
@@ -18,7 +19,8 @@ pub const TIMEOUT_CLIENT: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `timeout-http-request`.
-pub const TIMEOUT_HTTP_REQUEST: Key<HaproxyDuration> = Key {
+pub static TIMEOUT_HTTP_REQUEST: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "timeout-http-request",
     scope: Scope::Backend,
     default: "5s",
@@ -29,7 +31,8 @@ pub const TIMEOUT_HTTP_REQUEST: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `timeout-keep-alive`.
-pub const TIMEOUT_KEEP_ALIVE: Key<HaproxyDuration> = Key {
+pub static TIMEOUT_KEEP_ALIVE: Key<HaproxyDuration> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "timeout-keep-alive",
     scope: Scope::Backend,
     default: "1m",
@@ -40,7 +43,8 @@ pub const TIMEOUT_KEEP_ALIVE: Key<HaproxyDuration> = Key {
     differs: "",
 };
 /// `max-connections`.
-pub const MAX_CONNECTIONS: Key<u32> = Key {
+pub static MAX_CONNECTIONS: Key<u32> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "max-connections",
     scope: Scope::Global,
     default: "2000",

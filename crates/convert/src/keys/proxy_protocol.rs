@@ -6,7 +6,8 @@ use super::parse::{parse_bool, parse_cidr_list};
 use super::{Applied, Key, Scope};
 
 /// `use-proxy-protocol`.
-pub const USE_PROXY_PROTOCOL: Key<bool> = Key {
+pub static USE_PROXY_PROTOCOL: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "use-proxy-protocol",
     scope: Scope::Global,
     default: "false",
@@ -17,7 +18,8 @@ pub const USE_PROXY_PROTOCOL: Key<bool> = Key {
     differs: "Global: portcullis has one set of HTTP frontends, where haproxy-ingress (since v0.17) also lets an Ingress choose a custom frontend.",
 };
 /// `use-proxy-protocol-trusted-cidrs`.
-pub const USE_PROXY_PROTOCOL_TRUSTED_CIDRS: Key<Vec<Cidr>> = Key {
+pub static USE_PROXY_PROTOCOL_TRUSTED_CIDRS: Key<Vec<Cidr>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "use-proxy-protocol-trusted-cidrs",
     scope: Scope::Global,
     default: "",
@@ -28,7 +30,8 @@ pub const USE_PROXY_PROTOCOL_TRUSTED_CIDRS: Key<Vec<Cidr>> = Key {
     differs: "haproxy-ingress has no such key: there every client may claim any address.",
 };
 /// `proxy-protocol`.
-pub const PROXY_PROTOCOL: Key<Option<SendProxy>> = Key {
+pub static PROXY_PROTOCOL: Key<Option<SendProxy>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "proxy-protocol",
     scope: Scope::Backend,
     default: "no",

@@ -9,7 +9,8 @@ use super::parse::{
 use super::{Applied, Key, Scope};
 
 /// `ssl-redirect-code`.
-pub const SSL_REDIRECT_CODE: Key<u16> = Key {
+pub static SSL_REDIRECT_CODE: Key<u16> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "ssl-redirect-code",
     scope: Scope::Global,
     default: "302",
@@ -20,7 +21,8 @@ pub const SSL_REDIRECT_CODE: Key<u16> = Key {
     differs: "",
 };
 /// `no-tls-redirect-locations`.
-pub const NO_TLS_REDIRECT_LOCATIONS: Key<Vec<String>> = Key {
+pub static NO_TLS_REDIRECT_LOCATIONS: Key<Vec<String>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "no-tls-redirect-locations",
     scope: Scope::Global,
     default: "/.well-known/acme-challenge",
@@ -31,7 +33,8 @@ pub const NO_TLS_REDIRECT_LOCATIONS: Key<Vec<String>> = Key {
     differs: "",
 };
 /// `redirect-to`.
-pub const REDIRECT_TO: Key<Option<Redirect>> = Key {
+pub static REDIRECT_TO: Key<Option<Redirect>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "redirect-to",
     scope: Scope::Path,
     default: "",
@@ -42,7 +45,8 @@ pub const REDIRECT_TO: Key<Option<Redirect>> = Key {
     differs: "",
 };
 /// `redirect-to-code`.
-pub const REDIRECT_TO_CODE: Key<u16> = Key {
+pub static REDIRECT_TO_CODE: Key<u16> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "redirect-to-code",
     scope: Scope::Global,
     default: "302",
@@ -53,7 +57,8 @@ pub const REDIRECT_TO_CODE: Key<u16> = Key {
     differs: "haproxy-ingress scopes it to a frontend, which an Ingress names with `http-frontend`; portcullis has one pair of frontends, so it is global.",
 };
 /// `redirect-from`.
-pub const REDIRECT_FROM: Key<Option<HostKey>> = Key {
+pub static REDIRECT_FROM: Key<Option<HostKey>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "redirect-from",
     scope: Scope::Host,
     default: "",
@@ -64,7 +69,8 @@ pub const REDIRECT_FROM: Key<Option<HostKey>> = Key {
     differs: "The source host is routed as a host of its own whose every path redirects, so a path another (older) Ingress routes on that host is served there, where haproxy-ingress leaves the whole host to any Ingress that names it.",
 };
 /// `redirect-from-regex`.
-pub const REDIRECT_FROM_REGEX: Key<Option<HostKey>> = Key {
+pub static REDIRECT_FROM_REGEX: Key<Option<HostKey>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "redirect-from-regex",
     scope: Scope::Host,
     default: "",
@@ -75,7 +81,8 @@ pub const REDIRECT_FROM_REGEX: Key<Option<HostKey>> = Key {
     differs: "haproxy-ingress matches a POSIX extended regular expression, portcullis a PCRE2 one (HAProxy's engine).",
 };
 /// `redirect-from-code`.
-pub const REDIRECT_FROM_CODE: Key<u16> = Key {
+pub static REDIRECT_FROM_CODE: Key<u16> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "redirect-from-code",
     scope: Scope::Global,
     default: "302",
@@ -86,7 +93,8 @@ pub const REDIRECT_FROM_CODE: Key<u16> = Key {
     differs: "haproxy-ingress scopes it to a frontend, which an Ingress names with `http-frontend`; portcullis has one pair of frontends, so it is global.",
 };
 /// `app-root`.
-pub const APP_ROOT: Key<Option<String>> = Key {
+pub static APP_ROOT: Key<Option<String>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "app-root",
     scope: Scope::Host,
     default: "",

@@ -18,7 +18,8 @@ macro_rules! error_page_key {
     };
     ($constant:ident, $code:literal, $name:literal, $when:literal, $differs:expr, $scope:expr, $scope_doc:literal) => {
         #[doc = concat!("`", $name, "`.")]
-        pub const $constant: Key<Option<ErrorPage>> = Key {
+        pub static $constant: Key<Option<ErrorPage>> = Key {
+            parsed_default: std::sync::OnceLock::new(),
             name: $name,
             scope: $scope,
             default: "",
@@ -132,7 +133,8 @@ error_page_key!(
 );
 
 /// `server-header`.
-pub const SERVER_HEADER: Key<Option<ServerHeader>> = Key {
+pub static SERVER_HEADER: Key<Option<ServerHeader>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "server-header",
     scope: Scope::Global,
     default: "portcullis",
@@ -143,7 +145,8 @@ pub const SERVER_HEADER: Key<Option<ServerHeader>> = Key {
     differs: "portcullis's own key.",
 };
 /// `proxy-body-size`.
-pub const PROXY_BODY_SIZE: Key<Option<u64>> = Key {
+pub static PROXY_BODY_SIZE: Key<Option<u64>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "proxy-body-size",
     scope: Scope::Path,
     default: "unlimited",

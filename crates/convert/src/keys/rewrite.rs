@@ -17,7 +17,8 @@ pub enum PathType {
 }
 
 /// `rewrite-target`.
-pub const REWRITE_TARGET: Key<Option<String>> = Key {
+pub static REWRITE_TARGET: Key<Option<String>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "rewrite-target",
     scope: Scope::Path,
     default: "",
@@ -28,7 +29,8 @@ pub const REWRITE_TARGET: Key<Option<String>> = Key {
     differs: "A `regex` path is not rewritten (haproxy-ingress substitutes into the regular expression); the key is reported and ignored on such a path.",
 };
 /// `path-type`.
-pub const PATH_TYPE: Key<PathType> = Key {
+pub static PATH_TYPE: Key<PathType> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "path-type",
     scope: Scope::Path,
     default: "begin",

@@ -6,7 +6,8 @@ use super::parse::parse_bool;
 use super::{Applied, Key, Scope};
 
 /// `ssl-redirect`.
-pub const SSL_REDIRECT: Key<bool> = Key {
+pub static SSL_REDIRECT: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "ssl-redirect",
     scope: Scope::Path,
     default: "true",
@@ -18,7 +19,8 @@ pub const SSL_REDIRECT: Key<bool> = Key {
 };
 
 /// `server-alias`.
-pub const SERVER_ALIAS: Key<Option<HostKey>> = Key {
+pub static SERVER_ALIAS: Key<Option<HostKey>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "server-alias",
     scope: Scope::Host,
     default: "",
@@ -30,7 +32,8 @@ pub const SERVER_ALIAS: Key<Option<HostKey>> = Key {
 };
 
 /// `server-alias-regex`.
-pub const SERVER_ALIAS_REGEX: Key<Option<HostKey>> = Key {
+pub static SERVER_ALIAS_REGEX: Key<Option<HostKey>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "server-alias-regex",
     scope: Scope::Host,
     default: "",

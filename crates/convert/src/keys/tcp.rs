@@ -8,7 +8,8 @@ use super::parse::{parse_bool, parse_optional_port};
 use super::{Applied, Key, Scope};
 
 /// `tcp-service-port`.
-pub const TCP_SERVICE_PORT: Key<Option<u16>> = Key {
+pub static TCP_SERVICE_PORT: Key<Option<u16>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "tcp-service-port",
     scope: Scope::Host,
     default: "",
@@ -19,7 +20,8 @@ pub const TCP_SERVICE_PORT: Key<Option<u16>> = Key {
     differs: "a host without `spec.tls` is not passed through by the SNI of the ClientHello; use `ssl-passthrough` for that.",
 };
 /// `tcp-service-proxy-protocol`.
-pub const TCP_SERVICE_PROXY_PROTOCOL: Key<bool> = Key {
+pub static TCP_SERVICE_PROXY_PROTOCOL: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "tcp-service-proxy-protocol",
     scope: Scope::Host,
     default: "false",
@@ -30,7 +32,8 @@ pub const TCP_SERVICE_PROXY_PROTOCOL: Key<bool> = Key {
     differs: "",
 };
 /// `tcp-service-log-format`.
-pub const TCP_SERVICE_LOG_FORMAT: Key<Option<TcpLogFormat>> = Key {
+pub static TCP_SERVICE_LOG_FORMAT: Key<Option<TcpLogFormat>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "tcp-service-log-format",
     scope: Scope::Host,
     default: "",
@@ -41,7 +44,8 @@ pub const TCP_SERVICE_LOG_FORMAT: Key<Option<TcpLogFormat>> = Key {
     differs: "",
 };
 /// `tcp-log-format`.
-pub const TCP_LOG_FORMAT: Key<TcpLogFormat> = Key {
+pub static TCP_LOG_FORMAT: Key<TcpLogFormat> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "tcp-log-format",
     scope: Scope::Global,
     default: "default",

@@ -9,7 +9,8 @@ use super::parse::{
 use super::{Applied, Key, Scope};
 
 /// `ssl-dh-param`.
-pub const SSL_DH_PARAM: Key<Option<SecretName>> = Key {
+pub static SSL_DH_PARAM: Key<Option<SecretName>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "ssl-dh-param",
     scope: Scope::Global,
     default: "",
@@ -21,7 +22,8 @@ pub const SSL_DH_PARAM: Key<Option<SecretName>> = Key {
 };
 
 /// `ssl-ciphers`.
-pub const SSL_CIPHERS: Key<Option<TlsWord>> = Key {
+pub static SSL_CIPHERS: Key<Option<TlsWord>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "ssl-ciphers",
     scope: Scope::Host,
     default: "",
@@ -32,7 +34,8 @@ pub const SSL_CIPHERS: Key<Option<TlsWord>> = Key {
     differs: "Without a value, HAProxy's (OpenSSL's) default list is used, where haproxy-ingress sets Mozilla's intermediate list.",
 };
 /// `ssl-cipher-suites`.
-pub const SSL_CIPHER_SUITES: Key<Option<TlsWord>> = Key {
+pub static SSL_CIPHER_SUITES: Key<Option<TlsWord>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "ssl-cipher-suites",
     scope: Scope::Host,
     default: "",
@@ -43,7 +46,8 @@ pub const SSL_CIPHER_SUITES: Key<Option<TlsWord>> = Key {
     differs: "",
 };
 /// `tls-alpn`.
-pub const TLS_ALPN: Key<TlsWord> = Key {
+pub static TLS_ALPN: Key<TlsWord> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "tls-alpn",
     scope: Scope::Host,
     default: "h2,http/1.1",
@@ -54,7 +58,8 @@ pub const TLS_ALPN: Key<TlsWord> = Key {
     differs: "",
 };
 /// `ssl-options`.
-pub const SSL_OPTIONS: Key<TlsOptions> = Key {
+pub static SSL_OPTIONS: Key<TlsOptions> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "ssl-options",
     scope: Scope::Global,
     default: "no-sslv3 no-tlsv10 no-tlsv11 no-tls-tickets",
@@ -65,7 +70,8 @@ pub const SSL_OPTIONS: Key<TlsOptions> = Key {
     differs: "",
 };
 /// `ssl-options-host`.
-pub const SSL_OPTIONS_HOST: Key<TlsOptions> = Key {
+pub static SSL_OPTIONS_HOST: Key<TlsOptions> = Key {
+    parsed_default: std::sync::OnceLock::new(),
     name: "ssl-options-host",
     scope: Scope::Host,
     default: "",

@@ -72,7 +72,7 @@ pub(crate) fn service_backend(
         id: id.clone(),
         servers,
         balance: keys.get(&keys::BALANCE_ALGORITHM),
-        server_options,
+        server_options: shared(server_options),
         selector,
         named,
         timeouts: backend_settings::timeouts(&keys),
@@ -327,4 +327,23 @@ fn push_server(servers: &mut Vec<Endpoint>, address: &str, port: i32, pod: Optio
             pod,
         });
     }
+}
+
+/// The server options, sharing the allocation of the options this thread built last when
+/// they are equal: most backends of a cluster have the same options, and each copy was 432
+/// bytes a backend. (The same options in another allocation are still equal: this saves
+/// memory, it decides nothing.)
+fn shared(options: model::ServerOptions) -> Arc<model::ServerOptions> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<Arc<model::ServerOptions>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some(last) if **last == options => Arc::clone(last),
+        _ => {
+            let options = Arc::new(options);
+            *last = Some(Arc::clone(&options));
+            options
+        }
+    })
 }

@@ -179,10 +179,11 @@ fn entry_claim(
             // Each entry's PROXY and check settings are its own: a section per entry,
             // even when two entries name one Service port.
             backend.id.port = format!("{}-on-{port}", backend.id.port);
+            let server_options = Arc::make_mut(&mut backend.server_options);
             if send_proxy.is_some() {
-                backend.server_options.send_proxy = send_proxy;
+                server_options.send_proxy = send_proxy;
             }
-            backend.server_options.health = interval.map(|interval| model::HealthCheck {
+            server_options.health = interval.map(|interval| model::HealthCheck {
                 interval,
                 rise: None,
                 fall: None,

@@ -151,7 +151,7 @@ pub struct Backend {
     /// Load-balancing algorithm.
     pub balance: crate::Balance,
     /// Settings of every server line.
-    pub server_options: crate::ServerOptions,
+    pub server_options: std::sync::Arc<crate::ServerOptions>,
     /// The request header or cookie whose value names the blue-green group to use.
     pub selector: Option<crate::GroupSelector>,
     /// Servers HAProxy finds by resolving a name, instead of `servers`.
@@ -252,10 +252,11 @@ impl Backend {
 
     fn in_tcp_mode(mut self, mode: BackendMode) -> Backend {
         self.id.mode = mode;
-        self.server_options.tls = None;
-        self.server_options.protocol = crate::Protocol::default();
-        self.server_options.cookie = None;
-        if let Some(health) = &mut self.server_options.health {
+        let server_options = std::sync::Arc::make_mut(&mut self.server_options);
+        server_options.tls = None;
+        server_options.protocol = crate::Protocol::default();
+        server_options.cookie = None;
+        if let Some(health) = &mut server_options.health {
             health.uri = None;
         }
         self.timeouts.http_request = None;

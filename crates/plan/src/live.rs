@@ -776,7 +776,7 @@ mod tests {
         let sticky = |servers: &[u8], value: CookieValue| {
             let (id, mut backend) = backend("a", servers, Balance::RoundRobin);
             let name = Word::parse("sid").unwrap_or_else(|_| unreachable!());
-            backend.server_options.cookie = Some(
+            std::sync::Arc::make_mut(&mut backend.server_options).cookie = Some(
                 CookieAffinity::new(name, CookieStrategy::Insert, Vec::new(), value)
                     .unwrap_or_else(|_| unreachable!()),
             );

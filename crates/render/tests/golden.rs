@@ -408,8 +408,8 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
         name: Word::parse("user").unwrap(),
         check_post: false,
     };
-    api.server_options.protocol = Protocol::Http2;
-    api.server_options.tls = Some(BackendTls {
+    std::sync::Arc::make_mut(&mut api.server_options).protocol = Protocol::Http2;
+    std::sync::Arc::make_mut(&mut api.server_options).tls = Some(BackendTls {
         verify: TlsVerify::Required {
             ca: SecretPem {
                 secret: secret("api-ca"),
@@ -423,10 +423,10 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
             pem: "CLIENT PEM\n".into(),
         }),
     });
-    api.server_options.maxconn = Some(100);
-    api.server_options.maxqueue = Some(10);
-    api.server_options.slowstart = duration("30s");
-    api.server_options.health = Some(HealthCheck {
+    std::sync::Arc::make_mut(&mut api.server_options).maxconn = Some(100);
+    std::sync::Arc::make_mut(&mut api.server_options).maxqueue = Some(10);
+    std::sync::Arc::make_mut(&mut api.server_options).slowstart = duration("30s");
+    std::sync::Arc::make_mut(&mut api.server_options).health = Some(HealthCheck {
         interval: HaproxyDuration::parse("2s").unwrap(),
         rise: Some(1),
         fall: Some(2),
@@ -440,12 +440,12 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
     api.timeouts.http_request = duration("7s");
     api.timeouts.keep_alive = duration("2m");
     let app = std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap());
-    app.server_options.tls = Some(BackendTls {
+    std::sync::Arc::make_mut(&mut app.server_options).tls = Some(BackendTls {
         verify: TlsVerify::None,
         sni: Some(Sni::FromHost),
         client_cert: None,
     });
-    app.server_options.health = Some(HealthCheck {
+    std::sync::Arc::make_mut(&mut app.server_options).health = Some(HealthCheck {
         interval: HaproxyDuration::parse("2s").unwrap(),
         rise: None,
         fall: None,
@@ -496,9 +496,11 @@ fn backend_tls_policies_render_sni_verification_and_their_own_ca_file() {
     let name = |n: &str| DnsName::parse(n).unwrap();
     // A policy whose CA bundle is a ConfigMap's; its file is named after the policy, apart
     // from a Secret of the same name's.
-    std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap())
-        .server_options
-        .tls = Some(BackendTls {
+    std::sync::Arc::make_mut(
+        &mut std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap())
+            .server_options,
+    )
+    .tls = Some(BackendTls {
         verify: TlsVerify::Policy {
             ca: Some(SecretPem {
                 secret: CertId {
@@ -513,9 +515,11 @@ fn backend_tls_policies_render_sni_verification_and_their_own_ca_file() {
         client_cert: None,
     });
     // A policy trusting the system's CAs.
-    std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap())
-        .server_options
-        .tls = Some(BackendTls {
+    std::sync::Arc::make_mut(
+        &mut std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap())
+            .server_options,
+    )
+    .tls = Some(BackendTls {
         verify: TlsVerify::Policy {
             ca: None,
             hostname: name("api.example.com"),
@@ -706,7 +710,7 @@ fn cookie_affinity_and_proxy_protocol_render_in_backends_and_frontends() {
     let base = render(&base_model());
     let mut model = base_model();
     let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
-    api.server_options.cookie = Some(
+    std::sync::Arc::make_mut(&mut api.server_options).cookie = Some(
         CookieAffinity::new(
             Word::parse("INGRESSCOOKIE").unwrap(),
             CookieStrategy::Insert,
@@ -723,8 +727,8 @@ fn cookie_affinity_and_proxy_protocol_render_in_backends_and_frontends() {
         )
         .unwrap(),
     );
-    api.server_options.send_proxy = Some(SendProxy::V2SslCn);
-    api.server_options.health = Some(HealthCheck {
+    std::sync::Arc::make_mut(&mut api.server_options).send_proxy = Some(SendProxy::V2SslCn);
+    std::sync::Arc::make_mut(&mut api.server_options).health = Some(HealthCheck {
         interval: HaproxyDuration::parse("2s").unwrap(),
         rise: None,
         fall: None,
@@ -733,7 +737,7 @@ fn cookie_affinity_and_proxy_protocol_render_in_backends_and_frontends() {
         uri: None,
     });
     let app = std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap());
-    app.server_options.cookie = Some(
+    std::sync::Arc::make_mut(&mut app.server_options).cookie = Some(
         CookieAffinity::new(
             Word::parse("sid").unwrap(),
             CookieStrategy::Prefix,
@@ -742,7 +746,7 @@ fn cookie_affinity_and_proxy_protocol_render_in_backends_and_frontends() {
         )
         .unwrap(),
     );
-    app.server_options.send_proxy = Some(SendProxy::V1);
+    std::sync::Arc::make_mut(&mut app.server_options).send_proxy = Some(SendProxy::V1);
     model.global.accept_proxy = AcceptProxy::From(vec![
         Cidr::parse("10.0.0.0/8").unwrap(),
         Cidr::parse("2001:db8::/32").unwrap(),
@@ -1171,7 +1175,8 @@ fn tcp_services_get_a_frontend_per_port_choosing_by_terminated_sni() {
     let mut model = base_model();
     let tcp = |service: &str, port: &str, last: u8| {
         let mut backend = backend(service, port, vec![server(last, 5432)]).for_tcp();
-        backend.server_options.send_proxy = Some(model::SendProxy::V2);
+        std::sync::Arc::make_mut(&mut backend.server_options).send_proxy =
+            Some(model::SendProxy::V2);
         backend
     };
     let (db, blue, green) = (

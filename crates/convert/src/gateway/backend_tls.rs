@@ -79,7 +79,7 @@ pub(crate) fn apply(
                 .tls
                 .as_ref()
                 .and_then(|tls| tls.client_cert.clone());
-            changed.server_options.tls = Some(BackendTls {
+            Arc::make_mut(&mut changed.server_options).tls = Some(BackendTls {
                 verify,
                 sni,
                 client_cert,

@@ -593,7 +593,7 @@ impl RouteConverter<'_, '_> {
             return backend;
         }
         let mut backend = (*backend).clone();
-        backend.server_options.protocol = model::Protocol::Http2;
+        Arc::make_mut(&mut backend.server_options).protocol = model::Protocol::Http2;
         Arc::new(backend)
     }
 

@@ -5,10 +5,9 @@
 //! in the plain subset of YAML manifests are written in is read by the fast reader; any
 //! other by serde-saphyr, with its budgets (aliases, depth, size) and error reporting.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-use std::borrow::Cow;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -176,8 +175,6 @@ pub(crate) fn yaml_options() -> serde_saphyr::Options {
     }
 }
 
-/// Splits a YAML stream at `---` lines; yields (1-based start line, text) of every
-/// document that holds more than comments and blank lines.
 /// `text.split_inclusive('\n')`, from one scan for line breaks.
 fn lines_inclusive(text: &str) -> impl Iterator<Item = &str> {
     let mut start = 0;
@@ -191,6 +188,8 @@ fn lines_inclusive(text: &str) -> impl Iterator<Item = &str> {
         })
 }
 
+/// Splits a YAML stream at `---` lines; yields (1-based start line, text) of every
+/// document that holds more than comments and blank lines.
 fn split_documents(text: &str) -> Vec<(usize, &str)> {
     let mut documents = Vec::new();
     let mut start = 0;

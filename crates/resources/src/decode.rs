@@ -72,18 +72,24 @@ pub fn decode_manifest_reusing(
     json: bool,
     previous: &DocumentCache,
 ) -> (Decoded, DocumentCache) {
-    decode_with(text, json, previous, Reader::FastFirst)
+    decode_with(text, json, previous, YamlReaders::FastFirst)
 }
 
 /// Decodes a manifest file's text with serde-saphyr alone, as before the fast reader: the
 /// reference the decoder is compared with in tests and benchmarks.
 pub fn decode_manifest_with_serde_saphyr(text: &str, json: bool) -> Decoded {
-    decode_with(text, json, &DocumentCache::default(), Reader::SerdeSaphyr).0
+    decode_with(
+        text,
+        json,
+        &DocumentCache::default(),
+        YamlReaders::SerdeSaphyr,
+    )
+    .0
 }
 
 /// Which reader reads a YAML document.
 #[derive(Clone, Copy)]
-enum Reader {
+enum YamlReaders {
     /// The fast reader, and serde-saphyr for a document it declines.
     FastFirst,
     /// serde-saphyr alone.
@@ -94,7 +100,7 @@ fn decode_with(
     text: &str,
     json: bool,
     previous: &DocumentCache,
-    reader: Reader,
+    reader: YamlReaders,
 ) -> (Decoded, DocumentCache) {
     let mut decoded = Decoded::default();
     let mut cache = DocumentCache::default();
@@ -137,8 +143,8 @@ fn decode_with(
 /// Decodes one YAML document: read by the fast reader when it is in its subset, by
 /// serde-saphyr otherwise (with the same value, checked by the `cross-check` feature in
 /// tests and the fuzzer).
-fn read_yaml(document: &str, reader: Reader, out: &mut Decoded) {
-    if let Reader::FastFirst = reader
+fn read_yaml(document: &str, reader: YamlReaders, out: &mut Decoded) {
+    if let YamlReaders::FastFirst = reader
         && let Some(node) = crate::fast_yaml::parse(document)
     {
         #[cfg(feature = "cross-check")]

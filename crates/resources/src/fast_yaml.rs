@@ -135,7 +135,7 @@ impl<'a> Reader<'a> {
     /// (after a sequence entry's `- ` when compact).
     fn block_mapping(&mut self, col: usize, depth: usize) -> Option<Node<'a>> {
         self.count_node(depth)?;
-        let mut map = Entries::default();
+        let mut map = MappingBuilder::default();
         let mut first = true;
         loop {
             if !first {
@@ -449,7 +449,7 @@ fn flow_mapping<'a>(
     nodes: &mut usize,
 ) -> Option<(Node<'a>, usize)> {
     let bytes = line.as_bytes();
-    let mut map = Entries::default();
+    let mut map = MappingBuilder::default();
     pos = skip_spaces(line, pos);
     if bytes.get(pos) == Some(&b'}') {
         return Some((Node::Map(map.entries), pos + 1));
@@ -642,7 +642,7 @@ fn quoted(line: &str, pos: usize) -> Option<(Cow<'_, str>, usize)> {
 /// A mapping being read: its entries in order, refusing a repeated key. A long mapping
 /// (a ConfigMap's data) checks repeats by hash, so reading it stays linear.
 #[derive(Default)]
-struct Entries<'a> {
+struct MappingBuilder<'a> {
     entries: Vec<(Cow<'a, str>, Node<'a>)>,
     hashes: Option<std::collections::HashSet<u64>>,
 }
@@ -650,7 +650,7 @@ struct Entries<'a> {
 /// Up to this many keys, a repeat is looked for by comparing keys.
 const LINEAR_KEYS: usize = 16;
 
-impl<'a> Entries<'a> {
+impl<'a> MappingBuilder<'a> {
     /// Adds an entry; `None` when the key is already there.
     fn insert(&mut self, key: Cow<'a, str>, value: Node<'a>) -> Option<()> {
         let hash = |key: &str| xxhash_rust::xxh3::xxh3_64(key.as_bytes());

@@ -66,21 +66,15 @@ impl From<&String> for Name {
     }
 }
 
-impl From<&str> for Name {
-    fn from(text: &str) -> Self {
-        Name(Arc::from(text))
-    }
-}
-
 impl From<&Name> for Name {
     fn from(name: &Name) -> Self {
         name.clone()
     }
 }
 
-impl From<Name> for String {
-    fn from(name: Name) -> Self {
-        name.0.as_ref().to_owned()
+impl From<&str> for Name {
+    fn from(text: &str) -> Self {
+        Name(Arc::from(text))
     }
 }
 
@@ -102,21 +96,15 @@ impl PartialEq<String> for Name {
     }
 }
 
-impl PartialEq<Name> for str {
+impl PartialEq<Name> for String {
     fn eq(&self, other: &Name) -> bool {
-        self == &*other.0
+        **self == *other.0
     }
 }
 
 impl PartialEq<Name> for &str {
     fn eq(&self, other: &Name) -> bool {
         *self == &*other.0
-    }
-}
-
-impl PartialEq<Name> for String {
-    fn eq(&self, other: &Name) -> bool {
-        **self == *other.0
     }
 }
 

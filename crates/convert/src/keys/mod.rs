@@ -161,7 +161,7 @@ pub struct Key<T> {
     /// The default, parsed the first time it is needed: every backend reads dozens of
     /// keys, most of them at their default, and parsing one again each time was a third of
     /// reading keys.
-    pub parsed_default: std::sync::OnceLock<T>,
+    pub(crate) parsed_default: std::sync::OnceLock<T>,
     /// Name, as in haproxy-ingress.
     pub name: &'static str,
     /// Where it may be set.

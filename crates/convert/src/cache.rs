@@ -14,6 +14,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::contribution::Contribution;
 use crate::conversion::{Conversion, Exclusions, automatic_shards};
+use crate::dependents::Dependents;
 use crate::diagnostic::Diagnostic;
 use crate::gateway::listener::PortProtocols;
 use crate::gateway::status::{self, StatusReport};
@@ -21,7 +22,6 @@ use crate::keys::{self, GlobalConfig};
 use crate::lookup::{Context, Dependency, Recorder, same_object};
 use crate::merge::Merger;
 use crate::options::{ConvertOptions, ListenerPorts};
-use crate::small_set::SmallSet;
 use crate::{class, gateway, ingress, tls};
 
 /// A memoized result.
@@ -103,10 +103,7 @@ struct Settings {
 #[derive(Debug, Default)]
 pub struct ConvertCache {
     previous: Option<Snapshot>,
-    /// What each memoized result looked up.
-    lookups: FxHashMap<Memo, Vec<Dependency>>,
-    /// The memoized results each lookup feeds.
-    dependents: FxHashMap<Dependency, SmallSet<Memo>>,
+    dependents: Dependents,
     merger: Merger,
     certificates: FxHashMap<CertId, Result<TlsCert, String>>,
     status: Arc<StatusReport>,
@@ -238,8 +235,9 @@ impl ConvertCache {
         let converted = convert_all(stale.objects, context, &excluded);
         self.excluded = excluded;
         let mut updates = Vec::with_capacity(converted.len());
+        let mut recorded = Vec::with_capacity(converted.len());
         for (object, contribution, lookups) in converted {
-            self.remember(Memo::Object(object.clone()), lookups);
+            recorded.push((Memo::Object(object.clone()), lookups));
             if object.kind == Kind::Ingress {
                 if contribution.is_some() {
                     self.served_ingresses.insert(object.clone());
@@ -251,7 +249,8 @@ impl ConvertCache {
         }
         for id in &stale.certificates {
             self.certificates.remove(id);
-            self.remember(Memo::Certificate(id.clone()), Vec::new());
+            self.dependents
+                .remember(Memo::Certificate(id.clone()), Vec::new());
         }
         let mut merger = std::mem::take(&mut self.merger);
         // When most contributions changed (a global key, a class every Ingress reads),
@@ -272,9 +271,34 @@ impl ConvertCache {
                 .collect();
             merger = Merger::default();
         }
-        let outcomes_changed = merger.update(updates, &stale.certificates, |id| {
-            self.certificate(context, id)
-        }) || rebuild;
+        // What the converted objects looked up is recorded while they are merged: the
+        // two touch nothing in common, and for a large batch each is a serial pass of its
+        // own. The certificates the merge loads record theirs after.
+        let recorded_len = recorded.len();
+        let mut dependents = std::mem::take(&mut self.dependents);
+        let certificates = &mut self.certificates;
+        let mut certificate_lookups = Vec::new();
+        let record = move || {
+            for (memo, lookups) in recorded {
+                dependents.remember(memo, lookups);
+            }
+            dependents
+        };
+        let merge = || {
+            merger.update(updates, &stale.certificates, |id| {
+                load_certificate(certificates, context, id, &mut certificate_lookups)
+            })
+        };
+        let (dependents, outcomes_changed) = if recorded_len >= PARALLEL_FROM {
+            rayon::join(record, merge)
+        } else {
+            (record(), merge())
+        };
+        self.dependents = dependents;
+        for (memo, lookups) in certificate_lookups {
+            self.dependents.remember(memo, lookups);
+        }
+        let outcomes_changed = outcomes_changed || rebuild;
 
         let mut model = ProxyModel {
             global: settings.model.clone(),
@@ -290,7 +314,7 @@ impl ConvertCache {
             if *self.status != report {
                 self.status = Arc::new(report);
             }
-            self.remember(Memo::Status, lookups.dependencies);
+            self.dependents.remember(Memo::Status, lookups.dependencies);
         }
         self.merger = merger;
         if let Some((namespace, name)) = &options.default_ssl_certificate {
@@ -331,7 +355,7 @@ impl ConvertCache {
             .collect();
         for id in unwanted {
             self.certificates.remove(&id);
-            self.remember(Memo::Certificate(id), Vec::new());
+            self.dependents.remember(Memo::Certificate(id), Vec::new());
         }
         if options.backend_shards == 0 {
             model.global.backend_shards = automatic_shards(model.backends.len());
@@ -365,7 +389,7 @@ impl ConvertCache {
 
     /// Marks stale what looked `key` up.
     fn stale_by(&self, key: &Dependency, stale: &mut Stale) {
-        for memo in self.dependents.get(key).into_iter().flatten() {
+        for memo in self.dependents.of(key) {
             match memo {
                 Memo::Object(object) => {
                     stale.objects.insert(object.clone());
@@ -376,40 +400,6 @@ impl ConvertCache {
                 Memo::Status => stale.status = true,
             }
         }
-    }
-
-    /// Records what a memoized result looked up, replacing what it looked up before.
-    fn remember(&mut self, memo: Memo, mut lookups: Vec<Dependency>) {
-        if let Some(before) = self.lookups.remove(&memo) {
-            for dependency in before {
-                if let Some(dependents) = self.dependents.get_mut(&dependency) {
-                    dependents.remove(&memo);
-                    if dependents.is_empty() {
-                        self.dependents.remove(&dependency);
-                    }
-                }
-            }
-        }
-        if lookups.is_empty() {
-            return;
-        }
-        // Kept for as long as the result: no room for more.
-        lookups.shrink_to_fit();
-        for dependency in &lookups {
-            // Many results read the same thing (the class, the global ConfigMap, a
-            // namespace's Secrets): the key is copied only the first time.
-            match self.dependents.get_mut(dependency) {
-                Some(dependents) => {
-                    dependents.insert(memo.clone());
-                }
-                None => {
-                    let mut dependents = SmallSet::default();
-                    dependents.insert(memo.clone());
-                    self.dependents.insert(dependency.clone(), dependents);
-                }
-            }
-        }
-        self.lookups.insert(memo, lookups);
     }
 
     /// The Secrets global keys name: the stats page's certificate (memoized as every
@@ -472,18 +462,34 @@ impl ConvertCache {
 
     /// A certificate, loaded once while its Secret is unchanged.
     fn certificate(&mut self, context: Context<'_>, id: &CertId) -> Result<TlsCert, String> {
-        if let Some(result) = self.certificates.get(id) {
-            return result.clone();
+        let mut recorded = Vec::new();
+        let result = load_certificate(&mut self.certificates, context, id, &mut recorded);
+        for (memo, lookups) in recorded {
+            self.dependents.remember(memo, lookups);
         }
-        let mut lookups = Recorder::new(context);
-        let result = tls::load_certificate(&mut lookups, id);
-        self.certificates.insert(id.clone(), result.clone());
-        self.remember(Memo::Certificate(id.clone()), lookups.dependencies);
         result
     }
 }
 
 /// Every lookup whose answer a change may have changed.
+/// A TLS Secret loaded as a certificate, memoized in `certificates`; a load (not a
+/// memoized result) adds what it looked up to `recorded`.
+fn load_certificate(
+    certificates: &mut FxHashMap<CertId, Result<TlsCert, String>>,
+    context: Context<'_>,
+    id: &CertId,
+    recorded: &mut Vec<(Memo, Vec<Dependency>)>,
+) -> Result<TlsCert, String> {
+    if let Some(result) = certificates.get(id) {
+        return result.clone();
+    }
+    let mut lookups = Recorder::new(context);
+    let result = tls::load_certificate(&mut lookups, id);
+    certificates.insert(id.clone(), result.clone());
+    recorded.push((Memo::Certificate(id.clone()), lookups.dependencies));
+    result
+}
+
 fn lookups_touched(change: &index::Change) -> Vec<Dependency> {
     let object = &change.object_ref;
     let mut keys = vec![

@@ -10,6 +10,7 @@ pub mod class;
 mod client_auth;
 mod contribution;
 mod conversion;
+mod dependents;
 mod diagnostic;
 mod endpoints;
 pub mod gateway;

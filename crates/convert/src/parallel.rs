@@ -15,6 +15,16 @@ pub(crate) fn map_in_order<T: Sync, R: Send>(
     items.par_iter().map(work).collect()
 }
 
+/// Sorts `items` (unstable), on the shared pool's threads from `parallel_from` items.
+pub(crate) fn sort_unstable<T: Ord + Send>(items: &mut [T], parallel_from: usize) {
+    use rayon::slice::ParallelSliceMut;
+    if items.len() < parallel_from || rayon::current_num_threads() < 2 {
+        items.sort_unstable();
+    } else {
+        items.par_sort_unstable();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -26,5 +36,19 @@ mod tests {
         assert_eq!(map_in_order(&items, usize::MAX, |n| n * 2), doubled);
         assert_eq!(map_in_order(&items, 1, |n| n * 2), doubled);
         assert!(map_in_order(&[] as &[u32], 1, |n| *n).is_empty());
+    }
+
+    #[test]
+    fn sorts_on_one_thread_and_on_many() {
+        let items: Vec<u64> = (0..5000u64)
+            .map(|n| n.wrapping_mul(2654435761) % 977)
+            .collect();
+        let mut expected = items.clone();
+        expected.sort();
+        for parallel_from in [usize::MAX, 1] {
+            let mut sorted = items.clone();
+            sort_unstable(&mut sorted, parallel_from);
+            assert_eq!(sorted, expected);
+        }
     }
 }

@@ -24,6 +24,11 @@ pub enum SourceEvent {
     InitUnchanged(ObjectRef),
     /// The list is complete.
     InitDone,
+    /// A whole list in one event, from a source that holds it whole: the same as
+    /// `Init`, an `InitApply` per object and `InitDone`. Each object comes with its
+    /// reference, which the source computed where it decoded the object (on every
+    /// core), so the store does not compute it again one object at a time.
+    List(ListScope, Vec<(ObjectRef, Object)>),
     /// An object was created or changed.
     Apply(Object),
     /// An object was deleted.
@@ -269,6 +274,16 @@ impl Index {
                 Some(list) => self.replace(list),
                 None => tracing::warn!("a list ended that never began; ignored"),
             },
+            SourceEvent::List(scope, objects) => {
+                if let Some(unfinished) = self.listing.take() {
+                    tracing::warn!(scope = ?unfinished.scope, "a whole list arrived inside another; the unfinished one is dropped");
+                }
+                debug_assert!(objects.iter().all(|(r, o)| *r == o.object_ref()));
+                // Built at once: sorted input (as a source's ordered map gives it) makes
+                // this a single pass, not one insertion each.
+                let listed = objects.into_iter().map(|(r, o)| (r, Some(o))).collect();
+                self.replace(OpenList { scope, listed });
+            }
             SourceEvent::Apply(object) => self.apply(object.object_ref(), object),
             SourceEvent::Delete(object_ref) => self.delete(&object_ref),
         }
@@ -452,6 +467,53 @@ mod tests {
             snapshot.count(Kind::EndpointSlice),
             snapshot.of_kind(Kind::EndpointSlice).count()
         );
+    }
+
+    #[test]
+    fn a_whole_list_event_is_the_same_as_its_bracket() {
+        let keyed = |object: Object| (object.object_ref(), object);
+        let mut bracketed = Index::new();
+        let mut whole = Index::new();
+        let lists = [
+            vec![
+                slice("a", "web"),
+                slice("b", "web"),
+                service("default", "web"),
+            ],
+            vec![slice("a", "api"), service("default", "web")],
+        ];
+        for list in lists {
+            bracketed.handle(SourceEvent::Init(ListScope::Everything));
+            for object in &list {
+                bracketed.handle(SourceEvent::InitApply(object.clone()));
+            }
+            bracketed.handle(SourceEvent::InitDone);
+            let mut keyed_list: Vec<_> = list.into_iter().map(keyed).collect();
+            keyed_list.sort_by(|a, b| a.0.cmp(&b.0));
+            whole.handle(SourceEvent::List(ListScope::Everything, keyed_list));
+            let (bracketed, whole) = (bracketed.snapshot(), whole.snapshot());
+            assert!(whole.changes_since(&bracketed).is_empty());
+            assert_eq!(
+                whole.endpoint_slices("default", "api").len(),
+                bracketed.endpoint_slices("default", "api").len()
+            );
+            assert_eq!(
+                whole.endpoint_slices("default", "web").len(),
+                bracketed.endpoint_slices("default", "web").len()
+            );
+            assert_eq!(whole.count(Kind::Service), 1);
+        }
+        // A whole list inside an open one drops the unfinished list, as an `Init` does.
+        whole.handle(SourceEvent::Init(ListScope::Everything));
+        whole.handle(SourceEvent::InitApply(slice("c", "web")));
+        whole.handle(SourceEvent::List(
+            ListScope::Everything,
+            vec![keyed(service("default", "web"))],
+        ));
+        whole.handle(SourceEvent::InitDone);
+        let snapshot = whole.snapshot();
+        assert_eq!(snapshot.count(Kind::EndpointSlice), 0);
+        assert_eq!(snapshot.count(Kind::Service), 1);
     }
 
     fn service(namespace: &str, name: &str) -> Object {

@@ -22,7 +22,14 @@ fn service(name: &str, port: u16) -> String {
 fn summary(events: &[SourceEvent]) -> Vec<String> {
     events
         .iter()
-        .filter_map(|event| match event {
+        .flat_map(|event| match event {
+            SourceEvent::List(_, listed) => listed
+                .iter()
+                .map(|(_, object)| SourceEvent::Apply(object.clone()))
+                .collect(),
+            event => vec![event.clone()],
+        })
+        .filter_map(|event| match &event {
             SourceEvent::Apply(Object::Service(s)) | SourceEvent::InitApply(Object::Service(s)) => {
                 let port = s
                     .spec

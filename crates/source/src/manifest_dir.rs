@@ -24,6 +24,10 @@ use crate::walk;
 /// below what would hurt the controller's memory.
 pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Below this many changed objects, sorting their references on the calling thread is
+/// faster than sharing the work out.
+const SORT_ON_EVERY_CORE_FROM: usize = 4096;
+
 /// A problem with a manifest file or one of its documents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestProblem {
@@ -52,18 +56,19 @@ struct CachedFile {
     /// The stamp of the version read: a file whose stamp is unchanged is not read again.
     stamp: Stamp,
     content_hash: u64,
-    /// The objects served: what the content defines, plus, while some of its documents
-    /// do not parse, the objects of its last fully parsed content it no longer defines.
-    objects: Vec<Object>,
+    /// The objects served, each with its reference (computed where the file is decoded,
+    /// on every core): what the content defines, plus, while some of its documents do
+    /// not parse, the objects of its last fully parsed content it no longer defines.
+    objects: Vec<(ObjectRef, Object)>,
     /// While the content does not parse completely: the objects of the last content
     /// that did, which every later unparsable version keeps.
-    last_parsed: Option<Vec<Object>>,
+    last_parsed: Option<Vec<(ObjectRef, Object)>>,
     problems: Vec<ManifestProblem>,
 }
 
 impl CachedFile {
     /// The objects an unparsable next version of the file keeps.
-    fn last_good_objects(&self) -> &[Object] {
+    fn last_good_objects(&self) -> &[(ObjectRef, Object)] {
         self.last_parsed.as_deref().unwrap_or(&self.objects)
     }
 }
@@ -241,33 +246,37 @@ impl ManifestDir {
             .collect();
         for path in stale {
             if let Some(old) = self.files.remove(&path) {
-                for (index, object) in old.objects.iter().enumerate() {
-                    let object_ref = object.object_ref();
-                    if let Some(places) = self.definitions.get_mut(&object_ref) {
+                for (index, (object_ref, _)) in old.objects.iter().enumerate() {
+                    if let Some(places) = self.definitions.get_mut(object_ref) {
                         places.retain(|(p, i)| !(**p == *path && *i == index));
                         if places.is_empty() {
-                            self.definitions.remove(&object_ref);
+                            self.definitions.remove(object_ref);
                         }
                     }
-                    affected.push(object_ref);
+                    affected.push(object_ref.clone());
                 }
             }
         }
         for (path, file) in decoded {
             let shared: Arc<Path> = Arc::from(path.as_path());
-            for (index, object) in file.objects.iter().enumerate() {
-                let object_ref = object.object_ref();
+            for (index, (object_ref, _)) in file.objects.iter().enumerate() {
                 let places = self.definitions.entry(object_ref.clone()).or_default();
                 let place = (shared.clone(), index);
                 let at = places.partition_point(|p| *p < place);
                 places.insert(at, place);
-                affected.push(object_ref);
+                affected.push(object_ref.clone());
             }
             self.files.insert(path, file);
         }
 
         let mut events = Vec::with_capacity(affected.len());
-        affected.sort_unstable();
+        // A cold start sorts every object's reference: on every core.
+        if affected.len() >= SORT_ON_EVERY_CORE_FROM {
+            use rayon::slice::ParallelSliceMut;
+            affected.par_sort_unstable();
+        } else {
+            affected.sort_unstable();
+        }
         affected.dedup();
         // At a cold start every object is new: the served map is built at once from the
         // sorted references rather than by one insertion each.
@@ -278,7 +287,8 @@ impl ManifestDir {
             let first = places
                 .and_then(|p| p.iter().next())
                 .and_then(|(path, index)| {
-                    Some((path, self.files.get(&**path)?.objects.get(*index)?))
+                    let (_, object) = self.files.get(&**path)?.objects.get(*index)?;
+                    Some((path, object))
                 });
             match first {
                 Some((first_path, object)) => {
@@ -332,12 +342,15 @@ impl ManifestDir {
         (events, problems)
     }
 
-    /// Scans and returns the full list as an `Init ... InitDone` bracket.
+    /// Scans and returns the full list, as one whole-list event.
     pub fn initial_events(&mut self) -> (Vec<SourceEvent>, Vec<ManifestProblem>) {
         let (_, problems) = self.update();
-        let mut events = vec![SourceEvent::Init(index::ListScope::Everything)];
-        events.extend(self.current.values().cloned().map(SourceEvent::InitApply));
-        events.push(SourceEvent::InitDone);
+        let listed = self
+            .current
+            .iter()
+            .map(|(object_ref, object)| (object_ref.clone(), object.clone()))
+            .collect();
+        let events = vec![SourceEvent::List(index::ListScope::Everything, listed)];
         (events, problems)
     }
 
@@ -357,7 +370,7 @@ struct ToDecode {
     documents: DocumentCache,
     /// The objects of the last version that parsed completely, which this one keeps
     /// if it does not.
-    last_good: Vec<Object>,
+    last_good: Vec<(ObjectRef, Object)>,
 }
 
 /// Decodes files on every core: YAML decoding dominates a cold start. A file whose
@@ -401,7 +414,12 @@ fn decode_file(file: &ToDecode) -> CachedFile {
                 .iter()
                 .any(|e| e.failure == DecodeFailure::Syntax);
             problems.extend(decoded.errors.iter().map(|e| problem(e.to_string())));
-            (decoded.objects, documents, parsed)
+            let objects = decoded
+                .objects
+                .into_iter()
+                .map(|object| (object.object_ref(), object))
+                .collect();
+            (objects, documents, parsed)
         }
     };
     let last_parsed = if parsed {
@@ -410,17 +428,17 @@ fn decode_file(file: &ToDecode) -> CachedFile {
         // Which objects an unparsable document defines is unknown (the file may be half
         // written): the objects of the last version that parsed stay, unless a document
         // that parses defines them now.
-        let defined: HashSet<ObjectRef> = objects.iter().map(Object::object_ref).collect();
-        let held: Vec<&Object> = file
+        let defined: HashSet<&ObjectRef> = objects.iter().map(|(r, _)| r).collect();
+        let held: Vec<&(ObjectRef, Object)> = file
             .last_good
             .iter()
-            .filter(|o| !defined.contains(&o.object_ref()))
+            .filter(|(r, _)| !defined.contains(r))
             .collect();
         if !held.is_empty() {
             let mut named: Vec<String> = held
                 .iter()
                 .take(KEPT_NAMED)
-                .map(|o| o.object_ref().to_string())
+                .map(|(r, _)| r.to_string())
                 .collect();
             if held.len() > KEPT_NAMED {
                 named.push(format!("and {} more", held.len() - KEPT_NAMED));
@@ -468,7 +486,10 @@ mod tests {
         .unwrap();
         let mut manifests = ManifestDir::new(dir.path());
         let (events, problems) = manifests.initial_events();
-        assert_eq!(events.len(), 3, "Init, one object, InitDone");
+        let [SourceEvent::List(_, listed)] = &events[..] else {
+            panic!("{events:?}");
+        };
+        assert_eq!(listed.len(), 1, "one object");
         let messages: Vec<String> = problems.iter().map(ToString::to_string).collect();
         assert_eq!(messages.len(), 2, "{messages:?}");
         assert!(
@@ -502,11 +523,11 @@ mod tests {
         std::fs::write(dir.path().join("c.yaml"), service("svc-y", 80)).unwrap();
         let mut manifests = ManifestDir::new(dir.path());
         let (events, problems) = manifests.initial_events();
-        assert_eq!(
-            events.len(),
-            4,
-            "Init, x, y, InitDone: {events:?} {problems:?}"
-        );
+        let [SourceEvent::List(_, listed)] = &events[..] else {
+            panic!("{events:?}");
+        };
+        let names: Vec<&str> = listed.iter().map(|(r, _)| &*r.name).collect();
+        assert_eq!(names, ["svc-x", "svc-y"], "{problems:?}");
         assert_eq!(problems.len(), 1, "x is defined twice: {problems:?}");
 
         // Touched but identical, and renamed: nothing changes.

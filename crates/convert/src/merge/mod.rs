@@ -328,7 +328,7 @@ impl Merger {
         }
         let mut routes: Vec<RouteKey> = std::mem::take(&mut dirty.routes).into_iter().collect();
         // In key order, a host's paths are side by side: each host is then updated once.
-        routes.sort_unstable();
+        crate::parallel::sort_unstable(&mut routes, PARALLEL_FROM);
         // A changed Ingress's new claims take the positions of its old ones: every old use
         // goes before any new one is added.
         for key in &routes {
@@ -375,9 +375,15 @@ impl Merger {
         for port in &tcp_ports {
             self.resolve_tcp(*port, &mut dirty);
         }
-        let backends = std::mem::take(&mut dirty.backends);
-        for id in &backends {
-            self.resolve_backend(id);
+        let backends: Vec<BackendId> = std::mem::take(&mut dirty.backends).into_iter().collect();
+        // Read-only, so a large merge's backends are resolved on every core, as its
+        // routes are; only storing what they come to is serial.
+        let this = &*self;
+        let resolutions = crate::parallel::map_in_order(&backends, PARALLEL_FROM, |id| {
+            this.backend_resolution(id)
+        });
+        for (id, resolution) in backends.into_iter().zip(resolutions) {
+            self.settle_backend(id, resolution);
         }
         let certificates = std::mem::take(&mut dirty.certificates);
         for id in &certificates {
@@ -686,12 +692,13 @@ impl Merger {
 
     /// A backend is the first use's value, with the origins of every use; a use with other
     /// settings is reported.
-    fn resolve_backend(&mut self, id: &BackendId) {
-        let Some(uses) = self.backend_uses.get(id) else {
-            self.backends.remove(id);
-            self.diagnostics.backends.remove(id);
-            return;
-        };
+    /// What the uses of a backend make of it (`None`: it has none left), with a report
+    /// for every use that configures it differently than the oldest.
+    fn backend_resolution(
+        &self,
+        id: &BackendId,
+    ) -> Option<(Option<Arc<Backend>>, Vec<Diagnostic>)> {
+        let uses = self.backend_uses.get(id)?;
         // The first use's backend, shared as it is unless others add their origins.
         let mut merged: Option<Arc<Backend>> = None;
         let mut owner: Option<&ObjectRef> = None;
@@ -749,11 +756,25 @@ impl Merger {
                 }
             }
         }
-        set(&mut self.diagnostics.backends, id, diagnostics);
+        Some((merged, diagnostics))
+    }
+
+    /// Stores what a backend's uses came to.
+    fn settle_backend(
+        &mut self,
+        id: BackendId,
+        resolution: Option<(Option<Arc<Backend>>, Vec<Diagnostic>)>,
+    ) {
+        let Some((merged, diagnostics)) = resolution else {
+            self.backends.remove(&id);
+            self.diagnostics.backends.remove(&id);
+            return;
+        };
+        set(&mut self.diagnostics.backends, &id, diagnostics);
         if let Some(backend) = merged
-            && self.backends.get(id) != Some(&backend)
+            && self.backends.get(&id) != Some(&backend)
         {
-            self.backends.insert(id.clone(), backend);
+            self.backends.insert(id, backend);
         }
     }
 

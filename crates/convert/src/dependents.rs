@@ -1,0 +1,56 @@
+//! Which memoized results each lookup feeds: what a change makes stale is read here.
+
+use rustc_hash::FxHashMap;
+
+use crate::cache::Memo;
+use crate::lookup::Dependency;
+use crate::small_set::SmallSet;
+
+/// What each memoized result looked up, and, the other way round, the results each
+/// lookup feeds.
+#[derive(Debug, Default)]
+pub(crate) struct Dependents {
+    lookups: FxHashMap<Memo, Vec<Dependency>>,
+    dependents: FxHashMap<Dependency, SmallSet<Memo>>,
+}
+
+impl Dependents {
+    /// The results that looked `key` up.
+    pub(crate) fn of(&self, key: &Dependency) -> impl Iterator<Item = &Memo> {
+        self.dependents.get(key).into_iter().flatten()
+    }
+
+    /// Records what a memoized result looked up, replacing what it looked up before.
+    pub(crate) fn remember(&mut self, memo: Memo, mut lookups: Vec<Dependency>) {
+        if let Some(before) = self.lookups.remove(&memo) {
+            for dependency in before {
+                if let Some(dependents) = self.dependents.get_mut(&dependency) {
+                    dependents.remove(&memo);
+                    if dependents.is_empty() {
+                        self.dependents.remove(&dependency);
+                    }
+                }
+            }
+        }
+        if lookups.is_empty() {
+            return;
+        }
+        // Kept for as long as the result: no room for more.
+        lookups.shrink_to_fit();
+        for dependency in &lookups {
+            // Many results read the same thing (the class, the global ConfigMap, a
+            // namespace's Secrets): the key is copied only the first time.
+            match self.dependents.get_mut(dependency) {
+                Some(dependents) => {
+                    dependents.insert(memo.clone());
+                }
+                None => {
+                    let mut dependents = SmallSet::default();
+                    dependents.insert(memo.clone());
+                    self.dependents.insert(dependency.clone(), dependents);
+                }
+            }
+        }
+        self.lookups.insert(memo, lookups);
+    }
+}

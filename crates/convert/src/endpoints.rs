@@ -35,9 +35,9 @@ pub(crate) fn service_backend(
     let (canonical_port, endpoints, service) =
         resolve_servers(lookups, namespace, service_name, port)?;
     let id = BackendId {
-        namespace: namespace.to_owned(),
-        service: service_name.to_owned(),
-        port: canonical_port,
+        namespace: shared_namespace(namespace),
+        service: service_name.into(),
+        port: canonical_port.into(),
         mode: model::BackendMode::Http,
     };
     if let Some(backend) = built.get(&id) {
@@ -344,6 +344,22 @@ fn shared(options: model::ServerOptions) -> Arc<model::ServerOptions> {
             let options = Arc::new(options);
             *last = Some(Arc::clone(&options));
             options
+        }
+    })
+}
+
+/// `namespace` shared with the last backend id built on this thread, when it is the same:
+/// objects are converted in order, namespace by namespace.
+fn shared_namespace(namespace: &str) -> Arc<str> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<Arc<str>>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some(last) if **last == *namespace => Arc::clone(last),
+        _ => {
+            let namespace: Arc<str> = Arc::from(namespace);
+            *last = Some(Arc::clone(&namespace));
+            namespace
         }
     })
 }

@@ -247,7 +247,7 @@ impl Converter<'_, '_> {
         let action = model::RuleAction {
             redirect: Some(model::Redirect {
                 scheme: None,
-                hostname: Some(target_name.clone()),
+                hostname: Some(target_name.to_string()),
                 port: None,
                 path: None,
                 code,
@@ -549,9 +549,9 @@ impl Converter<'_, '_> {
 /// covers its first label.
 fn covers(tls_host: &HostKey, host: &HostKey) -> bool {
     match (tls_host, host) {
-        (HostKey::Wildcard(suffix), HostKey::Exact(name)) => {
-            name.split_once('.').is_some_and(|(_, rest)| rest == suffix)
-        }
+        (HostKey::Wildcard(suffix), HostKey::Exact(name)) => name
+            .split_once('.')
+            .is_some_and(|(_, rest)| rest == &**suffix),
         _ => tls_host == host,
     }
 }

@@ -235,7 +235,7 @@ pub(crate) fn with_auth(
 
 /// Whether a path is the root (`/` of any type), which `app-root` redirects.
 pub(crate) fn is_root(rule: &PathRule) -> bool {
-    rule.conditions.is_empty() && matches!(rule.path.path.as_str(), "" | "/")
+    rule.conditions.is_empty() && matches!(&*rule.path.path, "" | "/")
 }
 
 /// The rule `app-root` adds in front of a root path: `/` itself is redirected.

@@ -14,9 +14,9 @@ pub fn parse_host(host: &str) -> Result<HostKey, String> {
         .map_err(|_| format!("'{}' is not a valid host name", host.escape_debug()))?
         .to_string();
     Ok(if wildcard {
-        HostKey::Wildcard(name)
+        HostKey::Wildcard(name.into())
     } else {
-        HostKey::Exact(name)
+        HostKey::Exact(name.into())
     })
 }
 
@@ -105,7 +105,7 @@ pub fn parse_host_regex(pattern: &str) -> Result<HostKey, String> {
             pattern.escape_debug()
         ));
     }
-    parse_regex(pattern, false).map(HostKey::Regex)
+    parse_regex(pattern, false).map(|pattern| HostKey::Regex(pattern.into()))
 }
 
 /// Parses an Ingress path and its type. `Prefix` paths lose their trailing slashes;
@@ -161,7 +161,7 @@ pub(crate) fn path_match(path: Option<&str>, kind: PathKind) -> Result<PathMatch
         path
     };
     Ok(PathMatch {
-        path: path.to_owned(),
+        path: path.into(),
         kind,
     })
 }

@@ -178,7 +178,7 @@ fn entry_claim(
             let mut backend = (*backend).clone().for_tcp();
             // Each entry's PROXY and check settings are its own: a section per entry,
             // even when two entries name one Service port.
-            backend.id.port = format!("{}-on-{port}", backend.id.port);
+            backend.id.port = format!("{}-on-{port}", backend.id.port).into();
             let server_options = Arc::make_mut(&mut backend.server_options);
             if send_proxy.is_some() {
                 server_options.send_proxy = send_proxy;

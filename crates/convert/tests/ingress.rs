@@ -157,7 +157,7 @@ fn endpoints_come_from_ready_slice_endpoints_or_else_from_endpoints() {
     assert_eq!(servers("legacy", "80"), ["10.1.0.1:7000"]);
     let routes = &model.hosts[&HostKey::Exact("app.test".into())].routes;
     assert!(routes.contains_key(&PathMatch {
-        path: String::new(),
+        path: "".into(),
         kind: PathKind::Prefix
     }));
 }
@@ -380,7 +380,7 @@ fn access_of(model: &ProxyModel, host: &str) -> model::SourceAccess {
     let route = model.hosts[&HostKey::Exact(host.into())]
         .routes
         .get(&PathMatch {
-            path: String::new(),
+            path: "".into(),
             kind: PathKind::Prefix,
         })
         .unwrap();
@@ -476,7 +476,7 @@ fn source_lists_are_named_after_their_setter_and_a_bad_one_refuses_everyone() {
 
 /// The rule action of a host's only route.
 fn auth_of(model: &ProxyModel, host: &str) -> Option<std::sync::Arc<model::PathAuth>> {
-    let host = &model.hosts[&HostKey::Exact(format!("{host}.test"))];
+    let host = &model.hosts[&HostKey::Exact(format!("{host}.test").into())];
     match &host.routes.values().next().unwrap().target {
         model::RouteTarget::Rules(rules) => rules[0].action.auth.clone(),
         model::RouteTarget::Backend(_) => None,

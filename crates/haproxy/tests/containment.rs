@@ -116,7 +116,7 @@ fn model(cert: &str) -> ProxyModel {
         origin: origin(),
     };
     let path = PathMatch {
-        path: String::new(),
+        path: "".into(),
         kind: PathKind::Prefix,
     };
     model.hosts.insert(
@@ -476,7 +476,7 @@ fn sharded_model(count: usize) -> ProxyModel {
     let app = model.backends.values().next().unwrap().clone();
     for index in 0..count {
         let mut backend = (*app).clone();
-        backend.id.service = format!("svc-{index}");
+        backend.id.service = format!("svc-{index}").into();
         model
             .backends
             .insert(backend.id.clone(), std::sync::Arc::new(backend));

@@ -168,7 +168,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             .map(|backend| {
                 (
                     PathMatch {
-                        path: String::new(),
+                        path: "".into(),
                         kind: PathKind::Prefix,
                     },
                     Route {
@@ -215,7 +215,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             Host {
                 routes: model::Routes::from([(
                     PathMatch {
-                        path: String::new(),
+                        path: "".into(),
                         kind: PathKind::Prefix,
                     },
                     Route {
@@ -251,7 +251,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
     for (name, backend) in names {
         let Some(backend) = backend else { continue };
         model.passthrough.insert(
-            HostKey::Exact(name),
+            HostKey::Exact(name.into()),
             model::Passthrough {
                 backend: Some(passthrough_backend(BACKENDS[backend]).id),
                 origin: origin(),
@@ -262,7 +262,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
         for index in 0..70 {
             let routes = BTreeMap::from([(
                 PathMatch {
-                    path: String::new(),
+                    path: "".into(),
                     kind: PathKind::Prefix,
                 },
                 Route {
@@ -273,7 +273,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
                 },
             )]);
             model.hosts.insert(
-                HostKey::Exact(format!("bulk{index}.test")),
+                HostKey::Exact(format!("bulk{index}.test").into()),
                 Host {
                     routes: routes.into_iter().collect(),
                     cert: None,

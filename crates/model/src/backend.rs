@@ -2,20 +2,24 @@
 
 use std::fmt;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 /// Identity of a backend: one service port of one namespace, in one mode.
 ///
 /// `port` is the service port's name, or its number when it has no name, however the
 /// referring object named it: one service port is one backend per mode (HTTP, or TLS
 /// passed through), since HAProxy refuses an HTTP frontend naming a TCP backend.
+///
+/// Its parts are shared (`Arc<str>`): an id is a key of many tables (claims, uses,
+/// winners, the model), so a copy is three reference counts, not three strings.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BackendId {
     /// Namespace of the service.
-    pub namespace: String,
+    pub namespace: Arc<str>,
     /// Service name.
-    pub service: String,
+    pub service: Arc<str>,
     /// Service port number or name.
-    pub port: String,
+    pub port: Arc<str>,
     /// What the backend forwards.
     pub mode: BackendMode,
 }

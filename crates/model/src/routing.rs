@@ -2,23 +2,25 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use crate::{BackendId, Origin};
 
-/// Which requests a host entry receives.
+/// Which requests a host entry receives. Its text is shared (`Arc<str>`): a host is a
+/// key of several of the merge's tables, so a copy is a reference count, not a string.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum HostKey {
     /// An exact host name, lowercase.
-    Exact(String),
+    Exact(Arc<str>),
     /// `*.suffix`: exactly one label in front of `suffix` (stored without `*.`), as an
     /// Ingress means it.
-    Wildcard(String),
+    Wildcard(Arc<str>),
     /// `*.suffix`: one or more labels in front of `suffix` (stored without `*.`), as the
     /// Gateway API means it.
-    Suffix(String),
+    Suffix(Arc<str>),
     /// Host names matching this PCRE2 pattern (validated: no whitespace, no control
     /// character, no quote), tried after the exact and wildcard hosts, in key order.
-    Regex(String),
+    Regex(Arc<str>),
     /// Rules without a host: every request no other host claims.
     CatchAll,
 }
@@ -27,7 +29,7 @@ impl HostKey {
     /// The key as written in the hosts map and in front of `#` in the route maps.
     pub fn map_key(&self) -> String {
         match self {
-            HostKey::Exact(name) => name.clone(),
+            HostKey::Exact(name) => name.to_string(),
             HostKey::Wildcard(suffix) => format!("*.{suffix}"),
             // `**.` never starts a host name, and keeps the two wildcards apart.
             HostKey::Suffix(suffix) => format!("**.{suffix}"),
@@ -81,8 +83,9 @@ pub enum PathKind {
 /// because the rule ignores them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PathMatch {
-    /// Path as compared.
-    pub path: String,
+    /// Path as compared (shared: a route key is copied into several of the merge's
+    /// tables).
+    pub path: std::sync::Arc<str>,
     /// Comparison.
     pub kind: PathKind,
 }

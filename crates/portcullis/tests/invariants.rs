@@ -690,7 +690,7 @@ fn assert_disk_is_full_render(dir: &Path, cluster: &Cluster, shards: u32) {
 fn section(service: u8) -> String {
     BackendId {
         namespace: Cluster::namespace(service).into(),
-        service: format!("svc{service}"),
+        service: format!("svc{service}").into(),
         port: "80".into(),
         mode: model::BackendMode::Http,
     }
@@ -715,7 +715,7 @@ fn a_last_backend_of_a_shard_removed_with_a_global_change() {
         render::shard_of(
             &BackendId {
                 namespace: Cluster::namespace(s).into(),
-                service: format!("svc{s}"),
+                service: format!("svc{s}").into(),
                 port: "80".into(),
                 mode: model::BackendMode::Http,
             },

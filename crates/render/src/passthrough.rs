@@ -51,7 +51,7 @@ pub(crate) fn map_text(model: &ProxyModel) -> String {
         .passthrough
         .keys()
         .filter_map(|key| match key {
-            HostKey::Wildcard(suffix) | HostKey::Suffix(suffix) => Some(suffix.as_str()),
+            HostKey::Wildcard(suffix) | HostKey::Suffix(suffix) => Some(&**suffix),
             _ => None,
         })
         .collect();
@@ -66,7 +66,7 @@ pub(crate) fn map_text(model: &ProxyModel) -> String {
             });
             if terminated && covered {
                 lines
-                    .entry(name.clone())
+                    .entry(name.to_string())
                     .or_insert_with(|| TERMINATE_BACKEND.to_owned());
             }
         }

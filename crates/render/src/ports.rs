@@ -64,14 +64,14 @@ pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
         let tests: Vec<(u8, String, String)> = match path.kind {
             PathKind::Exact => vec![(
                 0,
-                path.path.clone(),
+                path.path.to_string(),
                 format!(" {{ path -m str {} }}", path.path),
             )],
             PathKind::Prefix if path.path.is_empty() => vec![(1, String::new(), String::new())],
             PathKind::Prefix => vec![
                 (
                     0,
-                    path.path.clone(),
+                    path.path.to_string(),
                     format!(" {{ path -m str {} }}", path.path),
                 ),
                 (
@@ -82,7 +82,7 @@ pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
             ],
             PathKind::Begin => vec![(
                 1,
-                path.path.clone(),
+                path.path.to_string(),
                 format!(" {{ path -m beg {} }}", path.path),
             )],
         };

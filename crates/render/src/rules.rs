@@ -176,7 +176,7 @@ fn covers(other: &PathMatch, path: &PathMatch) -> bool {
                 || path.path == other.path
                 || path.path.starts_with(&format!("{}/", other.path))
         }
-        PathKind::Begin => path.path.starts_with(&other.path),
+        PathKind::Begin => path.path.starts_with(&*other.path),
     }
 }
 

@@ -152,10 +152,10 @@ fn bind_tls(model: &ProxyModel, tls: &TcpTls) -> String {
 /// API's wildcards from the longest suffix, then the catch-all.
 fn precedence(key: &HostKey) -> (u8, std::cmp::Reverse<usize>, String) {
     match key {
-        HostKey::Exact(name) => (0, std::cmp::Reverse(0), name.clone()),
-        HostKey::Wildcard(suffix) => (1, std::cmp::Reverse(0), suffix.clone()),
-        HostKey::Suffix(suffix) => (2, std::cmp::Reverse(suffix.len()), suffix.clone()),
-        HostKey::Regex(pattern) => (3, std::cmp::Reverse(0), pattern.clone()),
+        HostKey::Exact(name) => (0, std::cmp::Reverse(0), name.to_string()),
+        HostKey::Wildcard(suffix) => (1, std::cmp::Reverse(0), suffix.to_string()),
+        HostKey::Suffix(suffix) => (2, std::cmp::Reverse(suffix.len()), suffix.to_string()),
+        HostKey::Regex(pattern) => (3, std::cmp::Reverse(0), pattern.to_string()),
         HostKey::CatchAll => (4, std::cmp::Reverse(0), String::new()),
     }
 }

@@ -367,7 +367,7 @@ fn redirect_codes_and_removed_tls_change_only_the_http_maps() {
         .get_mut(&HostKey::Exact("shop.example.com".into()))
         .unwrap();
     for route in shop.routes.values_mut() {
-        route.https_redirect = if matches!(&route.target, model::RouteTarget::Backend(id) if id.service == "static")
+        route.https_redirect = if matches!(&route.target, model::RouteTarget::Backend(id) if &*id.service == "static")
         {
             None
         } else {
@@ -1297,7 +1297,7 @@ fn crt_list_with_hosts(names: &[String]) -> String {
     for name in names {
         model
             .hosts
-            .insert(HostKey::Exact(name.clone()), shop.clone());
+            .insert(HostKey::Exact(name.as_str().into()), shop.clone());
     }
     text(&render(&model), "certs/crt-list.txt")
 }

@@ -15,7 +15,7 @@ use render::{RenderCache, render};
 fn id(number: usize) -> BackendId {
     BackendId {
         namespace: "ns".into(),
-        service: format!("svc{number}"),
+        service: format!("svc{number}").into(),
         port: "80".into(),
         mode: model::BackendMode::Http,
     }
@@ -75,7 +75,7 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
     };
     model
         .hosts
-        .insert(HostKey::Exact(format!("svc{number}.test")), host);
+        .insert(HostKey::Exact(format!("svc{number}.test").into()), host);
 }
 
 fn base(services: usize) -> ProxyModel {
@@ -136,7 +136,7 @@ fn following_changes_equals_rendering_afresh() {
     for number in 0..650 {
         model
             .hosts
-            .remove(&HostKey::Exact(format!("svc{number}.test")));
+            .remove(&HostKey::Exact(format!("svc{number}.test").into()));
     }
     check(&model, "fewer map buckets");
 }

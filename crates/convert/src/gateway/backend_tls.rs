@@ -51,11 +51,11 @@ pub(crate) fn apply(
             continue;
         };
         for target in service_targets(policy) {
-            if target.name != id.service {
+            if *target.name != *id.service {
                 continue;
             }
             match target.section_name.as_deref() {
-                Some(name) if name == id.port => section.push(policy),
+                Some(name) if name == &*id.port => section.push(policy),
                 None => whole.push(policy),
                 Some(_) => continue,
             }

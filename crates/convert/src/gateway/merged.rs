@@ -324,10 +324,10 @@ impl<'a> MergedGateway<'a> {
                     return false;
                 };
                 match (name.strip_prefix("*."), host) {
-                    (None, HostKey::Exact(exact)) => name == *exact,
+                    (None, HostKey::Exact(exact)) => *name == **exact,
                     (Some(suffix), HostKey::Exact(exact)) => exact.ends_with(&format!(".{suffix}")),
                     (Some(suffix), HostKey::Suffix(covered) | HostKey::Wildcard(covered)) => {
-                        covered == suffix || covered.ends_with(&format!(".{suffix}"))
+                        &**covered == suffix || covered.ends_with(&format!(".{suffix}"))
                     }
                     _ => false,
                 }

@@ -548,7 +548,7 @@ fn optional_host(host: Option<&str>) -> Result<Option<String>, String> {
     match host {
         None => Ok(None),
         Some(host) => match names::parse_host(host)? {
-            model::HostKey::Exact(name) => Ok(Some(name)),
+            model::HostKey::Exact(name) => Ok(Some(name.to_string())),
             _ => Err(format!("hostname {host} must be an exact host name")),
         },
     }

@@ -142,7 +142,7 @@ pub(super) fn parse_redirect_url(text: &str) -> Result<Option<model::Redirect>, 
     };
     Ok(Some(model::Redirect {
         scheme: Some(scheme.to_owned()),
-        hostname: Some(hostname),
+        hostname: Some(hostname.to_string()),
         port,
         path: Some(model::PathChange::Full(url_path(path)?)),
         code: 302,

@@ -309,7 +309,7 @@ impl Merger {
         self.tls_winners.contains_key(host)
             || exact_suffix(host).is_some_and(|(_, suffix)| {
                 self.tls_winners
-                    .contains_key(&HostKey::Wildcard(suffix.to_owned()))
+                    .contains_key(&HostKey::Wildcard(suffix.into()))
             })
     }
 
@@ -448,10 +448,10 @@ impl Merger {
             if let HostKey::Wildcard(suffix) = host {
                 hosts.extend(
                     self.exact_hosts_by_suffix
-                        .get(suffix)
+                        .get(&**suffix)
                         .into_iter()
                         .flatten()
-                        .map(|name| HostKey::Exact(name.clone())),
+                        .map(|name| HostKey::Exact(name.as_str().into())),
                 );
             }
             for host in hosts {
@@ -889,9 +889,7 @@ impl Merger {
 /// `(name, suffix)` of an exact host: the suffix a one-label wildcard covering it names.
 fn exact_suffix(host: &HostKey) -> Option<(&str, &str)> {
     match host {
-        HostKey::Exact(name) => name
-            .split_once('.')
-            .map(|(_, suffix)| (name.as_str(), suffix)),
+        HostKey::Exact(name) => name.split_once('.').map(|(_, suffix)| (&**name, suffix)),
         _ => None,
     }
 }

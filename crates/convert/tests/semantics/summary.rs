@@ -255,7 +255,7 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
 
 fn host_text(key: &HostKey) -> String {
     match key {
-        HostKey::Exact(name) => name.clone(),
+        HostKey::Exact(name) => name.to_string(),
         HostKey::Wildcard(suffix) => format!("*.{suffix}"),
         HostKey::Suffix(suffix) => format!("**.{suffix}"),
         HostKey::Regex(pattern) => format!("~{pattern}"),

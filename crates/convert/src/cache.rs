@@ -471,7 +471,6 @@ impl ConvertCache {
     }
 }
 
-/// Every lookup whose answer a change may have changed.
 /// A TLS Secret loaded as a certificate, memoized in `certificates`; a load (not a
 /// memoized result) adds what it looked up to `recorded`.
 fn load_certificate(
@@ -490,6 +489,7 @@ fn load_certificate(
     result
 }
 
+/// Every lookup whose answer a change may have changed.
 fn lookups_touched(change: &index::Change) -> Vec<Dependency> {
     let object = &change.object_ref;
     let mut keys = vec![

@@ -691,9 +691,7 @@ impl Merger {
     }
 
     /// A backend is the first use's value, with the origins of every use; a use with other
-    /// settings is reported.
-    /// What the uses of a backend make of it (`None`: it has none left), with a report
-    /// for every use that configures it differently than the oldest.
+    /// settings is reported. `None`: the backend has no use left.
     fn backend_resolution(
         &self,
         id: &BackendId,

@@ -85,7 +85,7 @@ pub enum PathKind {
 pub struct PathMatch {
     /// Path as compared (shared: a route key is copied into several of the merge's
     /// tables).
-    pub path: std::sync::Arc<str>,
+    pub path: Arc<str>,
     /// Comparison.
     pub kind: PathKind,
 }

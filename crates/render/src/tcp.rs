@@ -54,7 +54,7 @@ fn frontend(model: &ProxyModel, port: u16, service: &TcpService, address: &str, 
     let format = service.log_format.as_ref().unwrap_or(&logging.tcp_format);
     text.push_str(&crate::logging::tcp_frontend_lines(logging, format));
     let mut routes: Vec<(&HostKey, &TcpRoute)> = service.routes.iter().collect();
-    routes.sort_by_key(|(key, _)| precedence(key));
+    routes.sort_by(|(a, _), (b, _)| precedence(a).cmp(&precedence(b)));
     let terminated = service.tls.is_some();
     if terminated {
         // For the log formats, which name the SNI as the passthrough frontend's do.
@@ -150,13 +150,13 @@ fn bind_tls(model: &ProxyModel, tls: &TcpTls) -> String {
 
 /// Where a route's line goes: exact names, then one-label wildcards, then the Gateway
 /// API's wildcards from the longest suffix, then the catch-all.
-fn precedence(key: &HostKey) -> (u8, std::cmp::Reverse<usize>, String) {
+fn precedence(key: &HostKey) -> (u8, std::cmp::Reverse<usize>, &str) {
     match key {
-        HostKey::Exact(name) => (0, std::cmp::Reverse(0), name.to_string()),
-        HostKey::Wildcard(suffix) => (1, std::cmp::Reverse(0), suffix.to_string()),
-        HostKey::Suffix(suffix) => (2, std::cmp::Reverse(suffix.len()), suffix.to_string()),
-        HostKey::Regex(pattern) => (3, std::cmp::Reverse(0), pattern.to_string()),
-        HostKey::CatchAll => (4, std::cmp::Reverse(0), String::new()),
+        HostKey::Exact(name) => (0, std::cmp::Reverse(0), name),
+        HostKey::Wildcard(suffix) => (1, std::cmp::Reverse(0), suffix),
+        HostKey::Suffix(suffix) => (2, std::cmp::Reverse(suffix.len()), suffix),
+        HostKey::Regex(pattern) => (3, std::cmp::Reverse(0), pattern),
+        HostKey::CatchAll => (4, std::cmp::Reverse(0), ""),
     }
 }
 

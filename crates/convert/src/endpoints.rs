@@ -32,17 +32,22 @@ pub(crate) fn service_backend(
     origin: &Origin,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<ServiceBackend, String> {
-    let (canonical_port, endpoints, service) =
-        resolve_servers(lookups, namespace, service_name, port)?;
+    let (canonical_port, service, endpoint_port) =
+        resolve_port(lookups, namespace, service_name, port)?;
     let id = BackendId {
         namespace: shared_namespace(namespace),
         service: service_name.into(),
         port: canonical_port.into(),
         mode: model::BackendMode::Http,
     };
+    // The same Service and port named again (by its number where it was named by its
+    // name): its endpoints were read, and the lookup recorded, the first time.
     if let Some(backend) = built.get(&id) {
         return Ok(backend.clone());
     }
+    let endpoints = endpoint_port
+        .map(|port_name| ready_endpoints(lookups, namespace, service_name, port_name))
+        .unwrap_or_default();
     let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
     let service_keys = Arc::new(Annotations::new(
         service.metadata.annotations.as_ref(),
@@ -88,34 +93,45 @@ pub(crate) fn service_backend(
     Ok(resolved)
 }
 
-/// Finds the service port a backend names (by number or by name) and its ready endpoints:
-/// from the service's EndpointSlices, or from its Endpoints object when it has no slice.
-/// Returns the port's canonical name (its name, or its number when unnamed), so a port
-/// referred to both ways is one backend.
-pub(crate) fn resolve_servers<'a>(
+/// Finds the service port a backend names (by number or by name). Returns the port's
+/// canonical name (its name, or its number when unnamed, so a port referred to both ways
+/// is one backend), the Service, and the name its endpoints give the port (`None` for an
+/// ExternalName Service, whose server is its external name, resolved by HAProxy).
+pub(crate) fn resolve_port<'a>(
     snapshot: &mut Recorder<'a>,
     namespace: &str,
     service_name: &str,
     port: &ServiceBackendPort,
-) -> Result<(String, Vec<Endpoint>, &'a Arc<Service>), String> {
+) -> Result<(String, &'a Arc<Service>, Option<&'a str>), String> {
     let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
     let Some(Object::Service(service)) = snapshot.get(service_ref) else {
         return Err(format!("service {namespace}/{service_name} not found"));
     };
     if is_external_name(service) {
-        // Its servers are its external name, resolved by HAProxy; like haproxy-ingress,
-        // an ExternalName Service without ports takes the port number the route gives.
+        // Like haproxy-ingress, an ExternalName Service without ports takes the port
+        // number the route gives.
         return match (find_port(service, port), port.number) {
-            (Some(found), _) => Ok((canonical_port(found), Vec::new(), service)),
+            (Some(found), _) => Ok((canonical_port(found), service, None)),
             (None, Some(number)) if service_ports(service).is_empty() && number > 0 => {
-                Ok((number.to_string(), Vec::new(), service))
+                Ok((number.to_string(), service, None))
             }
             _ => Err(no_port(namespace, service_name, port)),
         };
     }
     let service_port =
         find_port(service, port).ok_or_else(|| no_port(namespace, service_name, port))?;
-    let port_name = service_port.name.clone().unwrap_or_default();
+    let port_name = service_port.name.as_deref().unwrap_or_default();
+    Ok((canonical_port(service_port), service, Some(port_name)))
+}
+
+/// A Service's ready endpoints on the port its endpoints name `port_name`: from its
+/// EndpointSlices, or from its Endpoints object when it has no slice.
+fn ready_endpoints(
+    snapshot: &mut Recorder<'_>,
+    namespace: &str,
+    service_name: &str,
+    port_name: &str,
+) -> Vec<Endpoint> {
     let slices = snapshot.endpoint_slices(namespace, service_name);
     let mut servers = Vec::new();
     if slices.is_empty()
@@ -126,7 +142,7 @@ pub(crate) fn resolve_servers<'a>(
                 .ports
                 .iter()
                 .flatten()
-                .find(|p| same_port_name(p.name.as_deref(), &port_name))
+                .find(|p| same_port_name(p.name.as_deref(), port_name))
             else {
                 continue;
             };
@@ -144,7 +160,7 @@ pub(crate) fn resolve_servers<'a>(
             .ports
             .iter()
             .flatten()
-            .find(|p| same_port_name(p.name.as_deref(), &port_name))
+            .find(|p| same_port_name(p.name.as_deref(), port_name))
         else {
             continue;
         };
@@ -169,7 +185,7 @@ pub(crate) fn resolve_servers<'a>(
     }
     servers.sort();
     servers.dedup_by(|a, b| a.server == b.server);
-    Ok((canonical_port(service_port), servers, service))
+    servers
 }
 
 /// A service port's name, or its number when it has none.

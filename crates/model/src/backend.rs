@@ -104,28 +104,50 @@ impl Server {
     }
 
     /// The HAProxy server name, derived from the endpoint so it is stable across renders:
-    /// `address_port`, as `format!("{address}_{port}")` spells it. Written digit by digit
-    /// for IPv4: every server line of a render names one, and `format!` took a tenth of
-    /// rendering a backend.
+    /// `address_port`, as `format!("{address}_{port}")` spells it.
     pub fn name(&self) -> String {
         let mut name = String::with_capacity(22);
-        match self.address {
-            IpAddr::V4(v4) => {
-                for (i, octet) in v4.octets().into_iter().enumerate() {
-                    if i > 0 {
-                        name.push('.');
-                    }
-                    push_decimal(&mut name, octet.into());
+        self.push_name(&mut name);
+        name
+    }
+
+    /// Appends [`Server::name`] to `out`.
+    pub fn push_name(&self, out: &mut String) {
+        push_address(out, self.address);
+        out.push('_');
+        push_decimal(out, self.port);
+    }
+
+    /// Appends `address:port` as a server line gives it (an IPv6 address in brackets).
+    pub fn push_address_port(&self, out: &mut String) {
+        if self.address.is_ipv6() {
+            out.push('[');
+            push_address(out, self.address);
+            out.push(']');
+        } else {
+            push_address(out, self.address);
+        }
+        out.push(':');
+        push_decimal(out, self.port);
+    }
+}
+
+/// Appends an address as `Display` writes it; IPv4 digit by digit, since every server
+/// line of a render has one and `Display` took a third of rendering a backend.
+fn push_address(out: &mut String, address: IpAddr) {
+    match address {
+        IpAddr::V4(v4) => {
+            for (i, octet) in v4.octets().into_iter().enumerate() {
+                if i > 0 {
+                    out.push('.');
                 }
-            }
-            IpAddr::V6(v6) => {
-                use std::fmt::Write;
-                let _ = write!(name, "{v6}");
+                push_decimal(out, octet.into());
             }
         }
-        name.push('_');
-        push_decimal(&mut name, self.port);
-        name
+        IpAddr::V6(v6) => {
+            use std::fmt::Write;
+            let _ = write!(out, "{v6}");
+        }
     }
 }
 
@@ -275,7 +297,7 @@ mod server_name_tests {
     use super::*;
 
     #[test]
-    fn a_server_is_named_as_format_spells_its_address_and_port() {
+    fn a_server_is_named_and_addressed_as_format_spells_its_address_and_port() {
         let addresses = [
             "0.0.0.0",
             "10.1.2.3",
@@ -288,10 +310,11 @@ mod server_name_tests {
         for address in addresses {
             let address: IpAddr = address.parse().unwrap_or(IpAddr::from([0, 0, 0, 0]));
             for port in [0, 7, 80, 443, 8080, 10000, 65535] {
-                assert_eq!(
-                    Server::at(address, port).name(),
-                    format!("{address}_{port}")
-                );
+                let server = Server::at(address, port);
+                assert_eq!(server.name(), format!("{address}_{port}"));
+                let mut line = String::new();
+                server.push_address_port(&mut line);
+                assert_eq!(line, std::net::SocketAddr::new(address, port).to_string());
             }
         }
     }

@@ -46,11 +46,24 @@ fn render_host(key: &HostKey, host: &model::Host) -> RenderedHost {
 /// Below this many items, the calling thread is faster than sharing them out to the pool.
 const PARALLEL_FROM: usize = 1024;
 
+/// Below this many map buckets (each some 64 hosts' lines of every map), the calling
+/// thread is faster.
+const PARALLEL_BUCKETS_FROM: usize = 64;
+
 /// `items.iter().map(f)`, on the shared pool's threads for large inputs; the order is
 /// kept, and a panic (a bug) goes on up.
 fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    parallel_map_from(PARALLEL_FROM, items, f)
+}
+
+/// [`parallel_map`] on the pool from `from` items.
+fn parallel_map_from<T: Sync, R: Send>(
+    from: usize,
+    items: &[T],
+    f: impl Fn(&T) -> R + Sync + Send,
+) -> Vec<R> {
     use rayon::prelude::*;
-    if items.len() < PARALLEL_FROM || rayon::current_num_threads() < 2 {
+    if items.len() < from || rayon::current_num_threads() < 2 {
         return items.iter().map(f).collect();
     }
     items.par_iter().map(f).collect()
@@ -444,24 +457,40 @@ impl RenderCache {
                 .collect();
         }
         let mut dirty_maps = PerMap::<bool>::default();
-        let dirty: Vec<(MapFile, u32)> = dirty.into_iter().collect();
-        let texts = parallel_map(&dirty, |(map, bucket)| {
+        // Per bucket, the maps whose text it must make again: its hosts are looked up once
+        // for all of them.
+        let mut dirty_buckets: BTreeMap<u32, Vec<MapFile>> = BTreeMap::new();
+        for (map, bucket) in dirty {
+            dirty_buckets.entry(bucket).or_default().push(map);
+        }
+        let dirty_buckets: Vec<(u32, Vec<MapFile>)> = dirty_buckets.into_iter().collect();
+        let texts = parallel_map_from(PARALLEL_BUCKETS_FROM, &dirty_buckets, |(bucket, maps)| {
             let members = self.bucket_members.get(*bucket as usize)?;
-            let text: String = members
+            let parts: Vec<&PerMap<Arc<str>>> = members
                 .iter()
                 .filter_map(|key| self.hosts.get(key))
-                .map(|host| &*host[*map])
                 .collect();
-            Some(Arc::<str>::from(text))
+            let texts: Vec<Arc<str>> = maps
+                .iter()
+                .map(|map| {
+                    let lines = || parts.iter().map(|host| &*host[*map]);
+                    let mut text = String::with_capacity(lines().map(str::len).sum());
+                    text.extend(lines());
+                    Arc::<str>::from(text)
+                })
+                .collect();
+            Some(texts)
         });
-        for ((map, bucket), text) in dirty.into_iter().zip(texts) {
-            let Some(text) = text else {
+        for ((bucket, maps), texts) in dirty_buckets.into_iter().zip(texts) {
+            let Some(texts) = texts else {
                 continue;
             };
-            if let Some(slot) = self.bucket_texts[map].get_mut(bucket as usize) {
-                *slot = text;
+            for (map, text) in maps.into_iter().zip(texts) {
+                if let Some(slot) = self.bucket_texts[map].get_mut(bucket as usize) {
+                    *slot = text;
+                }
+                dirty_maps[map] = true;
             }
-            dirty_maps[map] = true;
         }
         for map in MapFile::ALL.into_iter().filter(|map| dirty_maps[*map]) {
             self.files.insert(

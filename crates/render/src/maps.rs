@@ -75,13 +75,12 @@ impl<T> IndexMut<MapFile> for PerMap<T> {
 pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> PerMap<String> {
     let host_text = host_key.map_key();
     let mut lines = PerMap::<String>::default();
+    let host_line = |key: &str| [key, " ", &host_text, "\n"].concat();
     match host_key {
         _ if host.routes.is_empty() => {}
         HostKey::CatchAll => {}
-        HostKey::Regex(pattern) => {
-            lines[MapFile::RegexHosts] = format!("{pattern} {host_text}\n");
-        }
-        _ => lines[MapFile::Hosts] = format!("{host_text} {host_text}\n"),
+        HostKey::Regex(pattern) => lines[MapFile::RegexHosts] = host_line(pattern),
+        _ => lines[MapFile::Hosts] = host_line(&host_text),
     }
     for plain_http in [true, false] {
         let value =
@@ -90,43 +89,47 @@ pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> PerMap<String> {
                 (_, RouteTarget::Backend(id)) => id.section_name(),
                 (_, RouteTarget::Rules(_)) => crate::rules::dispatch_name(host_key, path),
             };
-        let mut exact = BTreeMap::new();
-        let mut prefix = BTreeMap::new();
+        // `(key, rank, value)`: on one key, the lowest rank wins, then the first route.
+        let mut exact: Vec<(String, u8, String)> = Vec::new();
+        let mut prefix: Vec<(String, u8, String)> = Vec::new();
         for (path, route) in host
             .routes
             .iter()
             .filter(|(_, r)| r.frontends.serves(plain_http))
         {
-            let key = format!("{host_text}#{}", path.path);
+            let mut key = String::with_capacity(host_text.len() + path.path.len() + 2);
+            key.push_str(&host_text);
+            key.push('#');
+            key.push_str(&path.path);
+            let value = value(path, route);
             match path.kind {
-                PathKind::Exact => {
-                    exact.insert(key, value(path, route));
-                }
+                PathKind::Exact => exact.push((key, 0, value)),
                 PathKind::Prefix => {
                     // An Exact rule on the same path wins.
                     if !path.path.is_empty() {
-                        exact
-                            .entry(key.clone())
-                            .or_insert_with(|| value(path, route));
+                        exact.push((key.clone(), 1, value.clone()));
                     }
-                    prefix
-                        .entry(format!("{key}/"))
-                        .or_insert_with(|| value(path, route));
+                    key.push('/');
+                    prefix.push((key, 0, value));
                 }
-                PathKind::Begin => {
-                    prefix.entry(key).or_insert_with(|| value(path, route));
-                }
+                PathKind::Begin => prefix.push((key, 0, value)),
             }
         }
-        lines[MapFile::exact_paths(plain_http)] = map_lines(exact.into_iter());
-        lines[MapFile::path_prefixes(plain_http)] = map_lines(prefix.into_iter());
+        lines[MapFile::exact_paths(plain_http)] = map_lines(exact);
+        lines[MapFile::path_prefixes(plain_http)] = map_lines(prefix);
     }
     lines
 }
 
-fn map_lines(entries: impl Iterator<Item = (String, String)>) -> String {
-    let mut text = String::new();
-    for (key, value) in entries {
+/// A map's lines, in key order, one per key: the entry of the lowest rank, and of those
+/// the first given.
+fn map_lines(mut entries: Vec<(String, u8, String)>) -> String {
+    // Stable: among entries of one key and rank, the first given stays first.
+    entries.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    entries.dedup_by(|later, kept| later.0 == kept.0);
+    let size = entries.iter().map(|(k, _, v)| k.len() + v.len() + 2).sum();
+    let mut text = String::with_capacity(size);
+    for (key, _, value) in entries {
         text.push_str(&key);
         text.push(' ');
         text.push_str(&value);

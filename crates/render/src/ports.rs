@@ -24,6 +24,13 @@ pub(crate) type HostPortLines = BTreeMap<PortFrontend, Vec<(LineOrder, String)>>
 
 pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
     let mut lines = HostPortLines::new();
+    // Most hosts are served on ports 80 and 443 alone.
+    let other_ports = |route: &model::Route| {
+        !route.frontends.ports.is_empty() || !route.frontends.tls_ports.is_empty()
+    };
+    if !host.routes.iter().any(|(_, route)| other_ports(route)) {
+        return lines;
+    }
     let (host_rank, host_condition) = match key {
         HostKey::Exact(name) => (0, format!(" {{ var(txn.host) -m str {name} }}")),
         HostKey::Wildcard(suffix) => (

@@ -58,16 +58,11 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
     }
     let shared = crate::servers::shared_options(backend);
     for server in &backend.servers {
-        let address = match server.address {
-            std::net::IpAddr::V4(v4) => v4.to_string(),
-            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
-        };
-        let _ = write!(
-            text,
-            "    server {} {address}:{}{shared}",
-            server.name(),
-            server.port
-        );
+        text.push_str("    server ");
+        server.push_name(&mut text);
+        text.push(' ');
+        server.push_address_port(&mut text);
+        text.push_str(&shared);
         crate::servers::own_options(&mut text, backend, server);
         text.push('\n');
     }

@@ -586,8 +586,9 @@ pub struct Annotations {
     valid: BTreeMap<&'static str, String>,
     /// Fail-closed keys set to an invalid value.
     refused: BTreeSet<&'static str>,
-    /// The object, as `Kind namespace/name`.
-    origin: String,
+    /// The object; named (`Kind namespace/name`) only where a setting is traced to it,
+    /// which few keys are.
+    origin: Option<ObjectRef>,
     /// Keys set to a value that does not parse.
     invalid: BTreeSet<&'static str>,
 }
@@ -660,7 +661,7 @@ impl Annotations {
             valid,
             refused,
             invalid,
-            origin: origin.to_string(),
+            origin: Some(origin.clone()),
         }
     }
 
@@ -723,7 +724,8 @@ impl<'a> Keys<'a> {
                 return Some(Setting::Refused);
             }
             if let Some(value) = annotations.value(key) {
-                return Some(Setting::Valid(value, annotations.origin.clone()));
+                let origin = annotations.origin.as_ref().map(ToString::to_string);
+                return Some(Setting::Valid(value, origin.unwrap_or_default()));
             }
         }
         if self.global.refused.contains(key.name) {

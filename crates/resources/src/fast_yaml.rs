@@ -352,7 +352,7 @@ fn inline_value<'a>(rest: &'a str, depth: usize, nodes: &mut usize) -> Option<No
         }
         _ => {
             let bytes = rest.as_bytes();
-            let comment = (1..bytes.len()).find(|&i| bytes[i] == b'#' && bytes[i - 1] == b' ');
+            let comment = memchr::memchr_iter(b'#', bytes).find(|&i| i > 0 && bytes[i - 1] == b' ');
             let text = match comment {
                 Some(comment) => &rest[..comment - 1],
                 None => rest,
@@ -534,6 +534,18 @@ fn flow_sequence<'a>(
     }
 }
 
+/// The bytes at which a flow scalar may end or be declined; every other byte is text.
+const FLOW_PLAIN_STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut i = 0;
+    let special = b",[]{}:#";
+    while i < special.len() {
+        stops[special[i] as usize] = true;
+        i += 1;
+    }
+    stops
+};
+
 /// A plain scalar in a flow collection: its text (trailing spaces trimmed) and where it
 /// ends. It ends before `,`, `[`, `]`, `{`, `}` or a `:` followed by a space or one of
 /// those; a comment inside a flow line, a `:` inside the text or an indicator at its
@@ -551,6 +563,10 @@ fn flow_plain(line: &str, pos: usize) -> Option<(&str, usize)> {
     }
     let mut end = pos;
     while let Some(&b) = bytes.get(end) {
+        if !FLOW_PLAIN_STOPS[usize::from(b)] {
+            end += 1;
+            continue;
+        }
         match b {
             b',' | b'[' | b']' | b'{' | b'}' => break,
             b':' => {

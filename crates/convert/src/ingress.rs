@@ -24,9 +24,6 @@ struct Converter<'a, 'b> {
     annotations: Annotations,
     output: Contribution,
     backends: BTreeMap<BackendId, ServiceBackend>,
-    /// What each Service and port named by a path came to: an Ingress names the same
-    /// backend from most of its paths, and its lookups need recording only once.
-    resolved: Vec<(IngressServiceBackend, Result<ServiceBackend, String>)>,
     /// The Ingress's one host and its aliases.
     alias: Option<(HostKey, Vec<HostKey>)>,
 }
@@ -49,7 +46,6 @@ pub(crate) fn convert_ingress(
         annotations,
         output,
         backends: BTreeMap::new(),
-        resolved: Vec::new(),
         alias: None,
     };
     let tcp_port = converter.keys().get(&keys::TCP_SERVICE_PORT);
@@ -523,29 +519,22 @@ impl Converter<'_, '_> {
             );
             return None;
         }
-        let built = match self.resolved.iter().find(|(named, _)| named == service) {
-            Some((_, built)) => built.clone(),
-            None => {
-                let namespace = self.output.object.namespace.clone();
-                let layers = Keys {
-                    service: None,
-                    object: Some(&self.annotations),
-                    global: self.lookups.global(),
-                };
-                let built = endpoints::service_backend(
-                    self.lookups,
-                    &mut self.backends,
-                    &namespace,
-                    &service.name,
-                    &port,
-                    layers,
-                    &self.output.origin,
-                    &mut self.output.diagnostics,
-                );
-                self.resolved.push((service.clone(), built.clone()));
-                built
-            }
+        let namespace = self.output.object.namespace.clone();
+        let layers = Keys {
+            service: None,
+            object: Some(&self.annotations),
+            global: self.lookups.global(),
         };
+        let built = endpoints::service_backend(
+            self.lookups,
+            &mut self.backends,
+            &namespace,
+            &service.name,
+            &port,
+            layers,
+            &self.output.origin,
+            &mut self.output.diagnostics,
+        );
         match built {
             Ok(backend) => Some(backend),
             Err(why) => {

@@ -269,7 +269,7 @@ mod tests {
         let rendered = render::render(&proxy);
         let table = render::OriginTable::new(&proxy, &rendered);
         let staging = std::path::Path::new("/var/lib/portcullis/staging");
-        let output = "[ALERT]    (1) : config : parsing [/var/lib/portcullis/staging/backends/shard-000.cfg:5] : unknown keyword\n\
+        let output = "[ALERT]    (1) : config : parsing [/var/lib/portcullis/staging/backends/shard-000.cfg:4] : unknown keyword\n\
                       [ALERT]    (1) : config : parsing [/var/lib/portcullis/staging/haproxy.cfg:40] : 'bind :443' : 'crt-list' : inconsistencies between private key and certificate loaded 'certs/web_prod-tls.pem'.\n\
                       [ALERT]    (1) : config : parsing [/var/lib/portcullis/staging/haproxy.cfg:3] : something global\n\
                       [ALERT]    (1) : config : Fatal errors found in configuration.";

@@ -105,6 +105,18 @@ fn answer(port: u16, host: &str) -> String {
 /// `show servers state` of one backend: server name and operational state (0 down,
 /// 2 up), sorted.
 fn server_states(admin_socket: &Path, backend: &str) -> Vec<(String, u8)> {
+    servers_state_column(admin_socket, backend, 5)
+}
+
+/// `show servers state` of one backend: server name and health check state (0 not
+/// checked; 6 checked: configured and enabled), sorted.
+fn check_states(admin_socket: &Path, backend: &str) -> Vec<(String, u8)> {
+    servers_state_column(admin_socket, backend, 13)
+}
+
+/// `show servers state` of one backend: server name and the numeric column `column`,
+/// sorted.
+fn servers_state_column(admin_socket: &Path, backend: &str, column: usize) -> Vec<(String, u8)> {
     let Ok(mut stream) = UnixStream::connect(admin_socket) else {
         return Vec::new();
     };
@@ -116,7 +128,10 @@ fn server_states(admin_socket: &Path, backend: &str) -> Vec<(String, u8)> {
         .filter(|l| !l.starts_with('#'))
         .filter_map(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
-            Some((fields.get(3)?.to_string(), fields.get(5)?.parse().ok()?))
+            Some((
+                fields.get(3)?.to_string(),
+                fields.get(column)?.parse().ok()?,
+            ))
         })
         .collect();
     states.sort();
@@ -174,6 +189,9 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
         ingress("mistrusted", "wrong-ca.test", "mistrusted"),
         ca_secret("other-ca", &other_ca),
         ingress("checked", "checked.test", "checked"),
+        // Nothing but the defaults: its server lines carry no options at all.
+        service("plain", "", None, &[alive.port]),
+        ingress("plain", "plain.test", "plain"),
     ]
     .concat();
     write_manifest(&manifests, "fixed.yaml", &fixed).unwrap();
@@ -197,12 +215,24 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
         portcullis.log()
     );
     assert_eq!(answer(port, "wrong-ca.test"), "503");
+    // A backend with the default settings takes its servers' health check from the
+    // `defaults` section, as one with settings of its own takes it from its section.
+    let socket = admin_socket(&portcullis);
+    let alive_name = format!("127.0.0.1_{}", alive.port);
+    assert_eq!(answer(port, "plain.test"), "alive");
+    let checked_servers = |backend: &str| check_states(&socket, backend);
+    assert_eq!(
+        checked_servers("default_plain_80"),
+        [(alive_name.clone(), 6)]
+    );
+    assert_eq!(
+        checked_servers("default_grpc_80"),
+        [(format!("127.0.0.1_{}", upstream.h2c_port), 6)]
+    );
 
     // A server that stops answering is taken out by its health check, and no request
     // goes to it any more.
-    let socket = admin_socket(&portcullis);
     let doomed_name = format!("127.0.0.1_{}", doomed.port);
-    let alive_name = format!("127.0.0.1_{}", alive.port);
     drop(doomed);
     portcullis
         .wait_until(Duration::from_secs(10), |_| {

@@ -319,13 +319,19 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
         let start = backends
             .find(&section)
             .unwrap_or_else(|| panic!("no section {section}:\n{backends}"));
-        let server = backends[start..]
+        let lines: Vec<&str> = backends[start..]
             .lines()
-            .find(|line| line.trim_start().starts_with("server "))
-            .unwrap_or_else(|| panic!("no server in {section}:\n{backends}"));
+            .skip(1)
+            .take_while(|line| !line.is_empty())
+            .filter(|line| line.contains("server"))
+            .collect();
         assert_eq!(
-            server,
-            format!("    server 127.0.0.1_{port} 127.0.0.1:{port} proto h2 check inter 2s")
+            lines,
+            [
+                "    default-server proto h2 check inter 2s".to_owned(),
+                format!("    server 127.0.0.1_{port} 127.0.0.1:{port}")
+            ],
+            "{backends}"
         );
     }
     let exact = text("maps/http-exact.map");

@@ -77,7 +77,6 @@ pub(crate) fn main_config<'a>(
         ""
     };
     let global = &model.global;
-    let timeouts = &global.timeouts;
     // Userlists by section name: Ingresses naming one Secret share its section.
     let mut userlists: BTreeMap<String, &model::Userlist> = BTreeMap::new();
     let mut uses_lua = false;
@@ -103,14 +102,7 @@ global
 {hard_stop}    mworker-max-reloads 10
 {lua}{tls_defaults}{dh_params}{global_log}{resolvers}
 defaults
-    mode http
-{defaults_log}    timeout connect 5s
-    timeout client {client}
-    timeout client-fin {client_fin}
-    timeout server 50s
-    timeout http-request {http_request}
-    timeout http-keep-alive {keep_alive}
-{error_files}",
+{defaults}",
         maxconn = global.max_connections,
         tls_defaults = crate::https::global_lines(&global.https.tls),
         dh_params = crate::https::dh_params_line(&global.https),
@@ -127,12 +119,7 @@ defaults
         },
         global_log = crate::logging::global_lines(&global.logging),
         resolvers = crate::dns::resolvers_sections(&global.resolvers),
-        defaults_log = crate::logging::defaults_lines(&global.logging),
-        client = timeouts.client,
-        client_fin = timeouts.client_fin,
-        http_request = timeouts.http_request,
-        keep_alive = timeouts.keep_alive,
-        error_files = crate::responses::defaults_lines(&global.responses),
+        defaults = defaults_lines(global),
     );
     for list in userlists.values() {
         crate::auth::userlist_section(list, &mut text);
@@ -280,5 +267,34 @@ backend {GATEWAY_503_BACKEND}
 ",
         crate::responses::not_found_line(&global.responses)
     );
+    // Last, so that it is what the sections of the shard files follow, and nothing here.
+    let _ = write!(
+        text,
+        "\n# The backends of the shard files: the same defaults, and the settings they share.\ndefaults\n{}{}",
+        defaults_lines(global),
+        crate::servers::backend_defaults_lines()
+    );
     text
+}
+
+/// The lines of a `defaults` section, after its header.
+fn defaults_lines(global: &model::Global) -> String {
+    let timeouts = &global.timeouts;
+    let [(_, connect), (_, server)] = crate::servers::DEFAULT_TIMEOUTS;
+    format!(
+        "    mode http
+{log}    timeout connect {connect}
+    timeout client {client}
+    timeout client-fin {client_fin}
+    timeout server {server}
+    timeout http-request {http_request}
+    timeout http-keep-alive {keep_alive}
+{error_files}",
+        log = crate::logging::defaults_lines(&global.logging),
+        client = timeouts.client,
+        client_fin = timeouts.client_fin,
+        http_request = timeouts.http_request,
+        keep_alive = timeouts.keep_alive,
+        error_files = crate::responses::defaults_lines(&global.responses),
+    )
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use model::{Backend, NamedServers, Resolution, Resolvers};
+use model::{NamedServers, Resolution, Resolvers};
 
 /// The `resolvers` sections, each after an empty line.
 pub(crate) fn resolvers_sections(resolvers: &Resolvers) -> String {
@@ -28,9 +28,8 @@ pub(crate) fn resolvers_sections(resolvers: &Resolvers) -> String {
 /// The server lines of a backend whose servers are a name: one server resolved when
 /// HAProxy loads its configuration (in maintenance while the name does not resolve, so
 /// a name that does not resolve never stops HAProxy), or a template of servers a
-/// resolver fills and updates.
-pub(crate) fn named_server_lines(text: &mut String, backend: &Backend, named: &NamedServers) {
-    let options = crate::servers::shared_options(backend);
+/// resolver fills and updates. Their options are the section's `default-server` line.
+pub(crate) fn named_server_lines(text: &mut String, named: &NamedServers) {
     let NamedServers {
         host,
         port,
@@ -40,13 +39,13 @@ pub(crate) fn named_server_lines(text: &mut String, backend: &Backend, named: &N
         Resolution::AtLoad => {
             let _ = writeln!(
                 text,
-                "    server {host}_{port} {host}:{port} init-addr last,libc,none{options}"
+                "    server {host}_{port} {host}:{port} init-addr last,libc,none"
             );
         }
         Resolution::Resolver { name, slots } => {
             let _ = writeln!(
                 text,
-                "    server-template srv {slots} {host}:{port} resolvers {name} resolve-prefer ipv4 init-addr none{options}"
+                "    server-template srv {slots} {host}:{port} resolvers {name} resolve-prefer ipv4 init-addr none"
             );
         }
     }

@@ -53,16 +53,15 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
         );
     }
     crate::servers::group_selection(&mut text, backend);
+    crate::servers::default_server_line(&mut text, backend);
     if let Some(named) = &backend.named {
-        crate::dns::named_server_lines(&mut text, backend, named);
+        crate::dns::named_server_lines(&mut text, named);
     }
-    let shared = crate::servers::shared_options(backend);
     for server in &backend.servers {
         text.push_str("    server ");
         server.push_name(&mut text);
         text.push(' ');
         server.push_address_port(&mut text);
-        text.push_str(&shared);
         crate::servers::own_options(&mut text, backend, server);
         text.push('\n');
     }

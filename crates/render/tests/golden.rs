@@ -464,21 +464,31 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
         "server-options.diff",
         &(changes(&base, &text(&rendered, "backends/shard-000.cfg")) + &tls_files.concat()),
     );
-    // A server added live carries the same words as one in the file.
+    // A server added live carries the same words as one in the file: its section's
+    // `default-server` options, then its own.
     let api = &model.backends[&id("api", "http")];
-    let line = text(&rendered, "backends/shard-000.cfg")
+    let shard = text(&rendered, "backends/shard-000.cfg");
+    let section = shard
+        .split("\nbackend ")
+        .find(|section| section.starts_with("web_api_http\n"))
+        .unwrap();
+    let shared = section
         .lines()
-        .find(|l| l.contains("server 10.0.0.3_9000"))
-        .unwrap()
-        .to_owned();
+        .find_map(|l| l.strip_prefix("    default-server"))
+        .unwrap();
+    let own = section
+        .lines()
+        .find_map(|l| l.strip_prefix("    server 10.0.0.3_9000 10.0.0.3:9000"))
+        .unwrap();
     let added = api
         .servers
         .iter()
         .find(|s| s.name() == "10.0.0.3_9000")
         .unwrap();
-    assert!(
-        line.ends_with(&render::server_options(api, added)),
-        "{line}"
+    assert_eq!(
+        format!("{shared}{own}"),
+        render::server_options(api, added),
+        "{section}"
     );
     assert!(render::checks_servers(api));
     // The files go when no backend names them any more.

@@ -48,6 +48,10 @@ impl Upstream {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
+        // The controller's HAProxy checks it as soon as it starts.
+        for port in [h2c_port, tls_port, second_tls_port] {
+            test_support::wait_for_listener(port);
+        }
         Self {
             child,
             h2c_port,

@@ -425,6 +425,8 @@ impl TlsUpstream {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
+        // The controller's HAProxy checks it as soon as it starts.
+        test_support::wait_for_listener(port);
         Self { child, port }
     }
 }

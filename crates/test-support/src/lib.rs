@@ -29,5 +29,5 @@ pub use manifests::{
     ClientPki, ServerPki, backend, ca_configmap, ca_crl_secret, ca_secret, client_pki, self_signed,
     server_pki, tls_secret, write_manifest,
 };
-pub use ports::free_port;
+pub use ports::{free_port, wait_for_listener};
 pub use synthetic::SyntheticCluster;

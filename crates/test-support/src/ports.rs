@@ -84,6 +84,19 @@ fn ephemeral_range_start() -> u16 {
         .unwrap_or(32_768)
 }
 
+/// Waits until something accepts connections on 127.0.0.1:`port`, for a server started
+/// as a process of its own; panics (failing the test) after 10 s.
+pub fn wait_for_listener(port: u16) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing listens on 127.0.0.1:{port}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,18 +114,5 @@ mod tests {
         let nowhere = std::env::temp_dir().join("portcullis-no-such-directory/deeper");
         assert!(reserve(Some(&nowhere), 20_001));
         assert!(reserve(None, 20_001));
-    }
-}
-
-/// Waits until something accepts connections on 127.0.0.1:`port`, for a server started
-/// as a process of its own; panics (failing the test) after 10 s.
-pub fn wait_for_listener(port: u16) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "nothing listens on 127.0.0.1:{port}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }

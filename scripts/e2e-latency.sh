@@ -4,6 +4,10 @@
 # (runtime API), a new route to it (runtime API, map update), and a new service (reload);
 # and the controller's peak memory. Everything binds to 127.0.0.1; everything it starts is
 # stopped by pid on exit.
+# ENDPOINTS=refusing puts the synthetic endpoints where a connection is refused at once, so
+# HAProxy's health checks cost about what they cost against pods that answer; by default
+# they are addresses that never answer, and each of the 30k checks at 10k services waits
+# out its timeout, which keeps HAProxy's workers busy.
 set -euo pipefail
 # A HAProxy left running (an earlier run's worker still finishing, health-checking
 # thousands of servers) takes a core and skews every figure: refuse to measure beside one.
@@ -15,7 +19,9 @@ cd "$(dirname "$0")/.."
 N=${1:-10000}
 WORK=$(mktemp -d)
 cargo build --quiet --release --bins
-target/release/synth-cluster "$N" "$WORK/manifests"
+SYNTH_FLAGS=()
+if [ "${ENDPOINTS:-}" = refusing ]; then SYNTH_FLAGS=(--refusing-endpoints); fi
+target/release/synth-cluster "${SYNTH_FLAGS[@]}" "$N" "$WORK/manifests"
 target/release/echo-server fresh=19999 2>/dev/null &
 ECHO=$!
 RUST_LOG=info,source=debug,haproxy::state_dir=debug target/release/portcullis run --manifests "$WORK/manifests" --state-dir "$WORK/state" \
@@ -102,4 +108,4 @@ shards=$(ls "$WORK/state/backends" | wc -l)
 echo "shard files: $shards, $(( $(cat "$WORK"/state/backends/*.cfg | wc -c) / shards )) bytes each on average (one is rewritten)"
 echo "controller peak RSS: $(grep VmHWM /proc/$PORTCULLIS/status | awk '{print $2, $3}')"
 echo "controller RSS now: $(grep VmRSS /proc/$PORTCULLIS/status | awk '{print $2, $3}')"
-grep -E "portcullis::|source::|Reloading|Loading success|New worker" "$WORK/log" | cut -c12-230
+grep -E "configuration checked|portcullis::|source::|Reloading|Loading success|New worker" "$WORK/log" | cut -c12-230

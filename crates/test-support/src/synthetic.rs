@@ -20,6 +20,11 @@ pub struct SyntheticCluster {
     /// Write every object as `kubectl get -o yaml` saves it: with kubectl's copy of the
     /// object as last applied (a literal block scalar) and a managedFields entry.
     pub saved_by_kubectl: bool,
+    /// Put the endpoints on loopback addresses where nothing listens (127.x.y.z), so a
+    /// health check is refused at once, costing about what one to a pod that answers
+    /// costs; the default addresses (10.x.y.z) never answer, and every check waits out
+    /// its timeout.
+    pub refusing_endpoints: bool,
 }
 
 impl SyntheticCluster {
@@ -32,26 +37,33 @@ impl SyntheticCluster {
             tls_every: 5,
             certificate: None,
             saved_by_kubectl: false,
+            refusing_endpoints: false,
         }
     }
 
     /// The cluster the command-line tools (`synth-cluster`, `fake-apiserver`) make, from
-    /// their arguments `[--as-saved-by-kubectl] SERVICES DIR [SEED]`: with a wildcard
-    /// certificate for `*.example.test`. Returns it with `DIR`, or the usage line's error.
+    /// their arguments `[--as-saved-by-kubectl] [--refusing-endpoints] SERVICES DIR
+    /// [SEED]`: with a wildcard certificate for `*.example.test`. Returns it with `DIR`,
+    /// or the usage line's error.
     pub fn from_args(tool: &str) -> Result<(Self, String), String> {
         const SAVED: &str = "--as-saved-by-kubectl";
+        const REFUSING: &str = "--refusing-endpoints";
         let mut args: Vec<String> = std::env::args().collect();
         let saved_by_kubectl = args.iter().any(|arg| arg == SAVED);
-        args.retain(|arg| arg != SAVED);
+        let refusing_endpoints = args.iter().any(|arg| arg == REFUSING);
+        args.retain(|arg| arg != SAVED && arg != REFUSING);
         let (Some(services), Some(dir)) = (
             args.get(1).and_then(|s| s.parse::<usize>().ok()),
             args.get(2),
         ) else {
-            return Err(format!("usage: {tool} [{SAVED}] SERVICES DIR [SEED]"));
+            return Err(format!(
+                "usage: {tool} [{SAVED}] [{REFUSING}] SERVICES DIR [SEED]"
+            ));
         };
         let seed = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
         let mut cluster = Self::new(services, seed);
         cluster.saved_by_kubectl = saved_by_kubectl;
+        cluster.refusing_endpoints = refusing_endpoints;
         cluster.certificate = Some(crate::self_signed(
             "synthetic wildcard",
             &["*.example.test"],
@@ -117,11 +129,12 @@ impl SyntheticCluster {
             "---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec:\n  ports:\n  - {{name: http, port: 80, targetPort: 8080}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: {name}-abc\n  namespace: {namespace}\n  labels: {{kubernetes.io/service-name: {name}}}\naddressType: IPv4\nports:\n- {{name: http, port: 8080}}\nendpoints:\n"
         );
         let endpoints = 2 + next() % 3;
+        let network = if self.refusing_endpoints { 127 } else { 10 };
         for _ in 0..endpoints {
             let address = next();
             let _ = writeln!(
                 text,
-                "- addresses: [10.{}.{}.{}]",
+                "- addresses: [{network}.{}.{}.{}]",
                 (address >> 16) % 256,
                 (address >> 8) % 256,
                 address % 254 + 1

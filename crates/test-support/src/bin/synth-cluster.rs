@@ -1,6 +1,8 @@
 //! Writes a synthetic cluster as a manifest directory:
-//! `synth-cluster [--as-saved-by-kubectl] SERVICES OUT_DIR [SEED]` (files of at most 1000
-//! services each; the flag writes every object as `kubectl get -o yaml` saves it).
+//! `synth-cluster [--as-saved-by-kubectl] [--refusing-endpoints] SERVICES OUT_DIR [SEED]`
+//! (files of at most 1000 services each; the first flag writes every object as `kubectl
+//! get -o yaml` saves it, the second puts the endpoints where a connection is refused at
+//! once rather than never answered).
 
 fn main() {
     let (cluster, out) = match test_support::SyntheticCluster::from_args("synth-cluster") {

@@ -604,6 +604,20 @@ fn global_settings(
             hold_valid: global.get(&keys::DNS_HOLD_VALID),
             timeout_retry: global.get(&keys::DNS_TIMEOUT_RETRY),
         },
+        backends: model::BackendDefaults {
+            balance: global.get(&keys::BALANCE_ALGORITHM),
+            timeout_connect: global.get(&keys::TIMEOUT_CONNECT),
+            timeout_server: global.get(&keys::TIMEOUT_SERVER),
+            timeout_queue: global.get(&keys::TIMEOUT_QUEUE),
+            timeout_tunnel: global.get(&keys::TIMEOUT_TUNNEL),
+            timeout_server_fin: global.get(&keys::TIMEOUT_SERVER_FIN),
+            // As a backend reads it: the deprecated name only where the current one is
+            // not set.
+            check_interval: global
+                .value(&keys::HEALTH_CHECK_INTERVAL)
+                .or_else(|| global.value(&keys::BACKEND_CHECK_INTERVAL))
+                .unwrap_or_else(|| global.get(&keys::HEALTH_CHECK_INTERVAL)),
+        },
     }
 }
 

@@ -135,6 +135,47 @@ pub struct Global {
     pub accept_proxy: crate::AcceptProxy,
     /// `resolvers` sections for backends HAProxy resolves by DNS.
     pub resolvers: crate::Resolvers,
+    /// What a backend gets where no annotation says otherwise.
+    pub backends: BackendDefaults,
+}
+
+/// What a backend gets where no annotation says otherwise: the global ConfigMap's values,
+/// or the keys' own defaults. The `defaults` section the backends follow holds them, so a
+/// backend section writes only what differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendDefaults {
+    /// `balance`.
+    pub balance: crate::Balance,
+    /// `timeout connect`.
+    pub timeout_connect: HaproxyDuration,
+    /// `timeout server`.
+    pub timeout_server: HaproxyDuration,
+    /// `timeout queue`.
+    pub timeout_queue: HaproxyDuration,
+    /// `timeout tunnel`.
+    pub timeout_tunnel: HaproxyDuration,
+    /// `timeout server-fin`.
+    pub timeout_server_fin: HaproxyDuration,
+    /// The interval of the health check every server has (`check inter`).
+    pub check_interval: HaproxyDuration,
+}
+
+impl Default for BackendDefaults {
+    fn default() -> Self {
+        // Constants, parsed by every test that builds a default model.
+        #[allow(clippy::expect_used)]
+        let duration =
+            |text: &str| HaproxyDuration::parse(text).expect("default timeouts are valid");
+        Self {
+            balance: crate::Balance::Random { draws: Some(2) },
+            timeout_connect: duration("5s"),
+            timeout_server: duration("50s"),
+            timeout_queue: duration("5s"),
+            timeout_tunnel: duration("1h"),
+            timeout_server_fin: duration("50s"),
+            check_interval: duration("2s"),
+        }
+    }
 }
 
 impl Default for Global {
@@ -167,6 +208,7 @@ impl Default for Global {
             },
             accept_proxy: crate::AcceptProxy::default(),
             resolvers: crate::Resolvers::default(),
+            backends: BackendDefaults::default(),
         }
     }
 }

@@ -323,7 +323,9 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
             .lines()
             .skip(1)
             .take_while(|line| !line.is_empty())
-            .filter(|line| line.contains("server"))
+            .filter(|line| {
+                line.starts_with("    server ") || line.starts_with("    default-server")
+            })
             .collect();
         assert_eq!(
             lines,

@@ -265,16 +265,20 @@ impl RenderCache {
 
     fn render_backends(&mut self, previous: Option<&ProxyModel>, model: &ProxyModel) {
         let shards = model.global.backend_shards.max(1);
+        let defaults = &model.global.backends;
         let same_layout = previous.is_some() && self.shard_members.len() == shards as usize;
+        // A section's text leaves out what the backends' `defaults` section says: when
+        // that changes, a backend that did not change reads differently.
+        let same_defaults = previous.is_some_and(|p| p.global.backends == *defaults);
         let mut dirty: BTreeSet<u32> = BTreeSet::new();
         match previous {
-            Some(previous) if same_layout => {
+            Some(previous) if same_layout && same_defaults => {
                 for item in previous.backends.diff(&model.backends) {
                     let (id, text) = match item {
                         DiffItem::Add(id, backend)
                         | DiffItem::Update {
                             new: (id, backend), ..
-                        } => (id, Some(render_backend(backend))),
+                        } => (id, Some(render_backend(backend, defaults))),
                         DiffItem::Remove(id, _) => (id, None),
                     };
                     let shard = shard_of(id, shards);
@@ -292,7 +296,7 @@ impl RenderCache {
             }
             _ => {
                 // A new layout: every file is assembled again; texts already rendered
-                // are kept.
+                // are kept, unless the backends' defaults changed.
                 let mut texts: BTreeMap<BackendId, Arc<str>> = self
                     .shard_members
                     .drain(..)
@@ -303,16 +307,17 @@ impl RenderCache {
                     .backends
                     .iter()
                     .map(|(id, backend)| {
-                        let reusable = previous
-                            .and_then(|p| p.backends.get(id))
-                            .is_some_and(|old| old == backend);
+                        let reusable = same_defaults
+                            && previous
+                                .and_then(|p| p.backends.get(id))
+                                .is_some_and(|old| old == backend);
                         (id, &**backend, texts.remove(id).filter(|_| reusable))
                     })
                     .collect();
                 let rendered = parallel_map(&work, |(_, backend, reused)| {
                     reused
                         .clone()
-                        .unwrap_or_else(|| Arc::from(render_backend(backend)))
+                        .unwrap_or_else(|| Arc::from(render_backend(backend, defaults)))
                 });
                 for ((id, _, _), text) in work.iter().zip(rendered) {
                     if let Some(members) = self.shard_members.get_mut(shard_of(id, shards) as usize)

@@ -122,7 +122,9 @@ defaults
         },
         global_log = crate::logging::global_lines(&global.logging),
         resolvers = crate::dns::resolvers_sections(&global.resolvers),
-        defaults = defaults_lines(global),
+        // The frontends' section keeps the keys' own connect and server timeouts: only
+        // the sections of the backends follow the ConfigMap's.
+        defaults = defaults_lines(global, &model::BackendDefaults::default()),
     );
     for list in userlists.values() {
         crate::auth::userlist_section(list, &mut text);
@@ -274,16 +276,17 @@ backend {GATEWAY_503_BACKEND}
     let _ = write!(
         text,
         "\n# The backends of the shard files: the same defaults, and the settings they share.\ndefaults\n{}{}",
-        defaults_lines(global),
-        crate::servers::backend_defaults_lines()
+        defaults_lines(global, &global.backends),
+        crate::servers::backend_defaults_lines(&global.backends)
     );
     text
 }
 
-/// The lines of a `defaults` section, after its header.
-fn defaults_lines(global: &model::Global) -> String {
+/// The lines of a `defaults` section, after its header, with the connect and server
+/// timeouts of `backends`.
+fn defaults_lines(global: &model::Global, backends: &model::BackendDefaults) -> String {
     let timeouts = &global.timeouts;
-    let [(_, connect), (_, server)] = crate::servers::DEFAULT_TIMEOUTS;
+    let (connect, server) = (&backends.timeout_connect, &backends.timeout_server);
     format!(
         "    mode http
 {log}    timeout connect {connect}

@@ -3,7 +3,9 @@
 
 use std::fmt::Write;
 
-use model::{Backend, CookieValue, Protocol, Server, ServerOptions, Sni, TlsVerify};
+use model::{
+    Backend, BackendDefaults, CookieValue, Protocol, Server, ServerOptions, Sni, TlsVerify,
+};
 
 use crate::layout::{backend_ca_file, backend_crt_file, backend_policy_ca_file, from_shard_file};
 
@@ -149,37 +151,33 @@ pub fn checks_servers(backend: &Backend) -> bool {
     backend.server_options.health.is_some()
 }
 
-/// What every `defaults` section sets that a backend section may change: the keys'
-/// built-in values.
-pub(crate) const DEFAULT_TIMEOUTS: [(&str, &str); 2] =
-    [("timeout connect", "5s"), ("timeout server", "50s")];
-
-/// What the `defaults` section before the shard files adds for every backend: the keys'
-/// built-in values. A backend section writes only what differs from these and from
-/// [`DEFAULT_TIMEOUTS`], since HAProxy parses each line again for each of thousands of
-/// sections (at 10k backends, the lines these replace were a quarter of its parse).
-const BACKEND_DEFAULTS: [(&str, &str); 4] = [
-    ("balance", "random(2)"),
-    ("timeout queue", "5s"),
-    ("timeout tunnel", "1h"),
-    ("timeout server-fin", "50s"),
-];
+/// The lines the `defaults` section before the shard files adds to the common ones: what
+/// every backend gets where no annotation says otherwise (the ConfigMap's values or the
+/// keys' defaults). A backend section writes only what differs, since HAProxy parses
+/// each line again for each of thousands of sections (at 10k backends, the lines these
+/// replace were a quarter of its parse).
+pub(crate) fn backend_defaults_lines(defaults: &BackendDefaults) -> String {
+    format!(
+        "    balance {}
+    timeout queue {}
+    timeout tunnel {}
+    timeout server-fin {}
+    option redispatch
+    default-server{}
+",
+        defaults.balance,
+        defaults.timeout_queue,
+        defaults.timeout_tunnel,
+        defaults.timeout_server_fin,
+        default_server_options(defaults)
+    )
+}
 
 /// The server options the `defaults` section before the shard files gives every server
-/// of a backend that has no `default-server` line of its own (see [`default_server_line`]):
-/// the health check every backend has unless told otherwise.
-const DEFAULT_SERVER_OPTIONS: &str = " check inter 2s";
-
-/// The lines the `defaults` section before the shard files adds to the common ones.
-pub(crate) fn backend_defaults_lines() -> String {
-    let mut text = String::new();
-    for (keyword, value) in BACKEND_DEFAULTS {
-        let _ = writeln!(text, "    {keyword} {value}");
-    }
-    // A request whose server fails to connect is retried on another one.
-    text.push_str("    option redispatch\n");
-    let _ = writeln!(text, "    default-server{DEFAULT_SERVER_OPTIONS}");
-    text
+/// of a backend that has no `default-server` line of its own: the health check every
+/// backend has unless told otherwise.
+fn default_server_options(defaults: &BackendDefaults) -> String {
+    format!(" check inter {}", defaults.check_interval)
 }
 
 /// The section's `default-server` line: the options its servers share, which HAProxy then
@@ -188,9 +186,13 @@ pub(crate) fn backend_defaults_lines() -> String {
 /// whose servers are not checked says `no-check`; every other option of the defaults'
 /// line (`inter`) is written again by a backend that checks. Servers added at runtime read
 /// neither line: `add server` is given [`server_options`].
-pub(crate) fn default_server_line(text: &mut String, backend: &Backend) {
+pub(crate) fn default_server_line(
+    text: &mut String,
+    backend: &Backend,
+    defaults: &BackendDefaults,
+) {
     let shared = shared_options(backend);
-    if shared == DEFAULT_SERVER_OPTIONS {
+    if shared == default_server_options(defaults) {
         return;
     }
     text.push_str("    default-server");
@@ -201,37 +203,51 @@ pub(crate) fn default_server_line(text: &mut String, backend: &Backend) {
     text.push('\n');
 }
 
-/// Writes `keyword value` unless the backends' `defaults` section sets the same.
-fn setting(text: &mut String, keyword: &str, value: impl std::fmt::Display) {
-    let start = text.len();
-    let _ = writeln!(text, "    {keyword} {value}");
-    let written = &text[start + 5 + keyword.len()..text.len() - 1];
-    let setting = (keyword, written);
-    if BACKEND_DEFAULTS.contains(&setting) || DEFAULT_TIMEOUTS.contains(&setting) {
-        text.truncate(start);
-    }
-}
-
 /// The section lines that come before the server lines: balance, timeouts, retries and
 /// the health check's request, where they differ from the backends' `defaults` section.
-pub(crate) fn section_settings(text: &mut String, backend: &Backend) {
-    setting(text, "balance", &backend.balance);
+pub(crate) fn section_settings(text: &mut String, backend: &Backend, defaults: &BackendDefaults) {
+    if backend.balance != defaults.balance {
+        let _ = writeln!(text, "    balance {}", backend.balance);
+    }
     if backend.balance.hashes() {
         // HAProxy takes servers at runtime into hashing backends only when consistent.
         text.push_str("    hash-type consistent\n");
     }
-    setting(text, "timeout connect", &backend.timeout_connect);
-    setting(text, "timeout server", &backend.timeout_server);
     let timeouts = &backend.timeouts;
-    for (name, value) in [
-        ("timeout queue", &timeouts.queue),
-        ("timeout tunnel", &timeouts.tunnel),
-        ("timeout server-fin", &timeouts.server_fin),
-        ("timeout http-request", &timeouts.http_request),
-        ("timeout http-keep-alive", &timeouts.keep_alive),
+    for (name, value, default) in [
+        (
+            "connect",
+            Some(&backend.timeout_connect),
+            Some(&defaults.timeout_connect),
+        ),
+        (
+            "server",
+            Some(&backend.timeout_server),
+            Some(&defaults.timeout_server),
+        ),
+        (
+            "queue",
+            timeouts.queue.as_ref(),
+            Some(&defaults.timeout_queue),
+        ),
+        (
+            "tunnel",
+            timeouts.tunnel.as_ref(),
+            Some(&defaults.timeout_tunnel),
+        ),
+        (
+            "server-fin",
+            timeouts.server_fin.as_ref(),
+            Some(&defaults.timeout_server_fin),
+        ),
+        // The first `defaults` section's, which the backends' repeats: the ConfigMap's.
+        ("http-request", timeouts.http_request.as_ref(), None),
+        ("http-keep-alive", timeouts.keep_alive.as_ref(), None),
     ] {
-        if let Some(value) = value {
-            setting(text, name, value);
+        if let Some(value) = value
+            && Some(value) != default
+        {
+            let _ = writeln!(text, "    timeout {name} {value}");
         }
     }
     if let Some(uri) = backend

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use model::{Backend, BackendId, BackendMode};
+use model::{Backend, BackendDefaults, BackendId, BackendMode};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The shard of a backend: `xxh3_64(section name, seed 0) % shards`.
@@ -20,8 +20,8 @@ pub(crate) fn shard_header(shard: u32, shards: u32) -> String {
     format!("# portcullis backend shard {shard} of {shards}\n")
 }
 
-/// One backend section.
-pub(crate) fn render_backend(backend: &Backend) -> String {
+/// One backend section, as it reads after the backends' `defaults` section (`defaults`).
+pub(crate) fn render_backend(backend: &Backend, defaults: &BackendDefaults) -> String {
     let mut text = String::with_capacity(160 + 48 * backend.servers.len());
     // Writing to a String cannot fail.
     let _ = writeln!(text, "\nbackend {}", backend.id.section_name());
@@ -29,7 +29,7 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
     if !http {
         text.push_str("    mode tcp\n");
     }
-    crate::servers::section_settings(&mut text, backend);
+    crate::servers::section_settings(&mut text, backend, defaults);
     if backend.client_cert_header {
         text.push_str(&crate::client_auth::cert_header_lines());
     }
@@ -53,7 +53,7 @@ pub(crate) fn render_backend(backend: &Backend) -> String {
         );
     }
     crate::servers::group_selection(&mut text, backend);
-    crate::servers::default_server_line(&mut text, backend);
+    crate::servers::default_server_line(&mut text, backend, defaults);
     if let Some(named) = &backend.named {
         crate::dns::named_server_lines(&mut text, named);
     }

@@ -231,6 +231,44 @@ fn global_settings_change_only_their_lines() {
 }
 
 #[test]
+fn the_backends_defaults_follow_the_configmap_and_sections_write_what_differs() {
+    let base = render(&base_model());
+    let mut model = base_model();
+    // The ConfigMap's values; every backend of the base model balances round-robin.
+    model.global.backends.balance = Balance::RoundRobin;
+    model.global.backends.timeout_server = HaproxyDuration::parse("2m").unwrap();
+    model.global.backends.check_interval = HaproxyDuration::parse("5s").unwrap();
+    let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
+    // An annotation giving the keys' own default: no longer the backends' default.
+    api.timeout_server = HaproxyDuration::parse("50s").unwrap();
+    api.server_options = std::sync::Arc::new(model::ServerOptions {
+        health: Some(model::HealthCheck {
+            interval: HaproxyDuration::parse("5s").unwrap(),
+            rise: None,
+            fall: None,
+            port: None,
+            addr: None,
+            uri: None,
+        }),
+        ..Default::default()
+    });
+    let app = std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap());
+    app.timeout_server = HaproxyDuration::parse("2m").unwrap();
+    let rendered = render(&model);
+    let main = text(&rendered, "haproxy.cfg");
+    // The frontends' `defaults` section is the base model's; the backends' one follows.
+    let (frontends, backends) = main.split_once("\n# The backends").unwrap();
+    let base_main = text(&base, "haproxy.cfg");
+    let (base_frontends, _) = base_main.split_once("\n# The backends").unwrap();
+    assert_eq!(frontends, base_frontends);
+    let shown = format!(
+        "# The backends{backends}{}",
+        text(&rendered, "backends/shard-000.cfg")
+    );
+    assert_golden("backend-defaults.txt", &shown);
+}
+
+#[test]
 fn backend_settings_render_in_its_section() {
     let base = text(&render(&base_model()), "backends/shard-000.cfg");
     let mut model = base_model();

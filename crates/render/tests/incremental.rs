@@ -131,6 +131,11 @@ fn following_changes_equals_rendering_afresh() {
         add_service(&mut model, number, 1);
     }
     check(&model, "more map buckets");
+    model.global.backends.timeout_server = HaproxyDuration::parse("5m").unwrap();
+    check(&model, "the backends' defaults changed, no backend did");
+    model.global.backends.timeout_server = HaproxyDuration::parse("50s").unwrap();
+    model.global.backends.balance = Balance::RoundRobin;
+    check(&model, "the backends' defaults changed back, and again");
     model.global.backend_shards = 3;
     check(&model, "fewer shards");
     for number in 0..650 {

@@ -160,45 +160,43 @@ pub struct BackendDefaults {
     pub check_interval: HaproxyDuration,
 }
 
+/// A duration written in this file: parsed by every test that builds a default model.
+fn constant_duration(text: &str) -> HaproxyDuration {
+    #[allow(clippy::expect_used)]
+    HaproxyDuration::parse(text).expect("the defaults' durations are valid")
+}
+
 impl Default for BackendDefaults {
     fn default() -> Self {
-        // Constants, parsed by every test that builds a default model.
-        #[allow(clippy::expect_used)]
-        let duration =
-            |text: &str| HaproxyDuration::parse(text).expect("default timeouts are valid");
         Self {
             balance: crate::Balance::Random { draws: Some(2) },
-            timeout_connect: duration("5s"),
-            timeout_server: duration("50s"),
-            timeout_queue: duration("5s"),
-            timeout_tunnel: duration("1h"),
-            timeout_server_fin: duration("50s"),
-            check_interval: duration("2s"),
+            timeout_connect: constant_duration("5s"),
+            timeout_server: constant_duration("50s"),
+            timeout_queue: constant_duration("5s"),
+            timeout_tunnel: constant_duration("1h"),
+            timeout_server_fin: constant_duration("50s"),
+            check_interval: constant_duration("2s"),
         }
     }
 }
 
 impl Default for Global {
     fn default() -> Self {
-        // Constants, parsed by every test that builds a default model.
-        #[allow(clippy::expect_used)]
-        let duration =
-            |text: &str| HaproxyDuration::parse(text).expect("default timeouts are valid");
         Self {
             bind_address: IpAddr::from([0, 0, 0, 0]),
             http_port: 80,
             https_port: 443,
             max_connections: 2000,
             timeouts: Timeouts {
-                client: duration("50s"),
-                client_fin: duration("50s"),
-                http_request: duration("5s"),
-                keep_alive: duration("1m"),
+                client: constant_duration("50s"),
+                client_fin: constant_duration("50s"),
+                http_request: constant_duration("5s"),
+                keep_alive: constant_duration("1m"),
             },
             backend_shards: 1,
             forwarded: crate::ForwardedHeaders::default(),
             https: crate::HttpsPolicy::default(),
-            timeout_stop: duration("10m"),
+            timeout_stop: constant_duration("10m"),
             close_sessions_window: None,
             logging: crate::Logging::default(),
             observers: crate::Observers::default(),

@@ -175,7 +175,7 @@ pub(crate) fn backend_defaults_lines(defaults: &BackendDefaults) -> String {
 
 /// The server options the `defaults` section before the shard files gives every server
 /// of a backend that has no `default-server` line of its own: the health check every
-/// backend has unless told otherwise.
+/// backend has unless told otherwise ([`default_server_line`] compares with these words).
 fn default_server_options(defaults: &BackendDefaults) -> String {
     format!(" check inter {}", defaults.check_interval)
 }
@@ -192,7 +192,8 @@ pub(crate) fn default_server_line(
     defaults: &BackendDefaults,
 ) {
     let shared = shared_options(backend);
-    if shared == default_server_options(defaults) {
+    // Compared in place, without formatting the defaults' options for every backend.
+    if shared.strip_prefix(" check inter ") == Some(defaults.check_interval.as_str()) {
         return;
     }
     text.push_str("    default-server");

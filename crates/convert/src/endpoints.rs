@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use model::{Backend, BackendId, Origin, Server};
-use resources::ObjectReference;
+use resources::TargetRef;
 use resources::{Kind, Object, ObjectRef, Service, ServiceBackendPort, ServicePort};
 
 use crate::backend_settings;
@@ -147,7 +147,14 @@ fn ready_endpoints(
                 continue;
             };
             for address in subset.addresses.iter().flatten() {
-                let pod = pod_of(address.target_ref.as_ref(), namespace);
+                let pod = address.target_ref.as_ref().and_then(|target| {
+                    pod_of(
+                        target.kind.as_deref(),
+                        target.name.as_deref(),
+                        target.namespace.as_deref(),
+                        namespace,
+                    )
+                });
                 push_server(&mut servers, &address.ip, port.port, pod);
             }
         }
@@ -177,7 +184,14 @@ fn ready_endpoints(
             if !ready {
                 continue;
             }
-            let pod = pod_of(endpoint.target_ref.as_ref(), namespace);
+            let pod = endpoint.target_ref.as_deref().and_then(|target| {
+                let TargetRef {
+                    kind,
+                    name,
+                    namespace: of,
+                } = target;
+                pod_of(kind.as_deref(), name.as_deref(), of.as_deref(), namespace)
+            });
             for address in &endpoint.addresses {
                 push_server(&mut servers, address, port_number, pod.clone());
             }
@@ -319,17 +333,16 @@ fn same_port_name(name: Option<&str>, wanted: &str) -> bool {
 /// The pod an endpoint's `targetRef` names. A Service's pods are in its namespace: a
 /// reference to another namespace's pod is not followed, so a tenant's slices cannot
 /// read another tenant's pod labels.
-fn pod_of(target: Option<&ObjectReference>, namespace: &str) -> Option<ObjectRef> {
-    let target = target?;
-    if target.kind.as_deref() != Some("Pod")
-        || target
-            .namespace
-            .as_deref()
-            .is_some_and(|ns| ns != namespace)
-    {
+fn pod_of(
+    kind: Option<&str>,
+    name: Option<&str>,
+    target_namespace: Option<&str>,
+    namespace: &str,
+) -> Option<ObjectRef> {
+    if kind != Some("Pod") || target_namespace.is_some_and(|ns| ns != namespace) {
         return None;
     }
-    let name = target.name.as_deref().filter(|n| !n.is_empty())?;
+    let name = name.filter(|n| !n.is_empty())?;
     Some(ObjectRef::new(Kind::Pod, namespace, name))
 }
 

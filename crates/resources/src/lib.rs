@@ -2,6 +2,7 @@
 //! identities, and decoding of YAML/JSON manifests into them.
 
 mod decode;
+mod endpoint_slice;
 mod fast_yaml;
 mod l4_routes;
 mod listener_set;
@@ -15,12 +16,12 @@ pub use decode::{
     DecodeError, DecodeFailure, Decoded, DocumentCache, decode_manifest, decode_manifest_reusing,
     decode_manifest_with_serde_saphyr,
 };
+pub use endpoint_slice::{Endpoint, EndpointConditions, EndpointSlice, TargetRef};
 pub use k8s_openapi::ByteString;
 pub use k8s_openapi::api::core::v1::{
-    ConfigMap, EndpointAddress, EndpointPort, EndpointSubset, Endpoints, Namespace,
-    ObjectReference, Pod, Secret, Service, ServicePort, ServiceSpec,
+    ConfigMap, EndpointAddress, EndpointSubset, Endpoints, Namespace, ObjectReference, Pod, Secret,
+    Service, ServicePort, ServiceSpec,
 };
-pub use k8s_openapi::api::discovery::v1::{Endpoint, EndpointConditions, EndpointSlice};
 pub use k8s_openapi::api::networking::v1::{
     HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressClass, IngressClassSpec,
     IngressRule, IngressServiceBackend, IngressSpec, IngressTLS, ServiceBackendPort,

@@ -1,0 +1,141 @@
+//! EndpointSlices (`discovery.k8s.io/v1`) as they are stored: only the fields some stage
+//! reads. Endpoints are the most numerous things a cluster holds, and the generated type
+//! keeps every field of each (352 bytes an endpoint before any of its text: node, zone,
+//! hints, hostname, the whole target reference); this one keeps an endpoint's
+//! addresses, conditions and the pod it names (40 bytes). Both modes decode straight into
+//! it, so the generated type is never built. Implementing `k8s_openapi::Resource` makes it
+//! watchable like the generated kinds.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
+
+pub use k8s_openapi::api::discovery::v1::{EndpointConditions, EndpointPort};
+
+/// An EndpointSlice: a share of a Service's endpoints.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointSlice {
+    /// Standard object metadata (the `kubernetes.io/service-name` label ties it to its
+    /// Service).
+    pub metadata: ObjectMeta,
+    /// `IPv4`, `IPv6` or `FQDN`.
+    pub address_type: String,
+    /// The endpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoints: Option<Vec<Endpoint>>,
+    /// The ports every endpoint of the slice serves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<EndpointPort>>,
+}
+
+/// One endpoint: its addresses, whether it is ready, and the pod behind it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    /// The endpoint's addresses (one, in practice).
+    pub addresses: Vec<String>,
+    /// Readiness; an absent `ready` means ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<EndpointConditions>,
+    /// What the endpoint is (a Pod, for blue-green groups). Boxed: most slices written by
+    /// hand have none, and a cluster's have one each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ref: Option<Box<TargetRef>>,
+}
+
+/// The part of an endpoint's `targetRef` that is read: which object it names.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TargetRef {
+    /// The kind (`Pod`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+impl k8s_openapi::Resource for EndpointSlice {
+    const API_VERSION: &'static str = "discovery.k8s.io/v1";
+    const GROUP: &'static str = "discovery.k8s.io";
+    const KIND: &'static str = "EndpointSlice";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "endpointslices";
+    type Scope = k8s_openapi::NamespaceResourceScope;
+}
+
+impl k8s_openapi::ListableResource for EndpointSlice {
+    const LIST_KIND: &'static str = "EndpointSliceList";
+}
+
+impl k8s_openapi::Metadata for EndpointSlice {
+    type Ty = ObjectMeta;
+
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An EndpointSlice as the API server lists it: everything not read is left out, and
+    /// what is read is exactly what the generated type reads.
+    #[test]
+    fn keeps_what_is_read_of_a_listed_slice() {
+        let listed = r#"{
+          "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+          "metadata": {"name": "web-x7k2p", "namespace": "shop", "generateName": "web-",
+            "labels": {"kubernetes.io/service-name": "web"}},
+          "addressType": "IPv4",
+          "endpoints": [
+            {"addresses": ["10.1.2.3"], "conditions": {"ready": true, "serving": true, "terminating": false},
+             "nodeName": "node-1", "zone": "zone-a", "hostname": "web-0",
+             "hints": {"forZones": [{"name": "zone-a"}]},
+             "targetRef": {"kind": "Pod", "name": "web-0", "namespace": "shop", "uid": "0d4a", "resourceVersion": "7"}},
+            {"addresses": ["10.1.2.4"]}
+          ],
+          "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]
+        }"#;
+        let compact: EndpointSlice = serde_json::from_str(listed).expect("decodes");
+        let full: k8s_openapi::api::discovery::v1::EndpointSlice =
+            serde_json::from_str(listed).expect("decodes");
+        assert_eq!(compact.metadata, full.metadata);
+        assert_eq!(compact.address_type, full.address_type);
+        assert_eq!(compact.ports, full.ports);
+        let endpoints = compact.endpoints.expect("endpoints");
+        let full_endpoints = full.endpoints.expect("endpoints");
+        assert_eq!(endpoints.len(), 2);
+        for (endpoint, full) in endpoints.iter().zip(&full_endpoints) {
+            assert_eq!(endpoint.addresses, full.addresses);
+            assert_eq!(endpoint.conditions, full.conditions);
+            let full_ref = full.target_ref.as_ref();
+            assert_eq!(
+                endpoint.target_ref.as_deref(),
+                full_ref
+                    .map(|r| TargetRef {
+                        kind: r.kind.clone(),
+                        name: r.name.clone(),
+                        namespace: r.namespace.clone(),
+                    })
+                    .as_ref()
+            );
+        }
+        // What a cluster's many endpoints cost each, before their text.
+        assert!(std::mem::size_of::<Endpoint>() <= 40);
+    }
+
+    #[test]
+    fn a_slice_without_its_address_type_is_refused() {
+        let error = serde_json::from_str::<EndpointSlice>(r#"{"metadata": {"name": "a"}}"#)
+            .expect_err("addressType is required");
+        assert!(error.to_string().contains("addressType"), "{error}");
+    }
+}

@@ -442,11 +442,24 @@ impl Watchers<'_> {
     }
 }
 
-/// Drops what no stage reads and what can be large: the field-manager bookkeeping and
-/// kubectl's copy of the whole last-applied object.
+/// Drops what no stage reads and what can be large: the field-manager bookkeeping,
+/// kubectl's copy of the whole last-applied object, owners, finalizers and the
+/// generated-name prefix (`resources::METADATA_UNREAD`, as manifests are decoded).
 fn slim<K: Resource>(mut object: K) -> K {
     let meta = object.meta_mut();
-    meta.managed_fields = None;
+    let k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        managed_fields,
+        owner_references,
+        finalizers,
+        generate_name,
+        self_link,
+        ..
+    } = meta;
+    *managed_fields = None;
+    *owner_references = None;
+    *finalizers = None;
+    *generate_name = None;
+    *self_link = None;
     if let Some(annotations) = meta.annotations.as_mut() {
         annotations.remove(resources::LAST_APPLIED_ANNOTATION);
     }
@@ -486,6 +499,45 @@ mod tests {
             map.data.iter().flatten().map(|(k, _)| k.clone()).collect(),
             map.binary_data.is_some(),
         )
+    }
+
+    #[test]
+    fn what_no_stage_reads_of_an_objects_metadata_is_not_stored() {
+        let mut map = config_map("ingress", "global");
+        let meta = &mut map.metadata;
+        meta.uid = Some("d3b0".to_owned());
+        meta.generate_name = Some("glo".to_owned());
+        meta.self_link = Some("/api/v1/namespaces/ingress/configmaps/global".to_owned());
+        meta.finalizers = Some(vec!["example.com/keep".to_owned()]);
+        meta.owner_references = Some(vec![Default::default()]);
+        meta.managed_fields = Some(vec![Default::default()]);
+        meta.annotations = Some(
+            [
+                (resources::LAST_APPLIED_ANNOTATION, "{}"),
+                ("example.com/kept", "yes"),
+            ]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .into(),
+        );
+        let meta = slim(map).metadata;
+        assert_eq!(
+            (
+                meta.generate_name,
+                meta.self_link,
+                meta.finalizers,
+                meta.owner_references,
+                meta.managed_fields
+            ),
+            (None, None, None, None, None)
+        );
+        assert_eq!(meta.uid.as_deref(), Some("d3b0"));
+        let annotations: Vec<String> = meta
+            .annotations
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(annotations, ["example.com/kept"]);
     }
 
     #[test]

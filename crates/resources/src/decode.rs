@@ -422,10 +422,13 @@ fn listener_set(value: Node<'_>) -> Result<Object, String> {
 
 /// Drops, before the object is typed and stored, what no stage reads and what can dwarf
 /// the rest of it: manifests saved with `kubectl get -o yaml` carry the field managers'
-/// bookkeeping and kubectl's copy of the whole last-applied object. The cluster watcher
-/// drops the same two from what the API server sends.
+/// bookkeeping and kubectl's copy of the whole last-applied object, and every object of
+/// a cluster its owners, finalizers and generated-name prefix. The cluster watcher drops
+/// the same from what the API server sends.
 fn slim_metadata(meta: &mut Node<'_>) {
-    meta.remove("managedFields");
+    for unread in crate::METADATA_UNREAD {
+        meta.remove(unread);
+    }
     if let Some(annotations) = meta.get_mut("annotations") {
         annotations.remove(crate::LAST_APPLIED_ANNOTATION);
     }
@@ -515,7 +518,7 @@ mod tests {
     fn field_managers_and_the_last_applied_copy_are_not_stored() {
         // As `kubectl get -o yaml` saves an object, in YAML and in JSON.
         let yaml = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: |\n      {\"apiVersion\":\"networking.k8s.io/v1\",\"kind\":\"Ingress\"}\n    haproxy-ingress.github.io/timeout-server: 30s\n  managedFields:\n  - apiVersion: networking.k8s.io/v1\n    fieldsType: FieldsV1\n    fieldsV1: {f:spec: {f:rules: {}}}\n    manager: kubectl-client-side-apply\n    operation: Update\nspec: {defaultBackend: {service: {name: web, port: {number: 80}}}}\n";
-        let json = r#"{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "managedFields": [{"manager": "kubectl", "operation": "Update"}], "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}}}"#;
+        let json = r#"{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "managedFields": [{"manager": "kubectl", "operation": "Update"}], "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}, "generateName": "we", "finalizers": ["a/b"], "selfLink": "/api/v1/x", "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": "o", "uid": "1"}], "uid": "d3b0"}}"#;
         for (text, is_json) in [(yaml, false), (json, true)] {
             let decoded = decode_manifest(text, is_json);
             assert_eq!(decoded.errors, vec![], "{text}");
@@ -524,6 +527,18 @@ mod tests {
             };
             let meta = object.metadata();
             assert_eq!(meta.managed_fields, None, "{text}");
+            assert_eq!(
+                (
+                    &meta.owner_references,
+                    &meta.finalizers,
+                    &meta.generate_name,
+                    &meta.self_link
+                ),
+                (&None, &None, &None, &None),
+                "{text}"
+            );
+            // What is read stays.
+            assert_eq!(meta.uid.as_deref(), is_json.then_some("d3b0"), "{text}");
             let annotations: Vec<&String> =
                 meta.annotations.iter().flatten().map(|(k, _)| k).collect();
             let expected: &[&str] = if is_json {

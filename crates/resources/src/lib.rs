@@ -38,6 +38,17 @@ pub use object::{CA_CONFIG_MAP_KEY, Kind, Object, ObjectRef, ParentRef};
 /// an object's size, so it is dropped from every object before it is stored.
 pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// The fields of an object's metadata that no stage reads and that own memory: they are
+/// dropped from every object before it is stored (the cluster watcher clears the same
+/// fields of the typed objects).
+pub const METADATA_UNREAD: [&str; 5] = [
+    "managedFields",
+    "ownerReferences",
+    "finalizers",
+    "generateName",
+    "selfLink",
+];
+
 /// The keys of a Secret's `data` and `stringData` that any stage reads: a certificate
 /// (`tls.crt`, `tls.key`), a CA and its revocations (`ca.crt`, `ca.crl`), an htpasswd
 /// list (`auth`) and DH parameters (`dhparam.pem`). Every other key is dropped before a

@@ -17,8 +17,10 @@ pub struct SyntheticCluster {
     pub tls_every: usize,
     /// Certificate and key (PEM) of the per-namespace wildcard TLS Secret.
     pub certificate: Option<(String, String)>,
-    /// Write every object as `kubectl get -o yaml` saves it: with kubectl's copy of the
-    /// object as last applied (a literal block scalar) and a managedFields entry.
+    /// Write every object as `kubectl get -o yaml` saves it from a cluster: with kubectl's
+    /// copy of the object as last applied (a literal block scalar), a managedFields entry
+    /// and what the API server and its controllers set (UIDs, a Service's cluster address
+    /// and defaults, an EndpointSlice's owner, each endpoint's node, zone and pod).
     pub saved_by_kubectl: bool,
     /// Put the endpoints on loopback addresses where nothing listens (127.x.y.z), so a
     /// health check is refused at once, costing about what one to a pod that answers
@@ -169,10 +171,13 @@ impl SyntheticCluster {
 /// its metadata, written by serde-saphyr.
 fn as_saved_by_kubectl(text: &str) -> String {
     let mut saved = String::with_capacity(text.len() * 4);
-    for document in text.split("---\n").filter(|d| !d.trim().is_empty()) {
+    // Split at the lines that are `---`: a PEM's `-----END ...-----` line ends the same way.
+    let text = format!("\n{text}");
+    for document in text.split("\n---\n").filter(|d| !d.trim().is_empty()) {
         let Ok(mut object) = serde_saphyr::from_str::<serde_json::Value>(document) else {
             saved.push_str("---\n");
             saved.push_str(document);
+            saved.push('\n');
             continue;
         };
         let applied = format!("{object}\n");
@@ -211,8 +216,116 @@ fn as_saved_by_kubectl(text: &str) -> String {
                 }]),
             );
         }
+        populate_as_the_api_server_does(&mut object, saved.len());
         saved.push_str("---\n");
         saved.push_str(&serde_saphyr::to_string(&object).unwrap_or_default());
     }
     saved
+}
+
+/// Adds what the API server sets on an object and `kubectl get -o yaml` saves with it:
+/// identity and bookkeeping in its metadata, a Service's addresses and defaults, an
+/// EndpointSlice's owner and each endpoint's conditions, node, zone and pod, the empty
+/// statuses. `salt` makes each object's UID its own.
+fn populate_as_the_api_server_does(object: &mut serde_json::Value, salt: usize) {
+    use serde_json::json;
+    if !object
+        .get("metadata")
+        .is_some_and(serde_json::Value::is_object)
+    {
+        return;
+    }
+    let kind = object["kind"].as_str().unwrap_or_default().to_owned();
+    let name = object["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let namespace = object["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let uid = |of: &str| {
+        let hash = of
+            .bytes()
+            .chain(salt.to_le_bytes())
+            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+                (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+            });
+        format!(
+            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+            hash >> 32,
+            (hash >> 16) & 0xffff,
+            hash & 0xfff,
+            (hash >> 20) & 0xfff,
+            hash & 0xffff_ffff_ffff
+        )
+    };
+    if let Some(meta) = object["metadata"].as_object_mut() {
+        meta.insert("uid".to_owned(), uid(&name).into());
+        meta.insert(
+            "resourceVersion".to_owned(),
+            (salt % 1_000_000).to_string().into(),
+        );
+        meta.insert(
+            "creationTimestamp".to_owned(),
+            "2026-01-01T00:00:00Z".into(),
+        );
+    }
+    match kind.as_str() {
+        "Service" => {
+            let spec = &mut object["spec"];
+            let address = format!("10.96.{}.{}", (salt >> 8) % 256, salt % 254 + 1);
+            spec["clusterIP"] = address.clone().into();
+            spec["clusterIPs"] = json!([address]);
+            spec["internalTrafficPolicy"] = "Cluster".into();
+            spec["ipFamilies"] = json!(["IPv4"]);
+            spec["ipFamilyPolicy"] = "SingleStack".into();
+            spec["selector"] = json!({"app": name});
+            spec["sessionAffinity"] = "None".into();
+            spec["type"] = "ClusterIP".into();
+            if let Some(ports) = spec["ports"].as_array_mut() {
+                for port in ports {
+                    port["protocol"] = "TCP".into();
+                }
+            }
+            object["status"] = json!({"loadBalancer": {}});
+        }
+        "EndpointSlice" => {
+            let service = object["metadata"]["labels"]["kubernetes.io/service-name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let meta = &mut object["metadata"];
+            meta["generateName"] = format!("{service}-").into();
+            meta["generation"] = 1.into();
+            meta["labels"]["endpointslice.kubernetes.io/managed-by"] =
+                "endpointslice-controller.k8s.io".into();
+            meta["ownerReferences"] = json!([{
+                "apiVersion": "v1", "kind": "Service", "name": service,
+                "uid": uid(&service), "blockOwnerDeletion": true, "controller": true,
+            }]);
+            if let Some(ports) = object["ports"].as_array_mut() {
+                for port in ports {
+                    port["protocol"] = "TCP".into();
+                }
+            }
+            if let Some(endpoints) = object["endpoints"].as_array_mut() {
+                for (index, endpoint) in endpoints.iter_mut().enumerate() {
+                    let pod = format!("{service}-7d9f8b6c5-{index:05}");
+                    endpoint["conditions"] =
+                        json!({"ready": true, "serving": true, "terminating": false});
+                    endpoint["nodeName"] = format!("node-{}", (salt + index) % 50).into();
+                    endpoint["zone"] = format!("zone-{}", (salt + index) % 3).into();
+                    endpoint["targetRef"] = json!({
+                        "kind": "Pod", "name": pod, "namespace": namespace, "uid": uid(&pod),
+                    });
+                }
+            }
+        }
+        "Ingress" => {
+            object["metadata"]["generation"] = 1.into();
+            object["status"] = json!({"loadBalancer": {}});
+        }
+        _ => {}
+    }
 }

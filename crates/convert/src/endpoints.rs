@@ -5,7 +5,6 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use model::{Backend, BackendId, Origin, Server};
-use resources::TargetRef;
 use resources::{Kind, Object, ObjectRef, Service, ServiceBackendPort, ServicePort};
 
 use crate::backend_settings;
@@ -185,12 +184,12 @@ fn ready_endpoints(
                 continue;
             }
             let pod = endpoint.target_ref.as_deref().and_then(|target| {
-                let TargetRef {
-                    kind,
-                    name,
-                    namespace: of,
-                } = target;
-                pod_of(kind.as_deref(), name.as_deref(), of.as_deref(), namespace)
+                pod_of(
+                    target.kind.as_deref(),
+                    target.name.as_deref(),
+                    target.namespace.as_deref(),
+                    namespace,
+                )
             });
             for address in &endpoint.addresses {
                 push_server(&mut servers, address, port_number, pod.clone());

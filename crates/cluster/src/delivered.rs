@@ -92,8 +92,8 @@ fn version<K: Resource>(object: &K) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::core::v1::Service;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use resources::Service;
 
     fn service(name: &str, version: Option<&str>) -> Service {
         Service {

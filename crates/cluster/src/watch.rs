@@ -7,13 +7,13 @@ use std::fmt::Debug;
 use futures::StreamExt as _;
 use index::{ListScope, SourceEvent};
 use k8s_openapi::NamespaceResourceScope;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
 use resources::{
     BackendTlsPolicy, EndpointSlice, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind,
-    ListenerSet, Object, ReferenceGrant, TcpRoute, TlsRoute, UdpRoute,
+    ListenerSet, Object, ReferenceGrant, Service, TcpRoute, TlsRoute, UdpRoute,
 };
 use serde::de::DeserializeOwned;
 use source::SourceBatch;

@@ -11,6 +11,7 @@ mod name;
 mod names;
 mod node;
 mod object;
+mod service;
 
 pub use decode::{
     DecodeError, DecodeFailure, Decoded, DocumentCache, decode_manifest, decode_manifest_reusing,
@@ -20,7 +21,6 @@ pub use endpoint_slice::{Endpoint, EndpointConditions, EndpointSlice, TargetRef}
 pub use k8s_openapi::ByteString;
 pub use k8s_openapi::api::core::v1::{
     ConfigMap, EndpointAddress, EndpointSubset, Endpoints, Namespace, ObjectReference, Pod, Secret,
-    Service, ServicePort, ServiceSpec,
 };
 pub use k8s_openapi::api::networking::v1::{
     HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressClass, IngressClassSpec,
@@ -33,6 +33,7 @@ pub use listener_set::as_gateway_listener;
 pub use log_safe::LogSafe;
 pub use name::Name;
 pub use object::{CA_CONFIG_MAP_KEY, Kind, Object, ObjectRef, ParentRef};
+pub use service::{Service, ServicePort, ServiceSpec, ServiceStatus};
 
 /// kubectl's copy of the whole object as last applied: no stage reads it, and it doubles
 /// an object's size, so it is dropped from every object before it is stored.

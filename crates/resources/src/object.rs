@@ -4,13 +4,13 @@ use std::fmt;
 use std::sync::Arc;
 
 use k8s_openapi::Metadata;
-use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Pod, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Pod, Secret};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::{
     BackendTlsPolicy, EndpointSlice, Gateway, GatewayClass, GrpcRoute, HttpRoute, ListenerSet,
-    LogSafe, ReferenceGrant, TcpRoute, TlsRoute, UdpRoute,
+    LogSafe, ReferenceGrant, Service, TcpRoute, TlsRoute, UdpRoute,
 };
 
 /// The key of a ConfigMap that holds a CA bundle (a BackendTLSPolicy's
@@ -271,7 +271,7 @@ impl Object {
     pub fn metadata(&self) -> &ObjectMeta {
         match self {
             Object::Namespace(o) => o.metadata(),
-            Object::Service(o) => o.metadata(),
+            Object::Service(o) => &o.metadata,
             Object::EndpointSlice(o) => &o.metadata,
             Object::Endpoints(o) => o.metadata(),
             Object::Secret(o) => o.metadata(),

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Service;
+use resources::Service;
 use resources::gateway::GatewayStatusAddresses;
 
 use super::conditions::with_transition_times;

@@ -6,12 +6,12 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::{
     Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
 };
 use kube::{Api, Client};
 use resources::Kind;
+use resources::Service;
 
 use super::kind::{MergeContext, StatusKind, Target};
 use super::writer::TargetSource;
@@ -187,10 +187,8 @@ mod tests {
     use super::*;
     use crate::status::testing::{at_now, metadata};
     use crate::status::writer::{Written, pending};
-    use k8s_openapi::api::core::v1::{
-        LoadBalancerIngress, LoadBalancerStatus, ServiceSpec, ServiceStatus,
-    };
-    use resources::ObjectRef;
+    use k8s_openapi::api::core::v1::{LoadBalancerIngress, LoadBalancerStatus};
+    use resources::{ObjectRef, ServiceSpec, ServiceStatus};
     use std::collections::BTreeMap;
 
     fn ip(address: &str) -> IngressLoadBalancerIngress {

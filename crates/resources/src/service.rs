@@ -1,0 +1,116 @@
+//! Services (`v1`) as they are stored: only the fields some stage reads. The generated
+//! type keeps all of a Service's spec (416 bytes before any of its text, plus the cluster
+//! addresses, families, selector and policies the API server fills in); this one keeps
+//! the type, ports, cluster IP, external name and external IPs, and the status (a
+//! published Service's load balancer). Both modes decode straight into it; implementing
+//! `k8s_openapi::Resource` makes it watchable like the generated kinds.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
+
+pub use k8s_openapi::api::core::v1::{ServicePort, ServiceStatus};
+
+/// A Service.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Service {
+    /// Standard object metadata.
+    pub metadata: ObjectMeta,
+    /// What is read of the spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<ServiceSpec>,
+    /// The status: a LoadBalancer Service's addresses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ServiceStatus>,
+}
+
+/// The part of a Service's spec that is read.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceSpec {
+    /// `ClusterIP` (the default), `NodePort`, `LoadBalancer` or `ExternalName`.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+    /// The ports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<ServicePort>>,
+    /// The cluster address (`None` as text for a headless Service): an auth-url's
+    /// Service is reached there.
+    #[serde(default, rename = "clusterIP", skip_serializing_if = "Option::is_none")]
+    pub cluster_ip: Option<String>,
+    /// The name an `ExternalName` Service stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_name: Option<String>,
+    /// Addresses published for the Ingresses when the Service has no load balancer.
+    #[serde(
+        default,
+        rename = "externalIPs",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub external_ips: Option<Vec<String>>,
+}
+
+impl k8s_openapi::Resource for Service {
+    const API_VERSION: &'static str = "v1";
+    const GROUP: &'static str = "";
+    const KIND: &'static str = "Service";
+    const VERSION: &'static str = "v1";
+    const URL_PATH_SEGMENT: &'static str = "services";
+    type Scope = k8s_openapi::NamespaceResourceScope;
+}
+
+impl k8s_openapi::ListableResource for Service {
+    const LIST_KIND: &'static str = "ServiceList";
+}
+
+impl k8s_openapi::Metadata for Service {
+    type Ty = ObjectMeta;
+
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Service as the API server lists it: what is read is exactly what the generated
+    /// type reads.
+    #[test]
+    fn keeps_what_is_read_of_a_listed_service() {
+        let listed = r#"{
+          "apiVersion": "v1", "kind": "Service",
+          "metadata": {"name": "web", "namespace": "shop", "uid": "0d4a", "resourceVersion": "7",
+            "annotations": {"example.com/a": "b"}},
+          "spec": {"type": "LoadBalancer", "clusterIP": "10.96.0.7", "clusterIPs": ["10.96.0.7"],
+            "externalIPs": ["198.51.100.7"], "externalName": "ignored.example",
+            "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "selector": {"app": "web"},
+            "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
+            "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP",
+              "appProtocol": "kubernetes.io/h2c", "nodePort": 30080}]},
+          "status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.9"}]}}
+        }"#;
+        let compact: Service = serde_json::from_str(listed).expect("decodes");
+        let full: k8s_openapi::api::core::v1::Service =
+            serde_json::from_str(listed).expect("decodes");
+        assert_eq!(compact.metadata, full.metadata);
+        assert_eq!(compact.status, full.status);
+        let (spec, full) = (compact.spec.expect("spec"), full.spec.expect("spec"));
+        assert_eq!(
+            spec,
+            ServiceSpec {
+                type_: full.type_,
+                ports: full.ports,
+                cluster_ip: full.cluster_ip,
+                external_name: full.external_name,
+                external_ips: full.external_ips,
+            }
+        );
+        assert_eq!(spec.cluster_ip.as_deref(), Some("10.96.0.7"));
+        assert_eq!(spec.external_ips, Some(vec!["198.51.100.7".to_owned()]));
+    }
+}

@@ -5,7 +5,8 @@
 # listed, the configuration is rendered, checked and HAProxy serves it); then its
 # resident memory, at once and after a quiet minute's part; then the peak while every
 # watcher lists everything again (the API server lost its history). Everything binds to
-# 127.0.0.1; everything it starts is stopped by pid on exit.
+# 127.0.0.1; everything it starts is stopped by pid on exit. `CLUSTER=kubectl` serves the
+# objects as a real cluster holds them (`synth-cluster --as-saved-by-kubectl`).
 set -euo pipefail
 # A HAProxy left running (an earlier run's worker still finishing, health-checking
 # thousands of servers) takes a core and skews every figure: refuse to measure beside one.
@@ -21,7 +22,9 @@ cargo build --quiet --release --bins
 PIDS=()
 trap 'kill -TERM "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
 mkfifo "$WORK/control"
-target/release/fake-apiserver "$N" "$WORK" >"$WORK/url" <"$WORK/control" &
+SHAPE=()
+[ "${CLUSTER:-}" = kubectl ] && SHAPE=(--as-saved-by-kubectl)
+target/release/fake-apiserver "${SHAPE[@]}" "$N" "$WORK" >"$WORK/url" <"$WORK/control" &
 PIDS+=($!)
 exec 3>"$WORK/control"
 until [ -s "$WORK/url" ]; do sleep 0.1; done

@@ -502,11 +502,7 @@ fn lookups_touched(change: &index::Change) -> Vec<Dependency> {
             keys.push(Dependency::Children(object.kind, parent));
         }
         if let Object::EndpointSlice(slice) = version
-            && let Some(service) = slice
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|labels| labels.get(index::SERVICE_NAME_LABEL))
+            && let Some(service) = &slice.service_name
         {
             keys.push(Dependency::Slices(object.namespace.clone(), service.into()));
         }

@@ -69,9 +69,6 @@ impl ListScope {
     }
 }
 
-/// The label that ties an EndpointSlice to its Service.
-pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
-
 /// An immutable view of every object, with lookups by relationship. Persistent maps make
 /// taking a snapshot O(1): it shares everything with the store until the store changes.
 #[derive(Debug, Clone, Default)]
@@ -337,11 +334,7 @@ impl Index {
     /// for a new key, looks it up once or twice.)
     fn store_absent(&mut self, object_ref: ObjectRef, object: Object) {
         if let Object::EndpointSlice(slice) = &object
-            && let Some(service) = slice
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|labels| labels.get(SERVICE_NAME_LABEL))
+            && let Some(service) = &slice.service_name
         {
             let key = (object_ref.namespace.clone(), Name::from(service));
             match self.current.slices_by_service.get_mut(&key) {
@@ -400,12 +393,7 @@ impl Index {
         let Some(Object::EndpointSlice(old)) = self.current.objects.get(object_ref) else {
             return;
         };
-        let Some(service) = old
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(SERVICE_NAME_LABEL))
-        else {
+        let Some(service) = &old.service_name else {
             return;
         };
         let key = (object_ref.namespace.clone(), Name::from(service));

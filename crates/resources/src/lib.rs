@@ -17,7 +17,9 @@ pub use decode::{
     DecodeError, DecodeFailure, Decoded, DocumentCache, decode_manifest, decode_manifest_reusing,
     decode_manifest_with_serde_saphyr,
 };
-pub use endpoint_slice::{Endpoint, EndpointConditions, EndpointSlice, TargetRef};
+pub use endpoint_slice::{
+    Endpoint, EndpointConditions, EndpointSlice, SERVICE_NAME_LABEL, TargetRef,
+};
 pub use k8s_openapi::ByteString;
 pub use k8s_openapi::api::core::v1::{
     ConfigMap, EndpointAddress, EndpointSubset, Endpoints, Namespace, ObjectReference, Pod, Secret,

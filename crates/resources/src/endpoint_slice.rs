@@ -94,30 +94,9 @@ pub struct TargetRef {
     pub namespace: Option<String>,
 }
 
-impl k8s_openapi::Resource for EndpointSlice {
-    const API_VERSION: &'static str = "discovery.k8s.io/v1";
-    const GROUP: &'static str = "discovery.k8s.io";
-    const KIND: &'static str = "EndpointSlice";
-    const VERSION: &'static str = "v1";
-    const URL_PATH_SEGMENT: &'static str = "endpointslices";
-    type Scope = k8s_openapi::NamespaceResourceScope;
-}
-
-impl k8s_openapi::ListableResource for EndpointSlice {
-    const LIST_KIND: &'static str = "EndpointSliceList";
-}
-
-impl k8s_openapi::Metadata for EndpointSlice {
-    type Ty = ObjectMeta;
-
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+crate::resource_impl::namespaced_resource!(
+    EndpointSlice, group: "discovery.k8s.io", version: "v1", kind: "EndpointSlice", plural: "endpointslices"
+);
 
 #[cfg(test)]
 mod tests {

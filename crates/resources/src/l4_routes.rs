@@ -91,30 +91,13 @@ macro_rules! l4_route {
             pub status: Option<L4RouteStatus>,
         }
 
-        impl k8s_openapi::Resource for $name {
-            const API_VERSION: &'static str = "gateway.networking.k8s.io/v1";
-            const GROUP: &'static str = "gateway.networking.k8s.io";
-            const KIND: &'static str = $kind;
-            const VERSION: &'static str = "v1";
-            const URL_PATH_SEGMENT: &'static str = $plural;
-            type Scope = k8s_openapi::NamespaceResourceScope;
-        }
-
-        impl k8s_openapi::ListableResource for $name {
-            const LIST_KIND: &'static str = concat!($kind, "List");
-        }
-
-        impl k8s_openapi::Metadata for $name {
-            type Ty = ObjectMeta;
-
-            fn metadata(&self) -> &ObjectMeta {
-                &self.metadata
-            }
-
-            fn metadata_mut(&mut self) -> &mut ObjectMeta {
-                &mut self.metadata
-            }
-        }
+        crate::resource_impl::namespaced_resource!(
+            $name,
+            group: "gateway.networking.k8s.io",
+            version: "v1",
+            kind: $kind,
+            plural: $plural
+        );
     };
 }
 

@@ -11,6 +11,7 @@ mod name;
 mod names;
 mod node;
 mod object;
+mod resource_impl;
 mod service;
 
 pub use decode::{

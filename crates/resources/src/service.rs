@@ -49,30 +49,9 @@ pub struct ServiceSpec {
     pub external_ips: Option<Vec<String>>,
 }
 
-impl k8s_openapi::Resource for Service {
-    const API_VERSION: &'static str = "v1";
-    const GROUP: &'static str = "";
-    const KIND: &'static str = "Service";
-    const VERSION: &'static str = "v1";
-    const URL_PATH_SEGMENT: &'static str = "services";
-    type Scope = k8s_openapi::NamespaceResourceScope;
-}
-
-impl k8s_openapi::ListableResource for Service {
-    const LIST_KIND: &'static str = "ServiceList";
-}
-
-impl k8s_openapi::Metadata for Service {
-    type Ty = ObjectMeta;
-
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+crate::resource_impl::namespaced_resource!(
+    Service, group: "", version: "v1", kind: "Service", plural: "services"
+);
 
 #[cfg(test)]
 mod tests {

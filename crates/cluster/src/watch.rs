@@ -412,7 +412,7 @@ impl Watchers<'_> {
                     }
                     watcher::Event::InitApply(object) => {
                         if let Some(bracket) = bracket.as_mut() {
-                            bracket.push(delivered.listed(object, kind, |o| wrap(slim(o))));
+                            bracket.push(delivered.listed(object, kind, |o| wrap(slim(kind, o))));
                         }
                         None
                     }
@@ -425,7 +425,7 @@ impl Watchers<'_> {
                     }
                     watcher::Event::Apply(object) => {
                         delivered.applied(&object);
-                        Some(vec![SourceEvent::Apply(wrap(slim(object)))])
+                        Some(vec![SourceEvent::Apply(wrap(slim(kind, object)))])
                     }
                     watcher::Event::Delete(object) => {
                         delivered.deleted(&object);
@@ -444,8 +444,9 @@ impl Watchers<'_> {
 
 /// Drops what no stage reads and what can be large: the field-manager bookkeeping,
 /// kubectl's copy of the whole last-applied object, owners, finalizers and the
-/// generated-name prefix (`resources::METADATA_UNREAD`, as manifests are decoded).
-fn slim<K: Resource>(mut object: K) -> K {
+/// generated-name prefix (`resources::METADATA_UNREAD`, as manifests are decoded), and the
+/// labels of a kind whose labels no stage reads (`Kind::labels_are_read`).
+fn slim<K: Resource>(kind: Kind, mut object: K) -> K {
     let meta = object.meta_mut();
     let k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
         managed_fields,
@@ -453,6 +454,7 @@ fn slim<K: Resource>(mut object: K) -> K {
         finalizers,
         generate_name,
         self_link,
+        labels,
         ..
     } = meta;
     *managed_fields = None;
@@ -460,6 +462,9 @@ fn slim<K: Resource>(mut object: K) -> K {
     *finalizers = None;
     *generate_name = None;
     *self_link = None;
+    if !kind.labels_are_read() {
+        *labels = None;
+    }
     if let Some(annotations) = meta.annotations.as_mut() {
         annotations.remove(resources::LAST_APPLIED_ANNOTATION);
     }
@@ -519,7 +524,18 @@ mod tests {
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .into(),
         );
-        let meta = slim(map).metadata;
+        meta.labels = Some([("app".to_owned(), "web".to_owned())].into());
+        let namespace = Namespace {
+            metadata: meta.clone(),
+            ..Namespace::default()
+        };
+        let meta = slim(Kind::ConfigMap, map).metadata;
+        assert_eq!(meta.labels, None, "no stage reads a ConfigMap's labels");
+        assert_eq!(
+            slim(Kind::Namespace, namespace).metadata.labels,
+            Some([("app".to_owned(), "web".to_owned())].into()),
+            "a Namespace's labels are read"
+        );
         assert_eq!(
             (
                 meta.generate_name,

@@ -425,9 +425,13 @@ fn listener_set(value: Node<'_>) -> Result<Object, String> {
 /// bookkeeping and kubectl's copy of the whole last-applied object, and every object of
 /// a cluster its owners, finalizers and generated-name prefix. The cluster watcher drops
 /// the same from what the API server sends.
-fn slim_metadata(meta: &mut Node<'_>) {
+fn slim_metadata(kind: Kind, meta: &mut Node<'_>) {
     for unread in crate::METADATA_UNREAD {
         meta.remove(unread);
+    }
+    // An EndpointSlice's type keeps its one read label itself.
+    if !kind.labels_are_read() && kind != Kind::EndpointSlice {
+        meta.remove("labels");
     }
     if let Some(annotations) = meta.get_mut("annotations") {
         annotations.remove(crate::LAST_APPLIED_ANNOTATION);
@@ -483,7 +487,7 @@ fn typed<T: DeserializeOwned>(
         meta.remove("namespace");
         String::new()
     };
-    slim_metadata(meta);
+    slim_metadata(kind, meta);
     from_node::<T>(&value)
         .map(|object| wrap(Arc::new(object)))
         .map_err(|err| {
@@ -512,6 +516,35 @@ mod tests {
             .collect();
         assert_eq!(refs, ["Service default/a", "Ingress web/i"]);
         assert_eq!(decoded.ignored, ["example.com/v1/Widget"]);
+    }
+
+    #[test]
+    fn labels_are_kept_only_where_some_stage_reads_them() {
+        let text = "apiVersion: v1\nkind: Service\nmetadata: {name: web, labels: {app: web}}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team, labels: {shared-gateway: 'yes'}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web-0, labels: {group: blue}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-1, labels: {kubernetes.io/service-name: web, app: web}}\naddressType: IPv4\n";
+        let decoded = decode_manifest(text, false);
+        assert_eq!(decoded.errors, vec![]);
+        let labels: Vec<(String, Option<Vec<&str>>)> = decoded
+            .objects
+            .iter()
+            .map(|object| {
+                let keys = object.metadata().labels.as_ref();
+                let keys = keys.map(|labels| labels.keys().map(String::as_str).collect());
+                (object.object_ref().to_string(), keys)
+            })
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                ("Service default/web".to_owned(), None),
+                ("Namespace team".to_owned(), Some(vec!["shared-gateway"])),
+                ("Pod default/web-0".to_owned(), Some(vec!["group"])),
+                ("EndpointSlice default/web-1".to_owned(), None),
+            ]
+        );
+        let Some(Object::EndpointSlice(slice)) = decoded.objects.last() else {
+            panic!("an EndpointSlice is last");
+        };
+        assert_eq!(slice.service_name.as_deref(), Some("web"));
     }
 
     #[test]

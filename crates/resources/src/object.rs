@@ -109,6 +109,14 @@ impl Kind {
         }
     }
 
+    /// Whether some stage reads objects' labels of this kind: a Namespace's (Gateway
+    /// listeners admit routes by them) and a Pod's (blue-green groups). Every other
+    /// kind's label map is dropped before an object is stored (a map of one label costs
+    /// a 544-byte tree node); an EndpointSlice keeps its Service's name itself.
+    pub fn labels_are_read(self) -> bool {
+        matches!(self, Kind::Namespace | Kind::Pod)
+    }
+
     /// Cluster-scoped kinds have no namespace.
     pub fn is_namespaced(self) -> bool {
         !matches!(

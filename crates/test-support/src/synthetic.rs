@@ -20,7 +20,8 @@ pub struct SyntheticCluster {
     /// Write every object as `kubectl get -o yaml` saves it from a cluster: with kubectl's
     /// copy of the object as last applied (a literal block scalar), a managedFields entry
     /// and what the API server and its controllers set (UIDs, a Service's cluster address
-    /// and defaults, an EndpointSlice's owner, each endpoint's node, zone and pod).
+    /// and defaults, an EndpointSlice's owner, each endpoint's node, zone and pod), with a
+    /// Helm chart's labels on Services and Ingresses.
     pub saved_by_kubectl: bool,
     /// Put the endpoints on loopback addresses where nothing listens (127.x.y.z), so a
     /// health check is refused at once, costing about what one to a pod that answers
@@ -224,7 +225,8 @@ fn as_saved_by_kubectl(text: &str) -> String {
 }
 
 /// Adds what the API server sets on an object and `kubectl get -o yaml` saves with it:
-/// identity and bookkeeping in its metadata, a Service's addresses and defaults, an
+/// identity and bookkeeping in its metadata (and a Helm chart's labels on Services and
+/// Ingresses), a Service's addresses and defaults, an
 /// EndpointSlice's owner and each endpoint's conditions, node, zone and pod, the empty
 /// statuses. `salt` makes each object's UID its own.
 fn populate_as_the_api_server_does(object: &mut serde_json::Value, salt: usize) {
@@ -260,6 +262,13 @@ fn populate_as_the_api_server_does(object: &mut serde_json::Value, salt: usize) 
             hash & 0xffff_ffff_ffff
         )
     };
+    if matches!(kind.as_str(), "Service" | "Ingress") {
+        // What a Helm chart puts on what it installs.
+        object["metadata"]["labels"] = json!({
+            "app.kubernetes.io/name": name, "app.kubernetes.io/instance": name,
+            "app.kubernetes.io/managed-by": "Helm", "helm.sh/chart": "app-1.4.2",
+        });
+    }
     if let Some(meta) = object["metadata"].as_object_mut() {
         meta.insert("uid".to_owned(), uid(&name).into());
         meta.insert(

@@ -442,32 +442,10 @@ impl Watchers<'_> {
     }
 }
 
-/// Drops what no stage reads and what can be large: the field-manager bookkeeping,
-/// kubectl's copy of the whole last-applied object, owners, finalizers and the
-/// generated-name prefix (`resources::METADATA_UNREAD`, as manifests are decoded), and the
-/// labels of a kind whose labels no stage reads (`Kind::labels_are_read`).
+/// Drops what no stage reads, as manifests lose it when they are decoded
+/// (`resources::drop_unread_metadata`).
 fn slim<K: Resource>(kind: Kind, mut object: K) -> K {
-    let meta = object.meta_mut();
-    let k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
-        managed_fields,
-        owner_references,
-        finalizers,
-        generate_name,
-        self_link,
-        labels,
-        ..
-    } = meta;
-    *managed_fields = None;
-    *owner_references = None;
-    *finalizers = None;
-    *generate_name = None;
-    *self_link = None;
-    if !kind.labels_are_read() {
-        *labels = None;
-    }
-    if let Some(annotations) = meta.annotations.as_mut() {
-        annotations.remove(resources::LAST_APPLIED_ANNOTATION);
-    }
+    resources::drop_unread_metadata(kind, object.meta_mut());
     object
 }
 

@@ -12,10 +12,10 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::LogSafe;
 use crate::names::{NameRule, check_name};
 use crate::node::{Node, from_node};
 use crate::object::{Kind, Object};
+use crate::{LogSafe, ObjectMeta};
 
 /// Why one document of a manifest could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -423,8 +423,9 @@ fn listener_set(value: Node<'_>) -> Result<Object, String> {
 /// Drops, before the object is typed and stored, what no stage reads and what can dwarf
 /// the rest of it: manifests saved with `kubectl get -o yaml` carry the field managers'
 /// bookkeeping and kubectl's copy of the whole last-applied object, and every object of
-/// a cluster its owners, finalizers and generated-name prefix. The cluster watcher drops
-/// the same from what the API server sends.
+/// a cluster its owners, finalizers and generated-name prefix. Done before typing, so
+/// none of it is decoded; [`drop_unread_metadata`] drops the same from a typed object
+/// (the cluster watcher's, which kube-rs types).
 fn slim_metadata(kind: Kind, meta: &mut Node<'_>) {
     for unread in crate::METADATA_UNREAD {
         meta.remove(unread);
@@ -434,6 +435,33 @@ fn slim_metadata(kind: Kind, meta: &mut Node<'_>) {
         meta.remove("labels");
     }
     if let Some(annotations) = meta.get_mut("annotations") {
+        annotations.remove(crate::LAST_APPLIED_ANNOTATION);
+    }
+}
+
+/// Drops from typed metadata what [`slim_metadata`] drops before typing:
+/// [`crate::METADATA_UNREAD`], kubectl's last-applied copy, and the labels of a kind whose
+/// labels no stage reads.
+pub fn drop_unread_metadata(kind: Kind, meta: &mut ObjectMeta) {
+    let ObjectMeta {
+        managed_fields,
+        owner_references,
+        finalizers,
+        generate_name,
+        self_link,
+        labels,
+        annotations,
+        ..
+    } = meta;
+    *managed_fields = None;
+    *owner_references = None;
+    *finalizers = None;
+    *generate_name = None;
+    *self_link = None;
+    if !kind.labels_are_read() {
+        *labels = None;
+    }
+    if let Some(annotations) = annotations.as_mut() {
         annotations.remove(crate::LAST_APPLIED_ANNOTATION);
     }
 }
@@ -516,6 +544,35 @@ mod tests {
             .collect();
         assert_eq!(refs, ["Service default/a", "Ingress web/i"]);
         assert_eq!(decoded.ignored, ["example.com/v1/Widget"]);
+    }
+
+    #[test]
+    fn typed_metadata_loses_what_decoding_drops() {
+        let full = serde_json::json!({
+            "name": "web", "namespace": "shop", "uid": "d3b0", "resourceVersion": "7",
+            "labels": {"app": "web"},
+            "annotations": {crate::LAST_APPLIED_ANNOTATION: "{}", "example.com/kept": "yes"},
+            "managedFields": [{"manager": "kubectl"}], "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": "o", "uid": "1"}],
+            "finalizers": ["a/b"], "generateName": "we", "selfLink": "/api/v1/x",
+        });
+        for kind in [Kind::Service, Kind::Namespace] {
+            let mut meta: ObjectMeta = serde_json::from_value(full.clone()).expect("metadata");
+            drop_unread_metadata(kind, &mut meta);
+            let typed = serde_json::to_value(&meta).expect("serializes");
+            let mut node = Node::borrowing(&full);
+            slim_metadata(kind, &mut node);
+            let decoded: ObjectMeta = from_node(&node).expect("metadata");
+            assert_eq!(
+                typed,
+                serde_json::to_value(&decoded).expect("serializes"),
+                "{kind:?}"
+            );
+            for unread in crate::METADATA_UNREAD {
+                assert!(typed.get(unread).is_none(), "{unread} of a {kind:?}");
+            }
+            assert_eq!(typed.get("labels").is_some(), kind == Kind::Namespace);
+            assert_eq!(typed["uid"], "d3b0");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ mod service;
 
 pub use decode::{
     DecodeError, DecodeFailure, Decoded, DocumentCache, decode_manifest, decode_manifest_reusing,
-    decode_manifest_with_serde_saphyr,
+    decode_manifest_with_serde_saphyr, drop_unread_metadata,
 };
 pub use endpoint_slice::{
     Endpoint, EndpointConditions, EndpointSlice, SERVICE_NAME_LABEL, TargetRef,

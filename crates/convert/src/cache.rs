@@ -120,6 +120,17 @@ pub struct ConvertCache {
 }
 
 impl ConvertCache {
+    /// A cache that keeps nothing a next conversion could reuse (no lookups recorded, no
+    /// previous snapshot), so each of its conversions is a full one: for a process that
+    /// converts once, where recording what a next change would make stale only costs
+    /// time and memory.
+    pub fn one_shot() -> Self {
+        Self {
+            dependents: Dependents::not_recording(),
+            ..Self::default()
+        }
+    }
+
     /// Converts a snapshot, reusing what the previous conversion already produced.
     pub fn convert(&mut self, snapshot: &Snapshot, options: &ConvertOptions) -> Conversion {
         self.convert_excluding(snapshot, options, &Exclusions::new())
@@ -211,7 +222,11 @@ impl ConvertCache {
                 stale
             }
             None => {
+                let recording = self.dependents.is_recording();
                 *self = Self::default();
+                if !recording {
+                    self.dependents = Dependents::not_recording();
+                }
                 Stale {
                     objects: snapshot
                         .of_kind(Kind::Ingress)
@@ -228,7 +243,9 @@ impl ConvertCache {
                 }
             }
         };
-        self.previous = Some(snapshot.clone());
+        if self.dependents.is_recording() {
+            self.previous = Some(snapshot.clone());
+        }
         self.listener_ports = Some(listener_ports.clone());
         self.port_protocols = Some(port_protocols.clone());
 
@@ -236,8 +253,11 @@ impl ConvertCache {
         self.excluded = excluded;
         let mut updates = Vec::with_capacity(converted.len());
         let mut recorded = Vec::with_capacity(converted.len());
+        let recording = self.dependents.is_recording();
         for (object, contribution, lookups) in converted {
-            recorded.push((Memo::Object(object.clone()), lookups));
+            if recording {
+                recorded.push((Memo::Object(object.clone()), lookups));
+            }
             if object.kind == Kind::Ingress {
                 if contribution.is_some() {
                     self.served_ingresses.insert(object.clone());

@@ -436,6 +436,26 @@ fn taking_any_one_object_away_converts_again_what_equals_a_full_conversion() {
     }
 }
 
+/// A one-shot cache records nothing, so it must not reuse anything either: each of its
+/// conversions equals a memoizing cache's first.
+#[test]
+fn a_one_shot_cache_converts_every_snapshot_in_full() {
+    let objects = fixture();
+    let options = options();
+    let whole = snapshot_of(&objects, None);
+    let mut once = ConvertCache::one_shot();
+    assert_eq!(
+        once.convert(&whole, &options),
+        ConvertCache::default().convert(&whole, &options)
+    );
+    for object in &objects {
+        let without = snapshot_of(&objects, Some(&object.object_ref()));
+        let converted = once.convert(&without, &options);
+        let full = ConvertCache::default().convert(&without, &options);
+        assert_eq!(converted, full, "{}", object.object_ref());
+    }
+}
+
 #[test]
 fn a_pod_label_change_converts_again_only_the_backends_of_its_endpoints() {
     let objects = fixture();

@@ -8,13 +8,39 @@ use crate::small_set::SmallSet;
 
 /// What each memoized result looked up, and, the other way round, the results each
 /// lookup feeds.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Dependents {
     lookups: FxHashMap<Memo, Vec<Dependency>>,
     dependents: FxHashMap<Dependency, SmallSet<Memo>>,
+    /// False for a conversion that has no next one to find stale results for.
+    recording: bool,
+}
+
+impl Default for Dependents {
+    fn default() -> Self {
+        Self {
+            lookups: FxHashMap::default(),
+            dependents: FxHashMap::default(),
+            recording: true,
+        }
+    }
 }
 
 impl Dependents {
+    /// Records nothing: for a cache that converts every snapshot from scratch.
+    pub(crate) fn not_recording() -> Self {
+        Self {
+            recording: false,
+            ..Self::default()
+        }
+    }
+
+    /// Whether lookups are recorded (a cache that does not record converts every
+    /// snapshot from scratch).
+    pub(crate) fn is_recording(&self) -> bool {
+        self.recording
+    }
+
     /// The results that looked `key` up.
     pub(crate) fn of(&self, key: &Dependency) -> impl Iterator<Item = &Memo> {
         self.dependents.get(key).into_iter().flatten()
@@ -22,6 +48,9 @@ impl Dependents {
 
     /// Records what a memoized result looked up, replacing what it looked up before.
     pub(crate) fn remember(&mut self, memo: Memo, mut lookups: Vec<Dependency>) {
+        if !self.recording {
+            return;
+        }
         if let Some(before) = self.lookups.remove(&memo) {
             for dependency in before {
                 if let Some(dependents) = self.dependents.get_mut(&dependency) {

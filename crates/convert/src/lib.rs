@@ -39,9 +39,9 @@ pub use options::{ConvertOptions, ListenerPorts};
 
 use model::TlsCert;
 
-/// Converts a snapshot from scratch (an empty cache).
+/// Converts a snapshot from scratch, keeping nothing for a next conversion.
 pub fn convert(snapshot: &index::Snapshot, options: &ConvertOptions) -> Conversion {
-    ConvertCache::default().convert(snapshot, options)
+    ConvertCache::one_shot().convert(snapshot, options)
 }
 
 /// Removes certificates HAProxy refused to load (same Secret, same content), so their

@@ -1181,7 +1181,11 @@ proptest! {
             assert_disk_is_full_render(dir.path(), &cluster, shards);
             let full = Reconciler::new(options(shards)).reconcile(&live.index.snapshot(), &BTreeMap::new()).unwrap();
             let incremental = live.reconciler.reconcile(&live.index.snapshot(), &BTreeMap::new()).unwrap();
-            prop_assert_eq!(incremental, full);
+            prop_assert_eq!(&incremental, &full);
+            // `render`'s one pass (a conversion that records nothing) gives the same.
+            let once = convert::convert(&live.index.snapshot(), &options(shards));
+            prop_assert_eq!(&render::render(&once.model), &full.rendered);
+            prop_assert_eq!(&once, &full.conversion);
         }
     }
 }

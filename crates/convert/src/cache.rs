@@ -204,6 +204,7 @@ impl ConvertCache {
             port_protocols: &port_protocols,
             global,
             configmap: configmap.as_ref(),
+            recording: self.dependents.is_recording(),
         };
 
         let stale = match self.previous.take() {

@@ -329,6 +329,7 @@ fn compute(
         port_protocols: &port_protocols,
         global: &global,
         configmap: Some(&configmap),
+        recording: true,
     };
     match memo {
         Memo::Object(object) => {

@@ -68,6 +68,8 @@ pub(crate) struct Context<'a> {
     pub(crate) global: &'a GlobalConfig,
     /// The global ConfigMap, when one is configured.
     pub(crate) configmap: Option<&'a ObjectRef>,
+    /// Whether lookups are recorded: not for a conversion that has no next one.
+    pub(crate) recording: bool,
 }
 
 /// A snapshot whose lookups are recorded.
@@ -85,6 +87,20 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// Records a lookup (made only when lookups are recorded).
+    fn record(&mut self, dependency: impl FnOnce() -> Dependency) {
+        if self.context.recording {
+            self.dependencies.push(dependency());
+        }
+    }
+
+    /// Records a lookup many reads of one conversion repeat, once.
+    fn record_once(&mut self, dependency: Dependency) {
+        if self.context.recording && !self.dependencies.contains(&dependency) {
+            self.dependencies.push(dependency);
+        }
+    }
+
     /// The command-line settings (not part of the snapshot: nothing to record).
     pub(crate) fn options(&self) -> &'a ConvertOptions {
         self.context.options
@@ -93,40 +109,32 @@ impl<'a> Recorder<'a> {
     /// The ports Gateway listeners are compared with (from the command line, and those
     /// found busy, which change).
     pub(crate) fn listener_ports(&mut self) -> &'a ListenerPorts {
-        if !self.dependencies.contains(&Dependency::ListenerPorts) {
-            self.dependencies.push(Dependency::ListenerPorts);
-        }
+        self.record_once(Dependency::ListenerPorts);
         self.context.listener_ports
     }
 
     /// The protocols every Gateway of ours uses on each port (a change converts again).
     pub(crate) fn port_protocols(&mut self) -> &'a PortProtocols {
-        if !self.dependencies.contains(&Dependency::PortProtocols) {
-            self.dependencies.push(Dependency::PortProtocols);
-        }
+        self.record_once(Dependency::PortProtocols);
         self.context.port_protocols
     }
 
     /// The global configuration keys; a change to the ConfigMap converts again.
     pub(crate) fn global(&mut self) -> &'a GlobalConfig {
         if let Some(configmap) = self.context.configmap {
-            let dependency = Dependency::Object(configmap.clone());
-            if !self.dependencies.contains(&dependency) {
-                self.dependencies.push(dependency);
-            }
+            self.record_once(Dependency::Object(configmap.clone()));
         }
         self.context.global
     }
 
     pub(crate) fn get(&mut self, object_ref: ObjectRef) -> Option<&'a Object> {
         let found = self.context.snapshot.get(&object_ref);
-        self.dependencies.push(Dependency::Object(object_ref));
+        self.record(|| Dependency::Object(object_ref));
         found
     }
 
     pub(crate) fn in_namespace(&mut self, kind: Kind, namespace: &str) -> Vec<&'a Object> {
-        self.dependencies
-            .push(Dependency::Listing(kind, namespace.into()));
+        self.record(|| Dependency::Listing(kind, namespace.into()));
         self.context
             .snapshot
             .in_namespace(kind, namespace)
@@ -134,16 +142,15 @@ impl<'a> Recorder<'a> {
     }
 
     pub(crate) fn of_kind(&mut self, kind: Kind) -> Vec<&'a Object> {
-        self.dependencies.push(Dependency::Kind(kind));
+        self.record(|| Dependency::Kind(kind));
         self.context.snapshot.of_kind(kind).collect()
     }
 
     /// The objects of one kind naming `parent` as theirs: the routes of a Gateway or a
     /// ListenerSet, the ListenerSets of a Gateway.
     pub(crate) fn children_of(&mut self, kind: Kind, parent: &ObjectRef) -> Vec<&'a Object> {
-        let dependency = Dependency::Children(kind, parent.clone());
-        if !self.dependencies.contains(&dependency) {
-            self.dependencies.push(dependency);
+        if self.context.recording {
+            self.record_once(Dependency::Children(kind, parent.clone()));
         }
         self.context.snapshot.children_of(kind, parent)
     }
@@ -154,8 +161,7 @@ impl<'a> Recorder<'a> {
         service: &str,
     ) -> Vec<&'a Arc<EndpointSlice>> {
         let slices = self.context.snapshot.endpoint_slices(namespace, service);
-        self.dependencies
-            .push(Dependency::Slices(namespace.into(), service.into()));
+        self.record(|| Dependency::Slices(namespace.into(), service.into()));
         slices
     }
 

@@ -223,11 +223,10 @@ impl ConvertCache {
                 stale
             }
             None => {
-                let recording = self.dependents.is_recording();
-                *self = Self::default();
-                if !recording {
-                    self.dependents = Dependents::not_recording();
-                }
+                *self = Self {
+                    dependents: self.dependents.emptied(),
+                    ..Self::default()
+                };
                 Stale {
                     objects: snapshot
                         .of_kind(Kind::Ingress)

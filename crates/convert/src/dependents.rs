@@ -41,6 +41,14 @@ impl Dependents {
         self.recording
     }
 
+    /// Nothing recorded, recording as this one does.
+    pub(crate) fn emptied(&self) -> Self {
+        Self {
+            recording: self.recording,
+            ..Self::default()
+        }
+    }
+
     /// The results that looked `key` up.
     pub(crate) fn of(&self, key: &Dependency) -> impl Iterator<Item = &Memo> {
         self.dependents.get(key).into_iter().flatten()

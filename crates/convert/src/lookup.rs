@@ -149,6 +149,7 @@ impl<'a> Recorder<'a> {
     /// The objects of one kind naming `parent` as theirs: the routes of a Gateway or a
     /// ListenerSet, the ListenerSets of a Gateway.
     pub(crate) fn children_of(&mut self, kind: Kind, parent: &ObjectRef) -> Vec<&'a Object> {
+        // Checked first: the key is a copy, made only when it is recorded.
         if self.context.recording {
             self.record_once(Dependency::Children(kind, parent.clone()));
         }

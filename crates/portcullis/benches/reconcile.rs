@@ -1,5 +1,6 @@
 //! Reconciliation benchmarks on synthetic clusters: a full reconciliation (snapshot to
-//! rendered files in memory), and single changes (one endpoint, one Ingress, one global
+//! rendered files in memory), `render`'s one pass (the same, recording nothing for a next
+//! change), and single changes (one endpoint, one Ingress, one global
 //! key) from snapshot to plan with warm caches. 1k and 10k services by default; set
 //! `PORTCULLIS_BENCH_SIZES=1000,10000,100000` for more.
 
@@ -179,6 +180,16 @@ fn benches(c: &mut Criterion) {
                         .rendered
                         .files
                         .len()
+                })
+            });
+        // `render`'s pass: a conversion that records nothing for a next change.
+        c.benchmark_group("one_pass")
+            .sample_size(10)
+            .measurement_time(Duration::from_secs(10))
+            .bench_function(BenchmarkId::from_parameter(services), |b| {
+                b.iter(|| {
+                    let conversion = convert::convert(&snapshot, &options());
+                    render::render(&conversion.model).files.len()
                 })
             });
         let endpoint = fixture.endpoint.clone();

@@ -3,7 +3,9 @@
 # `haproxy -c` on what it wrote: one table row per run.
 #   bash scripts/bench-render.sh [SIZES...]     (default: 1000 10000 50000 100000)
 # RUNS (default 3) runs per size. The clusters are written once to $SYNTH_DIR
-# (default /tmp/portcullis-synth) and reused.
+# (default /tmp/portcullis-synth) and reused. BASELINE=path/to/an/older/portcullis
+# runs that build too, alternating with this one run by run, so both see the same
+# hour of a shared machine (rows `baseline` and `this`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin:/usr/local/sbin"
@@ -15,15 +17,19 @@ cargo build --quiet --release --bins
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 echo "date: $(date -u +%F) machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(haproxy -v | head -1 | cut -d' ' -f1-3)"
-echo "| services | run | load | reconcile | write | wall | peak RSS | haproxy -c | its peak RSS |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+BUILDS=("this=target/release/portcullis")
+[ -z "${BASELINE:-}" ] || BUILDS=("baseline=$BASELINE" "${BUILDS[@]}")
+echo "| services | run | build | load | reconcile | write | wall | CPU (user + system) | peak RSS | haproxy -c | its peak RSS |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for n in "${SIZES[@]}"; do
   [ -d "$SYNTH_DIR/$n" ] || target/release/synth-cluster "$n" "$SYNTH_DIR/$n"
   for run in $(seq "$RUNS"); do
+  for build in "${BUILDS[@]}"; do
     rm -rf "$OUT/render"
-    /usr/bin/time -f '%e %M' -o "$OUT/time" target/release/portcullis render \
+    /usr/bin/time -f '%e %M %U %S' -o "$OUT/time" "${build#*=}" render \
       --manifests "$SYNTH_DIR/$n" --out "$OUT/render" 2>"$OUT/log" >/dev/null
-    read -r wall rss <"$OUT/time"
+    read -r wall rss user system <"$OUT/time"
+    cpu=$(awk -v u="$user" -v s="$system" 'BEGIN { printf "%.2f s", u + s }')
     # The timing log's durations (`390.52ms`, `1.2s`) in seconds.
     timing() {
       grep -o "$1=[0-9.]*[mµ]*s" "$OUT/log" | head -1 | cut -d= -f2 | awk '
@@ -34,6 +40,7 @@ for n in "${SIZES[@]}"; do
     (cd "$OUT/render" && /usr/bin/time -f '%e %M' -o "$OUT/check-time" \
       haproxy -c -q -f haproxy.cfg -f backends >/dev/null 2>&1) || echo "haproxy -c failed" >&2
     read -r check_wall check_rss <"$OUT/check-time"
-    echo "| $n | $run | $(timing loaded) | $(timing reconcile) | $(timing write) | ${wall} s | $((rss / 1024)) MiB | ${check_wall} s | $((check_rss / 1024)) MiB |"
+    echo "| $n | $run | ${build%%=*} | $(timing loaded) | $(timing reconcile) | $(timing write) | ${wall} s | $cpu | $((rss / 1024)) MiB | ${check_wall} s | $((check_rss / 1024)) MiB |"
+  done
   done
 done

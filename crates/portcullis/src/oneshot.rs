@@ -5,26 +5,18 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use haproxy::StateDir;
-use index::{Index, Snapshot};
-use source::ManifestDir;
+use index::{Index, ListScope, Snapshot, SourceEvent};
 
 use crate::cli::{CheckArgs, RenderArgs};
 use crate::default_cert;
 use crate::pipeline;
 
 fn load(directory: &Path, max_file_bytes: u64) -> (Arc<Snapshot>, Vec<String>) {
-    let mut manifests = ManifestDir::new(directory).max_file_bytes(max_file_bytes);
-    let (events, problems) = manifests.initial_events();
-    // Freed before the reconciliation, not forgotten: what the files' caches free is
-    // reused there (forgetting them saved 2% of a `render` but raised its peak by 15-20
-    // MiB). Freed on another thread, while this one fills the index.
-    let freeing = std::thread::spawn(move || drop(manifests));
+    // Read once, with nothing kept for a next scan: the same objects and problems as
+    // the controller's first scan (checked by the source's tests).
+    let (objects, problems) = source::read_manifests(directory, max_file_bytes);
     let mut index = Index::new();
-    for event in events {
-        index.handle(event);
-    }
-    // A panic while freeing would be a bug of its own; the objects are loaded either way.
-    let _ = freeing.join();
+    index.handle(SourceEvent::List(ListScope::Everything, objects));
     (
         index.snapshot(),
         problems.iter().map(ToString::to_string).collect(),

@@ -53,9 +53,10 @@ pub struct Decoded {
     pub ignored: Vec<String>,
 }
 
-/// Decodes a manifest file's text. `json` selects JSON instead of YAML.
+/// Decodes a manifest file's text. `json` selects JSON instead of YAML. Nothing is kept
+/// for a next version of the file (see [`decode_manifest_reusing`]).
 pub fn decode_manifest(text: &str, json: bool) -> Decoded {
-    decode_manifest_reusing(text, json, &DocumentCache::default()).0
+    decode_with(text, json, None, YamlReaders::FastFirst).0
 }
 
 /// Each YAML document's decoded content by a hash of its text, so decoding a file again
@@ -72,19 +73,13 @@ pub fn decode_manifest_reusing(
     json: bool,
     previous: &DocumentCache,
 ) -> (Decoded, DocumentCache) {
-    decode_with(text, json, previous, YamlReaders::FastFirst)
+    decode_with(text, json, Some(previous), YamlReaders::FastFirst)
 }
 
 /// Decodes a manifest file's text with serde-saphyr alone, as before the fast reader: the
 /// reference the decoder is compared with in tests and benchmarks.
 pub fn decode_manifest_with_serde_saphyr(text: &str, json: bool) -> Decoded {
-    decode_with(
-        text,
-        json,
-        &DocumentCache::default(),
-        YamlReaders::SerdeSaphyr,
-    )
-    .0
+    decode_with(text, json, None, YamlReaders::SerdeSaphyr).0
 }
 
 /// Which reader reads a YAML document.
@@ -96,10 +91,12 @@ enum YamlReaders {
     SerdeSaphyr,
 }
 
+/// Decodes `text`; with a `previous` cache, reuses its documents and returns the cache
+/// of this text (without one, no cache is built: a single pass has no next version).
 fn decode_with(
     text: &str,
     json: bool,
-    previous: &DocumentCache,
+    previous: Option<&DocumentCache>,
     reader: YamlReaders,
 ) -> (Decoded, DocumentCache) {
     let mut decoded = Decoded::default();
@@ -118,6 +115,20 @@ fn decode_with(
     }
     for (index, (line, document)) in split_documents(text).into_iter().enumerate() {
         let document_number = index + 1;
+        let place = |error: &DecodeError| DecodeError {
+            document: document_number,
+            line,
+            reason: error.reason.clone(),
+            failure: error.failure,
+        };
+        let Some(previous) = previous else {
+            let mut one = Decoded::default();
+            read_yaml(document, reader, &mut one);
+            decoded.objects.append(&mut one.objects);
+            decoded.ignored.append(&mut one.ignored);
+            decoded.errors.extend(one.errors.iter().map(place));
+            continue;
+        };
         let hash = xxhash_rust::xxh3::xxh3_64(document.as_bytes());
         // A document's objects do not depend on where it is; its errors name the place.
         let one = previous.documents.get(&hash).cloned().unwrap_or_else(|| {
@@ -127,14 +138,7 @@ fn decode_with(
         });
         decoded.objects.extend(one.objects.iter().cloned());
         decoded.ignored.extend(one.ignored.iter().cloned());
-        decoded
-            .errors
-            .extend(one.errors.iter().map(|error| DecodeError {
-                document: document_number,
-                line,
-                reason: error.reason.clone(),
-                failure: error.failure,
-            }));
+        decoded.errors.extend(one.errors.iter().map(place));
         cache.documents.insert(hash, one);
     }
     (decoded, cache)

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use index::SourceEvent;
+use index::{ListScope, SourceEvent};
 use resources::Object;
 use rustix::thread::{CapabilitySet, CapabilitySets, capabilities, set_capabilities};
 
@@ -46,6 +46,23 @@ fn summary(events: &[SourceEvent]) -> Vec<String> {
         .collect()
 }
 
+/// A manifest directory's first scan, checked against reading it in one pass: the same
+/// objects and the same problems, in the same order.
+fn first_scan(manifests: &mut ManifestDir) -> (Vec<SourceEvent>, Vec<ManifestProblem>) {
+    let (events, problems) = manifests.initial_events();
+    let (objects, one_pass_problems) =
+        crate::read_manifests(manifests.root(), manifests.file_limit());
+    let [SourceEvent::List(ListScope::Everything, listed)] = &events[..] else {
+        panic!("a first scan lists everything at once: {events:?}");
+    };
+    assert_eq!(&objects, listed, "reading in one pass gives other objects");
+    assert_eq!(
+        one_pass_problems, problems,
+        "reading in one pass reports otherwise"
+    );
+    (events, problems)
+}
+
 fn shown(problems: &[ManifestProblem]) -> Vec<String> {
     problems.iter().map(ToString::to_string).collect()
 }
@@ -59,7 +76,7 @@ fn scan_within_deadline(
     let (done_tx, done_rx) = mpsc::channel();
     std::thread::spawn(move || {
         let (events, problems) = if initial {
-            manifests.initial_events()
+            first_scan(&mut manifests)
         } else {
             manifests.change_events()
         };
@@ -110,7 +127,7 @@ fn invalid_namespaces_are_reported_with_file_and_field_and_the_rest_is_served() 
     );
     std::fs::write(dir.path().join("mixed.yaml"), text).unwrap();
     let mut manifests = ManifestDir::new(dir.path());
-    let (events, problems) = manifests.initial_events();
+    let (events, problems) = first_scan(&mut manifests);
     assert_eq!(summary(&events), ["apply a:80", "apply d:80"]);
     let messages = shown(&problems);
     assert_eq!(messages.len(), 2, "{messages:?}");
@@ -134,7 +151,7 @@ fn file_names_and_messages_cannot_forge_a_log_line() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("evil\nERROR forged.yaml"), "kind: [").unwrap();
     let mut manifests = ManifestDir::new(dir.path());
-    let (_, problems) = manifests.initial_events();
+    let (_, problems) = first_scan(&mut manifests);
     let messages = shown(&problems);
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert!(
@@ -153,7 +170,7 @@ fn an_unreadable_directory_or_file_keeps_what_it_held_and_takes_nothing_else() {
     std::fs::write(dir.path().join("b.yaml"), service("b", 80)).unwrap();
     std::fs::write(dir.path().join("c.yaml"), service("c", 80)).unwrap();
     let mut manifests = ManifestDir::new(dir.path());
-    let (events, problems) = manifests.initial_events();
+    let (events, problems) = first_scan(&mut manifests);
     assert_eq!(summary(&events), ["apply a:80", "apply b:80", "apply c:80"]);
     assert!(problems.is_empty(), "{problems:?}");
 
@@ -206,7 +223,7 @@ fn a_dangling_symbolic_link_keeps_what_it_held_until_it_is_removed() {
     std::fs::write(dir.path().join("b.yaml"), service("b", 80)).unwrap();
     symlink("..data/a.yaml", dir.path().join("a.yaml")).unwrap();
     let mut manifests = ManifestDir::new(dir.path());
-    let (events, _) = manifests.initial_events();
+    let (events, _) = first_scan(&mut manifests);
     assert_eq!(summary(&events), ["apply a:80", "apply b:80"]);
 
     std::fs::remove_file(dir.path().join("..data/a.yaml")).unwrap();
@@ -292,7 +309,7 @@ fn an_oversized_file_is_reported_and_keeps_its_objects() {
     std::fs::write(&a, service("a", 80)).unwrap();
     std::fs::write(dir.path().join("b.yaml"), service("b", 80)).unwrap();
     let mut manifests = ManifestDir::new(dir.path()).max_file_bytes(200);
-    let (events, _) = manifests.initial_events();
+    let (events, _) = first_scan(&mut manifests);
     assert_eq!(summary(&events), ["apply a:80", "apply b:80"]);
 
     std::fs::write(&a, format!("{}# {}\n", service("a", 81), "x".repeat(200))).unwrap();
@@ -321,7 +338,7 @@ fn the_cap_is_enforced_while_reading_a_file_of_unknown_size() {
     let dir = tempfile::tempdir().unwrap();
     symlink(maps, dir.path().join("maps.yaml")).unwrap();
     let mut manifests = ManifestDir::new(dir.path()).max_file_bytes(200);
-    let (_, problems) = manifests.initial_events();
+    let (_, problems) = first_scan(&mut manifests);
     let messages = shown(&problems);
     assert_eq!(
         messages,
@@ -347,7 +364,7 @@ fn a_file_that_stops_parsing_keeps_its_last_parsed_objects() {
     )
     .unwrap();
     let mut manifests = ManifestDir::new(dir.path());
-    let (events, _) = manifests.initial_events();
+    let (events, _) = first_scan(&mut manifests);
     assert_eq!(summary(&events), ["apply a:80", "apply b:80", "apply j:0"]);
 
     // Half written: a's document parses and lands; b's does not, and b stays.
@@ -383,4 +400,42 @@ fn a_file_that_stops_parsing_keeps_its_last_parsed_objects() {
     std::fs::write(&file, service("a", 82)).unwrap();
     let (events, _) = manifests.change_events();
     assert_eq!(summary(&events), ["apply a:82", "delete b"]);
+}
+
+#[test]
+fn a_first_scan_with_unreadable_paths_reads_as_one_pass_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("a.yaml"), service("a", 80)).unwrap();
+    std::fs::write(dir.path().join("b.yaml"), service("b", 80)).unwrap();
+    std::fs::write(
+        dir.path().join("c.yaml"),
+        format!("{}---\n{}", service("b", 81), service("c", 80)),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("d.yaml"), service("d", 80)).unwrap();
+    chmod(&sub, 0o000);
+    chmod(&dir.path().join("d.yaml"), 0o000);
+    let (events, problems) = {
+        let _enforced = PermissionsEnforced::new();
+        first_scan(&mut ManifestDir::new(dir.path()))
+    };
+    chmod(&sub, 0o755);
+    chmod(&dir.path().join("d.yaml"), 0o644);
+    assert_eq!(summary(&events), ["apply b:80", "apply c:80"]);
+    let messages = shown(&problems);
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert!(
+        messages[0].starts_with("sub: directory cannot be read"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[1].starts_with("d.yaml: cannot be read"),
+        "{messages:?}"
+    );
+    assert_eq!(
+        messages[2],
+        "c.yaml: Service default/b is also defined in b.yaml; the first definition is used"
+    );
 }

@@ -2,6 +2,7 @@
 //! below a directory and reports changes as index events.
 
 mod manifest_dir;
+mod one_pass;
 mod parallel;
 mod read;
 mod walk;
@@ -11,4 +12,5 @@ mod watch;
 mod containment_tests;
 
 pub use manifest_dir::{DEFAULT_MAX_MANIFEST_BYTES, ManifestDir, ManifestProblem};
+pub use one_pass::read_manifests;
 pub use watch::{SourceBatch, watch_manifest_dir};

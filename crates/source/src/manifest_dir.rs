@@ -11,14 +11,15 @@ use std::sync::Arc;
 
 use index::SourceEvent;
 use resources::{
-    DecodeFailure, DocumentCache, LogSafe, Object, ObjectRef, decode_manifest_reusing,
+    DecodeFailure, DocumentCache, LogSafe, Object, ObjectRef, decode_manifest,
+    decode_manifest_reusing,
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::parallel;
 use crate::read::{ReadFailure, Stamp, read_regular_file};
-use crate::walk;
+use crate::walk::{self, ListedFile};
 
 /// The default largest manifest file read: 16 MiB, far above any real manifest, far
 /// below what would hurt the controller's memory.
@@ -35,6 +36,47 @@ pub struct ManifestProblem {
     pub file: PathBuf,
     /// What was wrong.
     pub message: String,
+}
+
+impl ManifestProblem {
+    /// A file that could not be read, and keeps what it held.
+    pub(crate) fn read_failed(file: PathBuf, failure: &ReadFailure) -> Self {
+        Self {
+            file,
+            message: format!("{failure}; what it held before is kept"),
+        }
+    }
+
+    /// A file whose reading panicked (a bug), and keeps what it held.
+    pub(crate) fn reading_panicked(file: PathBuf) -> Self {
+        Self {
+            file,
+            message: "reading failed unexpectedly (a bug, please report it); \
+                      what it held before is kept"
+                .to_owned(),
+        }
+    }
+
+    /// A file whose decoding panicked (a bug), and keeps what it held.
+    pub(crate) fn decoding_panicked(file: PathBuf) -> Self {
+        Self {
+            file,
+            message: "decoding failed unexpectedly (a bug, please report it); \
+                      what it held before is kept"
+                .to_owned(),
+        }
+    }
+
+    /// A later definition of an object, in `file`, than its first one, in `first`.
+    pub(crate) fn repeated_definition(file: &Path, object: &ObjectRef, first: &Path) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            message: format!(
+                "{object} is also defined in {}; the first definition is used",
+                first.display()
+            ),
+        }
+    }
 }
 
 impl fmt::Display for ManifestProblem {
@@ -126,6 +168,12 @@ impl ManifestDir {
         &self.root
     }
 
+    /// The largest file read, in bytes.
+    #[cfg(test)]
+    pub(crate) fn file_limit(&self) -> u64 {
+        self.max_file_bytes
+    }
+
     /// Reads the directory again: files whose stamp changed are read, files whose content
     /// changed are decoded, and only the objects those files define (or defined) are
     /// compared. Returns the changes and every problem the directory has now.
@@ -152,14 +200,7 @@ impl ManifestDir {
         // Files are read (and hashed) on every core, like they are decoded.
         let max_file_bytes = self.max_file_bytes;
         let reads = parallel::map_on_every_core(&to_read, |file| {
-            let read = if file.stamp.len > max_file_bytes {
-                Err(ReadFailure::TooLarge {
-                    max_bytes: max_file_bytes,
-                })
-            } else {
-                read_regular_file(&file.path, max_file_bytes)
-            };
-            read.map(|(bytes, stamp)| {
+            read_listed(file, max_file_bytes).map(|(bytes, stamp)| {
                 let content_hash = xxh3_64(&bytes);
                 (bytes, stamp, content_hash)
             })
@@ -170,20 +211,15 @@ impl ManifestDir {
                 // Deleted between listing and reading: it is simply gone.
                 Some(Err(ReadFailure::Gone)) => continue,
                 Some(Err(failure)) => {
-                    problems.push(ManifestProblem {
-                        file: file.relative.clone(),
-                        message: format!("{failure}; what it held before is kept"),
-                    });
+                    problems.push(ManifestProblem::read_failed(
+                        file.relative.clone(),
+                        &failure,
+                    ));
                     kept.insert(file.relative);
                     continue;
                 }
                 None => {
-                    problems.push(ManifestProblem {
-                        file: file.relative.clone(),
-                        message: "reading failed unexpectedly (a bug, please report it); \
-                                  what it held before is kept"
-                            .to_owned(),
-                    });
+                    problems.push(ManifestProblem::reading_panicked(file.relative.clone()));
                     kept.insert(file.relative);
                     continue;
                 }
@@ -223,12 +259,7 @@ impl ManifestDir {
             match file {
                 Some(file) => decoded.push((path, file)),
                 None => {
-                    problems.push(ManifestProblem {
-                        file: path.clone(),
-                        message: "decoding failed unexpectedly (a bug, please report it); \
-                                  what it held before is kept"
-                            .to_owned(),
-                    });
+                    problems.push(ManifestProblem::decoding_panicked(path.clone()));
                     kept.insert(path);
                 }
             }
@@ -304,12 +335,8 @@ impl ManifestDir {
                         .into_iter()
                         .flatten()
                         .skip(1)
-                        .map(|(path, _)| ManifestProblem {
-                            file: path.to_path_buf(),
-                            message: format!(
-                                "{object_ref} is also defined in {}; the first definition is used",
-                                first_path.display()
-                            ),
+                        .map(|(path, _)| {
+                            ManifestProblem::repeated_definition(path, &object_ref, first_path)
                         })
                         .collect();
                     if repeated.is_empty() {
@@ -387,41 +414,94 @@ fn decode_files(files: Vec<ToDecode>) -> Vec<(PathBuf, Option<CachedFile>)> {
 /// How many of the objects kept from a file's last parsable version a report names.
 const KEPT_NAMED: usize = 5;
 
+/// Reads a listed file, unless its listing already shows it larger than allowed.
+pub(crate) fn read_listed(
+    file: &ListedFile,
+    max_file_bytes: u64,
+) -> Result<(Vec<u8>, Stamp), ReadFailure> {
+    if file.stamp.len > max_file_bytes {
+        return Err(ReadFailure::TooLarge {
+            max_bytes: max_file_bytes,
+        });
+    }
+    read_regular_file(&file.path, max_file_bytes)
+}
+
+/// A file's content decoded.
+pub(crate) struct DecodedText {
+    /// Its objects, each with its reference, in file order.
+    pub(crate) objects: Vec<(ObjectRef, Object)>,
+    /// What was wrong with it.
+    pub(crate) problems: Vec<ManifestProblem>,
+    /// Whether every document could be read (no syntax error).
+    pub(crate) parsed: bool,
+    /// Its documents, for a next version to reuse: empty when decoded without a cache.
+    documents: DocumentCache,
+}
+
+/// Decodes a file's content; with `previous`, reusing the documents its earlier content
+/// shares and keeping this content's for the next version.
+pub(crate) fn decode_text(
+    relative: &Path,
+    bytes: &[u8],
+    previous: Option<&DocumentCache>,
+) -> DecodedText {
+    let problem = |message: String| ManifestProblem {
+        file: relative.to_path_buf(),
+        message,
+    };
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return DecodedText {
+            objects: Vec::new(),
+            problems: vec![problem("not UTF-8 text".to_owned())],
+            parsed: false,
+            documents: DocumentCache::default(),
+        };
+    };
+    let json = relative.extension().is_some_and(|e| e == "json");
+    let (decoded, documents) = match previous {
+        Some(previous) => decode_manifest_reusing(text, json, previous),
+        None => (decode_manifest(text, json), DocumentCache::default()),
+    };
+    for ignored in &decoded.ignored {
+        tracing::debug!(
+            file = %LogSafe(&relative.to_string_lossy()),
+            kind = %LogSafe(ignored),
+            "ignoring unknown kind"
+        );
+    }
+    let parsed = !decoded
+        .errors
+        .iter()
+        .any(|e| e.failure == DecodeFailure::Syntax);
+    DecodedText {
+        objects: decoded
+            .objects
+            .into_iter()
+            .map(|object| (object.object_ref(), object))
+            .collect(),
+        problems: decoded
+            .errors
+            .iter()
+            .map(|e| problem(e.to_string()))
+            .collect(),
+        parsed,
+        documents,
+    }
+}
+
 fn decode_file(file: &ToDecode) -> CachedFile {
     let relative = &file.relative;
     let problem = |message: String| ManifestProblem {
         file: relative.clone(),
         message,
     };
-    let mut problems = Vec::new();
-    let (mut objects, documents, parsed) = match std::str::from_utf8(&file.bytes) {
-        Err(_) => {
-            problems.push(problem("not UTF-8 text".to_owned()));
-            (Vec::new(), DocumentCache::default(), false)
-        }
-        Ok(text) => {
-            let json = relative.extension().is_some_and(|e| e == "json");
-            let (decoded, documents) = decode_manifest_reusing(text, json, &file.documents);
-            for ignored in &decoded.ignored {
-                tracing::debug!(
-                    file = %LogSafe(&relative.to_string_lossy()),
-                    kind = %LogSafe(ignored),
-                    "ignoring unknown kind"
-                );
-            }
-            let parsed = !decoded
-                .errors
-                .iter()
-                .any(|e| e.failure == DecodeFailure::Syntax);
-            problems.extend(decoded.errors.iter().map(|e| problem(e.to_string())));
-            let objects = decoded
-                .objects
-                .into_iter()
-                .map(|object| (object.object_ref(), object))
-                .collect();
-            (objects, documents, parsed)
-        }
-    };
+    let DecodedText {
+        mut objects,
+        mut problems,
+        parsed,
+        documents,
+    } = decode_text(relative, &file.bytes, Some(&file.documents));
     let last_parsed = if parsed {
         None
     } else {

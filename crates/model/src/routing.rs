@@ -267,8 +267,10 @@ pub struct Host {
     pub routes: Routes,
     /// The certificate served for this host's SNI; `None` serves the default one.
     pub cert: Option<CertId>,
-    /// This host's TLS handshake options (the proxy-wide ones where unset).
-    pub tls: crate::TlsOptions,
+    /// This host's TLS handshake options (the proxy-wide ones where unset). Shared:
+    /// nearly every host has none of its own, and the options are far larger than the
+    /// rest of a host, which a persistent map's node holds sixteen of.
+    pub tls: std::sync::Arc<crate::TlsOptions>,
 }
 
 /// Where the TLS connections whose SNI names one passthrough host go: untouched to a

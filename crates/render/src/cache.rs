@@ -405,7 +405,7 @@ impl RenderCache {
                 }
             }
             if old_cert != host.and_then(|h| h.cert.as_ref())
-                || own_tls(old_tls) != own_tls(host.map(|h| &h.tls))
+                || own_tls(old_tls) != own_tls(host.map(|h| &*h.tls))
             {
                 certificates_changed = true;
             }
@@ -423,11 +423,11 @@ impl RenderCache {
                             new: (key, host),
                         } => {
                             let rendered = render_host(key, host);
-                            let (old_cert, old_tls) = (old.cert.as_ref(), Some(&old.tls));
+                            let (old_cert, old_tls) = (old.cert.as_ref(), Some(&*old.tls));
                             update(self, key, Some(host), Some(rendered), old_cert, old_tls)
                         }
                         DiffItem::Remove(key, old) => {
-                            update(self, key, None, None, old.cert.as_ref(), Some(&old.tls))
+                            update(self, key, None, None, old.cert.as_ref(), Some(&*old.tls))
                         }
                     }
                 }

@@ -863,20 +863,20 @@ fn ingress_path_rules_and_host_tls_options() {
     );
     // tls-alpn and ssl-options-host on a host with a certificate, and on one without.
     let word = |w: &str| model::TlsWord::parse(w).unwrap();
-    shop.tls = model::TlsOptions {
+    shop.tls = std::sync::Arc::new(model::TlsOptions {
         alpn: Some(word("http/1.1")),
         options: vec![word("ssl-max-ver"), word("TLSv1.2")],
         ..model::TlsOptions::default()
-    };
+    });
     model
         .hosts
         .get_mut(&HostKey::Wildcard("apps.example.com".into()))
         .unwrap()
-        .tls = model::TlsOptions {
+        .tls = std::sync::Arc::new(model::TlsOptions {
         ciphers: Some(word("ECDHE-ECDSA-AES128-GCM-SHA256")),
         cipher_suites: Some(word("TLS_AES_128_GCM_SHA256")),
         ..model::TlsOptions::default()
-    };
+    });
     // A host pattern (server-alias-regex) with a certificate: in the pattern map, keyed
     // by its hash in the route maps, and in no certificate list line.
     let shop = model.hosts[&HostKey::Exact("shop.example.com".into())].clone();
@@ -915,7 +915,7 @@ fn client_certificates_and_cors_render_in_frontends_certificate_list_and_files()
         .hosts
         .get_mut(&HostKey::Exact("shop.example.com".into()))
         .unwrap();
-    shop.tls.client_auth = Some(model::ClientAuth {
+    std::sync::Arc::make_mut(&mut shop.tls).client_auth = Some(model::ClientAuth {
         ca: Some(model::ClientCa {
             crl: Some("REVOKED\n".into()),
             ..ca("shop-ca")
@@ -955,7 +955,7 @@ fn client_certificates_and_cors_render_in_frontends_certificate_list_and_files()
         .hosts
         .get_mut(&HostKey::Wildcard("apps.example.com".into()))
         .unwrap();
-    wildcard.tls.client_auth = Some(model::ClientAuth {
+    std::sync::Arc::make_mut(&mut wildcard.tls).client_auth = Some(model::ClientAuth {
         ca: Some(ca("apps-ca")),
         verify: model::ClientVerify::Optional,
         strict: true,

@@ -51,7 +51,7 @@ pub(crate) struct Merger {
     /// Exact hosts with claimed paths, by the suffix a wildcard TLS host would cover.
     exact_hosts_by_suffix: FxHashMap<String, BTreeSet<String>>,
     /// Winning TLS claim per host: the object, the secret it names, the host's options.
-    tls_winners: FxHashMap<HostKey, (ObjectRef, Option<CertId>, TlsOptions)>,
+    tls_winners: FxHashMap<HostKey, (ObjectRef, Option<CertId>, Arc<TlsOptions>)>,
     /// Hosts served with each certificate, with the Ingress that asked for it.
     certificate_users: FxHashMap<CertId, BTreeSet<(HostKey, ObjectRef)>>,
     /// Uses of each backend by winning routes and the winning default backend.
@@ -415,7 +415,7 @@ impl Merger {
             (
                 claim.contribution.object.clone(),
                 claim.tls().secret.clone(),
-                claim.tls().options.clone(),
+                shared_tls(&claim.tls().options),
             )
         });
         let mut diagnostics = Vec::new();
@@ -423,7 +423,7 @@ impl Merger {
             for claim in claims.values().skip(1) {
                 let tls = claim.tls();
                 if claim.contribution.object != *owner
-                    && (tls.secret != *secret || tls.options != *options)
+                    && (tls.secret != *secret || tls.options != **options)
                 {
                     diagnostics.push(Diagnostic {
                         object: claim.contribution.object.clone(),
@@ -843,11 +843,12 @@ impl Merger {
     fn settle_host(&mut self, host: HostKey, routes: Vec<(PathMatch, Option<Route>)>) {
         let (cert, tls) = match self.tls_winners.get(&host) {
             // The certificates in the model are the ones that loaded.
-            Some((_, Some(id), tls)) => (self.certs.contains_key(id).then(|| id.clone()), tls),
-            Some((_, None, tls)) => (None, tls),
-            None => (None, &TlsOptions::default()),
+            Some((_, Some(id), tls)) => {
+                (self.certs.contains_key(id).then(|| id.clone()), tls.clone())
+            }
+            Some((_, None, tls)) => (None, tls.clone()),
+            None => (None, shared_tls(&TlsOptions::default())),
         };
-        let tls = tls.clone();
         let current = self.hosts.get(&host);
         let same_routes = routes
             .iter()
@@ -863,7 +864,11 @@ impl Merger {
         if same_routes && same_rest {
             return;
         }
-        let mut settled = current.cloned().unwrap_or_default();
+        let mut settled = current.cloned().unwrap_or_else(|| model::Host {
+            routes: model::Routes::default(),
+            cert: None,
+            tls: tls.clone(),
+        });
         for (path, route) in routes {
             match route {
                 Some(route) => {
@@ -881,6 +886,16 @@ impl Merger {
         } else {
             self.hosts.insert(host, settled);
         }
+    }
+}
+
+/// A host's TLS options to share: the empty ones, nearly every host's, are one value.
+fn shared_tls(options: &TlsOptions) -> Arc<TlsOptions> {
+    static EMPTY: std::sync::LazyLock<Arc<TlsOptions>> = std::sync::LazyLock::new(Arc::default);
+    if *options == TlsOptions::default() {
+        EMPTY.clone()
+    } else {
+        Arc::new(options.clone())
     }
 }
 

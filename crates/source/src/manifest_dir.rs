@@ -25,10 +25,6 @@ use crate::walk::{self, ListedFile};
 /// below what would hurt the controller's memory.
 pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = 16 * 1024 * 1024;
 
-/// Below this many changed objects, sorting their references on the calling thread is
-/// faster than sharing the work out.
-const SORT_ON_EVERY_CORE_FROM: usize = 4096;
-
 /// A problem with a manifest file or one of its documents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestProblem {
@@ -301,13 +297,7 @@ impl ManifestDir {
         }
 
         let mut events = Vec::with_capacity(affected.len());
-        // A cold start sorts every object's reference: on every core.
-        if affected.len() >= SORT_ON_EVERY_CORE_FROM {
-            use rayon::slice::ParallelSliceMut;
-            affected.par_sort_unstable();
-        } else {
-            affected.sort_unstable();
-        }
+        parallel::sort_unstable_by(&mut affected, Ord::cmp);
         affected.dedup();
         // At a cold start every object is new: the served map is built at once from the
         // sorted references rather than by one insertion each.

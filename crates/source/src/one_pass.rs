@@ -13,10 +13,6 @@ use crate::parallel;
 use crate::read::ReadFailure;
 use crate::walk;
 
-/// Below this many objects, sorting their definitions on the calling thread is faster
-/// than sharing the work out.
-const SORT_ON_EVERY_CORE_FROM: usize = 4096;
-
 /// One file's outcome.
 enum FileRead {
     /// Deleted between listing and reading: it is simply gone.
@@ -83,19 +79,14 @@ pub fn read_manifests(
     let order = |a: &(u32, u32), b: &(u32, u32)| -> Ordering {
         reference(a).cmp(reference(b)).then(a.cmp(b))
     };
-    if places.len() >= SORT_ON_EVERY_CORE_FROM {
-        use rayon::slice::ParallelSliceMut;
-        places.par_sort_unstable_by(order);
-    } else {
-        places.sort_unstable_by(order);
-    }
+    parallel::sort_unstable_by(&mut places, order);
+    // Later definitions are reported last, after every file's own problems.
     let mut objects: Vec<(ObjectRef, Object)> = Vec::with_capacity(places.len());
-    let mut repeated = Vec::new();
     let mut first: Option<&(u32, u32)> = None;
     for place in &places {
         match first {
             Some(winner) if reference(winner) == reference(place) => {
-                repeated.push(ManifestProblem::repeated_definition(
+                problems.push(ManifestProblem::repeated_definition(
                     &decoded[place.0 as usize].0,
                     reference(place),
                     &decoded[winner.0 as usize].0,
@@ -108,7 +99,6 @@ pub fn read_manifests(
             }
         }
     }
-    problems.extend(repeated);
     (objects, problems)
 }
 

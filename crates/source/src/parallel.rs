@@ -6,6 +6,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 /// the calling thread, with no hand-over to the pool.
 const PARALLEL_FROM: usize = 4;
 
+/// Below this many items, sorting on the calling thread is faster than sharing the work
+/// out.
+const SORT_ON_EVERY_CORE_FROM: usize = 4096;
+
 /// `work` applied to every item, in the items' order, on the shared pool's threads
 /// (which share out uneven items). An item whose work panicked (a bug) gives `None`.
 pub(crate) fn map_on_every_core<T: Sync, R: Send>(
@@ -18,6 +22,20 @@ pub(crate) fn map_on_every_core<T: Sync, R: Send>(
         return items.iter().map(one).collect();
     }
     items.par_iter().with_max_len(1).map(one).collect()
+}
+
+/// Sorts `items` by `order` (unstable): on every core when they are many (every object
+/// of a cold start), on the calling thread otherwise.
+pub(crate) fn sort_unstable_by<T: Send>(
+    items: &mut [T],
+    order: impl Fn(&T, &T) -> std::cmp::Ordering + Sync,
+) {
+    use rayon::slice::ParallelSliceMut;
+    if items.len() >= SORT_ON_EVERY_CORE_FROM {
+        items.par_sort_unstable_by(order);
+    } else {
+        items.sort_unstable_by(order);
+    }
 }
 
 #[cfg(test)]

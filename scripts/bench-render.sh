@@ -25,9 +25,12 @@ for n in "${SIZES[@]}"; do
   [ -d "$SYNTH_DIR/$n" ] || target/release/synth-cluster "$n" "$SYNTH_DIR/$n"
   for run in $(seq "$RUNS"); do
   for build in "${BUILDS[@]}"; do
-    rm -rf "$OUT/render"
+    # Each run writes a directory of its own, all removed at the end: on a file system
+    # without a journal (this machine's), creating a file scans past every inode freed in
+    # the last minutes, so removing one run's files made the next run's writes 2-3x slower.
+    render="$OUT/render-$n-$run-${build%%=*}"
     /usr/bin/time -f '%e %M %U %S' -o "$OUT/time" "${build#*=}" render \
-      --manifests "$SYNTH_DIR/$n" --out "$OUT/render" 2>"$OUT/log" >/dev/null
+      --manifests "$SYNTH_DIR/$n" --out "$render" 2>"$OUT/log" >/dev/null
     read -r wall rss user system <"$OUT/time"
     cpu=$(awk -v u="$user" -v s="$system" 'BEGIN { printf "%.2f s", u + s }')
     # The timing log's durations (`390.52ms`, `1.2s`) in seconds.
@@ -37,7 +40,7 @@ for n in "${SIZES[@]}"; do
         /ms$/ { sub(/ms$/, ""); printf "%.3f s", $0 / 1e3; next }
         { sub(/s$/, ""); printf "%.2f s", $0 }'
     }
-    (cd "$OUT/render" && /usr/bin/time -f '%e %M' -o "$OUT/check-time" \
+    (cd "$render" && /usr/bin/time -f '%e %M' -o "$OUT/check-time" \
       haproxy -c -q -f haproxy.cfg -f backends >/dev/null 2>&1) || echo "haproxy -c failed" >&2
     read -r check_wall check_rss <"$OUT/check-time"
     echo "| $n | $run | ${build%%=*} | $(timing loaded) | $(timing reconcile) | $(timing write) | ${wall} s | $cpu | $((rss / 1024)) MiB | ${check_wall} s | $((check_rss / 1024)) MiB |"

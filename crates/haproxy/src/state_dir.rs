@@ -171,19 +171,13 @@ impl StateDir {
         touched_dirs: &mut BTreeSet<PathBuf>,
     ) -> Result<(), StateDirError> {
         for batch in plan.writes.chunks(WRITE_BATCH) {
-            let staged = batch
-                .iter()
-                .map(|(relative, file)| {
-                    let path = self.root.join(relative);
-                    stage(&path, file).map(|temp| (relative, file, path, temp))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            sync_all(
-                staged
-                    .iter()
-                    .map(|(_, _, path, temp)| (path.as_path(), temp)),
-            )?;
-            for (relative, file, path, temp) in staged {
+            let staged = on_several_threads(batch, |(relative, file)| {
+                let path = self.root.join(relative);
+                let temp = stage(&path, file)?;
+                temp.as_file().sync_all().map_err(error(&path))?;
+                Ok((path, temp))
+            })?;
+            for ((relative, file), (path, temp)) in batch.iter().zip(staged) {
                 temp.persist(&path).map_err(|e| StateDirError {
                     path: path.clone(),
                     source: e.error,
@@ -433,9 +427,9 @@ fn write_new(path: &Path, file: &RenderedFile) -> Result<(), StateDirError> {
 /// the files held open at once.
 const WRITE_BATCH: usize = 256;
 
-/// Most files synced at once: syncs wait on the disk, not on a core, and a disk
-/// commits concurrent ones together.
-const SYNC_THREADS: usize = 8;
+/// Most files written and synced at once: syncs wait on the disk, not on a core, and a
+/// disk commits concurrent ones together.
+const WRITE_THREADS: usize = 8;
 
 /// Writes a file's content into a temporary beside `path`, not yet synced nor renamed.
 fn stage(path: &Path, file: &RenderedFile) -> Result<tempfile::NamedTempFile, StateDirError> {
@@ -454,36 +448,40 @@ fn stage(path: &Path, file: &RenderedFile) -> Result<tempfile::NamedTempFile, St
     Ok(temp)
 }
 
-/// Syncs every staged temporary to the disk before any is renamed over its file (a
-/// rename must never publish content the disk does not hold yet); several at once, since
-/// one at a time each waits for its own disk commit.
-fn sync_all<'a>(
-    staged: impl Iterator<Item = (&'a Path, &'a tempfile::NamedTempFile)>,
-) -> Result<(), StateDirError> {
-    let staged: Vec<_> = staged.collect();
-    let sync = |(path, temp): &(&Path, &tempfile::NamedTempFile)| {
-        temp.as_file().sync_all().map_err(error(path))
-    };
-    if staged.len() < 4 {
-        return staged.iter().try_for_each(sync);
+/// `work` on every item, several items at once, the results in the items' order (or the
+/// first error in that order). Writing a batch of files is staged and synced this way,
+/// every temporary synced before any is renamed over its file (a rename must never
+/// publish content the disk does not hold yet): one file at a time, each waits for its
+/// own disk commit, and on a file system without a journal each creation scans for an
+/// inode not freed recently, which on a directory rewritten often takes milliseconds.
+fn on_several_threads<T: Sync, R: Send>(
+    items: &[T],
+    work: impl Fn(&T) -> Result<R, StateDirError> + Sync,
+) -> Result<Vec<R>, StateDirError> {
+    if items.len() < 4 {
+        return items.iter().map(&work).collect();
     }
-    let per_thread = staged.len().div_ceil(SYNC_THREADS);
+    let per_thread = items.len().div_ceil(WRITE_THREADS);
+    let run = |part: &[T]| part.iter().map(&work).collect::<Result<Vec<R>, _>>();
     std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for part in staged.chunks(per_thread) {
+        let mut parts = Vec::new();
+        for part in items.chunks(per_thread) {
             // A thread the system refuses (a process limit) leaves its part to this one.
-            match std::thread::Builder::new()
-                .spawn_scoped(scope, move || part.iter().try_for_each(sync))
-            {
-                Ok(handle) => handles.push(handle),
-                Err(_) => part.iter().try_for_each(sync)?,
+            match std::thread::Builder::new().spawn_scoped(scope, move || run(part)) {
+                Ok(handle) => parts.push(Err(handle)),
+                Err(_) => parts.push(Ok(run(part))),
             }
         }
-        handles.into_iter().try_for_each(|handle| {
-            handle
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        })
+        let mut results = Vec::with_capacity(items.len());
+        for part in parts {
+            let done = part.unwrap_or_else(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
+            results.extend(done?);
+        }
+        Ok(results)
     })
 }
 
@@ -491,4 +489,53 @@ fn sync_dir(dir: &Path) -> Result<(), StateDirError> {
     fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(error(dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failing_at(item: &usize) -> StateDirError {
+        StateDirError {
+            path: PathBuf::from(item.to_string()),
+            source: std::io::Error::other("refused"),
+        }
+    }
+
+    #[test]
+    fn work_on_several_threads_keeps_the_items_order() {
+        for len in [0, 1, 3, 4, 9, 100, 1000] {
+            let items: Vec<usize> = (0..len).collect();
+            let doubled = on_several_threads(&items, |item| Ok(item * 2)).unwrap();
+            assert_eq!(
+                doubled,
+                items.iter().map(|item| item * 2).collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn the_first_failure_in_the_items_order_is_the_one_reported() {
+        let items: Vec<usize> = (0..100).collect();
+        // Items of several threads' parts fail, the last part's first.
+        let failed = on_several_threads(&items, |item| {
+            if [30, 70, 99].contains(item) {
+                Err(failing_at(item))
+            } else {
+                Ok(*item)
+            }
+        })
+        .unwrap_err();
+        assert_eq!(failed.path, PathBuf::from("30"));
+        let few: Vec<usize> = (0..3).collect();
+        let failed = on_several_threads(&few, |item| {
+            if *item > 0 {
+                Err(failing_at(item))
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap_err();
+        assert_eq!(failed.path, PathBuf::from("1"));
+    }
 }

@@ -20,7 +20,7 @@ use crate::gateway::listener::PortProtocols;
 use crate::gateway::status::{self, StatusReport};
 use crate::keys::{self, GlobalConfig};
 use crate::lookup::{Context, Dependency, Recorder, same_object};
-use crate::merge::Merger;
+use crate::merge::{Claiming, Merger};
 use crate::options::{ConvertOptions, ListenerPorts};
 use crate::{class, gateway, ingress, tls};
 
@@ -249,47 +249,73 @@ impl ConvertCache {
         self.listener_ports = Some(listener_ports.clone());
         self.port_protocols = Some(port_protocols.clone());
 
-        let converted = convert_all(stale.objects, context, &excluded);
-        self.excluded = excluded;
-        let mut updates = Vec::with_capacity(converted.len());
-        let mut recorded = Vec::with_capacity(converted.len());
+        let mut merger = std::mem::take(&mut self.merger);
         let recording = self.dependents.is_recording();
-        for (object, contribution, lookups) in converted {
+        let mut claiming = Claiming::default();
+        let mut recorded = Vec::new();
+        let mut updates = Vec::new();
+        let served_ingresses = &mut self.served_ingresses;
+        let mut note = |object: &ObjectRef, contribution: &Option<Arc<Contribution>>, lookups| {
             if recording {
                 recorded.push((Memo::Object(object.clone()), lookups));
             }
             if object.kind == Kind::Ingress {
                 if contribution.is_some() {
-                    self.served_ingresses.insert(object.clone());
+                    served_ingresses.insert(object.clone());
                 } else {
-                    self.served_ingresses.remove(&object);
+                    served_ingresses.remove(object);
                 }
             }
-            updates.push((object, contribution));
-        }
+        };
+        let rebuild = if merger.len() == 0 && pipelined(stale.objects.len()) {
+            // A merge from nothing claims each object's contribution as soon as it is
+            // converted, while the pool converts the next ones: claiming is a serial
+            // pass, and waiting for every conversion first left a core idle through it.
+            let objects: Vec<ObjectRef> = stale.objects.into_iter().collect();
+            merger.reserve(objects.len(), objects.len(), &mut claiming);
+            convert_streaming(
+                &objects,
+                context,
+                &excluded,
+                |(object, contribution, lookups)| {
+                    note(&object, &contribution, lookups);
+                    merger.replace(object, contribution, &mut claiming);
+                },
+            );
+            true
+        } else {
+            let converted = convert_all(stale.objects, context, &excluded);
+            updates.reserve(converted.len());
+            for (object, contribution, lookups) in converted {
+                note(&object, &contribution, lookups);
+                updates.push((object, contribution));
+            }
+            // When most contributions changed (a global key, a class every Ingress
+            // reads), merging them all into an empty merger is cheaper than taking each
+            // old one out first; the two give the same result, as a full and an
+            // incremental merge must.
+            let rebuild = updates.len() * 2 > merger.len();
+            if rebuild {
+                let mut contributions = merger.into_contributions();
+                for (object, contribution) in updates {
+                    match contribution {
+                        Some(contribution) => contributions.insert(object, contribution),
+                        None => contributions.remove(&object),
+                    };
+                }
+                updates = contributions
+                    .into_iter()
+                    .map(|(object, contribution)| (object, Some(contribution)))
+                    .collect();
+                merger = Merger::default();
+            }
+            rebuild
+        };
+        self.excluded = excluded;
         for id in &stale.certificates {
             self.certificates.remove(id);
             self.dependents
                 .remember(Memo::Certificate(id.clone()), Vec::new());
-        }
-        let mut merger = std::mem::take(&mut self.merger);
-        // When most contributions changed (a global key, a class every Ingress reads),
-        // merging them all into an empty merger is cheaper than taking each old one out
-        // first; the two give the same result, as a full and an incremental merge must.
-        let rebuild = updates.len() * 2 > merger.len();
-        if rebuild {
-            let mut contributions = merger.into_contributions();
-            for (object, contribution) in updates {
-                match contribution {
-                    Some(contribution) => contributions.insert(object, contribution),
-                    None => contributions.remove(&object),
-                };
-            }
-            updates = contributions
-                .into_iter()
-                .map(|(object, contribution)| (object, Some(contribution)))
-                .collect();
-            merger = Merger::default();
         }
         // What the converted objects looked up is recorded while they are merged: the
         // two touch nothing in common, and for a large batch each is a serial pass of its
@@ -305,7 +331,8 @@ impl ConvertCache {
             dependents
         };
         let merge = || {
-            merger.update(updates, &stale.certificates, |id| {
+            merger.replace_all(updates, &mut claiming);
+            merger.settle(claiming, &stale.certificates, |id| {
                 load_certificate(certificates, context, id, &mut certificate_lookups)
             })
         };
@@ -723,6 +750,48 @@ fn convert_all(
     crate::parallel::map_in_order(&objects, PARALLEL_FROM, |object| {
         convert_one(object.clone(), context, excluded)
     })
+}
+
+/// Objects converted in each piece of work of [`convert_streaming`].
+const STREAMED_CHUNK: usize = 128;
+
+/// Whether `objects` are converted by [`convert_streaming`]: enough of them to pay for
+/// sharing out, a pool to share them with, and a caller that is not one of its threads
+/// (which would wait for chunks in place of converting them).
+fn pipelined(objects: usize) -> bool {
+    objects >= PARALLEL_FROM
+        && rayon::current_num_threads() >= 2
+        && rayon::current_thread_index().is_none()
+}
+
+/// Converts `objects` on the pool's threads and hands each result to `take` on the
+/// calling thread as soon as its chunk is converted, in no particular order.
+fn convert_streaming(
+    objects: &[ObjectRef],
+    context: Context<'_>,
+    excluded: &FxHashSet<ObjectRef>,
+    mut take: impl FnMut(Converted),
+) {
+    let (sender, receiver) = std::sync::mpsc::channel::<Vec<Converted>>();
+    rayon::in_place_scope(|scope| {
+        for chunk in objects.chunks(STREAMED_CHUNK) {
+            let sender = sender.clone();
+            scope.spawn(move |_| {
+                let converted = chunk
+                    .iter()
+                    .map(|object| convert_one(object.clone(), context, excluded))
+                    .collect();
+                // The receiver is dropped only after every chunk: a send cannot fail. A
+                // panic in a conversion drops its sender and reaches the caller when the
+                // scope ends.
+                let _ = sender.send(converted);
+            });
+        }
+        drop(sender);
+        for converted in receiver {
+            converted.into_iter().for_each(&mut take);
+        }
+    });
 }
 
 #[cfg(test)]

@@ -546,3 +546,96 @@ fn pods_are_stored_with_their_name_and_labels_only() {
         Some(BTreeMap::from([("group".to_owned(), "blue".to_owned())]))
     );
 }
+
+/// Ingresses enough for a merge from nothing to be streamed, fighting over a few hosts,
+/// paths and TLS names with each other and with the fixture: which claim wins, and every
+/// conflict reported, must not depend on the order claims arrive in.
+fn contested_ingresses(count: usize) -> String {
+    let mut text = String::from(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: contest}\n\
+         spec:\n  ports: [{name: http, port: 80, targetPort: 8080}]\n---\n\
+         apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\n\
+         metadata: {name: web-1, namespace: contest, labels: {kubernetes.io/service-name: web}}\n\
+         addressType: IPv4\nports: [{name: http, port: 8080}]\n\
+         endpoints: [{addresses: [10.1.0.1]}]\n",
+    );
+    for i in 0..count {
+        let tls = if i % 5 == 0 {
+            format!(
+                "  tls: [{{hosts: [h{}.contest.test], secretName: cert-{}}}]\n",
+                i % 40,
+                i % 3
+            )
+        } else {
+            String::new()
+        };
+        let default_backend = if i % 97 == 0 {
+            "  defaultBackend: {service: {name: web, port: {number: 80}}}\n"
+        } else {
+            ""
+        };
+        let service = if i % 11 == 0 { "missing" } else { "web" };
+        text.push_str(&format!(
+            "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\n\
+             metadata: {{name: i-{i:04}, namespace: contest, \
+             creationTimestamp: '2024-01-01T00:{:02}:00Z'}}\n\
+             spec:\n  ingressClassName: portcullis\n{tls}{default_backend}\
+             \x20 rules:\n  - host: h{}.contest.test\n    http:\n      paths:\n\
+             \x20     - {{path: /p{}, pathType: Prefix, backend: {{service: {{name: {service}, port: {{number: 80}}}}}}}}\n",
+            i % 60,
+            i % 40,
+            i % 7,
+        ));
+    }
+    text
+}
+
+#[test]
+fn a_merge_from_nothing_is_the_same_streamed_as_claimed_after_every_conversion() {
+    // Two threads at least, whatever the machine: the streamed path needs a pool.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build_global();
+    let mut objects = fixture();
+    let decoded = resources::decode_manifest(&contested_ingresses(1500), false);
+    assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
+    objects.extend(decoded.objects);
+    let snapshot = snapshot_of(&objects, None);
+    let converted = snapshot.count(Kind::Ingress) + snapshot.count(Kind::HttpRoute);
+    assert!(
+        super::pipelined(converted),
+        "the streamed path is not taken"
+    );
+    let options = options();
+    // On one of the pool's threads the conversions are all done before any is claimed.
+    let claimed_after = rayon::scope(|_| {
+        assert!(!super::pipelined(converted));
+        ConvertCache::default().convert(&snapshot, &options)
+    });
+    assert!(
+        claimed_after.diagnostics.len() > 100,
+        "too few conflicts: {:?}",
+        claimed_after.diagnostics
+    );
+    assert!(claimed_after.model.hosts.len() >= 40);
+    for _ in 0..5 {
+        assert_eq!(
+            ConvertCache::default().convert(&snapshot, &options),
+            claimed_after
+        );
+        assert_eq!(
+            ConvertCache::one_shot().convert(&snapshot, &options),
+            claimed_after
+        );
+    }
+    // And both equal an incremental build-up, one object at a time over the last ones.
+    let mut cache = ConvertCache::default();
+    let (first, last) = objects.split_at(objects.len() - 20);
+    cache.convert(&snapshot_of(first, None), &options);
+    let mut so_far = first.to_vec();
+    for object in last {
+        so_far.push(object.clone());
+        cache.convert(&snapshot_of(&so_far, None), &options);
+    }
+    assert_eq!(cache.convert(&snapshot, &options), claimed_after);
+}

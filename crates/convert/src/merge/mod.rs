@@ -29,6 +29,14 @@ use crate::small_set::SmallSet;
 /// to the pool.
 const PARALLEL_FROM: usize = 2048;
 
+/// Replacements claimed but not yet resolved: the keys they touched, and whether a
+/// route's status outcome changed.
+#[derive(Debug, Default)]
+pub(crate) struct Claiming {
+    dirty: Dirty,
+    outcomes_changed: bool,
+}
+
 /// What the claims on one host and path come to.
 struct RouteResolution {
     route: Option<Route>,
@@ -77,16 +85,12 @@ pub(crate) struct Merger {
 }
 
 impl Merger {
-    /// Replaces objects' contributions (`None`: it no longer contributes) and resolves
-    /// again every key the old or the new contribution claimed. `certificate` loads a TLS
-    /// Secret. Returns whether any route's status outcome changed.
-    pub(crate) fn update(
+    /// [`Merger::replace`] for every change.
+    pub(crate) fn replace_all(
         &mut self,
         changes: Vec<(ObjectRef, Option<Arc<Contribution>>)>,
-        changed_certificates: &BTreeSet<CertId>,
-        mut certificate: impl FnMut(&CertId) -> Result<TlsCert, String>,
-    ) -> bool {
-        let mut dirty = Dirty::default();
+        claiming: &mut Claiming,
+    ) {
         if self.contributions.is_empty() {
             // A merge from nothing (a start, a rebuild) knows how many keys are coming:
             // its tables are sized once instead of growing through every power of two.
@@ -95,30 +99,60 @@ impl Merger {
                 .filter_map(|(_, contribution)| contribution.as_ref())
                 .map(|contribution| contribution.routes.len())
                 .sum();
-            self.contributions.reserve(changes.len());
-            self.route_claims.reserve(routes);
-            self.route_winners.reserve(routes);
-            dirty.routes.reserve(routes);
+            self.reserve(changes.len(), routes, claiming);
         }
-        let mut outcomes_changed = false;
         for (object, new) in changes {
-            let old = self.contributions.remove(&object);
-            let outcome =
-                |c: &Option<Arc<Contribution>>| c.as_ref().and_then(|c| c.route_status.clone());
-            outcomes_changed |= outcome(&old) != outcome(&new);
-            if let Some(old) = old {
-                self.unclaim(&old, &mut dirty);
-            }
-            let own = new
-                .as_ref()
-                .map(|contribution| contribution.diagnostics.clone())
-                .unwrap_or_default();
-            set(&mut self.diagnostics.objects, &object, own);
-            if let Some(contribution) = new {
-                self.claim(&contribution, &mut dirty);
-                self.contributions.insert(object, contribution);
-            }
+            self.replace(object, new, claiming);
         }
+    }
+
+    /// Sizes the tables for `objects` more contributions claiming `routes` more routes.
+    pub(crate) fn reserve(&mut self, objects: usize, routes: usize, claiming: &mut Claiming) {
+        self.contributions.reserve(objects);
+        self.route_claims.reserve(routes);
+        claiming.dirty.routes.reserve(routes);
+    }
+
+    /// Replaces an object's contribution (`None`: it no longer contributes), noting in
+    /// `claiming` the keys to resolve again; nothing is resolved until [`Merger::settle`].
+    /// The result does not depend on the order objects are replaced in.
+    pub(crate) fn replace(
+        &mut self,
+        object: ObjectRef,
+        new: Option<Arc<Contribution>>,
+        claiming: &mut Claiming,
+    ) {
+        let dirty = &mut claiming.dirty;
+        let old = self.contributions.remove(&object);
+        let outcome =
+            |c: &Option<Arc<Contribution>>| c.as_ref().and_then(|c| c.route_status.clone());
+        claiming.outcomes_changed |= outcome(&old) != outcome(&new);
+        if let Some(old) = old {
+            self.unclaim(&old, dirty);
+        }
+        let own = new
+            .as_ref()
+            .map(|contribution| contribution.diagnostics.clone())
+            .unwrap_or_default();
+        set(&mut self.diagnostics.objects, &object, own);
+        if let Some(contribution) = new {
+            self.claim(&contribution, dirty);
+            self.contributions.insert(object, contribution);
+        }
+    }
+
+    /// Resolves every key the replacements touched, and the users of
+    /// `changed_certificates`. Returns whether any route's status outcome changed.
+    pub(crate) fn settle(
+        &mut self,
+        claiming: Claiming,
+        changed_certificates: &BTreeSet<CertId>,
+        mut certificate: impl FnMut(&CertId) -> Result<TlsCert, String>,
+    ) -> bool {
+        let Claiming {
+            mut dirty,
+            outcomes_changed,
+        } = claiming;
         dirty.certificates.extend(
             changed_certificates
                 .iter()
@@ -340,6 +374,10 @@ impl Merger {
         let resolutions =
             crate::parallel::map_in_order(&routes, PARALLEL_FROM, |key| this.route_resolution(key));
         let mut route_changes = Vec::with_capacity(routes.len());
+        if self.route_winners.is_empty() {
+            // A merge from nothing: sized once, not through every power of two.
+            self.route_winners.reserve(routes.len());
+        }
         for (key, resolution) in routes.into_iter().zip(resolutions) {
             let RouteResolution {
                 route,

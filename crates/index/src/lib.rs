@@ -276,6 +276,14 @@ impl Index {
                     tracing::warn!(scope = ?unfinished.scope, "a whole list arrived inside another; the unfinished one is dropped");
                 }
                 debug_assert!(objects.iter().all(|(r, o)| *r == o.object_ref()));
+                // A first list in reference order (a manifest directory's) fills the
+                // empty store as it comes: no ordered copy of it to build first.
+                if self.current.objects.is_empty() && objects.is_sorted_by(|a, b| a.0 < b.0) {
+                    for (object_ref, object) in objects {
+                        self.store_absent(object_ref, object);
+                    }
+                    return;
+                }
                 // Built at once: sorted input (as a source's ordered map gives it) makes
                 // this a single pass, not one insertion each.
                 let listed = objects.into_iter().map(|(r, o)| (r, Some(o))).collect();
@@ -502,6 +510,38 @@ mod tests {
         let snapshot = whole.snapshot();
         assert_eq!(snapshot.count(Kind::EndpointSlice), 0);
         assert_eq!(snapshot.count(Kind::Service), 1);
+    }
+
+    /// A first list fills the empty store directly when it is in reference order; out of
+    /// order, or naming an object twice (the last one stays), it is sorted first: the
+    /// same store either way.
+    #[test]
+    fn a_first_list_in_any_order_fills_the_same_store() {
+        let keyed = |object: Object| (object.object_ref(), object);
+        let mut sorted: Vec<_> = [
+            slice("a", "web"),
+            slice("b", "web"),
+            service("default", "web"),
+            service("default", "api"),
+        ]
+        .into_iter()
+        .map(keyed)
+        .collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut in_order = Index::new();
+        in_order.handle(SourceEvent::List(ListScope::Everything, sorted.clone()));
+        let mut reversed = sorted.clone();
+        reversed.reverse();
+        let mut twice = sorted.clone();
+        twice.insert(2, sorted[0].clone());
+        for list in [reversed, twice] {
+            let mut index = Index::new();
+            index.handle(SourceEvent::List(ListScope::Everything, list));
+            let (index, in_order) = (index.snapshot(), in_order.snapshot());
+            assert!(index.changes_since(&in_order).is_empty());
+            assert_eq!(index.endpoint_slices("default", "web").len(), 2);
+            assert_eq!(index.count(Kind::Service), 2);
+        }
     }
 
     fn service(namespace: &str, name: &str) -> Object {

@@ -373,6 +373,20 @@ impl Object {
     /// ListenerSets), and the Gateway a ListenerSet names in its `parentRef`; empty for
     /// other kinds. Each parent once, in the order first named.
     pub fn parents(&self) -> Vec<ObjectRef> {
+        let has_parents = matches!(
+            self,
+            Object::HttpRoute(_)
+                | Object::GrpcRoute(_)
+                | Object::TlsRoute(_)
+                | Object::TcpRoute(_)
+                | Object::UdpRoute(_)
+                | Object::ListenerSet(_)
+        );
+        if !has_parents {
+            // Decided by the kind alone: storing the objects of a whole cluster reads
+            // none of the others' memory for it.
+            return Vec::new();
+        }
         let own = self.metadata().namespace.as_deref().unwrap_or_default();
         if let Object::ListenerSet(set) = self {
             let parent = &set.spec.parent_ref;

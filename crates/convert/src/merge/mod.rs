@@ -420,8 +420,10 @@ impl Merger {
         let resolutions = crate::parallel::map_in_order(&backends, PARALLEL_FROM, |id| {
             this.backend_resolution(id)
         });
+        // Into an empty model (a merge from nothing) nothing stored is compared first.
+        let fresh = self.backends.is_empty();
         for (id, resolution) in backends.into_iter().zip(resolutions) {
-            self.settle_backend(id, resolution);
+            self.settle_backend(id, resolution, fresh);
         }
         let certificates = std::mem::take(&mut dirty.certificates);
         for id in &certificates {
@@ -796,10 +798,13 @@ impl Merger {
     }
 
     /// Stores what a backend's uses came to.
+    /// Stores a backend's resolution; `fresh`: the model held no backend before this
+    /// merge's, so there is none to compare with.
     fn settle_backend(
         &mut self,
         id: BackendId,
         resolution: Option<(Option<Arc<Backend>>, Vec<Diagnostic>)>,
+        fresh: bool,
     ) {
         let Some((merged, diagnostics)) = resolution else {
             self.backends.remove(&id);
@@ -808,7 +813,7 @@ impl Merger {
         };
         set(&mut self.diagnostics.backends, &id, diagnostics);
         if let Some(backend) = merged
-            && self.backends.get(&id) != Some(&backend)
+            && (fresh || self.backends.get(&id) != Some(&backend))
         {
             self.backends.insert(id, backend);
         }

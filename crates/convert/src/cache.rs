@@ -272,6 +272,7 @@ impl ConvertCache {
             // converted, while the pool converts the next ones: claiming is a serial
             // pass, and waiting for every conversion first left a core idle through it.
             let objects: Vec<ObjectRef> = stale.objects.into_iter().collect();
+            // How many routes they claim is known only once converted: one each at least.
             merger.reserve(objects.len(), objects.len(), &mut claiming);
             convert_streaming(
                 &objects,

@@ -797,9 +797,8 @@ impl Merger {
         Some((merged, diagnostics))
     }
 
-    /// Stores what a backend's uses came to.
-    /// Stores a backend's resolution; `fresh`: the model held no backend before this
-    /// merge's, so there is none to compare with.
+    /// Stores what a backend's uses came to; `fresh`: the model held no backend before
+    /// this merge's, so there is none to compare with.
     fn settle_backend(
         &mut self,
         id: BackendId,

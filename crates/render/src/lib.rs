@@ -96,10 +96,21 @@ impl RenderedFile {
         }
     }
 
-    /// Writes the content.
+    /// Writes the content: its parts handed over together (a shard of a hundred backend
+    /// sections is one system call, not a hundred).
     pub fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        for chunk in self.chunks.iter() {
-            out.write_all(chunk.as_bytes())?;
+        let mut parts: Vec<std::io::IoSlice<'_>> = (self.chunks.iter())
+            .filter(|chunk| !chunk.is_empty())
+            .map(|chunk| std::io::IoSlice::new(chunk.as_bytes()))
+            .collect();
+        let mut unwritten = &mut parts[..];
+        while !unwritten.is_empty() {
+            match out.write_vectored(unwritten) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(written) => std::io::IoSlice::advance_slices(&mut unwritten, written),
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
         }
         Ok(())
     }
@@ -134,4 +145,82 @@ pub struct RenderedConfig {
 /// Renders a model from scratch (an empty cache).
 pub fn render(model: &ProxyModel) -> RenderedConfig {
     RenderCache::default().render(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{self, IoSlice, Write};
+
+    use super::*;
+
+    /// A writer that takes at most `limit` bytes a call, and fails every third call as
+    /// interrupted: what a pipe or a signal can do to a write.
+    struct Trickle {
+        written: Vec<u8>,
+        limit: usize,
+        calls: usize,
+    }
+
+    impl Write for Trickle {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            self.write_vectored(&[IoSlice::new(bytes)])
+        }
+
+        fn write_vectored(&mut self, parts: &[IoSlice<'_>]) -> io::Result<usize> {
+            self.calls += 1;
+            if self.calls.is_multiple_of(3) {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            let mut taken = 0;
+            for part in parts {
+                let take = part.len().min(self.limit - taken);
+                self.written.extend_from_slice(&part[..take]);
+                taken += take;
+                if taken == self.limit {
+                    break;
+                }
+            }
+            Ok(taken)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_file_of_many_parts_is_written_whole_through_short_and_interrupted_writes() {
+        let parts: Vec<Arc<str>> = ["backend a\n", "", "  server s1 10.0.0.1:80\n", "x", ""]
+            .into_iter()
+            .cycle()
+            .take(23)
+            .map(Arc::from)
+            .collect();
+        let file = RenderedFile::from_chunks(parts, false);
+        for limit in [1, 2, 7, 64, 4096] {
+            let mut out = Trickle {
+                written: Vec::new(),
+                limit,
+                calls: 0,
+            };
+            file.write_to(&mut out).expect("written");
+            assert_eq!(String::from_utf8(out.written).unwrap(), file.text());
+        }
+    }
+
+    #[test]
+    fn a_writer_that_takes_nothing_is_an_error_not_a_loop() {
+        struct Full;
+        impl Write for Full {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Ok(0)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let file = RenderedFile::new("global\n".to_owned(), false);
+        let error = file.write_to(&mut Full).expect_err("nothing written");
+        assert_eq!(error.kind(), io::ErrorKind::WriteZero);
+    }
 }

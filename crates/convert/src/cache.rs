@@ -228,16 +228,18 @@ impl ConvertCache {
                     ..Self::default()
                 };
                 Stale {
-                    objects: snapshot
-                        .of_kind(Kind::Ingress)
-                        .chain(snapshot.of_kind(Kind::HttpRoute))
-                        .chain(snapshot.of_kind(Kind::GrpcRoute))
-                        .chain(snapshot.of_kind(Kind::TlsRoute))
-                        .chain(snapshot.of_kind(Kind::TcpRoute))
-                        .chain(snapshot.of_kind(Kind::UdpRoute))
-                        .map(Object::object_ref)
-                        .chain(tcp_services_configmap(options))
-                        .collect(),
+                    objects: [
+                        Kind::Ingress,
+                        Kind::HttpRoute,
+                        Kind::GrpcRoute,
+                        Kind::TlsRoute,
+                        Kind::TcpRoute,
+                        Kind::UdpRoute,
+                    ]
+                    .into_iter()
+                    .flat_map(|kind| snapshot.refs_of_kind(kind).cloned())
+                    .chain(tcp_services_configmap(options))
+                    .collect(),
                     certificates: BTreeSet::new(),
                     status: true,
                 }

@@ -98,6 +98,16 @@ impl Snapshot {
             .map(|(_, o)| o)
     }
 
+    /// The references of every object of one kind, in order: shared with the store, not
+    /// computed again from each object.
+    pub fn refs_of_kind(&self, kind: Kind) -> impl Iterator<Item = &ObjectRef> {
+        let start = ObjectRef::new(kind, "", "");
+        self.objects
+            .range(start..)
+            .map(|(r, _)| r)
+            .take_while(move |r| r.kind == kind)
+    }
+
     /// Every object of one kind in one namespace, ordered by name.
     pub fn in_namespace<'a>(
         &'a self,
@@ -463,6 +473,30 @@ mod tests {
             snapshot.count(Kind::EndpointSlice),
             snapshot.of_kind(Kind::EndpointSlice).count()
         );
+    }
+
+    #[test]
+    fn the_references_of_a_kind_are_those_of_its_objects_in_order() {
+        let mut index = Index::new();
+        for object in [
+            service("shop", "web"),
+            slice("b", "web"),
+            service("default", "web"),
+            slice("a", "web"),
+            service("default", "api"),
+        ] {
+            index.handle(SourceEvent::Apply(object));
+        }
+        let snapshot = index.snapshot();
+        for kind in [Kind::Service, Kind::EndpointSlice, Kind::Ingress] {
+            let refs: Vec<ObjectRef> = snapshot.refs_of_kind(kind).cloned().collect();
+            let computed: Vec<ObjectRef> = snapshot.of_kind(kind).map(Object::object_ref).collect();
+            assert_eq!(refs, computed);
+        }
+        let names: Vec<String> = (snapshot.refs_of_kind(Kind::Service))
+            .map(|r| format!("{}/{}", r.namespace, r.name))
+            .collect();
+        assert_eq!(names, ["default/api", "default/web", "shop/web"]);
     }
 
     #[test]

@@ -43,8 +43,14 @@ impl BackendId {
             if index > 0 {
                 name.push('_');
             }
+            let plain = |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.');
+            // Nearly always a DNS label or a port: copied whole.
+            if part.bytes().all(plain) {
+                name.push_str(part);
+                continue;
+            }
             for byte in part.bytes() {
-                if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.') {
+                if plain(byte) {
                     name.push(char::from(byte));
                 } else {
                     name.push_str(&format!(":{byte:02x}"));
@@ -317,5 +323,44 @@ mod server_name_tests {
                 assert_eq!(line, std::net::SocketAddr::new(address, port).to_string());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod section_name_tests {
+    use super::*;
+
+    fn id(namespace: &str, service: &str, port: &str, mode: BackendMode) -> BackendId {
+        BackendId {
+            namespace: namespace.into(),
+            service: service.into(),
+            port: port.into(),
+            mode,
+        }
+    }
+
+    #[test]
+    fn labels_are_copied_and_any_other_byte_is_written_in_hex() {
+        let http = BackendMode::Http;
+        assert_eq!(
+            id("shop", "web-v2.a", "80", http).section_name(),
+            "shop_web-v2.a_80"
+        );
+        assert_eq!(id("a_b", "c", "http", http).section_name(), "a:5fb_c_http");
+        assert_eq!(id("a", "b c", "é", http).section_name(), "a_b:20c_:c3:a9");
+        assert_eq!(id("", "", "", http).section_name(), "__");
+        // A name that is hex-escaped cannot be mistaken for one that is not.
+        assert_ne!(
+            id("a_b", "c", "1", http).section_name(),
+            id("a", "b_c", "1", http).section_name()
+        );
+        assert_eq!(
+            id("db", "pg", "5432", BackendMode::Tcp).section_name(),
+            "db_pg_5432_tcp"
+        );
+        assert_eq!(
+            id("db", "api", "443", BackendMode::TlsPassthrough).section_name(),
+            "db_api_443_passthrough"
+        );
     }
 }

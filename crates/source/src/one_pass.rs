@@ -24,74 +24,81 @@ enum FileRead {
 }
 
 /// A definition's place (file and place in it) with what definitions are ordered by: its
-/// reference, then its place.
-struct Place<'a> {
+/// reference, then its place. The reference's texts are not kept, only their heads:
+/// sorting a cold start's objects then decides nearly every comparison without reading
+/// any text (at 100k objects, reading them took most of the sort's time), and a place is
+/// 48 bytes.
+struct Place {
     kind: Kind,
-    namespace: OrderedText<'a>,
-    name: OrderedText<'a>,
+    namespace: TextHead,
+    name: TextHead,
     file: u32,
     index: u32,
 }
 
-impl<'a> Place<'a> {
-    fn new(object_ref: &'a ObjectRef, file: usize, index: usize) -> Self {
+impl Place {
+    fn new(object_ref: &ObjectRef, file: usize, index: usize) -> Self {
         Self {
             kind: object_ref.kind,
-            namespace: OrderedText::new(&object_ref.namespace),
-            name: OrderedText::new(&object_ref.name),
+            namespace: TextHead::new(&object_ref.namespace),
+            name: TextHead::new(&object_ref.name),
             file: file as u32,
             index: index as u32,
         }
     }
 
-    /// The order of `(ObjectRef, file, index)`.
-    fn order(&self, other: &Self) -> Ordering {
+    /// The order of `(ObjectRef, file, index)`; `reference` gives a place's reference, for
+    /// texts their heads cannot tell apart.
+    fn order<'a>(&self, other: &Self, reference: impl Fn(&Self) -> &'a ObjectRef) -> Ordering {
         self.kind
             .cmp(&other.kind)
-            .then_with(|| self.namespace.order(&other.namespace))
-            .then_with(|| self.name.order(&other.name))
+            .then_with(|| {
+                (self.namespace.order(&other.namespace))
+                    .unwrap_or_else(|| reference(self).namespace.cmp(&reference(other).namespace))
+            })
+            .then_with(|| {
+                (self.name.order(&other.name))
+                    .unwrap_or_else(|| reference(self).name.cmp(&reference(other).name))
+            })
             .then((self.file, self.index).cmp(&(other.file, other.index)))
     }
-
-    fn is_the_same_object(&self, other: &Self) -> bool {
-        self.kind == other.kind
-            && self.namespace.order(&other.namespace).is_eq()
-            && self.name.order(&other.name).is_eq()
-    }
 }
 
-/// A text with its first bytes beside it, so that sorting a cold start's objects decides
-/// nearly every comparison without reading any text (a cache miss each, at 100k objects,
-/// where comparing the texts took most of the sort's time).
-struct OrderedText<'a> {
-    /// The first 16 bytes, zero-padded: read as a big-endian number, two heads that
-    /// differ order as their texts do.
-    head: [u8; 16],
-    text: &'a str,
+/// A text's first bytes and length.
+#[derive(Clone, Copy)]
+struct TextHead {
+    /// The first 16 bytes, zero-padded, as a big-endian number: two heads that differ
+    /// order as their texts do.
+    head: (u64, u64),
+    /// The length, at most `u16::MAX` (any length over the head's is only that).
+    len: u16,
 }
 
-impl<'a> OrderedText<'a> {
+impl TextHead {
     const HEAD: usize = 16;
 
-    fn new(text: &'a str) -> Self {
-        let mut head = [0; Self::HEAD];
+    fn new(text: &str) -> Self {
+        let mut bytes = [0; Self::HEAD];
         let len = text.len().min(Self::HEAD);
-        head[..len].copy_from_slice(&text.as_bytes()[..len]);
-        Self { head, text }
+        bytes[..len].copy_from_slice(&text.as_bytes()[..len]);
+        let number = u128::from_be_bytes(bytes);
+        Self {
+            head: ((number >> 64) as u64, number as u64),
+            len: u16::try_from(text.len()).unwrap_or(u16::MAX),
+        }
     }
 
-    /// The order of the texts.
-    fn order(&self, other: &Self) -> Ordering {
-        let head = |text: &Self| u128::from_be_bytes(text.head);
-        head(self).cmp(&head(other)).then_with(|| {
-            if self.text.len() <= Self::HEAD && other.text.len() <= Self::HEAD {
+    /// The order of the texts, when their heads tell it.
+    fn order(&self, other: &Self) -> Option<Ordering> {
+        match self.head.cmp(&other.head) {
+            Ordering::Equal => {
+                let fits = |head: &Self| usize::from(head.len) <= Self::HEAD;
                 // Whole in equal heads: the shorter is the longer's start (its padding
                 // matched the longer's bytes), so it goes first.
-                self.text.len().cmp(&other.text.len())
-            } else {
-                self.text.cmp(other.text)
+                (fits(self) && fits(other)).then(|| self.len.cmp(&other.len))
             }
-        })
+            unequal => Some(unequal),
+        }
     }
 }
 
@@ -142,23 +149,24 @@ pub fn read_manifests(
     }
 
     // Every definition, by object, then by file (sorted above) and place in it.
-    let mut places: Vec<Place<'_>> = Vec::new();
+    let mut places: Vec<Place> = Vec::new();
     for (file, (_, text)) in decoded.iter().enumerate() {
         places.extend(
             (text.objects.iter().enumerate())
                 .map(|(index, (object_ref, _))| Place::new(object_ref, file, index)),
         );
     }
-    parallel::sort_unstable_by(&mut places, Place::order);
+    let reference = |place: &Place| &decoded[place.file as usize].1.objects[place.index as usize].0;
+    parallel::sort_unstable_by(&mut places, |a, b| a.order(b, reference));
     // Later definitions are reported last, after every file's own problems.
     let mut first_definitions: Vec<(u32, u32)> = Vec::with_capacity(places.len());
-    let mut first: Option<&Place<'_>> = None;
+    let mut first: Option<&Place> = None;
     for place in &places {
         match first {
-            Some(winner) if winner.is_the_same_object(place) => {
+            Some(winner) if winner.kind == place.kind && reference(winner) == reference(place) => {
                 problems.push(ManifestProblem::repeated_definition(
                     &decoded[place.file as usize].0,
-                    &decoded[place.file as usize].1.objects[place.index as usize].0,
+                    reference(place),
                     &decoded[winner.file as usize].0,
                 ));
             }
@@ -170,7 +178,8 @@ pub fn read_manifests(
     }
     drop(places);
     // Moved out, not cloned: a clone and the drop of the original touch every object's
-    // shared counts once more (a cache miss each at 100k objects).
+    // shared counts once more (a cache miss each at 100k objects). Each file's list is
+    // turned into options where it lies.
     let mut definitions: Vec<Vec<Option<(ObjectRef, Object)>>> = decoded
         .iter_mut()
         .map(|(_, text)| {
@@ -180,10 +189,10 @@ pub fn read_manifests(
                 .collect()
         })
         .collect();
-    let objects: Vec<(ObjectRef, Object)> = first_definitions
-        .into_iter()
-        .filter_map(|(file, index)| definitions[file as usize][index as usize].take())
-        .collect();
+    let mut objects: Vec<(ObjectRef, Object)> = Vec::with_capacity(first_definitions.len());
+    for (file, index) in first_definitions {
+        objects.extend(definitions[file as usize][index as usize].take());
+    }
     (objects, problems)
 }
 
@@ -198,8 +207,12 @@ mod tests {
     /// One document of a generated manifest file.
     fn document(kind: u8, name: u8, port: u16) -> String {
         match kind % 6 {
+            // Names and namespaces both shorter and longer than what a sort compares
+            // without reading the text.
             0 | 1 => format!(
-                "apiVersion: v1\nkind: Service\nmetadata: {{name: s{name}, namespace: n{}}}\nspec: {{ports: [{{port: {port}}}]}}\n",
+                "apiVersion: v1\nkind: Service\nmetadata: {{name: {}{name}, namespace: {}{}}}\nspec: {{ports: [{{port: {port}}}]}}\n",
+                ["s", "service-with-a-long-shared-start-"][usize::from(kind % 2)],
+                ["n", "namespace-with-a-long-shared-start-"][usize::from(name.is_multiple_of(3))],
                 name % 2
             ),
             2 => format!(
@@ -249,7 +262,8 @@ mod tests {
 
     proptest! {
         /// Texts of any bytes and lengths around the head's (shared starts, zero bytes,
-        /// one a prefix of the other) order by their heads exactly as they do whole.
+        /// one a prefix of the other) order by their heads as they do whole, or their
+        /// heads say they cannot tell.
         #[test]
         fn texts_order_by_their_heads_as_they_do_whole(
             start in "[a\\x00]{0,18}",
@@ -257,9 +271,16 @@ mod tests {
             b in "[ab\\x00-]{0,4}",
         ) {
             let (a, b) = (format!("{start}{a}"), format!("{start}{b}"));
-            let (ordered_a, ordered_b) = (OrderedText::new(&a), OrderedText::new(&b));
-            prop_assert_eq!(ordered_a.order(&ordered_b), a.cmp(&b));
-            prop_assert_eq!(ordered_b.order(&ordered_a), b.cmp(&a));
+            let (head_a, head_b) = (TextHead::new(&a), TextHead::new(&b));
+            if let Some(order) = head_a.order(&head_b) {
+                prop_assert_eq!(order, a.cmp(&b));
+            } else {
+                prop_assert!(a.len() > TextHead::HEAD || b.len() > TextHead::HEAD);
+            }
+            prop_assert_eq!(head_a.order(&head_b).map(Ordering::reverse), head_b.order(&head_a));
+            if a.len() <= TextHead::HEAD && b.len() <= TextHead::HEAD {
+                prop_assert_eq!(head_a.order(&head_b), Some(a.cmp(&b)));
+            }
         }
     }
 

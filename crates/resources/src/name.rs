@@ -7,8 +7,26 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 /// A namespace or object name, shared by every copy.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Name(Arc<str>);
+
+impl Ord for Name {
+    /// The texts' order; copies of one name (a namespace shared by its objects' references)
+    /// compare without reading the text.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if Arc::ptr_eq(&self.0, &other.0) {
+            std::cmp::Ordering::Equal
+        } else {
+            self.0.cmp(&other.0)
+        }
+    }
+}
+
+impl PartialOrd for Name {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 impl Name {
     /// The text.
@@ -111,5 +129,25 @@ impl PartialEq<Name> for &str {
 impl serde::Serialize for Name {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_order_as_their_texts_whether_shared_or_not() {
+        let texts = ["", "a", "ab", "b", "ns-10", "ns-2"];
+        for a in texts {
+            for b in texts {
+                let (name_a, name_b) = (Name::from(a), Name::from(b));
+                assert_eq!(name_a.cmp(&name_b), a.cmp(b), "{a:?} {b:?}");
+                assert_eq!(name_a.partial_cmp(&name_b), Some(a.cmp(b)));
+                assert_eq!(name_a == name_b, a == b);
+            }
+            let shared = Name::from(a);
+            assert_eq!(shared.cmp(&shared.clone()), std::cmp::Ordering::Equal);
+        }
     }
 }

@@ -5,7 +5,8 @@
 use std::cmp::Ordering;
 use std::path::Path;
 
-use resources::{Kind, Object, ObjectRef};
+use resources::{Kind, Name, Object, ObjectRef};
+use rustc_hash::FxHashSet;
 
 use crate::ManifestProblem;
 use crate::manifest_dir::{DecodedText, decode_text, read_listed};
@@ -190,8 +191,30 @@ pub fn read_manifests(
         })
         .collect();
     let mut objects: Vec<(ObjectRef, Object)> = Vec::with_capacity(first_definitions.len());
+    // Each namespace's references share one copy of its name: one allocation, and the
+    // index's ordered map compares them without reading their text.
+    let mut namespaces: FxHashSet<Name> = FxHashSet::default();
+    let mut last_namespace: Option<Name> = None;
     for (file, index) in first_definitions {
-        objects.extend(definitions[file as usize][index as usize].take());
+        let Some((mut object_ref, object)) = definitions[file as usize][index as usize].take()
+        else {
+            continue;
+        };
+        object_ref.namespace = match &last_namespace {
+            Some(last) if *last == object_ref.namespace => last.clone(),
+            _ => {
+                let shared = match namespaces.get(&object_ref.namespace) {
+                    Some(shared) => shared.clone(),
+                    None => {
+                        namespaces.insert(object_ref.namespace.clone());
+                        object_ref.namespace
+                    }
+                };
+                last_namespace = Some(shared.clone());
+                shared
+            }
+        };
+        objects.push((object_ref, object));
     }
     (objects, problems)
 }
@@ -307,6 +330,34 @@ mod tests {
             prop_assert_eq!(&objects, listed);
             prop_assert_eq!(one_pass_problems, problems);
         }
+    }
+
+    #[test]
+    fn the_references_of_one_namespace_share_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        for file in 0..6u8 {
+            let documents: Vec<String> = (0..5u8)
+                .map(|n| document(n % 2, file * 5 + n, 80))
+                .collect();
+            std::fs::write(
+                dir.path().join(format!("f{file}.yaml")),
+                documents.join("---\n"),
+            )
+            .unwrap();
+        }
+        let (objects, _) = read_manifests(dir.path(), crate::DEFAULT_MAX_MANIFEST_BYTES);
+        assert!(objects.len() == 30, "{}", objects.len());
+        let text = |name: &Name| name.as_str().as_ptr();
+        let mut namespaces = 0;
+        for (index, (a, _)) in objects.iter().enumerate() {
+            let first = objects.iter().position(|(b, _)| b.namespace == a.namespace);
+            if first == Some(index) {
+                namespaces += 1;
+            }
+            let (b, _) = &objects[first.unwrap()];
+            assert_eq!(text(&a.namespace), text(&b.namespace), "{a} and {b}");
+        }
+        assert_eq!(namespaces, 4, "two short and two long namespaces");
     }
 
     #[test]

@@ -550,7 +550,7 @@ fn pods_are_stored_with_their_name_and_labels_only() {
 /// Ingresses enough for a merge from nothing to be streamed, fighting over a few hosts,
 /// paths and TLS names with each other and with the fixture: which claim wins, and every
 /// conflict reported, must not depend on the order claims arrive in.
-fn contested_ingresses(count: usize) -> String {
+fn contested_ingresses(count: usize, hosts: usize) -> String {
     let mut text = String::from(
         "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: contest}\n\
          spec:\n  ports: [{name: http, port: 80, targetPort: 8080}]\n---\n\
@@ -583,7 +583,7 @@ fn contested_ingresses(count: usize) -> String {
              \x20 rules:\n  - host: h{}.contest.test\n    http:\n      paths:\n\
              \x20     - {{path: /p{}, pathType: Prefix, backend: {{service: {{name: {service}, port: {{number: 80}}}}}}}}\n",
             i % 60,
-            i % 40,
+            i % hosts,
             i % 7,
         ));
     }
@@ -597,7 +597,9 @@ fn a_merge_from_nothing_is_the_same_streamed_as_claimed_after_every_conversion()
         .num_threads(2)
         .build_global();
     let mut objects = fixture();
-    let decoded = resources::decode_manifest(&contested_ingresses(1500), false);
+    // Over 400 hosts and seven paths: more keys than a merge resolves on one thread, so
+    // their resolution is streamed too; the TLS and the first paths are still contested.
+    let decoded = resources::decode_manifest(&contested_ingresses(3000, 400), false);
     assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
     objects.extend(decoded.objects);
     let snapshot = snapshot_of(&objects, None);
@@ -617,7 +619,14 @@ fn a_merge_from_nothing_is_the_same_streamed_as_claimed_after_every_conversion()
         "too few conflicts: {:?}",
         claimed_after.diagnostics
     );
-    assert!(claimed_after.model.hosts.len() >= 40);
+    assert!(claimed_after.model.hosts.len() >= 400);
+    let routes: usize = (claimed_after.model.hosts.values())
+        .map(|host| host.routes.len())
+        .sum();
+    assert!(
+        routes >= crate::merge::PARALLEL_FROM,
+        "{routes} routes are resolved on one thread"
+    );
     for _ in 0..5 {
         assert_eq!(
             ConvertCache::default().convert(&snapshot, &options),

@@ -27,7 +27,7 @@ use crate::small_set::SmallSet;
 
 /// Below this many keys to resolve, the calling thread is faster than sharing them out
 /// to the pool.
-const PARALLEL_FROM: usize = 2048;
+pub(crate) const PARALLEL_FROM: usize = 2048;
 
 /// Replacements claimed but not yet resolved: the keys they touched, and whether a
 /// route's status outcome changed.
@@ -44,6 +44,12 @@ struct RouteResolution {
     diagnostics: Vec<Diagnostic>,
 }
 
+/// The winning TLS claim per host: the object, the secret it names, the host's options.
+type TlsWinners = FxHashMap<HostKey, (ObjectRef, Option<CertId>, Arc<TlsOptions>)>;
+
+/// Routes resolved on the pool's threads per chunk handed to the calling thread.
+const STREAMED_ROUTES: usize = 256;
+
 /// The merge state: claims per key, the winners, and the model they make.
 #[derive(Debug, Default)]
 pub(crate) struct Merger {
@@ -59,7 +65,7 @@ pub(crate) struct Merger {
     /// Exact hosts with claimed paths, by the suffix a wildcard TLS host would cover.
     exact_hosts_by_suffix: FxHashMap<String, BTreeSet<String>>,
     /// Winning TLS claim per host: the object, the secret it names, the host's options.
-    tls_winners: FxHashMap<HostKey, (ObjectRef, Option<CertId>, Arc<TlsOptions>)>,
+    tls_winners: TlsWinners,
     /// Hosts served with each certificate, with the Ingress that asked for it.
     certificate_users: FxHashMap<CertId, BTreeSet<(HostKey, ObjectRef)>>,
     /// Uses of each backend by winning routes and the winning default backend.
@@ -339,14 +345,6 @@ impl Merger {
         }
     }
 
-    fn has_tls(&self, host: &HostKey) -> bool {
-        self.tls_winners.contains_key(host)
-            || exact_suffix(host).is_some_and(|(_, suffix)| {
-                self.tls_winners
-                    .contains_key(&HostKey::Wildcard(suffix.into()))
-            })
-    }
-
     fn resolve(
         &mut self,
         mut dirty: Dirty,
@@ -370,31 +368,54 @@ impl Merger {
                 self.remove_use(&id, &position, &mut dirty);
             }
         }
-        let this = &*self;
-        let resolutions =
-            crate::parallel::map_in_order(&routes, PARALLEL_FROM, |key| this.route_resolution(key));
-        let mut route_changes = Vec::with_capacity(routes.len());
         if self.route_winners.is_empty() {
             // A merge from nothing: sized once, not through every power of two.
             self.route_winners.reserve(routes.len());
         }
-        for (key, resolution) in routes.into_iter().zip(resolutions) {
-            let RouteResolution {
-                route,
-                uses,
-                diagnostics,
-            } = resolution;
-            set(&mut self.diagnostics.routes, &key, diagnostics);
-            let mut winners = Vec::with_capacity(uses.len());
-            for (position, id, contribution) in uses {
-                self.add_use(&id, position.clone(), contribution, &mut dirty);
-                winners.push((position, id));
-            }
-            if !winners.is_empty() {
-                self.route_winners.insert(key.clone(), winners);
-            }
-            route_changes.push((key, route));
-        }
+        // Resolved on the pool's threads (they read the claims and the TLS winners only)
+        // while this thread stores each chunk's resolutions as it comes: every resolution
+        // is stored whatever the order, and the routes keep their key order below.
+        let mut resolved: Vec<Option<Option<Route>>> = Vec::new();
+        resolved.resize_with(routes.len(), || None);
+        let (claims, tls_winners) = (&self.route_claims, &self.tls_winners);
+        let (routes_diagnostics, backend_uses, route_winners) = (
+            &mut self.diagnostics.routes,
+            &mut self.backend_uses,
+            &mut self.route_winners,
+        );
+        crate::parallel::map_streamed(
+            &routes,
+            PARALLEL_FROM,
+            STREAMED_ROUTES,
+            |key| route_resolution(claims, tls_winners, key),
+            |index, resolution| {
+                let key = &routes[index];
+                let RouteResolution {
+                    route,
+                    uses,
+                    diagnostics,
+                } = resolution;
+                set(routes_diagnostics, key, diagnostics);
+                let mut winners = Vec::with_capacity(uses.len());
+                for (position, id, contribution) in uses {
+                    add_use(
+                        backend_uses,
+                        &id,
+                        position.clone(),
+                        contribution,
+                        &mut dirty,
+                    );
+                    winners.push((position, id));
+                }
+                if !winners.is_empty() {
+                    route_winners.insert(key.clone(), winners);
+                }
+                resolved[index] = Some(route);
+            },
+        );
+        let route_changes: Vec<(RouteKey, Option<Route>)> = (routes.into_iter().zip(resolved))
+            .map(|(key, route)| (key, route.flatten()))
+            .collect();
         let passthrough = std::mem::take(&mut dirty.passthrough);
         // As for routes: a changed object's new claims may take the positions of its old
         // ones, so every old use goes before any new one is added.
@@ -562,51 +583,6 @@ impl Merger {
         (new, diagnostics)
     }
 
-    /// What the claims on a host and path make of it; reads the claims and the TLS
-    /// winners only, so the keys of a large merge are resolved on every core.
-    fn route_resolution(&self, key: &RouteKey) -> RouteResolution {
-        let mut diagnostics = Vec::new();
-        let owned = self
-            .route_claims
-            .get(key)
-            .filter(|c| !c.is_empty())
-            .map(|claims| oldest_ingress_only(claims, &mut diagnostics));
-        let claims = owned.as_deref();
-        let mut route = None;
-        let mut uses: Vec<Use> = Vec::new();
-        if let Some(claims) = claims {
-            let mut frontends = claims.values().map(|claim| &claim.route().frontends);
-            let first_frontends = frontends.next();
-            let one_set = frontends.all(|f| Some(f) == first_frontends);
-            let all_plain = one_set && claims.values().all(|claim| claim.route().is_plain());
-            let resolved = if all_plain {
-                plain_route(claims, &mut uses, &mut diagnostics)
-            } else {
-                chain_route(claims, &mut uses, &mut diagnostics)
-            };
-            if let Some((target, winner)) = resolved {
-                let rule = winner.route();
-                let https_redirect = rule.https_redirect().filter(|_| self.has_tls(&rule.host));
-                let frontends = claims
-                    .values()
-                    .map(|claim| claim.route().frontends.clone())
-                    .reduce(|a, b| a.union(&b))
-                    .unwrap_or_default();
-                route = Some(Route {
-                    target,
-                    frontends,
-                    https_redirect,
-                    origin: winner.contribution.origin.clone(),
-                });
-            }
-        }
-        RouteResolution {
-            route,
-            uses,
-            diagnostics,
-        }
-    }
-
     /// The oldest passthrough claim on an SNI name wins; another object's to another
     /// backend is reported.
     /// Its previous winner's use was removed by the caller.
@@ -713,11 +689,7 @@ impl Merger {
         contribution: Arc<Contribution>,
         dirty: &mut Dirty,
     ) {
-        self.backend_uses
-            .entry(id.clone())
-            .or_default()
-            .insert(position, contribution);
-        dirty.backends.insert(id.clone());
+        add_use(&mut self.backend_uses, id, position, contribution, dirty);
     }
 
     fn remove_use(&mut self, id: &BackendId, position: &Position, dirty: &mut Dirty) {
@@ -947,4 +919,76 @@ fn exact_suffix(host: &HostKey) -> Option<(&str, &str)> {
         HostKey::Exact(name) => name.split_once('.').map(|(_, suffix)| (&**name, suffix)),
         _ => None,
     }
+}
+
+/// What the claims on a host and path make of it; reads the claims and the TLS
+/// winners only, so the keys of a large merge are resolved on every core.
+fn route_resolution(
+    claims: &FxHashMap<RouteKey, Claims<Held>>,
+    tls_winners: &TlsWinners,
+    key: &RouteKey,
+) -> RouteResolution {
+    let mut diagnostics = Vec::new();
+    let owned = claims
+        .get(key)
+        .filter(|c| !c.is_empty())
+        .map(|claims| oldest_ingress_only(claims, &mut diagnostics));
+    let claims = owned.as_deref();
+    let mut route = None;
+    let mut uses: Vec<Use> = Vec::new();
+    if let Some(claims) = claims {
+        let mut frontends = claims.values().map(|claim| &claim.route().frontends);
+        let first_frontends = frontends.next();
+        let one_set = frontends.all(|f| Some(f) == first_frontends);
+        let all_plain = one_set && claims.values().all(|claim| claim.route().is_plain());
+        let resolved = if all_plain {
+            plain_route(claims, &mut uses, &mut diagnostics)
+        } else {
+            chain_route(claims, &mut uses, &mut diagnostics)
+        };
+        if let Some((target, winner)) = resolved {
+            let rule = winner.route();
+            let https_redirect = rule
+                .https_redirect()
+                .filter(|_| has_tls(tls_winners, &rule.host));
+            let frontends = claims
+                .values()
+                .map(|claim| claim.route().frontends.clone())
+                .reduce(|a, b| a.union(&b))
+                .unwrap_or_default();
+            route = Some(Route {
+                target,
+                frontends,
+                https_redirect,
+                origin: winner.contribution.origin.clone(),
+            });
+        }
+    }
+    RouteResolution {
+        route,
+        uses,
+        diagnostics,
+    }
+}
+
+/// Whether a host has TLS: its own, or a wildcard's that covers it.
+fn has_tls(tls_winners: &TlsWinners, host: &HostKey) -> bool {
+    tls_winners.contains_key(host)
+        || exact_suffix(host)
+            .is_some_and(|(_, suffix)| tls_winners.contains_key(&HostKey::Wildcard(suffix.into())))
+}
+
+/// Notes a use of a backend at `position`; the backend is resolved again.
+fn add_use(
+    backend_uses: &mut FxHashMap<BackendId, Claims<Arc<Contribution>>>,
+    id: &BackendId,
+    position: Position,
+    contribution: Arc<Contribution>,
+    dirty: &mut Dirty,
+) {
+    backend_uses
+        .entry(id.clone())
+        .or_default()
+        .insert(position, contribution);
+    dirty.backends.insert(id.clone());
 }

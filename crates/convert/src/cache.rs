@@ -768,33 +768,21 @@ fn pipelined(objects: usize) -> bool {
 }
 
 /// Converts `objects` on the pool's threads and hands each result to `take` on the
-/// calling thread as soon as its chunk is converted, in no particular order.
+/// calling thread as soon as its chunk is converted, in no particular order. Called only
+/// when [`pipelined`].
 fn convert_streaming(
     objects: &[ObjectRef],
     context: Context<'_>,
     excluded: &FxHashSet<ObjectRef>,
     mut take: impl FnMut(Converted),
 ) {
-    let (sender, receiver) = std::sync::mpsc::channel::<Vec<Converted>>();
-    rayon::in_place_scope(|scope| {
-        for chunk in objects.chunks(STREAMED_CHUNK) {
-            let sender = sender.clone();
-            scope.spawn(move |_| {
-                let converted = chunk
-                    .iter()
-                    .map(|object| convert_one(object.clone(), context, excluded))
-                    .collect();
-                // The receiver is dropped only after every chunk: a send cannot fail. A
-                // panic in a conversion drops its sender and reaches the caller when the
-                // scope ends.
-                let _ = sender.send(converted);
-            });
-        }
-        drop(sender);
-        for converted in receiver {
-            converted.into_iter().for_each(&mut take);
-        }
-    });
+    crate::parallel::map_streamed(
+        objects,
+        0,
+        STREAMED_CHUNK,
+        |object| convert_one(object.clone(), context, excluded),
+        |_, converted| take(converted),
+    );
 }
 
 #[cfg(test)]

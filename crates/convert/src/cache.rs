@@ -762,9 +762,7 @@ const STREAMED_CHUNK: usize = 128;
 /// sharing out, a pool to share them with, and a caller that is not one of its threads
 /// (which would wait for chunks in place of converting them).
 fn pipelined(objects: usize) -> bool {
-    objects >= PARALLEL_FROM
-        && rayon::current_num_threads() >= 2
-        && rayon::current_thread_index().is_none()
+    crate::parallel::streams(objects, PARALLEL_FROM)
 }
 
 /// Converts `objects` on the pool's threads and hands each result to `take` on the

@@ -8,11 +8,22 @@ pub(crate) fn map_in_order<T: Sync, R: Send>(
     work: impl Fn(&T) -> R + Sync + Send,
 ) -> Vec<R> {
     use rayon::prelude::*;
-    if items.len() < parallel_from || rayon::current_num_threads() < 2 {
+    if !shared_out(items.len(), parallel_from) {
         return items.iter().map(work).collect();
     }
     // A panic in the work is a bug: rayon carries it on up, nothing is silently dropped.
     items.par_iter().map(work).collect()
+}
+
+/// Whether `items` are enough to share out and there is a pool to share them with.
+fn shared_out(items: usize, parallel_from: usize) -> bool {
+    items >= parallel_from && rayon::current_num_threads() >= 2
+}
+
+/// Whether [`map_streamed`] streams `items`: shared out, by a caller that is not one of
+/// the pool's threads.
+pub(crate) fn streams(items: usize, parallel_from: usize) -> bool {
+    shared_out(items, parallel_from) && rayon::current_thread_index().is_none()
 }
 
 /// `work` applied to every item on the shared pool's threads, each result handed to
@@ -29,7 +40,7 @@ pub(crate) fn map_streamed<T: Sync, R: Send>(
     work: impl Fn(&T) -> R + Sync + Send,
     mut take: impl FnMut(usize, R),
 ) {
-    if items.len() < parallel_from || rayon::current_num_threads() < 2 {
+    if !shared_out(items.len(), parallel_from) {
         for (index, item) in items.iter().enumerate() {
             take(index, work(item));
         }

@@ -550,7 +550,13 @@ impl Merger {
         }
         self.default_backend = new.as_ref().map(|(_, id, _)| id.clone());
         if let Some((position, id, contribution)) = new {
-            self.add_use(&id, position.clone(), contribution, dirty);
+            add_use(
+                &mut self.backend_uses,
+                &id,
+                position.clone(),
+                contribution,
+                dirty,
+            );
             self.default_winner = Some((position, id));
         }
     }
@@ -637,7 +643,13 @@ impl Merger {
         };
         let id = held.passthrough().backend.as_ref().map(|b| b.id.clone());
         if let Some(id) = &id {
-            self.add_use(id, position.clone(), held.contribution.clone(), dirty);
+            add_use(
+                &mut self.backend_uses,
+                id,
+                position.clone(),
+                held.contribution.clone(),
+                dirty,
+            );
         }
         self.passthrough_winners
             .insert(host.clone(), (position, id.clone()));
@@ -680,16 +692,6 @@ impl Merger {
         if self.passthrough_claims.contains_key(host) {
             dirty.passthrough.insert(host.clone());
         }
-    }
-
-    fn add_use(
-        &mut self,
-        id: &BackendId,
-        position: Position,
-        contribution: Arc<Contribution>,
-        dirty: &mut Dirty,
-    ) {
-        add_use(&mut self.backend_uses, id, position, contribution, dirty);
     }
 
     fn remove_use(&mut self, id: &BackendId, position: &Position, dirty: &mut Dirty) {

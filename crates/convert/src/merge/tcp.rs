@@ -152,7 +152,13 @@ impl Merger {
         }
         let mut winners = Vec::with_capacity(uses.len());
         for (position, id, contribution) in uses {
-            self.add_use(&id, position.clone(), contribution, dirty);
+            super::add_use(
+                &mut self.backend_uses,
+                &id,
+                position.clone(),
+                contribution,
+                dirty,
+            );
             winners.push((position, id));
         }
         if !winners.is_empty() {

@@ -1,5 +1,6 @@
 //! Resolving a service port to the ready endpoints behind it.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use crate::blue_green::{self, Endpoint};
 use crate::diagnostic::Diagnostic;
 use crate::keys::{self, Annotations, Keys};
 use crate::lookup::Recorder;
+use crate::recent::Recent;
 
 /// A backend as one converted object sees it: the backend, and the annotations of its
 /// Service (which take precedence over the object's for backend and path keys).
@@ -72,11 +74,8 @@ pub(crate) fn service_backend(
         Ok(options) => (options, servers),
         Err(()) => (model::ServerOptions::default(), Vec::new()),
     };
-    let backend = Arc::new(Backend {
-        id: id.clone(),
-        servers,
+    let settings = model::BackendSettings {
         balance: keys.get(&keys::BALANCE_ALGORITHM),
-        server_options: shared(server_options),
         selector,
         named,
         timeouts: backend_settings::timeouts(&keys),
@@ -85,6 +84,12 @@ pub(crate) fn service_backend(
         client_cert_header: keys.get(&keys::AUTH_TLS_CERT_HEADER),
         error_pages: backend_settings::error_pages(&keys),
         client_limits: backend_settings::client_limits(&keys),
+    };
+    let backend = Arc::new(Backend {
+        id: id.clone(),
+        servers,
+        server_options: RECENT_OPTIONS.with_borrow_mut(|recent| recent.share(server_options)),
+        settings: RECENT_SETTINGS.with_borrow_mut(|recent| recent.share(settings)),
         origins: vec![origin.clone()],
     });
     let resolved = (backend, service_keys);
@@ -357,23 +362,13 @@ fn push_server(servers: &mut Vec<Endpoint>, address: &str, port: i32, pod: Optio
     }
 }
 
-/// The server options, sharing the allocation of the options this thread built last when
-/// they are equal: most backends of a cluster have the same options, and each copy was 432
-/// bytes a backend. (The same options in another allocation are still equal: this saves
-/// memory, it decides nothing.)
-fn shared(options: model::ServerOptions) -> Arc<model::ServerOptions> {
-    thread_local! {
-        static LAST: std::cell::RefCell<Option<Arc<model::ServerOptions>>> =
-            const { std::cell::RefCell::new(None) };
-    }
-    LAST.with_borrow_mut(|last| match last {
-        Some(last) if **last == options => Arc::clone(last),
-        _ => {
-            let options = Arc::new(options);
-            *last = Some(Arc::clone(&options));
-            options
-        }
-    })
+thread_local! {
+    /// Server options and section settings this thread built recently: most backends of
+    /// a cluster have the same, and each copy was hundreds of bytes a backend.
+    static RECENT_OPTIONS: RefCell<Recent<model::ServerOptions>> =
+        const { RefCell::new(Recent::new()) };
+    static RECENT_SETTINGS: RefCell<Recent<model::BackendSettings>> =
+        const { RefCell::new(Recent::new()) };
 }
 
 /// `namespace` shared with the last backend id built on this thread, when it is the same:

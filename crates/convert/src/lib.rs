@@ -26,6 +26,7 @@ mod names;
 mod options;
 mod outcome;
 mod parallel;
+mod recent;
 mod small_set;
 mod tcp_services;
 mod tls;

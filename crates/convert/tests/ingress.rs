@@ -185,7 +185,7 @@ fn conflicting_backend_settings_keep_the_oldest_and_report_the_newer() {
         },
     );
     let backend = model.backends.values().next().unwrap();
-    assert_eq!(backend.balance, model::Balance::LeastConn);
+    assert_eq!(backend.settings.balance, model::Balance::LeastConn);
     assert_eq!(backend.origins.len(), 2);
     assert_eq!(
         diagnostics,
@@ -238,9 +238,9 @@ fn a_service_annotation_beats_the_ingress_which_beats_the_configmap_for_routes_t
     }];
     // The Service's (under the third prefix) beats the Ingress's, which beats the
     // ConfigMap's; where neither annotates, the Ingress's, then the ConfigMap's, apply.
-    assert_eq!(web.balance, model::Balance::LeastConn);
-    assert_eq!(web.timeout_server.as_str(), "7s");
-    assert_eq!(web.timeout_connect.as_str(), "4s");
+    assert_eq!(web.settings.balance, model::Balance::LeastConn);
+    assert_eq!(web.settings.timeout_server.as_str(), "7s");
+    assert_eq!(web.settings.timeout_connect.as_str(), "4s");
     // A path key from the Service: no HTTPS redirect although the host has TLS.
     let host = &model.hosts[&HostKey::Exact("app.test".into())];
     let route = host.routes.values().next().unwrap();
@@ -252,8 +252,8 @@ fn a_service_annotation_beats_the_ingress_which_beats_the_configmap_for_routes_t
         port: "80".into(),
         mode: model::BackendMode::Http,
     }];
-    assert_eq!(api.timeout_connect.as_str(), "2s");
-    assert_eq!(api.balance, model::Balance::First);
+    assert_eq!(api.settings.timeout_connect.as_str(), "2s");
+    assert_eq!(api.settings.balance, model::Balance::First);
     assert_eq!(
         diagnostics,
         [
@@ -320,7 +320,7 @@ fn external_name_services_are_resolved_by_name_and_bad_names_are_reported() {
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     let backend = &model.backends[&id("80")];
     assert!(backend.servers.is_empty());
-    let named = backend.named.as_ref().unwrap();
+    let named = backend.settings.named.as_ref().unwrap();
     assert_eq!(
         (named.host.to_string(), named.port),
         ("db.example.com".to_owned(), 80)
@@ -328,7 +328,15 @@ fn external_name_services_are_resolved_by_name_and_bad_names_are_reported() {
     assert_eq!(named.resolution, model::Resolution::AtLoad);
     // Without ports, the route's port number.
     let (model, _) = model_of(&external("db.example.com", ""), &options());
-    assert_eq!(model.backends[&id("80")].named.as_ref().unwrap().port, 80);
+    assert_eq!(
+        model.backends[&id("80")]
+            .settings
+            .named
+            .as_ref()
+            .unwrap()
+            .port,
+        80
+    );
     // A name HAProxy could not take is reported and its path left out.
     let (model, diagnostics) = model_of(
         &external("'bad name'", "  ports: [{port: 80}]\n"),

@@ -180,10 +180,20 @@ pub struct Backend {
     pub id: BackendId,
     /// Ready endpoints, sorted and without duplicates.
     pub servers: Vec<Server>,
-    /// Load-balancing algorithm.
-    pub balance: crate::Balance,
     /// Settings of every server line.
     pub server_options: std::sync::Arc<crate::ServerOptions>,
+    /// The section's own settings. Most backends of a cluster have the same, and kept in
+    /// each they were 440 of a backend's 560 bytes: they are shared where equal.
+    pub settings: std::sync::Arc<BackendSettings>,
+    /// The objects that made this backend, for error reports.
+    pub origins: Vec<crate::Origin>,
+}
+
+/// What a backend section says besides its servers and their options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendSettings {
+    /// Load-balancing algorithm.
+    pub balance: crate::Balance,
     /// The request header or cookie whose value names the blue-green group to use.
     pub selector: Option<crate::GroupSelector>,
     /// Servers HAProxy finds by resolving a name, instead of `servers`.
@@ -201,8 +211,6 @@ pub struct Backend {
     pub error_pages: std::collections::BTreeMap<u16, crate::ErrorPage>,
     /// Per-client request rate and connection limits.
     pub client_limits: crate::ClientLimits,
-    /// The objects that made this backend, for error reports.
-    pub origins: Vec<crate::Origin>,
 }
 
 /// What a backend forwards.
@@ -230,36 +238,25 @@ impl Backend {
         let Backend {
             id,
             servers: _,
-            balance,
             server_options,
-            selector,
-            named,
-            timeouts,
-            timeout_connect,
-            timeout_server,
-            client_cert_header,
-            error_pages,
-            client_limits,
+            settings,
             origins: _,
         } = self;
         *id == other.id
-            && *balance == other.balance
             && *server_options == other.server_options
-            && *selector == other.selector
-            && *named == other.named
-            && *timeouts == other.timeouts
-            && *timeout_connect == other.timeout_connect
-            && *timeout_server == other.timeout_server
-            && *client_cert_header == other.client_cert_header
-            && *error_pages == other.error_pages
-            && *client_limits == other.client_limits
-            && (selector.is_none()
+            && *settings == other.settings
+            && (settings.selector.is_none()
                 || self
                     .grouped_servers()
                     .map(|(server, group)| (server.endpoint(), group))
                     .eq(other
                         .grouped_servers()
                         .map(|(server, group)| (server.endpoint(), group))))
+    }
+
+    /// The section's settings, to change: this backend's own copy once they are changed.
+    pub fn settings_mut(&mut self) -> &mut BackendSettings {
+        std::sync::Arc::make_mut(&mut self.settings)
     }
 
     /// The servers a selector can choose, with their group, in name order.
@@ -291,9 +288,16 @@ impl Backend {
         if let Some(health) = &mut server_options.health {
             health.uri = None;
         }
-        self.timeouts.http_request = None;
-        self.timeouts.keep_alive = None;
-        self.client_limits = crate::ClientLimits::default();
+        let unchanged = self.settings.timeouts.http_request.is_none()
+            && self.settings.timeouts.keep_alive.is_none()
+            && self.settings.client_limits == crate::ClientLimits::default();
+        // Settings that need no change stay shared.
+        if !unchanged {
+            let settings = self.settings_mut();
+            settings.timeouts.http_request = None;
+            settings.timeouts.keep_alive = None;
+            settings.client_limits = crate::ClientLimits::default();
+        }
         self
     }
 }

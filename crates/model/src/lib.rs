@@ -33,7 +33,7 @@ pub use auth::{
     AUTH_UNAVAILABLE_STATUS, AUTH_UNUSABLE_STATUS, AuthService, BasicAuth, ExternalAuth, Password,
     PathAuth, QuotedWord, UserEntry, Userlist,
 };
-pub use backend::{Backend, BackendId, BackendMode, Server};
+pub use backend::{Backend, BackendId, BackendMode, BackendSettings, Server};
 pub use blue_green::{GroupSelector, ServerWeight};
 pub use cors::{Cors, CorsOrigins, parse_origin};
 pub use dns::{NamedServers, Resolution, Resolver, Resolvers};

@@ -305,7 +305,7 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
     let mut next_backends = live.backends.clone();
     for (live_backend, wanted) in server_changes {
         if live_backend.servers != wanted.servers {
-            if !wanted.balance.takes_runtime_servers() {
+            if !wanted.settings.balance.takes_runtime_servers() {
                 reload.insert(ReloadReason::StaticBalanceServers);
                 continue;
             }
@@ -533,16 +533,18 @@ mod tests {
                 .iter()
                 .map(|last| Server::at(std::net::IpAddr::from([10, 0, 0, *last]), 80))
                 .collect(),
-            balance,
             server_options: Default::default(),
-            selector: None,
-            named: None,
-            timeouts: Default::default(),
-            timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
-            timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
-            client_cert_header: false,
-            error_pages: Default::default(),
-            client_limits: Default::default(),
+            settings: std::sync::Arc::new(model::BackendSettings {
+                balance,
+                selector: None,
+                named: None,
+                timeouts: Default::default(),
+                timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
+                timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
+                client_cert_header: false,
+                error_pages: Default::default(),
+                client_limits: Default::default(),
+            }),
             origins: Vec::new(),
         };
         (id, backend)
@@ -809,7 +811,7 @@ mod tests {
                 server.weight = Some(model::ServerWeight::clamped(weight));
                 server.group = Some(model::Word::parse(group).unwrap_or_else(|_| unreachable!()));
             }
-            backend.selector = selector.then(|| model::GroupSelector {
+            backend.settings_mut().selector = selector.then(|| model::GroupSelector {
                 header: model::Word::parse("X-Server").ok(),
                 cookie: None,
             });

@@ -29,7 +29,7 @@ impl BackendTlsFiles {
                             new: (_, new),
                         } => {
                             if old.server_options.tls != new.server_options.tls
-                                || old.error_pages != new.error_pages
+                                || old.settings.error_pages != new.settings.error_pages
                             {
                                 self.retain(new);
                                 self.release(old);
@@ -83,6 +83,7 @@ impl BackendTlsFiles {
 /// pages are among them (in the error pages' directory).
 fn pem_files(backend: &Backend) -> Vec<(String, &str, bool)> {
     let mut files: Vec<(String, &str, bool)> = backend
+        .settings
         .error_pages
         .iter()
         .map(|(code, page)| {

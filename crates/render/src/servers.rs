@@ -207,23 +207,24 @@ pub(crate) fn default_server_line(
 /// The section lines that come before the server lines: balance, timeouts, retries and
 /// the health check's request, where they differ from the backends' `defaults` section.
 pub(crate) fn section_settings(text: &mut String, backend: &Backend, defaults: &BackendDefaults) {
-    if backend.balance != defaults.balance {
-        let _ = writeln!(text, "    balance {}", backend.balance);
+    let settings = &*backend.settings;
+    if settings.balance != defaults.balance {
+        let _ = writeln!(text, "    balance {}", settings.balance);
     }
-    if backend.balance.hashes() {
+    if settings.balance.hashes() {
         // HAProxy takes servers at runtime into hashing backends only when consistent.
         text.push_str("    hash-type consistent\n");
     }
-    let timeouts = &backend.timeouts;
+    let timeouts = &settings.timeouts;
     for (name, value, default) in [
         (
             "connect",
-            Some(&backend.timeout_connect),
+            Some(&settings.timeout_connect),
             Some(&defaults.timeout_connect),
         ),
         (
             "server",
-            Some(&backend.timeout_server),
+            Some(&settings.timeout_server),
             Some(&defaults.timeout_server),
         ),
         (
@@ -262,14 +263,14 @@ pub(crate) fn section_settings(text: &mut String, backend: &Backend, defaults: &
     if let Some(cookie) = &backend.server_options.cookie {
         crate::affinity::cookie_lines(text, cookie);
     }
-    crate::access::backend_lines(&backend.client_limits, text);
+    crate::access::backend_lines(&settings.client_limits, text);
 }
 
 /// `use-server` lines sending a request whose header, then cookie, names a blue-green
 /// group to the first server of that group that is up. They follow every `http-request`
 /// rule of the section, which HAProxy processes first whatever their order.
 pub(crate) fn group_selection(text: &mut String, backend: &Backend) {
-    let Some(selector) = &backend.selector else {
+    let Some(selector) = &backend.settings.selector else {
         return;
     };
     let fetches = [

@@ -30,10 +30,10 @@ pub(crate) fn render_backend(backend: &Backend, defaults: &BackendDefaults) -> S
         text.push_str("    mode tcp\n");
     }
     crate::servers::section_settings(&mut text, backend, defaults);
-    if backend.client_cert_header {
+    if backend.settings.client_cert_header {
         text.push_str(&crate::client_auth::cert_header_lines());
     }
-    for (code, page) in &backend.error_pages {
+    for (code, page) in &backend.settings.error_pages {
         let file = crate::responses::page_path(*code, page);
         let _ = writeln!(
             text,
@@ -54,7 +54,7 @@ pub(crate) fn render_backend(backend: &Backend, defaults: &BackendDefaults) -> S
     }
     crate::servers::group_selection(&mut text, backend);
     crate::servers::default_server_line(&mut text, backend, defaults);
-    if let Some(named) = &backend.named {
+    if let Some(named) = &backend.settings.named {
         crate::dns::named_server_lines(&mut text, named);
     }
     for server in &backend.servers {

@@ -39,16 +39,18 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
     Backend {
         id: id(service, port),
         servers,
-        balance: Balance::RoundRobin,
         server_options: Default::default(),
-        selector: None,
-        named: None,
-        timeouts: Default::default(),
-        timeout_connect: HaproxyDuration::parse("5s").unwrap(),
-        timeout_server: HaproxyDuration::parse("50s").unwrap(),
-        client_cert_header: false,
-        error_pages: Default::default(),
-        client_limits: Default::default(),
+        settings: std::sync::Arc::new(model::BackendSettings {
+            balance: Balance::RoundRobin,
+            selector: None,
+            named: None,
+            timeouts: Default::default(),
+            timeout_connect: HaproxyDuration::parse("5s").unwrap(),
+            timeout_server: HaproxyDuration::parse("50s").unwrap(),
+            client_cert_header: false,
+            error_pages: Default::default(),
+            client_limits: Default::default(),
+        }),
         origins: vec![origin("site")],
     }
 }
@@ -240,7 +242,7 @@ fn the_backends_defaults_follow_the_configmap_and_sections_write_what_differs() 
     model.global.backends.check_interval = HaproxyDuration::parse("5s").unwrap();
     let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
     // An annotation giving the keys' own default: no longer the backends' default.
-    api.timeout_server = HaproxyDuration::parse("50s").unwrap();
+    api.settings_mut().timeout_server = HaproxyDuration::parse("50s").unwrap();
     api.server_options = std::sync::Arc::new(model::ServerOptions {
         health: Some(model::HealthCheck {
             interval: HaproxyDuration::parse("5s").unwrap(),
@@ -253,7 +255,7 @@ fn the_backends_defaults_follow_the_configmap_and_sections_write_what_differs() 
         ..Default::default()
     });
     let app = std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap());
-    app.timeout_server = HaproxyDuration::parse("2m").unwrap();
+    app.settings_mut().timeout_server = HaproxyDuration::parse("2m").unwrap();
     let rendered = render(&model);
     let main = text(&rendered, "haproxy.cfg");
     // The frontends' `defaults` section is the base model's; the backends' one follows.
@@ -273,13 +275,13 @@ fn backend_settings_render_in_its_section() {
     let base = text(&render(&base_model()), "backends/shard-000.cfg");
     let mut model = base_model();
     let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
-    api.balance = Balance::LeastConn;
-    api.timeout_server = HaproxyDuration::parse("2m").unwrap();
+    api.settings_mut().balance = Balance::LeastConn;
+    api.settings_mut().timeout_server = HaproxyDuration::parse("2m").unwrap();
     api.servers
         .push(Server::at("fd00::5".parse().unwrap(), 9000));
     // A page of its own: named from the shard file's directory, written beside the
     // global ones.
-    api.error_pages.insert(
+    api.settings_mut().error_pages.insert(
         503,
         model::ErrorPage::parse(503, "content-type: text/plain\n\napi is down\n").unwrap(),
     );
@@ -310,7 +312,7 @@ fn blue_green_weights_and_group_selection_render_in_the_backend() {
         weight: Some(model::ServerWeight::clamped(0)),
         ..server(3, 8080)
     });
-    app.selector = Some(model::GroupSelector {
+    app.settings_mut().selector = Some(model::GroupSelector {
         header: Some(word("X-Server")),
         cookie: Some(word("SetServer")),
     });
@@ -343,7 +345,7 @@ fn resolvers_and_servers_found_by_name_render_in_their_sections() {
     };
     let app = std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap());
     app.servers.clear();
-    app.named = Some(named(
+    app.settings_mut().named = Some(named(
         "app.web.svc.cluster.local",
         8080,
         model::Resolution::Resolver {
@@ -353,7 +355,7 @@ fn resolvers_and_servers_found_by_name_render_in_their_sections() {
     ));
     let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
     api.servers.clear();
-    api.named = Some(named("db.example.com", 5432, model::Resolution::AtLoad));
+    api.settings_mut().named = Some(named("db.example.com", 5432, model::Resolution::AtLoad));
     let rendered = render(&model);
     let diff = changes(&base_config, &text(&rendered, "haproxy.cfg"))
         + &changes(&base_shard, &text(&rendered, "backends/shard-000.cfg"));
@@ -442,7 +444,7 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
         name: name.into(),
     };
     let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
-    api.balance = Balance::UrlParam {
+    api.settings_mut().balance = Balance::UrlParam {
         name: Word::parse("user").unwrap(),
         check_post: false,
     };
@@ -472,11 +474,11 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
         addr: Some("10.0.9.9".parse().unwrap()),
         uri: Some(CheckUri::parse("/healthz").unwrap()),
     });
-    api.timeouts.queue = duration("5s");
-    api.timeouts.tunnel = duration("1h");
-    api.timeouts.server_fin = duration("50s");
-    api.timeouts.http_request = duration("7s");
-    api.timeouts.keep_alive = duration("2m");
+    api.settings_mut().timeouts.queue = duration("5s");
+    api.settings_mut().timeouts.tunnel = duration("1h");
+    api.settings_mut().timeouts.server_fin = duration("50s");
+    api.settings_mut().timeouts.http_request = duration("7s");
+    api.settings_mut().timeouts.keep_alive = duration("2m");
     let app = std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap());
     std::sync::Arc::make_mut(&mut app.server_options).tls = Some(BackendTls {
         verify: TlsVerify::None,
@@ -962,6 +964,7 @@ fn client_certificates_and_cors_render_in_frontends_certificate_list_and_files()
         error_page: Some("https://login.example.com/certificate".into()),
     });
     std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap())
+        .settings_mut()
         .client_cert_header = true;
     let rendered = render(&model);
     let mut diff = String::new();
@@ -1037,7 +1040,7 @@ fn access_lists_render_as_rule_lines_with_their_files_and_limits_in_the_backend(
         );
     }
     let api = std::sync::Arc::make_mut(model.backends.get_mut(&id("api", "http")).unwrap());
-    api.client_limits = model::ClientLimits {
+    api.settings_mut().client_limits = model::ClientLimits {
         rps: Some(10),
         connections: Some(5),
         exempt: vec![cidr("192.168.0.0/16"), cidr("::1")],

@@ -35,16 +35,18 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
         servers: (1..=servers)
             .map(|last| Server::at(IpAddr::from([10, 0, (number % 250) as u8, last]), 8080))
             .collect(),
-        balance: Balance::RoundRobin,
         server_options: Default::default(),
-        selector: None,
-        named: None,
-        timeouts: Default::default(),
-        timeout_connect: HaproxyDuration::parse("5s").unwrap(),
-        timeout_server: HaproxyDuration::parse("50s").unwrap(),
-        client_cert_header: false,
-        error_pages: Default::default(),
-        client_limits: Default::default(),
+        settings: std::sync::Arc::new(model::BackendSettings {
+            balance: Balance::RoundRobin,
+            selector: None,
+            named: None,
+            timeouts: Default::default(),
+            timeout_connect: HaproxyDuration::parse("5s").unwrap(),
+            timeout_server: HaproxyDuration::parse("50s").unwrap(),
+            client_cert_header: false,
+            error_pages: Default::default(),
+            client_limits: Default::default(),
+        }),
         origins: vec![origin()],
     };
     model

@@ -89,8 +89,9 @@ pub(crate) fn apply(
             // Its status says why; the connections it governs must fail, not go out
             // unverified.
             changed.servers.clear();
-            changed.named = None;
-            changed.selector = None;
+            let settings = changed.settings_mut();
+            settings.named = None;
+            settings.selector = None;
         }
     }
     Arc::new(changed)

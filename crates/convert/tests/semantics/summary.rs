@@ -187,8 +187,8 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
             if backend.id.mode != model::BackendMode::Http {
                 line.push_str(" mode tcp");
             }
-            if backend.balance != convert::keys::BALANCE_ALGORITHM.default_value() {
-                line.push_str(&format!(" balance {}", backend.balance));
+            if backend.settings.balance != convert::keys::BALANCE_ALGORITHM.default_value() {
+                line.push_str(&format!(" balance {}", backend.settings.balance));
             }
             let options = &backend.server_options;
             match (options.protocol, options.tls.is_some()) {

@@ -57,8 +57,8 @@ impl Contribution {
     pub(crate) fn new(object: ObjectRef, kind: &'static str, order: MergeOrder) -> Self {
         let origin = Origin {
             kind,
-            namespace: object.namespace.to_string(),
-            name: object.name.to_string(),
+            namespace: object.namespace.shared_text(),
+            name: object.name.shared_text(),
         };
         Self {
             object,

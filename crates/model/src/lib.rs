@@ -65,15 +65,16 @@ pub use tcp::{TcpRoute, TcpService, TcpServices, TcpTls};
 
 pub use imbl::{OrdMap, OrdSet};
 
-/// A Kubernetes object's identity as the model records it, for error reports.
+/// A Kubernetes object's identity as the model records it, for error reports. Every
+/// route and backend an object makes carries one: the texts are shared, not copied.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Origin {
     /// Kind, e.g. `Ingress`.
     pub kind: &'static str,
     /// Namespace (empty for cluster-scoped kinds).
-    pub namespace: String,
+    pub namespace: std::sync::Arc<str>,
     /// Name.
-    pub name: String,
+    pub name: std::sync::Arc<str>,
 }
 
 impl std::fmt::Display for Origin {

@@ -558,8 +558,7 @@ impl Controller {
             let Some(kind) = Kind::ALL.into_iter().find(|k| k.name() == origin.kind) else {
                 continue;
             };
-            let object_ref =
-                resources::ObjectRef::new(kind, origin.namespace.as_str(), origin.name.as_str());
+            let object_ref = resources::ObjectRef::new(kind, &*origin.namespace, &*origin.name);
             let Some(object) = snapshot.get(&object_ref) else {
                 continue;
             };

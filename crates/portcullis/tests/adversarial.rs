@@ -703,14 +703,22 @@ fn check(attacks: &[Attack]) {
         model
             .hosts
             .get(&HostKey::Exact("victim.test".into()))
-            .is_some_and(|host| host.routes.values().any(|r| r.origin.namespace == "victim")),
+            .is_some_and(|host| host
+                .routes
+                .values()
+                .any(|r| &*r.origin.namespace == "victim")),
         "the victim is not served as written"
     );
     let served: BTreeSet<(String, String)> = model
         .hosts
         .values()
         .flat_map(|host| host.routes.values())
-        .map(|route| (route.origin.namespace.clone(), route.origin.name.clone()))
+        .map(|route| {
+            (
+                route.origin.namespace.to_string(),
+                route.origin.name.to_string(),
+            )
+        })
         .collect();
     let reported: BTreeSet<(String, String)> = reconciled
         .conversion

@@ -140,7 +140,7 @@ impl<'a> OriginTable<'a> {
 pub fn secret_origin(id: &CertId) -> Origin {
     Origin {
         kind: SECRET_KIND,
-        namespace: id.namespace.clone(),
-        name: id.name.clone(),
+        namespace: id.namespace.as_str().into(),
+        name: id.name.as_str().into(),
     }
 }

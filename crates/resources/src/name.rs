@@ -33,6 +33,11 @@ impl Name {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The text, shared with this name rather than copied.
+    pub fn shared_text(&self) -> Arc<str> {
+        Arc::clone(&self.0)
+    }
 }
 
 impl Default for Name {

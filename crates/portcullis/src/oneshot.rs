@@ -36,11 +36,16 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
     // equal to the controller's first reconciliation, as the I2 property test checks.
     let mut cache = convert::ConvertCache::one_shot();
     let conversion = cache.convert(&snapshot, &options);
+    // The render needs only the model. The merge's bookkeeping is freed beside it, on a
+    // thread of its own, so the render's allocations reuse that memory (the peak at 10k
+    // services falls by ~10 MiB) and its 20-30 ms of freeing stay off the way. Freeing the
+    // objects too saved ~2 MiB more for ~50 ms: the process ends soon, so they are not.
+    let freeing = std::thread::Builder::new()
+        .name("free-merge".into())
+        .spawn(move || drop(cache));
     let mut renderer = render::RenderCache::default();
     let desired = renderer.render(&conversion.model);
-    // Freeing the objects and the merge's state before rendering lowered the peak by
-    // ~10 MiB at 10k services but cost ~50 ms; the process ends soon, so they are not.
-    std::mem::forget((cache, snapshot, renderer));
+    std::mem::forget((snapshot, renderer));
     let reconciled_at = started.elapsed();
     let rss_reconciled = resident_mib();
     let diagnostics = conversion.diagnostics.iter().map(ToString::to_string);
@@ -68,6 +73,10 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
     // One pass, then the process ends: freeing the objects, model and files one by one
     // would only cost time (a tenth of a `render` at 100k services).
     std::mem::forget((conversion, desired, plan, applied));
+    // A thread that could not be started has dropped the bookkeeping at once.
+    if let Ok(freeing) = freeing {
+        let _ = freeing.join();
+    }
     Ok(())
 }
 

@@ -413,9 +413,10 @@ impl Merger {
                 resolved[index] = Some(route);
             },
         );
-        let route_changes: Vec<(RouteKey, Option<Route>)> = (routes.into_iter().zip(resolved))
-            .map(|(key, route)| (key, route.flatten()))
-            .collect();
+        // Read as the hosts are settled below, not collected: a merge from nothing would
+        // hold every route twice (about 5 MB at 10k services).
+        let route_changes =
+            (routes.into_iter().zip(resolved)).map(|(key, route)| (key, route.flatten()));
         let passthrough = std::mem::take(&mut dirty.passthrough);
         // As for routes: a changed object's new claims may take the positions of its old
         // ones, so every old use goes before any new one is added.
@@ -452,7 +453,7 @@ impl Merger {
         }
         // The hosts' routes are set last, with their certificates: one update a host.
         let mut certificate_hosts = std::mem::take(&mut dirty.host_certificates);
-        let mut route_changes = route_changes.into_iter().peekable();
+        let mut route_changes = route_changes.peekable();
         while let Some(((host, path), route)) = route_changes.next() {
             let mut paths = vec![(path, route)];
             while let Some(((_, path), route)) =

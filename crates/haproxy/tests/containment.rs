@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use haproxy::{CheckError, Haproxy, LaunchOptions, RuntimeApi, STAGING_DIR, StateDir};
 use model::{
-    Backend, BackendId, Balance, CertId, HaproxyDuration, Host, HostKey, Origin, PathKind,
-    PathMatch, ProxyModel, Route, Server, TlsCert,
+    Backend, BackendId, CertId, HaproxyDuration, Host, HostKey, Origin, PathKind, PathMatch,
+    ProxyModel, Route, Server, TlsCert,
 };
 use plan::AppliedFiles;
 use render::render;
@@ -97,17 +97,10 @@ fn model(cert: &str) -> ProxyModel {
             id: id.clone(),
             servers: vec![Server::at(IpAddr::from([127, 0, 0, 1]), 9)],
             server_options: Default::default(),
-            settings: std::sync::Arc::new(model::BackendSettings {
-                balance: Balance::RoundRobin,
-                selector: None,
-                named: None,
-                timeouts: Default::default(),
-                timeout_connect: HaproxyDuration::parse("5s").unwrap(),
-                timeout_server: HaproxyDuration::parse("50s").unwrap(),
-                client_cert_header: false,
-                error_pages: Default::default(),
-                client_limits: Default::default(),
-            }),
+            settings: std::sync::Arc::new(model::BackendSettings::plain(
+                HaproxyDuration::parse("5s").unwrap(),
+                HaproxyDuration::parse("50s").unwrap(),
+            )),
             origins: vec![origin()],
         }),
     );

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use haproxy::{Haproxy, LaunchOptions, RuntimeApi, StateDir};
 use model::{
-    Backend, BackendId, Balance, CertId, HaproxyDuration, Host, HostKey, Origin, PathKind,
-    PathMatch, ProxyModel, Route, Server, TlsCert,
+    Backend, BackendId, CertId, HaproxyDuration, Host, HostKey, Origin, PathKind, PathMatch,
+    ProxyModel, Route, Server, TlsCert,
 };
 use plan::{AppliedFiles, Backends, LiveState, RuntimeCommand, ServerRef};
 use proptest::prelude::*;
@@ -90,17 +90,10 @@ fn passthrough_backend(service: &str) -> Backend {
         id: id(service),
         servers: vec![Server::at(IpAddr::from([10, 0, 1, 1]), 8443)],
         server_options: Default::default(),
-        settings: std::sync::Arc::new(model::BackendSettings {
-            balance: Balance::RoundRobin,
-            selector: None,
-            named: None,
-            timeouts: Default::default(),
-            timeout_connect: HaproxyDuration::parse("5s").unwrap(),
-            timeout_server: HaproxyDuration::parse("50s").unwrap(),
-            client_cert_header: false,
-            error_pages: Default::default(),
-            client_limits: Default::default(),
-        }),
+        settings: std::sync::Arc::new(model::BackendSettings::plain(
+            HaproxyDuration::parse("5s").unwrap(),
+            HaproxyDuration::parse("50s").unwrap(),
+        )),
         origins: vec![origin()],
     }
     .for_passthrough()
@@ -146,17 +139,10 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             id: id(service),
             servers,
             server_options: Default::default(),
-            settings: std::sync::Arc::new(model::BackendSettings {
-                balance: Balance::RoundRobin,
-                selector: None,
-                named: None,
-                timeouts: Default::default(),
-                timeout_connect: HaproxyDuration::parse("5s").unwrap(),
-                timeout_server: HaproxyDuration::parse("50s").unwrap(),
-                client_cert_header: false,
-                error_pages: Default::default(),
-                client_limits: Default::default(),
-            }),
+            settings: std::sync::Arc::new(model::BackendSettings::plain(
+                HaproxyDuration::parse("5s").unwrap(),
+                HaproxyDuration::parse("50s").unwrap(),
+            )),
             origins: vec![origin()],
         };
         model

@@ -213,6 +213,26 @@ pub struct BackendSettings {
     pub client_limits: crate::ClientLimits,
 }
 
+impl BackendSettings {
+    /// Round robin and the two timeouts every backend section states, and nothing else.
+    pub fn plain(
+        timeout_connect: crate::HaproxyDuration,
+        timeout_server: crate::HaproxyDuration,
+    ) -> Self {
+        Self {
+            balance: crate::Balance::RoundRobin,
+            selector: None,
+            named: None,
+            timeouts: crate::BackendTimeouts::default(),
+            timeout_connect,
+            timeout_server,
+            client_cert_header: false,
+            error_pages: std::collections::BTreeMap::new(),
+            client_limits: crate::ClientLimits::default(),
+        }
+    }
+}
+
 /// What a backend forwards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum BackendMode {

@@ -536,14 +536,10 @@ mod tests {
             server_options: Default::default(),
             settings: std::sync::Arc::new(model::BackendSettings {
                 balance,
-                selector: None,
-                named: None,
-                timeouts: Default::default(),
-                timeout_connect: HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
-                timeout_server: HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
-                client_cert_header: false,
-                error_pages: Default::default(),
-                client_limits: Default::default(),
+                ..model::BackendSettings::plain(
+                    HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
+                    HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
+                )
             }),
             origins: Vec::new(),
         };

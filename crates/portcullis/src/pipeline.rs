@@ -245,19 +245,10 @@ mod tests {
                 id,
                 servers: Vec::new(),
                 server_options: Default::default(),
-                settings: std::sync::Arc::new(model::BackendSettings {
-                    balance: model::Balance::RoundRobin,
-                    selector: None,
-                    named: None,
-                    timeouts: Default::default(),
-                    timeout_connect: model::HaproxyDuration::parse("5s")
-                        .unwrap_or_else(|_| unreachable!()),
-                    timeout_server: model::HaproxyDuration::parse("50s")
-                        .unwrap_or_else(|_| unreachable!()),
-                    client_cert_header: false,
-                    error_pages: Default::default(),
-                    client_limits: Default::default(),
-                }),
+                settings: std::sync::Arc::new(model::BackendSettings::plain(
+                    model::HaproxyDuration::parse("5s").unwrap_or_else(|_| unreachable!()),
+                    model::HaproxyDuration::parse("50s").unwrap_or_else(|_| unreachable!()),
+                )),
                 origins: vec![origin.clone()],
             }),
         );

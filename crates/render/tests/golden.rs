@@ -40,17 +40,10 @@ fn backend(service: &str, port: &str, servers: Vec<Server>) -> Backend {
         id: id(service, port),
         servers,
         server_options: Default::default(),
-        settings: std::sync::Arc::new(model::BackendSettings {
-            balance: Balance::RoundRobin,
-            selector: None,
-            named: None,
-            timeouts: Default::default(),
-            timeout_connect: HaproxyDuration::parse("5s").unwrap(),
-            timeout_server: HaproxyDuration::parse("50s").unwrap(),
-            client_cert_header: false,
-            error_pages: Default::default(),
-            client_limits: Default::default(),
-        }),
+        settings: std::sync::Arc::new(model::BackendSettings::plain(
+            HaproxyDuration::parse("5s").unwrap(),
+            HaproxyDuration::parse("50s").unwrap(),
+        )),
         origins: vec![origin("site")],
     }
 }

@@ -36,17 +36,10 @@ fn add_service(model: &mut ProxyModel, number: usize, servers: u8) {
             .map(|last| Server::at(IpAddr::from([10, 0, (number % 250) as u8, last]), 8080))
             .collect(),
         server_options: Default::default(),
-        settings: std::sync::Arc::new(model::BackendSettings {
-            balance: Balance::RoundRobin,
-            selector: None,
-            named: None,
-            timeouts: Default::default(),
-            timeout_connect: HaproxyDuration::parse("5s").unwrap(),
-            timeout_server: HaproxyDuration::parse("50s").unwrap(),
-            client_cert_header: false,
-            error_pages: Default::default(),
-            client_limits: Default::default(),
-        }),
+        settings: std::sync::Arc::new(model::BackendSettings::plain(
+            HaproxyDuration::parse("5s").unwrap(),
+            HaproxyDuration::parse("50s").unwrap(),
+        )),
         origins: vec![origin()],
     };
     model

@@ -45,7 +45,8 @@ mod tests {
         let other = recent.share(String::from("b"));
         assert!(Arc::ptr_eq(&first, &recent.share(String::from("a"))));
         assert!(!Arc::ptr_eq(&first, &other));
-        // "a" was used last: seven new values later, "b" is forgotten and "a" is not.
+        // "a" was used last: with the list full of newer values, "b" is forgotten and "a"
+        // is not.
         for n in 0..REMEMBERED - 1 {
             recent.share(n.to_string());
         }

@@ -189,7 +189,9 @@ pub struct Backend {
     pub origins: Vec<crate::Origin>,
 }
 
-/// What a backend section says besides its servers and their options.
+/// What a backend section says besides its servers and their options. All of it is
+/// rendered in the section and compared whole: a setting HAProxy can change at runtime
+/// belongs beside the servers, not here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackendSettings {
     /// Load-balancing algorithm.
@@ -301,24 +303,30 @@ impl Backend {
 
     fn in_tcp_mode(mut self, mode: BackendMode) -> Backend {
         self.id.mode = mode;
-        let server_options = std::sync::Arc::make_mut(&mut self.server_options);
-        server_options.tls = None;
-        server_options.protocol = crate::Protocol::default();
-        server_options.cookie = None;
-        if let Some(health) = &mut server_options.health {
-            health.uri = None;
-        }
-        let unchanged = self.settings.timeouts.http_request.is_none()
-            && self.settings.timeouts.keep_alive.is_none()
-            && self.settings.client_limits == crate::ClientLimits::default();
-        // Settings that need no change stay shared.
-        if !unchanged {
-            let settings = self.settings_mut();
+        changed_copy(&mut self.server_options, |options| {
+            options.tls = None;
+            options.protocol = crate::Protocol::default();
+            options.cookie = None;
+            if let Some(health) = &mut options.health {
+                health.uri = None;
+            }
+        });
+        changed_copy(&mut self.settings, |settings| {
             settings.timeouts.http_request = None;
             settings.timeouts.keep_alive = None;
             settings.client_limits = crate::ClientLimits::default();
-        }
+        });
         self
+    }
+}
+
+/// Applies `change` to a shared value, in a copy of this backend's own only when it
+/// changes something: what needs no change stays shared.
+fn changed_copy<T: Clone + PartialEq>(shared: &mut std::sync::Arc<T>, change: impl FnOnce(&mut T)) {
+    let mut changed = (**shared).clone();
+    change(&mut changed);
+    if changed != **shared {
+        *shared = std::sync::Arc::new(changed);
     }
 }
 
@@ -386,5 +394,51 @@ mod section_name_tests {
             id("db", "api", "443", BackendMode::TlsPassthrough).section_name(),
             "db_api_443_passthrough"
         );
+    }
+}
+
+#[cfg(test)]
+mod tcp_mode_tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn backend(settings: BackendSettings) -> Backend {
+        Backend {
+            id: BackendId {
+                namespace: "web".into(),
+                service: "db".into(),
+                port: "5432".into(),
+                mode: BackendMode::Http,
+            },
+            servers: Vec::new(),
+            server_options: Arc::default(),
+            settings: Arc::new(settings),
+            origins: Vec::new(),
+        }
+    }
+
+    fn duration(text: &str) -> crate::HaproxyDuration {
+        crate::HaproxyDuration::parse(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn tcp_mode_drops_http_only_settings_and_shares_what_it_leaves_unchanged() {
+        let plain = backend(BackendSettings::plain(duration("5s"), duration("50s")));
+        let (settings, options) = (plain.settings.clone(), plain.server_options.clone());
+        let tcp = plain.for_tcp();
+        assert_eq!(tcp.id.mode, BackendMode::Tcp);
+        assert!(Arc::ptr_eq(&tcp.settings, &settings));
+        assert!(Arc::ptr_eq(&tcp.server_options, &options));
+
+        let mut http_only = BackendSettings::plain(duration("5s"), duration("50s"));
+        http_only.timeouts.http_request = Some(duration("7s"));
+        http_only.timeouts.keep_alive = Some(duration("2m"));
+        http_only.timeouts.tunnel = Some(duration("1h"));
+        http_only.client_limits.rps = Some(10);
+        let passthrough = backend(http_only).for_passthrough();
+        let mut expected = BackendSettings::plain(duration("5s"), duration("50s"));
+        expected.timeouts.tunnel = Some(duration("1h"));
+        assert_eq!(*passthrough.settings, expected);
+        assert_eq!(passthrough.id.mode, BackendMode::TlsPassthrough);
     }
 }

@@ -38,8 +38,8 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
     let conversion = cache.convert(&snapshot, &options);
     // The render needs only the model. The merge's bookkeeping is freed beside it, on a
     // thread of its own, so the render's allocations reuse that memory (the peak at 10k
-    // services falls by ~10 MiB) and its 20-30 ms of freeing stay off the way. Freeing the
-    // objects too saved ~2 MiB more for ~50 ms: the process ends soon, so they are not.
+    // services falls by ~10 MiB) and its 23-31 ms of freeing stay out of the way. Freeing
+    // the objects too saved ~2 MiB more for ~45 ms: the process ends soon, so they are not.
     let freeing = std::thread::Builder::new()
         .name("free-merge".into())
         .spawn(move || drop(cache));

@@ -176,7 +176,11 @@ fn check(attacker: &str, victim_first: bool) {
         .model
         .hosts
         .get(&HostKey::Exact("victim.test".into()))
-        .is_some_and(|host| host.routes.values().any(|r| r.origin.namespace == "victim"));
+        .is_some_and(|host| {
+            host.routes
+                .values()
+                .any(|r| &*r.origin.namespace == "victim")
+        });
     assert!(
         served_victim || !victim_first,
         "the victim is not served: {:?}",

@@ -213,8 +213,13 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     );
     let objects = objects.replace(&gateway, &foreign);
     write(&manifests, "all.yaml", &objects);
+    // Both hosts are asked in one wait: this change reaches HAProxy in more than one step
+    // (the Gateway's own ports need a reload, which may follow the runtime updates, and
+    // the old worker takes new connections until it stops listening), so one host's 404
+    // does not yet mean the other's.
     p.wait_until(Duration::from_secs(10), |p| {
         answer(p.http_port, "app.test", "/") == "404"
+            && answer(p.http_port, "team.test", "/") == "404"
     })
     .unwrap();
     assert_eq!(answer(port, "team.test", "/"), "404");

@@ -251,8 +251,14 @@ impl ConvertCache {
         self.listener_ports = Some(listener_ports.clone());
         self.port_protocols = Some(port_protocols.clone());
 
-        let mut merger = std::mem::take(&mut self.merger);
         let recording = self.dependents.is_recording();
+        // A cache that records nothing converts every snapshot in full, so its merge is
+        // never followed by another.
+        let mut merger = if recording {
+            std::mem::take(&mut self.merger)
+        } else {
+            Merger::one_pass()
+        };
         let mut claiming = Claiming::default();
         let mut recorded = Vec::new();
         let mut updates = Vec::new();
@@ -299,6 +305,7 @@ impl ConvertCache {
             // incremental merge must.
             let rebuild = updates.len() * 2 > merger.len();
             if rebuild {
+                let emptied = merger.emptied();
                 let mut contributions = merger.into_contributions();
                 for (object, contribution) in updates {
                     match contribution {
@@ -310,7 +317,7 @@ impl ConvertCache {
                     .into_iter()
                     .map(|(object, contribution)| (object, Some(contribution)))
                     .collect();
-                merger = Merger::default();
+                merger = emptied;
             }
             rebuild
         };

@@ -88,9 +88,29 @@ pub(crate) struct Merger {
     /// The TCP ports serving each certificate, with the object that set the port.
     tcp_certificate_users: FxHashMap<CertId, std::collections::BTreeMap<u16, ObjectRef>>,
     tcp_services: model::TcpServices,
+    /// No merge follows this one (a cache that records nothing merges every snapshot
+    /// from nothing): what only a next merge would read is not kept. At 100k services
+    /// that is ~40 MB of route winners, and the time to fill and free them.
+    one_pass: bool,
 }
 
 impl Merger {
+    /// A merger for one merge from nothing, never followed by another.
+    pub(crate) fn one_pass() -> Self {
+        Self {
+            one_pass: true,
+            ..Self::default()
+        }
+    }
+
+    /// An empty merger that keeps what this one keeps.
+    pub(crate) fn emptied(&self) -> Self {
+        Self {
+            one_pass: self.one_pass,
+            ..Self::default()
+        }
+    }
+
     /// [`Merger::replace`] for every change.
     pub(crate) fn replace_all(
         &mut self,
@@ -261,7 +281,9 @@ impl Merger {
                         self.paths_by_host.insert(route.host.clone(), paths);
                     }
                 }
-                if let Some((name, suffix)) = exact_suffix(&route.host) {
+                // Read only to find the routes a wildcard's TLS change makes dirty, and
+                // in a merge from nothing every route is dirty already.
+                if let Some((name, suffix)) = exact_suffix(&route.host).filter(|_| !self.one_pass) {
                     match self.exact_hosts_by_suffix.get_mut(suffix) {
                         Some(names) if names.contains(name) => {}
                         Some(names) => {
@@ -368,7 +390,8 @@ impl Merger {
                 self.remove_use(&id, &position, &mut dirty);
             }
         }
-        if self.route_winners.is_empty() {
+        let keep_winners = !self.one_pass;
+        if keep_winners && self.route_winners.is_empty() {
             // A merge from nothing: sized once, not through every power of two.
             self.route_winners.reserve(routes.len());
         }
@@ -396,7 +419,7 @@ impl Merger {
                     diagnostics,
                 } = resolution;
                 set(routes_diagnostics, key, diagnostics);
-                let mut winners = Vec::with_capacity(uses.len());
+                let mut winners = Vec::with_capacity(if keep_winners { uses.len() } else { 0 });
                 for (position, id, contribution) in uses {
                     add_use(
                         backend_uses,
@@ -405,8 +428,12 @@ impl Merger {
                         contribution,
                         &mut dirty,
                     );
-                    winners.push((position, id));
+                    if keep_winners {
+                        winners.push((position, id));
+                    }
                 }
+                // A route's winners are read only to take its uses back when it is
+                // resolved again.
                 if !winners.is_empty() {
                     route_winners.insert(key.clone(), winners);
                 }

@@ -283,7 +283,9 @@ impl Merger {
                 }
                 // Read only to find the routes a wildcard's TLS change makes dirty, and
                 // in a merge from nothing every route is dirty already.
-                if let Some((name, suffix)) = exact_suffix(&route.host).filter(|_| !self.one_pass) {
+                if !self.one_pass
+                    && let Some((name, suffix)) = exact_suffix(&route.host)
+                {
                     match self.exact_hosts_by_suffix.get_mut(suffix) {
                         Some(names) if names.contains(name) => {}
                         Some(names) => {

@@ -372,8 +372,10 @@ impl Snapshot {
         let mut rest = objects;
         while let Some((last, _)) = rest.last() {
             let kind = last.kind;
-            let start = rest.partition_point(|(r, _)| r.kind < kind);
-            runs.push(rest.split_off(start));
+            match rest.partition_point(|(r, _)| r.kind < kind) {
+                0 => runs.push(std::mem::take(&mut rest)),
+                start => runs.push(rest.split_off(start)),
+            }
         }
         let parts: Vec<Snapshot> = runs.into_par_iter().map(fill).collect();
         let mut whole = Snapshot::default();

@@ -751,10 +751,7 @@ impl Merger {
 
     /// A backend is the first use's value, with the origins of every use; a use with other
     /// settings is reported. `None`: the backend has no use left.
-    fn backend_resolution(
-        &self,
-        id: &BackendId,
-    ) -> Option<(Option<Arc<Backend>>, Vec<Diagnostic>)> {
+    fn backend_resolution(&self, id: &BackendId) -> settle::BackendResolution {
         let uses = self.backend_uses.get(id)?;
         // The first use's backend, shared as it is unless others add their origins.
         let mut merged: Option<Arc<Backend>> = None;

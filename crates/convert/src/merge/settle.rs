@@ -12,7 +12,7 @@ use super::{TlsWinners, shared_tls};
 use crate::diagnostic::Diagnostic;
 
 /// What a backend's uses came to: `None` when it has none left, else the merged backend
-/// (`None` when it has no endpoints to serve with) and what its uses reported.
+/// (`None` when no use names one) and what its uses reported.
 pub(super) type BackendResolution = Option<(Option<Arc<Backend>>, Vec<Diagnostic>)>;
 
 /// Stores each backend's resolution. Into an empty map (a merge from nothing) nothing

@@ -63,6 +63,21 @@ impl Place {
             })
             .then((self.file, self.index).cmp(&(other.file, other.index)))
     }
+
+    /// Whether two places define the same reference; `reference` gives a place's
+    /// reference, read only for texts their heads cannot tell apart (next to each other
+    /// after the sort, most places differ only in a name that fits in its head).
+    fn same_reference<'a>(&self, other: &Self, reference: impl Fn(&Self) -> &'a ObjectRef) -> bool {
+        let same = |ours: &TextHead, theirs: &TextHead, text: fn(&ObjectRef) -> &Name| {
+            ours.order(theirs).map_or_else(
+                || text(reference(self)) == text(reference(other)),
+                Ordering::is_eq,
+            )
+        };
+        self.kind == other.kind
+            && same(&self.namespace, &other.namespace, |r| &r.namespace)
+            && same(&self.name, &other.name, |r| &r.name)
+    }
 }
 
 /// A text's first bytes and length.
@@ -164,7 +179,7 @@ pub fn read_manifests(
     let mut first: Option<&Place> = None;
     for place in &places {
         match first {
-            Some(winner) if winner.kind == place.kind && reference(winner) == reference(place) => {
+            Some(winner) if winner.same_reference(place, reference) => {
                 problems.push(ManifestProblem::repeated_definition(
                     &decoded[place.file as usize].0,
                     reference(place),

@@ -471,7 +471,7 @@ impl Merger {
         }
         let backends: Vec<BackendId> = std::mem::take(&mut dirty.backends).into_iter().collect();
         // Read-only, so a large merge's backends are resolved on every core, as its
-        // routes are; only storing what they come to is serial.
+        // routes are.
         let this = &*self;
         let resolutions = crate::parallel::map_in_order(&backends, PARALLEL_FROM, |id| {
             this.backend_resolution(id)

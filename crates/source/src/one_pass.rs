@@ -51,6 +51,23 @@ impl Place {
     /// The order of `(ObjectRef, file, index)`; `reference` gives a place's reference, for
     /// texts their heads cannot tell apart.
     fn order<'a>(&self, other: &Self, reference: impl Fn(&Self) -> &'a ObjectRef) -> Ordering {
+        self.reference_order(other, reference)
+            .then((self.file, self.index).cmp(&(other.file, other.index)))
+    }
+
+    /// Whether two places define the same reference. Next to each other after the sort,
+    /// most places differ only in a name that fits in its head: no text is read for them.
+    fn same_reference<'a>(&self, other: &Self, reference: impl Fn(&Self) -> &'a ObjectRef) -> bool {
+        self.reference_order(other, reference).is_eq()
+    }
+
+    /// The order of the two places' references, read only for texts their heads cannot
+    /// tell apart.
+    fn reference_order<'a>(
+        &self,
+        other: &Self,
+        reference: impl Fn(&Self) -> &'a ObjectRef,
+    ) -> Ordering {
         self.kind
             .cmp(&other.kind)
             .then_with(|| {
@@ -61,22 +78,6 @@ impl Place {
                 (self.name.order(&other.name))
                     .unwrap_or_else(|| reference(self).name.cmp(&reference(other).name))
             })
-            .then((self.file, self.index).cmp(&(other.file, other.index)))
-    }
-
-    /// Whether two places define the same reference; `reference` gives a place's
-    /// reference, read only for texts their heads cannot tell apart (next to each other
-    /// after the sort, most places differ only in a name that fits in its head).
-    fn same_reference<'a>(&self, other: &Self, reference: impl Fn(&Self) -> &'a ObjectRef) -> bool {
-        let same = |ours: &TextHead, theirs: &TextHead, text: fn(&ObjectRef) -> &Name| {
-            ours.order(theirs).map_or_else(
-                || text(reference(self)) == text(reference(other)),
-                Ordering::is_eq,
-            )
-        };
-        self.kind == other.kind
-            && same(&self.namespace, &other.namespace, |r| &r.namespace)
-            && same(&self.name, &other.name, |r| &r.name)
     }
 }
 

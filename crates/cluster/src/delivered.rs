@@ -93,22 +93,22 @@ fn version<K: Resource>(object: &K) -> Option<u64> {
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-    use resources::Service;
+    use resources::WatchedService;
 
-    fn service(name: &str, version: Option<&str>) -> Service {
-        Service {
+    fn service(name: &str, version: Option<&str>) -> WatchedService {
+        WatchedService {
             metadata: ObjectMeta {
                 name: Some(name.to_owned()),
                 namespace: Some("web".to_owned()),
                 resource_version: version.map(str::to_owned),
                 ..ObjectMeta::default()
             },
-            ..Service::default()
+            ..WatchedService::default()
         }
     }
 
-    fn wrap(service: Service) -> Object {
-        Object::Service(std::sync::Arc::new(service))
+    fn wrap(service: WatchedService) -> Object {
+        Object::Service(std::sync::Arc::new(service.into()))
     }
 
     /// The events of one list: `-name` for an unchanged object, `+name` for one sent.

@@ -8,12 +8,13 @@ use futures::StreamExt as _;
 use index::{ListScope, SourceEvent};
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use k8s_openapi::api::networking::v1::IngressClass;
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
 use resources::{
-    BackendTlsPolicy, EndpointSlice, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind,
-    ListenerSet, Object, ReferenceGrant, Service, TcpRoute, TlsRoute, UdpRoute,
+    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, ListenerSet, Object,
+    ReferenceGrant, TcpRoute, TlsRoute, UdpRoute, WatchedEndpointSlice, WatchedIngress, WatchedPod,
+    WatchedService,
 };
 use serde::de::DeserializeOwned;
 use source::SourceBatch;
@@ -113,14 +114,14 @@ fn start_watchers(
             namespace,
             all.clone(),
             Kind::Service,
-            |o: Service| Object::Service(Arc::new(o)),
+            |o: WatchedService| Object::Service(Arc::new(o.into())),
         );
         watchers.start(
             in_namespace(client, namespace),
             namespace,
             all.clone(),
             Kind::EndpointSlice,
-            |o: EndpointSlice| Object::EndpointSlice(Arc::new(o)),
+            |o: WatchedEndpointSlice| Object::EndpointSlice(Arc::new(o.into())),
         );
         watchers.start(
             in_namespace(client, namespace),
@@ -135,16 +136,16 @@ fn start_watchers(
             namespace,
             all.clone(),
             Kind::Ingress,
-            |o: Ingress| Object::Ingress(Arc::new(o)),
+            |o: WatchedIngress| Object::Ingress(Arc::new(o.into())),
         );
-        // Pods: their labels put endpoints into blue-green groups (reduced to name,
-        // namespace and labels before they are stored).
+        // Pods: their labels put endpoints into blue-green groups (their specs and
+        // statuses are skipped unbuilt; name, namespace and labels are stored).
         watchers.start(
             in_namespace(client, namespace),
             namespace,
             all.clone(),
             Kind::Pod,
-            Object::pod,
+            |o: WatchedPod| Object::Pod(Arc::new(o.into())),
         );
     }
     watchers.start(
@@ -532,6 +533,29 @@ mod tests {
             .map(|(k, _)| k)
             .collect();
         assert_eq!(annotations, ["example.com/kept"]);
+    }
+
+    /// A watched EndpointSlice is slimmed, then converted: its Service's label must
+    /// survive the slimming for the conversion to take it.
+    #[test]
+    fn a_watched_endpoint_slice_keeps_its_service_through_slimming() {
+        let slice = WatchedEndpointSlice {
+            metadata: kube::api::ObjectMeta {
+                namespace: Some("shop".to_owned()),
+                name: Some("web-x7k2p".to_owned()),
+                labels: Some(
+                    [(resources::SERVICE_NAME_LABEL, "web"), ("app", "web")]
+                        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                        .into(),
+                ),
+                ..Default::default()
+            },
+            address_type: "IPv4".to_owned(),
+            ..WatchedEndpointSlice::default()
+        };
+        let stored = resources::EndpointSlice::from(slim(Kind::EndpointSlice, slice));
+        assert_eq!(stored.service_name.as_deref(), Some("web"));
+        assert_eq!(stored.metadata.labels, None);
     }
 
     #[test]

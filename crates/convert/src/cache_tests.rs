@@ -537,13 +537,17 @@ fn pods_are_stored_with_their_name_and_labels_only() {
     let [Object::Pod(pod)] = decoded.objects.as_slice() else {
         panic!("{decoded:?}");
     };
-    assert_eq!(pod.spec, None);
-    assert_eq!(pod.status, None);
-    assert_eq!(pod.metadata.annotations, None);
-    assert_eq!(pod.metadata.uid, None);
+    let labels = BTreeMap::from([("group".to_owned(), "blue".to_owned())]);
+    assert_eq!(pod.metadata.labels.as_ref(), Some(&labels));
+    // Neither its annotations nor its uid.
     assert_eq!(
-        pod.metadata.labels,
-        Some(BTreeMap::from([("group".to_owned(), "blue".to_owned())]))
+        decoded.objects[0].metadata(),
+        resources::MetaRef {
+            name: Some("p"),
+            namespace: Some("team"),
+            labels: Some(&labels),
+            ..resources::MetaRef::default()
+        }
     );
 }
 

@@ -23,9 +23,10 @@ pub(crate) struct MergeOrder {
 }
 
 impl MergeOrder {
-    pub(crate) fn of(metadata: &resources::ObjectMeta, object: &ObjectRef) -> Self {
+    /// The order of `object`, created at `created`.
+    pub(crate) fn of(created: Option<&resources::Time>, object: &ObjectRef) -> Self {
         Self {
-            created: metadata.creation_timestamp.as_ref().map(|t| t.0),
+            created: created.map(|t| t.0),
             namespace: object.namespace.clone(),
             name: object.name.clone(),
             kind: object.kind,

@@ -34,7 +34,7 @@ pub(crate) fn convert_ingress(
     ingress: &Ingress,
     lookups: &mut Recorder<'_>,
 ) -> Contribution {
-    let order = MergeOrder::of(&ingress.metadata, &object);
+    let order = MergeOrder::of(ingress.metadata.creation_timestamp.as_ref(), &object);
     let mut output = Contribution::new(object, "Ingress", order);
     let annotations = Annotations::new(
         ingress.metadata.annotations.as_ref(),

@@ -49,7 +49,7 @@ pub(crate) fn convert_tcp_configmap(
     configmap: &ConfigMap,
     lookups: &mut Recorder<'_>,
 ) -> Contribution {
-    let order = MergeOrder::of(&configmap.metadata, &object);
+    let order = MergeOrder::of(configmap.metadata.creation_timestamp.as_ref(), &object);
     let mut output = Contribution::new(object, "ConfigMap", order);
     let entries: BTreeMap<String, String> = configmap.data.clone().unwrap_or_default();
     for (key, value) in &entries {

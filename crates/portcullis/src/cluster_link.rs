@@ -202,7 +202,7 @@ impl ClusterLink {
         for diagnostic in new_problems {
             let uid = snapshot
                 .get(&diagnostic.object)
-                .and_then(|object| object.metadata().uid.clone());
+                .and_then(|object| object.metadata().uid.map(str::to_owned));
             let problem = Problem {
                 object: diagnostic.object.clone(),
                 uid,

@@ -283,9 +283,7 @@ fn classify(mut value: Node<'_>, document: usize, line: usize, out: &mut Decoded
             })
         }
         ("", "ConfigMap") => typed(value, Kind::ConfigMap, Object::ConfigMap),
-        ("", "Pod") => typed(value, Kind::Pod, |pod| {
-            Object::pod(Arc::unwrap_or_clone(pod))
-        }),
+        ("", "Pod") => typed(value, Kind::Pod, Object::Pod),
         ("discovery.k8s.io", "EndpointSlice") => {
             typed(value, Kind::EndpointSlice, Object::EndpointSlice)
         }
@@ -462,7 +460,8 @@ pub fn drop_unread_metadata(kind: Kind, meta: &mut ObjectMeta) {
     *finalizers = None;
     *generate_name = None;
     *self_link = None;
-    if !kind.labels_are_read() {
+    // An EndpointSlice's conversion takes its one read label itself.
+    if !kind.labels_are_read() && kind != Kind::EndpointSlice {
         *labels = None;
     }
     if let Some(annotations) = annotations.as_mut() {
@@ -588,7 +587,7 @@ mod tests {
             .objects
             .iter()
             .map(|object| {
-                let keys = object.metadata().labels.as_ref();
+                let keys = object.metadata().labels;
                 let keys = keys.map(|labels| labels.keys().map(String::as_str).collect());
                 (object.object_ref().to_string(), keys)
             })
@@ -612,29 +611,39 @@ mod tests {
     fn field_managers_and_the_last_applied_copy_are_not_stored() {
         // As `kubectl get -o yaml` saves an object, in YAML and in JSON.
         let yaml = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: |\n      {\"apiVersion\":\"networking.k8s.io/v1\",\"kind\":\"Ingress\"}\n    haproxy-ingress.github.io/timeout-server: 30s\n  managedFields:\n  - apiVersion: networking.k8s.io/v1\n    fieldsType: FieldsV1\n    fieldsV1: {f:spec: {f:rules: {}}}\n    manager: kubectl-client-side-apply\n    operation: Update\nspec: {defaultBackend: {service: {name: web, port: {number: 80}}}}\n";
-        let json = r#"{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "managedFields": [{"manager": "kubectl", "operation": "Update"}], "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}, "generateName": "we", "finalizers": ["a/b"], "selfLink": "/api/v1/x", "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": "o", "uid": "1"}], "uid": "d3b0"}}"#;
+        // A ConfigMap keeps the generated metadata; a Service, an EndpointSlice, an
+        // Ingress and a Pod keep `StoredMeta`, which has no place for these fields.
+        let json = r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web", "managedFields": [{"manager": "kubectl", "operation": "Update"}], "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}, "generateName": "we", "finalizers": ["a/b"], "selfLink": "/api/v1/x", "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": "o", "uid": "1"}], "uid": "d3b0"}}"#;
         for (text, is_json) in [(yaml, false), (json, true)] {
             let decoded = decode_manifest(text, is_json);
             assert_eq!(decoded.errors, vec![], "{text}");
             let [object] = decoded.objects.as_slice() else {
                 panic!("one object expected: {decoded:?}");
             };
-            let meta = object.metadata();
-            assert_eq!(meta.managed_fields, None, "{text}");
-            assert_eq!(
-                (
-                    &meta.owner_references,
-                    &meta.finalizers,
-                    &meta.generate_name,
-                    &meta.self_link
-                ),
-                (&None, &None, &None, &None),
-                "{text}"
-            );
+            assert_eq!(matches!(object, Object::ConfigMap(_)), is_json, "{text}");
+            if let Object::ConfigMap(map) = object {
+                let meta = &map.metadata;
+                assert_eq!(meta.managed_fields, None, "{text}");
+                assert_eq!(
+                    (
+                        &meta.owner_references,
+                        &meta.finalizers,
+                        &meta.generate_name,
+                        &meta.self_link
+                    ),
+                    (&None, &None, &None, &None),
+                    "{text}"
+                );
+            }
             // What is read stays.
-            assert_eq!(meta.uid.as_deref(), is_json.then_some("d3b0"), "{text}");
-            let annotations: Vec<&String> =
-                meta.annotations.iter().flatten().map(|(k, _)| k).collect();
+            let meta = object.metadata();
+            assert_eq!(meta.uid, is_json.then_some("d3b0"), "{text}");
+            let annotations: Vec<&String> = meta
+                .annotations
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k)
+                .collect();
             let expected: &[&str] = if is_json {
                 &[]
             } else {

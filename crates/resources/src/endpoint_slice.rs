@@ -2,12 +2,15 @@
 //! reads. Endpoints are the most numerous things a cluster holds, and the generated type
 //! keeps every field of each (352 bytes an endpoint before any of its text: node, zone,
 //! hints, hostname, the whole target reference); this one keeps an endpoint's
-//! addresses, conditions and the pod it names (40 bytes). Both modes decode straight into
-//! it, so the generated type is never built. Implementing `k8s_openapi::Resource` makes it
-//! watchable like the generated kinds.
+//! addresses, conditions and the pod it names (40 bytes), and the slice's
+//! [`StoredMeta`]. A manifest decodes straight into it, so the generated type is never
+//! built; Kubernetes mode watches [`WatchedEndpointSlice`] (the generated metadata
+//! kube-rs needs) and converts each.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
+
+use crate::{Kind, StoredMeta};
 
 pub use k8s_openapi::api::discovery::v1::{EndpointConditions, EndpointPort};
 
@@ -16,11 +19,11 @@ pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 
 /// An EndpointSlice: a share of a Service's endpoints.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(from = "ListedEndpointSlice")]
+#[serde(from = "ListedEndpointSlice<StoredMeta>")]
 pub struct EndpointSlice {
-    /// Standard object metadata, without labels: the only one read is kept as
+    /// What is read of the metadata, without labels: the only one read is kept as
     /// `service_name` (a map of one label costs a 544-byte tree node, in every slice).
-    pub metadata: ObjectMeta,
+    pub metadata: StoredMeta,
     /// The Service it belongs to: its `kubernetes.io/service-name` label.
     pub service_name: Option<String>,
     /// `IPv4`, `IPv6` or `FQDN`.
@@ -31,20 +34,27 @@ pub struct EndpointSlice {
     pub ports: Option<Vec<EndpointPort>>,
 }
 
-/// An EndpointSlice as it is written and listed.
-#[derive(Deserialize)]
+/// An EndpointSlice as it is written and listed, with metadata `M`.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ListedEndpointSlice {
-    metadata: ObjectMeta,
-    address_type: String,
+pub struct ListedEndpointSlice<M> {
+    /// The metadata.
+    pub metadata: M,
+    /// `IPv4`, `IPv6` or `FQDN`.
+    pub address_type: String,
+    /// The endpoints.
     #[serde(default)]
-    endpoints: Option<Vec<Endpoint>>,
+    pub endpoints: Option<Vec<Endpoint>>,
+    /// The ports.
     #[serde(default)]
-    ports: Option<Vec<EndpointPort>>,
+    pub ports: Option<Vec<EndpointPort>>,
 }
 
-impl From<ListedEndpointSlice> for EndpointSlice {
-    fn from(listed: ListedEndpointSlice) -> Self {
+/// An EndpointSlice as Kubernetes mode watches it, converted as it arrives.
+pub type WatchedEndpointSlice = ListedEndpointSlice<ObjectMeta>;
+
+impl From<ListedEndpointSlice<StoredMeta>> for EndpointSlice {
+    fn from(listed: ListedEndpointSlice<StoredMeta>) -> Self {
         let ListedEndpointSlice {
             mut metadata,
             address_type,
@@ -62,6 +72,28 @@ impl From<ListedEndpointSlice> for EndpointSlice {
             endpoints,
             ports,
         }
+    }
+}
+
+impl From<WatchedEndpointSlice> for EndpointSlice {
+    fn from(watched: WatchedEndpointSlice) -> Self {
+        let ListedEndpointSlice {
+            mut metadata,
+            address_type,
+            endpoints,
+            ports,
+        } = watched;
+        // The one label read is taken before the rest of the labels are dropped.
+        let labels = metadata.labels.take();
+        let mut metadata = StoredMeta::of(Kind::EndpointSlice, metadata);
+        metadata.labels = labels;
+        ListedEndpointSlice {
+            metadata,
+            address_type,
+            endpoints,
+            ports,
+        }
+        .into()
     }
 }
 
@@ -95,7 +127,7 @@ pub struct TargetRef {
 }
 
 crate::resource_impl::namespaced_resource!(
-    EndpointSlice, group: "discovery.k8s.io", version: "v1", kind: "EndpointSlice", plural: "endpointslices"
+    WatchedEndpointSlice, group: "discovery.k8s.io", version: "v1", kind: "EndpointSlice", plural: "endpointslices"
 );
 
 #[cfg(test)]
@@ -121,12 +153,17 @@ mod tests {
           "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]
         }"#;
         let compact: EndpointSlice = serde_json::from_str(listed).expect("decodes");
+        let watched: WatchedEndpointSlice = serde_json::from_str(listed).expect("decodes");
+        assert_eq!(compact, EndpointSlice::from(watched));
         let mut full: k8s_openapi::api::discovery::v1::EndpointSlice =
             serde_json::from_str(listed).expect("decodes");
         let mut labels = full.metadata.labels.take().unwrap_or_default();
         assert_eq!(compact.service_name, labels.remove(SERVICE_NAME_LABEL));
         assert_eq!(compact.service_name.as_deref(), Some("web"));
-        assert_eq!(compact.metadata, full.metadata);
+        assert_eq!(
+            compact.metadata,
+            StoredMeta::of(Kind::EndpointSlice, full.metadata)
+        );
         assert_eq!(compact.address_type, full.address_type);
         assert_eq!(compact.ports, full.ports);
         let endpoints = compact.endpoints.expect("endpoints");

@@ -4,13 +4,16 @@
 mod decode;
 mod endpoint_slice;
 mod fast_yaml;
+mod ingress;
 mod l4_routes;
 mod listener_set;
 mod log_safe;
+mod meta;
 mod name;
 mod names;
 mod node;
 mod object;
+mod pod;
 mod resource_impl;
 mod service;
 
@@ -19,24 +22,28 @@ pub use decode::{
     decode_manifest_with_serde_saphyr, drop_unread_metadata,
 };
 pub use endpoint_slice::{
-    Endpoint, EndpointConditions, EndpointSlice, SERVICE_NAME_LABEL, TargetRef,
+    Endpoint, EndpointConditions, EndpointSlice, ListedEndpointSlice, SERVICE_NAME_LABEL,
+    TargetRef, WatchedEndpointSlice,
 };
+pub use ingress::{Ingress, WatchedIngress};
 pub use k8s_openapi::ByteString;
 pub use k8s_openapi::api::core::v1::{
-    ConfigMap, EndpointAddress, EndpointSubset, Endpoints, Namespace, ObjectReference, Pod, Secret,
+    ConfigMap, EndpointAddress, EndpointSubset, Endpoints, Namespace, ObjectReference, Secret,
 };
 pub use k8s_openapi::api::networking::v1::{
-    HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressClass, IngressClassSpec,
-    IngressRule, IngressServiceBackend, IngressSpec, IngressTLS, ServiceBackendPort,
+    HTTPIngressPath, HTTPIngressRuleValue, IngressBackend, IngressClass, IngressClassSpec,
+    IngressRule, IngressServiceBackend, IngressSpec, IngressStatus, IngressTLS, ServiceBackendPort,
 };
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 pub use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 pub use k8s_openapi::jiff;
 pub use listener_set::as_gateway_listener;
 pub use log_safe::LogSafe;
+pub use meta::{MetaRef, StoredMeta};
 pub use name::Name;
 pub use object::{CA_CONFIG_MAP_KEY, Kind, Object, ObjectRef, ParentRef};
-pub use service::{Service, ServicePort, ServiceSpec, ServiceStatus};
+pub use pod::{Pod, PodMeta, WatchedPod};
+pub use service::{Service, ServicePort, ServiceSpec, ServiceStatus, WatchedService};
 
 /// kubectl's copy of the whole object as last applied: no stage reads it, and it doubles
 /// an object's size, so it is dropped from every object before it is stored.

@@ -4,13 +4,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use k8s_openapi::Metadata;
-use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Pod, Secret};
-use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Secret};
+use k8s_openapi::api::networking::v1::IngressClass;
 
 use crate::{
-    BackendTlsPolicy, EndpointSlice, Gateway, GatewayClass, GrpcRoute, HttpRoute, ListenerSet,
-    LogSafe, ReferenceGrant, Service, TcpRoute, TlsRoute, UdpRoute,
+    BackendTlsPolicy, EndpointSlice, Gateway, GatewayClass, GrpcRoute, HttpRoute, Ingress,
+    ListenerSet, LogSafe, MetaRef, Pod, ReferenceGrant, Service, TcpRoute, TlsRoute, UdpRoute,
 };
 
 /// The key of a ConfigMap that holds a CA bundle (a BackendTLSPolicy's
@@ -235,7 +234,7 @@ pub enum Object {
     GrpcRoute(Arc<GrpcRoute>),
     /// ReferenceGrant.
     ReferenceGrant(Arc<ReferenceGrant>),
-    /// Pod, reduced to its name, namespace and labels by [`Object::pod`].
+    /// Pod: its name, namespace and labels.
     Pod(Arc<Pod>),
     /// TLSRoute.
     TlsRoute(Arc<TlsRoute>),
@@ -276,43 +275,28 @@ impl Object {
     }
 
     /// The object's metadata.
-    pub fn metadata(&self) -> &ObjectMeta {
+    pub fn metadata(&self) -> MetaRef<'_> {
         match self {
-            Object::Namespace(o) => o.metadata(),
-            Object::Service(o) => &o.metadata,
-            Object::EndpointSlice(o) => &o.metadata,
-            Object::Endpoints(o) => o.metadata(),
-            Object::Secret(o) => o.metadata(),
-            Object::ConfigMap(o) => o.metadata(),
-            Object::IngressClass(o) => o.metadata(),
-            Object::Ingress(o) => o.metadata(),
-            Object::GatewayClass(o) => &o.metadata,
-            Object::Gateway(o) => &o.metadata,
-            Object::HttpRoute(o) => &o.metadata,
-            Object::GrpcRoute(o) => &o.metadata,
-            Object::ReferenceGrant(o) => &o.metadata,
-            Object::Pod(o) => o.metadata(),
-            Object::TlsRoute(o) => &o.metadata,
-            Object::TcpRoute(o) => &o.metadata,
-            Object::UdpRoute(o) => &o.metadata,
-            Object::BackendTlsPolicy(o) => &o.metadata,
-            Object::ListenerSet(o) => &o.metadata,
+            Object::Namespace(o) => o.metadata().into(),
+            Object::Service(o) => (&o.metadata).into(),
+            Object::EndpointSlice(o) => (&o.metadata).into(),
+            Object::Endpoints(o) => o.metadata().into(),
+            Object::Secret(o) => o.metadata().into(),
+            Object::ConfigMap(o) => o.metadata().into(),
+            Object::IngressClass(o) => o.metadata().into(),
+            Object::Ingress(o) => (&o.metadata).into(),
+            Object::GatewayClass(o) => (&o.metadata).into(),
+            Object::Gateway(o) => (&o.metadata).into(),
+            Object::HttpRoute(o) => (&o.metadata).into(),
+            Object::GrpcRoute(o) => (&o.metadata).into(),
+            Object::ReferenceGrant(o) => (&o.metadata).into(),
+            Object::Pod(o) => (&o.metadata).into(),
+            Object::TlsRoute(o) => (&o.metadata).into(),
+            Object::TcpRoute(o) => (&o.metadata).into(),
+            Object::UdpRoute(o) => (&o.metadata).into(),
+            Object::BackendTlsPolicy(o) => (&o.metadata).into(),
+            Object::ListenerSet(o) => (&o.metadata).into(),
         }
-    }
-
-    /// A Pod as it is stored: its name, namespace and labels, nothing else (a cluster's
-    /// pods are many, and their specs and statuses large and changing).
-    pub fn pod(pod: Pod) -> Object {
-        let Pod { metadata, .. } = pod;
-        Object::Pod(Arc::new(Pod {
-            metadata: ObjectMeta {
-                name: metadata.name,
-                namespace: metadata.namespace,
-                labels: metadata.labels,
-                ..ObjectMeta::default()
-            },
-            ..Pod::default()
-        }))
     }
 
     /// A Secret as it is stored: only the keys of [`crate::SECRET_KEYS_READ`] kept in its
@@ -387,7 +371,7 @@ impl Object {
             // none of the others' memory for it.
             return Vec::new();
         }
-        let own = self.metadata().namespace.as_deref().unwrap_or_default();
+        let own = self.metadata().namespace.unwrap_or_default();
         if let Object::ListenerSet(set) = self {
             let parent = &set.spec.parent_ref;
             let is_gateway = parent.group.as_deref().unwrap_or(GATEWAY_GROUP) == GATEWAY_GROUP
@@ -420,8 +404,8 @@ impl Object {
         let meta = self.metadata();
         ObjectRef {
             kind: self.kind(),
-            namespace: meta.namespace.as_deref().unwrap_or_default().into(),
-            name: meta.name.as_deref().unwrap_or_default().into(),
+            namespace: meta.namespace.unwrap_or_default().into(),
+            name: meta.name.unwrap_or_default().into(),
         }
     }
 }

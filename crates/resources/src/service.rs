@@ -2,19 +2,22 @@
 //! type keeps all of a Service's spec (416 bytes before any of its text, plus the cluster
 //! addresses, families, selector and policies the API server fills in); this one keeps
 //! the type, ports, cluster IP, external name and external IPs, and the status (a
-//! published Service's load balancer). Both modes decode straight into it; implementing
-//! `k8s_openapi::Resource` makes it watchable like the generated kinds.
+//! published Service's load balancer), with [`StoredMeta`]. A manifest decodes straight
+//! into it; Kubernetes mode watches [`WatchedService`] (the same fields with the
+//! generated metadata kube-rs needs) and converts each.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
+
+use crate::{Kind, StoredMeta};
 
 pub use k8s_openapi::api::core::v1::{ServicePort, ServiceStatus};
 
 /// A Service.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Service {
-    /// Standard object metadata.
-    pub metadata: ObjectMeta,
+    /// What is read of the metadata.
+    pub metadata: StoredMeta,
     /// What is read of the spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<ServiceSpec>,
@@ -49,8 +52,32 @@ pub struct ServiceSpec {
     pub external_ips: Option<Vec<String>>,
 }
 
+/// A Service as Kubernetes mode watches it: [`Service`]'s fields with the generated
+/// metadata, converted as it arrives.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct WatchedService {
+    /// Standard object metadata.
+    pub metadata: ObjectMeta,
+    /// What is read of the spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<ServiceSpec>,
+    /// The status: a LoadBalancer Service's addresses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ServiceStatus>,
+}
+
+impl From<WatchedService> for Service {
+    fn from(watched: WatchedService) -> Self {
+        Service {
+            metadata: StoredMeta::of(Kind::Service, watched.metadata),
+            spec: watched.spec,
+            status: watched.status,
+        }
+    }
+}
+
 crate::resource_impl::namespaced_resource!(
-    Service, group: "", version: "v1", kind: "Service", plural: "services"
+    WatchedService, group: "", version: "v1", kind: "Service", plural: "services"
 );
 
 #[cfg(test)]
@@ -74,9 +101,15 @@ mod tests {
           "status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.9"}]}}
         }"#;
         let compact: Service = serde_json::from_str(listed).expect("decodes");
+        let watched: WatchedService = serde_json::from_str(listed).expect("decodes");
         let full: k8s_openapi::api::core::v1::Service =
             serde_json::from_str(listed).expect("decodes");
-        assert_eq!(compact.metadata, full.metadata);
+        assert_eq!(watched.metadata, full.metadata);
+        assert_eq!(compact, Service::from(watched));
+        assert_eq!(
+            compact.metadata,
+            StoredMeta::of(Kind::Service, full.metadata)
+        );
         assert_eq!(compact.status, full.status);
         let (spec, full) = (compact.spec.expect("spec"), full.spec.expect("spec"));
         assert_eq!(

@@ -10,8 +10,7 @@ use k8s_openapi::api::networking::v1::{
     Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
 };
 use kube::{Api, Client};
-use resources::Kind;
-use resources::Service;
+use resources::{Kind, Service, WatchedService};
 
 use super::kind::{MergeContext, StatusKind, Target};
 use super::writer::TargetSource;
@@ -89,8 +88,8 @@ fn sorted(mut addresses: Vec<IngressLoadBalancerIngress>) -> Vec<IngressLoadBala
 pub struct ServedIngresses {
     /// Where the published address comes from.
     pub publish: Publish,
-    /// The Ingresses this controller serves.
-    pub ingresses: Vec<Arc<Ingress>>,
+    /// The Ingresses this controller serves, as stored.
+    pub ingresses: Vec<Arc<resources::Ingress>>,
     /// The `--publish-service` Service, when a watched namespace holds it; else the
     /// writer reads it from the API server.
     pub publish_service: Option<Arc<Service>>,
@@ -118,11 +117,11 @@ pub(crate) async fn published_addresses(
         (Publish::Addresses(addresses), _) => Ok(from_addresses(addresses)),
         (Publish::Service { .. }, Some(service)) => Ok(from_service(service)),
         (Publish::Service { namespace, name }, None) => {
-            let services: Api<Service> = Api::namespaced(client.clone(), namespace);
+            let services: Api<WatchedService> = Api::namespaced(client.clone(), namespace);
             Ok(services
                 .get_opt(name)
                 .await?
-                .map(|service| from_service(&service))
+                .map(|service| from_service(&service.into()))
                 .unwrap_or_default())
         }
     }
@@ -138,7 +137,7 @@ impl TargetSource<Ingress> for ServedIngresses {
             self.ingresses
                 .iter()
                 .map(|ingress| Target {
-                    object: ingress.clone(),
+                    object: Arc::new(ingress.for_status()),
                     desired: desired.clone(),
                 })
                 .collect(),

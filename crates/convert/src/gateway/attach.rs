@@ -40,7 +40,7 @@ pub(crate) fn older_route_of_other_kind(
     let mut oldest: Option<(MergeOrder, ObjectRef)> = None;
     for object in lookups.children_of(other, &parent.parent) {
         let other_ref = object.object_ref();
-        let order = MergeOrder::of(object.metadata(), &other_ref);
+        let order = MergeOrder::of(object.metadata().creation_timestamp, &other_ref);
         if order >= *order_of_route || oldest.as_ref().is_some_and(|(found, _)| *found <= order) {
             continue;
         }
@@ -116,7 +116,7 @@ fn parent_selectors(route: &Object) -> (Vec<ParentSelector>, Vec<String>) {
         Object::GrpcRoute(route) => route.spec.hostnames.clone().unwrap_or_default(),
         _ => return (Vec::new(), Vec::new()),
     };
-    let own = route.metadata().namespace.as_deref().unwrap_or_default();
+    let own = route.metadata().namespace.unwrap_or_default();
     let selectors = route
         .parent_refs()
         .into_iter()

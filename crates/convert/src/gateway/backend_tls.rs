@@ -134,7 +134,7 @@ fn order(policy: &BackendTlsPolicy) -> MergeOrder {
         policy.metadata.namespace.clone().unwrap_or_default(),
         policy.metadata.name.clone().unwrap_or_default(),
     );
-    MergeOrder::of(&policy.metadata, &object)
+    MergeOrder::of(policy.metadata.creation_timestamp.as_ref(), &object)
 }
 
 /// `Conflicted` when an older policy has one of this policy's targets (the same Service,

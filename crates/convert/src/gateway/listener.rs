@@ -96,7 +96,10 @@ pub(crate) fn catch_all_certificate(
 ) -> Option<CertId> {
     let mut found = Vec::new();
     for gateway in https_frontend_gateways(snapshot, ports) {
-        let order = MergeOrder::of(&gateway.gateway.metadata, &gateway.gateway_ref);
+        let order = MergeOrder::of(
+            gateway.gateway.metadata.creation_timestamp.as_ref(),
+            &gateway.gateway_ref,
+        );
         for (index, entry) in https_frontend_listeners(&gateway, port_protocols, ports) {
             if entry
                 .listener

@@ -119,7 +119,13 @@ fn merge<'a>(
             _ => None,
         })
         .filter(|(set_ref, _)| allows(reader, gateway, &set_ref.namespace))
-        .map(|(set_ref, set)| (MergeOrder::of(&set.metadata, &set_ref), set_ref, set))
+        .map(|(set_ref, set)| {
+            (
+                MergeOrder::of(set.metadata.creation_timestamp.as_ref(), &set_ref),
+                set_ref,
+                set,
+            )
+        })
         .collect();
     sets.sort_by(|a, b| a.0.cmp(&b.0));
     for (_, set_ref, set) in &sets {

@@ -93,7 +93,7 @@ pub(crate) fn convert_route(
     grpc: Option<&GrpcParts>,
     lookups: &mut Recorder<'_>,
 ) -> Contribution {
-    let order = MergeOrder::of(&route.metadata, &object);
+    let order = MergeOrder::of(route.metadata.creation_timestamp.as_ref(), &object);
     let kind = object.kind;
     let mut converter = RouteConverter {
         route,

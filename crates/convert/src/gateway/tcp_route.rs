@@ -22,7 +22,7 @@ pub(crate) fn convert_tcp_route(
     route: &Arc<TcpRoute>,
     lookups: &mut Recorder<'_>,
 ) -> Contribution {
-    let order = MergeOrder::of(&route.metadata, &object);
+    let order = MergeOrder::of(route.metadata.creation_timestamp.as_ref(), &object);
     let mut output = Contribution::new(object, "TCPRoute", order);
     let mut outcome = RouteOutcome::default();
     let parents = Object::TcpRoute(route.clone());
@@ -65,7 +65,7 @@ pub(crate) fn convert_udp_route(
     route: &Arc<UdpRoute>,
     lookups: &mut Recorder<'_>,
 ) -> Contribution {
-    let order = MergeOrder::of(&route.metadata, &object);
+    let order = MergeOrder::of(route.metadata.creation_timestamp.as_ref(), &object);
     let mut output = Contribution::new(object, "UDPRoute", order);
     let mut outcome = RouteOutcome::default();
     let parents = Object::UdpRoute(route.clone());

@@ -28,7 +28,7 @@ pub(crate) fn convert_tls_route(
     route: &Arc<TlsRoute>,
     lookups: &mut Recorder<'_>,
 ) -> Contribution {
-    let order = MergeOrder::of(&route.metadata, &object);
+    let order = MergeOrder::of(route.metadata.creation_timestamp.as_ref(), &object);
     let mut output = Contribution::new(object, "TLSRoute", order);
     let mut outcome = RouteOutcome::default();
     let parents = resources::Object::TlsRoute(route.clone());

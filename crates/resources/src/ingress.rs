@@ -1,0 +1,100 @@
+//! Ingresses (`networking.k8s.io/v1`) as they are stored: the generated spec and status,
+//! with [`StoredMeta`] for the metadata. A manifest decodes straight into it; Kubernetes
+//! mode watches the generated type ([`WatchedIngress`]) and converts each.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
+
+use crate::{IngressSpec, IngressStatus, Kind, StoredMeta};
+
+/// An Ingress as the generated type lists and watches it.
+pub type WatchedIngress = k8s_openapi::api::networking::v1::Ingress;
+
+/// An Ingress.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Ingress {
+    /// What is read of the metadata.
+    pub metadata: StoredMeta,
+    /// The spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<IngressSpec>,
+    /// The status: the addresses published for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<IngressStatus>,
+}
+
+impl From<WatchedIngress> for Ingress {
+    fn from(watched: WatchedIngress) -> Self {
+        Ingress {
+            metadata: StoredMeta::of(Kind::Ingress, watched.metadata),
+            spec: watched.spec,
+            status: watched.status,
+        }
+    }
+}
+
+impl Ingress {
+    /// The generated type, as the status writer compares and patches it: the identity,
+    /// the version read and the status, without the spec (a status patch never carries
+    /// one).
+    pub fn for_status(&self) -> WatchedIngress {
+        let StoredMeta {
+            name,
+            namespace,
+            uid,
+            resource_version,
+            generation,
+            ..
+        } = &self.metadata;
+        WatchedIngress {
+            metadata: ObjectMeta {
+                name: name.clone(),
+                namespace: namespace.clone(),
+                uid: uid.clone(),
+                resource_version: resource_version.clone(),
+                generation: *generation,
+                ..ObjectMeta::default()
+            },
+            spec: None,
+            status: self.status.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An Ingress as the API server lists it keeps the same spec and status either way,
+    /// and the metadata that decoding a manifest keeps.
+    #[test]
+    fn a_watched_ingress_becomes_what_its_manifest_decodes_to() {
+        let listed = r#"{
+          "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+          "metadata": {"name": "web", "namespace": "shop", "uid": "0d4a", "resourceVersion": "7",
+            "generation": 2, "labels": {"app": "web"},
+            "annotations": {"haproxy-ingress.github.io/timeout-server": "30s",
+              "kubectl.kubernetes.io/last-applied-configuration": "{}"},
+            "managedFields": [{"manager": "kubectl", "operation": "Update"}]},
+          "spec": {"ingressClassName": "haproxy",
+            "rules": [{"host": "web.example", "http": {"paths": [{"path": "/", "pathType": "Prefix",
+              "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]},
+          "status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.9"}]}}
+        }"#;
+        let watched: WatchedIngress = serde_json::from_str(listed).expect("decodes");
+        let stored = Ingress::from(watched.clone());
+        let decoded = crate::decode_manifest(listed, true);
+        assert_eq!(decoded.errors, vec![]);
+        let [crate::Object::Ingress(from_manifest)] = decoded.objects.as_slice() else {
+            panic!("one Ingress expected: {decoded:?}");
+        };
+        assert_eq!(**from_manifest, stored);
+        assert_eq!(stored.spec, watched.spec);
+        assert_eq!(stored.status, watched.status);
+        assert_eq!(stored.metadata.labels, None);
+        let for_status = stored.for_status();
+        assert_eq!(for_status.metadata.resource_version.as_deref(), Some("7"));
+        assert_eq!(for_status.metadata.name.as_deref(), Some("web"));
+        assert_eq!(for_status.status, watched.status);
+    }
+}

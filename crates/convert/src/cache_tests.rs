@@ -457,6 +457,40 @@ fn a_one_shot_cache_converts_every_snapshot_in_full() {
     }
 }
 
+/// A snapshot given up is shed of what only conversion reads before the merge settles;
+/// the conversion is the same as of one lent (the examples have Ingresses, HTTPRoutes,
+/// Gateways, TLS Secrets and Services of each).
+#[test]
+fn a_given_snapshot_converts_as_a_lent_one() {
+    let objects = fixture();
+    // What is shed, and what the merge still reads, are both in the examples.
+    for kind in [
+        Kind::Service,
+        Kind::EndpointSlice,
+        Kind::Ingress,
+        Kind::Secret,
+        Kind::Gateway,
+    ] {
+        assert!(objects.iter().any(|o| o.kind() == kind), "{kind:?}");
+    }
+    let options = options();
+    let whole = snapshot_of(&objects, None);
+    let given = Snapshot::clone(&whole);
+    assert_eq!(
+        ConvertCache::one_shot().convert_given(given, &options),
+        ConvertCache::default().convert(&whole, &options)
+    );
+    // A memoizing cache keeps the snapshot it is given whole, for its next change.
+    let mut cache = ConvertCache::default();
+    let first = cache.convert_given(Snapshot::clone(&whole), &options);
+    assert_eq!(first, crate::convert(&whole, &options));
+    let without = snapshot_of(&objects, Some(&objects[0].object_ref()));
+    assert_eq!(
+        cache.convert(&without, &options),
+        crate::convert(&without, &options)
+    );
+}
+
 #[test]
 fn a_pod_label_change_converts_again_only_the_backends_of_its_endpoints() {
     let objects = fixture();

@@ -45,6 +45,12 @@ pub fn convert(snapshot: &index::Snapshot, options: &ConvertOptions) -> Conversi
     ConvertCache::one_shot().convert(snapshot, options)
 }
 
+/// As [`convert`], for a caller that gives the snapshot up: the objects only conversion
+/// reads are freed before the merge settles (see [`ConvertCache::convert_given`]).
+pub fn convert_given(snapshot: index::Snapshot, options: &ConvertOptions) -> Conversion {
+    ConvertCache::one_shot().convert_given(snapshot, options)
+}
+
 /// Removes certificates HAProxy refused to load (same Secret, same content), so their
 /// hosts fall back to the default certificate and nothing else is held back. Returns the
 /// ones removed.

@@ -169,6 +169,44 @@ impl Snapshot {
     }
 }
 
+/// What [`Snapshot::shed`] took out of a snapshot: dropped where and when its owner
+/// chooses (freeing a cluster's objects one by one takes a while).
+#[derive(Debug, Default)]
+pub struct Shed {
+    objects: Vec<OrdMap<ObjectRef, Object>>,
+    slices_by_service: Option<OrdMap<(Name, Name), Vec<Name>>>,
+}
+
+impl Snapshot {
+    /// Takes every object of `kinds` out (and the EndpointSlices' projection with them),
+    /// for a reader that needs them no more: the rest reads as a snapshot that never held
+    /// them.
+    pub fn shed(&mut self, kinds: &[Kind]) -> Shed {
+        let mut shed = Shed::default();
+        for &kind in kinds {
+            shed.objects
+                .push(std::mem::take(&mut self.objects[kind_index(kind)]));
+            if kind == Kind::EndpointSlice {
+                shed.slices_by_service = Some(std::mem::take(&mut self.slices_by_service));
+            }
+        }
+        shed
+    }
+}
+
+impl Shed {
+    /// Drops each kind's objects as a task of the pool's, whose threads decoded most of
+    /// them (a thread frees its own allocations fastest), without waiting for it.
+    pub fn drop_on_pool(self) {
+        for objects in self.objects {
+            rayon::spawn(move || drop(objects));
+        }
+        if let Some(slices_by_service) = self.slices_by_service {
+            rayon::spawn(move || drop(slices_by_service));
+        }
+    }
+}
+
 /// One object that differs between two snapshots.
 #[derive(Debug, Clone)]
 pub struct Change {
@@ -672,6 +710,38 @@ mod tests {
         assert_eq!(names, ["slice-14", "slice-15"]);
         let gateway = ObjectRef::new(Kind::Gateway, "team", "gw");
         assert_eq!(filled.children_of(Kind::GrpcRoute, &gateway).len(), 50);
+    }
+
+    /// A snapshot that shed kinds reads as one that never held them, and the shed
+    /// objects are all handed over.
+    #[test]
+    fn a_snapshot_that_shed_kinds_reads_as_one_that_never_held_them() {
+        let objects = [
+            service("default", "web"),
+            slice("web-1", "web"),
+            grpc_route("route", "[{name: gw}]"),
+        ];
+        let mut whole = Index::new();
+        let mut without = Index::new();
+        for object in objects {
+            whole.handle(SourceEvent::Apply(object.clone()));
+            if !matches!(object.kind(), Kind::Service | Kind::EndpointSlice) {
+                without.handle(SourceEvent::Apply(object));
+            }
+        }
+        let mut shedding = Snapshot::clone(&whole.snapshot());
+        let shed = shedding.shed(&[Kind::Service, Kind::EndpointSlice]);
+        let without = without.snapshot();
+        assert!(shedding.changes_since(&without).is_empty());
+        assert!(without.changes_since(&shedding).is_empty());
+        assert_eq!(shedding.slices_by_service, without.slices_by_service);
+        assert!(shedding.endpoint_slices("default", "web").is_empty());
+        assert_eq!(shedding.count(Kind::GrpcRoute), 1);
+        let counts: Vec<usize> = shed.objects.iter().map(OrdMap::len).collect();
+        assert_eq!(counts, [1, 1]);
+        assert_eq!(shed.slices_by_service.map(|by| by.len()), Some(1));
+        // The store it came from still holds everything.
+        assert_eq!(whole.snapshot().count(Kind::Service), 1);
     }
 
     #[test]

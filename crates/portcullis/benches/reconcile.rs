@@ -188,7 +188,8 @@ fn benches(c: &mut Criterion) {
             .measurement_time(Duration::from_secs(10))
             .bench_function(BenchmarkId::from_parameter(services), |b| {
                 b.iter(|| {
-                    let conversion = convert::convert(&snapshot, &options());
+                    let given = index::Snapshot::clone(&snapshot);
+                    let conversion = convert::convert_given(given, &options());
                     render::render(&conversion.model).files.len()
                 })
             });

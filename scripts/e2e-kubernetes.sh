@@ -6,7 +6,8 @@
 # resident memory, at once and after a quiet minute's part; then the peak while every
 # watcher lists everything again (the API server lost its history). Everything binds to
 # 127.0.0.1; everything it starts is stopped by pid on exit. `CLUSTER=kubectl` serves the
-# objects as a real cluster holds them (`synth-cluster --as-saved-by-kubectl`).
+# objects as a real cluster holds them (`synth-cluster --as-saved-by-kubectl`); `PODS=1`
+# adds a Pod behind each endpoint (`--with-pods`), as a cluster holds it.
 set -euo pipefail
 # A HAProxy left running (an earlier run's worker still finishing, health-checking
 # thousands of servers) takes a core and skews every figure: refuse to measure beside one.
@@ -24,11 +25,12 @@ trap 'kill -TERM "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXI
 mkfifo "$WORK/control"
 SHAPE=()
 [ "${CLUSTER:-}" = kubectl ] && SHAPE=(--as-saved-by-kubectl)
+[ -n "${PODS:-}" ] && SHAPE+=(--with-pods)
 target/release/fake-apiserver "${SHAPE[@]}" "$N" "$WORK" >"$WORK/url" <"$WORK/control" &
 PIDS+=($!)
 exec 3>"$WORK/control"
 until [ -s "$WORK/url" ]; do sleep 0.1; done
-echo "fake API server at $(cat "$WORK/url") holds $N services ($((3 * N)) objects)"
+echo "fake API server at $(cat "$WORK/url") holds $N services ($((3 * N)) objects${PODS:+ and a Pod behind each endpoint})"
 start=$(date +%s.%N)
 echo "portcullis run starts at $(date -u +%T.%N)"
 RUST_LOG=info "${PORTCULLIS_BIN:-target/release/portcullis}" run --kubeconfig "$WORK/kubeconfig-bench" \

@@ -55,3 +55,50 @@ fn repository_manifests_decode_as_with_serde_saphyr() {
     }
     assert!(compared >= 10, "only {compared} files found");
 }
+
+/// Pods as a cluster holds them (spec and status whole, in both shapes) decode the same
+/// both ways, are stored with their name, namespace and labels, and every endpoint's
+/// `targetRef` names one of them.
+#[test]
+fn synthetic_pods_decode_as_with_serde_saphyr_and_back_every_endpoint() {
+    for saved_by_kubectl in [false, true] {
+        let mut cluster = SyntheticCluster::new(100, 3);
+        cluster.with_pods = true;
+        cluster.saved_by_kubectl = saved_by_kubectl;
+        let services = cluster.manifests(0..100);
+        assert_same("services with pods", &services, false);
+        let objects = decode_manifest(&services, false).objects;
+        let pods: std::collections::BTreeMap<(String, String), &resources::Pod> = objects
+            .iter()
+            .filter_map(|object| match object {
+                resources::Object::Pod(pod) => Some((
+                    (
+                        pod.metadata.namespace.clone().unwrap_or_default(),
+                        pod.metadata.name.clone().unwrap_or_default(),
+                    ),
+                    pod.as_ref(),
+                )),
+                _ => None,
+            })
+            .collect();
+        let mut endpoints = 0;
+        for object in &objects {
+            let resources::Object::EndpointSlice(slice) = object else {
+                continue;
+            };
+            for endpoint in slice.endpoints.iter().flatten() {
+                let target = endpoint.target_ref.as_deref().expect("a targetRef");
+                let key = (
+                    target.namespace.clone().unwrap_or_default(),
+                    target.name.clone().unwrap_or_default(),
+                );
+                let pod = pods.get(&key).expect("the Pod it names");
+                let labels = pod.metadata.labels.as_ref().expect("labels");
+                assert_eq!(labels.get("app"), slice.service_name.as_ref());
+                endpoints += 1;
+            }
+        }
+        assert_eq!(endpoints, pods.len(), "one Pod an endpoint");
+        assert!(endpoints >= 200, "{endpoints}");
+    }
+}

@@ -28,6 +28,10 @@ pub struct SyntheticCluster {
     /// costs; the default addresses (10.x.y.z) never answer, and every check waits out
     /// its timeout.
     pub refusing_endpoints: bool,
+    /// Write a Pod behind each endpoint, as a cluster holds it (its spec and status
+    /// whole), and point the endpoint at it: a cluster holds more Pods than anything but
+    /// endpoints, and Kubernetes mode watches them all.
+    pub with_pods: bool,
 }
 
 impl SyntheticCluster {
@@ -41,32 +45,36 @@ impl SyntheticCluster {
             certificate: None,
             saved_by_kubectl: false,
             refusing_endpoints: false,
+            with_pods: false,
         }
     }
 
     /// The cluster the command-line tools (`synth-cluster`, `fake-apiserver`) make, from
-    /// their arguments `[--as-saved-by-kubectl] [--refusing-endpoints] SERVICES DIR
-    /// [SEED]`: with a wildcard certificate for `*.example.test`. Returns it with `DIR`,
-    /// or the usage line's error.
+    /// their arguments `[--as-saved-by-kubectl] [--refusing-endpoints] [--with-pods]
+    /// SERVICES DIR [SEED]`: with a wildcard certificate for `*.example.test`. Returns it
+    /// with `DIR`, or the usage line's error.
     pub fn from_args(tool: &str) -> Result<(Self, String), String> {
         const SAVED: &str = "--as-saved-by-kubectl";
         const REFUSING: &str = "--refusing-endpoints";
+        const PODS: &str = "--with-pods";
         let mut args: Vec<String> = std::env::args().collect();
         let saved_by_kubectl = args.iter().any(|arg| arg == SAVED);
         let refusing_endpoints = args.iter().any(|arg| arg == REFUSING);
-        args.retain(|arg| arg != SAVED && arg != REFUSING);
+        let with_pods = args.iter().any(|arg| arg == PODS);
+        args.retain(|arg| arg != SAVED && arg != REFUSING && arg != PODS);
         let (Some(services), Some(dir)) = (
             args.get(1).and_then(|s| s.parse::<usize>().ok()),
             args.get(2),
         ) else {
             return Err(format!(
-                "usage: {tool} [{SAVED}] [{REFUSING}] SERVICES DIR [SEED]"
+                "usage: {tool} [{SAVED}] [{REFUSING}] [{PODS}] SERVICES DIR [SEED]"
             ));
         };
         let seed = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
         let mut cluster = Self::new(services, seed);
         cluster.saved_by_kubectl = saved_by_kubectl;
         cluster.refusing_endpoints = refusing_endpoints;
+        cluster.with_pods = with_pods;
         cluster.certificate = Some(crate::self_signed(
             "synthetic wildcard",
             &["*.example.test"],
@@ -133,16 +141,26 @@ impl SyntheticCluster {
         );
         let endpoints = 2 + next() % 3;
         let network = if self.refusing_endpoints { 127 } else { 10 };
-        for _ in 0..endpoints {
+        let mut pods = String::new();
+        for pod in 0..endpoints {
             let address = next();
-            let _ = writeln!(
-                text,
-                "- addresses: [{network}.{}.{}.{}]",
+            let address = format!(
+                "{network}.{}.{}.{}",
                 (address >> 16) % 256,
                 (address >> 8) % 256,
                 address % 254 + 1
             );
+            let _ = writeln!(text, "- addresses: [{address}]");
+            if self.with_pods {
+                let pod = format!("{name}-7d9f8b6c5-{pod:05}");
+                let _ = writeln!(
+                    text,
+                    "  targetRef: {{kind: Pod, name: {pod}, namespace: {namespace}}}"
+                );
+                write_pod(&mut pods, &pod, &namespace, &name, &address);
+            }
         }
+        text.push_str(&pods);
         let host = format!("{name}.{namespace}.example.test");
         let mut annotations = String::new();
         if index.is_multiple_of(7) {
@@ -165,6 +183,31 @@ impl SyntheticCluster {
             annotations.trim_end_matches(", ")
         );
     }
+}
+
+/// A Pod as a cluster holds it: a Deployment's, with its spec and status whole.
+fn write_pod(text: &mut String, pod: &str, namespace: &str, app: &str, address: &str) {
+    let _ = write!(
+        text,
+        "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {pod}\n  namespace: {namespace}\n  uid: {}\n  resourceVersion: '1'\n  labels: {{app: {app}, pod-template-hash: 7d9f8b6c5}}\n  annotations: {{kubectl.kubernetes.io/restartedAt: '2026-11-30T10:00:00Z'}}\n  ownerReferences:\n  - {{apiVersion: apps/v1, kind: ReplicaSet, name: {app}-7d9f8b6c5, uid: {}, controller: true, blockOwnerDeletion: true}}\nspec:\n  containers:\n  - name: {app}\n    image: registry.example.test/{app}:1.0.0\n    ports:\n    - {{name: http, containerPort: 8080, protocol: TCP}}\n    env:\n    - {{name: APP_NAME, value: {app}}}\n    resources: {{requests: {{cpu: 100m, memory: 128Mi}}, limits: {{memory: 256Mi}}}}\n    readinessProbe: {{httpGet: {{path: /healthz, port: http}}, periodSeconds: 10}}\n    volumeMounts:\n    - {{name: kube-api-access, mountPath: /var/run/secrets/kubernetes.io/serviceaccount, readOnly: true}}\n  volumes:\n  - name: kube-api-access\n    projected: {{sources: [{{serviceAccountToken: {{path: token, expirationSeconds: 3607}}}}]}}\n  nodeName: node-1\n  serviceAccountName: default\n  tolerations:\n  - {{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}}\nstatus:\n  phase: Running\n  podIP: {address}\n  hostIP: 192.168.0.1\n  conditions:\n  - {{type: Ready, status: 'True'}}\n  - {{type: ContainersReady, status: 'True'}}\n  containerStatuses:\n  - {{name: {app}, ready: true, restartCount: 0, image: registry.example.test/{app}:1.0.0, started: true}}\n",
+        uid_of(pod),
+        uid_of(app)
+    );
+}
+
+/// A stable UID for the object named `of`.
+fn uid_of(of: &str) -> String {
+    let hash = of.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        hash >> 32,
+        (hash >> 16) & 0xffff,
+        hash & 0xfff,
+        (hash >> 20) & 0xfff,
+        hash & 0xffff_ffff_ffff
+    )
 }
 
 /// The documents of `text` as `kubectl get -o yaml` saves objects: each with kubectl's

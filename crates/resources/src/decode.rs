@@ -436,7 +436,9 @@ fn slim_metadata(kind: Kind, meta: &mut Node<'_>) {
     if !kind.labels_are_read() && kind != Kind::EndpointSlice {
         meta.remove("labels");
     }
-    if let Some(annotations) = meta.get_mut("annotations") {
+    if !kind.annotations_are_read() {
+        meta.remove("annotations");
+    } else if let Some(annotations) = meta.get_mut("annotations") {
         annotations.remove(crate::LAST_APPLIED_ANNOTATION);
     }
 }
@@ -464,7 +466,9 @@ pub fn drop_unread_metadata(kind: Kind, meta: &mut ObjectMeta) {
     if !kind.labels_are_read() && kind != Kind::EndpointSlice {
         *labels = None;
     }
-    if let Some(annotations) = annotations.as_mut() {
+    if !kind.annotations_are_read() {
+        *annotations = None;
+    } else if let Some(annotations) = annotations.as_mut() {
         annotations.remove(crate::LAST_APPLIED_ANNOTATION);
     }
 }

@@ -65,6 +65,8 @@ impl From<ListedEndpointSlice<StoredMeta>> for EndpointSlice {
             .labels
             .take()
             .and_then(|mut labels| labels.remove(SERVICE_NAME_LABEL));
+        // No stage reads a slice's annotations; its controller stamps each slice with one.
+        metadata.annotations = None;
         EndpointSlice {
             metadata,
             service_name,
@@ -141,7 +143,8 @@ mod tests {
         let listed = r#"{
           "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
           "metadata": {"name": "web-x7k2p", "namespace": "shop", "generateName": "web-",
-            "labels": {"kubernetes.io/service-name": "web"}},
+            "labels": {"kubernetes.io/service-name": "web"},
+            "annotations": {"endpoints.kubernetes.io/last-change-trigger-time": "2026-01-01T00:00:00Z"}},
           "addressType": "IPv4",
           "endpoints": [
             {"addresses": ["10.1.2.3"], "conditions": {"ready": true, "serving": true, "terminating": false},
@@ -160,6 +163,12 @@ mod tests {
         let mut labels = full.metadata.labels.take().unwrap_or_default();
         assert_eq!(compact.service_name, labels.remove(SERVICE_NAME_LABEL));
         assert_eq!(compact.service_name.as_deref(), Some("web"));
+        assert_eq!(compact.metadata.annotations, None);
+        let decoded = crate::decode_manifest(listed, true);
+        assert_eq!(
+            decoded.objects,
+            [crate::Object::EndpointSlice(compact.clone().into())]
+        );
         assert_eq!(
             compact.metadata,
             StoredMeta::of(Kind::EndpointSlice, full.metadata)

@@ -37,7 +37,8 @@ pub struct StoredMeta {
     /// When the object was created: the older of two conflicting objects wins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub creation_timestamp: Option<Time>,
-    /// The annotations (kubectl's last-applied copy left out).
+    /// The annotations (kubectl's last-applied copy left out), kept only for a kind whose
+    /// annotations some stage reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
     /// The labels, kept only for a kind whose labels some stage reads.
@@ -47,8 +48,8 @@ pub struct StoredMeta {
 
 impl StoredMeta {
     /// What a `kind`'s object keeps of the metadata it was listed with: the fields read,
-    /// less kubectl's last-applied copy and, where no stage reads them, the labels (what
-    /// decoding a manifest leaves out too).
+    /// less kubectl's last-applied copy and, where no stage reads them, the labels and
+    /// the annotations (what decoding a manifest leaves out too).
     pub fn of(kind: Kind, listed: ObjectMeta) -> Self {
         let ObjectMeta {
             name,
@@ -71,7 +72,7 @@ impl StoredMeta {
             resource_version,
             generation,
             creation_timestamp,
-            annotations,
+            annotations: annotations.filter(|_| kind.annotations_are_read()),
             labels: labels.filter(|_| kind.labels_are_read()),
         }
     }

@@ -116,6 +116,13 @@ impl Kind {
         matches!(self, Kind::Namespace | Kind::Pod)
     }
 
+    /// Whether some stage reads objects' annotations of this kind: not an
+    /// EndpointSlice's nor an Endpoints' (whose controller stamps each with the time of its
+    /// last change), nor a Pod's. Their annotations are dropped before they are stored.
+    pub fn annotations_are_read(self) -> bool {
+        !matches!(self, Kind::EndpointSlice | Kind::Endpoints | Kind::Pod)
+    }
+
     /// Cluster-scoped kinds have no namespace.
     pub fn is_namespaced(self) -> bool {
         !matches!(

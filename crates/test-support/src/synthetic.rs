@@ -352,6 +352,9 @@ fn populate_as_the_api_server_does(object: &mut serde_json::Value, salt: usize) 
             meta["generation"] = 1.into();
             meta["labels"]["endpointslice.kubernetes.io/managed-by"] =
                 "endpointslice-controller.k8s.io".into();
+            // What the EndpointSlice controller stamps on every slice it writes.
+            meta["annotations"]["endpoints.kubernetes.io/last-change-trigger-time"] =
+                "2026-01-01T00:00:00Z".into();
             meta["ownerReferences"] = json!([{
                 "apiVersion": "v1", "kind": "Service", "name": service,
                 "uid": uid(&service), "blockOwnerDeletion": true, "controller": true,

@@ -98,33 +98,27 @@ pub struct MetaRef<'a> {
     pub labels: Option<&'a BTreeMap<String, String>>,
 }
 
-impl<'a> From<&'a StoredMeta> for MetaRef<'a> {
-    fn from(meta: &'a StoredMeta) -> Self {
-        Self {
-            name: meta.name.as_deref(),
-            namespace: meta.namespace.as_deref(),
-            uid: meta.uid.as_deref(),
-            generation: meta.generation,
-            creation_timestamp: meta.creation_timestamp.as_ref(),
-            annotations: meta.annotations.as_ref(),
-            labels: meta.labels.as_ref(),
+/// Both shapes lend the same fields, by the same names.
+macro_rules! lend_metadata {
+    ($shape:ty) => {
+        impl<'a> From<&'a $shape> for MetaRef<'a> {
+            fn from(meta: &'a $shape) -> Self {
+                Self {
+                    name: meta.name.as_deref(),
+                    namespace: meta.namespace.as_deref(),
+                    uid: meta.uid.as_deref(),
+                    generation: meta.generation,
+                    creation_timestamp: meta.creation_timestamp.as_ref(),
+                    annotations: meta.annotations.as_ref(),
+                    labels: meta.labels.as_ref(),
+                }
+            }
         }
-    }
+    };
 }
 
-impl<'a> From<&'a ObjectMeta> for MetaRef<'a> {
-    fn from(meta: &'a ObjectMeta) -> Self {
-        Self {
-            name: meta.name.as_deref(),
-            namespace: meta.namespace.as_deref(),
-            uid: meta.uid.as_deref(),
-            generation: meta.generation,
-            creation_timestamp: meta.creation_timestamp.as_ref(),
-            annotations: meta.annotations.as_ref(),
-            labels: meta.labels.as_ref(),
-        }
-    }
-}
+lend_metadata!(StoredMeta);
+lend_metadata!(ObjectMeta);
 
 #[cfg(test)]
 mod tests {

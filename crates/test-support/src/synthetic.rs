@@ -190,16 +190,19 @@ fn write_pod(text: &mut String, pod: &str, namespace: &str, app: &str, address: 
     let _ = write!(
         text,
         "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {pod}\n  namespace: {namespace}\n  uid: {}\n  resourceVersion: '1'\n  labels: {{app: {app}, pod-template-hash: 7d9f8b6c5}}\n  annotations: {{kubectl.kubernetes.io/restartedAt: '2026-11-30T10:00:00Z'}}\n  ownerReferences:\n  - {{apiVersion: apps/v1, kind: ReplicaSet, name: {app}-7d9f8b6c5, uid: {}, controller: true, blockOwnerDeletion: true}}\nspec:\n  containers:\n  - name: {app}\n    image: registry.example.test/{app}:1.0.0\n    ports:\n    - {{name: http, containerPort: 8080, protocol: TCP}}\n    env:\n    - {{name: APP_NAME, value: {app}}}\n    resources: {{requests: {{cpu: 100m, memory: 128Mi}}, limits: {{memory: 256Mi}}}}\n    readinessProbe: {{httpGet: {{path: /healthz, port: http}}, periodSeconds: 10}}\n    volumeMounts:\n    - {{name: kube-api-access, mountPath: /var/run/secrets/kubernetes.io/serviceaccount, readOnly: true}}\n  volumes:\n  - name: kube-api-access\n    projected: {{sources: [{{serviceAccountToken: {{path: token, expirationSeconds: 3607}}}}]}}\n  nodeName: node-1\n  serviceAccountName: default\n  tolerations:\n  - {{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}}\nstatus:\n  phase: Running\n  podIP: {address}\n  hostIP: 192.168.0.1\n  conditions:\n  - {{type: Ready, status: 'True'}}\n  - {{type: ContainersReady, status: 'True'}}\n  containerStatuses:\n  - {{name: {app}, ready: true, restartCount: 0, image: registry.example.test/{app}:1.0.0, started: true}}\n",
-        uid_of(pod),
-        uid_of(app)
+        uid_of(pod, 0),
+        uid_of(app, 0)
     );
 }
 
-/// A stable UID for the object named `of`.
-fn uid_of(of: &str) -> String {
-    let hash = of.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
+/// A stable UID for the object named `of` (`salt` tells apart objects of one name).
+fn uid_of(of: &str, salt: usize) -> String {
+    let hash = of
+        .bytes()
+        .chain(salt.to_le_bytes())
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        });
     format!(
         "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
         hash >> 32,
@@ -289,22 +292,7 @@ fn populate_as_the_api_server_does(object: &mut serde_json::Value, salt: usize) 
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let uid = |of: &str| {
-        let hash = of
-            .bytes()
-            .chain(salt.to_le_bytes())
-            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-                (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-            });
-        format!(
-            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
-            hash >> 32,
-            (hash >> 16) & 0xffff,
-            hash & 0xfff,
-            (hash >> 20) & 0xfff,
-            hash & 0xffff_ffff_ffff
-        )
-    };
+    let uid = |of: &str| uid_of(of, salt);
     if matches!(kind.as_str(), "Service" | "Ingress") {
         // What a Helm chart puts on what it installs.
         object["metadata"]["labels"] = json!({

@@ -508,6 +508,10 @@ mod tests {
             metadata: meta.clone(),
             ..Namespace::default()
         };
+        let class = k8s_openapi::api::networking::v1::IngressClass {
+            metadata: meta.clone(),
+            ..Default::default()
+        };
         let meta = slim(Kind::ConfigMap, map).metadata;
         assert_eq!(meta.labels, None, "no stage reads a ConfigMap's labels");
         assert_eq!(
@@ -526,7 +530,13 @@ mod tests {
             (None, None, None, None, None)
         );
         assert_eq!(meta.uid.as_deref(), Some("d3b0"));
-        let annotations: Vec<String> = meta
+        assert_eq!(
+            meta.annotations, None,
+            "no stage reads a ConfigMap's annotations"
+        );
+        // An IngressClass's are read (the default class), less kubectl's copy.
+        let annotations: Vec<String> = slim(Kind::IngressClass, class)
+            .metadata
             .annotations
             .into_iter()
             .flatten()

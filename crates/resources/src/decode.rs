@@ -612,6 +612,43 @@ mod tests {
     }
 
     #[test]
+    fn annotations_are_kept_only_where_some_stage_reads_them() {
+        let kept = "{a.example/key: v}";
+        let text = format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: web, annotations: {kept}}}\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: web, annotations: {kept}}}\n---\napiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {{name: haproxy, annotations: {kept}}}\n---\napiVersion: v1\nkind: Secret\nmetadata: {{name: tls, annotations: {{cert-manager.io/issuer-name: letsencrypt}}}}\ntype: kubernetes.io/tls\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: web-1, labels: {{kubernetes.io/service-name: web}}, annotations: {{endpoints.kubernetes.io/last-change-trigger-time: '2026-01-01T00:00:00Z'}}}}\naddressType: IPv4\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, annotations: {kept}}}\n"
+        );
+        let decoded = decode_manifest(&text, false);
+        assert_eq!(decoded.errors, vec![]);
+        let kept: Vec<(String, bool)> = decoded
+            .objects
+            .iter()
+            .map(|object| {
+                let kind = object.kind();
+                assert_eq!(
+                    object.kind().annotations_are_read(),
+                    object.metadata().annotations.is_some(),
+                    "{kind:?}"
+                );
+                (
+                    object.object_ref().to_string(),
+                    object.metadata().annotations.is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("Service default/web".to_owned(), true),
+                ("Ingress default/web".to_owned(), true),
+                ("IngressClass haproxy".to_owned(), true),
+                ("Secret default/tls".to_owned(), false),
+                ("EndpointSlice default/web-1".to_owned(), false),
+                ("ConfigMap default/global".to_owned(), false),
+            ]
+        );
+    }
+
+    #[test]
     fn field_managers_and_the_last_applied_copy_are_not_stored() {
         // As `kubectl get -o yaml` saves an object, in YAML and in JSON.
         let yaml = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: |\n      {\"apiVersion\":\"networking.k8s.io/v1\",\"kind\":\"Ingress\"}\n    haproxy-ingress.github.io/timeout-server: 30s\n  managedFields:\n  - apiVersion: networking.k8s.io/v1\n    fieldsType: FieldsV1\n    fieldsV1: {f:spec: {f:rules: {}}}\n    manager: kubectl-client-side-apply\n    operation: Update\nspec: {defaultBackend: {service: {name: web, port: {number: 80}}}}\n";

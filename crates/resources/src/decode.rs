@@ -432,8 +432,7 @@ fn slim_metadata(kind: Kind, meta: &mut Node<'_>) {
     for unread in crate::METADATA_UNREAD {
         meta.remove(unread);
     }
-    // An EndpointSlice's type keeps its one read label itself.
-    if !kind.labels_are_read() && kind != Kind::EndpointSlice {
+    if !kind.labels_are_read() {
         meta.remove("labels");
     }
     if !kind.annotations_are_read() {
@@ -444,8 +443,8 @@ fn slim_metadata(kind: Kind, meta: &mut Node<'_>) {
 }
 
 /// Drops from typed metadata what [`slim_metadata`] drops before typing:
-/// [`crate::METADATA_UNREAD`], kubectl's last-applied copy, and the labels of a kind whose
-/// labels no stage reads.
+/// [`crate::METADATA_UNREAD`], kubectl's last-applied copy, and the labels and annotations
+/// of a kind whose labels or annotations no stage reads.
 pub fn drop_unread_metadata(kind: Kind, meta: &mut ObjectMeta) {
     let ObjectMeta {
         managed_fields,
@@ -462,8 +461,7 @@ pub fn drop_unread_metadata(kind: Kind, meta: &mut ObjectMeta) {
     *finalizers = None;
     *generate_name = None;
     *self_link = None;
-    // An EndpointSlice's conversion takes its one read label itself.
-    if !kind.labels_are_read() && kind != Kind::EndpointSlice {
+    if !kind.labels_are_read() {
         *labels = None;
     }
     if !kind.annotations_are_read() {

@@ -80,17 +80,13 @@ impl From<ListedEndpointSlice<StoredMeta>> for EndpointSlice {
 impl From<WatchedEndpointSlice> for EndpointSlice {
     fn from(watched: WatchedEndpointSlice) -> Self {
         let ListedEndpointSlice {
-            mut metadata,
+            metadata,
             address_type,
             endpoints,
             ports,
         } = watched;
-        // The one label read is taken before the rest of the labels are dropped.
-        let labels = metadata.labels.take();
-        let mut metadata = StoredMeta::of(Kind::EndpointSlice, metadata);
-        metadata.labels = labels;
         ListedEndpointSlice {
-            metadata,
+            metadata: StoredMeta::of(Kind::EndpointSlice, metadata),
             address_type,
             endpoints,
             ports,

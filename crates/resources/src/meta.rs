@@ -50,7 +50,8 @@ impl StoredMeta {
     /// What a `kind`'s object keeps of the metadata it was listed with: the fields read,
     /// less kubectl's last-applied copy and, where no stage reads them, the labels and
     /// the annotations (what decoding a manifest leaves out too).
-    pub fn of(kind: Kind, listed: ObjectMeta) -> Self {
+    pub fn of(kind: Kind, mut listed: ObjectMeta) -> Self {
+        crate::drop_unread_metadata(kind, &mut listed);
         let ObjectMeta {
             name,
             namespace,
@@ -58,13 +59,10 @@ impl StoredMeta {
             resource_version,
             generation,
             creation_timestamp,
-            mut annotations,
+            annotations,
             labels,
             ..
         } = listed;
-        if let Some(annotations) = annotations.as_mut() {
-            annotations.remove(crate::LAST_APPLIED_ANNOTATION);
-        }
         Self {
             name,
             namespace,
@@ -72,8 +70,8 @@ impl StoredMeta {
             resource_version,
             generation,
             creation_timestamp,
-            annotations: annotations.filter(|_| kind.annotations_are_read()),
-            labels: labels.filter(|_| kind.labels_are_read()),
+            annotations,
+            labels,
         }
     }
 }

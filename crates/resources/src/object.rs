@@ -109,11 +109,12 @@ impl Kind {
     }
 
     /// Whether some stage reads objects' labels of this kind: a Namespace's (Gateway
-    /// listeners admit routes by them) and a Pod's (blue-green groups). Every other
-    /// kind's label map is dropped before an object is stored (a map of one label costs
-    /// a 544-byte tree node); an EndpointSlice keeps its Service's name itself.
+    /// listeners admit routes by them), a Pod's (blue-green groups) and an
+    /// EndpointSlice's (its Service's name, which the slice keeps as `service_name`,
+    /// dropping the map). Every other kind's label map is dropped before an object is
+    /// stored (a map of one label costs a 544-byte tree node).
     pub fn labels_are_read(self) -> bool {
-        matches!(self, Kind::Namespace | Kind::Pod)
+        matches!(self, Kind::Namespace | Kind::Pod | Kind::EndpointSlice)
     }
 
     /// Whether some stage reads objects' annotations of this kind: an Ingress's and a

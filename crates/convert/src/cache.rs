@@ -100,15 +100,18 @@ struct Settings {
 }
 
 /// The kinds no stage after the conversion of each object reads: the objects a
-/// converted Ingress or route looked up, and the Ingresses themselves. Certificates
-/// (Secrets), Gateways and ConfigMaps are read again while the merge settles.
-const CONVERSION_ONLY: [Kind; 5] = [
+/// converted Ingress or route looked up. Certificates (Secrets), Gateways and ConfigMaps
+/// are read again while the merge settles.
+const CONVERSION_ONLY: [Kind; 4] = [
     Kind::Service,
     Kind::EndpointSlice,
     Kind::Endpoints,
     Kind::Pod,
-    Kind::Ingress,
 ];
+
+/// The converted kinds no conversion looks up and no stage after it reads: a cache that
+/// records nothing hands each of these objects to its own conversion, which frees it.
+const HANDED_TO_CONVERSION: [Kind; 1] = [Kind::Ingress];
 
 /// The snapshot a conversion reads: lent by a caller that keeps it, or given by one
 /// that does not.
@@ -163,11 +166,12 @@ impl ConvertCache {
         self.convert_excluding(snapshot, options, &Exclusions::new())
     }
 
-    /// Converts a snapshot given up by its caller. A cache that records nothing frees,
-    /// once every object is converted and before the merge settles, the objects only
-    /// conversion reads ([`CONVERSION_ONLY`]), so the merge's and the render's memory
-    /// reuse theirs: a cluster's objects are most of a cold start's peak. The result is
-    /// [`Self::convert`]'s.
+    /// Converts a snapshot given up by its caller. A cache that records nothing frees
+    /// each Ingress once it is converted ([`HANDED_TO_CONVERSION`]) and, once every
+    /// object is converted and before the merge settles, the objects only conversion
+    /// reads ([`CONVERSION_ONLY`]), so the conversion's, the merge's and the render's
+    /// memory reuse theirs: a cluster's objects are most of a cold start's peak. The
+    /// result is [`Self::convert`]'s.
     pub fn convert_given(&mut self, snapshot: Snapshot, options: &ConvertOptions) -> Conversion {
         self.convert_input(
             Input::Given(Box::new(snapshot)),
@@ -195,6 +199,12 @@ impl ConvertCache {
         options: &ConvertOptions,
         exclusions: &Exclusions,
     ) -> Conversion {
+        let handed = match &mut input {
+            Input::Given(given) if !self.dependents.is_recording() => {
+                given.shed(&HANDED_TO_CONVERSION).into_objects()
+            }
+            _ => Vec::new(),
+        };
         let snapshot = input.snapshot();
         let mut diagnostics = Vec::new();
         let excluded = still_excluded(snapshot, exclusions, &mut diagnostics);
@@ -288,6 +298,7 @@ impl ConvertCache {
                     ]
                     .into_iter()
                     .flat_map(|kind| snapshot.refs_of_kind(kind).cloned())
+                    .chain(handed.iter().map(|(object, _)| object.clone()))
                     .chain(tcp_services_configmap(options))
                     .collect(),
                     certificates: BTreeSet::new(),
@@ -329,11 +340,11 @@ impl ConvertCache {
             // A merge from nothing claims each object's contribution as soon as it is
             // converted, while the pool converts the next ones: claiming is a serial
             // pass, and waiting for every conversion first left a core idle through it.
-            let objects: Vec<ObjectRef> = stale.objects.into_iter().collect();
+            let jobs = jobs(stale.objects, handed);
             // How many routes they claim is known only once converted: one each at least.
-            merger.reserve(objects.len(), objects.len(), &mut claiming);
+            merger.reserve(jobs.len(), jobs.len(), &mut claiming);
             convert_streaming(
-                &objects,
+                &jobs,
                 context,
                 &excluded,
                 |(object, contribution, lookups)| {
@@ -343,7 +354,7 @@ impl ConvertCache {
             );
             true
         } else {
-            let converted = convert_all(stale.objects, context, &excluded);
+            let converted = convert_all(jobs(stale.objects, handed), context, &excluded);
             updates.reserve(converted.len());
             for (object, contribution, lookups) in converted {
                 note(&object, &contribution, lookups);
@@ -761,13 +772,20 @@ type Converted = (ObjectRef, Option<Arc<Contribution>>, Vec<Dependency>);
 /// them out to the pool.
 const PARALLEL_FROM: usize = 512;
 
-fn convert_one(
-    object: ObjectRef,
-    context: Context<'_>,
-    excluded: &FxHashSet<ObjectRef>,
-) -> Converted {
+fn convert_one(job: &Job, context: Context<'_>, excluded: &FxHashSet<ObjectRef>) -> Converted {
+    let object = job.object.clone();
+    // Freed when this conversion ends, on the thread that converted it.
+    let handed = job
+        .handed
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
     let mut lookups = Recorder::new(context);
-    let contribution = match lookups.get(object.clone()) {
+    let found = match &handed {
+        Some(handed) => Some(handed),
+        None => lookups.get(object.clone()),
+    };
+    let contribution = match found {
         // Gone: nothing to remember.
         None => return (object, None, Vec::new()),
         _ if excluded.contains(&object) => None,
@@ -820,14 +838,44 @@ fn convert_one(
 
 /// Converts objects, independent of one another, on every core for large batches.
 fn convert_all(
-    objects: BTreeSet<ObjectRef>,
+    jobs: Vec<Job>,
     context: Context<'_>,
     excluded: &FxHashSet<ObjectRef>,
 ) -> Vec<Converted> {
-    let objects: Vec<ObjectRef> = objects.into_iter().collect();
-    crate::parallel::map_in_order(&objects, PARALLEL_FROM, |object| {
-        convert_one(object.clone(), context, excluded)
+    crate::parallel::map_in_order(&jobs, PARALLEL_FROM, |job| {
+        convert_one(job, context, excluded)
     })
+}
+
+/// An object to convert, and the object itself when the snapshot handed it over.
+struct Job {
+    object: ObjectRef,
+    handed: std::sync::Mutex<Option<Object>>,
+}
+
+/// The jobs that convert `objects`, each given its object where `handed` has it. Both
+/// are in key order; a handed object no job converts is freed here.
+fn jobs(objects: BTreeSet<ObjectRef>, handed: Vec<(ObjectRef, Object)>) -> Vec<Job> {
+    let mut handed = handed.into_iter().peekable();
+    objects
+        .into_iter()
+        .map(|object| {
+            while handed.next_if(|(next, _)| *next < object).is_some() {}
+            let own = handed
+                .next_if(|(next, _)| *next == object)
+                .map(|(_, own)| own);
+            Job::new(object, own)
+        })
+        .collect()
+}
+
+impl Job {
+    fn new(object: ObjectRef, handed: Option<Object>) -> Self {
+        Self {
+            object,
+            handed: std::sync::Mutex::new(handed),
+        }
+    }
 }
 
 /// Objects converted in each piece of work of [`convert_streaming`].
@@ -844,16 +892,16 @@ fn pipelined(objects: usize) -> bool {
 /// calling thread as soon as its chunk is converted, in no particular order. Called only
 /// when [`pipelined`].
 fn convert_streaming(
-    objects: &[ObjectRef],
+    jobs: &[Job],
     context: Context<'_>,
     excluded: &FxHashSet<ObjectRef>,
     mut take: impl FnMut(Converted),
 ) {
     crate::parallel::map_streamed(
-        objects,
+        jobs,
         0,
         STREAMED_CHUNK,
-        |object| convert_one(object.clone(), context, excluded),
+        |job| convert_one(job, context, excluded),
         |_, converted| take(converted),
     );
 }

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
 use index::{Index, Snapshot, SourceEvent};
@@ -13,7 +13,7 @@ use model::{CertId, TlsCert};
 use resources::{Kind, Object, ObjectRef};
 use rustc_hash::FxHashSet;
 
-use super::{Memo, convert_one, lookups_touched};
+use super::{Job, Memo, convert_one, jobs, lookups_touched};
 use crate::keys::GlobalConfig;
 use crate::lookup::{Context, Dependency, Recorder};
 use crate::options::ConvertOptions;
@@ -314,6 +314,21 @@ fn compute(
     snapshot: &Snapshot,
     options: &ConvertOptions,
 ) -> (String, Vec<Dependency>) {
+    let job = match memo {
+        Memo::Object(object) => Some(Job::new(object.clone(), None)),
+        _ => None,
+    };
+    compute_with(memo, job.as_ref(), snapshot, options)
+}
+
+/// [`compute`], converting an object through `job` (which may hold the object, handed
+/// over, in place of the snapshot).
+fn compute_with(
+    memo: &Memo,
+    job: Option<&Job>,
+    snapshot: &Snapshot,
+    options: &ConvertOptions,
+) -> (String, Vec<Dependency>) {
     let configmap = ObjectRef::new(Kind::ConfigMap, "demo", "portcullis");
     let data = match snapshot.get(&configmap) {
         Some(Object::ConfigMap(map)) => map.data.clone(),
@@ -331,18 +346,18 @@ fn compute(
         configmap: Some(&configmap),
         recording: true,
     };
-    match memo {
-        Memo::Object(object) => {
-            let (_, contribution, lookups) =
-                convert_one(object.clone(), context, &FxHashSet::default());
+    match (memo, job) {
+        (Memo::Object(_), Some(job)) => {
+            let (_, contribution, lookups) = convert_one(job, context, &FxHashSet::default());
             (format!("{contribution:?}"), lookups)
         }
-        Memo::Certificate(id) => {
+        (Memo::Object(object), None) => panic!("no job converts {object:?}"),
+        (Memo::Certificate(id), _) => {
             let mut recorder = Recorder::new(context);
             let result = tls::load_certificate(&mut recorder, id);
             (format!("{result:?}"), recorder.dependencies)
         }
-        Memo::Status => {
+        (Memo::Status, _) => {
             // The routes' outcomes are the status's other input: taken from a full
             // conversion of the whole fixture, they stay fixed here.
             let outcomes = route_outcomes(options);
@@ -489,6 +504,54 @@ fn a_given_snapshot_converts_as_a_lent_one() {
         cache.convert(&without, &options),
         crate::convert(&without, &options)
     );
+}
+
+/// An Ingress handed to its conversion (a cache that records nothing takes the
+/// Ingresses out of the snapshot it is given) converts as one looked up, and its
+/// conversion frees it: a cold pass does not hold the cluster's Ingresses beside what
+/// they became, through the merge.
+#[test]
+fn a_handed_ingress_converts_as_one_looked_up_and_its_conversion_frees_it() {
+    let objects = fixture();
+    let options = options();
+    let whole = snapshot_of(&objects, None);
+    let mut without = Snapshot::clone(&whole);
+    let handed = without.shed(&[Kind::Ingress]).into_objects();
+    let ingresses: Vec<ObjectRef> = handed.iter().map(|(object, _)| object.clone()).collect();
+    assert!(ingresses.len() >= 2, "{ingresses:?}");
+    let freed: Vec<std::sync::Weak<resources::Ingress>> = handed
+        .iter()
+        .filter_map(|(_, object)| match object {
+            Object::Ingress(ingress) => Some(std::sync::Arc::downgrade(ingress)),
+            _ => None,
+        })
+        .collect();
+    // Every object is converted, only the Ingresses from their jobs.
+    let stale: BTreeSet<ObjectRef> = objects.iter().map(Object::object_ref).collect();
+    let jobs = jobs(stale, handed);
+    assert_eq!(jobs.len(), objects.len());
+    drop(objects);
+    for job in &jobs {
+        let memo = Memo::Object(job.object.clone());
+        // What it looked up differs by the object itself, which a handed one is not: a
+        // cache that records lookups is never handed any.
+        let looked_up = compute(&memo, &whole, &options).0;
+        assert_eq!(
+            compute_with(&memo, Some(job), &without, &options).0,
+            looked_up
+        );
+    }
+    drop(whole);
+    assert!(freed.iter().all(|ingress| ingress.strong_count() == 0));
+    // Each job converts once: a second conversion finds the object gone.
+    let first = jobs.iter().find(|job| job.object == ingresses[0]);
+    let again = compute_with(
+        &Memo::Object(ingresses[0].clone()),
+        first,
+        &without,
+        &options,
+    );
+    assert_eq!(again.0, "None");
 }
 
 #[test]

@@ -195,6 +195,16 @@ impl Snapshot {
 }
 
 impl Shed {
+    /// The objects taken out, each kind's in key order, for a reader that frees each
+    /// once done with it: an object goes when its last holder drops it.
+    pub fn into_objects(self) -> Vec<(ObjectRef, Object)> {
+        let mut objects = Vec::with_capacity(self.objects.iter().map(OrdMap::len).sum());
+        for kind in self.objects {
+            objects.extend(kind);
+        }
+        objects
+    }
+
     /// Drops each kind's objects as a task of the pool's, whose threads decoded most of
     /// them (a thread frees its own allocations fastest), without waiting for it.
     pub fn drop_on_pool(self) {

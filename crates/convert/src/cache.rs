@@ -109,8 +109,10 @@ const CONVERSION_ONLY: [Kind; 4] = [
     Kind::Pod,
 ];
 
-/// The converted kinds no conversion looks up and no stage after it reads: a cache that
-/// records nothing hands each of these objects to its own conversion, which frees it.
+/// The converted kinds no conversion looks up and no stage after the exclusions are
+/// found reads (a test checks every lookup of the examples): a cache that records
+/// nothing hands each of these objects to its own conversion, which frees it. In
+/// [`Kind`] order, as [`jobs`] reads them.
 const HANDED_TO_CONVERSION: [Kind; 1] = [Kind::Ingress];
 
 /// The snapshot a conversion reads: lent by a caller that keeps it, or given by one
@@ -199,6 +201,9 @@ impl ConvertCache {
         options: &ConvertOptions,
         exclusions: &Exclusions,
     ) -> Conversion {
+        let mut diagnostics = Vec::new();
+        // Found before anything is handed over: an exclusion names an object of any kind.
+        let excluded = still_excluded(input.snapshot(), exclusions, &mut diagnostics);
         let handed = match &mut input {
             Input::Given(given) if !self.dependents.is_recording() => {
                 given.shed(&HANDED_TO_CONVERSION).into_objects()
@@ -206,8 +211,6 @@ impl ConvertCache {
             _ => Vec::new(),
         };
         let snapshot = input.snapshot();
-        let mut diagnostics = Vec::new();
-        let excluded = still_excluded(snapshot, exclusions, &mut diagnostics);
         let configmap = options.global_configmap.as_ref().map(|(namespace, name)| {
             ObjectRef::new(Kind::ConfigMap, namespace.as_str(), name.as_str())
         });
@@ -269,6 +272,9 @@ impl ConvertCache {
 
         let stale = match self.previous.take() {
             Some(previous) => {
+                // Only a cache that records keeps a previous snapshot, and it is handed
+                // nothing: what changed is found by comparing the snapshots whole.
+                debug_assert!(handed.is_empty());
                 let mut stale = self.stale(&snapshot.changes_since(&previous));
                 if self.listener_ports.as_ref() != Some(&listener_ports) {
                     self.stale_by(&Dependency::ListenerPorts, &mut stale);
@@ -856,6 +862,7 @@ struct Job {
 /// The jobs that convert `objects`, each given its object where `handed` has it. Both
 /// are in key order; a handed object no job converts is freed here.
 fn jobs(objects: BTreeSet<ObjectRef>, handed: Vec<(ObjectRef, Object)>) -> Vec<Job> {
+    debug_assert!(handed.is_sorted_by(|a, b| a.0 < b.0));
     let mut handed = handed.into_iter().peekable();
     objects
         .into_iter()

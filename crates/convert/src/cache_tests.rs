@@ -420,6 +420,23 @@ fn every_read_of_the_snapshot_is_recorded() {
     for memo in &memos {
         let (value, lookups) = compute(memo, &full, &options);
         assert!(!lookups.is_empty(), "{memo:?} recorded nothing");
+        // A cache that records nothing hands each Ingress to its own conversion, taken
+        // out of the snapshot: only that conversion may read it.
+        let own = match memo {
+            Memo::Object(object) => Some(object),
+            _ => None,
+        };
+        let reads_an_ingress = |lookup: &Dependency| match lookup {
+            Dependency::Object(object) => object.kind == Kind::Ingress && Some(object) != own,
+            Dependency::Listing(kind, _)
+            | Dependency::Kind(kind)
+            | Dependency::Children(kind, _) => super::HANDED_TO_CONVERSION.contains(kind),
+            _ => false,
+        };
+        assert!(
+            !lookups.iter().any(reads_an_ingress),
+            "{memo:?} reads an Ingress not its own: {lookups:?}"
+        );
         for object in &objects {
             if covers(&lookups, object) {
                 continue;
@@ -735,6 +752,11 @@ fn a_merge_from_nothing_is_the_same_streamed_as_claimed_after_every_conversion()
         );
         assert_eq!(
             ConvertCache::one_shot().convert(&snapshot, &options),
+            claimed_after
+        );
+        // What `render` runs: each Ingress handed to its conversion on the pool.
+        assert_eq!(
+            ConvertCache::one_shot().convert_given(Snapshot::clone(&snapshot), &options),
             claimed_after
         );
     }

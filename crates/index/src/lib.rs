@@ -195,8 +195,9 @@ impl Snapshot {
 }
 
 impl Shed {
-    /// The objects taken out, each kind's in key order, for a reader that frees each
-    /// once done with it: an object goes when its last holder drops it.
+    /// The objects taken out, kind after kind in the order they were shed, each kind's
+    /// in key order, for a reader that frees each once done with it: an object goes when
+    /// its last holder drops it. The EndpointSlices' projection, if shed, goes here.
     pub fn into_objects(self) -> Vec<(ObjectRef, Object)> {
         let mut objects = Vec::with_capacity(self.objects.iter().map(OrdMap::len).sum());
         for kind in self.objects {

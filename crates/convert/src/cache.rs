@@ -781,14 +781,14 @@ const PARALLEL_FROM: usize = 512;
 fn convert_one(job: &Job, context: Context<'_>, excluded: &FxHashSet<ObjectRef>) -> Converted {
     let object = job.object.clone();
     // Freed when this conversion ends, on the thread that converted it.
-    let handed = job
-        .handed
+    let given = job
+        .given
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
     let mut lookups = Recorder::new(context);
-    let found = match &handed {
-        Some(handed) => Some(handed),
+    let found = match &given {
+        Some(given) => Some(given),
         None => lookups.get(object.clone()),
     };
     let contribution = match found {
@@ -856,7 +856,7 @@ fn convert_all(
 /// An object to convert, and the object itself when the snapshot handed it over.
 struct Job {
     object: ObjectRef,
-    handed: std::sync::Mutex<Option<Object>>,
+    given: std::sync::Mutex<Option<Object>>,
 }
 
 /// The jobs that convert `objects`, each given its object where `handed` has it. Both
@@ -877,10 +877,10 @@ fn jobs(objects: BTreeSet<ObjectRef>, handed: Vec<(ObjectRef, Object)>) -> Vec<J
 }
 
 impl Job {
-    fn new(object: ObjectRef, handed: Option<Object>) -> Self {
+    fn new(object: ObjectRef, given: Option<Object>) -> Self {
         Self {
             object,
-            handed: std::sync::Mutex::new(handed),
+            given: std::sync::Mutex::new(given),
         }
     }
 }

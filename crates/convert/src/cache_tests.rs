@@ -427,7 +427,9 @@ fn every_read_of_the_snapshot_is_recorded() {
             _ => None,
         };
         let reads_an_ingress = |lookup: &Dependency| match lookup {
-            Dependency::Object(object) => object.kind == Kind::Ingress && Some(object) != own,
+            Dependency::Object(object) => {
+                super::HANDED_TO_CONVERSION.contains(&object.kind) && Some(object) != own
+            }
             Dependency::Listing(kind, _)
             | Dependency::Kind(kind)
             | Dependency::Children(kind, _) => super::HANDED_TO_CONVERSION.contains(kind),

@@ -5,7 +5,8 @@
 # RUNS (default 3) runs per size. The clusters are written once to $SYNTH_DIR
 # (default /tmp/portcullis-synth) and reused. BASELINE=path/to/an/older/portcullis
 # runs that build too, alternating with this one run by run, so both see the same
-# hour of a shared machine (rows `baseline` and `this`).
+# hour of a shared machine (rows `baseline` and `this`). A second table gives each size's
+# and build's median with its range: on a shared machine one run tells little.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin:/usr/local/sbin"
@@ -44,6 +45,22 @@ for n in "${SIZES[@]}"; do
       haproxy -c -q -f haproxy.cfg -f backends >/dev/null 2>&1) || echo "haproxy -c failed" >&2
     read -r check_wall check_rss <"$OUT/check-time"
     echo "| $n | $run | ${build%%=*} | $(timing loaded) | $(timing reconcile) | $(timing write) | ${wall} s | $cpu | $((rss / 1024)) MiB | ${check_wall} s | $((check_rss / 1024)) MiB |"
+    echo "$n ${build%%=*} $wall $(timing reconcile | cut -d' ' -f1) $((rss / 1024))" >>"$OUT/runs"
   done
+  done
+done
+# The median of a column of numbers, and its range: `median (lowest-highest)`.
+summary() {
+  sort -n | awk '{ v[NR] = $1 } END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%g (%g-%g)", m, v[1], v[NR] }'
+}
+echo
+echo "| services | build | runs | wall, median (range) | reconcile, median (range) | peak RSS, median (range) |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for n in "${SIZES[@]}"; do
+  for build in "${BUILDS[@]}"; do
+    rows=$(awk -v n="$n" -v b="${build%%=*}" '$1 == n && $2 == b' "$OUT/runs")
+    echo "| $n | ${build%%=*} | $(wc -l <<<"$rows") | $(cut -d' ' -f3 <<<"$rows" | summary) s | $(cut -d' ' -f4 <<<"$rows" | summary) s | $(cut -d' ' -f5 <<<"$rows" | summary) MiB |"
   done
 done

@@ -302,7 +302,6 @@ impl RenderCache {
                     .drain(..)
                     .flat_map(BTreeMap::into_iter)
                     .collect();
-                self.shard_members = vec![BTreeMap::new(); shards as usize];
                 let work: Vec<(&BackendId, &model::Backend, Option<Arc<str>>)> = model
                     .backends
                     .iter()
@@ -314,17 +313,22 @@ impl RenderCache {
                         (id, &**backend, texts.remove(id).filter(|_| reusable))
                     })
                     .collect();
-                let rendered = parallel_map(&work, |(_, backend, reused)| {
-                    reused
+                let rendered = parallel_map(&work, |(id, backend, reused)| {
+                    let text = reused
                         .clone()
-                        .unwrap_or_else(|| Arc::from(render_backend(backend, defaults)))
+                        .unwrap_or_else(|| Arc::from(render_backend(backend, defaults)));
+                    (shard_of(id, shards), text)
                 });
-                for ((id, _, _), text) in work.iter().zip(rendered) {
-                    if let Some(members) = self.shard_members.get_mut(shard_of(id, shards) as usize)
-                    {
-                        members.insert((*id).clone(), text);
+                let mut members: Vec<Vec<(BackendId, Arc<str>)>> =
+                    vec![Vec::new(); shards as usize];
+                for ((id, _, _), (shard, text)) in work.iter().zip(rendered) {
+                    if let Some(members) = members.get_mut(shard as usize) {
+                        members.push(((*id).clone(), text));
                     }
                 }
+                // The backends come in key order, so each shard's list is sorted: its
+                // table is built in one pass, not by a descent per backend.
+                self.shard_members = members.into_iter().map(BTreeMap::from_iter).collect();
                 self.files
                     .retain(|path, _| !ManagedDir::Backends.holds(path));
                 dirty.extend(0..shards);
@@ -433,26 +437,45 @@ impl RenderCache {
                 }
             }
             None => {
-                self.hosts.clear();
-                self.rule_lines.clear();
-                self.port_lines.clear();
+                // Every certificate counts as changed already, and the buckets are
+                // rebuilt below: only the tables are filled. The hosts come in key order,
+                // so each table is built in one pass, not by a descent per host.
                 let hosts: Vec<(&HostKey, &model::Host)> = model.hosts.iter().collect();
                 let rendered = parallel_map(&hosts, |(key, host)| render_host(key, host));
-                for ((key, host), rendered) in hosts.into_iter().zip(rendered) {
-                    update(self, key, Some(host), Some(rendered), None, None);
+                let mut parts = Vec::with_capacity(hosts.len());
+                let (mut rule_lines, mut port_lines) = (Vec::new(), Vec::new());
+                for ((key, _), rendered) in hosts.into_iter().zip(rendered) {
+                    if let Some(lines) = rendered.rules {
+                        rule_lines.push((key.clone(), Arc::new(lines)));
+                    }
+                    if let Some(lines) = rendered.ports {
+                        port_lines.push((key.clone(), Arc::new(lines)));
+                    }
+                    parts.push((key.clone(), rendered.parts));
                 }
+                self.hosts = BTreeMap::from_iter(parts);
+                self.rule_lines = BTreeMap::from_iter(rule_lines);
+                self.port_lines = BTreeMap::from_iter(port_lines);
             }
         }
+        // When the buckets are rebuilt, each one's hosts, in key order: read as they are
+        // sorted into buckets, not looked up again by key.
+        let mut rebuilt_buckets: Vec<Vec<&CachedHost>> = Vec::new();
         if rebuild {
-            self.bucket_members = vec![BTreeSet::new(); buckets as usize];
-            for key in self.hosts.keys() {
-                if let Some(members) = self
-                    .bucket_members
-                    .get_mut(maps::map_bucket(key, buckets) as usize)
-                {
-                    members.insert(key.clone());
+            let hosts: Vec<(&HostKey, &CachedHost)> = self.hosts.iter().collect();
+            let of_hosts = parallel_map(&hosts, |(key, _)| maps::map_bucket(key, buckets));
+            let mut members: Vec<Vec<HostKey>> = vec![Vec::new(); buckets as usize];
+            rebuilt_buckets = vec![Vec::new(); buckets as usize];
+            for ((key, parts), bucket) in hosts.into_iter().zip(of_hosts) {
+                if let (Some(members), Some(hosts)) = (
+                    members.get_mut(bucket as usize),
+                    rebuilt_buckets.get_mut(bucket as usize),
+                ) {
+                    members.push(key.clone());
+                    hosts.push(parts);
                 }
             }
+            self.bucket_members = members.into_iter().map(BTreeSet::from_iter).collect();
             for map in MapFile::ALL {
                 self.bucket_texts[map] = vec![Arc::from(""); buckets as usize];
             }
@@ -470,11 +493,12 @@ impl RenderCache {
         }
         let dirty_buckets: Vec<(u32, Vec<MapFile>)> = dirty_buckets.into_iter().collect();
         let texts = parallel_map_from(PARALLEL_BUCKETS_FROM, &dirty_buckets, |(bucket, maps)| {
-            let members = self.bucket_members.get(*bucket as usize)?;
-            let parts: Vec<&PerMap<Arc<str>>> = members
-                .iter()
-                .filter_map(|key| self.hosts.get(key))
-                .collect();
+            let parts: Vec<&CachedHost> = match rebuilt_buckets.get(*bucket as usize) {
+                Some(hosts) => hosts.clone(),
+                None => (self.bucket_members.get(*bucket as usize)?.iter())
+                    .filter_map(|key| self.hosts.get(key))
+                    .collect(),
+            };
             let texts: Vec<Arc<str>> = maps
                 .iter()
                 .map(|map| {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 ///
 /// Its parts are shared (`Arc<str>`): an id is a key of many tables (claims, uses,
 /// winners, the model), so a copy is three reference counts, not three strings.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BackendId {
     /// Namespace of the service.
     pub namespace: Arc<str>,
@@ -22,6 +22,29 @@ pub struct BackendId {
     pub port: Arc<str>,
     /// What the backend forwards.
     pub mode: BackendMode,
+}
+
+impl Ord for BackendId {
+    /// By namespace, service, port and mode, as the fields read. The ids of one namespace
+    /// share its text (see `convert`'s namespace sharing), so most comparisons of large
+    /// tables' keys skip reading it.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let namespace = if Arc::ptr_eq(&self.namespace, &other.namespace) {
+            std::cmp::Ordering::Equal
+        } else {
+            self.namespace.cmp(&other.namespace)
+        };
+        namespace
+            .then_with(|| self.service.cmp(&other.service))
+            .then_with(|| self.port.cmp(&other.port))
+            .then_with(|| self.mode.cmp(&other.mode))
+    }
+}
+
+impl PartialOrd for BackendId {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl BackendId {
@@ -440,5 +463,57 @@ mod tcp_mode_tests {
         expected.timeouts.tunnel = Some(duration("1h"));
         assert_eq!(*passthrough.settings, expected);
         assert_eq!(passthrough.id.mode, BackendMode::TlsPassthrough);
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use std::sync::Arc;
+
+    use super::{BackendId, BackendMode};
+
+    /// Ids order as their parts' texts do, whether or not two ids share a namespace's
+    /// text: the tables keyed by ids (and so every file's section order) never depend on
+    /// which copies an id holds.
+    #[test]
+    fn ids_order_by_their_texts_shared_or_not() {
+        let texts = ["", "a", "ab", "b", "b-2"];
+        let modes = [
+            BackendMode::Http,
+            BackendMode::TlsPassthrough,
+            BackendMode::Tcp,
+        ];
+        let shared: Vec<Arc<str>> = texts.iter().map(|t| Arc::from(*t)).collect();
+        let mut ids = Vec::new();
+        for (n, namespace) in texts.iter().enumerate() {
+            for service in ["a", "web"] {
+                for port in ["80", "http"] {
+                    for mode in modes {
+                        for copy in [Arc::clone(&shared[n]), Arc::from(*namespace)] {
+                            ids.push(BackendId {
+                                namespace: copy,
+                                service: service.into(),
+                                port: port.into(),
+                                mode,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let parts = |id: &BackendId| {
+            (
+                id.namespace.to_string(),
+                id.service.to_string(),
+                id.port.to_string(),
+                id.mode,
+            )
+        };
+        for a in &ids {
+            for b in &ids {
+                assert_eq!(a.cmp(b), parts(a).cmp(&parts(b)), "{a:?} against {b:?}");
+                assert_eq!(a.cmp(b).is_eq(), a == b);
+            }
+        }
     }
 }

@@ -464,11 +464,23 @@ pub(crate) fn decode_text(
         .errors
         .iter()
         .any(|e| e.failure == DecodeFailure::Syntax);
+    // A file's objects share one copy of their namespace's name: the scan that shares
+    // it across files then compares pointers, not text it would have to fetch again.
+    let mut last_namespace: Option<resources::Name> = None;
     DecodedText {
         objects: decoded
             .objects
             .into_iter()
-            .map(|object| (object.object_ref(), object))
+            .map(|object| {
+                let mut object_ref = object.object_ref();
+                match &last_namespace {
+                    Some(last) if *last == object_ref.namespace => {
+                        object_ref.namespace = last.clone();
+                    }
+                    _ => last_namespace = Some(object_ref.namespace.clone()),
+                }
+                (object_ref, object)
+            })
             .collect(),
         problems: decoded
             .errors

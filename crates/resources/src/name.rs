@@ -7,8 +7,16 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 /// A namespace or object name, shared by every copy.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, Eq, Hash)]
 pub struct Name(Arc<str>);
+
+impl PartialEq for Name {
+    /// Copies of one name compare without reading the text (`Arc<str>`'s own equality
+    /// reads it even then).
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
 
 impl Ord for Name {
     /// The texts' order; copies of one name (a namespace shared by its objects' references)
@@ -153,6 +161,7 @@ mod tests {
             }
             let shared = Name::from(a);
             assert_eq!(shared.cmp(&shared.clone()), std::cmp::Ordering::Equal);
+            assert!(shared == shared.clone());
         }
     }
 }

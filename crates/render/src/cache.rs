@@ -442,17 +442,19 @@ impl RenderCache {
                 // so each table is built in one pass, not by a descent per host.
                 let hosts: Vec<(&HostKey, &model::Host)> = model.hosts.iter().collect();
                 let rendered = parallel_map(&hosts, |(key, host)| render_host(key, host));
-                let mut parts = Vec::with_capacity(hosts.len());
                 let (mut rule_lines, mut port_lines) = (Vec::new(), Vec::new());
-                for ((key, _), rendered) in hosts.into_iter().zip(rendered) {
-                    if let Some(lines) = rendered.rules {
-                        rule_lines.push((key.clone(), Arc::new(lines)));
-                    }
-                    if let Some(lines) = rendered.ports {
-                        port_lines.push((key.clone(), Arc::new(lines)));
-                    }
-                    parts.push((key.clone(), rendered.parts));
-                }
+                // Collected where the rendered hosts lie: one list at a time, not two.
+                let parts: Vec<(HostKey, CachedHost)> = (rendered.into_iter().zip(hosts))
+                    .map(|(rendered, (key, _))| {
+                        if let Some(lines) = rendered.rules {
+                            rule_lines.push((key.clone(), Arc::new(lines)));
+                        }
+                        if let Some(lines) = rendered.ports {
+                            port_lines.push((key.clone(), Arc::new(lines)));
+                        }
+                        (key.clone(), rendered.parts)
+                    })
+                    .collect();
                 self.hosts = BTreeMap::from_iter(parts);
                 self.rule_lines = BTreeMap::from_iter(rule_lines);
                 self.port_lines = BTreeMap::from_iter(port_lines);

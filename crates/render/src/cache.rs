@@ -319,16 +319,16 @@ impl RenderCache {
                         .unwrap_or_else(|| Arc::from(render_backend(backend, defaults)));
                     (shard_of(id, shards), text)
                 });
-                let mut members: Vec<Vec<(BackendId, Arc<str>)>> =
+                let mut by_shard: Vec<Vec<(BackendId, Arc<str>)>> =
                     vec![Vec::new(); shards as usize];
                 for ((id, _, _), (shard, text)) in work.iter().zip(rendered) {
-                    if let Some(members) = members.get_mut(shard as usize) {
+                    if let Some(members) = by_shard.get_mut(shard as usize) {
                         members.push(((*id).clone(), text));
                     }
                 }
                 // The backends come in key order, so each shard's list is sorted: its
                 // table is built in one pass, not by a descent per backend.
-                self.shard_members = members.into_iter().map(BTreeMap::from_iter).collect();
+                self.shard_members = by_shard.into_iter().map(BTreeMap::from_iter).collect();
                 self.files
                     .retain(|path, _| !ManagedDir::Backends.holds(path));
                 dirty.extend(0..shards);
@@ -443,7 +443,8 @@ impl RenderCache {
                 let hosts: Vec<(&HostKey, &model::Host)> = model.hosts.iter().collect();
                 let rendered = parallel_map(&hosts, |(key, host)| render_host(key, host));
                 let (mut rule_lines, mut port_lines) = (Vec::new(), Vec::new());
-                // Collected where the rendered hosts lie: one list at a time, not two.
+                // Collected in place in the rendered hosts' list (the standard library
+                // reuses it): the rendered hosts and their parts are never two lists.
                 let parts: Vec<(HostKey, CachedHost)> = (rendered.into_iter().zip(hosts))
                     .map(|(rendered, (key, _))| {
                         if let Some(lines) = rendered.rules {
@@ -465,19 +466,21 @@ impl RenderCache {
         let mut rebuilt_buckets: Vec<Vec<&CachedHost>> = Vec::new();
         if rebuild {
             let hosts: Vec<(&HostKey, &CachedHost)> = self.hosts.iter().collect();
-            let of_hosts = parallel_map(&hosts, |(key, _)| maps::map_bucket(key, buckets));
-            let mut members: Vec<Vec<HostKey>> = vec![Vec::new(); buckets as usize];
+            let host_buckets = parallel_map(&hosts, |(key, _)| maps::map_bucket(key, buckets));
+            let mut keys_by_bucket: Vec<Vec<HostKey>> = vec![Vec::new(); buckets as usize];
             rebuilt_buckets = vec![Vec::new(); buckets as usize];
-            for ((key, parts), bucket) in hosts.into_iter().zip(of_hosts) {
-                if let (Some(members), Some(hosts)) = (
-                    members.get_mut(bucket as usize),
+            for ((key, parts), bucket) in hosts.into_iter().zip(host_buckets) {
+                if let (Some(keys), Some(bucket_parts)) = (
+                    keys_by_bucket.get_mut(bucket as usize),
                     rebuilt_buckets.get_mut(bucket as usize),
                 ) {
-                    members.push(key.clone());
-                    hosts.push(parts);
+                    keys.push(key.clone());
+                    bucket_parts.push(parts);
                 }
             }
-            self.bucket_members = members.into_iter().map(BTreeSet::from_iter).collect();
+            self.bucket_members = (keys_by_bucket.into_iter())
+                .map(BTreeSet::from_iter)
+                .collect();
             for map in MapFile::ALL {
                 self.bucket_texts[map] = vec![Arc::from(""); buckets as usize];
             }

@@ -7,8 +7,15 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 /// A namespace or object name, shared by every copy.
-#[derive(Clone, Eq, Hash)]
+#[derive(Clone, Eq)]
 pub struct Name(Arc<str>);
+
+impl std::hash::Hash for Name {
+    /// The text's hash, as its equality compares the text.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
 
 impl PartialEq for Name {
     /// Copies of one name compare without reading the text (`Arc<str>`'s own equality

@@ -465,7 +465,8 @@ pub(crate) fn decode_text(
         .iter()
         .any(|e| e.failure == DecodeFailure::Syntax);
     // A file's objects share one copy of their namespace's name: the scan that shares
-    // it across files then compares pointers, not text it would have to fetch again.
+    // one copy across files (`read_manifests`) then recognises the next object of a file
+    // by that pointer, without fetching its text again.
     let mut last_namespace: Option<resources::Name> = None;
     DecodedText {
         objects: decoded

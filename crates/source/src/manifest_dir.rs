@@ -464,21 +464,21 @@ pub(crate) fn decode_text(
         .errors
         .iter()
         .any(|e| e.failure == DecodeFailure::Syntax);
-    // A file's objects share one copy of their namespace's name: the scan that shares
-    // one copy across files (`read_manifests`) then recognises the next object of a file
-    // by that pointer, without fetching its text again.
-    let mut last_namespace: Option<resources::Name> = None;
+    // A file's objects share one copy of each namespace's name, chosen here while the
+    // text is in the cache: the scan that shares one copy across files then compares
+    // these few copies, which stay in the cache, not one cold copy per object.
+    let mut namespaces: FxHashSet<resources::Name> = FxHashSet::default();
     DecodedText {
         objects: decoded
             .objects
             .into_iter()
             .map(|object| {
                 let mut object_ref = object.object_ref();
-                match &last_namespace {
-                    Some(last) if *last == object_ref.namespace => {
-                        object_ref.namespace = last.clone();
+                match namespaces.get(&object_ref.namespace) {
+                    Some(shared) => object_ref.namespace = shared.clone(),
+                    None => {
+                        namespaces.insert(object_ref.namespace.clone());
                     }
-                    _ => last_namespace = Some(object_ref.namespace.clone()),
                 }
                 (object_ref, object)
             })

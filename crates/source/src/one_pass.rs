@@ -210,27 +210,26 @@ pub fn read_manifests(
     // Each namespace's references share one copy of its name: one allocation, and the
     // index's ordered map compares them without reading their text.
     let mut namespaces: FxHashSet<Name> = FxHashSet::default();
-    // The last reference's namespace as decoded, and the copy shared in its place: a
-    // file's objects share one copy as decoded, so the next one from the same file is
-    // recognised by its pointer, without reading the text.
-    let mut last: Option<(Name, Name)> = None;
+    let mut last_namespace: Option<Name> = None;
     for (file, index) in first_definitions {
         let Some((mut object_ref, object)) = definitions[file as usize][index as usize].take()
         else {
             continue;
         };
-        let shared = match &last {
-            Some((decoded, shared)) if *decoded == object_ref.namespace => shared.clone(),
-            _ => match namespaces.get(&object_ref.namespace) {
-                Some(shared) => shared.clone(),
-                None => {
-                    namespaces.insert(object_ref.namespace.clone());
-                    object_ref.namespace.clone()
-                }
-            },
+        object_ref.namespace = match &last_namespace {
+            Some(last) if *last == object_ref.namespace => last.clone(),
+            _ => {
+                let shared = match namespaces.get(&object_ref.namespace) {
+                    Some(shared) => shared.clone(),
+                    None => {
+                        namespaces.insert(object_ref.namespace.clone());
+                        object_ref.namespace
+                    }
+                };
+                last_namespace = Some(shared.clone());
+                shared
+            }
         };
-        let decoded = std::mem::replace(&mut object_ref.namespace, shared.clone());
-        last = Some((decoded, shared));
         objects.push((object_ref, object));
     }
     (objects, problems)

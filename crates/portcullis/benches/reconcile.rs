@@ -21,7 +21,8 @@ use portcullis::pipeline::Reconciler;
 use resources::Object;
 use test_support::SyntheticCluster;
 
-/// The allocator the binary uses, so the figures are the binary's.
+/// The allocator the binary uses, set as the binary sets it, so the figures are the
+/// binary's.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -166,6 +167,7 @@ fn bench_change(
 }
 
 fn benches(c: &mut Criterion) {
+    portcullis::allocator::return_freed_memory_promptly();
     for services in sizes() {
         let mut fixture = fixture(services);
         let snapshot = fixture.index.snapshot();

@@ -2,6 +2,7 @@
 //! controller's parts so that tests and benchmarks can drive them without the CLI.
 
 pub mod admin;
+pub mod allocator;
 pub mod busy_ports;
 pub mod cli;
 pub mod cluster_link;

@@ -11,6 +11,7 @@ use portcullis::{cli, controller, oneshot};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    portcullis::allocator::return_freed_memory_promptly();
     let cli = cli::Cli::parse();
     let logs = tracing_subscriber::fmt()
         .with_env_filter(

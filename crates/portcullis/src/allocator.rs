@@ -12,10 +12,12 @@ pub const PURGE_DELAY_VARIABLE: &str = "MIMALLOC_PURGE_DELAY";
 
 /// Milliseconds freed memory stays committed before it is returned. mimalloc v3's
 /// default of a second outlasts a whole 10k-service `render` (0.3 s): nothing freed was
-/// returned, and its peak RSS was ~90 MiB where the heap peaks at 45 MB. At 10 ms
-/// (mimalloc v2's default) the peak is 65-68 MiB, at no time measured against it
-/// (`docs/performance.md`).
-pub const PURGE_DELAY_MS: c_long = 10;
+/// returned, and its peak RSS was 78-92 MiB where the heap peaks at 45 MB. Returned
+/// sooner, memory freed and allocated again later in a pass is faulted in again, which
+/// costs time: 10 ms (mimalloc v2's default) gave 64-69 MiB but made a warm full
+/// reconciliation at 10k ~25% slower; 50 ms gave 67-78 MiB, too close to the 80 MiB
+/// target; 25 ms gives 68-72 MiB (`docs/performance.md`).
+pub const PURGE_DELAY_MS: c_long = 25;
 
 /// Sets the purge delay to [`PURGE_DELAY_MS`], unless [`PURGE_DELAY_VARIABLE`] set it.
 /// Called first thing in `main`, before any other thread exists.

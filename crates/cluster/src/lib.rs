@@ -1,6 +1,8 @@
 //! Everything that talks to a Kubernetes API server: the watchers that feed the index,
 //! leader election, status and Events.
 
+#![forbid(unsafe_code)]
+
 mod access;
 mod connect;
 mod delivered;

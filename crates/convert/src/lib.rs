@@ -1,6 +1,8 @@
 //! Converts a snapshot of cluster objects into the proxy model. Pure: no I/O, no clock;
 //! the same snapshot and options always give the same model and diagnostics.
 
+#![forbid(unsafe_code)]
+
 mod affinity;
 mod auth;
 mod backend_settings;

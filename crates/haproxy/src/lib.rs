@@ -3,6 +3,8 @@
 //! `haproxy -c` checks on a staged copy, the master-worker process with its master CLI,
 //! and the runtime API for live changes.
 
+#![forbid(unsafe_code)]
+
 mod check;
 mod log_relay;
 mod master_cli;

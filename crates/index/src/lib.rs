@@ -1,6 +1,8 @@
 //! The single-writer object store: applies source events and publishes immutable
 //! snapshots, with the projections the converters look objects up by.
 
+#![forbid(unsafe_code)]
+
 use std::collections::BTreeMap;
 
 use imbl::{OrdMap, OrdSet};

@@ -5,6 +5,8 @@
 //! than by pointer, and holds only values that were validated on the way in, so the
 //! renderer can print them without escaping.
 
+#![forbid(unsafe_code)]
+
 mod access;
 mod affinity;
 mod auth;

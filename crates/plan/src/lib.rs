@@ -3,6 +3,8 @@
 //! or a reload), computed by comparing what it runs with the desired model. Nothing is
 //! remembered between runs except those hashes, which are re-read from disk at start-up.
 
+#![forbid(unsafe_code)]
+
 mod certificates;
 mod live;
 mod maps;

@@ -1,57 +1,50 @@
 //! How soon the allocator gives memory it no longer uses back to the system.
 
-use std::os::raw::c_long;
+use std::ffi::c_long;
 
 /// The index of mimalloc's `purge_delay` option in its `mi_option_e` enumeration (v3);
-/// the bindings name no constant for it. `purge_delay_is_the_option_its_variable_sets`
-/// checks it against the environment variable that names the option.
-const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// The environment variable that sets the same option, which then stays the operator's.
-pub const PURGE_DELAY_VARIABLE: &str = "MIMALLOC_PURGE_DELAY";
+/// the bindings name no constant for it. The test below checks it against the
+/// environment variable that names the option.
+const PURGE_DELAY_OPTION: libmimalloc_sys::mi_option_t = 15;
 
 /// Milliseconds freed memory stays committed before it is returned. mimalloc v3's
 /// default of a second outlasts a whole 10k-service `render` (0.3 s): nothing freed was
-/// returned, and its peak RSS was 78-92 MiB where the heap peaks at 45 MB. Returned
-/// sooner, memory freed and allocated again later in a pass is faulted in again, which
-/// costs time: 10 ms (mimalloc v2's default) gave 64-69 MiB but made a warm full
-/// reconciliation at 10k ~25% slower; 50 ms gave 67-78 MiB, too close to the 80 MiB
-/// target; 25 ms gives 68-72 MiB (`docs/performance.md`).
+/// returned, and its peak RSS was 80-92 MiB where the heap peaks at 45 MB. 25 ms gives
+/// 67-74 MiB. Shorter delays return a little more (10 ms: 64-69 MiB); each return costs
+/// time when the memory is used again later and faulted in anew, and 25 ms leaves room to
+/// reuse what a pass frees within a few of its steps (`docs/performance.md`).
 pub const PURGE_DELAY_MS: c_long = 25;
 
-/// Sets the purge delay to [`PURGE_DELAY_MS`], unless [`PURGE_DELAY_VARIABLE`] set it.
-/// Called first thing in `main`, before any other thread exists.
+/// Sets the purge delay to [`PURGE_DELAY_MS`] unless the environment set it
+/// (`MIMALLOC_PURGE_DELAY`, which stays the operator's to choose). Called first thing in
+/// `main`.
 pub fn return_freed_memory_promptly() {
-    if std::env::var_os(PURGE_DELAY_VARIABLE).is_some() {
-        return;
-    }
     #[expect(
         unsafe_code,
         reason = "the only way to set a mimalloc option from within the process"
     )]
-    // SAFETY: `mi_option_set` stores a value that later purges read; every value is
-    // valid for this option, and no other thread is running yet to read it concurrently.
+    // SAFETY: the index is in range (mimalloc ignores one that is not) and 25 ms is a
+    // valid delay. mimalloc keeps its options in plain globals that it reads and writes
+    // without synchronisation by design; called at the start of `main`, no other thread
+    // is reading them yet.
     unsafe {
-        libmimalloc_sys::mi_option_set(PURGE_DELAY, PURGE_DELAY_MS);
-    }
-}
-
-/// The purge delay in force, in milliseconds.
-pub fn purge_delay_ms() -> c_long {
-    #[expect(
-        unsafe_code,
-        reason = "the only way to read a mimalloc option from within the process"
-    )]
-    // SAFETY: `mi_option_get` reads an option, initialising it from the environment the
-    // first time; it has no precondition.
-    unsafe {
-        libmimalloc_sys::mi_option_get(PURGE_DELAY)
+        libmimalloc_sys::mi_option_set_default(PURGE_DELAY_OPTION, PURGE_DELAY_MS);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The purge delay in force, in milliseconds.
+    fn purge_delay_ms() -> c_long {
+        #[expect(unsafe_code, reason = "the only way to read a mimalloc option")]
+        // SAFETY: `mi_option_get` reads an option, initialising it from the environment
+        // the first time; the index is in range.
+        unsafe {
+            libmimalloc_sys::mi_option_get(PURGE_DELAY_OPTION)
+        }
+    }
 
     /// Set only in the copies of this test binary that the test below starts: whether
     /// the copy's environment sets the purge delay.
@@ -62,8 +55,8 @@ mod tests {
     fn the_delay_is_set_unless_the_environment_set_it() {
         match std::env::var(PROBE).as_deref() {
             Ok("variable") => {
-                // mimalloc read the variable into the option at `PURGE_DELAY`, which
-                // is thus the purge delay; and the operator's value stays.
+                // mimalloc read the variable into the option at `PURGE_DELAY_OPTION`,
+                // which is thus the purge delay; and the operator's value stays.
                 assert_eq!(purge_delay_ms(), 4321);
                 return_freed_memory_promptly();
                 assert_eq!(purge_delay_ms(), 4321);
@@ -77,13 +70,21 @@ mod tests {
                 let this = std::env::current_exe().expect("the test binary's path");
                 for (probe, variable) in [("variable", Some("4321")), ("default", None)] {
                     let mut copy = std::process::Command::new(&this);
-                    copy.args(["--exact", TEST]).env(PROBE, probe);
+                    copy.args(["--exact", TEST, "--test-threads", "1"])
+                        .env(PROBE, probe);
                     match variable {
-                        Some(value) => copy.env(PURGE_DELAY_VARIABLE, value),
-                        None => copy.env_remove(PURGE_DELAY_VARIABLE),
+                        Some(value) => copy.env("MIMALLOC_PURGE_DELAY", value),
+                        None => copy.env_remove("MIMALLOC_PURGE_DELAY"),
                     };
-                    let status = copy.status().expect("starting the test binary");
-                    assert!(status.success(), "the {probe} copy failed: {status}");
+                    let output = copy.output().expect("running the test binary");
+                    let stdout = String::from_utf8_lossy(&output.stdout);
+                    // A renamed test would match nothing, and pass without a check.
+                    assert!(
+                        output.status.success() && stdout.contains("1 passed"),
+                        "the {probe} copy: {}\n{stdout}{}",
+                        output.status,
+                        String::from_utf8_lossy(&output.stderr)
+                    );
                 }
             }
         }

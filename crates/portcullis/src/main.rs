@@ -1,5 +1,7 @@
 //! portcullis: a Kubernetes ingress controller for HAProxy.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -2,6 +2,8 @@
 //! always gives the same bytes, and no file names the directory it will be written to
 //! (`default-path config` makes every path relative to the configuration).
 
+#![forbid(unsafe_code)]
+
 mod access;
 mod affinity;
 mod auth;

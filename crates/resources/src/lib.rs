@@ -1,6 +1,8 @@
 //! The only crate that names cluster types: the objects portcullis reads, their
 //! identities, and decoding of YAML/JSON manifests into them.
 
+#![forbid(unsafe_code)]
+
 mod decode;
 mod endpoint_slice;
 mod fast_yaml;

@@ -1,6 +1,8 @@
 //! Event sources. The manifest directory reads every `*.yaml`, `*.yml` and `*.json` file
 //! below a directory and reports changes as index events.
 
+#![forbid(unsafe_code)]
+
 mod manifest_dir;
 mod one_pass;
 mod parallel;

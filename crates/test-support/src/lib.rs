@@ -2,6 +2,8 @@
 //! report what a user would see, a harness that runs portcullis and stops it by pid, and
 //! manifest snippets.
 
+#![forbid(unsafe_code)]
+
 mod client;
 mod echo;
 #[allow(

@@ -709,16 +709,19 @@ fn check(attacks: &[Attack]) {
                 .any(|r| &*r.origin.namespace == "victim")),
         "the victim is not served as written"
     );
-    let served: BTreeSet<(String, String)> = model
-        .hosts
+    // Served on an HTTP host, as TLS passthrough, or on a TCP port (a TCPRoute, or a
+    // TLSRoute on a Terminate listener).
+    let http = model.hosts.values().flat_map(|host| host.routes.values());
+    let passthrough = model.passthrough.values().map(|route| &route.origin);
+    let tcp = model
+        .tcp_services
         .values()
-        .flat_map(|host| host.routes.values())
-        .map(|route| {
-            (
-                route.origin.namespace.to_string(),
-                route.origin.name.to_string(),
-            )
-        })
+        .flat_map(|service| service.routes.values().map(|route| &route.origin));
+    let served: BTreeSet<(String, String)> = http
+        .map(|route| &route.origin)
+        .chain(passthrough)
+        .chain(tcp)
+        .map(|origin| (origin.namespace.to_string(), origin.name.to_string()))
         .collect();
     let reported: BTreeSet<(String, String)> = reconciled
         .conversion

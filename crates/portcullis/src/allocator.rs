@@ -16,8 +16,8 @@ const PURGE_DELAY_OPTION: libmimalloc_sys::mi_option_t = 15;
 pub const PURGE_DELAY_MS: c_long = 25;
 
 /// Sets the purge delay to [`PURGE_DELAY_MS`] unless the environment set it
-/// (`MIMALLOC_PURGE_DELAY`, which stays the operator's to choose). Called first thing in
-/// `main`.
+/// (`MIMALLOC_PURGE_DELAY`, which stays the operator's to choose). Call it before any
+/// other thread starts: first thing in `main`, or in a benchmark's setup.
 pub fn return_freed_memory_promptly() {
     #[expect(
         unsafe_code,
@@ -72,10 +72,16 @@ mod tests {
                     let mut copy = std::process::Command::new(&this);
                     copy.args(["--exact", TEST, "--test-threads", "1"])
                         .env(PROBE, probe);
-                    match variable {
-                        Some(value) => copy.env("MIMALLOC_PURGE_DELAY", value),
-                        None => copy.env_remove("MIMALLOC_PURGE_DELAY"),
-                    };
+                    // mimalloc reads the option under either name, in any case.
+                    for (name, _) in std::env::vars_os() {
+                        let upper = name.to_string_lossy().to_uppercase();
+                        if upper == "MIMALLOC_PURGE_DELAY" || upper == "MIMALLOC_RESET_DELAY" {
+                            copy.env_remove(name);
+                        }
+                    }
+                    if let Some(value) = variable {
+                        copy.env("MIMALLOC_PURGE_DELAY", value);
+                    }
                     let output = copy.output().expect("running the test binary");
                     let stdout = String::from_utf8_lossy(&output.stdout);
                     // A renamed test would match nothing, and pass without a check.

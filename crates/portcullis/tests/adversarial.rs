@@ -710,27 +710,40 @@ fn check(attacks: &[Attack]) {
         "the victim is not served as written"
     );
     // Served on an HTTP host, as TLS passthrough, or on a TCP port (a TCPRoute, or a
-    // TLSRoute on a Terminate listener).
+    // TLSRoute on a Terminate listener); keyed by kind too, as one attack's routes of
+    // several kinds share a name. An object counts as a whole: a diagnostic about any
+    // of its claims reports it.
     let http = model.hosts.values().flat_map(|host| host.routes.values());
     let passthrough = model.passthrough.values().map(|route| &route.origin);
     let tcp = model
         .tcp_services
         .values()
         .flat_map(|service| service.routes.values().map(|route| &route.origin));
-    let served: BTreeSet<(String, String)> = http
+    let served: BTreeSet<(&str, String, String)> = http
         .map(|route| &route.origin)
         .chain(passthrough)
         .chain(tcp)
-        .map(|origin| (origin.namespace.to_string(), origin.name.to_string()))
+        .map(|origin| {
+            let (namespace, name) = (origin.namespace.to_string(), origin.name.to_string());
+            (origin.kind, namespace, name)
+        })
         .collect();
-    let reported: BTreeSet<(String, String)> = reconciled
+    let reported: BTreeSet<(&str, String, String)> = reconciled
         .conversion
         .diagnostics
         .iter()
-        .map(|d| (d.object.namespace.to_string(), d.object.name.to_string()))
+        .map(|d| {
+            let object = &d.object;
+            let (namespace, name) = (object.namespace.to_string(), object.name.to_string());
+            (object.kind.name(), namespace, name)
+        })
         .collect();
     for attacker in attackers {
-        let key = (attacker.namespace.to_string(), attacker.name.to_string());
+        let key = (
+            attacker.kind.name(),
+            attacker.namespace.to_string(),
+            attacker.name.to_string(),
+        );
         assert!(
             served.contains(&key) || reported.contains(&key),
             "{attacker} is neither served nor reported"

@@ -82,9 +82,14 @@ impl From<WatchedEndpointSlice> for EndpointSlice {
         let ListedEndpointSlice {
             metadata,
             address_type,
-            endpoints,
-            ports,
+            mut endpoints,
+            mut ports,
         } = watched;
+        for endpoint in endpoints.iter_mut().flatten() {
+            endpoint.addresses.shrink_to_fit();
+        }
+        crate::fit_to_length(&mut endpoints);
+        crate::fit_to_length(&mut ports);
         ListedEndpointSlice {
             metadata: StoredMeta::of(Kind::EndpointSlice, metadata),
             address_type,
@@ -191,6 +196,26 @@ mod tests {
         }
         // What a cluster's many endpoints cost each, before their text.
         assert!(std::mem::size_of::<Endpoint>() <= 40);
+    }
+
+    /// A watched slice is kept for as long as it exists: its lists hold no spare room.
+    #[test]
+    fn a_watched_slice_is_stored_without_spare_room() {
+        let listed = r#"{"metadata": {"name": "web-1", "namespace": "shop"}, "addressType": "IPv4",
+          "endpoints": [{"addresses": ["10.1.2.3"]}, {"addresses": ["10.1.2.4"]}, {"addresses": ["10.1.2.5"]}],
+          "ports": [{"name": "http", "port": 8080}]}"#;
+        let watched: WatchedEndpointSlice = serde_json::from_str(listed).expect("decodes");
+        // What serde leaves: the room the lists grew into.
+        let grown = watched.endpoints.as_ref().map_or(0, Vec::capacity);
+        assert!(grown > 3, "{grown}");
+        let stored = EndpointSlice::from(watched);
+        let endpoints = stored.endpoints.expect("endpoints");
+        assert_eq!((endpoints.len(), endpoints.capacity()), (3, 3));
+        for endpoint in &endpoints {
+            assert_eq!(endpoint.addresses.capacity(), 1);
+        }
+        let ports = stored.ports.expect("ports");
+        assert_eq!((ports.len(), ports.capacity()), (1, 1));
     }
 
     #[test]

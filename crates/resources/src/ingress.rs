@@ -25,9 +25,22 @@ pub struct Ingress {
 
 impl From<WatchedIngress> for Ingress {
     fn from(watched: WatchedIngress) -> Self {
+        let mut spec = watched.spec;
+        if let Some(spec) = &mut spec {
+            for rule in spec.rules.iter_mut().flatten() {
+                if let Some(http) = &mut rule.http {
+                    http.paths.shrink_to_fit();
+                }
+            }
+            for tls in spec.tls.iter_mut().flatten() {
+                crate::fit_to_length(&mut tls.hosts);
+            }
+            crate::fit_to_length(&mut spec.rules);
+            crate::fit_to_length(&mut spec.tls);
+        }
         Ingress {
             metadata: StoredMeta::of(Kind::Ingress, watched.metadata),
-            spec: watched.spec,
+            spec,
             status: watched.status,
         }
     }
@@ -67,6 +80,29 @@ mod tests {
 
     /// An Ingress as the API server lists it keeps the same spec and status either way,
     /// and the metadata that decoding a manifest keeps.
+    /// A watched Ingress is kept for as long as it exists: its lists hold no spare room.
+    #[test]
+    fn a_watched_ingress_is_stored_without_spare_room() {
+        let listed = r#"{"metadata": {"name": "web", "namespace": "shop"},
+          "spec": {"tls": [{"hosts": ["web.example"], "secretName": "web"}],
+            "rules": [{"host": "web.example", "http": {"paths": [
+              {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}},
+              {"path": "/api", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"number": 80}}}}]}}]}}"#;
+        let watched: WatchedIngress = serde_json::from_str(listed).expect("decodes");
+        let grown = watched.spec.as_ref().and_then(|s| s.rules.as_ref());
+        assert!(grown.map_or(0, Vec::capacity) > 1);
+        let stored = Ingress::from(watched);
+        let spec = stored.spec.expect("spec");
+        let rules = spec.rules.expect("rules");
+        assert_eq!((rules.len(), rules.capacity()), (1, 1));
+        let paths = &rules[0].http.as_ref().expect("http").paths;
+        assert_eq!((paths.len(), paths.capacity()), (2, 2));
+        let tls = spec.tls.expect("tls");
+        assert_eq!((tls.len(), tls.capacity()), (1, 1));
+        let hosts = tls[0].hosts.as_ref().expect("hosts");
+        assert_eq!((hosts.len(), hosts.capacity()), (1, 1));
+    }
+
     #[test]
     fn a_watched_ingress_becomes_what_its_manifest_decodes_to() {
         let listed = r#"{

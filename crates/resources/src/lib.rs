@@ -62,6 +62,16 @@ pub const METADATA_UNREAD: [&str; 5] = [
     "selfLink",
 ];
 
+/// Cuts a list to its length. serde builds a list of unknown length by pushing, so one
+/// decoded from the API server's JSON keeps the room it grew into (four elements for
+/// one), for as long as its object is stored; a manifest's lists decode with their length
+/// known, and this does nothing to them.
+pub(crate) fn fit_to_length<T>(list: &mut Option<Vec<T>>) {
+    if let Some(list) = list {
+        list.shrink_to_fit();
+    }
+}
+
 /// The keys of a Secret's `data` and `stringData` that any stage reads: a certificate
 /// (`tls.crt`, `tls.key`), a CA and its revocations (`ca.crt`, `ca.crl`), an htpasswd
 /// list (`auth`) and DH parameters (`dhparam.pem`). Every other key is dropped before a

@@ -68,9 +68,14 @@ pub struct WatchedService {
 
 impl From<WatchedService> for Service {
     fn from(watched: WatchedService) -> Self {
+        let mut spec = watched.spec;
+        if let Some(spec) = &mut spec {
+            crate::fit_to_length(&mut spec.ports);
+            crate::fit_to_length(&mut spec.external_ips);
+        }
         Service {
             metadata: StoredMeta::of(Kind::Service, watched.metadata),
-            spec: watched.spec,
+            spec,
             status: watched.status,
         }
     }
@@ -86,6 +91,21 @@ mod tests {
 
     /// A Service as the API server lists it: what is read is exactly what the generated
     /// type reads.
+    /// A watched Service is kept for as long as it exists: its lists hold no spare room.
+    #[test]
+    fn a_watched_service_is_stored_without_spare_room() {
+        let listed = r#"{"metadata": {"name": "web", "namespace": "shop"},
+          "spec": {"ports": [{"name": "http", "port": 80}], "externalIPs": ["203.0.113.9"]}}"#;
+        let watched: WatchedService = serde_json::from_str(listed).expect("decodes");
+        let spec = watched.spec.as_ref().expect("spec");
+        assert!(spec.ports.as_ref().map_or(0, Vec::capacity) > 1);
+        let stored = Service::from(watched);
+        let spec = stored.spec.expect("spec");
+        let (ports, external) = (spec.ports.expect("ports"), spec.external_ips.expect("IPs"));
+        assert_eq!((ports.len(), ports.capacity()), (1, 1));
+        assert_eq!((external.len(), external.capacity()), (1, 1));
+    }
+
     #[test]
     fn keeps_what_is_read_of_a_listed_service() {
         let listed = r#"{

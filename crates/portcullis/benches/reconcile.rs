@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use convert::ConvertOptions;
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use index::{Index, Snapshot, SourceEvent};
 use model::TlsCert;
 use plan::AppliedFiles;
@@ -176,28 +176,38 @@ fn benches(c: &mut Criterion) {
             .measurement_time(Duration::from_secs(10))
             .bench_function(BenchmarkId::from_parameter(services), |b| {
                 // The reconciler is freed outside the timing: a start keeps it for the
-                // changes that follow, and freeing it took a fifth of the loop's time.
-                b.iter_with_large_drop(|| {
-                    let mut reconciler = Reconciler::new(options());
-                    let reconciled = reconciler.reconcile(&snapshot, &BTreeMap::new()).unwrap();
-                    (reconciler, reconciled)
-                })
+                // changes that follow. One iteration at a time, so every size is measured
+                // alike.
+                b.iter_batched(
+                    || (),
+                    |()| {
+                        let mut reconciler = Reconciler::new(options());
+                        let reconciled = reconciler.reconcile(&snapshot, &BTreeMap::new()).unwrap();
+                        (reconciler, reconciled)
+                    },
+                    BatchSize::PerIteration,
+                )
             });
         // `render`'s pass: a conversion that records nothing for a next change.
         c.benchmark_group("one_pass")
             .sample_size(10)
             .measurement_time(Duration::from_secs(10))
             .bench_function(BenchmarkId::from_parameter(services), |b| {
-                // As `render` runs it: what it leaves to the process's end, and the merge's
-                // bookkeeping it frees on a thread beside the render, are freed outside
-                // the timing.
-                b.iter_with_large_drop(|| {
-                    let given = index::Snapshot::clone(&snapshot);
-                    let mut cache = convert::ConvertCache::one_shot();
-                    let conversion = cache.convert_given(given, &options());
-                    let rendered = render::render(&conversion.model);
-                    (cache, conversion, rendered)
-                })
+                // About as `render` runs it: what it leaves to the process's end is freed
+                // outside the timing, and so is the merge's bookkeeping, which `render`
+                // frees on a thread beside its render.
+                b.iter_batched(
+                    || (),
+                    |()| {
+                        let given = index::Snapshot::clone(&snapshot);
+                        let mut cache = convert::ConvertCache::one_shot();
+                        let conversion = cache.convert_given(given, &options());
+                        let mut renderer = render::RenderCache::default();
+                        let rendered = renderer.render(&conversion.model);
+                        (cache, conversion, renderer, rendered)
+                    },
+                    BatchSize::PerIteration,
+                )
             });
         let endpoint = fixture.endpoint.clone();
         bench_change(

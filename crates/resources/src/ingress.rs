@@ -78,8 +78,6 @@ impl Ingress {
 mod tests {
     use super::*;
 
-    /// An Ingress as the API server lists it keeps the same spec and status either way,
-    /// and the metadata that decoding a manifest keeps.
     /// A watched Ingress is kept for as long as it exists: its lists hold no spare room.
     #[test]
     fn a_watched_ingress_is_stored_without_spare_room() {
@@ -103,6 +101,8 @@ mod tests {
         assert_eq!((hosts.len(), hosts.capacity()), (1, 1));
     }
 
+    /// An Ingress as the API server lists it keeps the same spec and status either way,
+    /// and the metadata that decoding a manifest keeps.
     #[test]
     fn a_watched_ingress_becomes_what_its_manifest_decodes_to() {
         let listed = r#"{

@@ -89,8 +89,6 @@ crate::resource_impl::namespaced_resource!(
 mod tests {
     use super::*;
 
-    /// A Service as the API server lists it: what is read is exactly what the generated
-    /// type reads.
     /// A watched Service is kept for as long as it exists: its lists hold no spare room.
     #[test]
     fn a_watched_service_is_stored_without_spare_room() {
@@ -106,6 +104,8 @@ mod tests {
         assert_eq!((external.len(), external.capacity()), (1, 1));
     }
 
+    /// A Service as the API server lists it: what is read is exactly what the generated
+    /// type reads.
     #[test]
     fn keeps_what_is_read_of_a_listed_service() {
         let listed = r#"{

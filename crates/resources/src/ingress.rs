@@ -38,10 +38,16 @@ impl From<WatchedIngress> for Ingress {
             crate::fit_to_length(&mut spec.rules);
             crate::fit_to_length(&mut spec.tls);
         }
+        // What a published Ingress's status lists (portcullis writes it, and the watch
+        // brings it back).
+        let mut status = watched.status;
+        if let Some(balancer) = status.as_mut().and_then(|s| s.load_balancer.as_mut()) {
+            crate::fit_to_length(&mut balancer.ingress);
+        }
         Ingress {
             metadata: StoredMeta::of(Kind::Ingress, watched.metadata),
             spec,
-            status: watched.status,
+            status,
         }
     }
 }
@@ -85,7 +91,8 @@ mod tests {
           "spec": {"tls": [{"hosts": ["web.example"], "secretName": "web"}],
             "rules": [{"host": "web.example", "http": {"paths": [
               {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}},
-              {"path": "/api", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"number": 80}}}}]}}]}}"#;
+              {"path": "/api", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"number": 80}}}}]}}]},
+          "status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.9"}]}}}"#;
         let watched: WatchedIngress = serde_json::from_str(listed).expect("decodes");
         let grown = watched.spec.as_ref().and_then(|s| s.rules.as_ref());
         assert!(grown.map_or(0, Vec::capacity) > 1);
@@ -99,6 +106,11 @@ mod tests {
         assert_eq!((tls.len(), tls.capacity()), (1, 1));
         let hosts = tls[0].hosts.as_ref().expect("hosts");
         assert_eq!((hosts.len(), hosts.capacity()), (1, 1));
+        let balancer = stored.status.and_then(|s| s.load_balancer);
+        let published = balancer
+            .and_then(|b| b.ingress)
+            .expect("published addresses");
+        assert_eq!((published.len(), published.capacity()), (1, 1));
     }
 
     /// An Ingress as the API server lists it keeps the same spec and status either way,

@@ -73,10 +73,15 @@ impl From<WatchedService> for Service {
             crate::fit_to_length(&mut spec.ports);
             crate::fit_to_length(&mut spec.external_ips);
         }
+        // A load balancer's addresses, in a published Service's status.
+        let mut status = watched.status;
+        if let Some(balancer) = status.as_mut().and_then(|s| s.load_balancer.as_mut()) {
+            crate::fit_to_length(&mut balancer.ingress);
+        }
         Service {
             metadata: StoredMeta::of(Kind::Service, watched.metadata),
             spec,
-            status: watched.status,
+            status,
         }
     }
 }
@@ -93,7 +98,8 @@ mod tests {
     #[test]
     fn a_watched_service_is_stored_without_spare_room() {
         let listed = r#"{"metadata": {"name": "web", "namespace": "shop"},
-          "spec": {"ports": [{"name": "http", "port": 80}], "externalIPs": ["203.0.113.9"]}}"#;
+          "spec": {"ports": [{"name": "http", "port": 80}], "externalIPs": ["203.0.113.9"]},
+          "status": {"loadBalancer": {"ingress": [{"ip": "198.51.100.7"}]}}}"#;
         let watched: WatchedService = serde_json::from_str(listed).expect("decodes");
         let spec = watched.spec.as_ref().expect("spec");
         assert!(spec.ports.as_ref().map_or(0, Vec::capacity) > 1);
@@ -102,6 +108,11 @@ mod tests {
         let (ports, external) = (spec.ports.expect("ports"), spec.external_ips.expect("IPs"));
         assert_eq!((ports.len(), ports.capacity()), (1, 1));
         assert_eq!((external.len(), external.capacity()), (1, 1));
+        let balancer = stored.status.and_then(|s| s.load_balancer);
+        let addresses = balancer
+            .and_then(|b| b.ingress)
+            .expect("load balancer addresses");
+        assert_eq!((addresses.len(), addresses.capacity()), (1, 1));
     }
 
     /// A Service as the API server lists it: what is read is exactly what the generated

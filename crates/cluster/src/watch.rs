@@ -12,9 +12,9 @@ use k8s_openapi::api::networking::v1::IngressClass;
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource};
 use resources::{
-    BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, ListenerSet, Object,
-    ReferenceGrant, TcpRoute, TlsRoute, UdpRoute, WatchedEndpointSlice, WatchedIngress, WatchedPod,
-    WatchedService,
+    BackendTlsPolicy, FitToLength as _, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind,
+    ListenerSet, Object, ReferenceGrant, TcpRoute, TlsRoute, UdpRoute, WatchedEndpointSlice,
+    WatchedIngress, WatchedPod, WatchedService,
 };
 use serde::de::DeserializeOwned;
 use source::SourceBatch;
@@ -184,35 +184,50 @@ fn start_watchers(
                 namespace,
                 all.clone(),
                 Kind::HttpRoute,
-                |o: HttpRoute| Object::HttpRoute(Arc::new(o)),
+                |mut o: HttpRoute| {
+                    o.fit_to_length();
+                    Object::HttpRoute(Arc::new(o))
+                },
             );
             watchers.start(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
                 Kind::GrpcRoute,
-                |o: GrpcRoute| Object::GrpcRoute(Arc::new(o)),
+                |mut o: GrpcRoute| {
+                    o.fit_to_length();
+                    Object::GrpcRoute(Arc::new(o))
+                },
             );
             watchers.start(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
                 Kind::TlsRoute,
-                |o: TlsRoute| Object::TlsRoute(Arc::new(o)),
+                |mut o: TlsRoute| {
+                    o.fit_to_length();
+                    Object::TlsRoute(Arc::new(o))
+                },
             );
             watchers.start(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
                 Kind::TcpRoute,
-                |o: TcpRoute| Object::TcpRoute(Arc::new(o)),
+                |mut o: TcpRoute| {
+                    o.fit_to_length();
+                    Object::TcpRoute(Arc::new(o))
+                },
             );
             watchers.start(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
                 Kind::UdpRoute,
-                |o: UdpRoute| Object::UdpRoute(Arc::new(o)),
+                |mut o: UdpRoute| {
+                    o.fit_to_length();
+                    Object::UdpRoute(Arc::new(o))
+                },
             );
             watchers.start(
                 in_namespace(client, namespace),

@@ -6,6 +6,7 @@
 mod decode;
 mod endpoint_slice;
 mod fast_yaml;
+mod fit;
 mod ingress;
 mod l4_routes;
 mod listener_set;
@@ -27,6 +28,7 @@ pub use endpoint_slice::{
     Endpoint, EndpointConditions, EndpointSlice, ListedEndpointSlice, SERVICE_NAME_LABEL,
     TargetRef, WatchedEndpointSlice,
 };
+pub use fit::FitToLength;
 pub use ingress::{Ingress, WatchedIngress};
 pub use k8s_openapi::ByteString;
 pub use k8s_openapi::api::core::v1::{
@@ -61,16 +63,6 @@ pub const METADATA_UNREAD: [&str; 5] = [
     "generateName",
     "selfLink",
 ];
-
-/// Cuts a list to its length. serde builds a list of unknown length by pushing, so one
-/// decoded from the API server's JSON keeps the room it grew into (four elements for
-/// one), for as long as its object is stored; a manifest's lists decode with their length
-/// known, and this does nothing to them.
-pub(crate) fn fit_to_length<T>(list: &mut Option<Vec<T>>) {
-    if let Some(list) = list {
-        list.shrink_to_fit();
-    }
-}
 
 /// The keys of a Secret's `data` and `stringData` that any stage reads: a certificate
 /// (`tls.crt`, `tls.key`), a CA and its revocations (`ca.crt`, `ca.crl`), an htpasswd

@@ -1,0 +1,206 @@
+//! Cutting a watched object's lists to their length before it is stored.
+//!
+//! serde builds a list of unknown length by pushing, and JSON gives no length, so a list
+//! decoded from the API server keeps the room it grew into (four elements for one) for as
+//! long as its object is stored. A manifest's lists decode with their length known, and
+//! fitting them does nothing.
+
+use crate::gateway::{GrpcRoute, HttpRoute, TlsRoute};
+use crate::{L4RouteSpec, L4RouteStatus, TcpRoute, UdpRoute};
+
+/// Cuts a list to its length.
+pub(crate) fn fit_to_length<T>(list: &mut Option<Vec<T>>) {
+    if let Some(list) = list {
+        list.shrink_to_fit();
+    }
+}
+
+/// A watched object whose lists can be cut to their length before it is stored.
+pub trait FitToLength {
+    /// Cuts the lists an object of the kind usually holds to their length.
+    fn fit_to_length(&mut self);
+}
+
+impl FitToLength for HttpRoute {
+    fn fit_to_length(&mut self) {
+        let spec = &mut self.spec;
+        fit_to_length(&mut spec.parent_refs);
+        fit_to_length(&mut spec.hostnames);
+        for rule in spec.rules.iter_mut().flatten() {
+            for matched in rule.matches.iter_mut().flatten() {
+                fit_to_length(&mut matched.headers);
+                fit_to_length(&mut matched.query_params);
+            }
+            for backend in rule.backend_refs.iter_mut().flatten() {
+                fit_to_length(&mut backend.filters);
+            }
+            fit_to_length(&mut rule.matches);
+            fit_to_length(&mut rule.backend_refs);
+            fit_to_length(&mut rule.filters);
+        }
+        fit_to_length(&mut spec.rules);
+        if let Some(status) = &mut self.status {
+            for parent in &mut status.parents {
+                parent.conditions.shrink_to_fit();
+            }
+            status.parents.shrink_to_fit();
+        }
+    }
+}
+
+impl FitToLength for GrpcRoute {
+    fn fit_to_length(&mut self) {
+        let spec = &mut self.spec;
+        fit_to_length(&mut spec.parent_refs);
+        fit_to_length(&mut spec.hostnames);
+        for rule in spec.rules.iter_mut().flatten() {
+            for matched in rule.matches.iter_mut().flatten() {
+                fit_to_length(&mut matched.headers);
+            }
+            for backend in rule.backend_refs.iter_mut().flatten() {
+                fit_to_length(&mut backend.filters);
+            }
+            fit_to_length(&mut rule.matches);
+            fit_to_length(&mut rule.backend_refs);
+            fit_to_length(&mut rule.filters);
+        }
+        fit_to_length(&mut spec.rules);
+        if let Some(status) = &mut self.status {
+            for parent in &mut status.parents {
+                parent.conditions.shrink_to_fit();
+            }
+            status.parents.shrink_to_fit();
+        }
+    }
+}
+
+impl FitToLength for TlsRoute {
+    fn fit_to_length(&mut self) {
+        let spec = &mut self.spec;
+        fit_to_length(&mut spec.parent_refs);
+        spec.hostnames.shrink_to_fit();
+        for rule in &mut spec.rules {
+            rule.backend_refs.shrink_to_fit();
+        }
+        spec.rules.shrink_to_fit();
+        if let Some(status) = &mut self.status {
+            for parent in &mut status.parents {
+                parent.conditions.shrink_to_fit();
+            }
+            status.parents.shrink_to_fit();
+        }
+    }
+}
+
+/// The lists of a TCPRoute's or a UDPRoute's spec and status.
+fn fit_l4_route(spec: &mut L4RouteSpec, status: Option<&mut L4RouteStatus>) {
+    fit_to_length(&mut spec.parent_refs);
+    for rule in &mut spec.rules {
+        rule.backend_refs.shrink_to_fit();
+    }
+    spec.rules.shrink_to_fit();
+    if let Some(status) = status {
+        for parent in &mut status.parents {
+            parent.conditions.shrink_to_fit();
+        }
+        status.parents.shrink_to_fit();
+    }
+}
+
+impl FitToLength for TcpRoute {
+    fn fit_to_length(&mut self) {
+        fit_l4_route(&mut self.spec, self.status.as_mut());
+    }
+}
+
+impl FitToLength for UdpRoute {
+    fn fit_to_length(&mut self) {
+        fit_l4_route(&mut self.spec, self.status.as_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every list a route usually holds, one element each, as the API server lists it.
+    const HTTP_ROUTE: &str = r#"{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+      "metadata": {"name": "web", "namespace": "shop"},
+      "spec": {"parentRefs": [{"name": "gw"}], "hostnames": ["web.example"],
+        "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/"},
+            "headers": [{"name": "x-canary", "value": "yes"}], "queryParams": [{"name": "a", "value": "b"}]}],
+          "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x", "value": "y"}]}}],
+          "backendRefs": [{"name": "web", "port": 80,
+            "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"remove": ["z"]}}]}]}]},
+      "status": {"parents": [{"parentRef": {"name": "gw"}, "controllerName": "example.com/c",
+        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
+          "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]}}"#;
+
+    #[test]
+    fn a_watched_http_route_is_stored_without_spare_room() {
+        let watched: HttpRoute = serde_json::from_str(HTTP_ROUTE).expect("decodes");
+        assert!(watched.spec.rules.as_ref().map_or(0, Vec::capacity) > 1);
+        let mut fitted = watched.clone();
+        fitted.fit_to_length();
+        assert_eq!(fitted, watched);
+        let spec = &fitted.spec;
+        let capacity = |list: Option<usize>| list.unwrap_or_default();
+        assert_eq!(capacity(spec.parent_refs.as_ref().map(Vec::capacity)), 1);
+        assert_eq!(capacity(spec.hostnames.as_ref().map(Vec::capacity)), 1);
+        let rules = spec.rules.as_ref().expect("rules");
+        assert_eq!(rules.capacity(), 1);
+        let rule = &rules[0];
+        let matches = rule.matches.as_ref().expect("matches");
+        assert_eq!(matches.capacity(), 1);
+        assert_eq!(capacity(matches[0].headers.as_ref().map(Vec::capacity)), 1);
+        assert_eq!(
+            capacity(matches[0].query_params.as_ref().map(Vec::capacity)),
+            1
+        );
+        assert_eq!(capacity(rule.filters.as_ref().map(Vec::capacity)), 1);
+        let backends = rule.backend_refs.as_ref().expect("backends");
+        assert_eq!(backends.capacity(), 1);
+        assert_eq!(capacity(backends[0].filters.as_ref().map(Vec::capacity)), 1);
+        let status = fitted.status.as_ref().expect("status");
+        assert_eq!(status.parents.capacity(), 1);
+        assert_eq!(status.parents[0].conditions.capacity(), 1);
+    }
+
+    #[test]
+    fn a_watched_tls_route_and_tcp_route_are_stored_without_spare_room() {
+        let spec = r#""spec": {"parentRefs": [{"name": "gw"}], "hostnames": ["db.example"],
+          "rules": [{"backendRefs": [{"name": "db", "port": 5432}]}]},
+          "status": {"parents": [{"parentRef": {"name": "gw"}, "controllerName": "example.com/c",
+            "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
+              "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]}"#;
+        let text = |kind: &str| {
+            format!(
+                r#"{{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "{kind}", "metadata": {{"name": "db", "namespace": "shop"}}, {spec}}}"#
+            )
+        };
+        let watched: TlsRoute = serde_json::from_str(&text("TLSRoute")).expect("decodes");
+        assert!(watched.spec.rules.capacity() > 1);
+        let mut tls = watched.clone();
+        tls.fit_to_length();
+        assert_eq!(tls, watched);
+        assert_eq!(tls.spec.hostnames.capacity(), 1);
+        assert_eq!(tls.spec.rules.capacity(), 1);
+        assert_eq!(tls.spec.rules[0].backend_refs.capacity(), 1);
+        let parents = &tls.status.as_ref().expect("status").parents;
+        assert_eq!(
+            (parents.capacity(), parents[0].conditions.capacity()),
+            (1, 1)
+        );
+        let watched: TcpRoute = serde_json::from_str(&text("TCPRoute")).expect("decodes");
+        let mut tcp = watched.clone();
+        tcp.fit_to_length();
+        assert_eq!(tcp, watched);
+        assert_eq!(tcp.spec.rules.capacity(), 1);
+        assert_eq!(tcp.spec.rules[0].backend_refs.capacity(), 1);
+        let parents = &tcp.status.as_ref().expect("status").parents;
+        assert_eq!(
+            (parents.capacity(), parents[0].conditions.capacity()),
+            (1, 1)
+        );
+    }
+}

@@ -88,8 +88,8 @@ impl From<WatchedEndpointSlice> for EndpointSlice {
         for endpoint in endpoints.iter_mut().flatten() {
             endpoint.addresses.shrink_to_fit();
         }
-        crate::fit::fit_to_length(&mut endpoints);
-        crate::fit::fit_to_length(&mut ports);
+        crate::fit::fit_list(&mut endpoints);
+        crate::fit::fit_list(&mut ports);
         ListedEndpointSlice {
             metadata: StoredMeta::of(Kind::EndpointSlice, metadata),
             address_type,

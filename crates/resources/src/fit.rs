@@ -9,7 +9,7 @@ use crate::gateway::{GrpcRoute, HttpRoute, TlsRoute};
 use crate::{L4RouteSpec, L4RouteStatus, TcpRoute, UdpRoute};
 
 /// Cuts a list to its length.
-pub(crate) fn fit_to_length<T>(list: &mut Option<Vec<T>>) {
+pub(crate) fn fit_list<T>(list: &mut Option<Vec<T>>) {
     if let Some(list) = list {
         list.shrink_to_fit();
     }
@@ -24,21 +24,21 @@ pub trait FitToLength {
 impl FitToLength for HttpRoute {
     fn fit_to_length(&mut self) {
         let spec = &mut self.spec;
-        fit_to_length(&mut spec.parent_refs);
-        fit_to_length(&mut spec.hostnames);
+        fit_list(&mut spec.parent_refs);
+        fit_list(&mut spec.hostnames);
         for rule in spec.rules.iter_mut().flatten() {
             for matched in rule.matches.iter_mut().flatten() {
-                fit_to_length(&mut matched.headers);
-                fit_to_length(&mut matched.query_params);
+                fit_list(&mut matched.headers);
+                fit_list(&mut matched.query_params);
             }
             for backend in rule.backend_refs.iter_mut().flatten() {
-                fit_to_length(&mut backend.filters);
+                fit_list(&mut backend.filters);
             }
-            fit_to_length(&mut rule.matches);
-            fit_to_length(&mut rule.backend_refs);
-            fit_to_length(&mut rule.filters);
+            fit_list(&mut rule.matches);
+            fit_list(&mut rule.backend_refs);
+            fit_list(&mut rule.filters);
         }
-        fit_to_length(&mut spec.rules);
+        fit_list(&mut spec.rules);
         if let Some(status) = &mut self.status {
             for parent in &mut status.parents {
                 parent.conditions.shrink_to_fit();
@@ -51,20 +51,20 @@ impl FitToLength for HttpRoute {
 impl FitToLength for GrpcRoute {
     fn fit_to_length(&mut self) {
         let spec = &mut self.spec;
-        fit_to_length(&mut spec.parent_refs);
-        fit_to_length(&mut spec.hostnames);
+        fit_list(&mut spec.parent_refs);
+        fit_list(&mut spec.hostnames);
         for rule in spec.rules.iter_mut().flatten() {
             for matched in rule.matches.iter_mut().flatten() {
-                fit_to_length(&mut matched.headers);
+                fit_list(&mut matched.headers);
             }
             for backend in rule.backend_refs.iter_mut().flatten() {
-                fit_to_length(&mut backend.filters);
+                fit_list(&mut backend.filters);
             }
-            fit_to_length(&mut rule.matches);
-            fit_to_length(&mut rule.backend_refs);
-            fit_to_length(&mut rule.filters);
+            fit_list(&mut rule.matches);
+            fit_list(&mut rule.backend_refs);
+            fit_list(&mut rule.filters);
         }
-        fit_to_length(&mut spec.rules);
+        fit_list(&mut spec.rules);
         if let Some(status) = &mut self.status {
             for parent in &mut status.parents {
                 parent.conditions.shrink_to_fit();
@@ -77,7 +77,7 @@ impl FitToLength for GrpcRoute {
 impl FitToLength for TlsRoute {
     fn fit_to_length(&mut self) {
         let spec = &mut self.spec;
-        fit_to_length(&mut spec.parent_refs);
+        fit_list(&mut spec.parent_refs);
         spec.hostnames.shrink_to_fit();
         for rule in &mut spec.rules {
             rule.backend_refs.shrink_to_fit();
@@ -94,7 +94,7 @@ impl FitToLength for TlsRoute {
 
 /// The lists of a TCPRoute's or a UDPRoute's spec and status.
 fn fit_l4_route(spec: &mut L4RouteSpec, status: Option<&mut L4RouteStatus>) {
-    fit_to_length(&mut spec.parent_refs);
+    fit_list(&mut spec.parent_refs);
     for rule in &mut spec.rules {
         rule.backend_refs.shrink_to_fit();
     }
@@ -138,30 +138,59 @@ mod tests {
 
     #[test]
     fn a_watched_http_route_is_stored_without_spare_room() {
-        let watched: HttpRoute = serde_json::from_str(HTTP_ROUTE).expect("decodes");
-        assert!(watched.spec.rules.as_ref().map_or(0, Vec::capacity) > 1);
-        let mut fitted = watched.clone();
-        fitted.fit_to_length();
-        assert_eq!(fitted, watched);
-        let spec = &fitted.spec;
-        let capacity = |list: Option<usize>| list.unwrap_or_default();
-        assert_eq!(capacity(spec.parent_refs.as_ref().map(Vec::capacity)), 1);
-        assert_eq!(capacity(spec.hostnames.as_ref().map(Vec::capacity)), 1);
+        let mut route: HttpRoute = serde_json::from_str(HTTP_ROUTE).expect("decodes");
+        // A clone's lists are allocated at their length: only the decoded value shows
+        // what serde left.
+        let expected = route.clone();
+        assert!(route.spec.rules.as_ref().map_or(0, Vec::capacity) > 1);
+        route.fit_to_length();
+        assert_eq!(route, expected);
+        let spec = &route.spec;
+        assert_eq!(spec.parent_refs.as_ref().map(Vec::capacity), Some(1));
+        assert_eq!(spec.hostnames.as_ref().map(Vec::capacity), Some(1));
         let rules = spec.rules.as_ref().expect("rules");
         assert_eq!(rules.capacity(), 1);
         let rule = &rules[0];
         let matches = rule.matches.as_ref().expect("matches");
         assert_eq!(matches.capacity(), 1);
-        assert_eq!(capacity(matches[0].headers.as_ref().map(Vec::capacity)), 1);
-        assert_eq!(
-            capacity(matches[0].query_params.as_ref().map(Vec::capacity)),
-            1
-        );
-        assert_eq!(capacity(rule.filters.as_ref().map(Vec::capacity)), 1);
+        assert_eq!(matches[0].headers.as_ref().map(Vec::capacity), Some(1));
+        assert_eq!(matches[0].query_params.as_ref().map(Vec::capacity), Some(1));
+        assert_eq!(rule.filters.as_ref().map(Vec::capacity), Some(1));
         let backends = rule.backend_refs.as_ref().expect("backends");
         assert_eq!(backends.capacity(), 1);
-        assert_eq!(capacity(backends[0].filters.as_ref().map(Vec::capacity)), 1);
-        let status = fitted.status.as_ref().expect("status");
+        assert_eq!(backends[0].filters.as_ref().map(Vec::capacity), Some(1));
+        let status = route.status.as_ref().expect("status");
+        assert_eq!(status.parents.capacity(), 1);
+        assert_eq!(status.parents[0].conditions.capacity(), 1);
+    }
+
+    #[test]
+    fn a_watched_grpc_route_is_stored_without_spare_room() {
+        let text = HTTP_ROUTE
+            .replace("HTTPRoute", "GRPCRoute")
+            .replace(
+                r#""path": {"type": "PathPrefix", "value": "/"},"#,
+                r#""method": {"service": "shop.Cart"},"#,
+            )
+            .replace(r#", "queryParams": [{"name": "a", "value": "b"}]"#, "");
+        let mut route: GrpcRoute = serde_json::from_str(&text).expect("decodes");
+        let expected = route.clone();
+        assert!(route.spec.rules.as_ref().map_or(0, Vec::capacity) > 1);
+        route.fit_to_length();
+        assert_eq!(route, expected);
+        let spec = &route.spec;
+        assert_eq!(spec.parent_refs.as_ref().map(Vec::capacity), Some(1));
+        assert_eq!(spec.hostnames.as_ref().map(Vec::capacity), Some(1));
+        let rules = spec.rules.as_ref().expect("rules");
+        assert_eq!(rules.capacity(), 1);
+        let matches = rules[0].matches.as_ref().expect("matches");
+        assert_eq!(matches.capacity(), 1);
+        assert_eq!(matches[0].headers.as_ref().map(Vec::capacity), Some(1));
+        assert_eq!(rules[0].filters.as_ref().map(Vec::capacity), Some(1));
+        let backends = rules[0].backend_refs.as_ref().expect("backends");
+        assert_eq!(backends.capacity(), 1);
+        assert_eq!(backends[0].filters.as_ref().map(Vec::capacity), Some(1));
+        let status = route.status.as_ref().expect("status");
         assert_eq!(status.parents.capacity(), 1);
         assert_eq!(status.parents[0].conditions.capacity(), 1);
     }
@@ -178,11 +207,12 @@ mod tests {
                 r#"{{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "{kind}", "metadata": {{"name": "db", "namespace": "shop"}}, {spec}}}"#
             )
         };
-        let watched: TlsRoute = serde_json::from_str(&text("TLSRoute")).expect("decodes");
-        assert!(watched.spec.rules.capacity() > 1);
-        let mut tls = watched.clone();
+        let mut tls: TlsRoute = serde_json::from_str(&text("TLSRoute")).expect("decodes");
+        let expected = tls.clone();
+        assert!(tls.spec.rules.capacity() > 1);
         tls.fit_to_length();
-        assert_eq!(tls, watched);
+        assert_eq!(tls, expected);
+        assert_eq!(tls.spec.parent_refs.as_ref().map(Vec::capacity), Some(1));
         assert_eq!(tls.spec.hostnames.capacity(), 1);
         assert_eq!(tls.spec.rules.capacity(), 1);
         assert_eq!(tls.spec.rules[0].backend_refs.capacity(), 1);
@@ -191,10 +221,12 @@ mod tests {
             (parents.capacity(), parents[0].conditions.capacity()),
             (1, 1)
         );
-        let watched: TcpRoute = serde_json::from_str(&text("TCPRoute")).expect("decodes");
-        let mut tcp = watched.clone();
+        let mut tcp: TcpRoute = serde_json::from_str(&text("TCPRoute")).expect("decodes");
+        let expected = tcp.clone();
+        assert!(tcp.spec.rules.capacity() > 1);
         tcp.fit_to_length();
-        assert_eq!(tcp, watched);
+        assert_eq!(tcp, expected);
+        assert_eq!(tcp.spec.parent_refs.as_ref().map(Vec::capacity), Some(1));
         assert_eq!(tcp.spec.rules.capacity(), 1);
         assert_eq!(tcp.spec.rules[0].backend_refs.capacity(), 1);
         let parents = &tcp.status.as_ref().expect("status").parents;

@@ -33,16 +33,16 @@ impl From<WatchedIngress> for Ingress {
                 }
             }
             for tls in spec.tls.iter_mut().flatten() {
-                crate::fit::fit_to_length(&mut tls.hosts);
+                crate::fit::fit_list(&mut tls.hosts);
             }
-            crate::fit::fit_to_length(&mut spec.rules);
-            crate::fit::fit_to_length(&mut spec.tls);
+            crate::fit::fit_list(&mut spec.rules);
+            crate::fit::fit_list(&mut spec.tls);
         }
         // What a published Ingress's status lists (portcullis writes it, and the watch
         // brings it back).
         let mut status = watched.status;
         if let Some(balancer) = status.as_mut().and_then(|s| s.load_balancer.as_mut()) {
-            crate::fit::fit_to_length(&mut balancer.ingress);
+            crate::fit::fit_list(&mut balancer.ingress);
         }
         Ingress {
             metadata: StoredMeta::of(Kind::Ingress, watched.metadata),

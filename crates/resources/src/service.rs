@@ -70,13 +70,13 @@ impl From<WatchedService> for Service {
     fn from(watched: WatchedService) -> Self {
         let mut spec = watched.spec;
         if let Some(spec) = &mut spec {
-            crate::fit::fit_to_length(&mut spec.ports);
-            crate::fit::fit_to_length(&mut spec.external_ips);
+            crate::fit::fit_list(&mut spec.ports);
+            crate::fit::fit_list(&mut spec.external_ips);
         }
         // A load balancer's addresses, in a published Service's status.
         let mut status = watched.status;
         if let Some(balancer) = status.as_mut().and_then(|s| s.load_balancer.as_mut()) {
-            crate::fit::fit_to_length(&mut balancer.ingress);
+            crate::fit::fit_list(&mut balancer.ingress);
         }
         Service {
             metadata: StoredMeta::of(Kind::Service, watched.metadata),

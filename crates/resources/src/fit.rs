@@ -21,58 +21,49 @@ pub trait FitToLength {
     fn fit_to_length(&mut self);
 }
 
-impl FitToLength for HttpRoute {
-    fn fit_to_length(&mut self) {
-        let spec = &mut self.spec;
-        fit_list(&mut spec.parent_refs);
-        fit_list(&mut spec.hostnames);
-        for rule in spec.rules.iter_mut().flatten() {
-            for matched in rule.matches.iter_mut().flatten() {
-                fit_list(&mut matched.headers);
-                fit_list(&mut matched.query_params);
-            }
-            for backend in rule.backend_refs.iter_mut().flatten() {
-                fit_list(&mut backend.filters);
-            }
-            fit_list(&mut rule.matches);
-            fit_list(&mut rule.backend_refs);
-            fit_list(&mut rule.filters);
-        }
-        fit_list(&mut spec.rules);
-        if let Some(status) = &mut self.status {
+/// Cuts a route status's parents, and each parent's conditions, to their length. A macro:
+/// every route kind's status has its own generated parent type, with the same fields.
+macro_rules! fit_route_status {
+    ($status:expr) => {
+        if let Some(status) = $status {
             for parent in &mut status.parents {
                 parent.conditions.shrink_to_fit();
             }
             status.parents.shrink_to_fit();
         }
-    }
+    };
 }
 
-impl FitToLength for GrpcRoute {
-    fn fit_to_length(&mut self) {
-        let spec = &mut self.spec;
-        fit_list(&mut spec.parent_refs);
-        fit_list(&mut spec.hostnames);
-        for rule in spec.rules.iter_mut().flatten() {
-            for matched in rule.matches.iter_mut().flatten() {
-                fit_list(&mut matched.headers);
+/// [`FitToLength`] for an HTTPRoute or a GRPCRoute: generated types with the same shape,
+/// whose matches may hold more lists (`$match_list`).
+macro_rules! fit_rule_route {
+    ($route:ty $(, $match_list:ident)*) => {
+        impl FitToLength for $route {
+            fn fit_to_length(&mut self) {
+                let spec = &mut self.spec;
+                fit_list(&mut spec.parent_refs);
+                fit_list(&mut spec.hostnames);
+                for rule in spec.rules.iter_mut().flatten() {
+                    for matched in rule.matches.iter_mut().flatten() {
+                        fit_list(&mut matched.headers);
+                        $(fit_list(&mut matched.$match_list);)*
+                    }
+                    for backend in rule.backend_refs.iter_mut().flatten() {
+                        fit_list(&mut backend.filters);
+                    }
+                    fit_list(&mut rule.matches);
+                    fit_list(&mut rule.backend_refs);
+                    fit_list(&mut rule.filters);
+                }
+                fit_list(&mut spec.rules);
+                fit_route_status!(&mut self.status);
             }
-            for backend in rule.backend_refs.iter_mut().flatten() {
-                fit_list(&mut backend.filters);
-            }
-            fit_list(&mut rule.matches);
-            fit_list(&mut rule.backend_refs);
-            fit_list(&mut rule.filters);
         }
-        fit_list(&mut spec.rules);
-        if let Some(status) = &mut self.status {
-            for parent in &mut status.parents {
-                parent.conditions.shrink_to_fit();
-            }
-            status.parents.shrink_to_fit();
-        }
-    }
+    };
 }
+
+fit_rule_route!(HttpRoute, query_params);
+fit_rule_route!(GrpcRoute);
 
 impl FitToLength for TlsRoute {
     fn fit_to_length(&mut self) {
@@ -83,12 +74,7 @@ impl FitToLength for TlsRoute {
             rule.backend_refs.shrink_to_fit();
         }
         spec.rules.shrink_to_fit();
-        if let Some(status) = &mut self.status {
-            for parent in &mut status.parents {
-                parent.conditions.shrink_to_fit();
-            }
-            status.parents.shrink_to_fit();
-        }
+        fit_route_status!(&mut self.status);
     }
 }
 
@@ -99,12 +85,7 @@ fn fit_l4_route(spec: &mut L4RouteSpec, status: Option<&mut L4RouteStatus>) {
         rule.backend_refs.shrink_to_fit();
     }
     spec.rules.shrink_to_fit();
-    if let Some(status) = status {
-        for parent in &mut status.parents {
-            parent.conditions.shrink_to_fit();
-        }
-        status.parents.shrink_to_fit();
-    }
+    fit_route_status!(status);
 }
 
 impl FitToLength for TcpRoute {

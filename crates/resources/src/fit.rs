@@ -117,32 +117,42 @@ mod tests {
         "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
           "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]}}"#;
 
+    /// Decodes an HTTPRoute or a GRPCRoute, fits it, and checks the lists both kinds
+    /// hold; returns the fitted route for the kind's own lists.
+    macro_rules! fitted_rule_route {
+        ($route:ty, $text:expr) => {{
+            let mut route: $route = serde_json::from_str($text).expect("decodes");
+            // A clone's lists are allocated at their length: only the decoded value shows
+            // what serde left.
+            let expected = route.clone();
+            assert!(route.spec.rules.as_ref().map_or(0, Vec::capacity) > 1);
+            route.fit_to_length();
+            assert_eq!(route, expected);
+            let spec = &route.spec;
+            assert_eq!(spec.parent_refs.as_ref().map(Vec::capacity), Some(1));
+            assert_eq!(spec.hostnames.as_ref().map(Vec::capacity), Some(1));
+            let rules = spec.rules.as_ref().expect("rules");
+            assert_eq!(rules.capacity(), 1);
+            let matches = rules[0].matches.as_ref().expect("matches");
+            assert_eq!(matches.capacity(), 1);
+            assert_eq!(matches[0].headers.as_ref().map(Vec::capacity), Some(1));
+            assert_eq!(rules[0].filters.as_ref().map(Vec::capacity), Some(1));
+            let backends = rules[0].backend_refs.as_ref().expect("backends");
+            assert_eq!(backends.capacity(), 1);
+            assert_eq!(backends[0].filters.as_ref().map(Vec::capacity), Some(1));
+            let status = route.status.as_ref().expect("status");
+            assert_eq!(status.parents.capacity(), 1);
+            assert_eq!(status.parents[0].conditions.capacity(), 1);
+            route
+        }};
+    }
+
     #[test]
     fn a_watched_http_route_is_stored_without_spare_room() {
-        let mut route: HttpRoute = serde_json::from_str(HTTP_ROUTE).expect("decodes");
-        // A clone's lists are allocated at their length: only the decoded value shows
-        // what serde left.
-        let expected = route.clone();
-        assert!(route.spec.rules.as_ref().map_or(0, Vec::capacity) > 1);
-        route.fit_to_length();
-        assert_eq!(route, expected);
-        let spec = &route.spec;
-        assert_eq!(spec.parent_refs.as_ref().map(Vec::capacity), Some(1));
-        assert_eq!(spec.hostnames.as_ref().map(Vec::capacity), Some(1));
-        let rules = spec.rules.as_ref().expect("rules");
-        assert_eq!(rules.capacity(), 1);
-        let rule = &rules[0];
-        let matches = rule.matches.as_ref().expect("matches");
-        assert_eq!(matches.capacity(), 1);
-        assert_eq!(matches[0].headers.as_ref().map(Vec::capacity), Some(1));
+        let route = fitted_rule_route!(HttpRoute, HTTP_ROUTE);
+        let rules = route.spec.rules.expect("rules");
+        let matches = rules[0].matches.as_ref().expect("matches");
         assert_eq!(matches[0].query_params.as_ref().map(Vec::capacity), Some(1));
-        assert_eq!(rule.filters.as_ref().map(Vec::capacity), Some(1));
-        let backends = rule.backend_refs.as_ref().expect("backends");
-        assert_eq!(backends.capacity(), 1);
-        assert_eq!(backends[0].filters.as_ref().map(Vec::capacity), Some(1));
-        let status = route.status.as_ref().expect("status");
-        assert_eq!(status.parents.capacity(), 1);
-        assert_eq!(status.parents[0].conditions.capacity(), 1);
     }
 
     #[test]
@@ -154,26 +164,8 @@ mod tests {
                 r#""method": {"service": "shop.Cart"},"#,
             )
             .replace(r#", "queryParams": [{"name": "a", "value": "b"}]"#, "");
-        let mut route: GrpcRoute = serde_json::from_str(&text).expect("decodes");
-        let expected = route.clone();
-        assert!(route.spec.rules.as_ref().map_or(0, Vec::capacity) > 1);
-        route.fit_to_length();
-        assert_eq!(route, expected);
-        let spec = &route.spec;
-        assert_eq!(spec.parent_refs.as_ref().map(Vec::capacity), Some(1));
-        assert_eq!(spec.hostnames.as_ref().map(Vec::capacity), Some(1));
-        let rules = spec.rules.as_ref().expect("rules");
-        assert_eq!(rules.capacity(), 1);
-        let matches = rules[0].matches.as_ref().expect("matches");
-        assert_eq!(matches.capacity(), 1);
-        assert_eq!(matches[0].headers.as_ref().map(Vec::capacity), Some(1));
-        assert_eq!(rules[0].filters.as_ref().map(Vec::capacity), Some(1));
-        let backends = rules[0].backend_refs.as_ref().expect("backends");
-        assert_eq!(backends.capacity(), 1);
-        assert_eq!(backends[0].filters.as_ref().map(Vec::capacity), Some(1));
-        let status = route.status.as_ref().expect("status");
-        assert_eq!(status.parents.capacity(), 1);
-        assert_eq!(status.parents[0].conditions.capacity(), 1);
+        // Its matches hold no query parameters: what both kinds hold is all there is.
+        let _fitted = fitted_rule_route!(GrpcRoute, &text);
     }
 
     #[test]

@@ -7,6 +7,8 @@
 # runs that build too, alternating with this one run by run, so both see the same
 # hour of a shared machine (rows `baseline` and `this`). A second table gives each size's
 # and build's median with its range: on a shared machine one run tells little.
+# GATEWAY_API=1 routes every service with an HTTPRoute instead of an Ingress
+# (`synth-cluster --gateway-api`, written to $SYNTH_DIR/gateway-api-N).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/sbin:/usr/local/sbin"
@@ -22,8 +24,12 @@ BUILDS=("this=target/release/portcullis")
 [ -z "${BASELINE:-}" ] || BUILDS=("baseline=$BASELINE" "${BUILDS[@]}")
 echo "| services | run | build | load | reconcile | write | wall | CPU (user + system) | peak RSS | haproxy -c | its peak RSS |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+SHAPE=()
+PREFIX=""
+[ -n "${GATEWAY_API:-}" ] && SHAPE=(--gateway-api) && PREFIX=gateway-api-
 for n in "${SIZES[@]}"; do
-  [ -d "$SYNTH_DIR/$n" ] || target/release/synth-cluster "$n" "$SYNTH_DIR/$n"
+  cluster="$SYNTH_DIR/$PREFIX$n"
+  [ -d "$cluster" ] || target/release/synth-cluster "${SHAPE[@]}" "$n" "$cluster"
   for run in $(seq "$RUNS"); do
   for build in "${BUILDS[@]}"; do
     # Each run writes a directory of its own, all removed at the end: on a file system
@@ -31,7 +37,7 @@ for n in "${SIZES[@]}"; do
     # the last minutes, so removing one run's files made the next run's writes 2-3x slower.
     render="$OUT/render-$n-$run-${build%%=*}"
     /usr/bin/time -f '%e %M %U %S' -o "$OUT/time" "${build#*=}" render \
-      --manifests "$SYNTH_DIR/$n" --out "$render" 2>"$OUT/log" >/dev/null
+      --manifests "$cluster" --out "$render" 2>"$OUT/log" >/dev/null
     read -r wall rss user system <"$OUT/time"
     cpu=$(awk -v u="$user" -v s="$system" 'BEGIN { printf "%.2f s", u + s }')
     # The timing log's durations (`390.52ms`, `1.2s`) in seconds.

@@ -7,7 +7,8 @@
 # watcher lists everything again (the API server lost its history). Everything binds to
 # 127.0.0.1; everything it starts is stopped by pid on exit. `CLUSTER=kubectl` serves the
 # objects as a real cluster holds them (`synth-cluster --as-saved-by-kubectl`); `PODS=1`
-# adds a Pod behind each endpoint (`--with-pods`), as a cluster holds it.
+# adds a Pod behind each endpoint (`--with-pods`), as a cluster holds it; `GATEWAY_API=1`
+# routes every service with an HTTPRoute instead of an Ingress (`--gateway-api`).
 set -euo pipefail
 # A HAProxy left running (an earlier run's worker still finishing, health-checking
 # thousands of servers) takes a core and skews every figure: refuse to measure beside one.
@@ -26,6 +27,7 @@ mkfifo "$WORK/control"
 SHAPE=()
 [ "${CLUSTER:-}" = kubectl ] && SHAPE=(--as-saved-by-kubectl)
 [ -n "${PODS:-}" ] && SHAPE+=(--with-pods)
+[ -n "${GATEWAY_API:-}" ] && SHAPE+=(--gateway-api)
 target/release/fake-apiserver "${SHAPE[@]}" "$N" "$WORK" >"$WORK/url" <"$WORK/control" &
 PIDS+=($!)
 exec 3>"$WORK/control"

@@ -32,6 +32,16 @@ fn synthetic_clusters_decode_as_with_serde_saphyr() {
         let services = cluster.manifests(0..2000);
         assert_same("services", &services, false);
         assert!(decode_manifest(&services, false).objects.len() == 6000);
+        cluster.gateway_api = true;
+        assert_same("gateway", &cluster.namespace_manifests(), false);
+        let routed = cluster.manifests(0..2000);
+        assert_same("services with routes", &routed, false);
+        let objects = decode_manifest(&routed, false).objects;
+        let routes = objects
+            .iter()
+            .filter(|o| matches!(o, resources::Object::HttpRoute(_)))
+            .count();
+        assert_eq!((objects.len(), routes), (6000, 2000));
     }
 }
 

@@ -1,6 +1,6 @@
 //! Synthetic clusters for benchmarks and end-to-end runs: N services, each with a Service,
-//! an EndpointSlice of a few endpoints and an Ingress; a share of them with TLS and with
-//! annotations. The same seed always gives the same objects.
+//! an EndpointSlice of a few endpoints and an Ingress (or an HTTPRoute); a share of them
+//! with TLS and with annotations. The same seed always gives the same objects.
 
 use std::fmt::Write;
 
@@ -32,6 +32,10 @@ pub struct SyntheticCluster {
     /// whole), and point the endpoint at it: a cluster holds more Pods than anything but
     /// endpoints, and Kubernetes mode watches them all.
     pub with_pods: bool,
+    /// Route every service with an HTTPRoute instead of an Ingress, all attached to one
+    /// Gateway whose HTTP and HTTPS listeners (the latter with the wildcard certificate)
+    /// take routes from every namespace, as a cluster that moved to the Gateway API does.
+    pub gateway_api: bool,
 }
 
 impl SyntheticCluster {
@@ -46,28 +50,32 @@ impl SyntheticCluster {
             saved_by_kubectl: false,
             refusing_endpoints: false,
             with_pods: false,
+            gateway_api: false,
         }
     }
 
     /// The cluster the command-line tools (`synth-cluster`, `fake-apiserver`) make, from
     /// their arguments `[--as-saved-by-kubectl] [--refusing-endpoints] [--with-pods]
-    /// SERVICES DIR [SEED]`: with a wildcard certificate for `*.example.test`. Returns it
-    /// with `DIR`, or the usage line's error.
+    /// [--gateway-api] SERVICES DIR [SEED]`: with a wildcard certificate for
+    /// `*.example.test`. Returns it with `DIR`, or the usage line's error.
     pub fn from_args(tool: &str) -> Result<(Self, String), String> {
         const SAVED: &str = "--as-saved-by-kubectl";
         const REFUSING: &str = "--refusing-endpoints";
         const PODS: &str = "--with-pods";
+        const GATEWAY_API: &str = "--gateway-api";
         let mut args: Vec<String> = std::env::args().collect();
-        let saved_by_kubectl = args.iter().any(|arg| arg == SAVED);
-        let refusing_endpoints = args.iter().any(|arg| arg == REFUSING);
-        let with_pods = args.iter().any(|arg| arg == PODS);
-        args.retain(|arg| arg != SAVED && arg != REFUSING && arg != PODS);
+        let flag = |args: &[String], name: &str| args.iter().any(|arg| arg == name);
+        let saved_by_kubectl = flag(&args, SAVED);
+        let refusing_endpoints = flag(&args, REFUSING);
+        let with_pods = flag(&args, PODS);
+        let gateway_api = flag(&args, GATEWAY_API);
+        args.retain(|arg| ![SAVED, REFUSING, PODS, GATEWAY_API].contains(&arg.as_str()));
         let (Some(services), Some(dir)) = (
             args.get(1).and_then(|s| s.parse::<usize>().ok()),
             args.get(2),
         ) else {
             return Err(format!(
-                "usage: {tool} [{SAVED}] [{REFUSING}] [{PODS}] SERVICES DIR [SEED]"
+                "usage: {tool} [{SAVED}] [{REFUSING}] [{PODS}] [{GATEWAY_API}] SERVICES DIR [SEED]"
             ));
         };
         let seed = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
@@ -75,6 +83,7 @@ impl SyntheticCluster {
         cluster.saved_by_kubectl = saved_by_kubectl;
         cluster.refusing_endpoints = refusing_endpoints;
         cluster.with_pods = with_pods;
+        cluster.gateway_api = gateway_api;
         cluster.certificate = Some(crate::self_signed(
             "synthetic wildcard",
             &["*.example.test"],
@@ -104,9 +113,13 @@ impl SyntheticCluster {
         }
     }
 
-    /// The per-namespace objects: Namespace and, with a certificate, the TLS Secret.
+    /// The per-namespace objects: Namespace and, with a certificate, the TLS Secret; for
+    /// a Gateway API cluster, its GatewayClass and Gateway (in the first namespace).
     pub fn namespace_manifests(&self) -> String {
         let mut text = String::new();
+        if self.gateway_api {
+            text.push_str(&self.gateway());
+        }
         for namespace in 0..self.namespaces.max(1) {
             let _ = write!(
                 text,
@@ -122,6 +135,21 @@ impl SyntheticCluster {
             }
         }
         self.finish(text)
+    }
+
+    /// The GatewayClass and the Gateway every route attaches to: plain HTTP on port 80,
+    /// and, with a certificate, HTTPS on port 443 terminated with the first namespace's
+    /// wildcard Secret.
+    fn gateway(&self) -> String {
+        let https = if self.certificate.is_some() {
+            "  - name: https\n    protocol: HTTPS\n    port: 443\n    allowedRoutes: {namespaces: {from: All}}\n    tls: {certificateRefs: [{name: wildcard-tls}]}\n"
+        } else {
+            ""
+        };
+        format!(
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: portcullis}}\nspec: {{controllerName: portcullis.dev/gateway-controller}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: edge, namespace: {}}}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n  - name: http\n    protocol: HTTP\n    port: 80\n    allowedRoutes: {{namespaces: {{from: All}}}}\n{https}",
+            self.namespace(0)
+        )
     }
 
     fn write_service(&self, text: &mut String, index: usize) {
@@ -162,6 +190,15 @@ impl SyntheticCluster {
         }
         text.push_str(&pods);
         let host = format!("{name}.{namespace}.example.test");
+        if self.gateway_api {
+            // The Ingress's two paths, as an HTTPRoute's two rules.
+            let _ = write!(
+                text,
+                "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec:\n  parentRefs: [{{name: edge, namespace: {}}}]\n  hostnames: [{host}]\n  rules:\n  - matches: [{{path: {{type: PathPrefix, value: /}}}}]\n    backendRefs: [{{name: {name}, port: 80}}]\n  - matches: [{{path: {{type: PathPrefix, value: /api}}}}]\n    backendRefs: [{{name: {name}, port: 80}}]\n",
+                self.namespace(0)
+            );
+            return;
+        }
         let mut annotations = String::new();
         if index.is_multiple_of(7) {
             annotations.push_str("portcullis.dev/balance-algorithm: leastconn, ");

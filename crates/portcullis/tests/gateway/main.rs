@@ -13,6 +13,7 @@ mod misdirected;
 mod routing;
 mod rules;
 mod status;
+mod synthetic;
 
 use std::path::Path;
 

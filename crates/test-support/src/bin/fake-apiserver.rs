@@ -1,6 +1,6 @@
 //! Serves a synthetic cluster from the protocol-level fake Kubernetes API server, for
 //! measuring `portcullis run --kubeconfig` at scale without a cluster:
-//! `fake-apiserver SERVICES DIR [SEED]` writes `DIR/kubeconfig-bench`, prints the
+//! `fake-apiserver [FLAGS] SERVICES DIR [SEED]` (the flags of `synth-cluster`) writes `DIR/kubeconfig-bench`, prints the
 //! server's URL once every object is stored, and serves until it is killed. A line
 //! `relist` on its standard input loses the event history, so every watcher lists again.
 

@@ -1,8 +1,9 @@
 //! Writes a synthetic cluster as a manifest directory:
-//! `synth-cluster [--as-saved-by-kubectl] [--refusing-endpoints] SERVICES OUT_DIR [SEED]`
+//! `synth-cluster [--as-saved-by-kubectl] [--refusing-endpoints] [--with-pods] [--gateway-api] SERVICES OUT_DIR [SEED]`
 //! (files of at most 1000 services each; the first flag writes every object as `kubectl
 //! get -o yaml` saves it, the second puts the endpoints where a connection is refused at
-//! once rather than never answered).
+//! once rather than never answered, the third adds a Pod behind each endpoint, the last
+//! routes each service with an HTTPRoute instead of an Ingress).
 
 fn main() {
     let (cluster, out) = match test_support::SyntheticCluster::from_args("synth-cluster") {

@@ -360,18 +360,18 @@ fn compute_with(
         (Memo::Status, _) => {
             // The routes' outcomes are the status's other input: taken from a full
             // conversion of the whole fixture, they stay fixed here.
-            let outcomes = route_outcomes(options);
+            let converted = converted_fixture(options);
             let mut recorder = Recorder::new(context);
-            let report = gateway::status::report(&mut recorder, &outcomes);
+            let report = gateway::status::report(&mut recorder, &converted.merger.route_outcomes());
             (format!("{report:?}"), recorder.dependencies)
         }
     }
 }
 
-fn route_outcomes(options: &ConvertOptions) -> BTreeMap<ObjectRef, crate::outcome::RouteOutcome> {
+fn converted_fixture(options: &ConvertOptions) -> ConvertCache {
     let mut cache = ConvertCache::default();
     cache.convert(&snapshot_of(&fixture(), None), options);
-    cache.merger.route_outcomes()
+    cache
 }
 
 #[test]

@@ -83,6 +83,9 @@ impl Contribution {
         self.passthrough.shrink_to_fit();
         self.tcp.shrink_to_fit();
         self.diagnostics.shrink_to_fit();
+        if let Some(outcome) = &mut self.route_status {
+            outcome.shrink_to_fit();
+        }
     }
 
     /// Reports a problem with a field of this object.

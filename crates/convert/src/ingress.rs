@@ -245,13 +245,13 @@ impl Converter<'_, '_> {
         };
         let code = self.lookups.global().get(&keys::REDIRECT_FROM_CODE);
         let action = model::RuleAction {
-            redirect: Some(model::Redirect {
+            redirect: Some(Box::new(model::Redirect {
                 scheme: None,
                 hostname: Some(target_name.to_string()),
                 port: None,
                 path: None,
                 code,
-            }),
+            })),
             ..model::RuleAction::default()
         };
         let Ok(every_path) = names::path_match(Some("/"), model::PathKind::Prefix) else {

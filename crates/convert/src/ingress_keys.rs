@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use model::{
-    AddressRule, Backend, BodyLimit, Condition, Cors, CorsOrigins, HeaderEdits, Hsts, HstsRule,
-    ListName, PathChange, PathKind, PathMatch, Redirect, Rewrite, RuleAction, RuleBackend,
-    SourceAccess, TlsOptions,
+    AddressRule, Backend, BodyLimit, Condition, Cors, CorsOrigins, HeaderEdits, HeaderLists, Hsts,
+    HstsRule, ListName, PathChange, PathKind, PathMatch, Redirect, Rewrite, RuleAction,
+    RuleBackend, SourceAccess, TlsOptions,
 };
 
 use crate::keys::Setting;
@@ -93,28 +93,28 @@ pub(crate) fn path_action(
         request_set = layers.get(&keys::HEADERS);
     }
     let mut action = RuleAction {
-        request_headers: HeaderEdits {
+        request_headers: HeaderEdits::new(HeaderLists {
             set: header_values(request_set, backend),
             add: header_values(layers.get(&keys::REQUEST_ADD_HEADERS), backend),
             remove: layers.get(&keys::REQUEST_DEL_HEADERS),
-        },
-        response_headers: HeaderEdits {
+        }),
+        response_headers: HeaderEdits::new(HeaderLists {
             set: header_values(layers.get(&keys::RESPONSE_SET_HEADERS), backend),
             add: header_values(layers.get(&keys::RESPONSE_ADD_HEADERS), backend),
             remove: layers.get(&keys::RESPONSE_DEL_HEADERS),
-        },
+        }),
         backends: vec![RuleBackend::plain(backend.id.clone(), 1)],
         ..RuleAction::default()
     };
     if let Some(target) = layers.get(&keys::REWRITE_TARGET) {
         if rule.conditions.is_empty() {
-            action.rewrite = Some(Rewrite {
+            action.rewrite = Some(Box::new(Rewrite {
                 hostname: None,
                 path: Some(PathChange::Prefix {
                     matched: rule.path.path.trim_end_matches('/').to_owned(),
                     replacement: target,
                 }),
-            });
+            }));
         } else {
             problems.push((
                 keys::REWRITE_TARGET.name,
@@ -123,17 +123,17 @@ pub(crate) fn path_action(
         }
     }
     if let Some(redirect) = layers.get(&keys::REDIRECT_TO) {
-        action.redirect = Some(Redirect {
+        action.redirect = Some(Box::new(Redirect {
             code: layers.get(&keys::REDIRECT_TO_CODE),
             ..redirect
-        });
+        }));
         action.rewrite = None;
     }
     let wanted = hsts(layers);
     if wanted != global_hsts(layers.global) {
         action.hsts = wanted.map_or(HstsRule::Off, HstsRule::On);
     }
-    action.cors = cors(layers);
+    action.cors = cors(layers).map(Box::new);
     let body_limit = layers.get(&keys::PROXY_BODY_SIZE);
     if body_limit != layers.global.get(&keys::PROXY_BODY_SIZE) {
         action.body_limit = body_limit.map_or(BodyLimit::Unlimited, BodyLimit::Bytes);
@@ -241,13 +241,13 @@ pub(crate) fn is_root(rule: &PathRule) -> bool {
 /// The rule `app-root` adds in front of a root path: `/` itself is redirected.
 pub(crate) fn app_root_rule(app_root: String) -> (Vec<Condition>, RuleAction) {
     let action = RuleAction {
-        redirect: Some(Redirect {
+        redirect: Some(Box::new(Redirect {
             scheme: None,
             hostname: None,
             port: None,
             path: Some(PathChange::Full(app_root)),
             code: 302,
-        }),
+        })),
         ..RuleAction::default()
     };
     (vec![Condition::Path("^/$".to_owned())], action)

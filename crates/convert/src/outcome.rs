@@ -132,3 +132,14 @@ pub(crate) struct RouteOutcome {
     /// older one included): the route's Gateways are their ancestors in status.
     pub(crate) policies: std::collections::BTreeSet<ObjectRef>,
 }
+
+impl RouteOutcome {
+    /// Drops the room its lists kept for more: an outcome is kept with its route's
+    /// contribution.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.parents.shrink_to_fit();
+        for parent in &mut self.parents {
+            parent.listeners.shrink_to_fit();
+        }
+    }
+}

@@ -55,8 +55,8 @@ pub use routing::{
     TlsCert,
 };
 pub use rules::{
-    BodyLimit, Condition, GatewayRule, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction,
-    RuleBackend, Unavailable, ValueMatch,
+    BodyLimit, Condition, GatewayRule, HeaderEdits, HeaderLists, PathChange, Redirect, Rewrite,
+    RuleAction, RuleBackend, Unavailable, ValueMatch,
 };
 pub use server_options::{
     BackendTimeouts, BackendTls, Balance, CheckUri, DnsName, HealthCheck, Protocol, SecretPem,

@@ -242,21 +242,21 @@ fn header_value(text: &str) -> String {
 }
 
 fn header_lines(directive: &str, edits: &HeaderEdits, chosen: &str, out: &mut String) {
-    for (name, value) in &edits.set {
+    for (name, value) in edits.set() {
         let _ = writeln!(
             out,
             "    {directive} set-header {name} {} if {chosen}",
             header_value(value)
         );
     }
-    for (name, value) in &edits.add {
+    for (name, value) in edits.add() {
         let _ = writeln!(
             out,
             "    {directive} add-header {name} {} if {chosen}",
             header_value(value)
         );
     }
-    for name in &edits.remove {
+    for name in edits.remove() {
         let _ = writeln!(out, "    {directive} del-header {name} if {chosen}");
     }
 }

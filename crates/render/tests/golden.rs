@@ -827,21 +827,21 @@ fn ingress_path_rules_and_host_tls_options() {
     let rewrite_and_headers = model::GatewayRule {
         conditions: Vec::new(),
         action: model::RuleAction {
-            request_headers: model::HeaderEdits {
+            request_headers: model::HeaderEdits::new(model::HeaderLists {
                 set: vec![
                     ("X-Env".into(), "prod".into()),
                     ("X-Empty".into(), String::new()),
                 ],
                 add: Vec::new(),
                 remove: vec!["X-Drop".into()],
-            },
-            rewrite: Some(model::Rewrite {
+            }),
+            rewrite: Some(Box::new(model::Rewrite {
                 hostname: None,
                 path: Some(model::PathChange::Prefix {
                     matched: "/img".into(),
                     replacement: "/static".into(),
                 }),
-            }),
+            })),
             backends: vec![model::RuleBackend::plain(id("static", "80"), 1)],
             hsts: model::HstsRule::Off,
             body_limit: model::BodyLimit::Bytes(1024),
@@ -924,7 +924,7 @@ fn client_certificates_and_cors_render_in_frontends_certificate_list_and_files()
         conditions: Vec::new(),
         action: model::RuleAction {
             backends: vec![model::RuleBackend::plain(id("api", "http"), 1)],
-            cors: Some(model::Cors {
+            cors: Some(Box::new(model::Cors {
                 origins: model::CorsOrigins::Listed {
                     exact: vec!["https://app.example".into()],
                     regex: vec!["^https://[a-z]+[.]example$".into()],
@@ -934,7 +934,7 @@ fn client_certificates_and_cors_render_in_frontends_certificate_list_and_files()
                 allow_credentials: true,
                 expose_headers: vec!["X-Total".into()],
                 max_age: 600,
-            }),
+            })),
             ..model::RuleAction::default()
         },
         origin: origin("shop"),

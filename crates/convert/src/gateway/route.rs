@@ -11,6 +11,7 @@
 //! for a GRPCRoute), cross-namespace references with ReferenceGrants. Everything else is reported on the route and left out (see
 //! docs/gateway-api.md).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -56,6 +57,9 @@ struct Attachment {
 /// method written as the path it is sent on) with its GRPCRoute precedence, or why the
 /// match is left out (the field below the match, and what is wrong).
 pub(crate) type MatchInput = Result<(HttpRouteRulesMatches, (usize, usize)), (String, String)>;
+
+/// A [`MatchInput`] borrowed from where it is held.
+type BorrowedMatch<'a> = Result<(Cow<'a, HttpRouteRulesMatches>, (usize, usize)), (String, String)>;
 
 /// What sets a GRPCRoute apart when it goes through the HTTPRoute converter.
 pub(crate) struct GrpcParts {
@@ -276,9 +280,10 @@ impl RouteConverter<'_, '_> {
 impl RouteConverter<'_, '_> {
     /// The route's hosts under a listener hostname, as the specification intersects them.
     fn hostnames(&mut self, listener: Option<&str>) -> Vec<HostKey> {
-        let route_hosts = self.route.spec.hostnames.clone().unwrap_or_default();
+        let route = self.route;
+        let route_hosts = route.spec.hostnames.as_deref().unwrap_or_default();
         let mut hosts = Vec::new();
-        for found in attach::hosts_under(&route_hosts, listener) {
+        for found in attach::hosts_under(route_hosts, listener) {
             match found {
                 Ok(key) => hosts.push(key),
                 Err((index, why)) => self.report(
@@ -320,7 +325,8 @@ impl RouteConverter<'_, '_> {
                 });
             }
         }
-        let rules = self.route.spec.rules.clone().unwrap_or_default();
+        let route = self.route;
+        let rules = route.spec.rules.as_deref().unwrap_or_default();
         for (rule_index, rule) in rules.iter().enumerate() {
             let field = format!("spec.rules[{rule_index}]");
             let server_timeout = match rules::server_timeout(rule.timeouts.as_ref()) {
@@ -338,17 +344,27 @@ impl RouteConverter<'_, '_> {
             if unresolved.is_none() {
                 unresolved = problem;
             }
-            let matches: Vec<MatchInput> = match self.grpc {
-                Some(grpc) => grpc.matches.get(rule_index).cloned().unwrap_or_default(),
+            // Borrowed from the route (or from the GRPCRoute's translation), not copied.
+            let matches: Vec<BorrowedMatch<'_>> = match self.grpc {
+                Some(grpc) => grpc
+                    .matches
+                    .get(rule_index)
+                    .into_iter()
+                    .flatten()
+                    .map(|found| match found {
+                        Ok((matched, precedence)) => Ok((Cow::Borrowed(matched), *precedence)),
+                        Err(why) => Err(why.clone()),
+                    })
+                    .collect(),
                 None => rule
                     .matches
                     .iter()
                     .flatten()
-                    .map(|matched| Ok((matched.clone(), (0, 0))))
+                    .map(|matched| Ok((Cow::Borrowed(matched), (0, 0))))
                     .collect(),
             };
             let matches = if matches.is_empty() {
-                vec![Ok((HttpRouteRulesMatches::default(), (0, 0)))]
+                vec![Ok((Cow::Owned(HttpRouteRulesMatches::default()), (0, 0)))]
             } else {
                 matches
             };
@@ -364,7 +380,7 @@ impl RouteConverter<'_, '_> {
                         continue;
                     }
                 };
-                let matched = &matched;
+                let matched = &*matched;
                 let path = matched.path.as_ref();
                 let value = path
                     .and_then(|p| p.value.clone())
@@ -404,8 +420,8 @@ impl RouteConverter<'_, '_> {
                     conditions.insert(0, model::Condition::Path(value.clone()));
                 }
                 let matched_prefix = (kind == PathKind::Prefix && !regex).then_some(value.as_str());
-                let filters = rule.filters.clone().unwrap_or_default();
-                let mut action = match rules::filters(&filters, matched_prefix) {
+                let filters = rule.filters.as_deref().unwrap_or_default();
+                let mut action = match rules::filters(filters, matched_prefix) {
                     Ok(action) => action,
                     Err((part, why)) => {
                         self.report(
@@ -522,8 +538,8 @@ impl RouteConverter<'_, '_> {
                 unavailable = unavailable.saturating_add(MAX_WEIGHT);
                 continue;
             }
-            let filters = reference.filters.clone().unwrap_or_default();
-            let edits = match rules::backend_filters(&filters) {
+            let filters = reference.filters.as_deref().unwrap_or_default();
+            let edits = match rules::backend_filters(filters) {
                 Ok(edits) => edits,
                 Err((part, why)) => {
                     self.report(

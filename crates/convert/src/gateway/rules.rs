@@ -295,7 +295,7 @@ pub(crate) fn filters(
             HttpRouteRulesFiltersType::RequestRedirect => {
                 let wanted =
                     required(filter.request_redirect.as_ref(), "requestRedirect").map_err(at)?;
-                action.redirect = Some(
+                action.redirect = Some(Box::new(
                     redirect(
                         &redirect_fields!(
                             wanted,
@@ -305,21 +305,21 @@ pub(crate) fn filters(
                         matched_prefix,
                     )
                     .map_err(at)?,
-                );
+                ));
             }
             HttpRouteRulesFiltersType::UrlRewrite => {
                 let wanted = required(filter.url_rewrite.as_ref(), "urlRewrite").map_err(at)?;
-                action.rewrite = Some(
+                action.rewrite = Some(Box::new(
                     rewrite(
                         &rewrite_fields!(wanted, HttpRouteRulesFiltersUrlRewritePathType),
                         matched_prefix,
                     )
                     .map_err(at)?,
-                );
+                ));
             }
             HttpRouteRulesFiltersType::Cors => {
                 let policy = required(filter.cors.as_ref(), "cors").map_err(at)?;
-                action.cors = Some(super::cors::cors(policy).map_err(at)?);
+                action.cors = Some(Box::new(super::cors::cors(policy).map_err(at)?));
             }
             ref other => {
                 return Err(at(format!(
@@ -367,8 +367,8 @@ fn backend_filter_name(kind: &HttpRouteRulesBackendRefsFiltersType) -> &'static 
 pub(crate) struct BackendEdits {
     pub(crate) request: HeaderEdits,
     pub(crate) response: HeaderEdits,
-    pub(crate) redirect: Option<Redirect>,
-    pub(crate) rewrite: Option<Rewrite>,
+    pub(crate) redirect: Option<Box<Redirect>>,
+    pub(crate) rewrite: Option<Box<Rewrite>>,
 }
 
 /// A backendRef's filters. The rule's backends serve each of its matches, so a
@@ -400,7 +400,7 @@ pub(crate) fn backend_filters(
             HttpRouteRulesBackendRefsFiltersType::RequestRedirect => {
                 let wanted =
                     required(filter.request_redirect.as_ref(), "requestRedirect").map_err(at)?;
-                edits.redirect = Some(
+                edits.redirect = Some(Box::new(
                     redirect(
                         &redirect_fields!(
                             wanted,
@@ -410,11 +410,11 @@ pub(crate) fn backend_filters(
                         Some(""),
                     )
                     .map_err(at)?,
-                );
+                ));
             }
             HttpRouteRulesBackendRefsFiltersType::UrlRewrite => {
                 let wanted = required(filter.url_rewrite.as_ref(), "urlRewrite").map_err(at)?;
-                edits.rewrite = Some(
+                edits.rewrite = Some(Box::new(
                     rewrite(
                         &rewrite_fields!(
                             wanted,
@@ -423,7 +423,7 @@ pub(crate) fn backend_filters(
                         Some(""),
                     )
                     .map_err(at)?,
-                );
+                ));
             }
             ref other => {
                 return Err(at(format!(
@@ -471,11 +471,13 @@ fn header_edits(modifier: &Modifier<'_>, edits: &mut HeaderEdits) -> Result<(), 
             .map(|(name, text)| Ok((token(name)?, value(text)?)))
             .collect()
     };
-    edits.set.extend(pairs(&modifier.set)?);
-    edits.add.extend(pairs(&modifier.add)?);
+    let mut lists = std::mem::take(edits).into_lists();
+    lists.set.extend(pairs(&modifier.set)?);
+    lists.add.extend(pairs(&modifier.add)?);
     for name in modifier.remove {
-        edits.remove.push(token(name)?);
+        lists.remove.push(token(name)?);
     }
+    *edits = HeaderEdits::new(lists);
     Ok(())
 }
 

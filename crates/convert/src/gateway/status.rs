@@ -155,7 +155,7 @@ pub type StatusReport = BTreeMap<ObjectRef, ObjectStatus>;
 /// route.
 pub(crate) fn report(
     lookups: &mut Recorder<'_>,
-    routes: &BTreeMap<ObjectRef, RouteOutcome>,
+    routes: &BTreeMap<&ObjectRef, &RouteOutcome>,
 ) -> StatusReport {
     let ports = lookups.listener_ports();
     let mut report = StatusReport::new();
@@ -189,9 +189,9 @@ pub(crate) fn report(
                 .extend(outcome.parents.iter().map(|p| p.gateway.clone()));
         }
         let generation = lookups
-            .get(route.clone())
+            .get((*route).clone())
             .and_then(|o| o.metadata().generation);
-        let mut parents = Vec::new();
+        let mut parents = Vec::with_capacity(outcome.parents.len());
         for parent in &outcome.parents {
             for listener in &parent.listeners {
                 *attached
@@ -232,7 +232,7 @@ pub(crate) fn report(
             });
         }
         if !parents.is_empty() {
-            report.insert(route.clone(), ObjectStatus::Route { parents });
+            report.insert((*route).clone(), ObjectStatus::Route { parents });
         }
     }
     for (policy, gateways) in policy_ancestors {

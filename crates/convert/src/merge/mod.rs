@@ -151,8 +151,9 @@ impl Merger {
     ) {
         let dirty = &mut claiming.dirty;
         let old = self.contributions.remove(&object);
-        let outcome =
-            |c: &Option<Arc<Contribution>>| c.as_ref().and_then(|c| c.route_status.clone());
+        fn outcome(contribution: &Option<Arc<Contribution>>) -> Option<&RouteOutcome> {
+            contribution.as_ref()?.route_status.as_ref()
+        }
         claiming.outcomes_changed |= outcome(&old) != outcome(&new);
         if let Some(old) = old {
             self.unclaim(&old, dirty);
@@ -219,11 +220,11 @@ impl Merger {
     }
 
     /// What Gateway API status needs of every converted HTTPRoute.
-    pub(crate) fn route_outcomes(&self) -> std::collections::BTreeMap<ObjectRef, RouteOutcome> {
+    pub(crate) fn route_outcomes(&self) -> std::collections::BTreeMap<&ObjectRef, &RouteOutcome> {
         self.contributions
             .iter()
             .filter_map(|(object, contribution)| {
-                Some((object.clone(), contribution.route_status.clone()?))
+                Some((object, contribution.route_status.as_ref()?))
             })
             .collect()
     }

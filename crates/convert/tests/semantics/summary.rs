@@ -314,13 +314,13 @@ fn condition_text(condition: &Condition) -> String {
 }
 
 fn edits_text(what: &str, edits: &HeaderEdits, parts: &mut Vec<String>) {
-    for (name, value) in &edits.set {
+    for (name, value) in edits.set() {
         parts.push(format!("{what} set {name}: {value}"));
     }
-    for (name, value) in &edits.add {
+    for (name, value) in edits.add() {
         parts.push(format!("{what} add {name}: {value}"));
     }
-    for name in &edits.remove {
+    for name in edits.remove() {
         parts.push(format!("{what} remove {name}"));
     }
 }

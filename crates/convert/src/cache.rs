@@ -115,6 +115,18 @@ const CONVERSION_ONLY: [Kind; 4] = [
 /// [`Kind`] order, as [`jobs`] reads them.
 const HANDED_TO_CONVERSION: [Kind; 1] = [Kind::Ingress];
 
+/// [`HANDED_TO_CONVERSION`], and the HTTPRoutes too when `snapshot` holds no GRPCRoute:
+/// only a GRPCRoute's conversion looks HTTPRoutes up (the older of an HTTPRoute and a
+/// GRPCRoute on one listener and host wins it), and status reads a route's outcome,
+/// never the route.
+fn handed_to_conversion(snapshot: &Snapshot) -> Vec<Kind> {
+    let mut kinds = HANDED_TO_CONVERSION.to_vec();
+    if snapshot.count(Kind::GrpcRoute) == 0 {
+        kinds.push(Kind::HttpRoute);
+    }
+    kinds
+}
+
 /// The snapshot a conversion reads: lent by a caller that keeps it, or given by one
 /// that does not.
 enum Input<'a> {
@@ -206,7 +218,8 @@ impl ConvertCache {
         let excluded = still_excluded(input.snapshot(), exclusions, &mut diagnostics);
         let handed = match &mut input {
             Input::Given(given) if !self.dependents.is_recording() => {
-                given.shed(&HANDED_TO_CONVERSION).into_objects()
+                let kinds = handed_to_conversion(given);
+                given.shed(&kinds).into_objects()
             }
             _ => Vec::new(),
         };

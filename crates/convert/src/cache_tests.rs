@@ -420,24 +420,27 @@ fn every_read_of_the_snapshot_is_recorded() {
     for memo in &memos {
         let (value, lookups) = compute(memo, &full, &options);
         assert!(!lookups.is_empty(), "{memo:?} recorded nothing");
-        // A cache that records nothing hands each Ingress to its own conversion, taken
-        // out of the snapshot: only that conversion may read it.
+        // A cache that records nothing hands each Ingress (and each HTTPRoute, when
+        // there is no GRPCRoute) to its own conversion, taken out of the snapshot: only
+        // that conversion (and a GRPCRoute's, for an HTTPRoute) may read it.
         let own = match memo {
             Memo::Object(object) => Some(object),
             _ => None,
         };
-        let reads_an_ingress = |lookup: &Dependency| match lookup {
-            Dependency::Object(object) => {
-                super::HANDED_TO_CONVERSION.contains(&object.kind) && Some(object) != own
-            }
+        let grpc_route = own.is_some_and(|object| object.kind == Kind::GrpcRoute);
+        let handed = |kind: &Kind| {
+            super::HANDED_TO_CONVERSION.contains(kind) || (*kind == Kind::HttpRoute && !grpc_route)
+        };
+        let reads_a_handed_object = |lookup: &Dependency| match lookup {
+            Dependency::Object(object) => handed(&object.kind) && Some(object) != own,
             Dependency::Listing(kind, _)
             | Dependency::Kind(kind)
-            | Dependency::Children(kind, _) => super::HANDED_TO_CONVERSION.contains(kind),
+            | Dependency::Children(kind, _) => handed(kind),
             _ => false,
         };
         assert!(
-            !lookups.iter().any(reads_an_ingress),
-            "{memo:?} reads an Ingress not its own: {lookups:?}"
+            !lookups.iter().any(reads_a_handed_object),
+            "{memo:?} reads an Ingress or HTTPRoute not its own: {lookups:?}"
         );
         for object in &objects {
             if covers(&lookups, object) {

@@ -131,9 +131,21 @@ pub(crate) struct RouteOutcome {
     /// The BackendTLSPolicies that target the route's backends (those overridden by an
     /// older one included): the route's Gateways are their ancestors in status.
     pub(crate) policies: std::collections::BTreeSet<ObjectRef>,
+    /// The route's generation, which its status reports as observed: kept here, status
+    /// never looks the route up (a one-shot conversion frees each route as it is
+    /// converted).
+    pub(crate) generation: Option<i64>,
 }
 
 impl RouteOutcome {
+    /// The outcome of a route at `generation`, before anything is found.
+    pub(crate) fn at(generation: Option<i64>) -> Self {
+        Self {
+            generation,
+            ..Self::default()
+        }
+    }
+
     /// Drops the room its lists kept for more: an outcome is kept with its route's
     /// contribution.
     pub(crate) fn shrink_to_fit(&mut self) {

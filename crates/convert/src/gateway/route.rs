@@ -109,7 +109,7 @@ pub(crate) fn convert_route(
         with_policies: BTreeMap::new(),
         policies: BTreeSet::new(),
     };
-    let mut outcome = RouteOutcome::default();
+    let mut outcome = RouteOutcome::at(route.metadata.generation);
     let attachments = converter.attachments(&mut outcome.parents);
     // A route that names a Gateway of ours has its references resolved for status even
     // where it is attached nowhere: ResolvedRefs does not depend on Accepted.

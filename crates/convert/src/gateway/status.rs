@@ -188,9 +188,7 @@ pub(crate) fn report(
                 .or_default()
                 .extend(outcome.parents.iter().map(|p| p.gateway.clone()));
         }
-        let generation = lookups
-            .get((*route).clone())
-            .and_then(|o| o.metadata().generation);
+        let generation = outcome.generation;
         let mut parents = Vec::with_capacity(outcome.parents.len());
         for parent in &outcome.parents {
             for listener in &parent.listeners {

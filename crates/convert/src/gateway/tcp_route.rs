@@ -24,7 +24,7 @@ pub(crate) fn convert_tcp_route(
 ) -> Contribution {
     let order = MergeOrder::of(route.metadata.creation_timestamp.as_ref(), &object);
     let mut output = Contribution::new(object, "TCPRoute", order);
-    let mut outcome = RouteOutcome::default();
+    let mut outcome = RouteOutcome::at(route.metadata.generation);
     let parents = Object::TcpRoute(route.clone());
     let attached = l4::attachments(
         &parents.parent_refs(),
@@ -67,7 +67,7 @@ pub(crate) fn convert_udp_route(
 ) -> Contribution {
     let order = MergeOrder::of(route.metadata.creation_timestamp.as_ref(), &object);
     let mut output = Contribution::new(object, "UDPRoute", order);
-    let mut outcome = RouteOutcome::default();
+    let mut outcome = RouteOutcome::at(route.metadata.generation);
     let parents = Object::UdpRoute(route.clone());
     // No listener of ours takes UDPRoutes (a UDP listener is refused): every parent of
     // ours is told why.

@@ -30,7 +30,7 @@ pub(crate) fn convert_tls_route(
 ) -> Contribution {
     let order = MergeOrder::of(route.metadata.creation_timestamp.as_ref(), &object);
     let mut output = Contribution::new(object, "TLSRoute", order);
-    let mut outcome = RouteOutcome::default();
+    let mut outcome = RouteOutcome::at(route.metadata.generation);
     let parents = resources::Object::TlsRoute(route.clone());
     let attached = l4::attachments(
         &parents.parent_refs(),

@@ -451,10 +451,7 @@ impl Converter<'_, '_> {
                         .map(|a| a.request_headers.clone())
                         .unwrap_or_default();
                     // A refused client is not told where the application lives either.
-                    redirect.access = action
-                        .as_ref()
-                        .map(|a| a.access.clone())
-                        .unwrap_or_default();
+                    redirect.access = action.as_ref().and_then(|a| a.access.clone());
                     redirect.auth = action.as_ref().and_then(|a| a.auth.clone());
                     self.output.routes.push(RouteClaim {
                         host: host.clone(),

@@ -138,7 +138,7 @@ pub(crate) fn path_action(
     if body_limit != layers.global.get(&keys::PROXY_BODY_SIZE) {
         action.body_limit = body_limit.map_or(BodyLimit::Unlimited, BodyLimit::Bytes);
     }
-    action.access = source_access(layers);
+    action.access = source_access(layers).unless_open();
     (!action.forwards_only()).then(|| Arc::new(action))
 }
 

@@ -393,7 +393,12 @@ fn access_of(model: &ProxyModel, host: &str) -> model::SourceAccess {
         })
         .unwrap();
     match &route.target {
-        model::RouteTarget::Rules(rules) => rules[0].action.access.clone(),
+        model::RouteTarget::Rules(rules) => rules[0]
+            .action
+            .access
+            .as_deref()
+            .cloned()
+            .unwrap_or_default(),
         model::RouteTarget::Backend(_) => model::SourceAccess::default(),
     }
 }

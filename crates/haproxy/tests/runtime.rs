@@ -195,7 +195,8 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
                 access: model::SourceAccess {
                     allow: Some(allow_rule(allow)),
                     ..model::SourceAccess::default()
-                },
+                }
+                .unless_open(),
                 ..model::RuleAction::default()
             },
             origin: origin(),

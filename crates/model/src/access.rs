@@ -84,6 +84,11 @@ impl SourceAccess {
     pub fn is_open(&self) -> bool {
         self.allow.is_none() && self.deny.is_none() && !self.refuse_all
     }
+
+    /// As a rule holds it: nothing when it refuses nobody.
+    pub fn unless_open(self) -> Option<Box<Self>> {
+        (!self.is_open()).then(|| Box::new(self))
+    }
 }
 
 /// A status code HAProxy can answer a refused request with by itself (it has a built-in

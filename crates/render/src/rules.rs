@@ -264,12 +264,9 @@ fn header_lines(directive: &str, edits: &HeaderEdits, chosen: &str, out: &mut St
 fn action_lines(rule: &GatewayRule, chosen: &str, lines: &mut HostRuleLines) {
     let action = &rule.action;
     // Refused clients are answered before the rule does anything else.
-    crate::access::rule_lines(
-        &action.access,
-        chosen,
-        &mut lines.requests,
-        &mut lines.files,
-    );
+    if let Some(access) = &action.access {
+        crate::access::rule_lines(access, chosen, &mut lines.requests, &mut lines.files);
+    }
     // A frontend cannot set a server timeout; the backend takes it from this variable.
     if let Some(timeout) = &action.server_timeout {
         let _ = writeln!(

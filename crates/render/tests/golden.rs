@@ -1001,7 +1001,7 @@ fn access_lists_render_as_rule_lines_with_their_files_and_limits_in_the_backend(
         conditions: Vec::new(),
         action: model::RuleAction {
             backends: vec![model::RuleBackend::plain(id(target, "80"), 1)],
-            access,
+            access: access.unless_open(),
             ..model::RuleAction::default()
         },
         origin: origin("shop"),

@@ -454,7 +454,7 @@ impl RouteConverter<'_, '_> {
                         }
                     }
                 }
-                action.access = access.clone();
+                action.access = access.clone().unless_open();
                 if backends.is_empty() && unavailable_weight == 0 && action.redirect.is_none() {
                     // Nothing to forward to: the specification asks for 500 (503, which
                     // gRPC clients read as UNAVAILABLE, for a GRPCRoute).

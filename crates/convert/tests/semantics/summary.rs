@@ -391,7 +391,9 @@ fn action_text(action: &RuleAction) -> String {
             cors.max_age
         ));
     }
-    access_text(&action.access, &mut parts);
+    if let Some(access) = &action.access {
+        access_text(access, &mut parts);
+    }
     let weighted = action.backends.len() > 1 || action.unavailable_weight > 0;
     let mut targets: Vec<String> = action
         .backends

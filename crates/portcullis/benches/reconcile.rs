@@ -1,6 +1,7 @@
 //! Reconciliation benchmarks on synthetic clusters: a full reconciliation (snapshot to
 //! rendered files in memory), `render`'s one pass (the same, recording nothing for a next
-//! change), and single changes (one endpoint, one Ingress, one global
+//! change), both also for a cluster routed by HTTPRoutes instead of Ingresses (groups
+//! ending in `_gateway_api`), and single changes (one endpoint, one Ingress, one global
 //! key) from snapshot to plan with warm caches. 1k and 10k services by default; set
 //! `PORTCULLIS_BENCH_SIZES=1000,10000,100000` for more.
 
@@ -70,9 +71,16 @@ struct Fixture {
     global: (Object, Object),
 }
 
-fn fixture(services: usize) -> Fixture {
+fn cluster(services: usize, gateway_api: bool) -> SyntheticCluster {
     let mut cluster = SyntheticCluster::new(services, 7);
     cluster.certificate = Some(test_support::self_signed("bench", &["*.example.test"]));
+    cluster.gateway_api = gateway_api;
+    cluster
+}
+
+/// The index of `cluster` and its global ConfigMap, listed.
+fn listed(cluster: &SyntheticCluster, global: &Object) -> Index {
+    let services = cluster.services;
     let mut index = Index::new();
     index.handle(SourceEvent::Init(index::ListScope::Everything));
     for chunk in (0..services).step_by(1000) {
@@ -83,9 +91,15 @@ fn fixture(services: usize) -> Fixture {
     for object in decode(&cluster.namespace_manifests()) {
         index.handle(SourceEvent::InitApply(object));
     }
-    let global = (configmap("50s"), configmap("51s"));
-    index.handle(SourceEvent::InitApply(global.0.clone()));
+    index.handle(SourceEvent::InitApply(global.clone()));
     index.handle(SourceEvent::InitDone);
+    index
+}
+
+fn fixture(services: usize) -> Fixture {
+    let cluster = cluster(services, false);
+    let global = (configmap("50s"), configmap("51s"));
+    let index = listed(&cluster, &global.0);
     let one = decode(&cluster.manifests(3..4));
     let find = |kind: &str| {
         one.iter()
@@ -166,49 +180,60 @@ fn bench_change(
         });
 }
 
+/// A full reconciliation and `render`'s one pass of `snapshot`, in groups named
+/// `full_reconciliation{suffix}` and `one_pass{suffix}`.
+fn bench_cold(c: &mut Criterion, suffix: &str, services: usize, snapshot: &Snapshot) {
+    // Every service is served: a route that attached nowhere would be measured as nothing.
+    let served = convert::convert(snapshot, &options()).model.hosts.len();
+    assert_eq!(served, services, "hosts served{suffix}");
+    c.benchmark_group(format!("full_reconciliation{suffix}"))
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10))
+        .bench_function(BenchmarkId::from_parameter(services), |b| {
+            // The reconciler is freed outside the timing: a start keeps it for the
+            // changes that follow. One iteration at a time, so every size is measured
+            // alike.
+            b.iter_batched(
+                || (),
+                |()| {
+                    let mut reconciler = Reconciler::new(options());
+                    let reconciled = reconciler.reconcile(snapshot, &BTreeMap::new()).unwrap();
+                    (reconciler, reconciled)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    // `render`'s pass: a conversion that records nothing for a next change.
+    c.benchmark_group(format!("one_pass{suffix}"))
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10))
+        .bench_function(BenchmarkId::from_parameter(services), |b| {
+            // About as `render` runs it: what it leaves to the process's end is freed
+            // outside the timing, and so is the merge's bookkeeping, which `render`
+            // frees on a thread beside its render.
+            b.iter_batched(
+                || (),
+                |()| {
+                    let given = index::Snapshot::clone(snapshot);
+                    let mut cache = convert::ConvertCache::one_shot();
+                    let conversion = cache.convert_given(given, &options());
+                    let mut renderer = render::RenderCache::default();
+                    let rendered = renderer.render(&conversion.model);
+                    (cache, conversion, renderer, rendered)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+}
+
 fn benches(c: &mut Criterion) {
     portcullis::allocator::return_freed_memory_promptly();
     for services in sizes() {
         let mut fixture = fixture(services);
-        let snapshot = fixture.index.snapshot();
-        c.benchmark_group("full_reconciliation")
-            .sample_size(10)
-            .measurement_time(Duration::from_secs(10))
-            .bench_function(BenchmarkId::from_parameter(services), |b| {
-                // The reconciler is freed outside the timing: a start keeps it for the
-                // changes that follow. One iteration at a time, so every size is measured
-                // alike.
-                b.iter_batched(
-                    || (),
-                    |()| {
-                        let mut reconciler = Reconciler::new(options());
-                        let reconciled = reconciler.reconcile(&snapshot, &BTreeMap::new()).unwrap();
-                        (reconciler, reconciled)
-                    },
-                    BatchSize::PerIteration,
-                )
-            });
-        // `render`'s pass: a conversion that records nothing for a next change.
-        c.benchmark_group("one_pass")
-            .sample_size(10)
-            .measurement_time(Duration::from_secs(10))
-            .bench_function(BenchmarkId::from_parameter(services), |b| {
-                // About as `render` runs it: what it leaves to the process's end is freed
-                // outside the timing, and so is the merge's bookkeeping, which `render`
-                // frees on a thread beside its render.
-                b.iter_batched(
-                    || (),
-                    |()| {
-                        let given = index::Snapshot::clone(&snapshot);
-                        let mut cache = convert::ConvertCache::one_shot();
-                        let conversion = cache.convert_given(given, &options());
-                        let mut renderer = render::RenderCache::default();
-                        let rendered = renderer.render(&conversion.model);
-                        (cache, conversion, renderer, rendered)
-                    },
-                    BatchSize::PerIteration,
-                )
-            });
+        bench_cold(c, "", services, &fixture.index.snapshot());
+        let routed = listed(&cluster(services, true), &fixture.global.0);
+        bench_cold(c, "_gateway_api", services, &routed.snapshot());
+        drop(routed);
         let endpoint = fixture.endpoint.clone();
         bench_change(
             c,

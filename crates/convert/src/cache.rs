@@ -530,6 +530,14 @@ impl ConvertCache {
     fn stale(&self, changes: &[index::Change]) -> Stale {
         let mut stale = Stale::default();
         for change in changes {
+            // A status write (most often ours: every route's, every Gateway's) changes
+            // nothing a conversion reads; taken as a change, one to a Gateway would convert
+            // every route attached to it again.
+            if let (Some(before), Some(after)) = (&change.before, &change.after)
+                && before.changed_only_in_status(after)
+            {
+                continue;
+            }
             let object = &change.object_ref;
             if converted(object.kind) {
                 stale.objects.insert(object.clone());

@@ -776,3 +776,78 @@ fn a_merge_from_nothing_is_the_same_streamed_as_claimed_after_every_conversion()
     }
     assert_eq!(cache.convert(&snapshot, &options), claimed_after);
 }
+
+/// Writing status (ours, most often) changes an object's status and version only: that
+/// converts nothing again, not the object nor what looked it up (every route attached to
+/// a Gateway), and the result is still a full conversion's. A change to its spec does.
+#[test]
+fn a_status_write_converts_nothing_again() {
+    let objects = fixture();
+    let options = options();
+    let find = |kind: Kind, name: &str| {
+        objects
+            .iter()
+            .find(|o| o.kind() == kind && o.object_ref().name.as_str() == name)
+            .cloned()
+            .unwrap()
+    };
+    let (Object::Gateway(gateway), Object::HttpRoute(route), Object::Ingress(ingress)) = (
+        find(Kind::Gateway, "shared"),
+        find(Kind::HttpRoute, "team-route"),
+        find(Kind::Ingress, "legacy"),
+    ) else {
+        panic!("the fixture's Gateway, HTTPRoute and Ingress");
+    };
+    let mut gateway = (*gateway).clone();
+    gateway.metadata.resource_version = Some("100".into());
+    gateway.status = Some(resources::gateway::GatewayStatus {
+        listeners: Some(Vec::new()),
+        ..Default::default()
+    });
+    let mut route = (*route).clone();
+    route.metadata.resource_version = Some("101".into());
+    route.status = Some(resources::gateway::HttpRouteStatus {
+        parents: Vec::new(),
+    });
+    let mut ingress = (*ingress).clone();
+    ingress.metadata.resource_version = Some("102".into());
+    ingress.status = Some(resources::IngressStatus {
+        load_balancer: Some(Default::default()),
+    });
+    let written = [
+        Object::Gateway(gateway.clone().into()),
+        Object::HttpRoute(route.into()),
+        Object::Ingress(ingress.into()),
+    ];
+
+    let mut cache = ConvertCache::default();
+    let before = snapshot_of(&objects, None);
+    let first = cache.convert(&before, &options);
+    let mut index = Index::new();
+    for object in objects.iter().chain(&written) {
+        index.handle(SourceEvent::Apply(object.clone()));
+    }
+    let after = index.snapshot();
+    let changes = after.changes_since(&before);
+    assert_eq!(changes.len(), 3, "{changes:?}");
+    let stale = cache.stale(&changes);
+    assert!(
+        stale.objects.is_empty() && stale.certificates.is_empty() && !stale.status,
+        "{stale:?}"
+    );
+    let second = cache.convert(&after, &options);
+    assert_eq!(second, crate::convert(&after, &options));
+    assert_eq!(second, first);
+
+    // Its spec changed: the Gateway and every route attached to it convert again.
+    gateway.spec.gateway_class_name = "other".into();
+    index.handle(SourceEvent::Apply(Object::Gateway(gateway.into())));
+    let respecified = index.snapshot();
+    let stale = cache.stale(&respecified.changes_since(&after));
+    assert!(
+        stale
+            .objects
+            .contains(&ObjectRef::new(Kind::HttpRoute, "team", "team-route")),
+        "{stale:?}"
+    );
+}

@@ -19,6 +19,7 @@ mod object;
 mod pod;
 mod resource_impl;
 mod service;
+mod status_only;
 
 pub use decode::{
     DecodeError, DecodeFailure, Decoded, DocumentCache, decode_manifest, decode_manifest_reusing,

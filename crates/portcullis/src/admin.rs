@@ -74,8 +74,9 @@ pub struct AdminState {
     pub refused: Mutex<Option<String>>,
     /// The metrics.
     pub metrics: Metrics,
-    /// The Gateway API status of every object of ours, as YAML.
-    pub gateway_status: Mutex<Arc<str>>,
+    /// The Gateway API status of every object of ours, written as YAML when asked for:
+    /// it changes with every route added or removed, and is read rarely.
+    pub gateway_status: Mutex<Arc<convert::gateway_status::StatusReport>>,
     /// The controller loop's progress, for `/healthz`.
     pub heartbeat: Heartbeat,
 }
@@ -140,13 +141,14 @@ async fn syncz(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
 }
 
 async fn status(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
-    let text = state
+    let report = state
         .gateway_status
         .lock()
-        .map_or_else(|_| Arc::from(""), |s| s.clone());
+        .map(|report| report.clone())
+        .unwrap_or_default();
     (
         [(header::CONTENT_TYPE, "application/yaml")],
-        text.to_string(),
+        crate::status::status_yaml(&report),
     )
 }
 

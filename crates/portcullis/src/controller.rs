@@ -598,11 +598,8 @@ impl Controller {
             return None;
         }
         self.published_status = Some(report.clone());
-        let yaml = crate::status::status_yaml(report);
-        if let Ok(mut current) = self.admin.gateway_status.lock()
-            && **current != *yaml
-        {
-            *current = Arc::from(yaml);
+        if let Ok(mut current) = self.admin.gateway_status.lock() {
+            *current = report.clone();
         }
         Some(report.clone())
     }

@@ -107,7 +107,11 @@ mod tests {
     fn route(text: &str) -> Object {
         let decoded = crate::decode_manifest(text, false);
         let errors = format!("{:?}", decoded.errors);
-        decoded.objects.into_iter().next().unwrap_or_else(|| panic!("{errors}"))
+        decoded
+            .objects
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("{errors}"))
     }
 
     const ROUTE: &str = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: web, namespace: team, generation: 2, resourceVersion: '7', uid: u1}\nspec: {parentRefs: [{name: edge}]}\n";
@@ -131,7 +135,8 @@ mod tests {
             );
         }
         // A kind whose status portcullis does not write compares whole.
-        let service = route("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: team}\n");
+        let service =
+            route("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: team}\n");
         assert!(!service.changed_only_in_status(&service.clone()));
         assert!(!before.changed_only_in_status(&service));
     }

@@ -180,50 +180,42 @@ fn bench_change(
         });
 }
 
+/// Times `routine` in the group `name`, one iteration at a time (so every size is
+/// measured alike), freeing what each iteration returns outside the timing.
+fn bench_cold_pass<O>(c: &mut Criterion, name: &str, services: usize, routine: impl Fn() -> O) {
+    c.benchmark_group(name)
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10))
+        .bench_function(BenchmarkId::from_parameter(services), |b| {
+            b.iter_batched(|| (), |()| routine(), BatchSize::PerIteration)
+        });
+}
+
 /// A full reconciliation and `render`'s one pass of `snapshot`, in groups named
 /// `full_reconciliation{suffix}` and `one_pass{suffix}`.
 fn bench_cold(c: &mut Criterion, suffix: &str, services: usize, snapshot: &Snapshot) {
     // Every service is served: a route that attached nowhere would be measured as nothing.
     let served = convert::convert(snapshot, &options()).model.hosts.len();
     assert_eq!(served, services, "hosts served{suffix}");
-    c.benchmark_group(format!("full_reconciliation{suffix}"))
-        .sample_size(10)
-        .measurement_time(Duration::from_secs(10))
-        .bench_function(BenchmarkId::from_parameter(services), |b| {
-            // The reconciler is freed outside the timing: a start keeps it for the
-            // changes that follow. One iteration at a time, so every size is measured
-            // alike.
-            b.iter_batched(
-                || (),
-                |()| {
-                    let mut reconciler = Reconciler::new(options());
-                    let reconciled = reconciler.reconcile(snapshot, &BTreeMap::new()).unwrap();
-                    (reconciler, reconciled)
-                },
-                BatchSize::PerIteration,
-            )
-        });
-    // `render`'s pass: a conversion that records nothing for a next change.
-    c.benchmark_group(format!("one_pass{suffix}"))
-        .sample_size(10)
-        .measurement_time(Duration::from_secs(10))
-        .bench_function(BenchmarkId::from_parameter(services), |b| {
-            // About as `render` runs it: what it leaves to the process's end is freed
-            // outside the timing, and so is the merge's bookkeeping, which `render`
-            // frees on a thread beside its render.
-            b.iter_batched(
-                || (),
-                |()| {
-                    let given = index::Snapshot::clone(snapshot);
-                    let mut cache = convert::ConvertCache::one_shot();
-                    let conversion = cache.convert_given(given, &options());
-                    let mut renderer = render::RenderCache::default();
-                    let rendered = renderer.render(&conversion.model);
-                    (cache, conversion, renderer, rendered)
-                },
-                BatchSize::PerIteration,
-            )
-        });
+    // The reconciler is returned, freed outside the timing: a start keeps it for the
+    // changes that follow.
+    bench_cold_pass(c, &format!("full_reconciliation{suffix}"), services, || {
+        let mut reconciler = Reconciler::new(options());
+        let reconciled = reconciler.reconcile(snapshot, &BTreeMap::new()).unwrap();
+        (reconciler, reconciled)
+    });
+    // `render`'s pass, a conversion that records nothing for a next change, about as
+    // `render` runs it: what it leaves to the process's end is freed outside the timing,
+    // and so is the merge's bookkeeping, which `render` frees on a thread beside its
+    // render.
+    bench_cold_pass(c, &format!("one_pass{suffix}"), services, || {
+        let given = index::Snapshot::clone(snapshot);
+        let mut cache = convert::ConvertCache::one_shot();
+        let conversion = cache.convert_given(given, &options());
+        let mut renderer = render::RenderCache::default();
+        let rendered = renderer.render(&conversion.model);
+        (cache, conversion, renderer, rendered)
+    });
 }
 
 fn benches(c: &mut Criterion) {

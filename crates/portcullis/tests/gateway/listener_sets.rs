@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use test_support::{EchoServer, Portcullis, answer, backend, https_get, self_signed, tls_secret};
 
-use crate::status::{condition, pair, status_of};
+use crate::status::{attached_routes, condition, pair, status_of};
 use crate::write;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -161,19 +161,8 @@ fn an_admitted_listener_set_is_served_as_its_gateway_s_listeners_and_a_refused_o
         condition(&extra["conditions"], "Programmed"),
         pair("True", "Programmed")
     );
-    let attached: Vec<(String, u64)> = extra["listeners"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| {
-            (
-                l["name"].as_str().unwrap().to_owned(),
-                l["attachedRoutes"].as_u64().unwrap(),
-            )
-        })
-        .collect();
     assert_eq!(
-        attached,
+        attached_routes(extra),
         [
             ("own-port".to_owned(), 1),
             ("named".to_owned(), 1),

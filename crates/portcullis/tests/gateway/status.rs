@@ -77,6 +77,37 @@ spec:
   rules: [{backendRefs: [{name: ok, port: 80}]}]
 "#;
 
+/// `portcullis status --manifests dir`'s documents.
+pub fn status_documents(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["status", "--manifests"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    serde_saphyr::from_multiple(&text).unwrap()
+}
+
+/// Each listener's name and `attachedRoutes` in a Gateway's or ListenerSet's status.
+pub fn attached_routes(status: &serde_json::Value) -> Vec<(String, u64)> {
+    status["listeners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["name"].as_str().unwrap().to_owned(),
+                l["attachedRoutes"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// The `status` of one object in `portcullis status` output.
 pub fn status_of<'a>(
     documents: &'a [serde_json::Value],
@@ -116,18 +147,7 @@ fn status_reports_every_condition_and_reason_of_the_specification() {
     let dir = tempfile::tempdir().unwrap();
     let objects = backend("default", "ok", 80, None, &[]) + STATUS_CASES;
     write(dir.path(), "all.yaml", &objects);
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
-        .args(["status", "--manifests"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = String::from_utf8(output.stdout).unwrap();
-    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text).unwrap();
+    let documents = status_documents(dir.path());
 
     let class = status_of(&documents, "GatewayClass", "", "portcullis");
     assert_eq!(

@@ -5,7 +5,7 @@ use std::process::Command;
 
 use test_support::SyntheticCluster;
 
-use crate::status::{condition, pair, status_of};
+use crate::status::{attached_routes, condition, pair, status_documents, status_of};
 use crate::write;
 
 const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
@@ -26,31 +26,12 @@ fn the_synthetic_gateway_cluster_attaches_and_routes_every_service() {
     );
     write(&manifests, "services.yaml", &cluster.manifests(0..services));
 
-    let output = Command::new(BIN)
-        .args(["status", "--manifests"])
-        .arg(&manifests)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = String::from_utf8(output.stdout).unwrap();
-    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text).unwrap();
+    let documents = status_documents(&manifests);
     let gateway = status_of(&documents, "Gateway", "ns-0", "edge");
-    let listeners: Vec<(String, u64)> = gateway["listeners"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| {
-            (
-                l["name"].as_str().unwrap().to_owned(),
-                l["attachedRoutes"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(listeners, [("http".to_owned(), 3), ("https".to_owned(), 3)]);
+    assert_eq!(
+        attached_routes(gateway),
+        [("http".to_owned(), 3), ("https".to_owned(), 3)]
+    );
     for index in 0..services {
         let route = status_of(
             &documents,

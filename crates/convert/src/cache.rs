@@ -181,7 +181,8 @@ impl ConvertCache {
     }
 
     /// Converts a snapshot given up by its caller. A cache that records nothing frees
-    /// each Ingress once it is converted ([`HANDED_TO_CONVERSION`]) and, once every
+    /// each Ingress once it is converted, and each HTTPRoute when no GRPCRoute is there
+    /// to look it up ([`handed_to_conversion`]), and, once every
     /// object is converted and before the merge settles, the objects only conversion
     /// reads ([`CONVERSION_ONLY`]), so the conversion's, the merge's and the render's
     /// memory reuse theirs: a cluster's objects are most of a cold start's peak. The
@@ -682,7 +683,11 @@ fn still_excluded(
     let mut excluded = FxHashSet::default();
     for (object_ref, exclusion) in exclusions {
         let current = snapshot.get(object_ref);
-        if current.is_some_and(|current| same_object(current, &exclusion.object)) {
+        // A status write (another controller's, or ours) renders nothing new either.
+        if current.is_some_and(|current| {
+            same_object(current, &exclusion.object)
+                || exclusion.object.changed_only_in_status(current)
+        }) {
             excluded.insert(object_ref.clone());
             diagnostics.push(Diagnostic {
                 object: object_ref.clone(),

@@ -13,7 +13,7 @@ use model::{CertId, TlsCert};
 use resources::{Kind, Object, ObjectRef};
 use rustc_hash::FxHashSet;
 
-use super::{Job, Memo, convert_one, jobs, lookups_touched};
+use super::{Job, Memo, convert_one, jobs, lookups_touched, still_excluded};
 use crate::keys::GlobalConfig;
 use crate::lookup::{Context, Dependency, Recorder};
 use crate::options::ConvertOptions;
@@ -517,6 +517,22 @@ fn a_given_snapshot_converts_as_a_lent_one() {
         ConvertCache::one_shot().convert_given(given, &options),
         ConvertCache::default().convert(&whole, &options)
     );
+    // Without its GRPCRoute, the HTTPRoutes are handed to their conversions too.
+    let http_only: Vec<Object> = objects
+        .iter()
+        .filter(|o| o.kind() != Kind::GrpcRoute)
+        .cloned()
+        .collect();
+    let routes = snapshot_of(&http_only, None);
+    assert!(routes.count(Kind::HttpRoute) >= 2 && routes.count(Kind::GrpcRoute) == 0);
+    assert_eq!(
+        super::handed_to_conversion(&routes),
+        [Kind::Ingress, Kind::HttpRoute]
+    );
+    assert_eq!(
+        ConvertCache::one_shot().convert_given(Snapshot::clone(&routes), &options),
+        ConvertCache::default().convert(&routes, &options)
+    );
     // A memoizing cache keeps the snapshot it is given whole, for its next change.
     let mut cache = ConvertCache::default();
     let first = cache.convert_given(Snapshot::clone(&whole), &options);
@@ -838,6 +854,16 @@ fn a_status_write_converts_nothing_again() {
     let second = cache.convert(&after, &options);
     assert_eq!(second, crate::convert(&after, &options));
     assert_eq!(second, first);
+    // A route HAProxy refused stays left out through a status write.
+    let route_ref = ObjectRef::new(Kind::HttpRoute, "team", "team-route");
+    let refused = crate::Exclusions::from([(
+        route_ref.clone(),
+        crate::Excluded {
+            object: find(Kind::HttpRoute, "team-route"),
+            reason: "refused".to_owned(),
+        },
+    )]);
+    assert!(still_excluded(&after, &refused, &mut Vec::new()).contains(&route_ref));
 
     // Its spec changed: the Gateway and every route attached to it convert again.
     gateway.spec.gateway_class_name = "other".into();

@@ -30,7 +30,8 @@ pub fn automatic_shards(backends: usize) -> u32 {
 }
 
 /// An object left out because HAProxy refused the configuration it renders to: the
-/// version refused (a changed object is tried again) and what HAProxy said.
+/// version refused (an object changed beyond its status is tried again) and what HAProxy
+/// said.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Excluded {
     /// The object as it was when HAProxy refused it.

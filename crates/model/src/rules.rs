@@ -34,8 +34,8 @@ pub struct ValueMatch {
     pub regex: bool,
 }
 
-/// Header changes. Most rules and backends change none, and every route's claims and
-/// rules hold four of these, so none takes no room beyond a pointer.
+/// Header changes. Most rules and backends change none, and each match of a route holds
+/// two per backend and two of its own, so an empty one is a null pointer.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
 pub struct HeaderEdits(Option<Box<HeaderLists>>);
 
@@ -189,7 +189,10 @@ impl RuleAction {
             && self.cors.is_none()
             && self.body_limit == BodyLimit::Inherit
             && self.server_timeout.is_none()
-            && self.access.is_none()
+            && self
+                .access
+                .as_deref()
+                .is_none_or(crate::SourceAccess::is_open)
             && self.auth.is_none()
             && self.backends.iter().all(RuleBackend::forwards_only)
     }

@@ -291,9 +291,13 @@ impl Controller {
                 .get_or_create(&vec![("kind", kind.name().to_owned())])
                 .set(count);
         }
-        // Forget refusals of objects that changed or went away: they are tried again.
-        self.rejected_objects
-            .retain(|object, refused| snapshot.get(object) == Some(&refused.object));
+        // Forget refusals of objects that changed (beyond a status write, which renders
+        // nothing new) or went away: they are tried again.
+        self.rejected_objects.retain(|object, refused| {
+            snapshot.get(object).is_some_and(|now| {
+                *now == refused.object || refused.object.changed_only_in_status(now)
+            })
+        });
         let reconciled = self.reconciler.reconcile_excluding(
             &snapshot,
             &self.rejected_certificates,

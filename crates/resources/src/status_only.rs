@@ -42,8 +42,9 @@ impl Object {
     }
 }
 
-/// Metadata equal but for what every write changes. Every field is named, so a field a
-/// new API version adds is compared or set aside on purpose.
+/// Metadata equal but for what every write changes. Every field of the metadata is named,
+/// so a field a new API version adds is compared or set aside on purpose (an object's
+/// other parts are its spec, compared whole, and its status).
 fn same_but_version(before: &ObjectMeta, after: &ObjectMeta) -> bool {
     let ObjectMeta {
         annotations,
@@ -104,7 +105,7 @@ mod tests {
 
     use super::*;
 
-    fn route(text: &str) -> Object {
+    fn decoded(text: &str) -> Object {
         let decoded = crate::decode_manifest(text, false);
         let errors = format!("{:?}", decoded.errors);
         decoded
@@ -118,8 +119,8 @@ mod tests {
 
     #[test]
     fn only_a_status_and_version_change_is_a_status_write() {
-        let before = route(ROUTE);
-        let written = route(&ROUTE.replace("'7'", "'8'").replace(
+        let before = decoded(ROUTE);
+        let written = decoded(&ROUTE.replace("'7'", "'8'").replace(
             "spec: {parentRefs: [{name: edge}]}\n",
             "spec: {parentRefs: [{name: edge}]}\nstatus: {parents: []}\n",
         ));
@@ -130,13 +131,22 @@ mod tests {
             ROUTE.replace("name: edge", "name: other"),
         ] {
             assert!(
-                !before.changed_only_in_status(&route(&changed)),
+                !before.changed_only_in_status(&decoded(&changed)),
                 "{changed}"
             );
         }
+        // An Ingress's annotations are read (a route's are dropped as it is decoded).
+        let ingress = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web, namespace: team, resourceVersion: '7', annotations: {portcullis.dev/timeout-server: 5s}}\nspec: {rules: [{host: web.test}]}\n";
+        let published = ingress.replace("'7'", "'8'").replace(
+            "spec: {rules: [{host: web.test}]}\n",
+            "spec: {rules: [{host: web.test}]}\nstatus: {loadBalancer: {ingress: [{ip: 10.0.0.1}]}}\n",
+        );
+        assert!(decoded(ingress).changed_only_in_status(&decoded(&published)));
+        let annotated = ingress.replace(": 5s}", ": 6s}");
+        assert!(!decoded(ingress).changed_only_in_status(&decoded(&annotated)));
         // A kind whose status portcullis does not write compares whole.
         let service =
-            route("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: team}\n");
+            decoded("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: team}\n");
         assert!(!service.changed_only_in_status(&service.clone()));
         assert!(!before.changed_only_in_status(&service));
     }

@@ -280,6 +280,7 @@ impl RouteConverter<'_, '_> {
 impl RouteConverter<'_, '_> {
     /// The route's hosts under a listener hostname, as the specification intersects them.
     fn hostnames(&mut self, listener: Option<&str>) -> Vec<HostKey> {
+        // Through a copy of the reference, so `self` stays free for `self.report`.
         let route = self.route;
         let route_hosts = route.spec.hostnames.as_deref().unwrap_or_default();
         let mut hosts = Vec::new();
@@ -325,6 +326,7 @@ impl RouteConverter<'_, '_> {
                 });
             }
         }
+        // Through a copy of the reference, so `self` stays free for `self.report`.
         let route = self.route;
         let rules = route.spec.rules.as_deref().unwrap_or_default();
         for (rule_index, rule) in rules.iter().enumerate() {
@@ -344,7 +346,8 @@ impl RouteConverter<'_, '_> {
             if unresolved.is_none() {
                 unresolved = problem;
             }
-            // Borrowed from the route (or from the GRPCRoute's translation), not copied.
+            // Borrowed from the route (or from the GRPCRoute's translation): a copy of
+            // every match of every route was a measured share of a cold pass's memory.
             let matches: Vec<BorrowedMatch<'_>> = match self.grpc {
                 Some(grpc) => grpc
                     .matches

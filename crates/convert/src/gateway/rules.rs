@@ -471,12 +471,17 @@ fn header_edits(modifier: &Modifier<'_>, edits: &mut HeaderEdits) -> Result<(), 
             .map(|(name, text)| Ok((token(name)?, value(text)?)))
             .collect()
     };
+    let set = pairs(&modifier.set)?;
+    let add = pairs(&modifier.add)?;
+    let remove = modifier
+        .remove
+        .iter()
+        .map(|name| token(name))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut lists = std::mem::take(edits).into_lists();
-    lists.set.extend(pairs(&modifier.set)?);
-    lists.add.extend(pairs(&modifier.add)?);
-    for name in modifier.remove {
-        lists.remove.push(token(name)?);
-    }
+    lists.set.extend(set);
+    lists.add.extend(add);
+    lists.remove.extend(remove);
     *edits = HeaderEdits::new(lists);
     Ok(())
 }

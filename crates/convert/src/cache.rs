@@ -683,11 +683,7 @@ fn still_excluded(
     let mut excluded = FxHashSet::default();
     for (object_ref, exclusion) in exclusions {
         let current = snapshot.get(object_ref);
-        // A status write (another controller's, or ours) renders nothing new either.
-        if current.is_some_and(|current| {
-            same_object(current, &exclusion.object)
-                || exclusion.object.changed_only_in_status(current)
-        }) {
+        if current.is_some_and(|current| exclusion.holds_for(current)) {
             excluded.insert(object_ref.clone());
             diagnostics.push(Diagnostic {
                 object: object_ref.clone(),

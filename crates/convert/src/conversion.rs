@@ -40,5 +40,13 @@ pub struct Excluded {
     pub reason: String,
 }
 
+impl Excluded {
+    /// Whether the refusal still holds for the object as it is `now`: the version refused,
+    /// or it with only a status write since (which renders nothing new).
+    pub fn holds_for(&self, now: &Object) -> bool {
+        crate::lookup::same_object(now, &self.object) || self.object.changed_only_in_status(now)
+    }
+}
+
 /// Objects left out of the conversion, by reference.
 pub type Exclusions = std::collections::BTreeMap<ObjectRef, Excluded>;

@@ -294,9 +294,9 @@ impl Controller {
         // Forget refusals of objects that changed (beyond a status write, which renders
         // nothing new) or went away: they are tried again.
         self.rejected_objects.retain(|object, refused| {
-            snapshot.get(object).is_some_and(|now| {
-                *now == refused.object || refused.object.changed_only_in_status(now)
-            })
+            snapshot
+                .get(object)
+                .is_some_and(|now| refused.holds_for(now))
         });
         let reconciled = self.reconciler.reconcile_excluding(
             &snapshot,

@@ -342,7 +342,7 @@ impl RouteConverter<'_, '_> {
                 }
             };
             let (backends, unavailable_weight, problem) = self.rule_backends(rule, &field);
-            let access = self.rule_access(&backends, &field);
+            let access = self.rule_access(&backends, &field).unless_open();
             if unresolved.is_none() {
                 unresolved = problem;
             }
@@ -457,7 +457,7 @@ impl RouteConverter<'_, '_> {
                         }
                     }
                 }
-                action.access = access.clone().unless_open();
+                action.access = access.clone();
                 if backends.is_empty() && unavailable_weight == 0 && action.redirect.is_none() {
                     // Nothing to forward to: the specification asks for 500 (503, which
                     // gRPC clients read as UNAVAILABLE, for a GRPCRoute).

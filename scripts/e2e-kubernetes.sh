@@ -52,14 +52,23 @@ echo "its log line: $(grep -m1 'svc-1.ns-1\|GET / ' "$WORK/haproxy-stdout" | cut
 grep -E "every watcher has listed|configuration written|haproxy (started|reloaded)" "$WORK/log" |
   head -4 | cut -c12-220
 rss() { awk '/VmRSS/ {print $2}' "/proc/$PORTCULLIS/status"; }
+cpu() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$PORTCULLIS/stat"; }
 echo "controller RSS at ready: $(( $(rss) / 1024 )) MiB"
+cpu_at_ready=$(cpu)
 sleep 20
 now=$(rss)
+echo "controller CPU time: $cpu_at_ready s at ready, $(cpu) s 20 s later"
 echo "controller RSS 20 s later: $((now / 1024)) MiB, $((now * 1024 / N)) bytes per service"
 echo "controller peak RSS: $(( $(awk '/VmHWM/ {print $2}' "/proc/$PORTCULLIS/status") / 1024 )) MiB"
+# Status is written once HAProxy serves the configuration, several writes at a time.
+writes=$(grep -c "status written" "$WORK/log" || true)
+if [ "$writes" -gt 0 ]; then
+  first=$(grep -m1 "status written" "$WORK/log" | sed 's/\x1b\[[0-9;]*m//g' | cut -d' ' -f1)
+  last=$(grep "status written" "$WORK/log" | tail -1 | sed 's/\x1b\[[0-9;]*m//g' | cut -d' ' -f1)
+  echo "status writes: $writes, from $(echo "$(date -d "$first" +%s.%N) - $start" | bc) s to $(echo "$(date -d "$last" +%s.%N) - $start" | bc) s after the start"
+fi
 # A relist of everything: the peak above the steady state is what the relist holds at
 # once (the peak so far is reset first).
-cpu() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$PORTCULLIS/stat"; }
 echo 5 >"/proc/$PORTCULLIS/clear_refs"
 cpu_before=$(cpu)
 echo relist >&3

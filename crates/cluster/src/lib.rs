@@ -17,6 +17,6 @@ pub use events::{Problem, api_version, publish_events};
 pub use lease::{LeaseConfig, elect, release};
 pub use status::{
     MergeContext, Publish, ServedGateways, ServedIngresses, StatusKind, StatusWriter, Target,
-    TargetSource, from_addresses, from_service,
+    TargetSource, WRITES_IN_FLIGHT, from_addresses, from_service,
 };
 pub use watch::{USABLE_SECRETS, WatchScope, watch_cluster};

@@ -148,17 +148,16 @@ impl ClusterLink {
         })
     }
 
-    /// Hands the writers what a reconciliation found (`changes`: since the previous one;
-    /// `None` for the first): the Ingresses served now (`served`, as the conversion
-    /// decided) and the published Service, read again only when that set, one of its
-    /// Ingresses or that Service changed; the Gateway API status when it was computed
-    /// again (`None`: unchanged); and the problems that are new.
-    pub fn publish(
+    /// Hands the status writers what a reconciliation found, once HAProxy serves it
+    /// (`changes`: since the snapshot they were last given; `None` for the first): the
+    /// Ingresses served now (`served`, as the conversion decided) and the published
+    /// Service, read again only when that set, one of its Ingresses or that Service
+    /// changed; and the Gateway API status when it was computed again (`None`: unchanged).
+    pub fn publish_status(
         &mut self,
         snapshot: &Arc<Snapshot>,
         changes: Option<&[index::Change]>,
         served: &OrdSet<ObjectRef>,
-        new_problems: &[&Diagnostic],
         gateway_report: Option<&StatusReport>,
     ) {
         let publish_service =
@@ -199,6 +198,10 @@ impl ClusterLink {
                 });
             }
         }
+    }
+
+    /// Publishes the problems that are new as Events (while this replica leads).
+    pub fn publish_problems(&self, snapshot: &Snapshot, new_problems: &[&Diagnostic]) {
         for diagnostic in new_problems {
             let uid = snapshot
                 .get(&diagnostic.object)

@@ -68,6 +68,14 @@ impl RetryBackoff {
     }
 }
 
+/// What a reconciliation's status comes to, for the cluster writers.
+#[derive(Debug)]
+struct ServedStatus {
+    snapshot: Arc<index::Snapshot>,
+    served_ingresses: model::OrdSet<resources::ObjectRef>,
+    report: Arc<convert::gateway_status::StatusReport>,
+}
+
 struct Controller {
     state: StateDir,
     launch_binary: PathBuf,
@@ -83,10 +91,15 @@ struct Controller {
     /// Objects whose configuration `haproxy -c` refused, by version: left out until they
     /// change.
     rejected_objects: convert::Exclusions,
-    /// The Gateway API status last published.
+    /// The Gateway API status last published at `/status`.
     published_status: Option<Arc<convert::gateway_status::StatusReport>>,
+    /// The status of the last files written, until HAProxy serves them: only then is it
+    /// handed to the cluster writers, so no object reads as programmed before it is.
+    status_to_publish: Option<ServedStatus>,
     /// The snapshot whose results the cluster writers were last given.
     published_snapshot: Option<Arc<index::Snapshot>>,
+    /// The Gateway API status the cluster writers were last given.
+    handed_report: Option<Arc<convert::gateway_status::StatusReport>>,
     /// Kubernetes API mode's writers (status, Events); `None` in manifest mode.
     cluster: Option<ClusterLink>,
     retry: RetryBackoff,
@@ -156,7 +169,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         rejected_certificates: BTreeMap::new(),
         rejected_objects: convert::Exclusions::new(),
         published_status: None,
+        status_to_publish: None,
         published_snapshot: None,
+        handed_report: None,
         cluster,
         retry: RetryBackoff::default(),
         busy_ports: BusyPorts::new(args.config.bind_address),
@@ -187,9 +202,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             status = wait_for_exit(controller.driver.haproxy_mut()) => {
                 tracing::error!(?status, "haproxy exited; restarting it on the last good configuration");
                 controller.driver.restart_after_exit().await;
+                controller.publish_status_once_served();
             }
             () = sleep_until(deadline) => {
                 controller.driver.on_timer().await;
+                controller.publish_status_once_served();
             }
             () = sleep_until(controller.busy_ports.recheck_due()) => {
                 controller.reconcile().await?;
@@ -321,38 +338,24 @@ impl Controller {
             return Ok(Round::Narrowed);
         }
         let new_problems = self.report(&conversion.diagnostics);
-        let report_changed = self
-            .publish_gateway_status(&conversion.gateway_status)
-            .is_some();
-        if let Some(cluster) = self.cluster.as_mut() {
-            // What changed since the snapshot the writers last saw (a narrowed round sees
-            // the same snapshot again, so it is compared with that one, not with the
-            // conversion's previous one).
-            let changes = self
-                .published_snapshot
-                .replace(snapshot.clone())
-                .map(|before| snapshot.changes_since(&before));
-            // The status writers need the report again when it changed, and also when one
-            // of its objects did (a new resourceVersion to write against), even if the
-            // report itself is the same.
-            let report = &conversion.gateway_status;
-            let objects_changed = changes
-                .as_ref()
-                .is_none_or(|changes| changes.iter().any(|c| report.contains_key(&c.object_ref)));
-            cluster.publish(
-                &snapshot,
-                changes.as_deref(),
-                &conversion.served_ingresses,
-                &new_problems,
-                (report_changed || objects_changed).then_some(&**report),
-            );
+        self.publish_gateway_status(&conversion.gateway_status);
+        if let Some(cluster) = &self.cluster {
+            cluster.publish_problems(&snapshot, &new_problems);
         }
+        // What the status writers are given once HAProxy serves this round's files.
+        let status = self.cluster.is_some().then(|| ServedStatus {
+            snapshot: snapshot.clone(),
+            served_ingresses: conversion.served_ingresses.clone(),
+            report: conversion.gateway_status.clone(),
+        });
         let reconciled_in = started.elapsed();
         let plan = plan::plan(&self.applied, &desired);
         let backends: Backends = conversion.model.backends.clone();
         let update = self.driver.live_update(&backends, &desired);
         if plan.is_empty() && update.as_ref().is_some_and(LiveUpdate::is_noop) {
             self.retry.succeeded();
+            self.status_to_publish = status;
+            self.publish_status_once_served();
             metrics.reconciled(ReconcileOutcome::Noop);
             metrics.updated(UpdateMode::Noop);
             metrics
@@ -425,6 +428,8 @@ impl Controller {
                 return Ok(round);
             }
         }
+        self.status_to_publish = status;
+        self.publish_status_once_served();
         metrics.updated(mode);
         metrics.reconciled(ReconcileOutcome::Applied);
         metrics
@@ -587,25 +592,60 @@ impl Controller {
         }
     }
 
-    /// Makes the Gateway API status available at `/status`, and returns it; `None` when
-    /// it is the report already published (the conversion recomputes it only when
-    /// something it looked up changed, and hands back the same one otherwise).
-    fn publish_gateway_status(
-        &mut self,
-        report: &Arc<convert::gateway_status::StatusReport>,
-    ) -> Option<Arc<convert::gateway_status::StatusReport>> {
+    /// Hands the status waiting for HAProxy to the cluster writers once HAProxy serves
+    /// the files it was computed with. A newer reconciliation's status replaces one still
+    /// waiting; what changed is compared with what the writers were last given.
+    fn publish_status_once_served(&mut self) {
+        if !self.driver.serves_written() {
+            return;
+        }
+        let Some(cluster) = self.cluster.as_mut() else {
+            return;
+        };
+        let Some(status) = self.status_to_publish.take() else {
+            return;
+        };
+        let snapshot = status.snapshot;
+        // What changed since the snapshot the writers last saw (a narrowed round sees the
+        // same snapshot again, so it is compared with that one, not with the conversion's
+        // previous one).
+        let changes = self
+            .published_snapshot
+            .replace(snapshot.clone())
+            .map(|before| snapshot.changes_since(&before));
+        let report = status.report;
+        let report_changed = self
+            .handed_report
+            .replace(report.clone())
+            .is_none_or(|handed| !Arc::ptr_eq(&handed, &report) && handed != report);
+        // The status writers need the report again when it changed, and also when one of
+        // its objects did (a new resourceVersion to write against), even if the report
+        // itself is the same.
+        let objects_changed = changes
+            .as_ref()
+            .is_none_or(|changes| changes.iter().any(|c| report.contains_key(&c.object_ref)));
+        cluster.publish_status(
+            &snapshot,
+            changes.as_deref(),
+            &status.served_ingresses,
+            (report_changed || objects_changed).then_some(&*report),
+        );
+    }
+
+    /// Makes the Gateway API status available at `/status` (the conversion recomputes it
+    /// only when something it looked up changed, and hands back the same one otherwise).
+    fn publish_gateway_status(&mut self, report: &Arc<convert::gateway_status::StatusReport>) {
         if self
             .published_status
             .as_ref()
             .is_some_and(|published| Arc::ptr_eq(published, report) || published == report)
         {
-            return None;
+            return;
         }
         self.published_status = Some(report.clone());
         if let Ok(mut current) = self.admin.gateway_status.lock() {
             *current = report.clone();
         }
-        Some(report.clone())
     }
 
     /// Logs each problem once, when it appears; the gauge shows how many there are now.

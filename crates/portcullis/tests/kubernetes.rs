@@ -413,6 +413,76 @@ fn only_the_leader_writes_status_and_events_only_when_they_differ_and_a_successo
     assert_only_granted_requests(&api);
 }
 
+#[test]
+fn status_is_written_only_once_haproxy_serves_what_it_says() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    let green = EchoServer::start("green").unwrap();
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    api.apply(ingress("web", "web.test", "web"));
+    let flags = ["--publish-address", "10.0.0.1", "--reload-interval", "4s"];
+    let mut instance = launch(&api, "only", &flags);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    let expected = json!([{"ip": "10.0.0.1"}]);
+    p.wait_until(WAIT, |_| published(&api, "web") == expected)
+        .unwrap();
+    // A new Service is a new backend section: HAProxy serves it after a reload, and
+    // reloads are at least four seconds apart, so the second one waits.
+    for (name, echo) in [("first", &blue), ("second", &green)] {
+        api.apply(service(name));
+        api.apply(slice(name, &[echo]));
+        api.apply(ingress(name, &format!("{name}.test"), name));
+    }
+    wait_for(p, "first.test", "blue");
+    wait_for(p, "second.test", "green");
+    api.apply(service("late"));
+    api.apply(slice("late", &[&green]));
+    api.apply(ingress("late", "late.test", "late"));
+    let applied = std::time::Instant::now();
+    p.wait_until(WAIT, |_| published(&api, "late") == expected)
+        .unwrap();
+    // Written, so served: before this the Ingress was accepted but not yet in HAProxy.
+    assert_eq!(answer(p.http_port, "late.test"), "green");
+    assert!(
+        applied.elapsed() > Duration::from_secs(1),
+        "the status waited for the reload: {:?}",
+        applied.elapsed()
+    );
+}
+
+#[test]
+fn status_writes_go_out_several_at_a_time() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    let names: Vec<String> = (0..20).map(|n| format!("web-{n}")).collect();
+    for name in &names {
+        api.apply(ingress(name, &format!("{name}.test"), "web"));
+    }
+    api.hold_status_writes();
+    let mut instance = launch(&api, "only", &["--publish-address", "10.0.0.1"]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    let in_flight = cluster::WRITES_IN_FLIGHT;
+    assert!(in_flight > 1 && in_flight < names.len());
+    p.wait_until(WAIT, |_| api.held_status_writes() == in_flight)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(api.held_status_writes(), in_flight, "no more at a time");
+    api.release_status_writes();
+    let expected = json!([{"ip": "10.0.0.1"}]);
+    p.wait_until(WAIT, |_| {
+        names.iter().all(|name| published(&api, name) == expected)
+    })
+    .unwrap();
+    for name in &names {
+        assert_eq!(status_writes(&api, name).len(), 1, "{name}");
+    }
+}
+
 fn in_namespace(mut object: Value, namespace: &str) -> Value {
     object["metadata"]["namespace"] = json!(namespace);
     object

@@ -14,4 +14,4 @@ mod writer;
 pub use gateway::ServedGateways;
 pub use ingress::{Publish, ServedIngresses, from_addresses, from_service};
 pub use kind::{MergeContext, StatusKind, Target};
-pub use writer::{StatusWriter, TargetSource};
+pub use writer::{StatusWriter, TargetSource, WRITES_IN_FLIGHT};

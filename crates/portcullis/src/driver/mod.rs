@@ -109,6 +109,11 @@ impl Driver {
         self.handle(Event::ServeLastGood).await;
     }
 
+    /// Whether HAProxy serves the files last written (see [`State::serves_written`]).
+    pub fn serves_written(&self) -> bool {
+        self.state.serves_written()
+    }
+
     /// Whether HAProxy runs.
     pub fn is_running(&self) -> bool {
         self.state.running().is_some()

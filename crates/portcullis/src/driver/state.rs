@@ -135,6 +135,23 @@ impl State {
         }
     }
 
+    /// Whether HAProxy serves the files last written: it runs them (changed live where
+    /// needed) and no reload they need is still due. A reload due only to remove servers
+    /// that outlasted their drain leaves what is served as written.
+    pub fn serves_written(&self) -> bool {
+        let (running, reasons) = match self {
+            State::Running(running) => (running, None),
+            State::ReloadDue { running, reload } => (running, Some(&reload.reasons)),
+            State::Unstarted | State::Starting { .. } | State::Down { .. } => return false,
+        };
+        matches!(running.live, Live::Known { .. })
+            && reasons.is_none_or(|reasons| {
+                reasons
+                    .iter()
+                    .all(|reason| *reason == ReloadReason::DrainTimeout)
+            })
+    }
+
     /// How to bring the running HAProxy to the desired backends and files; `None` when it
     /// does not run (it will be started on the files).
     pub fn live_update(

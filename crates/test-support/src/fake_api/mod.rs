@@ -172,6 +172,22 @@ impl FakeApiServer {
         self.shared.changed.notify_all();
     }
 
+    /// Makes status writes wait until [`Self::release_status_writes`].
+    pub fn hold_status_writes(&self) {
+        self.shared.lock().hold_status_writes = true;
+    }
+
+    /// Status writes waiting now.
+    pub fn held_status_writes(&self) -> usize {
+        self.shared.lock().held_status_writes
+    }
+
+    /// Lets held status writes go on.
+    pub fn release_status_writes(&self) {
+        self.shared.lock().hold_status_writes = false;
+        self.shared.changed.notify_all();
+    }
+
     /// Every object of a kind, as stored now.
     pub fn objects(&self, kind: &str) -> Vec<Value> {
         let resource = resource(kind);
@@ -406,6 +422,17 @@ fn get(shared: &Shared, target: &Target, name: &str) -> (u16, Value) {
 
 fn write(shared: &Shared, target: &Target, request: &Request, method: &str) -> (u16, Value) {
     let mut store = shared.lock();
+    if target.status && store.hold_status_writes {
+        store.held_status_writes += 1;
+        while store.hold_status_writes && !shared.stopping.load(Ordering::SeqCst) {
+            store = shared
+                .changed
+                .wait_timeout(store, Duration::from_millis(250))
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+        }
+        store.held_status_writes -= 1;
+    }
     store
         .writes
         .push(format!("{} {method} {}", request.token, request.path));

@@ -137,6 +137,10 @@ pub struct Store {
     pub watch_generation: u64,
     /// Status writes to refuse with 409 before accepting one.
     pub status_conflicts: u32,
+    /// Whether status writes wait (see `FakeApiServer::hold_status_writes`).
+    pub hold_status_writes: bool,
+    /// Status writes waiting now.
+    pub held_status_writes: usize,
     /// Every request that is not a GET, as `TOKEN METHOD path`.
     pub writes: Vec<String>,
     /// Resources (plural) the server does not serve, as if their CRD were not installed.

@@ -286,3 +286,66 @@ fn the_state_tells_what_is_due_and_whether_haproxy_is_in_sync() {
     assert_eq!(failing.failed_reloads(), 2);
     assert_eq!(in_step(1).failed_reloads(), 0);
 }
+
+#[test]
+fn the_written_files_are_served_once_loaded_and_no_reload_they_need_is_due() {
+    let cases = [
+        (State::Unstarted, false),
+        (
+            State::Starting {
+                files: Files::Rendered(files(1)),
+            },
+            false,
+        ),
+        (
+            State::Down {
+                files: Files::Rendered(files(1)),
+                restart_at: at(5_000),
+            },
+            false,
+        ),
+        (in_step(1), true),
+        // The last good files, whatever they hold.
+        (State::Running(Running::started(Files::LastGood)), false),
+        (
+            due(
+                running(2, known(files(1)), None),
+                &[BackendSections],
+                1_000,
+                0,
+            ),
+            false,
+        ),
+        (
+            due(
+                running(2, Live::Unknown, None),
+                &[RuntimeApiFailed],
+                1_000,
+                0,
+            ),
+            false,
+        ),
+        // Only servers that outlasted their drain wait for the reload: the rest is served.
+        (
+            due(
+                running(2, known_draining(draining(2, &["a"]), 2_000, None), None),
+                &[DrainTimeout],
+                1_000,
+                0,
+            ),
+            true,
+        ),
+        (
+            due(
+                running(2, known_draining(draining(2, &["a"]), 2_000, None), None),
+                &[DrainTimeout, MainConfig],
+                1_000,
+                0,
+            ),
+            false,
+        ),
+    ];
+    for (state, served) in cases {
+        assert_eq!(state.serves_written(), served, "{state:?}");
+    }
+}

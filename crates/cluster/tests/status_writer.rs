@@ -90,7 +90,7 @@ async fn another_controllers_route_parent_entry_survives_our_writes() {
     api.refuse_status_writes(1);
     writer.update(vec![Target {
         object: seen(&client).await,
-        desired: our_status("True"),
+        desired: Arc::new(our_status("True")),
     }]);
     wait_until("our entry is written", || parents(&api).len() == 2).await;
     let written = parents(&api);
@@ -104,7 +104,7 @@ async fn another_controllers_route_parent_entry_survives_our_writes() {
     api.apply(route(&[their_entry("False"), written[1].clone()]));
     writer.update(vec![Target {
         object: seen(&client).await,
-        desired: our_status("False"),
+        desired: Arc::new(our_status("False")),
     }]);
     wait_until("our condition flips", || {
         parents(&api)
@@ -123,7 +123,7 @@ async fn another_controllers_route_parent_entry_survives_our_writes() {
     // The route comes back through the watch with our write: nothing differs any more.
     writer.update(vec![Target {
         object: seen(&client).await,
-        desired: our_status("False"),
+        desired: Arc::new(our_status("False")),
     }]);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(

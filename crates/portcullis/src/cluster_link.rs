@@ -1,6 +1,7 @@
 //! Kubernetes API mode: the watchers that feed the controller, and the leader-only
 //! writers (status of every kind, Events) the controller hands its results to.
 
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -44,19 +45,74 @@ pub struct ClusterLink {
 /// One status writer per Gateway API kind.
 #[derive(Debug)]
 struct GatewayStatusWriters {
-    classes: StatusWriter<Vec<Target<GatewayClass>>>,
+    /// The report the targets below were made from.
+    report: Option<Arc<StatusReport>>,
+    classes: KindTargets<GatewayClass>,
     gateways: StatusWriter<ServedGateways>,
     /// The Gateways' computed status, as last handed over.
     last_gateways: Vec<Target<Gateway>>,
     /// Where the Gateways' published address comes from.
     publish: Option<Publish>,
-    routes: StatusWriter<Vec<Target<HttpRoute>>>,
-    grpc_routes: StatusWriter<Vec<Target<GrpcRoute>>>,
-    tls_routes: StatusWriter<Vec<Target<TlsRoute>>>,
-    tcp_routes: StatusWriter<Vec<Target<TcpRoute>>>,
-    udp_routes: StatusWriter<Vec<Target<UdpRoute>>>,
-    backend_tls_policies: StatusWriter<Vec<Target<BackendTlsPolicy>>>,
-    listener_sets: StatusWriter<Vec<Target<ListenerSet>>>,
+    routes: KindTargets<HttpRoute>,
+    grpc_routes: KindTargets<GrpcRoute>,
+    tls_routes: KindTargets<TlsRoute>,
+    tcp_routes: KindTargets<TcpRoute>,
+    udp_routes: KindTargets<UdpRoute>,
+    backend_tls_policies: KindTargets<BackendTlsPolicy>,
+    listener_sets: KindTargets<ListenerSet>,
+}
+
+/// One kind's targets, as last handed to its writer, and where each object's is.
+#[derive(Debug)]
+struct KindTargets<K: StatusKind> {
+    writer: StatusWriter<Vec<Target<K>>>,
+    targets: Vec<Target<K>>,
+    at: HashMap<ObjectRef, usize>,
+}
+
+impl<K: StatusKind> KindTargets<K> {
+    fn start(
+        client: &kube::Client,
+        controller_name: &str,
+        leading: &watch::Receiver<bool>,
+    ) -> Self {
+        Self {
+            writer: StatusWriter::start(
+                client.clone(),
+                controller_name.to_owned(),
+                leading.clone(),
+                Vec::new(),
+            ),
+            targets: Vec::new(),
+            at: HashMap::new(),
+        }
+    }
+
+    /// Hands the writer `targets`, made anew from a report.
+    fn replace(&mut self, targets: Vec<Target<K>>) {
+        self.at = targets
+            .iter()
+            .enumerate()
+            .map(|(at, target)| (target.object_ref(), at))
+            .collect();
+        self.targets = targets;
+        self.writer.update(self.targets.clone());
+    }
+
+    /// A newer version of an object with a target (the same status to write against a
+    /// new `resourceVersion`); false when it has none.
+    fn refresh(&mut self, object_ref: &ObjectRef, object: &Arc<K>) -> bool {
+        let Some(&at) = self.at.get(object_ref) else {
+            return false;
+        };
+        self.targets[at].object = object.clone();
+        true
+    }
+
+    /// Hands the writer the refreshed targets.
+    fn hand_over(&self) {
+        self.writer.update(self.targets.clone());
+    }
 }
 
 impl std::fmt::Debug for ClusterLink {
@@ -152,13 +208,13 @@ impl ClusterLink {
     /// (`changes`: since the snapshot they were last given; `None` for the first): the
     /// Ingresses served now (`served`, as the conversion decided) and the published
     /// Service, read again only when that set, one of its Ingresses or that Service
-    /// changed; and the Gateway API status when it was computed again (`None`: unchanged).
+    /// changed; and the Gateway API status.
     pub fn publish_status(
         &mut self,
         snapshot: &Arc<Snapshot>,
         changes: Option<&[index::Change]>,
         served: &OrdSet<ObjectRef>,
-        gateway_report: Option<&StatusReport>,
+        gateway_report: &Arc<StatusReport>,
     ) {
         let publish_service =
             self.publish_service
@@ -167,15 +223,8 @@ impl ClusterLink {
                     Some(Object::Service(service)) => Some(service.clone()),
                     _ => None,
                 });
-        let publish_service_changed = changes.is_none_or(|changes| {
-            changes
-                .iter()
-                .any(|c| self.publish_service.as_ref() == Some(&c.object_ref))
-        });
-        if gateway_report.is_some() || publish_service_changed {
-            self.gateway_status
-                .update(snapshot, gateway_report, publish_service.clone());
-        }
+        self.gateway_status
+            .update(snapshot, changes, gateway_report, publish_service.clone());
         if let Some((publish, writer)) = &self.ingress_status {
             let relevant = |object: &ObjectRef| {
                 served.contains(object) || self.publish_service.as_ref() == Some(object)
@@ -235,80 +284,158 @@ impl GatewayStatusWriters {
         leading: &watch::Receiver<bool>,
         publish: Option<Publish>,
     ) -> Self {
-        let name = || controller_name.to_owned();
         let gateways = ServedGateways {
             publish: publish.clone(),
             ..ServedGateways::default()
         };
         Self {
-            classes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
-            gateways: StatusWriter::start(client.clone(), name(), leading.clone(), gateways),
+            report: None,
+            classes: KindTargets::start(client, controller_name, leading),
+            gateways: StatusWriter::start(
+                client.clone(),
+                controller_name.to_owned(),
+                leading.clone(),
+                gateways,
+            ),
             last_gateways: Vec::new(),
             publish,
-            routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
-            grpc_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
-            tls_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
-            tcp_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
-            udp_routes: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
-            backend_tls_policies: StatusWriter::start(
-                client.clone(),
-                name(),
-                leading.clone(),
-                Vec::new(),
-            ),
-            listener_sets: StatusWriter::start(client.clone(), name(), leading.clone(), Vec::new()),
+            routes: KindTargets::start(client, controller_name, leading),
+            grpc_routes: KindTargets::start(client, controller_name, leading),
+            tls_routes: KindTargets::start(client, controller_name, leading),
+            tcp_routes: KindTargets::start(client, controller_name, leading),
+            udp_routes: KindTargets::start(client, controller_name, leading),
+            backend_tls_policies: KindTargets::start(client, controller_name, leading),
+            listener_sets: KindTargets::start(client, controller_name, leading),
         }
     }
 
-    /// Hands each writer the objects of its kind that the report (`None`: unchanged)
-    /// has a status for, and the Gateways' writer the published Service as last seen.
+    /// Hands each writer the objects of its kind that the report has a status for, and
+    /// the Gateways' writer the published Service as last seen. When the report is the
+    /// one the targets were made from, only the objects that changed since (`changes`:
+    /// `None` when not known) take their newer version: each status write comes back as
+    /// one, and making every target again for each would cost the whole report per write.
     fn update(
         &mut self,
         snapshot: &Snapshot,
-        report: Option<&StatusReport>,
+        changes: Option<&[index::Change]>,
+        report: &Arc<StatusReport>,
         publish_service: Option<Arc<Service>>,
     ) {
-        if let Some(report) = report {
-            let mut classes = Vec::new();
-            let mut gateways = Vec::new();
-            let mut routes = Vec::new();
-            let mut grpc_routes = Vec::new();
-            let mut tls_routes = Vec::new();
-            let mut tcp_routes = Vec::new();
-            let mut udp_routes = Vec::new();
-            let mut policies = Vec::new();
-            let mut listener_sets = Vec::new();
-            for (object, status) in report {
-                match snapshot.get(object) {
-                    Some(Object::GatewayClass(class)) => classes.extend(target(class, status)),
-                    Some(Object::Gateway(gateway)) => gateways.extend(target(gateway, status)),
-                    Some(Object::HttpRoute(route)) => routes.extend(target(route, status)),
-                    Some(Object::GrpcRoute(route)) => grpc_routes.extend(target(route, status)),
-                    Some(Object::TlsRoute(route)) => tls_routes.extend(target(route, status)),
-                    Some(Object::TcpRoute(route)) => tcp_routes.extend(target(route, status)),
-                    Some(Object::UdpRoute(route)) => udp_routes.extend(target(route, status)),
-                    Some(Object::BackendTlsPolicy(policy)) => {
-                        policies.extend(target(policy, status));
-                    }
-                    Some(Object::ListenerSet(set)) => listener_sets.extend(target(set, status)),
-                    _ => {}
-                }
-            }
-            self.classes.update(classes);
-            self.routes.update(routes);
-            self.grpc_routes.update(grpc_routes);
-            self.tls_routes.update(tls_routes);
-            self.tcp_routes.update(tcp_routes);
-            self.udp_routes.update(udp_routes);
-            self.backend_tls_policies.update(policies);
-            self.listener_sets.update(listener_sets);
-            self.last_gateways = gateways;
+        let same_report = self
+            .report
+            .as_ref()
+            .is_some_and(|made_from| Arc::ptr_eq(made_from, report) || made_from == report);
+        let refreshed = match changes {
+            Some(changes) if same_report => self.refresh(snapshot, changes),
+            _ => false,
+        };
+        if !refreshed {
+            self.replace(snapshot, report);
         }
+        self.report = Some(report.clone());
         self.gateways.update(ServedGateways {
             gateways: self.last_gateways.clone(),
             publish: self.publish.clone(),
             publish_service,
         });
+    }
+
+    /// Gives the targets of the objects in `changes` their newer versions, and hands over
+    /// the kinds that changed. False when an object of the report is gone: the report
+    /// is then made into targets anew.
+    fn refresh(&mut self, snapshot: &Snapshot, changes: &[index::Change]) -> bool {
+        let Some(report) = self.report.clone() else {
+            return false;
+        };
+        let mut touched = BTreeSet::new();
+        for change in changes {
+            let object_ref = &change.object_ref;
+            if !report.contains_key(object_ref) {
+                continue;
+            }
+            let refreshed = match snapshot.get(object_ref) {
+                Some(Object::GatewayClass(class)) => self.classes.refresh(object_ref, class),
+                Some(Object::Gateway(gateway)) => {
+                    let mut found = false;
+                    for target in &mut self.last_gateways {
+                        if target.object_ref() == *object_ref {
+                            target.object = gateway.clone();
+                            found = true;
+                        }
+                    }
+                    found
+                }
+                Some(Object::HttpRoute(route)) => self.routes.refresh(object_ref, route),
+                Some(Object::GrpcRoute(route)) => self.grpc_routes.refresh(object_ref, route),
+                Some(Object::TlsRoute(route)) => self.tls_routes.refresh(object_ref, route),
+                Some(Object::TcpRoute(route)) => self.tcp_routes.refresh(object_ref, route),
+                Some(Object::UdpRoute(route)) => self.udp_routes.refresh(object_ref, route),
+                Some(Object::BackendTlsPolicy(policy)) => {
+                    self.backend_tls_policies.refresh(object_ref, policy)
+                }
+                Some(Object::ListenerSet(set)) => self.listener_sets.refresh(object_ref, set),
+                // Gone, or a kind without a status of ours: the report no longer matches
+                // the objects.
+                _ => return false,
+            };
+            // The report's status could not be read as the kind's type: it had no target.
+            if refreshed {
+                touched.insert(object_ref.kind);
+            }
+        }
+        for kind in touched {
+            match kind {
+                Kind::GatewayClass => self.classes.hand_over(),
+                Kind::HttpRoute => self.routes.hand_over(),
+                Kind::GrpcRoute => self.grpc_routes.hand_over(),
+                Kind::TlsRoute => self.tls_routes.hand_over(),
+                Kind::TcpRoute => self.tcp_routes.hand_over(),
+                Kind::UdpRoute => self.udp_routes.hand_over(),
+                Kind::BackendTlsPolicy => self.backend_tls_policies.hand_over(),
+                Kind::ListenerSet => self.listener_sets.hand_over(),
+                // The Gateways are handed over by `update` every time.
+                _ => {}
+            }
+        }
+        true
+    }
+
+    /// Makes every target anew from `report`.
+    fn replace(&mut self, snapshot: &Snapshot, report: &StatusReport) {
+        let mut classes = Vec::new();
+        let mut gateways = Vec::new();
+        let mut routes = Vec::new();
+        let mut grpc_routes = Vec::new();
+        let mut tls_routes = Vec::new();
+        let mut tcp_routes = Vec::new();
+        let mut udp_routes = Vec::new();
+        let mut policies = Vec::new();
+        let mut listener_sets = Vec::new();
+        for (object, status) in report {
+            match snapshot.get(object) {
+                Some(Object::GatewayClass(class)) => classes.extend(target(class, status)),
+                Some(Object::Gateway(gateway)) => gateways.extend(target(gateway, status)),
+                Some(Object::HttpRoute(route)) => routes.extend(target(route, status)),
+                Some(Object::GrpcRoute(route)) => grpc_routes.extend(target(route, status)),
+                Some(Object::TlsRoute(route)) => tls_routes.extend(target(route, status)),
+                Some(Object::TcpRoute(route)) => tcp_routes.extend(target(route, status)),
+                Some(Object::UdpRoute(route)) => udp_routes.extend(target(route, status)),
+                Some(Object::BackendTlsPolicy(policy)) => {
+                    policies.extend(target(policy, status));
+                }
+                Some(Object::ListenerSet(set)) => listener_sets.extend(target(set, status)),
+                _ => {}
+            }
+        }
+        self.classes.replace(classes);
+        self.routes.replace(routes);
+        self.grpc_routes.replace(grpc_routes);
+        self.tls_routes.replace(tls_routes);
+        self.tcp_routes.replace(tcp_routes);
+        self.udp_routes.replace(udp_routes);
+        self.backend_tls_policies.replace(policies);
+        self.listener_sets.replace(listener_sets);
+        self.last_gateways = gateways;
     }
 }
 
@@ -316,7 +443,7 @@ fn target<K: StatusKind>(object: &Arc<K>, status: &ObjectStatus) -> Option<Targe
     match typed_status::<K>(status) {
         Ok(desired) => Some(Target {
             object: object.clone(),
-            desired,
+            desired: Arc::new(desired),
         }),
         Err(err) => {
             tracing::warn!(kind = K::KIND.name(), error = %err, "cannot read the computed status");
@@ -385,6 +512,113 @@ mod tests {
             message: "attached".into(),
             observed_generation: Some(2),
         }
+    }
+
+    fn route_status(message: &str) -> ObjectStatus {
+        ObjectStatus::Route {
+            parents: vec![RouteParentStatus {
+                parent_ref: ParentRef {
+                    group: "gateway.networking.k8s.io",
+                    kind: "Gateway",
+                    namespace: "default".into(),
+                    name: "edge".into(),
+                    section_name: None,
+                    port: None,
+                },
+                controller_name: convert::gateway::GATEWAY_CONTROLLER,
+                conditions: vec![StatusCondition {
+                    message: message.into(),
+                    ..accepted()
+                }],
+            }],
+        }
+    }
+
+    fn route(name: &str, version: &str) -> Object {
+        let mut route = HttpRoute::new(name, Default::default());
+        route.metadata.namespace = Some("default".into());
+        route.metadata.resource_version = Some(version.into());
+        Object::HttpRoute(Arc::new(route))
+    }
+
+    /// The routes' targets as handed to their writer.
+    fn handed(writers: &GatewayStatusWriters) -> Vec<(String, String, HttpRouteStatus)> {
+        writers
+            .routes
+            .targets
+            .iter()
+            .map(|target| {
+                let name = target.object.metadata.name.clone().unwrap_or_default();
+                (
+                    name,
+                    target.resource_version().to_owned(),
+                    (*target.desired).clone(),
+                )
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_newer_version_of_an_object_refreshes_its_target_alone_as_a_full_hand_over_would() {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        // Never leading: nothing is written.
+        let (_leading, not_leading) = watch::channel(false);
+        let start = || GatewayStatusWriters::start(&client, "test", &not_leading, None);
+        let mut index = index::Index::new();
+        for name in ["a", "b"] {
+            index.handle(index::SourceEvent::Apply(route(name, "1")));
+        }
+        let report = Arc::new(StatusReport::from([
+            (
+                ObjectRef::new(Kind::HttpRoute, "default", "a"),
+                route_status("a"),
+            ),
+            (
+                ObjectRef::new(Kind::HttpRoute, "default", "b"),
+                route_status("b"),
+            ),
+        ]));
+        let mut writers = start();
+        let first = index.snapshot();
+        writers.update(&first, None, &report, None);
+        let desired_of_a = writers.routes.targets[0].desired.clone();
+
+        // Our write comes back as version 2 of `a`: the same report, one object newer.
+        index.handle(index::SourceEvent::Apply(route("a", "2")));
+        let second = index.snapshot();
+        let changes = second.changes_since(&first);
+        writers.update(&second, Some(&changes), &report, None);
+        let mut from_nothing = start();
+        from_nothing.update(&second, None, &report, None);
+        assert_eq!(handed(&writers), handed(&from_nothing));
+        assert_eq!(handed(&writers)[0].1, "2");
+        assert!(Arc::ptr_eq(
+            &writers.routes.targets[0].desired,
+            &desired_of_a
+        ));
+
+        // A report that changed is made into targets anew.
+        let moved = Arc::new(StatusReport::from([(
+            ObjectRef::new(Kind::HttpRoute, "default", "b"),
+            route_status("moved"),
+        )]));
+        writers.update(&second, Some(&[]), &moved, None);
+        let mut from_nothing = start();
+        from_nothing.update(&second, None, &moved, None);
+        assert_eq!(handed(&writers), handed(&from_nothing));
+        assert_eq!(handed(&writers).len(), 1);
+
+        // An object of the report that is gone: anew as well.
+        index.handle(index::SourceEvent::Delete(ObjectRef::new(
+            Kind::HttpRoute,
+            "default",
+            "b",
+        )));
+        let third = index.snapshot();
+        let changes = third.changes_since(&second);
+        writers.update(&third, Some(&changes), &moved, None);
+        assert_eq!(handed(&writers), []);
     }
 
     #[test]

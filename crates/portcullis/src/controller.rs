@@ -98,8 +98,6 @@ struct Controller {
     status_to_publish: Option<ServedStatus>,
     /// The snapshot whose results the cluster writers were last given.
     published_snapshot: Option<Arc<index::Snapshot>>,
-    /// The Gateway API status the cluster writers were last given.
-    handed_report: Option<Arc<convert::gateway_status::StatusReport>>,
     /// Kubernetes API mode's writers (status, Events); `None` in manifest mode.
     cluster: Option<ClusterLink>,
     retry: RetryBackoff,
@@ -171,7 +169,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         published_status: None,
         status_to_publish: None,
         published_snapshot: None,
-        handed_report: None,
         cluster,
         retry: RetryBackoff::default(),
         busy_ports: BusyPorts::new(args.config.bind_address),
@@ -594,7 +591,7 @@ impl Controller {
 
     /// Hands the status waiting for HAProxy to the cluster writers once HAProxy serves
     /// the files it was computed with. A newer reconciliation's status replaces one still
-    /// waiting; what changed is compared with what the writers were last given.
+    /// waiting.
     fn publish_status_once_served(&mut self) {
         if !self.driver.serves_written() {
             return;
@@ -613,22 +610,11 @@ impl Controller {
             .published_snapshot
             .replace(snapshot.clone())
             .map(|before| snapshot.changes_since(&before));
-        let report = status.report;
-        let report_changed = self
-            .handed_report
-            .replace(report.clone())
-            .is_none_or(|handed| !Arc::ptr_eq(&handed, &report) && handed != report);
-        // The status writers need the report again when it changed, and also when one of
-        // its objects did (a new resourceVersion to write against), even if the report
-        // itself is the same.
-        let objects_changed = changes
-            .as_ref()
-            .is_none_or(|changes| changes.iter().any(|c| report.contains_key(&c.object_ref)));
         cluster.publish_status(
             &snapshot,
             changes.as_deref(),
             &status.served_ingresses,
-            (report_changed || objects_changed).then_some(&*report),
+            &status.report,
         );
     }
 

@@ -61,10 +61,10 @@ impl TargetSource<Gateway> for ServedGateways {
                 .iter()
                 .map(|gateway| Target {
                     object: gateway.object.clone(),
-                    desired: GatewayStatus {
+                    desired: Arc::new(GatewayStatus {
                         addresses: Some(published.clone()),
-                        ..gateway.desired.clone()
-                    },
+                        ..(*gateway.desired).clone()
+                    }),
                 })
                 .collect(),
         ))
@@ -236,7 +236,7 @@ mod tests {
         object.status = status;
         Target {
             object: Arc::new(object),
-            desired,
+            desired: Arc::new(desired),
         }
     }
 
@@ -297,7 +297,7 @@ mod tests {
         object.status = Some(status);
         Target {
             object: Arc::new(object),
-            desired,
+            desired: Arc::new(desired),
         }
     }
 
@@ -383,7 +383,7 @@ mod tests {
         });
         let target = |desired: ListenerSetStatus| Target {
             object: Arc::new(object.clone()),
-            desired,
+            desired: Arc::new(desired),
         };
         let unchanged = ListenerSetStatus {
             conditions: accepted("True", UNSET),

@@ -131,8 +131,9 @@ impl TargetSource<Ingress> for ServedIngresses {
     const RECHECK: Option<Duration> = Some(RECHECK);
 
     async fn targets(&self, client: &Client) -> Result<Cow<'_, [Target<Ingress>]>, kube::Error> {
-        let desired =
-            published_addresses(&self.publish, self.publish_service.as_deref(), client).await?;
+        let desired = Arc::new(
+            published_addresses(&self.publish, self.publish_service.as_deref(), client).await?,
+        );
         Ok(Cow::Owned(
             self.ingresses
                 .iter()
@@ -254,7 +255,7 @@ mod tests {
                 }),
                 ..Ingress::default()
             }),
-            desired: vec![ip("10.0.0.1")],
+            desired: Arc::new(vec![ip("10.0.0.1")]),
         }
     }
 
@@ -295,11 +296,11 @@ mod tests {
         );
 
         let mut reordered = ingress("web", "1", Some(vec![ip("10.0.0.1"), host("lb.example")]));
-        reordered.desired = vec![host("lb.example"), ip("10.0.0.1")];
+        reordered.desired = Arc::new(vec![host("lb.example"), ip("10.0.0.1")]);
         assert_eq!(at_now(|context| reordered.status_to_write(context)), None);
 
         let mut nothing = ingress("web", "1", None);
-        nothing.desired = Vec::new();
+        nothing.desired = Arc::new(Vec::new());
         assert_eq!(at_now(|context| nothing.status_to_write(context)), None);
     }
 }

@@ -62,12 +62,23 @@ pub struct MergeContext<'a> {
 
 /// An object whose status the leader keeps, as last seen, and what its status should
 /// say.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Target<K: StatusKind> {
     /// The object, with the status and resourceVersion it was seen with.
     pub object: Arc<K>,
-    /// Our desired status for it.
-    pub desired: K::Desired,
+    /// Our desired status for it (shared: handing all the targets over again copies no
+    /// status).
+    pub desired: Arc<K::Desired>,
+}
+
+/// Equal values. A writer is handed all its targets again for every change, most of
+/// them the very objects it holds: the same pointer settles those without a deep
+/// comparison.
+impl<K: StatusKind> PartialEq for Target<K> {
+    fn eq(&self, other: &Self) -> bool {
+        (Arc::ptr_eq(&self.object, &other.object) || self.object == other.object)
+            && (Arc::ptr_eq(&self.desired, &other.desired) || self.desired == other.desired)
+    }
 }
 
 impl<K: StatusKind> Target<K> {

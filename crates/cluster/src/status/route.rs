@@ -172,7 +172,7 @@ mod tests {
         object.status = Some(HttpRouteStatus { parents });
         Target {
             object: Arc::new(object),
-            desired: HttpRouteStatus { parents: ours },
+            desired: Arc::new(HttpRouteStatus { parents: ours }),
         }
     }
 

@@ -242,10 +242,10 @@ mod tests {
                 metadata: metadata("web", version),
                 ..Ingress::default()
             }),
-            desired: vec![IngressLoadBalancerIngress {
+            desired: Arc::new(vec![IngressLoadBalancerIngress {
                 ip: Some("10.0.0.1".into()),
                 ..IngressLoadBalancerIngress::default()
-            }],
+            }]),
         }
     }
 

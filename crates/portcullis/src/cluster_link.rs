@@ -32,14 +32,79 @@ pub struct ClusterLink {
     client: kube::Client,
     lease: LeaseConfig,
     leading: watch::Receiver<bool>,
-    /// The Ingress status writer and where its address comes from, when one is published.
-    ingress_status: Option<(Publish, StatusWriter<ServedIngresses>)>,
+    /// The Ingress status writer, when an address is published.
+    ingress_status: Option<IngressStatus>,
     /// The `--publish-service` Service, if any.
     publish_service: Option<ObjectRef>,
     problems: mpsc::Sender<Problem>,
     gateway_status: GatewayStatusWriters,
-    /// The Ingresses served when their status input was last computed.
-    served_ingresses: OrdSet<ObjectRef>,
+}
+
+/// The Ingress status writer and what it was last handed.
+#[derive(Debug)]
+struct IngressStatus {
+    /// Where the published address comes from.
+    publish: Publish,
+    writer: StatusWriter<ServedIngresses>,
+    /// The Ingresses served, as the conversion decided.
+    served: OrdSet<ObjectRef>,
+    /// Those Ingresses as last handed over, and where each is.
+    ingresses: Vec<Arc<resources::Ingress>>,
+    at: HashMap<ObjectRef, usize>,
+}
+
+impl IngressStatus {
+    /// Hands the writer the Ingresses served now and the published Service. When the
+    /// served set and the Service are as last handed over, only the Ingresses that
+    /// changed since (`changes`: `None` when not known) take their newer version: each
+    /// status write comes back as one.
+    fn update(
+        &mut self,
+        snapshot: &Snapshot,
+        changes: Option<&[index::Change]>,
+        served: &OrdSet<ObjectRef>,
+        publish_service: (Option<&ObjectRef>, Option<Arc<Service>>),
+    ) {
+        let (publish_service_ref, publish_service) = publish_service;
+        let Some(changes) = changes.filter(|changes| {
+            self.served == *served
+                && !changes
+                    .iter()
+                    .any(|c| publish_service_ref == Some(&c.object_ref))
+        }) else {
+            self.served = served.clone();
+            self.ingresses.clear();
+            self.at.clear();
+            for object in served {
+                if let Some(Object::Ingress(ingress)) = snapshot.get(object) {
+                    self.at.insert(object.clone(), self.ingresses.len());
+                    self.ingresses.push(ingress.clone());
+                }
+            }
+            self.hand_over(publish_service);
+            return;
+        };
+        let mut refreshed = false;
+        for change in changes {
+            if let Some(&at) = self.at.get(&change.object_ref)
+                && let Some(Object::Ingress(ingress)) = snapshot.get(&change.object_ref)
+            {
+                self.ingresses[at] = ingress.clone();
+                refreshed = true;
+            }
+        }
+        if refreshed {
+            self.hand_over(publish_service);
+        }
+    }
+
+    fn hand_over(&self, publish_service: Option<Arc<Service>>) {
+        self.writer.update(ServedIngresses {
+            publish: self.publish.clone(),
+            ingresses: self.ingresses.clone(),
+            publish_service,
+        });
+    }
 }
 
 /// One status writer per Gateway API kind.
@@ -174,14 +239,17 @@ impl ClusterLink {
             .as_ref()
             .map(|(namespace, name)| ObjectRef::new(Kind::Service, namespace, name));
         let controller_name = convert::gateway::GATEWAY_CONTROLLER.to_owned();
-        let ingress_status = publish.clone().map(|publish| {
-            let writer = StatusWriter::start(
+        let ingress_status = publish.clone().map(|publish| IngressStatus {
+            writer: StatusWriter::start(
                 client.clone(),
                 controller_name.clone(),
                 leading.clone(),
                 ServedIngresses::none(publish.clone()),
-            );
-            (publish, writer)
+            ),
+            publish,
+            served: OrdSet::new(),
+            ingresses: Vec::new(),
+            at: HashMap::new(),
         });
         let gateway_status =
             GatewayStatusWriters::start(&client, &controller_name, &leading, publish.clone());
@@ -200,15 +268,13 @@ impl ClusterLink {
             publish_service,
             problems,
             gateway_status,
-            served_ingresses: OrdSet::new(),
         })
     }
 
     /// Hands the status writers what a reconciliation found, once HAProxy serves it
     /// (`changes`: since the snapshot they were last given; `None` for the first): the
-    /// Ingresses served now (`served`, as the conversion decided) and the published
-    /// Service, read again only when that set, one of its Ingresses or that Service
-    /// changed; and the Gateway API status.
+    /// Ingresses served now (`served`, as the conversion decided), the published Service,
+    /// and the Gateway API status.
     pub fn publish_status(
         &mut self,
         snapshot: &Arc<Snapshot>,
@@ -225,27 +291,13 @@ impl ClusterLink {
                 });
         self.gateway_status
             .update(snapshot, changes, gateway_report, publish_service.clone());
-        if let Some((publish, writer)) = &self.ingress_status {
-            let relevant = |object: &ObjectRef| {
-                served.contains(object) || self.publish_service.as_ref() == Some(object)
-            };
-            let changed = self.served_ingresses != *served
-                || changes.is_none_or(|changes| changes.iter().any(|c| relevant(&c.object_ref)));
-            if changed {
-                self.served_ingresses = served.clone();
-                let ingresses = served
-                    .iter()
-                    .filter_map(|object| match snapshot.get(object) {
-                        Some(Object::Ingress(ingress)) => Some(ingress.clone()),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>();
-                writer.update(ServedIngresses {
-                    publish: publish.clone(),
-                    ingresses,
-                    publish_service: publish_service.clone(),
-                });
-            }
+        if let Some(ingress_status) = &mut self.ingress_status {
+            ingress_status.update(
+                snapshot,
+                changes,
+                served,
+                (self.publish_service.as_ref(), publish_service),
+            );
         }
     }
 
@@ -619,6 +671,73 @@ mod tests {
         let changes = third.changes_since(&second);
         writers.update(&third, Some(&changes), &moved, None);
         assert_eq!(handed(&writers), []);
+    }
+
+    fn ingress(name: &str, version: &str) -> Object {
+        let mut ingress = resources::Ingress::default();
+        ingress.metadata.name = Some(name.into());
+        ingress.metadata.namespace = Some("default".into());
+        ingress.metadata.resource_version = Some(version.into());
+        Object::Ingress(Arc::new(ingress))
+    }
+
+    #[tokio::test]
+    async fn a_newer_version_of_a_served_ingress_is_handed_over_alone_as_a_full_hand_over_would() {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let (_leading, not_leading) = watch::channel(false);
+        let publish = Publish::Addresses(vec!["10.0.0.1".into()]);
+        let start = || IngressStatus {
+            writer: StatusWriter::start(
+                client.clone(),
+                "test".into(),
+                not_leading.clone(),
+                ServedIngresses::none(publish.clone()),
+            ),
+            publish: publish.clone(),
+            served: OrdSet::new(),
+            ingresses: Vec::new(),
+            at: HashMap::new(),
+        };
+        let versions = |status: &IngressStatus| -> Vec<(String, String)> {
+            (status.ingresses.iter())
+                .map(|i| {
+                    (
+                        i.metadata.name.clone().unwrap(),
+                        i.metadata.resource_version.clone().unwrap(),
+                    )
+                })
+                .collect()
+        };
+        let mut index = index::Index::new();
+        for name in ["a", "b"] {
+            index.handle(index::SourceEvent::Apply(ingress(name, "1")));
+        }
+        let served: OrdSet<ObjectRef> = ["a", "b"]
+            .into_iter()
+            .map(|name| ObjectRef::new(Kind::Ingress, "default", name))
+            .collect();
+        let mut status = start();
+        let first = index.snapshot();
+        status.update(&first, None, &served, (None, None));
+        let b_before = status.ingresses[1].clone();
+
+        // Our write comes back as version 2 of `a`.
+        index.handle(index::SourceEvent::Apply(ingress("a", "2")));
+        let second = index.snapshot();
+        let changes = second.changes_since(&first);
+        status.update(&second, Some(&changes), &served, (None, None));
+        let mut from_nothing = start();
+        from_nothing.update(&second, None, &served, (None, None));
+        assert_eq!(versions(&status), versions(&from_nothing));
+        assert_eq!(versions(&status)[0], ("a".into(), "2".into()));
+        assert!(Arc::ptr_eq(&status.ingresses[1], &b_before));
+
+        // Served no more: made anew.
+        let only_b: OrdSet<ObjectRef> =
+            served.without(&ObjectRef::new(Kind::Ingress, "default", "a"));
+        status.update(&second, Some(&[]), &only_b, (None, None));
+        assert_eq!(versions(&status), [("b".into(), "1".into())]);
     }
 
     #[test]

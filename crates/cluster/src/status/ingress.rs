@@ -84,7 +84,7 @@ fn sorted(mut addresses: Vec<IngressLoadBalancerIngress>) -> Vec<IngressLoadBala
 }
 
 /// What the Ingress status writer works from, as the controller last saw it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ServedIngresses {
     /// Where the published address comes from.
     pub publish: Publish,
@@ -93,6 +93,20 @@ pub struct ServedIngresses {
     /// The `--publish-service` Service, when a watched namespace holds it; else the
     /// writer reads it from the API server.
     pub publish_service: Option<Arc<Service>>,
+}
+
+/// Equal values. The writer is handed every served Ingress again for every change, most
+/// of them the very objects it holds: the same pointer settles those without a deep
+/// comparison.
+impl PartialEq for ServedIngresses {
+    fn eq(&self, other: &Self) -> bool {
+        let same =
+            |a: &Arc<resources::Ingress>, b: &Arc<resources::Ingress>| Arc::ptr_eq(a, b) || a == b;
+        self.publish == other.publish
+            && self.publish_service == other.publish_service
+            && self.ingresses.len() == other.ingresses.len()
+            && (self.ingresses.iter().zip(&other.ingresses)).all(|(a, b)| same(a, b))
+    }
 }
 
 impl ServedIngresses {

@@ -8,7 +8,9 @@
 # 127.0.0.1; everything it starts is stopped by pid on exit. `CLUSTER=kubectl` serves the
 # objects as a real cluster holds them (`synth-cluster --as-saved-by-kubectl`); `PODS=1`
 # adds a Pod behind each endpoint (`--with-pods`), as a cluster holds it; `GATEWAY_API=1`
-# routes every service with an HTTPRoute instead of an Ingress (`--gateway-api`).
+# routes every service with an HTTPRoute instead of an Ingress (`--gateway-api`);
+# `PUBLISH=1` publishes an address (`--publish-address`), so every Ingress's status is
+# written too.
 set -euo pipefail
 # A HAProxy left running (an earlier run's worker still finishing, health-checking
 # thousands of servers) takes a core and skews every figure: refuse to measure beside one.
@@ -28,6 +30,8 @@ SHAPE=()
 [ "${CLUSTER:-}" = kubectl ] && SHAPE=(--as-saved-by-kubectl)
 [ -n "${PODS:-}" ] && SHAPE+=(--with-pods)
 [ -n "${GATEWAY_API:-}" ] && SHAPE+=(--gateway-api)
+FLAGS=()
+[ -n "${PUBLISH:-}" ] && FLAGS+=(--publish-address 10.0.0.1)
 target/release/fake-apiserver "${SHAPE[@]}" "$N" "$WORK" >"$WORK/url" <"$WORK/control" &
 PIDS+=($!)
 exec 3>"$WORK/control"
@@ -37,7 +41,8 @@ start=$(date +%s.%N)
 echo "portcullis run starts at $(date -u +%T.%N)"
 RUST_LOG=info "${PORTCULLIS_BIN:-target/release/portcullis}" run --kubeconfig "$WORK/kubeconfig-bench" \
   --identity bench --state-dir "$WORK/state" --bind-address 127.0.0.1 \
-  --http-port 18180 --https-port 18543 --admin-bind 127.0.0.1:18354 2>"$WORK/log" >"$WORK/haproxy-stdout" &
+  --http-port 18180 --https-port 18543 --admin-bind 127.0.0.1:18354 "${FLAGS[@]}" \
+  2>"$WORK/log" >"$WORK/haproxy-stdout" &
 PORTCULLIS=$!
 PIDS+=("$PORTCULLIS")
 until curl -fs http://127.0.0.1:18354/readyz >/dev/null; do

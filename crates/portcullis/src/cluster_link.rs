@@ -86,11 +86,20 @@ impl IngressStatus {
         };
         let mut refreshed = false;
         for change in changes {
-            if let Some(&at) = self.at.get(&change.object_ref)
-                && let Some(Object::Ingress(ingress)) = snapshot.get(&change.object_ref)
-            {
-                self.ingresses[at] = ingress.clone();
-                refreshed = true;
+            let object_ref = &change.object_ref;
+            if !self.served.contains(object_ref) {
+                continue;
+            }
+            match (self.at.get(object_ref), snapshot.get(object_ref)) {
+                (Some(&at), Some(Object::Ingress(ingress))) => {
+                    self.ingresses[at] = ingress.clone();
+                    refreshed = true;
+                }
+                // Served but not in the list as made, or gone: made anew.
+                _ => {
+                    let publish_service = (publish_service_ref, publish_service);
+                    return self.update(snapshot, None, served, publish_service);
+                }
             }
         }
         if refreshed {
@@ -404,6 +413,10 @@ impl GatewayStatusWriters {
             let object_ref = &change.object_ref;
             if !report.contains_key(object_ref) {
                 continue;
+            }
+            // New since the targets were made: it has none to refresh.
+            if change.before.is_none() {
+                return false;
             }
             let refreshed = match snapshot.get(object_ref) {
                 Some(Object::GatewayClass(class)) => self.classes.refresh(object_ref, class),

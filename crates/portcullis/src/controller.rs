@@ -68,9 +68,9 @@ impl RetryBackoff {
     }
 }
 
-/// What a reconciliation's status comes to, for the cluster writers.
+/// A reconciliation's status, waiting for HAProxy to serve the files it describes.
 #[derive(Debug)]
-struct ServedStatus {
+struct PendingStatus {
     snapshot: Arc<index::Snapshot>,
     served_ingresses: model::OrdSet<resources::ObjectRef>,
     report: Arc<convert::gateway_status::StatusReport>,
@@ -95,7 +95,7 @@ struct Controller {
     published_status: Option<Arc<convert::gateway_status::StatusReport>>,
     /// The status of the last files written, until HAProxy serves them: only then is it
     /// handed to the cluster writers, so no object reads as programmed before it is.
-    status_to_publish: Option<ServedStatus>,
+    status_to_publish: Option<PendingStatus>,
     /// The snapshot whose results the cluster writers were last given.
     published_snapshot: Option<Arc<index::Snapshot>>,
     /// Kubernetes API mode's writers (status, Events); `None` in manifest mode.
@@ -340,7 +340,7 @@ impl Controller {
             cluster.publish_problems(&snapshot, &new_problems);
         }
         // What the status writers are given once HAProxy serves this round's files.
-        let status = self.cluster.is_some().then(|| ServedStatus {
+        let status = self.cluster.is_some().then(|| PendingStatus {
             snapshot: snapshot.clone(),
             served_ingresses: conversion.served_ingresses.clone(),
             report: conversion.gateway_status.clone(),
@@ -603,9 +603,8 @@ impl Controller {
             return;
         };
         let snapshot = status.snapshot;
-        // What changed since the snapshot the writers last saw (a narrowed round sees the
-        // same snapshot again, so it is compared with that one, not with the conversion's
-        // previous one).
+        // What changed since the snapshot the writers last saw: a status replaced while it
+        // waited never reached them, so the conversion's previous snapshot is not it.
         let changes = self
             .published_snapshot
             .replace(snapshot.clone())
@@ -620,6 +619,8 @@ impl Controller {
 
     /// Makes the Gateway API status available at `/status` (the conversion recomputes it
     /// only when something it looked up changed, and hands back the same one otherwise).
+    /// It is the status as computed, at once: the cluster's objects get it once HAProxy
+    /// serves it.
     fn publish_gateway_status(&mut self, report: &Arc<convert::gateway_status::StatusReport>) {
         if self
             .published_status

@@ -21,8 +21,8 @@ use super::kind::{MergeContext, StatusKind, Target};
 
 /// How soon a refused or failed write is tried again.
 const RETRY: Duration = Duration::from_secs(1);
-/// Status patches sent at once: one at a time, a start that finds 10,000 routes without
-/// our status writes for tens of seconds, each write waiting out its round trip.
+/// Status patches in flight at once. Sent one at a time, a start that finds 10,000 routes
+/// without our status would take tens of seconds, each write waiting out its round trip.
 pub const WRITES_IN_FLIGHT: usize = 8;
 
 /// What a writer works from: the targets, or what they are computed from when that

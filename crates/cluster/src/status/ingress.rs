@@ -200,7 +200,7 @@ impl StatusKind for Ingress {
 mod tests {
     use super::*;
     use crate::status::testing::{at_now, metadata};
-    use crate::status::writer::{Written, pending};
+    use crate::status::writer::{Settled, Written, pending};
     use k8s_openapi::api::core::v1::{LoadBalancerIngress, LoadBalancerStatus};
     use resources::{ObjectRef, ServiceSpec, ServiceStatus};
     use std::collections::BTreeMap;
@@ -286,7 +286,7 @@ mod tests {
         ];
         let mut written = Written(BTreeMap::from([(
             ObjectRef::new(Kind::Ingress, "default", "written"),
-            "4".to_owned(),
+            Settled::WrittenAt("4".to_owned()),
         )]));
         let outdated: Vec<String> = at_now(|context| pending(&ingresses, &mut written, context))
             .into_iter()

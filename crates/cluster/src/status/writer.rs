@@ -96,7 +96,7 @@ async fn write_status<K: StatusKind, S: TargetSource<K>>(
     mut leading: watch::Receiver<bool>,
     mut input: watch::Receiver<Arc<S>>,
 ) {
-    let mut written = Written::default();
+    let mut written = Written::<K>::default();
     loop {
         let mut settled = true;
         if *leading.borrow_and_update() {
@@ -125,10 +125,40 @@ async fn write_status<K: StatusKind, S: TargetSource<K>>(
     }
 }
 
-/// The version each object's status was last written at. Until a newer version comes
-/// back through the watch, the object's status is not written again.
-#[derive(Debug, Default)]
-pub(crate) struct Written(pub(crate) BTreeMap<ObjectRef, String>);
+/// Where each object's status was last settled: the version it was written at (until a
+/// newer version comes back through the watch, it is not written again), or the version
+/// and desired status it was found to say already (not compared again until either
+/// changes: after a start, or once every write has come back, most targets are such).
+#[derive(Debug)]
+pub(crate) struct Written<K: StatusKind>(pub(crate) BTreeMap<ObjectRef, Settled<K>>);
+
+impl<K: StatusKind> Default for Written<K> {
+    fn default() -> Self {
+        Self(BTreeMap::new())
+    }
+}
+
+/// How an object's status was last settled.
+#[derive(Debug)]
+pub(crate) enum Settled<K: StatusKind> {
+    /// Written at this version.
+    WrittenAt(String),
+    /// Already what this desired status makes it, at this version.
+    SaidAt(String, Arc<K::Desired>),
+}
+
+impl<K: StatusKind> Settled<K> {
+    /// Whether `target` is settled here, and so has nothing to write.
+    fn holds_for(&self, target: &Target<K>) -> bool {
+        match self {
+            Settled::WrittenAt(version) => version == target.resource_version(),
+            Settled::SaidAt(version, desired) => {
+                version == target.resource_version()
+                    && (Arc::ptr_eq(desired, &target.desired) || desired == &target.desired)
+            }
+        }
+    }
+}
 
 /// One status patch to send.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,29 +169,38 @@ pub(crate) struct StatusPatch<K: StatusKind> {
 }
 
 /// The patches `targets` ask for: each object whose status would change, unless it was
-/// already written at the version it is seen with. Forgets objects no longer targeted.
+/// already settled for what it is seen with. Forgets objects no longer targeted.
 pub(crate) fn pending<K: StatusKind>(
     targets: &[Target<K>],
-    written: &mut Written,
+    written: &mut Written<K>,
     context: &MergeContext<'_>,
 ) -> Vec<StatusPatch<K>> {
     let objects: BTreeMap<ObjectRef, &Target<K>> =
         targets.iter().map(|t| (t.object_ref(), t)).collect();
     written.0.retain(|object, _| objects.contains_key(object));
-    objects
-        .into_iter()
-        .filter(|(object, target)| {
-            written.0.get(object).map(String::as_str) != Some(target.resource_version())
-        })
-        .filter_map(|(object, target)| {
-            let status = target.status_to_write(context)?;
-            Some(StatusPatch {
+    let mut patches = Vec::new();
+    for (object, target) in objects {
+        if written
+            .0
+            .get(&object)
+            .is_some_and(|settled| settled.holds_for(target))
+        {
+            continue;
+        }
+        let resource_version = target.resource_version().to_owned();
+        match target.status_to_write(context) {
+            Some(status) => patches.push(StatusPatch {
                 object,
-                resource_version: target.resource_version().to_owned(),
+                resource_version,
                 status,
-            })
-        })
-        .collect()
+            }),
+            None => {
+                let said = Settled::SaidAt(resource_version, target.desired.clone());
+                written.0.insert(object, said);
+            }
+        }
+    }
+    patches
 }
 
 /// Sends the pending patches, [`WRITES_IN_FLIGHT`] at a time; says whether every one was
@@ -170,7 +209,7 @@ async fn write_pending<K: StatusKind>(
     client: &Client,
     targets: &[Target<K>],
     context: &MergeContext<'_>,
-    written: &mut Written,
+    written: &mut Written<K>,
 ) -> bool {
     let mut settled = true;
     let mut outcomes = futures::stream::iter(pending(targets, written, context))
@@ -183,7 +222,8 @@ async fn write_pending<K: StatusKind>(
         match outcome {
             Ok(()) => {
                 tracing::info!(object = %patch.object, "status written");
-                written.0.insert(patch.object, patch.resource_version);
+                let settled = Settled::WrittenAt(patch.resource_version);
+                written.0.insert(patch.object, settled);
             }
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 settled = false;
@@ -233,7 +273,9 @@ async fn send<K: StatusKind>(client: &Client, patch: &StatusPatch<K>) -> Result<
 mod tests {
     use super::*;
     use crate::status::testing::{at_now, metadata};
-    use k8s_openapi::api::networking::v1::{Ingress, IngressLoadBalancerIngress};
+    use k8s_openapi::api::networking::v1::{
+        Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressStatus,
+    };
     use resources::Kind;
 
     fn stale(version: &str) -> Target<Ingress> {
@@ -252,8 +294,11 @@ mod tests {
     #[test]
     fn an_object_written_at_its_version_waits_for_a_newer_one_while_it_stays_a_target() {
         let web = ObjectRef::new(Kind::Ingress, "default", "web");
-        let mut written = Written(BTreeMap::from([(web.clone(), "1".to_owned())]));
-        let due = |targets: &[Target<Ingress>], written: &mut Written| {
+        let mut written = Written(BTreeMap::from([(
+            web.clone(),
+            Settled::WrittenAt("1".to_owned()),
+        )]));
+        let due = |targets: &[Target<Ingress>], written: &mut Written<Ingress>| {
             at_now(|context| pending(targets, written, context))
                 .into_iter()
                 .map(|patch| (patch.object, patch.resource_version))
@@ -267,5 +312,51 @@ mod tests {
         // No longer a target: forgotten, so it is compared afresh when it comes back.
         assert_eq!(due(&[], &mut written), []);
         assert_eq!(due(&[stale("1")], &mut written), [(web, "1".to_owned())]);
+    }
+
+    #[test]
+    fn an_object_that_says_our_status_already_is_settled_until_its_version_or_our_status_changes() {
+        let web = ObjectRef::new(Kind::Ingress, "default", "web");
+        let ip = |address: &str| IngressLoadBalancerIngress {
+            ip: Some(address.into()),
+            ..IngressLoadBalancerIngress::default()
+        };
+        let saying_ours = |version: &str, desired: &Arc<Vec<IngressLoadBalancerIngress>>| {
+            let mut object = Ingress {
+                metadata: metadata("web", version),
+                ..Ingress::default()
+            };
+            object.status = Some(IngressStatus {
+                load_balancer: Some(IngressLoadBalancerStatus {
+                    ingress: Some(vec![ip("10.0.0.1")]),
+                }),
+            });
+            Target {
+                object: Arc::new(object),
+                desired: desired.clone(),
+            }
+        };
+        let due = |targets: &[Target<Ingress>], written: &mut Written<Ingress>| {
+            at_now(|context| pending(targets, written, context))
+                .into_iter()
+                .map(|patch| (patch.object, patch.resource_version))
+                .collect::<Vec<_>>()
+        };
+        let mut written = Written::default();
+        let ours = Arc::new(vec![ip("10.0.0.1")]);
+        assert_eq!(due(&[saying_ours("5", &ours)], &mut written), []);
+        assert!(matches!(
+            written.0.get(&web),
+            Some(Settled::SaidAt(version, desired)) if version == "5" && Arc::ptr_eq(desired, &ours)
+        ));
+        // The same status made again (equal, not the same pointer): still settled.
+        let again = Arc::new(vec![ip("10.0.0.1")]);
+        assert_eq!(due(&[saying_ours("5", &again)], &mut written), []);
+        // Our status changes while the object's version does not: written.
+        let moved = Arc::new(vec![ip("10.0.0.2")]);
+        assert_eq!(
+            due(&[saying_ours("5", &moved)], &mut written),
+            [(web.clone(), "5".to_owned())]
+        );
     }
 }

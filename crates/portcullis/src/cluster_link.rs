@@ -755,20 +755,11 @@ mod tests {
 
     #[test]
     fn converts_statuses_read_as_the_gateway_api_types_with_every_field_kept() {
-        let route = ObjectStatus::Route {
-            parents: vec![RouteParentStatus {
-                parent_ref: ParentRef {
-                    group: "gateway.networking.k8s.io",
-                    kind: "Gateway",
-                    namespace: "default".into(),
-                    name: "edge".into(),
-                    section_name: Some("http".into()),
-                    port: Some(80),
-                },
-                controller_name: convert::gateway::GATEWAY_CONTROLLER,
-                conditions: vec![accepted()],
-            }],
-        };
+        let mut route = route_status("attached");
+        if let ObjectStatus::Route { parents } = &mut route {
+            parents[0].parent_ref.section_name = Some("http".into());
+            parents[0].parent_ref.port = Some(80);
+        }
         let typed: HttpRouteStatus = typed_status::<HttpRoute>(&route).unwrap();
         let parent = &typed.parents[0];
         assert_eq!(parent.controller_name, convert::gateway::GATEWAY_CONTROLLER);

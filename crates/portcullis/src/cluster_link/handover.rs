@@ -1,48 +1,24 @@
-//! Kubernetes API mode: the watchers that feed the controller, and the leader-only
-//! writers (status of every kind, Events) the controller hands its results to.
+//! What the leader's status writers are handed: the served Ingresses and each Gateway
+//! API kind's targets, kept between reconciliations so that a newer version of one
+//! object (each status write comes back as one) refreshes its target alone.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use anyhow::Context as _;
-use cluster::{
-    LeaseConfig, Problem, Publish, ServedGateways, ServedIngresses, StatusKind, StatusWriter,
-    Target, WatchScope,
-};
-use convert::Diagnostic;
+use cluster::{Publish, ServedGateways, ServedIngresses, StatusKind, StatusWriter, Target};
 use convert::gateway_status::{ObjectStatus, StatusReport};
 use index::Snapshot;
 use model::OrdSet;
-use prometheus_client::metrics::gauge::Gauge;
 use resources::{
     BackendTlsPolicy, Gateway, GatewayClass, GrpcRoute, HttpRoute, Kind, ListenerSet, Object,
     ObjectRef, Service, TcpRoute, TlsRoute, UdpRoute,
 };
 use serde_json::Value;
-use source::SourceBatch;
-use tokio::sync::{mpsc, watch};
-
-use crate::cli::{ClusterArgs, ConfigArgs};
-
-/// Problems waiting to be published; beyond this, new ones are dropped (they are logged).
-const PROBLEM_QUEUE: usize = 256;
-
-/// The controller's side of Kubernetes API mode.
-pub struct ClusterLink {
-    client: kube::Client,
-    lease: LeaseConfig,
-    leading: watch::Receiver<bool>,
-    /// The Ingress status writer, when an address is published.
-    ingress_status: Option<IngressStatus>,
-    /// The `--publish-service` Service, if any.
-    publish_service: Option<ObjectRef>,
-    problems: mpsc::Sender<Problem>,
-    gateway_status: GatewayStatusWriters,
-}
+use tokio::sync::watch;
 
 /// The Ingress status writer and what it was last handed.
 #[derive(Debug)]
-struct IngressStatus {
+pub(super) struct IngressStatus {
     /// Where the published address comes from.
     publish: Publish,
     writer: StatusWriter<ServedIngresses>,
@@ -54,11 +30,32 @@ struct IngressStatus {
 }
 
 impl IngressStatus {
+    /// Starts the writer; nothing is served yet.
+    pub(super) fn start(
+        client: &kube::Client,
+        controller_name: &str,
+        leading: &watch::Receiver<bool>,
+        publish: Publish,
+    ) -> Self {
+        Self {
+            writer: StatusWriter::start(
+                client.clone(),
+                controller_name.to_owned(),
+                leading.clone(),
+                ServedIngresses::none(publish.clone()),
+            ),
+            publish,
+            served: OrdSet::new(),
+            ingresses: Vec::new(),
+            at: HashMap::new(),
+        }
+    }
+
     /// Hands the writer the Ingresses served now and the published Service. When the
     /// served set and the Service are as last handed over, only the Ingresses that
     /// changed since (`changes`: `None` when not known) take their newer version: each
     /// status write comes back as one.
-    fn update(
+    pub(super) fn update(
         &mut self,
         snapshot: &Snapshot,
         changes: Option<&[index::Change]>,
@@ -118,7 +115,7 @@ impl IngressStatus {
 
 /// One status writer per Gateway API kind.
 #[derive(Debug)]
-struct GatewayStatusWriters {
+pub(super) struct GatewayStatusWriters {
     /// The report the targets below were made from.
     report: Option<Arc<StatusReport>>,
     classes: KindTargets<GatewayClass>,
@@ -189,157 +186,8 @@ impl<K: StatusKind> KindTargets<K> {
     }
 }
 
-impl std::fmt::Debug for ClusterLink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClusterLink")
-            .field("lease", &self.lease)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ClusterLink {
-    /// Connects, and starts the watchers (feeding `batches`), the election and the writers.
-    pub async fn start(
-        args: &ClusterArgs,
-        config: &ConfigArgs,
-        batches: mpsc::Sender<SourceBatch>,
-        leader_gauge: Gauge,
-    ) -> anyhow::Result<Self> {
-        let client = cluster::connect(args.kubeconfig.as_deref())
-            .await
-            .context("connecting to the Kubernetes API server")?;
-        let scope = WatchScope {
-            namespaces: args.watch_namespaces.clone(),
-            configmap: config.configmap.clone(),
-            tcp_services_configmap: config.tcp_services_configmap.clone(),
-            gateway_api: args.watch_gateway_api,
-        };
-        tokio::spawn(cluster::watch_cluster(client.clone(), scope, batches));
-
-        let identity = args.identity.clone().unwrap_or_else(host_name);
-        let lease = LeaseConfig {
-            namespace: args.election_namespace.clone(),
-            name: args.election_id.clone(),
-            identity: identity.clone(),
-            duration: args.lease_duration,
-        };
-        let (leading_tx, leading) = watch::channel(false);
-        tokio::spawn(cluster::elect(client.clone(), lease.clone(), leading_tx));
-        let mut leadership = leading.clone();
-        tokio::spawn(async move {
-            loop {
-                leader_gauge.set(i64::from(*leadership.borrow_and_update()));
-                if leadership.changed().await.is_err() {
-                    return;
-                }
-            }
-        });
-
-        let publish = match (&args.publish_service, args.publish_address.is_empty()) {
-            (Some((namespace, name)), _) => Some(Publish::Service {
-                namespace: namespace.clone(),
-                name: name.clone(),
-            }),
-            (None, false) => Some(Publish::Addresses(args.publish_address.clone())),
-            (None, true) => None,
-        };
-        let publish_service = args
-            .publish_service
-            .as_ref()
-            .map(|(namespace, name)| ObjectRef::new(Kind::Service, namespace, name));
-        let controller_name = convert::gateway::GATEWAY_CONTROLLER.to_owned();
-        let ingress_status = publish.clone().map(|publish| IngressStatus {
-            writer: StatusWriter::start(
-                client.clone(),
-                controller_name.clone(),
-                leading.clone(),
-                ServedIngresses::none(publish.clone()),
-            ),
-            publish,
-            served: OrdSet::new(),
-            ingresses: Vec::new(),
-            at: HashMap::new(),
-        });
-        let gateway_status =
-            GatewayStatusWriters::start(&client, &controller_name, &leading, publish.clone());
-        let (problems, problems_rx) = mpsc::channel(PROBLEM_QUEUE);
-        tokio::spawn(cluster::publish_events(
-            client.clone(),
-            identity,
-            leading.clone(),
-            problems_rx,
-        ));
-        Ok(Self {
-            client,
-            lease,
-            leading,
-            ingress_status,
-            publish_service,
-            problems,
-            gateway_status,
-        })
-    }
-
-    /// Hands the status writers what a reconciliation found, once HAProxy serves it
-    /// (`changes`: since the snapshot they were last given; `None` for the first): the
-    /// Ingresses served now (`served`, as the conversion decided), the published Service,
-    /// and the Gateway API status.
-    pub fn publish_status(
-        &mut self,
-        snapshot: &Arc<Snapshot>,
-        changes: Option<&[index::Change]>,
-        served: &OrdSet<ObjectRef>,
-        gateway_report: &Arc<StatusReport>,
-    ) {
-        let publish_service =
-            self.publish_service
-                .as_ref()
-                .and_then(|service| match snapshot.get(service) {
-                    Some(Object::Service(service)) => Some(service.clone()),
-                    _ => None,
-                });
-        self.gateway_status
-            .update(snapshot, changes, gateway_report, publish_service.clone());
-        if let Some(ingress_status) = &mut self.ingress_status {
-            ingress_status.update(
-                snapshot,
-                changes,
-                served,
-                (self.publish_service.as_ref(), publish_service),
-            );
-        }
-    }
-
-    /// Publishes the problems that are new as Events (while this replica leads).
-    pub fn publish_problems(&self, snapshot: &Snapshot, new_problems: &[&Diagnostic]) {
-        for diagnostic in new_problems {
-            let uid = snapshot
-                .get(&diagnostic.object)
-                .and_then(|object| object.metadata().uid.map(str::to_owned));
-            let problem = Problem {
-                object: diagnostic.object.clone(),
-                uid,
-                field: diagnostic.field.clone(),
-                message: diagnostic.message.clone(),
-            };
-            if self.problems.try_send(problem).is_err() {
-                tracing::debug!("event queue full; problem not published");
-            }
-        }
-    }
-
-    /// Gives up the lease if this replica holds it, so another takes over at once.
-    pub async fn shutdown(&self) {
-        if *self.leading.borrow()
-            && let Err(err) = cluster::release(self.client.clone(), &self.lease).await
-        {
-            tracing::warn!(error = %err, "cannot release the lease");
-        }
-    }
-}
-
 impl GatewayStatusWriters {
-    fn start(
+    pub(super) fn start(
         client: &kube::Client,
         controller_name: &str,
         leading: &watch::Receiver<bool>,
@@ -375,7 +223,7 @@ impl GatewayStatusWriters {
     /// one the targets were made from, only the objects that changed since (`changes`:
     /// `None` when not known) take their newer version: each status write comes back as
     /// one, and making every target again for each would cost the whole report per write.
-    fn update(
+    pub(super) fn update(
         &mut self,
         snapshot: &Snapshot,
         changes: Option<&[index::Change]>,
@@ -550,14 +398,6 @@ fn typed_status<K: StatusKind>(status: &ObjectStatus) -> Result<K::Desired, serd
     serde_json::from_value(value)
 }
 
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|name| name.trim().to_owned())
-        .ok()
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| format!("portcullis-{}", std::process::id()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -700,18 +540,7 @@ mod tests {
         let client = kube::Client::try_from(config).unwrap();
         let (_leading, not_leading) = watch::channel(false);
         let publish = Publish::Addresses(vec!["10.0.0.1".into()]);
-        let start = || IngressStatus {
-            writer: StatusWriter::start(
-                client.clone(),
-                "test".into(),
-                not_leading.clone(),
-                ServedIngresses::none(publish.clone()),
-            ),
-            publish: publish.clone(),
-            served: OrdSet::new(),
-            ingresses: Vec::new(),
-            at: HashMap::new(),
-        };
+        let start = || IngressStatus::start(&client, "test", &not_leading, publish.clone());
         let versions = |status: &IngressStatus| -> Vec<(String, String)> {
             (status.ingresses.iter())
                 .map(|i| {

@@ -437,21 +437,33 @@ fn status_is_written_only_once_haproxy_serves_what_it_says() {
     }
     wait_for(p, "first.test", "blue");
     wait_for(p, "second.test", "green");
+    // HAProxy runs what was written, its reload counted: the count to compare with.
+    p.wait_until(WAIT, |p| p.admin("/syncz").is_ok_and(|r| r.status == 200))
+        .unwrap();
+    let reloads = p.metric_total("portcullis_reloads_total");
+    // The Service first, seen before its Ingress comes: an Ingress without its Service
+    // is served at once (a live change, no reload), which is not what this checks.
     api.apply(service("late"));
     api.apply(slice("late", &[&green]));
+    p.wait_until(WAIT, |p| {
+        p.metric("portcullis_objects{kind=\"Service\"}") == Some(4.0)
+            && p.metric("portcullis_objects{kind=\"EndpointSlice\"}") == Some(4.0)
+    })
+    .unwrap();
     api.apply(ingress("late", "late.test", "late"));
-    // Until HAProxy serves it (after the reload, seconds away), the Ingress's status stays
-    // unwritten: whenever it is written, the host is served already.
+    // Until HAProxy has reloaded onto it (seconds away), the Ingress's status stays
+    // unwritten: whenever it is written, the reload is done.
     p.wait_until(WAIT, |p| {
         let written = published(&api, "late") == expected;
-        let served = answer(p.http_port, "late.test") == "green";
+        let reloaded = p.metric_total("portcullis_reloads_total") > reloads;
         assert!(
-            served || !written,
-            "status written before HAProxy serves late.test"
+            reloaded || !written,
+            "status written before HAProxy's reload"
         );
         written
     })
     .unwrap();
+    wait_for(p, "late.test", "green");
 }
 
 #[test]
@@ -770,10 +782,16 @@ fn grpc_route_status_is_written_and_an_http_route_sharing_its_hostname_waits_for
         let accepted = route["status"]["parents"][0]["conditions"][0].clone();
         (accepted["status"].clone(), accepted["reason"].clone())
     };
+    // Each kind has a writer of its own: the Gateway's count may come a moment later.
+    let attached = |api: &FakeApiServer| {
+        let gateway = api.get("Gateway", "default", "edge").unwrap();
+        gateway["status"]["listeners"][0]["attachedRoutes"].clone()
+    };
     p.wait_until(WAIT, |_| {
         condition(&api, "GRPCRoute", "greeter") == (json!("True"), json!("Accepted"))
             && condition(&api, "HTTPRoute", "website")
                 == (json!("False"), json!("HostnameConflict"))
+            && attached(&api) == 1
     })
     .unwrap_or_else(|err| panic!("{err}: {:?}", api.get("HTTPRoute", "default", "website")));
     let greeter = api.get("GRPCRoute", "default", "greeter").unwrap();
@@ -863,9 +881,15 @@ fn a_listener_set_is_watched_served_and_its_status_and_its_gateway_s_written() {
         let accepted = set["status"]["conditions"][0].clone();
         (accepted["status"].clone(), accepted["reason"].clone())
     };
+    // Each kind has a writer of its own: wait for the route's too.
+    let route_parent_kind = |api: &FakeApiServer| {
+        api.get("HTTPRoute", "default", "r").unwrap()["status"]["parents"][0]["parentRef"]["kind"]
+            .clone()
+    };
     p.wait_until(WAIT, |_| {
         accepted(&api) == (json!("True"), json!("Accepted"))
             && api.get("Gateway", "default", "edge").unwrap()["status"]["attachedListenerSets"] == 1
+            && route_parent_kind(&api) == "ListenerSet"
     })
     .unwrap_or_else(|err| panic!("{err}: {:?}", api.get("ListenerSet", "default", "extra")));
     let set = api.get("ListenerSet", "default", "extra").unwrap();

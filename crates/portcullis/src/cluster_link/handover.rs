@@ -16,6 +16,67 @@ use resources::{
 use serde_json::Value;
 use tokio::sync::watch;
 
+/// What every status writer is started with.
+#[derive(Clone, Copy)]
+pub(super) struct WriterContext<'a> {
+    pub(super) client: &'a kube::Client,
+    /// Our controller name, to tell our status entries from other controllers'.
+    pub(super) controller_name: &'a str,
+    /// Whether this replica leads, and so writes.
+    pub(super) leading: &'a watch::Receiver<bool>,
+}
+
+impl WriterContext<'_> {
+    /// Starts a writer for kind `K` from `initial`.
+    fn start<K: StatusKind, S: cluster::TargetSource<K> + PartialEq>(
+        &self,
+        initial: S,
+    ) -> StatusWriter<S> {
+        StatusWriter::start(
+            self.client.clone(),
+            self.controller_name.to_owned(),
+            self.leading.clone(),
+            initial,
+        )
+    }
+}
+
+/// What a writer was last handed, in order, with where each object's item is: a newer
+/// version of one object replaces its item alone.
+#[derive(Debug)]
+struct Indexed<T> {
+    items: Vec<T>,
+    at: HashMap<ObjectRef, usize>,
+}
+
+impl<T> Default for Indexed<T> {
+    fn default() -> Self {
+        Self {
+            items: Vec::new(),
+            at: HashMap::new(),
+        }
+    }
+}
+
+impl<T> FromIterator<(ObjectRef, T)> for Indexed<T> {
+    fn from_iter<I: IntoIterator<Item = (ObjectRef, T)>>(items: I) -> Self {
+        let mut indexed = Self::default();
+        for (object, item) in items {
+            indexed.at.insert(object, indexed.items.len());
+            indexed.items.push(item);
+        }
+        indexed
+    }
+}
+
+impl<T> Indexed<T> {
+    /// `object`'s item, if it has one.
+    fn get_mut(&mut self, object: &ObjectRef) -> Option<&mut T> {
+        let at = *self.at.get(object)?;
+        self.items.get_mut(at)
+    }
+}
+
 /// The Ingress status writer and what it was last handed.
 #[derive(Debug)]
 pub(super) struct IngressStatus {
@@ -24,30 +85,18 @@ pub(super) struct IngressStatus {
     writer: StatusWriter<ServedIngresses>,
     /// The Ingresses served, as the conversion decided.
     served: OrdSet<ObjectRef>,
-    /// Those Ingresses as last handed over, and where each is.
-    ingresses: Vec<Arc<resources::Ingress>>,
-    at: HashMap<ObjectRef, usize>,
+    /// Those Ingresses as last handed over.
+    ingresses: Indexed<Arc<resources::Ingress>>,
 }
 
 impl IngressStatus {
     /// Starts the writer; nothing is served yet.
-    pub(super) fn start(
-        client: &kube::Client,
-        controller_name: &str,
-        leading: &watch::Receiver<bool>,
-        publish: Publish,
-    ) -> Self {
+    pub(super) fn start(writers: &WriterContext<'_>, publish: Publish) -> Self {
         Self {
-            writer: StatusWriter::start(
-                client.clone(),
-                controller_name.to_owned(),
-                leading.clone(),
-                ServedIngresses::none(publish.clone()),
-            ),
+            writer: writers.start(ServedIngresses::none(publish.clone())),
             publish,
             served: OrdSet::new(),
-            ingresses: Vec::new(),
-            at: HashMap::new(),
+            ingresses: Indexed::default(),
         }
     }
 
@@ -70,14 +119,13 @@ impl IngressStatus {
                     .any(|c| publish_service_ref == Some(&c.object_ref))
         }) else {
             self.served = served.clone();
-            self.ingresses.clear();
-            self.at.clear();
-            for object in served {
-                if let Some(Object::Ingress(ingress)) = snapshot.get(object) {
-                    self.at.insert(object.clone(), self.ingresses.len());
-                    self.ingresses.push(ingress.clone());
-                }
-            }
+            self.ingresses = served
+                .iter()
+                .filter_map(|object| match snapshot.get(object) {
+                    Some(Object::Ingress(ingress)) => Some((object.clone(), ingress.clone())),
+                    _ => None,
+                })
+                .collect();
             self.hand_over(publish_service);
             return;
         };
@@ -87,9 +135,9 @@ impl IngressStatus {
             if !self.served.contains(object_ref) {
                 continue;
             }
-            match (self.at.get(object_ref), snapshot.get(object_ref)) {
-                (Some(&at), Some(Object::Ingress(ingress))) => {
-                    self.ingresses[at] = ingress.clone();
+            match (self.ingresses.get_mut(object_ref), snapshot.get(object_ref)) {
+                (Some(handed), Some(Object::Ingress(ingress))) => {
+                    *handed = ingress.clone();
                     refreshed = true;
                 }
                 // Served but not in the list as made, or gone: made anew.
@@ -107,7 +155,7 @@ impl IngressStatus {
     fn hand_over(&self, publish_service: Option<Arc<Service>>) {
         self.writer.update(ServedIngresses {
             publish: self.publish.clone(),
-            ingresses: self.ingresses.clone(),
+            ingresses: self.ingresses.items.clone(),
             publish_service,
         });
     }
@@ -121,7 +169,7 @@ pub(super) struct GatewayStatusWriters {
     classes: KindTargets<GatewayClass>,
     gateways: StatusWriter<ServedGateways>,
     /// The Gateways' computed status, as last handed over.
-    last_gateways: Vec<Target<Gateway>>,
+    last_gateways: Indexed<Target<Gateway>>,
     /// Where the Gateways' published address comes from.
     publish: Option<Publish>,
     routes: KindTargets<HttpRoute>,
@@ -133,88 +181,79 @@ pub(super) struct GatewayStatusWriters {
     listener_sets: KindTargets<ListenerSet>,
 }
 
-/// One kind's targets, as last handed to its writer, and where each object's is.
+/// One kind's writer and its targets as last handed over.
 #[derive(Debug)]
 struct KindTargets<K: StatusKind> {
     writer: StatusWriter<Vec<Target<K>>>,
-    targets: Vec<Target<K>>,
-    at: HashMap<ObjectRef, usize>,
+    targets: Indexed<Target<K>>,
 }
 
 impl<K: StatusKind> KindTargets<K> {
-    fn start(
-        client: &kube::Client,
-        controller_name: &str,
-        leading: &watch::Receiver<bool>,
-    ) -> Self {
+    fn start(writers: &WriterContext<'_>) -> Self {
         Self {
-            writer: StatusWriter::start(
-                client.clone(),
-                controller_name.to_owned(),
-                leading.clone(),
-                Vec::new(),
-            ),
-            targets: Vec::new(),
-            at: HashMap::new(),
+            writer: writers.start(Vec::new()),
+            targets: Indexed::default(),
         }
     }
 
     /// Hands the writer `targets`, made anew from a report.
     fn replace(&mut self, targets: Vec<Target<K>>) {
-        self.at = targets
-            .iter()
-            .enumerate()
-            .map(|(at, target)| (target.object_ref(), at))
-            .collect();
-        self.targets = targets;
-        self.writer.update(self.targets.clone());
+        self.targets = by_object(targets);
+        self.hand_over();
     }
 
     /// A newer version of an object with a target (the same status to write against a
     /// new `resourceVersion`); false when it has none.
     fn refresh(&mut self, object_ref: &ObjectRef, object: &Arc<K>) -> bool {
-        let Some(&at) = self.at.get(object_ref) else {
-            return false;
-        };
-        self.targets[at].object = object.clone();
-        true
+        refresh(&mut self.targets, object_ref, object)
     }
 
-    /// Hands the writer the refreshed targets.
+    /// Hands the writer the targets.
     fn hand_over(&self) {
-        self.writer.update(self.targets.clone());
+        self.writer.update(self.targets.items.clone());
     }
 }
 
+/// Targets by the object each is for.
+fn by_object<K: StatusKind>(targets: Vec<Target<K>>) -> Indexed<Target<K>> {
+    targets
+        .into_iter()
+        .map(|target| (target.object_ref(), target))
+        .collect()
+}
+
+/// Gives `object_ref`'s target, if it has one, the newer version `object`.
+fn refresh<K: StatusKind>(
+    targets: &mut Indexed<Target<K>>,
+    object_ref: &ObjectRef,
+    object: &Arc<K>,
+) -> bool {
+    let Some(target) = targets.get_mut(object_ref) else {
+        return false;
+    };
+    target.object = object.clone();
+    true
+}
+
 impl GatewayStatusWriters {
-    pub(super) fn start(
-        client: &kube::Client,
-        controller_name: &str,
-        leading: &watch::Receiver<bool>,
-        publish: Option<Publish>,
-    ) -> Self {
+    pub(super) fn start(writers: &WriterContext<'_>, publish: Option<Publish>) -> Self {
         let gateways = ServedGateways {
             publish: publish.clone(),
             ..ServedGateways::default()
         };
         Self {
             report: None,
-            classes: KindTargets::start(client, controller_name, leading),
-            gateways: StatusWriter::start(
-                client.clone(),
-                controller_name.to_owned(),
-                leading.clone(),
-                gateways,
-            ),
-            last_gateways: Vec::new(),
+            classes: KindTargets::start(writers),
+            gateways: writers.start(gateways),
+            last_gateways: Indexed::default(),
             publish,
-            routes: KindTargets::start(client, controller_name, leading),
-            grpc_routes: KindTargets::start(client, controller_name, leading),
-            tls_routes: KindTargets::start(client, controller_name, leading),
-            tcp_routes: KindTargets::start(client, controller_name, leading),
-            udp_routes: KindTargets::start(client, controller_name, leading),
-            backend_tls_policies: KindTargets::start(client, controller_name, leading),
-            listener_sets: KindTargets::start(client, controller_name, leading),
+            routes: KindTargets::start(writers),
+            grpc_routes: KindTargets::start(writers),
+            tls_routes: KindTargets::start(writers),
+            tcp_routes: KindTargets::start(writers),
+            udp_routes: KindTargets::start(writers),
+            backend_tls_policies: KindTargets::start(writers),
+            listener_sets: KindTargets::start(writers),
         }
     }
 
@@ -243,7 +282,7 @@ impl GatewayStatusWriters {
         }
         self.report = Some(report.clone());
         self.gateways.update(ServedGateways {
-            gateways: self.last_gateways.clone(),
+            gateways: self.last_gateways.items.clone(),
             publish: self.publish.clone(),
             publish_service,
         });
@@ -269,14 +308,7 @@ impl GatewayStatusWriters {
             let refreshed = match snapshot.get(object_ref) {
                 Some(Object::GatewayClass(class)) => self.classes.refresh(object_ref, class),
                 Some(Object::Gateway(gateway)) => {
-                    let mut found = false;
-                    for target in &mut self.last_gateways {
-                        if target.object_ref() == *object_ref {
-                            target.object = gateway.clone();
-                            found = true;
-                        }
-                    }
-                    found
+                    refresh(&mut self.last_gateways, object_ref, gateway)
                 }
                 Some(Object::HttpRoute(route)) => self.routes.refresh(object_ref, route),
                 Some(Object::GrpcRoute(route)) => self.grpc_routes.refresh(object_ref, route),
@@ -348,7 +380,7 @@ impl GatewayStatusWriters {
         self.udp_routes.replace(udp_routes);
         self.backend_tls_policies.replace(policies);
         self.listener_sets.replace(listener_sets);
-        self.last_gateways = gateways;
+        self.last_gateways = by_object(gateways);
     }
 }
 
@@ -451,6 +483,7 @@ mod tests {
         writers
             .routes
             .targets
+            .items
             .iter()
             .map(|target| {
                 let name = target.object.metadata.name.clone().unwrap_or_default();
@@ -469,7 +502,12 @@ mod tests {
         let client = kube::Client::try_from(config).unwrap();
         // Never leading: nothing is written.
         let (_leading, not_leading) = watch::channel(false);
-        let start = || GatewayStatusWriters::start(&client, "test", &not_leading, None);
+        let writers = WriterContext {
+            client: &client,
+            controller_name: "test",
+            leading: &not_leading,
+        };
+        let start = || GatewayStatusWriters::start(&writers, None);
         let mut index = index::Index::new();
         for name in ["a", "b"] {
             index.handle(index::SourceEvent::Apply(route(name, "1")));
@@ -487,7 +525,7 @@ mod tests {
         let mut writers = start();
         let first = index.snapshot();
         writers.update(&first, None, &report, None);
-        let desired_of_a = writers.routes.targets[0].desired.clone();
+        let desired_of_a = writers.routes.targets.items[0].desired.clone();
 
         // Our write comes back as version 2 of `a`: the same report, one object newer.
         index.handle(index::SourceEvent::Apply(route("a", "2")));
@@ -499,7 +537,7 @@ mod tests {
         assert_eq!(handed(&writers), handed(&from_nothing));
         assert_eq!(handed(&writers)[0].1, "2");
         assert!(Arc::ptr_eq(
-            &writers.routes.targets[0].desired,
+            &writers.routes.targets.items[0].desired,
             &desired_of_a
         ));
 
@@ -540,9 +578,14 @@ mod tests {
         let client = kube::Client::try_from(config).unwrap();
         let (_leading, not_leading) = watch::channel(false);
         let publish = Publish::Addresses(vec!["10.0.0.1".into()]);
-        let start = || IngressStatus::start(&client, "test", &not_leading, publish.clone());
+        let writers = WriterContext {
+            client: &client,
+            controller_name: "test",
+            leading: &not_leading,
+        };
+        let start = || IngressStatus::start(&writers, publish.clone());
         let versions = |status: &IngressStatus| -> Vec<(String, String)> {
-            (status.ingresses.iter())
+            (status.ingresses.items.iter())
                 .map(|i| {
                     (
                         i.metadata.name.clone().unwrap(),
@@ -562,7 +605,7 @@ mod tests {
         let mut status = start();
         let first = index.snapshot();
         status.update(&first, None, &served, (None, None));
-        let b_before = status.ingresses[1].clone();
+        let b_before = status.ingresses.items[1].clone();
 
         // Our write comes back as version 2 of `a`.
         index.handle(index::SourceEvent::Apply(ingress("a", "2")));
@@ -573,7 +616,7 @@ mod tests {
         from_nothing.update(&second, None, &served, (None, None));
         assert_eq!(versions(&status), versions(&from_nothing));
         assert_eq!(versions(&status)[0], ("a".into(), "2".into()));
-        assert!(Arc::ptr_eq(&status.ingresses[1], &b_before));
+        assert!(Arc::ptr_eq(&status.ingresses.items[1], &b_before));
 
         // Served no more: made anew.
         let only_b: OrdSet<ObjectRef> =

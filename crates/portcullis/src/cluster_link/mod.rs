@@ -16,7 +16,7 @@ use resources::{Kind, Object, ObjectRef};
 use source::SourceBatch;
 use tokio::sync::{mpsc, watch};
 
-use self::handover::{GatewayStatusWriters, IngressStatus};
+use self::handover::{GatewayStatusWriters, IngressStatus, WriterContext};
 use crate::cli::{ClusterArgs, ConfigArgs};
 
 /// Problems waiting to be published; beyond this, new ones are dropped (they are logged).
@@ -93,12 +93,15 @@ impl ClusterLink {
             .publish_service
             .as_ref()
             .map(|(namespace, name)| ObjectRef::new(Kind::Service, namespace, name));
-        let controller_name = convert::gateway::GATEWAY_CONTROLLER.to_owned();
+        let writers = WriterContext {
+            client: &client,
+            controller_name: convert::gateway::GATEWAY_CONTROLLER,
+            leading: &leading,
+        };
         let ingress_status = publish
             .clone()
-            .map(|publish| IngressStatus::start(&client, &controller_name, &leading, publish));
-        let gateway_status =
-            GatewayStatusWriters::start(&client, &controller_name, &leading, publish.clone());
+            .map(|publish| IngressStatus::start(&writers, publish));
+        let gateway_status = GatewayStatusWriters::start(&writers, publish.clone());
         let (problems, problems_rx) = mpsc::channel(PROBLEM_QUEUE);
         tokio::spawn(cluster::publish_events(
             client.clone(),

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use model::{GroupSelector, Server, ServerWeight, Word};
-use resources::{Object, ObjectRef};
+use resources::{Kind, Object, ObjectRef};
 
 use crate::diagnostic::Diagnostic;
 use crate::keys::{self, BlueGreenMode, GroupWeight, Keys, SelectorPair};
@@ -14,11 +14,12 @@ use crate::lookup::Recorder;
 /// in `deploy` mode, before scaling to HAProxy's range.
 const INITIAL_WEIGHT: f32 = 1.0;
 
-/// An endpoint and the pod its `targetRef` names, if any.
+/// An endpoint and the name of the pod its `targetRef` names in the Service's namespace,
+/// if any: a reference is made of it only when blue-green keys read the pod.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Endpoint {
+pub(crate) struct Endpoint<'a> {
     pub(crate) server: Server,
-    pub(crate) pod: Option<ObjectRef>,
+    pub(crate) pod: Option<&'a str>,
 }
 
 /// Sets the servers' weights and groups from the blue-green keys, looking their pods up
@@ -28,7 +29,7 @@ pub(crate) fn apply(
     lookups: &mut Recorder<'_>,
     keys: &Keys<'_>,
     service: &ObjectRef,
-    endpoints: Vec<Endpoint>,
+    endpoints: Vec<Endpoint<'_>>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Vec<Server>, Option<GroupSelector>) {
     let balance = keys
@@ -38,7 +39,7 @@ pub(crate) fn apply(
     if balance.is_none() && selector.is_none() {
         return (endpoints.into_iter().map(|e| e.server).collect(), None);
     }
-    let mut report = |endpoint: &Endpoint, why: String| {
+    let mut report = |endpoint: &Endpoint<'_>, why: String| {
         diagnostics.push(Diagnostic {
             object: service.clone(),
             field: format!(
@@ -58,18 +59,27 @@ pub(crate) fn apply(
                 );
                 None
             }
-            Some(pod) => match lookups.get(pod.clone()) {
-                Some(Object::Pod(found)) => Some(found.metadata.labels.clone().unwrap_or_default()),
-                _ => {
-                    report(
-                        endpoint,
-                        format!(
-                            "{pod} not found: the endpoint gets blue-green weight 0 and no group"
-                        ),
-                    );
-                    None
+            Some(pod) => {
+                let pod = ObjectRef {
+                    kind: Kind::Pod,
+                    namespace: service.namespace.clone(),
+                    name: (*pod).into(),
+                };
+                match lookups.get(pod.clone()) {
+                    Some(Object::Pod(found)) => {
+                        Some(found.metadata.labels.clone().unwrap_or_default())
+                    }
+                    _ => {
+                        report(
+                            endpoint,
+                            format!(
+                                "{pod} not found: the endpoint gets blue-green weight 0 and no group"
+                            ),
+                        );
+                        None
+                    }
                 }
-            },
+            }
         };
         labels.push(pod_labels);
     }

@@ -130,14 +130,19 @@ pub(crate) fn resolve_port<'a>(
 
 /// A Service's ready endpoints on the port its endpoints name `port_name`: from its
 /// EndpointSlices, or from its Endpoints object when it has no slice.
-fn ready_endpoints(
-    snapshot: &mut Recorder<'_>,
+fn ready_endpoints<'a>(
+    snapshot: &mut Recorder<'a>,
     namespace: &str,
     service_name: &str,
     port_name: &str,
-) -> Vec<Endpoint> {
+) -> Vec<Endpoint<'a>> {
     let slices = snapshot.endpoint_slices(namespace, service_name);
-    let mut servers = Vec::new();
+    let mut servers = Vec::with_capacity(
+        slices
+            .iter()
+            .map(|slice| slice.endpoints.as_ref().map_or(0, Vec::len))
+            .sum(),
+    );
     if slices.is_empty()
         && let Some(endpoints) = snapshot.endpoints(namespace, service_name)
     {
@@ -197,7 +202,7 @@ fn ready_endpoints(
                 )
             });
             for address in &endpoint.addresses {
-                push_server(&mut servers, address, port_number, pod.clone());
+                push_server(&mut servers, address, port_number, pod);
             }
         }
     }
@@ -244,7 +249,7 @@ fn named_servers(
     service: &Service,
     service_ref: &ObjectRef,
     port: &ServiceBackendPort,
-    endpoints: &[Endpoint],
+    endpoints: &[Endpoint<'_>],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Option<model::NamedServers>, String> {
     let external = is_external_name(service);
@@ -334,23 +339,27 @@ fn same_port_name(name: Option<&str>, wanted: &str) -> bool {
     name.unwrap_or("") == wanted
 }
 
-/// The pod an endpoint's `targetRef` names. A Service's pods are in its namespace: a
-/// reference to another namespace's pod is not followed, so a tenant's slices cannot
-/// read another tenant's pod labels.
-fn pod_of(
+/// The name of the pod an endpoint's `targetRef` names. A Service's pods are in its
+/// namespace: a reference to another namespace's pod is not followed, so a tenant's
+/// slices cannot read another tenant's pod labels.
+fn pod_of<'a>(
     kind: Option<&str>,
-    name: Option<&str>,
+    name: Option<&'a str>,
     target_namespace: Option<&str>,
     namespace: &str,
-) -> Option<ObjectRef> {
+) -> Option<&'a str> {
     if kind != Some("Pod") || target_namespace.is_some_and(|ns| ns != namespace) {
         return None;
     }
-    let name = name.filter(|n| !n.is_empty())?;
-    Some(ObjectRef::new(Kind::Pod, namespace, name))
+    name.filter(|n| !n.is_empty())
 }
 
-fn push_server(servers: &mut Vec<Endpoint>, address: &str, port: i32, pod: Option<ObjectRef>) {
+fn push_server<'a>(
+    servers: &mut Vec<Endpoint<'a>>,
+    address: &str,
+    port: i32,
+    pod: Option<&'a str>,
+) {
     // Addresses that are not IPs, or out-of-range ports, cannot be HAProxy servers.
     if let (Ok(address), Ok(port)) = (address.parse::<IpAddr>(), u16::try_from(port))
         && port != 0

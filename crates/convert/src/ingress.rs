@@ -24,6 +24,9 @@ struct Converter<'a, 'b> {
     annotations: Annotations,
     output: Contribution,
     backends: BTreeMap<BackendId, ServiceBackend>,
+    /// The backend each service reference resolved to: an Ingress's paths mostly name one
+    /// Service and port, whose lookups are then made once.
+    resolved: Vec<(IngressServiceBackend, ServiceBackend)>,
     /// The Ingress's one host and its aliases.
     alias: Option<(HostKey, Vec<HostKey>)>,
 }
@@ -46,6 +49,7 @@ pub(crate) fn convert_ingress(
         annotations,
         output,
         backends: BTreeMap::new(),
+        resolved: Vec::new(),
         alias: None,
     };
     let tcp_port = converter.keys().get(&keys::TCP_SERVICE_PORT);
@@ -112,7 +116,7 @@ impl Converter<'_, '_> {
         };
         let namespace = self.output.object.namespace.clone();
         let mut output = ingress_tcp::claims(spec, port, settings, &namespace, |service, field| {
-            self.backend(Some(service), field)
+            self.backend(Some(service), &field)
         });
         if refuse_all {
             for claim in &mut output.claims {
@@ -313,9 +317,16 @@ impl Converter<'_, '_> {
             client_auth,
             ..options
         };
+        self.output.tls.reserve_exact(
+            spec.tls
+                .iter()
+                .flatten()
+                .map(|entry| entry.hosts.as_ref().map_or(0, Vec::len))
+                .sum(),
+        );
         for (index, entry) in spec.tls.iter().flatten().enumerate() {
             for (host_index, host) in entry.hosts.iter().flatten().enumerate() {
-                let field = format!("spec.tls[{index}].hosts[{host_index}]");
+                let field = names::indexed_field("spec.tls", index, "hosts", host_index);
                 match names::parse_host(host) {
                     Ok(host) => {
                         let secret =
@@ -366,6 +377,18 @@ impl Converter<'_, '_> {
             redirect_code: self.keys().get(&keys::SSL_REDIRECT_CODE),
         };
         let mut passthrough_output = PassthroughOutput::default();
+        // One claim a path: room for them all at once, so that the contribution has none
+        // to give back when it is kept.
+        if !passthrough {
+            self.output.routes.reserve_exact(
+                spec.rules
+                    .iter()
+                    .flatten()
+                    .filter_map(|rule| rule.http.as_ref())
+                    .map(|http| http.paths.len())
+                    .sum(),
+            );
+        }
         for (rule_index, rule) in spec.rules.iter().flatten().enumerate() {
             let host = match rule.host.as_deref().filter(|h| !h.is_empty()) {
                 None => HostKey::CatchAll,
@@ -395,20 +418,22 @@ impl Converter<'_, '_> {
                     &mut passthrough_output,
                     host,
                     &passthrough_keys,
-                    |service, field| self.backend(Some(service), field),
+                    |service, field| self.backend(Some(service), &field),
                 );
                 continue;
             }
             for (path_index, path) in paths.iter().enumerate() {
-                let field = format!("spec.rules[{rule_index}].http.paths[{path_index}]");
+                let field =
+                    names::indexed_field("spec.rules", rule_index, "http.paths", path_index);
                 let path_type = if path.path_type.is_empty() {
                     "ImplementationSpecific"
                 } else {
                     &path.path_type
                 };
-                let Some((backend, service_keys)) =
-                    self.backend(path.backend.service.as_ref(), &format!("{field}.backend"))
-                else {
+                let Some((backend, service_keys)) = self.backend(
+                    path.backend.service.as_ref(),
+                    &format_args!("{field}.backend"),
+                ) else {
                     continue;
                 };
                 let layers = self.keys().with_service(&service_keys);
@@ -498,20 +523,24 @@ impl Converter<'_, '_> {
     fn backend(
         &mut self,
         service: Option<&IngressServiceBackend>,
-        field: &str,
+        // Written out only for a report: one is made per path of every Ingress.
+        field: &dyn std::fmt::Display,
     ) -> Option<ServiceBackend> {
         let Some(service) = service else {
             self.report(
-                field.to_owned(),
+                field.to_string(),
                 "only service backends are supported; the path is skipped".to_owned(),
             );
             return None;
         };
+        if let Some((_, backend)) = self.resolved.iter().find(|(known, _)| known == service) {
+            return Some(backend.clone());
+        }
         let port = service.port.clone().unwrap_or_default();
         let named = port.name.as_deref().is_some_and(|n| !n.is_empty());
         if !named && port.number.is_none() {
             self.report(
-                field.to_owned(),
+                field.to_string(),
                 "service.port needs a number or a name; the path is skipped".to_owned(),
             );
             return None;
@@ -533,9 +562,12 @@ impl Converter<'_, '_> {
             &mut self.output.diagnostics,
         );
         match built {
-            Ok(backend) => Some(backend),
+            Ok(backend) => {
+                self.resolved.push((service.clone(), backend.clone()));
+                Some(backend)
+            }
             Err(why) => {
-                self.report(field.to_owned(), format!("{why}; the path is skipped"));
+                self.report(field.to_string(), format!("{why}; the path is skipped"));
                 None
             }
         }

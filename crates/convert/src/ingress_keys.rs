@@ -267,6 +267,11 @@ pub(crate) fn host_tls_options(
         options: host_options.map(|o| o.options).unwrap_or_default(),
         client_auth: None,
     };
+    // Only `ssl-options-host` can leave no version: the proxy-wide value that does is
+    // refused when it is read.
+    if options.options.is_empty() {
+        return Ok(options);
+    }
     let proxy_wide = global.get(&keys::SSL_OPTIONS);
     if keys::tls_versions_left(&proxy_wide, Some(&options)) {
         Ok(options)

@@ -77,13 +77,23 @@ pub(crate) struct Context<'a> {
 pub(crate) struct Recorder<'a> {
     context: Context<'a>,
     pub(crate) dependencies: Vec<Dependency>,
+    /// Whether the global ConfigMap is recorded: a conversion reads its keys dozens of
+    /// times.
+    global_recorded: bool,
+    /// The last object looked up, and what was found: an Ingress's paths name their
+    /// Service one after another.
+    last_get: Option<(ObjectRef, Option<&'a Object>)>,
 }
 
 impl<'a> Recorder<'a> {
     pub(crate) fn new(context: Context<'a>) -> Self {
         Self {
             context,
-            dependencies: Vec::new(),
+            // An object's conversion looks up a handful of things (its class, the
+            // ConfigMap, a Service and its slices): room for them at once.
+            dependencies: Vec::with_capacity(if context.recording { 8 } else { 0 }),
+            global_recorded: false,
+            last_get: None,
         }
     }
 
@@ -121,15 +131,28 @@ impl<'a> Recorder<'a> {
 
     /// The global configuration keys; a change to the ConfigMap converts again.
     pub(crate) fn global(&mut self) -> &'a GlobalConfig {
-        if let Some(configmap) = self.context.configmap {
+        if let Some(configmap) = self.context.configmap
+            && !self.global_recorded
+        {
+            self.global_recorded = true;
             self.record_once(Dependency::Object(configmap.clone()));
         }
         self.context.global
     }
 
     pub(crate) fn get(&mut self, object_ref: ObjectRef) -> Option<&'a Object> {
+        if let Some((last, found)) = &self.last_get
+            && *last == object_ref
+        {
+            // Recorded already.
+            return *found;
+        }
         let found = self.context.snapshot.get(&object_ref);
-        self.record(|| Dependency::Object(object_ref));
+        if self.context.recording {
+            self.dependencies
+                .push(Dependency::Object(object_ref.clone()));
+        }
+        self.last_get = Some((object_ref, found));
         found
     }
 
@@ -161,8 +184,9 @@ impl<'a> Recorder<'a> {
         namespace: &str,
         service: &str,
     ) -> Vec<&'a Arc<EndpointSlice>> {
-        let slices = self.context.snapshot.endpoint_slices(namespace, service);
-        self.record(|| Dependency::Slices(namespace.into(), service.into()));
+        let service = (Name::from(namespace), Name::from(service));
+        let slices = self.context.snapshot.slices_of_service(&service);
+        self.record(|| Dependency::Slices(service.0, service.1));
         slices
     }
 

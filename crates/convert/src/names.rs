@@ -4,20 +4,48 @@ use model::{HostKey, PathKind, PathMatch};
 
 /// Parses an Ingress host: a lowercase DNS name, or `*.` followed by one.
 pub fn parse_host(host: &str) -> Result<HostKey, String> {
-    let lower = host.to_ascii_lowercase();
-    let (wildcard, name) = match lower.strip_prefix("*.") {
+    let (wildcard, name) = match host.strip_prefix("*.") {
         Some(rest) => (true, rest),
-        None => (false, lower.as_str()),
+        None => (false, host),
     };
     // One rule for DNS names, the model's, whatever they name.
-    let name = model::DnsName::parse(name)
-        .map_err(|_| format!("'{}' is not a valid host name", host.escape_debug()))?
-        .to_string();
-    Ok(if wildcard {
-        HostKey::Wildcard(name.into())
+    if !model::DnsName::is_valid(name) {
+        return Err(format!(
+            "'{}' is not a valid host name",
+            host.escape_debug()
+        ));
+    }
+    let name: std::sync::Arc<str> = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        name.to_ascii_lowercase().into()
     } else {
-        HostKey::Exact(name.into())
+        name.into()
+    };
+    Ok(if wildcard {
+        HostKey::Wildcard(name)
+    } else {
+        HostKey::Exact(name)
     })
+}
+
+/// A field of an object's list in a list, `{outer}[{i}].{inner}[{j}]`, written without the
+/// formatting machinery: one is made for each path and TLS host of every object.
+pub(crate) fn indexed_field(outer: &str, i: usize, inner: &str, j: usize) -> String {
+    let mut field = String::with_capacity(outer.len() + inner.len() + 8);
+    field.push_str(outer);
+    push_index(&mut field, i);
+    field.push('.');
+    field.push_str(inner);
+    push_index(&mut field, j);
+    field
+}
+
+fn push_index(field: &mut String, index: usize) {
+    field.push('[');
+    match u8::try_from(index) {
+        Ok(digit @ 0..=9) => field.push(char::from(b'0' + digit)),
+        _ => field.push_str(&index.to_string()),
+    }
+    field.push(']');
 }
 
 /// The longest path accepted, in bytes: the Gateway API's own limit for path values.
@@ -169,6 +197,16 @@ pub(crate) fn path_match(path: Option<&str>, kind: PathKind) -> Result<PathMatch
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn indexed_fields_read_as_formatted_ones() {
+        for (i, j) in [(0, 0), (3, 9), (10, 255), (256, 1234)] {
+            assert_eq!(
+                indexed_field("spec.rules", i, "http.paths", j),
+                format!("spec.rules[{i}].http.paths[{j}]")
+            );
+        }
+    }
 
     #[test]
     fn hosts() {

@@ -134,14 +134,23 @@ impl Snapshot {
 
     /// The EndpointSlices labelled for a service, ordered by name.
     pub fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<&Arc<EndpointSlice>> {
-        let key = (Name::from(namespace), Name::from(service));
-        let Some(names) = self.slices_by_service.get(&key) else {
+        self.slices_of_service(&(Name::from(namespace), Name::from(service)))
+    }
+
+    /// As [`Snapshot::endpoint_slices`], for a caller that holds the names already.
+    pub fn slices_of_service(&self, service: &(Name, Name)) -> Vec<&Arc<EndpointSlice>> {
+        let Some(names) = self.slices_by_service.get(service) else {
             return Vec::new();
         };
         names
             .iter()
             .filter_map(|name| {
-                match self.get(&ObjectRef::new(Kind::EndpointSlice, namespace, name)) {
+                let slice = ObjectRef {
+                    kind: Kind::EndpointSlice,
+                    namespace: service.0.clone(),
+                    name: name.clone(),
+                };
+                match self.get(&slice) {
                     Some(Object::EndpointSlice(slice)) => Some(slice),
                     _ => None,
                 }

@@ -184,6 +184,16 @@ pub struct DnsName(String);
 impl DnsName {
     /// Parses a host name.
     pub fn parse(text: &str) -> Result<Self, String> {
+        if Self::is_valid(text) {
+            Ok(Self(text.to_ascii_lowercase()))
+        } else {
+            Err(format!("'{}' is not a DNS host name", text.escape_debug()))
+        }
+    }
+
+    /// Whether `text` is a DNS host name (letters, digits and inner hyphens in labels of
+    /// 1-63 bytes, 253 bytes at most), in any case.
+    pub fn is_valid(text: &str) -> bool {
         let label_ok = |label: &str| {
             (1..=63).contains(&label.len())
                 && !label.starts_with('-')
@@ -192,11 +202,7 @@ impl DnsName {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-')
         };
-        if text.len() <= 253 && text.split('.').all(label_ok) {
-            Ok(Self(text.to_ascii_lowercase()))
-        } else {
-            Err(format!("'{}' is not a DNS host name", text.escape_debug()))
-        }
+        text.len() <= 253 && text.split('.').all(label_ok)
     }
 }
 

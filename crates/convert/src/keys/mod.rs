@@ -1,11 +1,12 @@
 //! Configuration keys: one typed definition each (name, scope, default, parser, doc),
 //! read from the global ConfigMap and, for backend and path scope, from annotations.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use resources::ObjectRef;
 
 use crate::diagnostic::Diagnostic;
+use table::{KeySet, KeyTable};
 
 mod access;
 mod affinity;
@@ -32,6 +33,7 @@ mod redirect;
 mod responses;
 mod rewrite;
 mod routing;
+mod table;
 mod tcp;
 mod tls;
 mod unsupported;
@@ -208,9 +210,11 @@ pub trait KeyInfo: Sync {
     fn differs(&self) -> &'static str;
     /// Checks a value.
     fn validate(&self, value: &str) -> Result<(), String>;
+    /// Parses a value, into the key's type.
+    fn parse_value(&self, value: &str) -> Result<Box<dyn std::any::Any + Send + Sync>, String>;
 }
 
-impl<T: Send + Sync> KeyInfo for Key<T> {
+impl<T: Send + Sync + 'static> KeyInfo for Key<T> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -234,6 +238,9 @@ impl<T: Send + Sync> KeyInfo for Key<T> {
     }
     fn validate(&self, value: &str) -> Result<(), String> {
         (self.parse)(value).map(drop)
+    }
+    fn parse_value(&self, value: &str) -> Result<Box<dyn std::any::Any + Send + Sync>, String> {
+        (self.parse)(value).map(|parsed| Box::new(parsed) as _)
     }
 }
 
@@ -510,11 +517,11 @@ fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
 /// The global ConfigMap's data, checked once; values are looked up by key.
 #[derive(Debug, Default)]
 pub struct GlobalConfig {
-    valid: BTreeMap<String, String>,
+    valid: KeyTable,
     /// Fail-closed keys set to an invalid value.
-    refused: BTreeSet<&'static str>,
+    refused: KeySet,
     /// Keys set to a value that does not parse.
-    invalid: BTreeSet<&'static str>,
+    invalid: KeySet,
 }
 
 impl GlobalConfig {
@@ -525,9 +532,9 @@ impl GlobalConfig {
         origin: Option<&ObjectRef>,
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
-        let mut valid = BTreeMap::new();
-        let mut refused = BTreeSet::new();
-        let mut invalid = BTreeSet::new();
+        let mut valid = KeyTable::default();
+        let mut refused = KeySet::default();
+        let mut invalid = KeySet::default();
         for (name, value) in data.into_iter().flatten() {
             let report = |message: String| Diagnostic {
                 object: origin
@@ -543,10 +550,8 @@ impl GlobalConfig {
             if let Some(message) = deprecation(name) {
                 diagnostics.push(report(message));
             }
-            match key.validate(value) {
-                Ok(()) => {
-                    valid.insert(name.clone(), value.clone());
-                }
+            match key.parse_value(value) {
+                Ok(parsed) => valid.set_once(key.name(), parsed),
                 Err(why) => {
                     invalid.insert(key.name());
                     if fails_closed(key.name()) {
@@ -568,29 +573,27 @@ impl GlobalConfig {
     }
 
     /// The key's value: the ConfigMap's when set and valid, else the default.
-    pub fn get<T: Clone>(&self, key: &Key<T>) -> T {
+    pub fn get<T: Clone + 'static>(&self, key: &Key<T>) -> T {
         self.value(key).unwrap_or_else(|| key.default_value())
     }
 
     /// The ConfigMap's value, when set and valid.
-    pub fn value<T>(&self, key: &Key<T>) -> Option<T> {
-        self.valid
-            .get(key.name)
-            .and_then(|text| (key.parse)(text).ok())
+    pub fn value<T: Clone + 'static>(&self, key: &Key<T>) -> Option<T> {
+        self.valid.get(key.name)
     }
 }
 
 /// The annotations of one object that configure keys, checked once.
 #[derive(Debug, Default)]
 pub struct Annotations {
-    valid: BTreeMap<&'static str, String>,
+    valid: KeyTable,
     /// Fail-closed keys set to an invalid value.
-    refused: BTreeSet<&'static str>,
+    refused: KeySet,
     /// The object; named (`Kind namespace/name`) only where a setting is traced to it,
     /// which few keys are.
     origin: Option<ObjectRef>,
     /// Keys set to a value that does not parse.
-    invalid: BTreeSet<&'static str>,
+    invalid: KeySet,
 }
 
 impl Annotations {
@@ -601,9 +604,9 @@ impl Annotations {
         origin: &ObjectRef,
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Self {
-        let mut valid = BTreeMap::new();
-        let mut refused = BTreeSet::new();
-        let mut invalid = BTreeSet::new();
+        let mut valid = KeyTable::default();
+        let mut refused = KeySet::default();
+        let mut invalid = KeySet::default();
         // Our own prefix wins over the migration prefix, whatever the map order.
         for prefix in ANNOTATION_PREFIXES {
             for (annotation, value) in annotations.into_iter().flatten() {
@@ -629,11 +632,11 @@ impl Annotations {
                     diagnostics.push(report(message));
                 }
                 // Under a less preferred prefix, a key already read is checked only.
-                let read = valid.contains_key(key.name()) || refused.contains(key.name());
-                match key.validate(value) {
-                    Ok(()) => {
+                let read = valid.contains(key.name()) || refused.contains(key.name());
+                match key.parse_value(value) {
+                    Ok(parsed) => {
                         if !read {
-                            valid.insert(key.name(), value.clone());
+                            valid.set_once(key.name(), parsed);
                         }
                     }
                     Err(why) => {
@@ -666,15 +669,13 @@ impl Annotations {
     }
 
     /// The key's value: the annotation's when set and valid, else the global one.
-    pub fn get<T: Clone>(&self, key: &Key<T>, global: &GlobalConfig) -> T {
+    pub fn get<T: Clone + 'static>(&self, key: &Key<T>, global: &GlobalConfig) -> T {
         self.value(key).unwrap_or_else(|| global.get(key))
     }
 
     /// The annotation's value, when set and valid.
-    pub fn value<T>(&self, key: &Key<T>) -> Option<T> {
-        self.valid
-            .get(key.name)
-            .and_then(|text| (key.parse)(text).ok())
+    pub fn value<T: Clone + 'static>(&self, key: &Key<T>) -> Option<T> {
+        self.valid.get(key.name)
     }
 }
 
@@ -693,7 +694,7 @@ pub struct Keys<'a> {
 
 impl<'a> Keys<'a> {
     /// The key's value from the most specific layer that sets it validly.
-    pub fn get<T: Clone>(&self, key: &Key<T>) -> T {
+    pub fn get<T: Clone + 'static>(&self, key: &Key<T>) -> T {
         [self.service, self.object]
             .into_iter()
             .flatten()
@@ -703,7 +704,7 @@ impl<'a> Keys<'a> {
 
     /// The value of the most specific annotation that sets the key validly, without the
     /// global ConfigMap's: for settings the `defaults` section already holds.
-    pub fn annotated<T>(&self, key: &Key<T>) -> Option<T> {
+    pub fn annotated<T: Clone + 'static>(&self, key: &Key<T>) -> Option<T> {
         [self.service, self.object]
             .into_iter()
             .flatten()
@@ -712,13 +713,13 @@ impl<'a> Keys<'a> {
 
     /// The value of the most specific layer that sets the key validly, if any does;
     /// `None` when only the default applies.
-    pub fn explicit<T>(&self, key: &Key<T>) -> Option<T> {
+    pub fn explicit<T: Clone + 'static>(&self, key: &Key<T>) -> Option<T> {
         self.annotated(key).or_else(|| self.global.value(key))
     }
 
     /// A fail-closed key's value from the most specific layer that sets it, valid or
     /// not, with the object that set it; `None` when no layer sets it.
-    pub fn setting<T>(&self, key: &Key<T>) -> Option<Setting<T>> {
+    pub fn setting<T: Clone + 'static>(&self, key: &Key<T>) -> Option<Setting<T>> {
         for annotations in [self.service, self.object].into_iter().flatten() {
             if annotations.refused.contains(key.name) {
                 return Some(Setting::Refused);
@@ -739,7 +740,7 @@ impl<'a> Keys<'a> {
     /// Whether the most specific layer that sets the key sets it to a value that does not
     /// parse: for keys whose fallback would weaken a protection (an unreadable `auth-url`
     /// must not leave its path open).
-    pub fn set_invalidly<T>(&self, key: &Key<T>) -> bool {
+    pub fn set_invalidly<T: Clone + 'static>(&self, key: &Key<T>) -> bool {
         for annotations in [self.service, self.object].into_iter().flatten() {
             if annotations.value(key).is_some() {
                 return false;

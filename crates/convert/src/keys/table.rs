@@ -1,0 +1,96 @@
+//! The keys one layer (an object's annotations, the global ConfigMap) sets, parsed once
+//! and found by the key's identity instead of by comparing names: a path's conversion
+//! reads a few dozen keys, most of them set in no layer.
+
+use std::any::Any;
+
+/// A key's identity: where its name is. Every key is one `static` (its parsed default
+/// lives in it), so its name is one string in the binary, and two keys with different
+/// names never share an address and a length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct KeyId(usize, usize);
+
+impl KeyId {
+    pub(super) fn of(name: &'static str) -> Self {
+        Self(name.as_ptr() as usize, name.len())
+    }
+}
+
+/// A parsed value of some key's type.
+type Parsed = Box<dyn Any + Send + Sync>;
+
+/// Values by key, in key order.
+#[derive(Debug, Default)]
+pub(super) struct KeyTable(Vec<(KeyId, Parsed)>);
+
+impl KeyTable {
+    /// Sets `name`'s value, unless it is set already.
+    pub(super) fn set_once(&mut self, name: &'static str, value: Parsed) {
+        let id = KeyId::of(name);
+        if let Err(position) = self.find(id) {
+            self.0.insert(position, (id, value));
+        }
+    }
+
+    pub(super) fn contains(&self, name: &'static str) -> bool {
+        self.find(KeyId::of(name)).is_ok()
+    }
+
+    /// The value set for `name`, when set, and of type `T` (always, for the key named).
+    pub(super) fn get<T: Clone + 'static>(&self, name: &'static str) -> Option<T> {
+        let position = self.find(KeyId::of(name)).ok()?;
+        self.0[position].1.downcast_ref::<T>().cloned()
+    }
+
+    fn find(&self, id: KeyId) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&id, |(known, _)| *known)
+    }
+}
+
+/// Keys one layer names, in key order.
+#[derive(Debug, Default)]
+pub(super) struct KeySet(Vec<KeyId>);
+
+impl KeySet {
+    pub(super) fn insert(&mut self, name: &'static str) {
+        let id = KeyId::of(name);
+        if let Err(position) = self.0.binary_search(&id) {
+            self.0.insert(position, id);
+        }
+    }
+
+    pub(super) fn contains(&self, name: &'static str) -> bool {
+        self.0.binary_search(&KeyId::of(name)).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_has_an_identity_of_its_own() {
+        let mut ids: Vec<KeyId> = super::super::ALL_KEYS
+            .iter()
+            .map(|key| KeyId::of(key.name()))
+            .collect();
+        let count = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), count);
+    }
+
+    #[test]
+    fn a_value_is_found_by_its_key_and_the_first_one_set_stays() {
+        let mut table = KeyTable::default();
+        table.set_once(super::super::TIMEOUT_SERVER.name, Box::new(7_u32));
+        table.set_once(super::super::TIMEOUT_SERVER.name, Box::new(8_u32));
+        assert_eq!(table.get::<u32>(super::super::TIMEOUT_SERVER.name), Some(7));
+        assert_eq!(table.get::<u32>(super::super::TIMEOUT_CONNECT.name), None);
+        assert!(table.contains(super::super::TIMEOUT_SERVER.name));
+        let mut set = KeySet::default();
+        set.insert(super::super::HSTS.name);
+        assert!(set.contains(super::super::HSTS.name));
+        assert!(!set.contains(super::super::TIMEOUT_SERVER.name));
+    }
+}

@@ -24,9 +24,9 @@ struct Converter<'a, 'b> {
     annotations: Annotations,
     output: Contribution,
     backends: BTreeMap<BackendId, ServiceBackend>,
-    /// The backend each service reference resolved to: an Ingress's paths mostly name one
-    /// Service and port, whose lookups are then made once.
-    resolved: Vec<(IngressServiceBackend, ServiceBackend)>,
+    /// The last service reference resolved, and its backend: an Ingress's paths often
+    /// name the Service and port the path before named, whose lookups are then made once.
+    last_resolved: Option<(IngressServiceBackend, ServiceBackend)>,
     /// The Ingress's one host and its aliases.
     alias: Option<(HostKey, Vec<HostKey>)>,
 }
@@ -49,7 +49,7 @@ pub(crate) fn convert_ingress(
         annotations,
         output,
         backends: BTreeMap::new(),
-        resolved: Vec::new(),
+        last_resolved: None,
         alias: None,
     };
     let tcp_port = converter.keys().get(&keys::TCP_SERVICE_PORT);
@@ -377,8 +377,9 @@ impl Converter<'_, '_> {
             redirect_code: self.keys().get(&keys::SSL_REDIRECT_CODE),
         };
         let mut passthrough_output = PassthroughOutput::default();
-        // One claim a path: room for them all at once, so that the contribution has none
-        // to give back when it is kept.
+        // Most paths make one claim: room for them at once, so that the contribution
+        // mostly has none to give back when it is kept (`app-root`, aliases and skipped
+        // paths make the count differ, and the list is shrunk then).
         if !passthrough {
             self.output.routes.reserve_exact(
                 spec.rules
@@ -533,7 +534,9 @@ impl Converter<'_, '_> {
             );
             return None;
         };
-        if let Some((_, backend)) = self.resolved.iter().find(|(known, _)| known == service) {
+        if let Some((last, backend)) = &self.last_resolved
+            && last == service
+        {
             return Some(backend.clone());
         }
         let port = service.port.clone().unwrap_or_default();
@@ -563,7 +566,7 @@ impl Converter<'_, '_> {
         );
         match built {
             Ok(backend) => {
-                self.resolved.push((service.clone(), backend.clone()));
+                self.last_resolved = Some((service.clone(), backend.clone()));
                 Some(backend)
             }
             Err(why) => {

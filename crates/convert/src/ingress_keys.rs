@@ -267,8 +267,8 @@ pub(crate) fn host_tls_options(
         options: host_options.map(|o| o.options).unwrap_or_default(),
         client_auth: None,
     };
-    // Only `ssl-options-host` can leave no version: the proxy-wide value that does is
-    // refused when it is read.
+    // Only `ssl-options-host` can leave no version: a proxy-wide `ssl-options` that
+    // does fails to parse, and its default is used instead.
     if options.options.is_empty() {
         return Ok(options);
     }

@@ -90,7 +90,8 @@ impl<'a> Recorder<'a> {
         Self {
             context,
             // An object's conversion looks up a handful of things (its class, the
-            // ConfigMap, a Service and its slices): room for them at once.
+            // ConfigMap, a Service and its slices): room for them at once. A certificate's
+            // or the status's lookups take the same room, given back when kept.
             dependencies: Vec::with_capacity(if context.recording { 8 } else { 0 }),
             global_recorded: false,
             last_get: None,

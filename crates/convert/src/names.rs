@@ -27,8 +27,9 @@ pub fn parse_host(host: &str) -> Result<HostKey, String> {
     })
 }
 
-/// A field of an object's list in a list, `{outer}[{i}].{inner}[{j}]`, written without the
-/// formatting machinery: one is made for each path and TLS host of every object.
+/// The field of an item in a list inside an item of another list,
+/// `{outer}[{i}].{inner}[{j}]`, written without the formatting machinery: one is made for
+/// each path and TLS host of every Ingress.
 pub(crate) fn indexed_field(outer: &str, i: usize, inner: &str, j: usize) -> String {
     let mut field = String::with_capacity(outer.len() + inner.len() + 8);
     field.push_str(outer);

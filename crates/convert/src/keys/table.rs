@@ -36,10 +36,15 @@ impl KeyTable {
         self.find(KeyId::of(name)).is_ok()
     }
 
-    /// The value set for `name`, when set, and of type `T` (always, for the key named).
+    /// The value set for `name`, when set: the key's own parser made it, so it is a `T`.
     pub(super) fn get<T: Clone + 'static>(&self, name: &'static str) -> Option<T> {
         let position = self.find(KeyId::of(name)).ok()?;
-        self.0[position].1.downcast_ref::<T>().cloned()
+        let value = self.0[position].1.downcast_ref::<T>();
+        debug_assert!(
+            value.is_some(),
+            "the value of key {name} is not of its type"
+        );
+        value.cloned()
     }
 
     fn find(&self, id: KeyId) -> Result<usize, usize> {
@@ -69,15 +74,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_key_has_an_identity_of_its_own() {
-        let mut ids: Vec<KeyId> = super::super::ALL_KEYS
+    fn every_key_has_a_name_and_an_identity_of_its_own() {
+        // Two keys of one name would share a value found by name, and only the first
+        // would be found by identity.
+        let mut names: Vec<&str> = super::super::ALL_KEYS
             .iter()
-            .map(|key| KeyId::of(key.name()))
+            .map(|key| key.name())
             .collect();
-        let count = ids.len();
+        let mut ids: Vec<KeyId> = names.iter().map(|name| KeyId::of(name)).collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
         ids.sort();
         ids.dedup();
-        assert_eq!(ids.len(), count);
+        assert_eq!((names.len(), ids.len()), (count, count));
     }
 
     #[test]

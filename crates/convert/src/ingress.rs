@@ -317,13 +317,6 @@ impl Converter<'_, '_> {
             client_auth,
             ..options
         };
-        self.output.tls.reserve_exact(
-            spec.tls
-                .iter()
-                .flatten()
-                .map(|entry| entry.hosts.as_ref().map_or(0, Vec::len))
-                .sum(),
-        );
         for (index, entry) in spec.tls.iter().flatten().enumerate() {
             for (host_index, host) in entry.hosts.iter().flatten().enumerate() {
                 let field = names::indexed_field("spec.tls", index, "hosts", host_index);
@@ -377,19 +370,6 @@ impl Converter<'_, '_> {
             redirect_code: self.keys().get(&keys::SSL_REDIRECT_CODE),
         };
         let mut passthrough_output = PassthroughOutput::default();
-        // Most paths make one claim: room for them at once, so that the contribution
-        // mostly has none to give back when it is kept (`app-root`, aliases and skipped
-        // paths make the count differ, and the list is shrunk then).
-        if !passthrough {
-            self.output.routes.reserve_exact(
-                spec.rules
-                    .iter()
-                    .flatten()
-                    .filter_map(|rule| rule.http.as_ref())
-                    .map(|http| http.paths.len())
-                    .sum(),
-            );
-        }
         for (rule_index, rule) in spec.rules.iter().flatten().enumerate() {
             let host = match rule.host.as_deref().filter(|h| !h.is_empty()) {
                 None => HostKey::CatchAll,

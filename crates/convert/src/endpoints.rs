@@ -33,11 +33,11 @@ pub(crate) fn service_backend(
     origin: &Origin,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<ServiceBackend, String> {
-    let (canonical_port, service, endpoint_port) =
-        resolve_port(lookups, namespace, service_name, port)?;
+    let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
+    let (canonical_port, service, endpoint_port) = resolve_port(lookups, &service_ref, port)?;
     let id = BackendId {
         namespace: shared_namespace(namespace),
-        service: service_name.into(),
+        service: service_ref.name.shared_text(),
         port: canonical_port.into(),
         mode: model::BackendMode::Http,
     };
@@ -49,7 +49,6 @@ pub(crate) fn service_backend(
     let endpoints = endpoint_port
         .map(|port_name| ready_endpoints(lookups, namespace, service_name, port_name))
         .unwrap_or_default();
-    let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
     let service_keys = Arc::new(Annotations::new(
         service.metadata.annotations.as_ref(),
         &service_ref,
@@ -103,12 +102,11 @@ pub(crate) fn service_backend(
 /// ExternalName Service, whose server is its external name, resolved by HAProxy).
 pub(crate) fn resolve_port<'a>(
     snapshot: &mut Recorder<'a>,
-    namespace: &str,
-    service_name: &str,
+    service_ref: &ObjectRef,
     port: &ServiceBackendPort,
 ) -> Result<(String, &'a Arc<Service>, Option<&'a str>), String> {
-    let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
-    let Some(Object::Service(service)) = snapshot.get(service_ref) else {
+    let (namespace, service_name) = (&*service_ref.namespace, &*service_ref.name);
+    let Some(Object::Service(service)) = snapshot.get(service_ref.clone()) else {
         return Err(format!("service {namespace}/{service_name} not found"));
     };
     if is_external_name(service) {

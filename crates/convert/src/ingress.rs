@@ -24,9 +24,6 @@ struct Converter<'a, 'b> {
     annotations: Annotations,
     output: Contribution,
     backends: BTreeMap<BackendId, ServiceBackend>,
-    /// The last service reference resolved, and its backend: an Ingress's paths often
-    /// name the Service and port the path before named, whose lookups are then made once.
-    last_resolved: Option<(IngressServiceBackend, ServiceBackend)>,
     /// The Ingress's one host and its aliases.
     alias: Option<(HostKey, Vec<HostKey>)>,
 }
@@ -49,7 +46,6 @@ pub(crate) fn convert_ingress(
         annotations,
         output,
         backends: BTreeMap::new(),
-        last_resolved: None,
         alias: None,
     };
     let tcp_port = converter.keys().get(&keys::TCP_SERVICE_PORT);
@@ -370,6 +366,7 @@ impl Converter<'_, '_> {
             redirect_code: self.keys().get(&keys::SSL_REDIRECT_CODE),
         };
         let mut passthrough_output = PassthroughOutput::default();
+        let mut previous: Option<(&IngressServiceBackend, ServiceBackend)> = None;
         for (rule_index, rule) in spec.rules.iter().flatten().enumerate() {
             let host = match rule.host.as_deref().filter(|h| !h.is_empty()) {
                 None => HostKey::CatchAll,
@@ -411,12 +408,18 @@ impl Converter<'_, '_> {
                 } else {
                     &path.path_type
                 };
-                let Some((backend, service_keys)) = self.backend(
-                    path.backend.service.as_ref(),
-                    &format_args!("{field}.backend"),
-                ) else {
+                let service = path.backend.service.as_ref();
+                let resolved = match &previous {
+                    // Paths often name the Service and port the path before named.
+                    Some((named, resolved)) if service == Some(*named) => Some(resolved.clone()),
+                    _ => self.backend(service, &format_args!("{field}.backend")),
+                };
+                let Some((backend, service_keys)) = resolved else {
                     continue;
                 };
+                if let Some(service) = service {
+                    previous = Some((service, (backend.clone(), service_keys.clone())));
+                }
                 let layers = self.keys().with_service(&service_keys);
                 let rule = match ingress_keys::path_rule(path.path.as_deref(), path_type, &layers) {
                     Ok(rule) => rule,
@@ -514,11 +517,6 @@ impl Converter<'_, '_> {
             );
             return None;
         };
-        if let Some((last, backend)) = &self.last_resolved
-            && last == service
-        {
-            return Some(backend.clone());
-        }
         let port = service.port.clone().unwrap_or_default();
         let named = port.name.as_deref().is_some_and(|n| !n.is_empty());
         if !named && port.number.is_none() {
@@ -545,10 +543,7 @@ impl Converter<'_, '_> {
             &mut self.output.diagnostics,
         );
         match built {
-            Ok(backend) => {
-                self.last_resolved = Some((service.clone(), backend.clone()));
-                Some(backend)
-            }
+            Ok(backend) => Some(backend),
             Err(why) => {
                 self.report(field.to_string(), format!("{why}; the path is skipped"));
                 None

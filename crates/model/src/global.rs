@@ -8,8 +8,9 @@ use std::net::IpAddr;
 /// line alike.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct HaproxyDuration {
-    /// As written (trimmed): what HAProxy reads.
-    text: String,
+    /// As written (trimmed): what HAProxy reads. Shared: every backend copies the
+    /// timeouts it reads.
+    text: std::sync::Arc<str>,
     /// The same time; follows from `text`, so it adds nothing to comparisons.
     microseconds: u64,
 }
@@ -65,7 +66,7 @@ impl HaproxyDuration {
             ));
         }
         Ok(Self {
-            text: text.to_owned(),
+            text: text.into(),
             microseconds,
         })
     }

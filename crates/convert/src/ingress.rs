@@ -366,7 +366,6 @@ impl Converter<'_, '_> {
             redirect_code: self.keys().get(&keys::SSL_REDIRECT_CODE),
         };
         let mut passthrough_output = PassthroughOutput::default();
-        let mut previous: Option<(&IngressServiceBackend, ServiceBackend)> = None;
         for (rule_index, rule) in spec.rules.iter().flatten().enumerate() {
             let host = match rule.host.as_deref().filter(|h| !h.is_empty()) {
                 None => HostKey::CatchAll,
@@ -408,18 +407,12 @@ impl Converter<'_, '_> {
                 } else {
                     &path.path_type
                 };
-                let service = path.backend.service.as_ref();
-                let resolved = match &previous {
-                    // Paths often name the Service and port the path before named.
-                    Some((named, resolved)) if service == Some(*named) => Some(resolved.clone()),
-                    _ => self.backend(service, &format_args!("{field}.backend")),
-                };
-                let Some((backend, service_keys)) = resolved else {
+                let Some((backend, service_keys)) = self.backend(
+                    path.backend.service.as_ref(),
+                    &format_args!("{field}.backend"),
+                ) else {
                     continue;
                 };
-                if let Some(service) = service {
-                    previous = Some((service, (backend.clone(), service_keys.clone())));
-                }
                 let layers = self.keys().with_service(&service_keys);
                 let rule = match ingress_keys::path_rule(path.path.as_deref(), path_type, &layers) {
                     Ok(rule) => rule,

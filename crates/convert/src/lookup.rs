@@ -186,7 +186,7 @@ impl<'a> Recorder<'a> {
         service: &str,
     ) -> Vec<&'a Arc<EndpointSlice>> {
         let service = (Name::from(namespace), Name::from(service));
-        let slices = self.context.snapshot.slices_of_service(&service);
+        let slices = self.context.snapshot.endpoint_slices(&service);
         self.record(|| Dependency::Slices(service.0, service.1));
         slices
     }

@@ -132,13 +132,9 @@ impl Snapshot {
         self.of(kind).len()
     }
 
-    /// The EndpointSlices labelled for a service, ordered by name.
-    pub fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<&Arc<EndpointSlice>> {
-        self.slices_of_service(&(Name::from(namespace), Name::from(service)))
-    }
-
-    /// As [`Snapshot::endpoint_slices`], for a caller that holds the names already.
-    pub fn slices_of_service(&self, service: &(Name, Name)) -> Vec<&Arc<EndpointSlice>> {
+    /// The EndpointSlices labelled for a service (its namespace and name), ordered by
+    /// name.
+    pub fn endpoint_slices(&self, service: &(Name, Name)) -> Vec<&Arc<EndpointSlice>> {
         let Some(names) = self.slices_by_service.get(service) else {
             return Vec::new();
         };
@@ -540,6 +536,11 @@ mod tests {
     use super::*;
     use resources::decode_manifest;
 
+    /// A service's key for [`Snapshot::endpoint_slices`].
+    fn service_key(namespace: &str, name: &str) -> (Name, Name) {
+        (Name::from(namespace), Name::from(name))
+    }
+
     fn objects(text: &str) -> Vec<Object> {
         let decoded = decode_manifest(text, false);
         assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
@@ -560,7 +561,13 @@ mod tests {
         index.handle(SourceEvent::InitDone);
         let listed = index.snapshot();
         assert_eq!(listed.changes_since(&empty).len(), 2);
-        assert_eq!(index.snapshot().endpoint_slices("default", "web").len(), 2);
+        assert_eq!(
+            index
+                .snapshot()
+                .endpoint_slices(&service_key("default", "web"))
+                .len(),
+            2
+        );
 
         index.handle(SourceEvent::Apply(slice("a", "web")));
         assert!(
@@ -575,8 +582,17 @@ mod tests {
         let names: Vec<&str> = changed.iter().map(|c| c.object_ref.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
         let snapshot = index.snapshot();
-        assert!(snapshot.endpoint_slices("default", "web").is_empty());
-        assert_eq!(snapshot.endpoint_slices("default", "api").len(), 1);
+        assert!(
+            snapshot
+                .endpoint_slices(&service_key("default", "web"))
+                .is_empty()
+        );
+        assert_eq!(
+            snapshot
+                .endpoint_slices(&service_key("default", "api"))
+                .len(),
+            1
+        );
         assert_eq!(snapshot.count(Kind::EndpointSlice), 1);
         assert_eq!(
             snapshot.count(Kind::EndpointSlice),
@@ -633,12 +649,16 @@ mod tests {
             let (bracketed, whole) = (bracketed.snapshot(), whole.snapshot());
             assert!(whole.changes_since(&bracketed).is_empty());
             assert_eq!(
-                whole.endpoint_slices("default", "api").len(),
-                bracketed.endpoint_slices("default", "api").len()
+                whole.endpoint_slices(&service_key("default", "api")).len(),
+                bracketed
+                    .endpoint_slices(&service_key("default", "api"))
+                    .len()
             );
             assert_eq!(
-                whole.endpoint_slices("default", "web").len(),
-                bracketed.endpoint_slices("default", "web").len()
+                whole.endpoint_slices(&service_key("default", "web")).len(),
+                bracketed
+                    .endpoint_slices(&service_key("default", "web"))
+                    .len()
             );
             assert_eq!(whole.count(Kind::Service), 1);
         }
@@ -682,7 +702,10 @@ mod tests {
             index.handle(SourceEvent::List(ListScope::Everything, list));
             let (index, in_order) = (index.snapshot(), in_order.snapshot());
             assert!(index.changes_since(&in_order).is_empty());
-            assert_eq!(index.endpoint_slices("default", "web").len(), 2);
+            assert_eq!(
+                index.endpoint_slices(&service_key("default", "web")).len(),
+                2
+            );
             assert_eq!(index.count(Kind::Service), 2);
         }
     }
@@ -724,7 +747,7 @@ mod tests {
         assert_eq!(filled.count(Kind::Service), PARALLEL_FILL_FROM / 2);
         assert_eq!(filled.slices_by_service, applied.slices_by_service);
         assert_eq!(filled.children_by_parent, applied.children_by_parent);
-        let slices = filled.endpoint_slices("default", "svc-7");
+        let slices = filled.endpoint_slices(&service_key("default", "svc-7"));
         let names: Vec<_> = slices
             .iter()
             .filter_map(|s| s.metadata.name.as_deref())
@@ -757,7 +780,11 @@ mod tests {
         assert!(shedding.changes_since(&without).is_empty());
         assert!(without.changes_since(&shedding).is_empty());
         assert_eq!(shedding.slices_by_service, without.slices_by_service);
-        assert!(shedding.endpoint_slices("default", "web").is_empty());
+        assert!(
+            shedding
+                .endpoint_slices(&service_key("default", "web"))
+                .is_empty()
+        );
         assert_eq!(shedding.count(Kind::GrpcRoute), 1);
         let counts: Vec<usize> = shed.objects.iter().map(OrdMap::len).collect();
         assert_eq!(counts, [1, 1]);

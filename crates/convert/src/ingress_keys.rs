@@ -11,7 +11,9 @@ use model::{
 };
 
 use crate::keys::Setting;
-use crate::keys::{self, AddressEntries, Annotations, GlobalConfig, HeaderList, Keys, PathType};
+use crate::keys::{
+    self, AddressEntries, Annotations, GlobalConfig, HeaderList, KeyGroup, Keys, PathType,
+};
 use crate::names;
 
 /// How an Ingress path is matched: its key in the route maps, and conditions beyond it.
@@ -80,9 +82,57 @@ fn header_values(list: HeaderList, backend: &Backend) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Every key [`path_action`] reads. A test sets each key of every scope to each value its
+/// documentation quotes, and fails when one makes an action without being here.
+static PATH_ACTION_KEYS: KeyGroup = KeyGroup::new(&[
+    &keys::REQUEST_SET_HEADERS,
+    &keys::HEADERS,
+    &keys::REQUEST_ADD_HEADERS,
+    &keys::REQUEST_DEL_HEADERS,
+    &keys::RESPONSE_SET_HEADERS,
+    &keys::RESPONSE_ADD_HEADERS,
+    &keys::RESPONSE_DEL_HEADERS,
+    &keys::REWRITE_TARGET,
+    &keys::REDIRECT_TO,
+    &keys::REDIRECT_TO_CODE,
+    &keys::HSTS,
+    &keys::HSTS_MAX_AGE,
+    &keys::HSTS_INCLUDE_SUBDOMAINS,
+    &keys::HSTS_PRELOAD,
+    &keys::CORS_ENABLE,
+    &keys::CORS_ALLOW_ORIGIN,
+    &keys::CORS_ALLOW_ORIGIN_REGEX,
+    &keys::CORS_ALLOW_METHODS,
+    &keys::CORS_ALLOW_HEADERS,
+    &keys::CORS_ALLOW_CREDENTIALS,
+    &keys::CORS_EXPOSE_HEADERS,
+    &keys::CORS_MAX_AGE,
+    &keys::PROXY_BODY_SIZE,
+    &keys::ALLOWLIST_SOURCE_RANGE,
+    &keys::WHITELIST_SOURCE_RANGE,
+    &keys::DENYLIST_SOURCE_RANGE,
+    &keys::ALLOWLIST_SOURCE_HEADER,
+]);
+
 /// What a path does beyond forwarding to `backend`; `None` when it only forwards.
 /// `problems` gets `(key, message)` for a key that does not apply to the path.
 pub(crate) fn path_action(
+    layers: &Keys<'_>,
+    backend: &Arc<Backend>,
+    rule: &PathRule,
+    problems: &mut Vec<(&'static str, String)>,
+) -> Option<Arc<RuleAction>> {
+    // Nearly every path sets none of these keys, and reading each of them from every
+    // layer, with the action built and dropped, was about 3,400 instructions a path. At
+    // their defaults a path only forwards (a test holds this).
+    if !layers.set_any(&PATH_ACTION_KEYS) {
+        return None;
+    }
+    read_path_action(layers, backend, rule, problems)
+}
+
+/// [`path_action`], every key read.
+fn read_path_action(
     layers: &Keys<'_>,
     backend: &Arc<Backend>,
     rule: &PathRule,
@@ -280,5 +330,96 @@ pub(crate) fn host_tls_options(
             "'{}' with the global ssl-options leaves no TLS version enabled; the host's options are ignored",
             keys::SSL_OPTIONS_HOST.name
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use model::{BackendId, BackendMode, BackendSettings};
+    use resources::{Kind, ObjectRef};
+
+    use super::*;
+
+    fn backend(layers: &Keys<'_>) -> Arc<Backend> {
+        Arc::new(Backend {
+            id: BackendId {
+                namespace: "shop".into(),
+                service: "web".into(),
+                port: "80".into(),
+                mode: BackendMode::Http,
+            },
+            servers: Vec::new(),
+            server_options: Arc::default(),
+            settings: Arc::new(BackendSettings {
+                balance: layers.get(&keys::BALANCE_ALGORITHM),
+                selector: None,
+                named: None,
+                timeouts: crate::backend_settings::timeouts(layers),
+                timeout_connect: layers.get(&keys::TIMEOUT_CONNECT),
+                timeout_server: layers.get(&keys::TIMEOUT_SERVER),
+                client_cert_header: layers.get(&keys::AUTH_TLS_CERT_HEADER),
+                error_pages: crate::backend_settings::error_pages(layers),
+                client_limits: crate::backend_settings::client_limits(layers),
+            }),
+            origins: Vec::new(),
+        })
+    }
+
+    /// Every key of every scope, set alone in each layer to each value its documentation
+    /// quotes and to one it refuses: the action read key by key and the one skipped
+    /// when no layer sets an action key agree, and a key that makes an action is one
+    /// `path_action` knows it reads.
+    #[test]
+    fn a_path_whose_layers_set_no_action_key_only_forwards() {
+        let mut diagnostics = Vec::new();
+        let no_keys = GlobalConfig::new(None, None, &mut diagnostics);
+        let origin = ObjectRef::new(Kind::Ingress, "shop", "web");
+        let backend = backend(&Keys {
+            service: None,
+            object: None,
+            global: &no_keys,
+        });
+        let mut actions = 0;
+        for key in keys::ALL_KEYS {
+            let quoted = key.accepted_values().split('`').skip(1).step_by(2);
+            for value in quoted.chain([key.default_text(), "~not a value~"]) {
+                let data = BTreeMap::from([(key.name().to_owned(), value.to_owned())]);
+                let global = GlobalConfig::new(Some(&data), None, &mut diagnostics);
+                let annotated =
+                    BTreeMap::from([(format!("portcullis.dev/{}", key.name()), value.to_owned())]);
+                let annotations = Annotations::new(Some(&annotated), &origin, &mut diagnostics);
+                let layered = [
+                    (None, Some(&annotations), &no_keys),
+                    (Some(&annotations), None, &no_keys),
+                    (None, None, &global),
+                ];
+                for (service, object, global) in layered {
+                    let layers = Keys {
+                        service,
+                        object,
+                        global,
+                    };
+                    for path_type in ["Prefix", "Exact", "ImplementationSpecific"] {
+                        let Ok(rule) = path_rule(Some("/app/"), path_type, &layers) else {
+                            continue;
+                        };
+                        let (mut read_problems, mut problems) = (Vec::new(), Vec::new());
+                        let read = read_path_action(&layers, &backend, &rule, &mut read_problems);
+                        let action = path_action(&layers, &backend, &rule, &mut problems);
+                        let case = format!("{} = `{value}`, {path_type}", key.name());
+                        assert_eq!((&action, &problems), (&read, &read_problems), "{case}");
+                        if read.is_some() || !read_problems.is_empty() {
+                            actions += 1;
+                            assert!(PATH_ACTION_KEYS.holds(*key), "{case} makes an action");
+                        }
+                    }
+                }
+            }
+        }
+        // The sweep reaches actions: headers, rewrites, redirects, HSTS, CORS, limits and
+        // allow-lists each make some.
+        assert!(actions > 100, "{actions}");
     }
 }

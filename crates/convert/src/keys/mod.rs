@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use resources::ObjectRef;
 
 use crate::diagnostic::Diagnostic;
+pub use table::KeyGroup;
 use table::{KeySet, KeyTable};
 
 mod access;
@@ -581,6 +582,11 @@ impl GlobalConfig {
     pub fn value<T: Clone + 'static>(&self, key: &Key<T>) -> Option<T> {
         self.valid.get(key.name)
     }
+
+    /// Whether it sets any key of `group`, validly or, for a fail-closed key, not.
+    pub fn sets_any(&self, group: &KeyGroup) -> bool {
+        self.valid.sets_any(group) || self.refused.names_any(group)
+    }
 }
 
 /// The annotations of one object that configure keys, checked once.
@@ -677,6 +683,11 @@ impl Annotations {
     pub fn value<T: Clone + 'static>(&self, key: &Key<T>) -> Option<T> {
         self.valid.get(key.name)
     }
+
+    /// Whether it sets any key of `group`, validly or, for a fail-closed key, not.
+    pub fn sets_any(&self, group: &KeyGroup) -> bool {
+        self.valid.sets_any(group) || self.refused.names_any(group)
+    }
 }
 
 /// Where a backend or path key's value comes from, most specific first: the backend's
@@ -750,6 +761,16 @@ impl<'a> Keys<'a> {
             }
         }
         self.global.value(key).is_none() && self.global.invalid.contains(key.name)
+    }
+
+    /// Whether any layer sets a key of `group` (validly or, for a fail-closed key, not):
+    /// when none does, every key of it reads as its default.
+    pub fn set_any(&self, group: &KeyGroup) -> bool {
+        [self.service, self.object]
+            .into_iter()
+            .flatten()
+            .any(|annotations| annotations.sets_any(group))
+            || self.global.sets_any(group)
     }
 
     /// The same layers, under a Service's annotations.

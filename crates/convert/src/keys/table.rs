@@ -50,6 +50,11 @@ impl KeyTable {
     fn find(&self, id: KeyId) -> Result<usize, usize> {
         self.0.binary_search_by_key(&id, |(known, _)| *known)
     }
+
+    /// Whether it sets any key of `group`.
+    pub(super) fn sets_any(&self, group: &KeyGroup) -> bool {
+        self.0.iter().any(|(id, _)| group.contains(*id))
+    }
 }
 
 /// Keys one layer names, in key order.
@@ -66,6 +71,50 @@ impl KeySet {
 
     pub(super) fn contains(&self, name: &'static str) -> bool {
         self.0.binary_search(&KeyId::of(name)).is_ok()
+    }
+
+    /// Whether it names any key of `group`.
+    pub(super) fn names_any(&self, group: &KeyGroup) -> bool {
+        self.0.iter().any(|id| group.contains(*id))
+    }
+}
+
+/// Keys one conversion step reads, so that a step whose keys no layer sets can skip
+/// reading them one by one: a layer sets a few keys, a step reads dozens.
+pub struct KeyGroup {
+    keys: &'static [&'static dyn super::KeyInfo],
+    ids: std::sync::OnceLock<Vec<KeyId>>,
+}
+
+impl KeyGroup {
+    /// The group of `keys`.
+    pub const fn new(keys: &'static [&'static dyn super::KeyInfo]) -> Self {
+        Self {
+            keys,
+            ids: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether the group holds `key`.
+    pub fn holds(&self, key: &dyn super::KeyInfo) -> bool {
+        self.contains(KeyId::of(key.name()))
+    }
+
+    fn contains(&self, id: KeyId) -> bool {
+        let ids = self.ids.get_or_init(|| {
+            let mut ids: Vec<KeyId> = self.keys.iter().map(|key| KeyId::of(key.name())).collect();
+            ids.sort_unstable();
+            ids
+        });
+        ids.binary_search(&id).is_ok()
+    }
+}
+
+impl std::fmt::Debug for KeyGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.keys.iter().map(|key| key.name()))
+            .finish()
     }
 }
 

@@ -56,7 +56,11 @@ fn ingress(name: &str, metadata: &str, spec: &str) -> String {
 }
 
 fn served_hosts(model: &ProxyModel) -> Vec<String> {
-    model.hosts.keys().map(HostKey::map_key).collect()
+    model
+        .hosts
+        .keys()
+        .map(|key| key.map_key().into_owned())
+        .collect()
 }
 
 #[test]

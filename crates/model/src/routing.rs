@@ -26,20 +26,21 @@ pub enum HostKey {
 }
 
 impl HostKey {
-    /// The key as written in the hosts map and in front of `#` in the route maps.
-    pub fn map_key(&self) -> String {
+    /// The key as written in the hosts map and in front of `#` in the route maps (an
+    /// exact host's, the most common, is its name, borrowed).
+    pub fn map_key(&self) -> std::borrow::Cow<'_, str> {
         match self {
-            HostKey::Exact(name) => name.to_string(),
-            HostKey::Wildcard(suffix) => format!("*.{suffix}"),
+            HostKey::Exact(name) => std::borrow::Cow::Borrowed(name),
+            HostKey::Wildcard(suffix) => format!("*.{suffix}").into(),
             // `**.` never starts a host name, and keeps the two wildcards apart.
-            HostKey::Suffix(suffix) => format!("**.{suffix}"),
+            HostKey::Suffix(suffix) => format!("**.{suffix}").into(),
             // `~` never appears in a host name; the hash keeps the pattern's characters
             // (backslashes, `;`) out of the route maps, which change live.
             HostKey::Regex(pattern) => {
-                format!("~{:016x}", xxhash_rust::xxh3::xxh3_64(pattern.as_bytes()))
+                format!("~{:016x}", xxhash_rust::xxh3::xxh3_64(pattern.as_bytes())).into()
             }
             // A map line may not start with `#`, and `<` never appears in a host name.
-            HostKey::CatchAll => "<default>".to_owned(),
+            HostKey::CatchAll => "<default>".into(),
         }
     }
 }
@@ -50,7 +51,7 @@ impl HostKey {
     pub fn sni_filter(&self) -> String {
         match self {
             HostKey::Suffix(suffix) => format!("*.{suffix}"),
-            other => other.map_key(),
+            other => other.map_key().into_owned(),
         }
     }
 }

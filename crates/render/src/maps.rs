@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::ops::{Index, IndexMut};
 
-use model::{Host, HostKey, PathKind, ProxyModel, Route, RouteTarget};
+use model::{Host, HostKey, PathKind, ProxyModel, RouteTarget};
 
 use crate::layout::{DEFAULT_CERT, MapFile, certificate_file};
 
@@ -82,57 +82,95 @@ pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> PerMap<String> {
         HostKey::Regex(pattern) => lines[MapFile::RegexHosts] = host_line(pattern),
         _ => lines[MapFile::Hosts] = host_line(&host_text),
     }
-    for plain_http in [true, false] {
-        let value =
-            |path: &model::PathMatch, route: &Route| match (&route.https_redirect, &route.target) {
-                (Some(code), _) if plain_http => redirect_marker(*code),
-                (_, RouteTarget::Backend(id)) => id.section_name(),
-                (_, RouteTarget::Rules(_)) => crate::rules::dispatch_name(host_key, path),
+    // Each route's value on the HTTPS frontend, and on the plain-HTTP one where it
+    // redirects to HTTPS: made once, for both frontends and both maps.
+    let values: Vec<(String, Option<String>)> = host
+        .routes
+        .iter()
+        .map(|(path, route)| {
+            let target = match &route.target {
+                RouteTarget::Backend(id) => id.section_name(),
+                RouteTarget::Rules(_) => crate::rules::dispatch_name(host_key, path),
             };
-        // `(key, rank, value)`: on one key, the lowest rank wins, then the first route.
-        let mut exact: Vec<(String, u8, String)> = Vec::new();
-        let mut prefix: Vec<(String, u8, String)> = Vec::new();
-        for (path, route) in host
-            .routes
-            .iter()
-            .filter(|(_, r)| r.frontends.serves(plain_http))
-        {
-            let mut key = String::with_capacity(host_text.len() + path.path.len() + 2);
-            key.push_str(&host_text);
-            key.push('#');
-            key.push_str(&path.path);
-            let value = value(path, route);
+            (target, route.https_redirect.map(redirect_marker))
+        })
+        .collect();
+    let (mut exact, mut prefix) = (Vec::new(), Vec::new());
+    for plain_http in [true, false] {
+        exact.clear();
+        prefix.clear();
+        let routes = host.routes.iter().zip(&values);
+        for ((path, route), (target, redirect)) in routes {
+            if !route.frontends.serves(plain_http) {
+                continue;
+            }
+            let value = match redirect {
+                Some(marker) if plain_http => marker,
+                _ => target,
+            };
+            let entry = |slash: bool, rank: u8| MapEntry {
+                path: &path.path,
+                slash,
+                rank,
+                value,
+            };
             match path.kind {
-                PathKind::Exact => exact.push((key, 0, value)),
+                PathKind::Exact => exact.push(entry(false, 0)),
                 PathKind::Prefix => {
                     // An Exact rule on the same path wins.
                     if !path.path.is_empty() {
-                        exact.push((key.clone(), 1, value.clone()));
+                        exact.push(entry(false, 1));
                     }
-                    key.push('/');
-                    prefix.push((key, 0, value));
+                    prefix.push(entry(true, 0));
                 }
-                PathKind::Begin => prefix.push((key, 0, value)),
+                PathKind::Begin => prefix.push(entry(false, 0)),
             }
         }
-        lines[MapFile::exact_paths(plain_http)] = map_lines(exact);
-        lines[MapFile::path_prefixes(plain_http)] = map_lines(prefix);
+        lines[MapFile::exact_paths(plain_http)] = map_lines(&host_text, &mut exact);
+        lines[MapFile::path_prefixes(plain_http)] = map_lines(&host_text, &mut prefix);
     }
     lines
 }
 
-/// A map's lines, in key order, one per key: the entry of the lowest rank, and of those
-/// the first given.
-fn map_lines(mut entries: Vec<(String, u8, String)>) -> String {
+/// One line of a host's route map: `<host>#<path>[/] <value>`. The host is the same on
+/// every line of a host, so a line's key is told by its path and slash alone.
+struct MapEntry<'a> {
+    path: &'a str,
+    /// Whether the key ends in a `/` after the path (a Prefix path's prefix-map key).
+    slash: bool,
+    /// On one key, the lowest rank wins, then the first entry.
+    rank: u8,
+    value: &'a str,
+}
+
+impl MapEntry<'_> {
+    /// The key's bytes after `<host>#`.
+    fn key(&self) -> impl Iterator<Item = u8> + '_ {
+        self.path.bytes().chain(self.slash.then_some(b'/'))
+    }
+}
+
+/// A host's lines of one map, in key order, one per key: the entry of the lowest rank,
+/// and of those the first given.
+fn map_lines(host: &str, entries: &mut [MapEntry<'_>]) -> String {
     // Stable: among entries of one key and rank, the first given stays first.
-    entries.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    entries.dedup_by(|later, kept| later.0 == kept.0);
-    let size = entries.iter().map(|(k, _, v)| k.len() + v.len() + 2).sum();
-    let mut text = String::with_capacity(size);
-    for (key, _, value) in entries {
-        text.push_str(&key);
+    entries.sort_by(|a, b| a.key().cmp(b.key()).then(a.rank.cmp(&b.rank)));
+    let mut text = String::new();
+    let mut previous: Option<&MapEntry<'_>> = None;
+    for entry in entries.iter() {
+        if previous.is_some_and(|kept| kept.key().eq(entry.key())) {
+            continue;
+        }
+        previous = Some(entry);
+        text.reserve(host.len() + entry.path.len() + entry.value.len() + 4);
+        text.push_str(host);
+        text.push('#');
+        text.push_str(entry.path);
+        if entry.slash {
+            text.push('/');
+        }
         text.push(' ');
-        text.push_str(&value);
+        text.push_str(entry.value);
         text.push('\n');
     }
     text

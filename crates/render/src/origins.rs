@@ -53,7 +53,7 @@ impl<'a> OriginTable<'a> {
                         .extend(origins.iter().cloned());
                 }
             }
-            let host_text = key.map_key();
+            let host_text = key.map_key().into_owned();
             map_keys
                 .entry(host_text.clone())
                 .or_default()

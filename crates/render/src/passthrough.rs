@@ -45,7 +45,7 @@ pub(crate) fn map_text(model: &ProxyModel) -> String {
             .backend
             .as_ref()
             .map_or_else(|| REJECT_BACKEND.to_owned(), |id| id.section_name());
-        lines.insert(key.map_key(), value);
+        lines.insert(key.map_key().into_owned(), value);
     }
     let wildcards: Vec<&str> = model
         .passthrough

@@ -101,7 +101,7 @@ pub(crate) fn host_port_lines(key: &HostKey, host: &Host) -> HostPortLines {
             );
             let order = (
                 host_rank,
-                key.map_key(),
+                key.map_key().into_owned(),
                 test_rank,
                 std::cmp::Reverse(compared.len()),
                 kind_rank,

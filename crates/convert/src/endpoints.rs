@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use model::{Backend, BackendId, Origin, Server};
-use resources::{Kind, Object, ObjectRef, Service, ServiceBackendPort, ServicePort};
+use resources::{Kind, Name, Object, ObjectRef, Service, ServiceBackendPort, ServicePort};
 
 use crate::backend_settings;
 use crate::blue_green::{self, Endpoint};
@@ -26,14 +26,15 @@ pub(crate) type ServiceBackend = (Arc<Backend>, Arc<Annotations>);
 pub(crate) fn service_backend(
     lookups: &mut Recorder<'_>,
     built: &mut BTreeMap<BackendId, ServiceBackend>,
-    namespace: &str,
+    namespace: &Name,
     service_name: &str,
     port: &ServiceBackendPort,
     keys: Keys<'_>,
     origin: &Origin,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<ServiceBackend, String> {
-    let service_ref = ObjectRef::new(Kind::Service, namespace, service_name);
+    // The namespace is the object's, shared rather than copied.
+    let service_ref = ObjectRef::new(Kind::Service, namespace.clone(), service_name);
     let (canonical_port, service, endpoint_port) = resolve_port(lookups, &service_ref, port)?;
     let id = BackendId {
         namespace: shared_namespace(namespace),
@@ -47,7 +48,7 @@ pub(crate) fn service_backend(
         return Ok(backend.clone());
     }
     let endpoints = endpoint_port
-        .map(|port_name| ready_endpoints(lookups, namespace, service_name, port_name))
+        .map(|port_name| ready_endpoints(lookups, &service_ref, port_name))
         .unwrap_or_default();
     let service_keys = Arc::new(Annotations::new(
         service.metadata.annotations.as_ref(),
@@ -130,11 +131,11 @@ pub(crate) fn resolve_port<'a>(
 /// EndpointSlices, or from its Endpoints object when it has no slice.
 fn ready_endpoints<'a>(
     snapshot: &mut Recorder<'a>,
-    namespace: &str,
-    service_name: &str,
+    service_ref: &ObjectRef,
     port_name: &str,
 ) -> Vec<Endpoint<'a>> {
-    let slices = snapshot.endpoint_slices(namespace, service_name);
+    let (namespace, service_name) = (&*service_ref.namespace, &*service_ref.name);
+    let slices = snapshot.endpoint_slices(service_ref);
     let mut servers = Vec::with_capacity(
         slices
             .iter()
@@ -378,16 +379,18 @@ thread_local! {
         const { RefCell::new(Recent::new()) };
 }
 
-/// `namespace` shared with the last backend id built on this thread, when it is the same:
-/// objects are converted in order, namespace by namespace.
-fn shared_namespace(namespace: &str) -> Arc<str> {
+/// `namespace` shared with the last backend id built on this thread, when it is the same
+/// (objects are converted in order, namespace by namespace), else the object's own: a
+/// backend outlives the object that made it in a `render`, which frees the objects once
+/// converted.
+fn shared_namespace(namespace: &Name) -> Arc<str> {
     thread_local! {
         static LAST: std::cell::RefCell<Option<Arc<str>>> = const { std::cell::RefCell::new(None) };
     }
     LAST.with_borrow_mut(|last| match last {
-        Some(last) if **last == *namespace => Arc::clone(last),
+        Some(last) if **last == **namespace => Arc::clone(last),
         _ => {
-            let namespace: Arc<str> = Arc::from(namespace);
+            let namespace = namespace.shared_text();
             *last = Some(Arc::clone(&namespace));
             namespace
         }

@@ -180,12 +180,9 @@ impl<'a> Recorder<'a> {
         self.context.snapshot.children_of(kind, parent)
     }
 
-    pub(crate) fn endpoint_slices(
-        &mut self,
-        namespace: &str,
-        service: &str,
-    ) -> Vec<&'a Arc<EndpointSlice>> {
-        let service = (Name::from(namespace), Name::from(service));
+    /// The EndpointSlices of the Service `service`.
+    pub(crate) fn endpoint_slices(&mut self, service: &ObjectRef) -> Vec<&'a Arc<EndpointSlice>> {
+        let service = (service.namespace.clone(), service.name.clone());
         let slices = self.context.snapshot.endpoint_slices(&service);
         self.record(|| Dependency::Slices(service.0, service.1));
         slices

@@ -166,7 +166,7 @@ fn entry_claim(
     let backend = endpoints::service_backend(
         lookups,
         &mut built,
-        namespace,
+        &resources::Name::from(namespace),
         service,
         &service_port,
         keys,

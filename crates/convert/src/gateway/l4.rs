@@ -238,7 +238,9 @@ pub(crate) fn service_backend_ref(
         Refusal::new(Reason::BackendNotFound, "a Service backendRef needs a port")
     })?;
     let route_namespace = output.object.namespace.clone();
-    let namespace = reference.namespace.unwrap_or(&route_namespace).to_owned();
+    let namespace = reference
+        .namespace
+        .map_or_else(|| route_namespace.clone(), resources::Name::from);
     if namespace != route_namespace
         && !listener::grants(
             lookups.in_namespace(Kind::ReferenceGrant, &namespace),

@@ -434,9 +434,7 @@ impl ConvertCache {
         let certificates = &mut self.certificates;
         let mut certificate_lookups = Vec::new();
         let record = move || {
-            for (memo, lookups) in recorded {
-                dependents.remember(memo, lookups);
-            }
+            dependents.remember_all(recorded);
             dependents
         };
         let merge = || {

@@ -55,20 +55,47 @@ impl Dependents {
     }
 
     /// Records what a memoized result looked up, replacing what it looked up before.
-    pub(crate) fn remember(&mut self, memo: Memo, mut lookups: Vec<Dependency>) {
+    pub(crate) fn remember(&mut self, memo: Memo, lookups: Vec<Dependency>) {
         if !self.recording {
             return;
         }
         if let Some(before) = self.lookups.remove(&memo) {
-            for dependency in before {
-                if let Some(dependents) = self.dependents.get_mut(&dependency) {
-                    dependents.remove(&memo);
-                    if dependents.is_empty() {
-                        self.dependents.remove(&dependency);
-                    }
+            self.forget(&memo, before);
+        }
+        self.record(memo, lookups);
+    }
+
+    /// [`Dependents::remember`] for results each named once.
+    pub(crate) fn remember_all(&mut self, results: Vec<(Memo, Vec<Dependency>)>) {
+        if !self.recording {
+            return;
+        }
+        // Nothing recorded yet (a start, a rebuild): nothing to replace, and every result
+        // is new.
+        let fresh = self.lookups.is_empty();
+        if fresh {
+            self.lookups.reserve(results.len());
+        }
+        for (memo, lookups) in results {
+            if !fresh && let Some(before) = self.lookups.remove(&memo) {
+                self.forget(&memo, before);
+            }
+            self.record(memo, lookups);
+        }
+    }
+
+    fn forget(&mut self, memo: &Memo, before: Vec<Dependency>) {
+        for dependency in before {
+            if let Some(dependents) = self.dependents.get_mut(&dependency) {
+                dependents.remove(memo);
+                if dependents.is_empty() {
+                    self.dependents.remove(&dependency);
                 }
             }
         }
+    }
+
+    fn record(&mut self, memo: Memo, mut lookups: Vec<Dependency>) {
         if lookups.is_empty() {
             return;
         }

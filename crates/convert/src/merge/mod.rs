@@ -17,7 +17,7 @@ use model::{
     Backend, BackendId, CertId, HostKey, OrdMap, PathMatch, ProxyModel, Route, TlsCert, TlsOptions,
 };
 use resources::ObjectRef;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use self::chain::{Use, chain_route, oldest_ingress_only, plain_route};
 use self::claims::{Claims, Diagnostics, Dirty, Held, Position, RouteKey, position, set};
@@ -64,9 +64,13 @@ pub(crate) struct Merger {
     /// Paths claimed per host, to find a host's routes when its TLS changes.
     paths_by_host: FxHashMap<HostKey, SmallSet<PathMatch>>,
     /// Exact hosts with claimed paths, by the suffix a wildcard TLS host would cover.
-    exact_hosts_by_suffix: FxHashMap<String, BTreeSet<String>>,
+    exact_hosts_by_suffix: FxHashMap<String, BTreeSet<Arc<str>>>,
     /// Winning TLS claim per host: the object, the secret it names, the host's options.
     tls_winners: TlsWinners,
+    /// The suffixes of the wildcard hosts among `tls_winners`: whether a wildcard covers
+    /// an exact host is asked of every route, and a key to ask `tls_winners` would be
+    /// built (and its text copied) each time.
+    tls_wildcards: FxHashSet<Arc<str>>,
     /// Hosts served with each certificate, with the Ingress that asked for it.
     certificate_users: FxHashMap<CertId, BTreeSet<(HostKey, ObjectRef)>>,
     /// Uses of each backend by winning routes and the winning default backend.
@@ -291,10 +295,10 @@ impl Merger {
                     match self.exact_hosts_by_suffix.get_mut(suffix) {
                         Some(names) if names.contains(name) => {}
                         Some(names) => {
-                            names.insert(name.to_owned());
+                            names.insert(name.clone());
                         }
                         None => {
-                            let names = BTreeSet::from([name.to_owned()]);
+                            let names = BTreeSet::from([name.clone()]);
                             self.exact_hosts_by_suffix.insert(suffix.to_owned(), names);
                         }
                     }
@@ -364,7 +368,7 @@ impl Merger {
         if let Some((name, suffix)) = exact_suffix(host)
             && let Some(names) = self.exact_hosts_by_suffix.get_mut(suffix)
         {
-            names.remove(name);
+            names.remove(&**name);
             if names.is_empty() {
                 self.exact_hosts_by_suffix.remove(suffix);
             }
@@ -408,7 +412,11 @@ impl Merger {
         let route_count = routes.len();
         let mut resolved: Vec<Option<Option<Route>>> = Vec::new();
         resolved.resize_with(routes.len(), || None);
-        let (claims, tls_winners) = (&self.route_claims, &self.tls_winners);
+        let claims = &self.route_claims;
+        let tls = RouteTls {
+            winners: &self.tls_winners,
+            wildcards: &self.tls_wildcards,
+        };
         let (routes_diagnostics, backend_uses, route_winners) = (
             &mut self.diagnostics.routes,
             &mut self.backend_uses,
@@ -418,7 +426,7 @@ impl Merger {
             &routes,
             PARALLEL_FROM,
             STREAMED_ROUTES,
-            |key| route_resolution(claims, tls_winners, key),
+            |key| route_resolution(claims, tls, key),
             |index, resolution| {
                 let key = &routes[index];
                 let RouteResolution {
@@ -547,6 +555,13 @@ impl Merger {
         if previous == winner {
             return;
         }
+        if let HostKey::Wildcard(suffix) = host {
+            if winner.is_some() {
+                self.tls_wildcards.insert(suffix.clone());
+            } else {
+                self.tls_wildcards.remove(suffix);
+            }
+        }
         // Whether the host (or, for a wildcard, the hosts it covers) has TLS may have
         // changed: their redirects are resolved again. In a one-pass merge (from nothing)
         // every claimed route is to be resolved already.
@@ -558,7 +573,7 @@ impl Merger {
                         .get(&**suffix)
                         .into_iter()
                         .flatten()
-                        .map(|name| HostKey::Exact(name.as_str().into())),
+                        .map(|name| HostKey::Exact(name.clone())),
                 );
             }
             for host in hosts {
@@ -887,9 +902,9 @@ fn shared_tls(options: &TlsOptions) -> Arc<TlsOptions> {
 }
 
 /// `(name, suffix)` of an exact host: the suffix a one-label wildcard covering it names.
-fn exact_suffix(host: &HostKey) -> Option<(&str, &str)> {
+fn exact_suffix(host: &HostKey) -> Option<(&Arc<str>, &str)> {
     match host {
-        HostKey::Exact(name) => name.split_once('.').map(|(_, suffix)| (&**name, suffix)),
+        HostKey::Exact(name) => name.split_once('.').map(|(_, suffix)| (name, suffix)),
         _ => None,
     }
 }
@@ -898,7 +913,7 @@ fn exact_suffix(host: &HostKey) -> Option<(&str, &str)> {
 /// winners only, so the keys of a large merge are resolved on every core.
 fn route_resolution(
     claims: &FxHashMap<RouteKey, Claims<Held>>,
-    tls_winners: &TlsWinners,
+    tls: RouteTls<'_>,
     key: &RouteKey,
 ) -> RouteResolution {
     let mut diagnostics = Vec::new();
@@ -921,9 +936,7 @@ fn route_resolution(
         };
         if let Some((target, winner)) = resolved {
             let rule = winner.route();
-            let https_redirect = rule
-                .https_redirect()
-                .filter(|_| has_tls(tls_winners, &rule.host));
+            let https_redirect = rule.https_redirect().filter(|_| tls.covers(&rule.host));
             let frontends = claims
                 .values()
                 .map(|claim| claim.route().frontends.clone())
@@ -944,11 +957,20 @@ fn route_resolution(
     }
 }
 
-/// Whether a host has TLS: its own, or a wildcard's that covers it.
-fn has_tls(tls_winners: &TlsWinners, host: &HostKey) -> bool {
-    tls_winners.contains_key(host)
-        || exact_suffix(host)
-            .is_some_and(|(_, suffix)| tls_winners.contains_key(&HostKey::Wildcard(suffix.into())))
+/// The TLS winners, as a route's resolution reads them.
+#[derive(Clone, Copy)]
+struct RouteTls<'a> {
+    winners: &'a TlsWinners,
+    /// The suffixes of the wildcard hosts among `winners`.
+    wildcards: &'a FxHashSet<Arc<str>>,
+}
+
+impl RouteTls<'_> {
+    /// Whether a host has TLS: its own, or a wildcard's that covers it.
+    fn covers(&self, host: &HostKey) -> bool {
+        self.winners.contains_key(host)
+            || exact_suffix(host).is_some_and(|(_, suffix)| self.wildcards.contains(suffix))
+    }
 }
 
 /// Notes a use of a backend at `position`; the backend is resolved again.

@@ -142,9 +142,7 @@ impl Server {
 
     /// Appends [`Server::name`] to `out`.
     pub fn push_name(&self, out: &mut String) {
-        push_address(out, self.address);
-        out.push('_');
-        push_decimal(out, self.port);
+        self.push_address_and_port(out, '_');
     }
 
     /// Appends `address:port` as a server line gives it (an IPv6 address in brackets).
@@ -153,16 +151,48 @@ impl Server {
             out.push('[');
             push_address(out, self.address);
             out.push(']');
+            out.push(':');
+            out.push_str(Digits::of(self.port).text());
         } else {
-            push_address(out, self.address);
+            self.push_address_and_port(out, ':');
         }
-        out.push(':');
-        push_decimal(out, self.port);
+    }
+
+    /// Appends the address, `separator` and the port. An IPv4 address's text is put
+    /// together on the stack and appended at once: every server line of a render has two
+    /// (its name and its address), and appending them character by character was most
+    /// of rendering a backend.
+    fn push_address_and_port(&self, out: &mut String, separator: char) {
+        let IpAddr::V4(v4) = self.address else {
+            push_address(out, self.address);
+            out.push(separator);
+            out.push_str(Digits::of(self.port).text());
+            return;
+        };
+        // `255.255.255.255` and a separator and `65535`.
+        let mut text = [0u8; 21];
+        let mut len = 0;
+        let mut put = |bytes: &[u8]| {
+            text[len..len + bytes.len()].copy_from_slice(bytes);
+            len += bytes.len();
+        };
+        for (index, octet) in v4.octets().into_iter().enumerate() {
+            if index > 0 {
+                put(b".");
+            }
+            put(Digits::of(octet.into()).bytes());
+        }
+        let mut separator_text = [0u8; 4];
+        put(separator.encode_utf8(&mut separator_text).as_bytes());
+        put(Digits::of(self.port).bytes());
+        // Digits, dots and an ASCII separator: always UTF-8.
+        if let Ok(text) = std::str::from_utf8(&text[..len]) {
+            out.push_str(text);
+        }
     }
 }
 
-/// Appends an address as `Display` writes it; IPv4 digit by digit, since every server
-/// line of a render has one and `Display` took a third of rendering a backend.
+/// Appends an address as `Display` writes it.
 fn push_address(out: &mut String, address: IpAddr) {
     match address {
         IpAddr::V4(v4) => {
@@ -170,7 +200,7 @@ fn push_address(out: &mut String, address: IpAddr) {
                 if i > 0 {
                     out.push('.');
                 }
-                push_decimal(out, octet.into());
+                out.push_str(Digits::of(octet.into()).text());
             }
         }
         IpAddr::V6(v6) => {
@@ -180,20 +210,36 @@ fn push_address(out: &mut String, address: IpAddr) {
     }
 }
 
-/// Appends `value` in decimal.
-fn push_decimal(out: &mut String, value: u16) {
-    let mut digits = [0u8; 5];
-    let mut rest = value;
-    let mut len = 0;
-    loop {
-        digits[len] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        len += 1;
-        if rest == 0 {
-            break;
+/// A number's decimal digits, written on the stack.
+struct Digits {
+    digits: [u8; 5],
+    start: usize,
+}
+
+impl Digits {
+    fn of(value: u16) -> Self {
+        let mut digits = [0u8; 5];
+        let mut start = digits.len();
+        let mut rest = value;
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
         }
+        Self { digits, start }
     }
-    out.extend(digits[..len].iter().rev().map(|&digit| char::from(digit)));
+
+    fn bytes(&self) -> &[u8] {
+        &self.digits[self.start..]
+    }
+
+    fn text(&self) -> &str {
+        // ASCII digits only.
+        std::str::from_utf8(self.bytes()).unwrap_or_default()
+    }
 }
 
 /// A backend section.

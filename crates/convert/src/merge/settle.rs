@@ -54,6 +54,8 @@ pub(super) fn hosts(
     route_changes: impl Iterator<Item = (RouteKey, Option<Route>)>,
     mut certificate_hosts: FxHashSet<HostKey>,
 ) {
+    // Into an empty map (a merge from nothing) every host comes once: none is looked up.
+    let fresh = hosts.is_empty();
     let mut route_changes = route_changes.peekable();
     while let Some(((host, path), route)) = route_changes.next() {
         let mut paths = vec![(path, route)];
@@ -61,18 +63,20 @@ pub(super) fn hosts(
             paths.push((path, route));
         }
         certificate_hosts.remove(&host);
-        settle_host(hosts, tls, host, paths);
+        settle_host(hosts, fresh, tls, host, paths);
     }
     for host in certificate_hosts {
-        settle_host(hosts, tls, host, Vec::new());
+        settle_host(hosts, fresh, tls, host, Vec::new());
     }
 }
 
 /// Sets a host's routes (`None`: the path is no longer routed) and its certificate
 /// from its TLS winner, and drops a host left with neither routes nor a certificate.
-/// The persistent map is touched only when the host changes.
+/// The persistent map is touched only when the host changes; `fresh`: the host is not
+/// in it.
 fn settle_host(
     hosts: &mut OrdMap<HostKey, model::Host>,
+    fresh: bool,
     tls: &HostTls<'_>,
     host: HostKey,
     routes: Vec<(PathMatch, Option<Route>)>,
@@ -86,7 +90,7 @@ fn settle_host(
         Some((_, None, options)) => (None, options.clone()),
         None => (None, shared_tls(&TlsOptions::default())),
     };
-    let current = hosts.get(&host);
+    let current = if fresh { None } else { hosts.get(&host) };
     let same_routes = routes
         .iter()
         .all(|(path, route)| current.and_then(|h| h.routes.get(path)) == route.as_ref());

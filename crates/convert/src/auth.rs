@@ -11,7 +11,7 @@ use model::{
 };
 use resources::{Kind, Object, ObjectRef};
 
-use crate::keys::{self, AuthUrl, Keys};
+use crate::keys::{self, AuthUrl, KeyGroup, Keys};
 use crate::lookup::Recorder;
 
 /// Problems found, as `(key, message)`; messages never hold a password or a hash.
@@ -20,6 +20,36 @@ pub(crate) type Problems = Vec<(&'static str, String)>;
 /// The authentication the keys ask of a path of an object in `namespace`; `None` when
 /// they ask none.
 pub(crate) fn path_auth(
+    layers: &Keys<'_>,
+    lookups: &mut Recorder<'_>,
+    namespace: &str,
+    problems: &mut Problems,
+) -> Option<Arc<PathAuth>> {
+    // Nearly every path sets none of these keys; at their defaults a path asks no
+    // authentication and looks nothing up (a test holds this).
+    if !layers.set_any(&PATH_AUTH_KEYS) {
+        return None;
+    }
+    read_path_auth(layers, lookups, namespace, problems)
+}
+
+/// Every key [`path_auth`] reads. A test sets each key of every scope to each value its
+/// documentation quotes, and fails when one asks for authentication without being here.
+static PATH_AUTH_KEYS: KeyGroup = KeyGroup::new(&[
+    &keys::AUTH_TYPE,
+    &keys::AUTH_SECRET,
+    &keys::AUTH_REALM,
+    &keys::AUTH_URL,
+    &keys::AUTH_METHOD,
+    &keys::AUTH_SIGNIN,
+    &keys::AUTH_TIMEOUT,
+    &keys::AUTH_HEADERS_REQUEST,
+    &keys::AUTH_HEADERS_SUCCEED,
+    &keys::AUTH_HEADERS_FAIL,
+]);
+
+/// [`path_auth`], every key read.
+fn read_path_auth(
     layers: &Keys<'_>,
     lookups: &mut Recorder<'_>,
     namespace: &str,
@@ -313,6 +343,60 @@ fn service_url(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every key of every scope, set alone in each layer to each value its documentation
+    /// quotes and to one it refuses: the authentication read key by key and the one
+    /// skipped when no layer sets an authentication key agree (in what they ask, report
+    /// and look up), and a key that asks for any is one `path_auth` knows it reads.
+    #[test]
+    fn a_path_whose_layers_set_no_auth_key_asks_none() {
+        let snapshot = index::Index::new().snapshot();
+        let options = crate::ConvertOptions {
+            ingress_class: "portcullis".into(),
+            watch_ingress_without_class: true,
+            global_configmap: None,
+            tcp_services_configmap: None,
+            default_ssl_certificate: None,
+            fallback_certificate: model::TlsCert::default(),
+            bind_address: std::net::IpAddr::from([127, 0, 0, 1]),
+            http_port: 80,
+            https_port: 443,
+            backend_shards: 1,
+            reserved_ports: Vec::new(),
+            busy_ports: BTreeSet::new(),
+        };
+        let ports = options.listener_ports();
+        let port_protocols =
+            crate::gateway::listener::PortProtocols::of_our_gateways(&snapshot, &ports);
+        let mut asked = 0;
+        keys::every_key_set_alone(|layers, key, case| {
+            let context = crate::lookup::Context {
+                snapshot: &snapshot,
+                options: &options,
+                listener_ports: &ports,
+                port_protocols: &port_protocols,
+                global: layers.global,
+                configmap: None,
+                recording: true,
+            };
+            let (mut read_lookups, mut lookups) = (Recorder::new(context), Recorder::new(context));
+            let (mut read_problems, mut problems) = (Vec::new(), Vec::new());
+            let read = read_path_auth(layers, &mut read_lookups, "shop", &mut read_problems);
+            let auth = path_auth(layers, &mut lookups, "shop", &mut problems);
+            assert_eq!(
+                (&auth, &problems, &lookups.dependencies),
+                (&read, &read_problems, &read_lookups.dependencies),
+                "{case}"
+            );
+            if read.is_some() || !read_problems.is_empty() || !read_lookups.dependencies.is_empty()
+            {
+                asked += 1;
+                assert!(PATH_AUTH_KEYS.holds(key), "{case} asks for authentication");
+            }
+        });
+        // The sweep reaches authentication: basic and external each ask for some.
+        assert!(asked > 20, "{asked}");
+    }
 
     fn read(text: &str) -> (Vec<String>, Vec<String>) {
         let mut problems = Vec::new();

@@ -335,10 +335,7 @@ pub(crate) fn host_tls_options(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use model::{BackendId, BackendMode, BackendSettings};
-    use resources::{Kind, ObjectRef};
 
     use super::*;
 
@@ -373,51 +370,29 @@ mod tests {
     /// `path_action` knows it reads.
     #[test]
     fn a_path_whose_layers_set_no_action_key_only_forwards() {
-        let mut diagnostics = Vec::new();
-        let no_keys = GlobalConfig::new(None, None, &mut diagnostics);
-        let origin = ObjectRef::new(Kind::Ingress, "shop", "web");
+        let no_keys = GlobalConfig::new(None, None, &mut Vec::new());
         let backend = backend(&Keys {
             service: None,
             object: None,
             global: &no_keys,
         });
         let mut actions = 0;
-        for key in keys::ALL_KEYS {
-            let quoted = key.accepted_values().split('`').skip(1).step_by(2);
-            for value in quoted.chain([key.default_text(), "~not a value~"]) {
-                let data = BTreeMap::from([(key.name().to_owned(), value.to_owned())]);
-                let global = GlobalConfig::new(Some(&data), None, &mut diagnostics);
-                let annotated =
-                    BTreeMap::from([(format!("portcullis.dev/{}", key.name()), value.to_owned())]);
-                let annotations = Annotations::new(Some(&annotated), &origin, &mut diagnostics);
-                let layered = [
-                    (None, Some(&annotations), &no_keys),
-                    (Some(&annotations), None, &no_keys),
-                    (None, None, &global),
-                ];
-                for (service, object, global) in layered {
-                    let layers = Keys {
-                        service,
-                        object,
-                        global,
-                    };
-                    for path_type in ["Prefix", "Exact", "ImplementationSpecific"] {
-                        let Ok(rule) = path_rule(Some("/app/"), path_type, &layers) else {
-                            continue;
-                        };
-                        let (mut read_problems, mut problems) = (Vec::new(), Vec::new());
-                        let read = read_path_action(&layers, &backend, &rule, &mut read_problems);
-                        let action = path_action(&layers, &backend, &rule, &mut problems);
-                        let case = format!("{} = `{value}`, {path_type}", key.name());
-                        assert_eq!((&action, &problems), (&read, &read_problems), "{case}");
-                        if read.is_some() || !read_problems.is_empty() {
-                            actions += 1;
-                            assert!(PATH_ACTION_KEYS.holds(*key), "{case} makes an action");
-                        }
-                    }
+        keys::every_key_set_alone(|layers, key, case| {
+            for path_type in ["Prefix", "Exact", "ImplementationSpecific"] {
+                let Ok(rule) = path_rule(Some("/app/"), path_type, layers) else {
+                    continue;
+                };
+                let (mut read_problems, mut problems) = (Vec::new(), Vec::new());
+                let read = read_path_action(layers, &backend, &rule, &mut read_problems);
+                let action = path_action(layers, &backend, &rule, &mut problems);
+                let case = format!("{case}, {path_type}");
+                assert_eq!((&action, &problems), (&read, &read_problems), "{case}");
+                if read.is_some() || !read_problems.is_empty() {
+                    actions += 1;
+                    assert!(PATH_ACTION_KEYS.holds(key), "{case} makes an action");
                 }
             }
-        }
+        });
         // The sweep reaches actions: headers, rewrites, redirects, HSTS, CORS, limits and
         // allow-lists each make some.
         assert!(actions > 100, "{actions}");

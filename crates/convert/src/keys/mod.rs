@@ -583,9 +583,9 @@ impl GlobalConfig {
         self.valid.get(key.name)
     }
 
-    /// Whether it sets any key of `group`, validly or, for a fail-closed key, not.
+    /// Whether it sets any key of `group`, to any value (valid or not).
     pub fn sets_any(&self, group: &KeyGroup) -> bool {
-        self.valid.sets_any(group) || self.refused.names_any(group)
+        self.valid.sets_any(group) || self.refused.names_any(group) || self.invalid.names_any(group)
     }
 }
 
@@ -684,9 +684,9 @@ impl Annotations {
         self.valid.get(key.name)
     }
 
-    /// Whether it sets any key of `group`, validly or, for a fail-closed key, not.
+    /// Whether it sets any key of `group`, to any value (valid or not).
     pub fn sets_any(&self, group: &KeyGroup) -> bool {
-        self.valid.sets_any(group) || self.refused.names_any(group)
+        self.valid.sets_any(group) || self.refused.names_any(group) || self.invalid.names_any(group)
     }
 }
 
@@ -763,8 +763,8 @@ impl<'a> Keys<'a> {
         self.global.value(key).is_none() && self.global.invalid.contains(key.name)
     }
 
-    /// Whether any layer sets a key of `group` (validly or, for a fail-closed key, not):
-    /// when none does, every key of it reads as its default.
+    /// Whether any layer sets a key of `group`, to any value (valid or not): when none
+    /// does, every key of it reads as its default, and none as set invalidly.
     pub fn set_any(&self, group: &KeyGroup) -> bool {
         [self.service, self.object]
             .into_iter()
@@ -778,6 +778,45 @@ impl<'a> Keys<'a> {
         Self {
             service: Some(service),
             ..self
+        }
+    }
+}
+
+/// Calls `check` with layers that set one key alone, for every key of every scope, in
+/// each layer (a Service's annotations, an object's, the global ConfigMap), to each value
+/// its documentation quotes, its default, and a value no key accepts; with a text naming
+/// the case. For tests that a step skipping its keys when no layer sets one agrees with
+/// the step reading them.
+#[cfg(test)]
+pub(crate) fn every_key_set_alone(mut check: impl FnMut(&Keys<'_>, &dyn KeyInfo, &str)) {
+    let mut diagnostics = Vec::new();
+    let no_keys = GlobalConfig::new(None, None, &mut diagnostics);
+    let origin = ObjectRef::new(resources::Kind::Ingress, "shop", "web");
+    for key in ALL_KEYS {
+        let quoted = key.accepted_values().split('`').skip(1).step_by(2);
+        for value in quoted.chain([key.default_text(), "~not a value~"]) {
+            let data = BTreeMap::from([(key.name().to_owned(), value.to_owned())]);
+            let global = GlobalConfig::new(Some(&data), None, &mut diagnostics);
+            let annotated =
+                BTreeMap::from([(format!("portcullis.dev/{}", key.name()), value.to_owned())]);
+            let annotations = Annotations::new(Some(&annotated), &origin, &mut diagnostics);
+            let layered = [
+                ("an object's annotation", None, Some(&annotations), &no_keys),
+                ("a Service's annotation", Some(&annotations), None, &no_keys),
+                ("the global ConfigMap", None, None, &global),
+            ];
+            for (layer, service, object, global) in layered {
+                let layers = Keys {
+                    service,
+                    object,
+                    global,
+                };
+                check(
+                    &layers,
+                    *key,
+                    &format!("{} = `{value}` in {layer}", key.name()),
+                );
+            }
         }
     }
 }

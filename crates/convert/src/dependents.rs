@@ -80,7 +80,8 @@ impl Dependents {
             if !fresh && let Some(before) = self.lookups.remove(&memo) {
                 self.forget(&memo, before);
             }
-            self.record(memo, lookups);
+            let replaced = self.record(memo, lookups);
+            debug_assert!(!(fresh && replaced), "a result named twice in one batch");
         }
     }
 
@@ -95,9 +96,10 @@ impl Dependents {
         }
     }
 
-    fn record(&mut self, memo: Memo, mut lookups: Vec<Dependency>) {
+    /// Records what `memo` looked up; returns whether that replaced a record of it.
+    fn record(&mut self, memo: Memo, mut lookups: Vec<Dependency>) -> bool {
         if lookups.is_empty() {
-            return;
+            return false;
         }
         // Kept for as long as the result: no room for more.
         lookups.shrink_to_fit();
@@ -115,6 +117,6 @@ impl Dependents {
                 }
             }
         }
-        self.lookups.insert(memo, lookups);
+        self.lookups.insert(memo, lookups).is_some()
     }
 }

@@ -142,34 +142,34 @@ impl Server {
 
     /// Appends [`Server::name`] to `out`.
     pub fn push_name(&self, out: &mut String) {
-        self.push_address_and_port(out, '_');
+        self.push_address_and_port(out, b'_');
     }
 
     /// Appends `address:port` as a server line gives it (an IPv6 address in brackets).
     pub fn push_address_port(&self, out: &mut String) {
-        if self.address.is_ipv6() {
-            out.push('[');
-            push_address(out, self.address);
-            out.push(']');
-            out.push(':');
-            out.push_str(Digits::of(self.port).text());
-        } else {
-            self.push_address_and_port(out, ':');
+        match self.address {
+            IpAddr::V4(_) => self.push_address_and_port(out, b':'),
+            IpAddr::V6(v6) => {
+                use std::fmt::Write;
+                let _ = write!(out, "[{v6}]:");
+                out.push_str(Digits::of(self.port).text());
+            }
         }
     }
 
-    /// Appends the address, `separator` and the port. An IPv4 address's text is put
-    /// together on the stack and appended at once: every server line of a render has two
-    /// (its name and its address), and appending them character by character was most
-    /// of rendering a backend.
-    fn push_address_and_port(&self, out: &mut String, separator: char) {
+    /// Appends the address, `separator` (an ASCII byte) and the port. An IPv4 address's
+    /// text is put together on the stack and appended at once: every server line of a
+    /// render has two (its name and its address), and appending them character by
+    /// character was most of rendering a backend.
+    fn push_address_and_port(&self, out: &mut String, separator: u8) {
+        debug_assert!(separator.is_ascii());
         let IpAddr::V4(v4) = self.address else {
-            push_address(out, self.address);
-            out.push(separator);
+            use std::fmt::Write;
+            let _ = write!(out, "{}{}", self.address, char::from(separator));
             out.push_str(Digits::of(self.port).text());
             return;
         };
-        // `255.255.255.255` and a separator and `65535`.
+        // `255.255.255.255`, the separator and `65535`.
         let mut text = [0u8; 21];
         let mut len = 0;
         let mut put = |bytes: &[u8]| {
@@ -182,31 +182,11 @@ impl Server {
             }
             put(Digits::of(octet.into()).bytes());
         }
-        let mut separator_text = [0u8; 4];
-        put(separator.encode_utf8(&mut separator_text).as_bytes());
+        put(&[separator]);
         put(Digits::of(self.port).bytes());
-        // Digits, dots and an ASCII separator: always UTF-8.
-        if let Ok(text) = std::str::from_utf8(&text[..len]) {
-            out.push_str(text);
-        }
-    }
-}
-
-/// Appends an address as `Display` writes it.
-fn push_address(out: &mut String, address: IpAddr) {
-    match address {
-        IpAddr::V4(v4) => {
-            for (i, octet) in v4.octets().into_iter().enumerate() {
-                if i > 0 {
-                    out.push('.');
-                }
-                out.push_str(Digits::of(octet.into()).text());
-            }
-        }
-        IpAddr::V6(v6) => {
-            use std::fmt::Write;
-            let _ = write!(out, "{v6}");
-        }
+        let text = std::str::from_utf8(&text[..len]);
+        debug_assert!(text.is_ok(), "digits, dots and an ASCII separator");
+        out.push_str(text.unwrap_or_default());
     }
 }
 
@@ -237,8 +217,9 @@ impl Digits {
     }
 
     fn text(&self) -> &str {
-        // ASCII digits only.
-        std::str::from_utf8(self.bytes()).unwrap_or_default()
+        let text = std::str::from_utf8(self.bytes());
+        debug_assert!(text.is_ok(), "ASCII digits only");
+        text.unwrap_or_default()
     }
 }
 

@@ -96,7 +96,8 @@ impl KeyGroup {
     }
 
     /// Whether the group holds `key`.
-    pub fn holds(&self, key: &dyn super::KeyInfo) -> bool {
+    #[cfg(test)]
+    pub(crate) fn holds(&self, key: &dyn super::KeyInfo) -> bool {
         self.contains(KeyId::of(key.name()))
     }
 

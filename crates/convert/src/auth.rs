@@ -351,20 +351,7 @@ mod tests {
     #[test]
     fn a_path_whose_layers_set_no_auth_key_asks_none() {
         let snapshot = index::Index::new().snapshot();
-        let options = crate::ConvertOptions {
-            ingress_class: "portcullis".into(),
-            watch_ingress_without_class: true,
-            global_configmap: None,
-            tcp_services_configmap: None,
-            default_ssl_certificate: None,
-            fallback_certificate: model::TlsCert::default(),
-            bind_address: std::net::IpAddr::from([127, 0, 0, 1]),
-            http_port: 80,
-            https_port: 443,
-            backend_shards: 1,
-            reserved_ports: Vec::new(),
-            busy_ports: BTreeSet::new(),
-        };
+        let options = crate::cache::tests::options();
         let ports = options.listener_ports();
         let port_protocols =
             crate::gateway::listener::PortProtocols::of_our_gateways(&snapshot, &ports);

@@ -935,4 +935,4 @@ fn convert_streaming(
 
 #[cfg(test)]
 #[path = "cache_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -247,7 +247,8 @@ spec:
   - backendRefs: [{name: legacy, namespace: team, port: 80}]
 "#;
 
-fn options() -> ConvertOptions {
+/// Options for a conversion in a test.
+pub(crate) fn options() -> ConvertOptions {
     ConvertOptions {
         ingress_class: "portcullis".into(),
         watch_ingress_without_class: false,

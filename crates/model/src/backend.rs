@@ -151,8 +151,7 @@ impl Server {
             IpAddr::V4(_) => self.push_address_and_port(out, b':'),
             IpAddr::V6(v6) => {
                 use std::fmt::Write;
-                let _ = write!(out, "[{v6}]:");
-                out.push_str(Digits::of(self.port).text());
+                let _ = write!(out, "[{v6}]:{}", self.port);
             }
         }
     }
@@ -165,8 +164,13 @@ impl Server {
         debug_assert!(separator.is_ascii());
         let IpAddr::V4(v4) = self.address else {
             use std::fmt::Write;
-            let _ = write!(out, "{}{}", self.address, char::from(separator));
-            out.push_str(Digits::of(self.port).text());
+            let _ = write!(
+                out,
+                "{}{}{}",
+                self.address,
+                char::from(separator),
+                self.port
+            );
             return;
         };
         // `255.255.255.255`, the separator and `65535`.
@@ -214,12 +218,6 @@ impl Digits {
 
     fn bytes(&self) -> &[u8] {
         &self.digits[self.start..]
-    }
-
-    fn text(&self) -> &str {
-        let text = std::str::from_utf8(self.bytes());
-        debug_assert!(text.is_ok(), "ASCII digits only");
-        text.unwrap_or_default()
     }
 }
 

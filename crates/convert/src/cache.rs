@@ -341,7 +341,8 @@ impl ConvertCache {
             Merger::one_pass()
         };
         let mut claiming = Claiming::default();
-        let mut recorded = Vec::new();
+        // One record per object converted.
+        let mut recorded = Vec::with_capacity(if recording { stale.objects.len() } else { 0 });
         let mut updates = Vec::new();
         let served_ingresses = &mut self.served_ingresses;
         let mut note = |object: &ObjectRef, contribution: &Option<Arc<Contribution>>, lookups| {

@@ -68,7 +68,14 @@ impl<T> Claims<T> {
     pub(super) fn insert(&mut self, position: Position, claim: T) {
         match self.0.binary_search_by(|(p, _)| p.cmp(&position)) {
             Ok(index) => self.0[index] = (position, claim),
-            Err(index) => self.0.insert(index, (position, claim)),
+            Err(index) => {
+                // A first push would make room for four, and nearly every key
+                // keeps a single claim for its whole life.
+                if self.0.len() == self.0.capacity() {
+                    self.0.reserve_exact(1);
+                }
+                self.0.insert(index, (position, claim));
+            }
         }
     }
 

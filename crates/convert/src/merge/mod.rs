@@ -142,6 +142,8 @@ impl Merger {
         self.contributions.reserve(objects);
         self.route_claims.reserve(routes);
         claiming.dirty.routes.reserve(routes);
+        // An object that claims routes claims them on one host at least.
+        self.paths_by_host.reserve(objects);
     }
 
     /// Replaces an object's contribution (`None`: it no longer contributes), noting in
@@ -381,6 +383,10 @@ impl Merger {
         certificate: &mut impl FnMut(&CertId) -> Result<TlsCert, String>,
     ) {
         let tls_hosts = std::mem::take(&mut dirty.tls);
+        if self.tls_winners.is_empty() {
+            // A merge from nothing: a winner per host, nearly always.
+            self.tls_winners.reserve(tls_hosts.len());
+        }
         for host in &tls_hosts {
             self.resolve_tls(host, &mut dirty);
         }
@@ -405,6 +411,13 @@ impl Merger {
         if keep_winners && self.route_winners.is_empty() {
             // A merge from nothing: sized once, not through every power of two.
             self.route_winners.reserve(routes.len());
+        }
+        if self.backend_uses.is_empty() {
+            // As many backends as routes at most, and paths usually share them (an
+            // Ingress's paths to one Service): half is a guess that saves the first
+            // rehashes, and costs one at most.
+            self.backend_uses.reserve(routes.len() / 2);
+            dirty.backends.reserve(routes.len() / 2);
         }
         // Resolved on the pool's threads (they read the claims and the TLS winners only)
         // while this thread stores each chunk's resolutions as it comes: every resolution
@@ -930,6 +943,9 @@ fn route_resolution(
         let one_set = frontends.all(|f| Some(f) == first_frontends);
         let all_plain = one_set && claims.values().all(|claim| claim.route().is_plain());
         let resolved = if all_plain {
+            // A plain route uses exactly one backend; a first push would make
+            // room for four, freed later on another thread.
+            uses.reserve_exact(1);
             plain_route(claims, &mut uses, &mut diagnostics)
         } else {
             chain_route(claims, &mut uses, &mut diagnostics)

@@ -36,10 +36,24 @@ struct RenderedHost {
 
 fn render_host(key: &HostKey, host: &model::Host) -> RenderedHost {
     RenderedHost {
-        parts: maps::host_lines(key, host).map(Arc::from),
+        parts: maps::host_lines(key, host).map(shared_part),
         rules: Some(rules::host_rule_lines(key, host))
             .filter(|lines| *lines != HostRuleLines::default()),
         ports: Some(ports::host_port_lines(key, host)).filter(|lines| !lines.is_empty()),
+    }
+}
+
+/// A host's lines in one map, shared when empty: nearly every host has none in some
+/// map (the regex hosts' at least), and an empty `Arc<str>` is an allocation of its
+/// own, kept by a running controller's cache.
+fn shared_part(lines: String) -> Arc<str> {
+    thread_local! {
+        static EMPTY: Arc<str> = Arc::from("");
+    }
+    if lines.is_empty() {
+        EMPTY.with(Arc::clone)
+    } else {
+        Arc::from(lines)
     }
 }
 

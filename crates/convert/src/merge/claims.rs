@@ -70,8 +70,9 @@ impl<T> Claims<T> {
             Ok(index) => self.0[index] = (position, claim),
             Err(index) => {
                 // A first push would make room for four, and nearly every key
-                // keeps a single claim for its whole life.
-                if self.0.len() == self.0.capacity() {
+                // keeps a single claim for its whole life; later pushes grow as
+                // usual, so a key claimed many times is not copied at each claim.
+                if self.0.capacity() == 0 {
                     self.0.reserve_exact(1);
                 }
                 self.0.insert(index, (position, claim));

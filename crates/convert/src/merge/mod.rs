@@ -142,7 +142,7 @@ impl Merger {
         self.contributions.reserve(objects);
         self.route_claims.reserve(routes);
         claiming.dirty.routes.reserve(routes);
-        // An object that claims routes claims them on one host at least.
+        // Usually one host an object (an Ingress's or a route's hostnames).
         self.paths_by_host.reserve(objects);
     }
 
@@ -413,9 +413,9 @@ impl Merger {
             self.route_winners.reserve(routes.len());
         }
         if self.backend_uses.is_empty() {
-            // As many backends as routes at most, and paths usually share them (an
-            // Ingress's paths to one Service): half is a guess that saves the first
-            // rehashes, and costs one at most.
+            // About one backend a route, and paths usually share them (an Ingress's
+            // paths to one Service): half is a guess that saves the early rehashes,
+            // and costs one at most.
             self.backend_uses.reserve(routes.len() / 2);
             dirty.backends.reserve(routes.len() / 2);
         }
@@ -943,7 +943,7 @@ fn route_resolution(
         let one_set = frontends.all(|f| Some(f) == first_frontends);
         let all_plain = one_set && claims.values().all(|claim| claim.route().is_plain());
         let resolved = if all_plain {
-            // A plain route uses exactly one backend; a first push would make
+            // A plain route uses one backend at most; a first push would make
             // room for four, freed later on another thread.
             uses.reserve_exact(1);
             plain_route(claims, &mut uses, &mut diagnostics)

@@ -406,6 +406,39 @@ impl Index {
 /// Below this many objects, a first fill is faster on the calling thread alone.
 const PARALLEL_FILL_FROM: usize = 4096;
 
+/// Each EndpointSlice's service (namespace and name) and name, of `objects` in their
+/// order.
+fn service_slices(objects: &[(ObjectRef, Object)]) -> Vec<((Name, Name), Name)> {
+    (objects.iter())
+        .filter_map(|(object_ref, object)| match object {
+            Object::EndpointSlice(slice) => slice.service_name.as_ref().map(|service| {
+                let service = (object_ref.namespace.clone(), Name::from(service));
+                (service, object_ref.name.clone())
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The services' slices projected from [`service_slices`] of objects sorted by
+/// reference, each once: each service's entry is inserted once, in key order.
+fn slices_by_service(mut slices: Vec<((Name, Name), Name)>) -> OrdMap<(Name, Name), Vec<Name>> {
+    // Stable: a service's slices are in one namespace, so they come in name order, and
+    // stay so. Slices are named after their service, so the order is nearly the
+    // services' already, which a stable sort finds in a pass or two.
+    slices.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut by_service = OrdMap::new();
+    let mut slices = slices.into_iter().peekable();
+    while let Some((service, first)) = slices.next() {
+        let mut names = vec![first];
+        while let Some((_, name)) = slices.next_if(|(next, _)| *next == service) {
+            names.push(name);
+        }
+        by_service.insert(service, names);
+    }
+    by_service
+}
+
 impl Snapshot {
     /// The snapshot of `objects`, sorted by reference, each once. Each kind's map (with
     /// the projections its objects make) is filled on its own, on every core, and the
@@ -413,16 +446,31 @@ impl Snapshot {
     /// manifest directory's 300k objects took ~0.25 s on one core while the other waited.
     fn filled(objects: Vec<(ObjectRef, Object)>) -> Snapshot {
         use rayon::prelude::*;
-        let fill = |objects: Vec<(ObjectRef, Object)>| {
-            let mut part = Snapshot::default();
+        if objects.len() < PARALLEL_FILL_FROM || rayon::current_num_threads() < 2 {
+            let mut whole = Snapshot::default();
             for (object_ref, object) in objects {
-                part.store_absent(object_ref, object);
+                whole.store_absent(object_ref, object);
             }
+            return whole;
+        }
+        let fill = |objects: Vec<(ObjectRef, Object)>| {
+            // The services' slices are projected apart, beside the objects: filled one
+            // slice at a time, looked up then inserted, that projection took twice as
+            // long as the slices' own map (~80 ms against ~40 at 100k services).
+            let slices = service_slices(&objects);
+            let (slices_by_service, mut part) = rayon::join(
+                || slices_by_service(slices),
+                || {
+                    let mut part = Snapshot::default();
+                    for (object_ref, object) in objects {
+                        part.store_unprojected_slice(object_ref, object);
+                    }
+                    part
+                },
+            );
+            part.slices_by_service = slices_by_service;
             part
         };
-        if objects.len() < PARALLEL_FILL_FROM || rayon::current_num_threads() < 2 {
-            return fill(objects);
-        }
         // Split from the end, so each object is moved once.
         let mut runs = Vec::new();
         let mut rest = objects;
@@ -479,6 +527,12 @@ impl Snapshot {
                 }
             }
         }
+        self.store_unprojected_slice(object_ref, object);
+    }
+
+    /// [`Snapshot::store_absent`] but for an EndpointSlice's place among its service's
+    /// slices, which the caller projects.
+    fn store_unprojected_slice(&mut self, object_ref: ObjectRef, object: Object) {
         for parent in object.parents() {
             let key = (object_ref.kind, parent);
             match self.children_by_parent.get_mut(&key) {

@@ -545,9 +545,15 @@ fn path_change(
     let Some(matched) = matched_prefix else {
         return Err("ReplacePrefixMatch needs a PathPrefix match".to_owned());
     };
+    // An empty replacement takes the prefix away (`/foo/bar` → `/bar`, `/foo` → `/`),
+    // as the specification's table of `ReplacePrefixMatch` says.
+    let replacement = match prefix {
+        Some("") => String::new(),
+        prefix => url_path(prefix.unwrap_or("/"))?,
+    };
     Ok(PathChange::Prefix {
         matched: matched.trim_end_matches('/').to_owned(),
-        replacement: url_path(prefix.unwrap_or("/"))?,
+        replacement,
     })
 }
 

@@ -97,6 +97,15 @@ spec:
     - type: URLRewrite
       urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: /replaced}}
     backendRefs: [{name: app, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /strip/}}]
+    filters:
+    - type: URLRewrite
+      urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: ""}}
+    backendRefs: [{name: app, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /unprefix}}]
+    filters:
+    - type: RequestRedirect
+      requestRedirect: {hostname: elsewhere.test, path: {type: ReplacePrefixMatch, replacePrefixMatch: ""}, statusCode: 302}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -305,11 +314,24 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
         "http://filters.test:8080/new/page?q=1"
     );
 
+    for (target, location) in [
+        ("/unprefix/page?q=1", "http://elsewhere.test/page?q=1"),
+        ("/unprefix?q=1", "http://elsewhere.test/?q=1"),
+    ] {
+        let response = request(port, "GET", "filters.test", target, &[]);
+        assert_eq!(response.status, 302, "{target}");
+        assert_eq!(response.headers["location"], location, "{target}");
+    }
+
     // Rewrites before forwarding.
     for (target, path) in [
         ("/rewrite/x", "/v2/x"),
         ("/rewrite", "/v2"),
         ("/full/deep/path", "/replaced"),
+        // An empty replacement takes the prefix away.
+        ("/strip/bar", "/bar"),
+        ("/strip/", "/"),
+        ("/strip", "/"),
     ] {
         let response = request(port, "GET", "filters.test", target, &[]);
         assert_eq!(response.seen("path").as_deref(), Some(path), "{target}");

@@ -17,17 +17,26 @@ pub(crate) fn client_auth(
     keys: &Keys<'_>,
     ingress: &ObjectRef,
 ) -> (Option<ClientAuth>, Option<String>) {
-    let Some(secret) = keys.get(&keys::AUTH_TLS_SECRET) else {
+    // An unreadable Secret name asks for authentication as surely as an unusable Secret:
+    // falling back to a wider layer's value (none, usually) would serve the hosts
+    // unauthenticated. The key's own report says so.
+    let invalid = keys.set_invalidly(&keys::AUTH_TLS_SECRET);
+    let secret = keys.get(&keys::AUTH_TLS_SECRET);
+    if secret.is_none() && !invalid {
         return (None, None);
-    };
+    }
     let verify = match keys.get(&keys::AUTH_TLS_VERIFY_CLIENT) {
         Some(VerifyClient::Off) => return (None, None),
         Some(VerifyClient::Verify(verify)) => verify,
         None => ClientVerify::On,
     };
-    let (ca, problem) = match secret_id(&secret, ingress).and_then(|id| load_client_ca(lookups, id))
-    {
+    let loaded = match secret.filter(|_| !invalid) {
+        Some(secret) => secret_id(&secret, ingress).and_then(|id| load_client_ca(lookups, id)),
+        None => Err(String::new()),
+    };
+    let (ca, problem) = match loaded {
         Ok(ca) => (Some(ca), None),
+        Err(_) if invalid => (None, None),
         Err(why) => (
             None,
             Some(format!(
@@ -53,14 +62,22 @@ pub(crate) fn tcp_client_ca(
     keys: &Keys<'_>,
     ingress: &ObjectRef,
 ) -> Option<Result<ClientCa, String>> {
-    let secret = keys.get(&keys::AUTH_TLS_SECRET)?;
+    let invalid = keys.set_invalidly(&keys::AUTH_TLS_SECRET);
+    let secret = keys.get(&keys::AUTH_TLS_SECRET).filter(|_| !invalid);
+    if secret.is_none() && !invalid {
+        return None;
+    }
     if matches!(
         keys.get(&keys::AUTH_TLS_VERIFY_CLIENT),
         Some(VerifyClient::Off)
     ) {
         return None;
     }
-    Some(secret_id(&secret, ingress).and_then(|id| load_client_ca(lookups, id)))
+    Some(match secret {
+        Some(secret) => secret_id(&secret, ingress).and_then(|id| load_client_ca(lookups, id)),
+        // As for a host: refused, not served without the certificate asked for.
+        None => Err("its value is invalid".to_owned()),
+    })
 }
 
 /// `ca.crt` (every certificate a CA) and the optional `ca.crl`.

@@ -60,6 +60,7 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
             "strict.com",
             "open.com",
             "broken.com",
+            "misspelt.com",
             "leafca.com",
             "paged.com",
         ],
@@ -89,6 +90,13 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
         "broken",
         "portcullis.dev/auth-tls-secret: nosuch",
         "broken.com",
+        true,
+    );
+    // Not a Secret name: refused as an unusable Secret is, not served unauthenticated.
+    objects += &ingress(
+        "misspelt",
+        "portcullis.dev/auth-tls-secret: ../client-ca",
+        "misspelt.com",
         true,
     );
     let (leaf, _) = self_signed("just-a-leaf", &["leaf.example"]);
@@ -174,6 +182,11 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
         496,
         "so does a CA bundle that is not a CA"
     );
+    assert_eq!(
+        get("misspelt.com", valid).status,
+        496,
+        "so does a value that is not a Secret name"
+    );
 
     let paged = get("paged.com", None);
     assert_eq!(paged.status, 302);
@@ -205,6 +218,14 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
     let log = setup.portcullis.log();
     assert!(
         log.contains("Ingress default/broken: metadata.annotations[auth-tls-secret]: secret default/nosuch not found; requests to the Ingress's TLS hosts are answered 496 until it is fixed"),
+        "{log}"
+    );
+    assert!(
+        log.contains("Ingress default/misspelt: metadata.annotations[portcullis.dev/auth-tls-secret]: invalid value: "),
+        "{log}"
+    );
+    assert!(
+        log.contains("requests to the Ingress's TLS hosts are answered 496 (and connections to a TCP service port it sets refused) until it is fixed"),
         "{log}"
     );
     assert!(

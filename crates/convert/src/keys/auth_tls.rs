@@ -14,6 +14,10 @@ pub enum VerifyClient {
     Verify(model::ClientVerify),
 }
 
+/// Keys whose invalid value refuses the hosts' clients rather than falling back to a
+/// wider layer's value, which would serve them without the certificate asked for.
+pub(crate) const FAIL_CLOSED: [&str; 1] = ["auth-tls-secret"];
+
 /// `auth-tls-secret`.
 pub static AUTH_TLS_SECRET: Key<Option<SecretName>> = Key {
     parsed_default: std::sync::OnceLock::new(),
@@ -22,7 +26,7 @@ pub static AUTH_TLS_SECRET: Key<Option<SecretName>> = Key {
     default: "",
     accepted_values: "a Secret name such as `client-ca`, or `namespace/name` in the Ingress's own namespace; empty for none",
     parse: parse_secret_name,
-    doc: "A Secret whose `ca.crt` holds the CA bundle client certificates must chain to, and whose optional `ca.crl` holds revocation lists; the Ingress's TLS hosts then ask clients for a certificate during the TLS handshake (on the shared HTTPS frontend, per SNI name). A request whose Host is such a host but whose SNI names another host is answered 421. A Secret that cannot be used is reported, and every request to the host is answered 496 until it is fixed: a host is never served without the authentication asked for. New content of the Secret (a rotated CA, a new CRL) goes live over the runtime API; setting or removing the key reloads.",
+    doc: "A Secret whose `ca.crt` holds the CA bundle client certificates must chain to, and whose optional `ca.crl` holds revocation lists; the Ingress's TLS hosts then ask clients for a certificate during the TLS handshake (on the shared HTTPS frontend, per SNI name). A request whose Host is such a host but whose SNI names another host is answered 421. A Secret that cannot be used, or a value that is not a Secret name, is reported, and every request to the host is answered 496 until it is fixed: a host is never served without the authentication asked for. New content of the Secret (a rotated CA, a new CRL) goes live over the runtime API; setting or removing the key reloads.",
     applied: Applied::Reload,
     differs: "haproxy-ingress also accepts `file://` paths and Secrets of other namespaces, and serves the host without authentication when the Secret is unusable and `auth-tls-strict` is false; portcullis reads only Secrets of the Ingress's namespace and always refuses such a host's requests. It applies to the hosts of the Ingress's `spec.tls`.",
 };

@@ -538,7 +538,9 @@ impl Merger {
     /// the certificates involved.
     fn resolve_tls(&mut self, host: &HostKey, dirty: &mut Dirty) {
         let claims = self.tls_claims.get(host);
-        let winner = claims.and_then(|c| c.values().next()).map(|claim| {
+        let owner = self.route_owner(host);
+        let in_force = |claim: &&Held| tls_in_force(host, owner, &claim.contribution.object);
+        let winner = claims.and_then(|c| c.values().find(in_force)).map(|claim| {
             (
                 claim.contribution.object.clone(),
                 claim.tls().secret.clone(),
@@ -546,8 +548,22 @@ impl Merger {
             )
         });
         let mut diagnostics = Vec::new();
+        if let Some(owner) = owner {
+            for claim in claims.into_iter().flat_map(|c| c.values()) {
+                if !in_force(&claim) {
+                    diagnostics.push(Diagnostic {
+                        object: claim.contribution.object.clone(),
+                        field: claim.tls().field.clone(),
+                        message: format!(
+                            "TLS for host {host} is ignored: the host is routed by {}, of another namespace",
+                            owner.object
+                        ),
+                    });
+                }
+            }
+        }
         if let (Some(claims), Some((owner, secret, options))) = (claims, &winner) {
-            for claim in claims.values().skip(1) {
+            for claim in claims.values().filter(in_force).skip(1) {
                 let tls = claim.tls();
                 if claim.contribution.object != *owner
                     && (tls.secret != *secret || tls.options != **options)
@@ -766,6 +782,20 @@ impl Merger {
         if self.passthrough_claims.contains_key(host) {
             dirty.passthrough.insert(host.clone());
         }
+        // Which TLS claims are in force follows the host's oldest route.
+        if self.tls_claims.contains_key(host) {
+            dirty.tls.insert(host.clone());
+        }
+    }
+
+    /// The contribution with the oldest route claim on `host`, whose namespace the host's
+    /// Ingress TLS comes from.
+    fn route_owner(&self, host: &HostKey) -> Option<&Contribution> {
+        (self.paths_by_host.get(host).into_iter().flatten())
+            .filter_map(|path| self.route_claims.get(&(host.clone(), path.clone())))
+            .filter_map(|claims| claims.values().next())
+            .map(|claim| &*claim.contribution)
+            .min_by(|a, b| a.order.cmp(&b.order))
     }
 
     fn remove_use(&mut self, id: &BackendId, position: &Position, dirty: &mut Dirty) {
@@ -902,6 +932,17 @@ impl Merger {
         }
         set(&mut self.diagnostics.certificates, id, diagnostics);
     }
+}
+
+/// Whether a TLS claim on `host` by `claimant` is in force. An Ingress's TLS for an exact
+/// host that another namespace routes (by the host's oldest route, `owner`) would give
+/// that tenant's host its certificate and its redirect to HTTPS: it is ignored. A host
+/// nothing routes takes its TLS from any Ingress (for a default backend's traffic), and
+/// a Gateway's listeners hold the TLS of the hosts their routes attach to.
+fn tls_in_force(host: &HostKey, owner: Option<&Contribution>, claimant: &ObjectRef) -> bool {
+    claimant.kind != resources::Kind::Ingress
+        || !matches!(host, HostKey::Exact(_))
+        || owner.is_none_or(|owner| owner.object.namespace == claimant.namespace)
 }
 
 /// A host's TLS options to share: the empty ones, nearly every host's, are one value.

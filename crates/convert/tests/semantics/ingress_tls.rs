@@ -150,6 +150,61 @@ fn certificates() {
                     "tls a.test default/a-tls",
                 ],
             ),
+            Case::new(
+                "security.md: no object may 'change another tenant's routing or certificate': an Ingress's TLS for a host another namespace routes is ignored, older or newer, and reported",
+                "
+                kind: Secret
+                metadata: {name: evil-tls, namespace: evil}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: older, namespace: evil, creationTimestamp: '2020-01-01T00:00:00Z'}
+                spec:
+                  tls: [{hosts: [a.test], secretName: evil-tls}]
+                  rules: [{host: evil.test}]
+                ---
+                kind: Ingress
+                metadata: {name: newer, namespace: evil, creationTimestamp: '2024-06-01T00:00:00Z'}
+                spec:
+                  tls: [{hosts: [a.test], secretName: evil-tls}]
+                ---
+                kind: Ingress
+                metadata: {name: site, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix -> default_web_80",
+                    "diagnostic Ingress evil/newer: spec.tls[0].hosts[0]: TLS for host a.test is ignored: the host is routed by Ingress default/site, of another namespace",
+                    "diagnostic Ingress evil/older: spec.tls[0].hosts[0]: TLS for host a.test is ignored: the host is routed by Ingress default/site, of another namespace",
+                ],
+            ),
+            Case::new(
+                "routing.md TLS: 'spec.tls hosts get their Secret's certificate by SNI': from an Ingress of the namespace that routes the host, whichever Ingress routes it",
+                "
+                kind: Secret
+                metadata: {name: a-tls}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: certificates, creationTimestamp: '2024-06-01T00:00:00Z'}
+                spec:
+                  tls: [{hosts: [a.test], secretName: a-tls}]
+                ---
+                kind: Ingress
+                metadata: {name: site, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix (https redirect 302) -> default_web_80",
+                    "tls a.test default/a-tls",
+                ],
+            ),
         ],
     );
 }

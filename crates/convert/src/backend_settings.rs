@@ -112,6 +112,12 @@ fn backend_tls(
             message,
         });
     };
+    // A value that is not a Secret name asks for verification as surely as an unusable
+    // Secret: falling back to a wider layer's value (none, usually) would send the
+    // traffic to servers nothing verified. The key's own report says so.
+    if keys.set_invalidly(&keys::SECURE_VERIFY_CA_SECRET) {
+        return Err(());
+    }
     let verify = match keys.get(&keys::SECURE_VERIFY_CA_SECRET) {
         None => TlsVerify::None,
         Some(name) => {

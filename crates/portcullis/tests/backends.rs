@@ -191,6 +191,14 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
             &[upstream.tls_port],
         ),
         ingress("mistrusted", "wrong-ca.test", "mistrusted"),
+        // A CA that is not a Secret name: no server rather than an unverified one.
+        service(
+            "misnamed",
+            "ingress.kubernetes.io/secure-backends: \"true\", ingress.kubernetes.io/secure-verify-ca-secret: ../upstream-ca",
+            None,
+            &[upstream.tls_port],
+        ),
+        ingress("misnamed", "misnamed-ca.test", "misnamed"),
         ca_secret("other-ca", &other_ca),
         ingress("checked", "checked.test", "checked"),
         // Nothing but the defaults: its server lines carry no options at all.
@@ -219,6 +227,12 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
         portcullis.log()
     );
     assert_eq!(answer(port, "wrong-ca.test"), "503");
+    assert_eq!(answer(port, "misnamed-ca.test"), "503");
+    assert!(
+        portcullis.log().contains("Service default/misnamed: metadata.annotations[ingress.kubernetes.io/secure-verify-ca-secret]: invalid value: "),
+        "{}",
+        portcullis.log()
+    );
     // A backend with the default settings takes its servers' health check from the
     // `defaults` section, as one with settings of its own takes it from its section.
     let socket = admin_socket(&portcullis);

@@ -493,6 +493,8 @@ fn invalid_message(name: &str, why: &str, fallback: &str) -> String {
         format!(
             "invalid value: {why}; the paths it applies to answer 403 to every request until it is fixed"
         )
+    } else if backend_tls::FAIL_CLOSED.contains(&name) {
+        format!("invalid value: {why}; the backend gets no servers until it is fixed")
     } else if auth_tls::FAIL_CLOSED.contains(&name) {
         format!(
             "invalid value: {why}; requests to the Ingress's TLS hosts are answered 496 (and connections to a TCP service port it sets refused) until it is fixed"

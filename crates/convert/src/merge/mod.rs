@@ -17,7 +17,7 @@ use model::{
     Backend, BackendId, CertId, HostKey, OrdMap, PathMatch, ProxyModel, Route, TlsCert, TlsOptions,
 };
 use resources::ObjectRef;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use self::chain::{Use, chain_route, oldest_ingress_only, plain_route};
 use self::claims::{Claims, Diagnostics, Dirty, Held, Position, RouteKey, position, set};
@@ -45,8 +45,10 @@ struct RouteResolution {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// The winning TLS claim per host: the object, the secret it names, the host's options.
-type TlsWinners = FxHashMap<HostKey, (ObjectRef, Option<CertId>, Arc<TlsOptions>)>;
+/// The winning TLS claim per host.
+type TlsWinners = FxHashMap<HostKey, TlsWinner>;
+/// A host's winning TLS claim: the object, the secret it names, the host's options.
+type TlsWinner = (ObjectRef, Option<CertId>, Arc<TlsOptions>);
 
 /// Routes resolved on the pool's threads per chunk handed to the calling thread.
 const STREAMED_ROUTES: usize = 256;
@@ -67,10 +69,11 @@ pub(crate) struct Merger {
     exact_hosts_by_suffix: FxHashMap<String, BTreeSet<Arc<str>>>,
     /// Winning TLS claim per host: the object, the secret it names, the host's options.
     tls_winners: TlsWinners,
-    /// The suffixes of the wildcard hosts among `tls_winners`: whether a wildcard covers
-    /// an exact host is asked of every route, and a key to ask `tls_winners` would be
-    /// built (and its text copied) each time.
-    tls_wildcards: FxHashSet<Arc<str>>,
+    /// The suffixes of the wildcard hosts among `tls_winners`, each with the namespace
+    /// whose routes it covers (`None`: every namespace's, a Gateway's): whether a
+    /// wildcard covers an exact host is asked of every route, and a key to ask
+    /// `tls_winners` would be built (and its text copied) each time.
+    tls_wildcards: FxHashMap<Arc<str>, Option<resources::Name>>,
     /// Hosts served with each certificate, with the Ingress that asked for it.
     certificate_users: FxHashMap<CertId, BTreeSet<(HostKey, ObjectRef)>>,
     /// Uses of each backend by winning routes and the winning default backend.
@@ -585,16 +588,23 @@ impl Merger {
             return;
         }
         if let HostKey::Wildcard(suffix) = host {
-            if winner.is_some() {
-                self.tls_wildcards.insert(suffix.clone());
-            } else {
-                self.tls_wildcards.remove(suffix);
+            match &winner {
+                Some((owner, ..)) => {
+                    self.tls_wildcards
+                        .insert(suffix.clone(), covered_namespace(owner));
+                }
+                None => {
+                    self.tls_wildcards.remove(suffix);
+                }
             }
         }
         // Whether the host (or, for a wildcard, the hosts it covers) has TLS may have
         // changed: their redirects are resolved again. In a one-pass merge (from nothing)
         // every claimed route is to be resolved already.
-        if !self.one_pass && (previous.is_none() || winner.is_none()) {
+        let covered = |winner: &Option<TlsWinner>| {
+            winner.as_ref().map(|(owner, ..)| covered_namespace(owner))
+        };
+        if !self.one_pass && covered(&previous) != covered(&winner) {
             let mut hosts = vec![host.clone()];
             if let HostKey::Wildcard(suffix) = host {
                 hosts.extend(
@@ -993,7 +1003,10 @@ fn route_resolution(
         };
         if let Some((target, winner)) = resolved {
             let rule = winner.route();
-            let https_redirect = rule.https_redirect().filter(|_| tls.covers(&rule.host));
+            let namespace = &winner.contribution.object.namespace;
+            let https_redirect = rule
+                .https_redirect()
+                .filter(|_| tls.covers(&rule.host, namespace));
             let frontends = claims
                 .values()
                 .map(|claim| claim.route().frontends.clone())
@@ -1018,16 +1031,28 @@ fn route_resolution(
 #[derive(Clone, Copy)]
 struct RouteTls<'a> {
     winners: &'a TlsWinners,
-    /// The suffixes of the wildcard hosts among `winners`.
-    wildcards: &'a FxHashSet<Arc<str>>,
+    /// The suffixes of the wildcard hosts among `winners`, with the namespace each covers.
+    wildcards: &'a FxHashMap<Arc<str>, Option<resources::Name>>,
 }
 
 impl RouteTls<'_> {
-    /// Whether a host has TLS: its own, or a wildcard's that covers it.
-    fn covers(&self, host: &HostKey) -> bool {
+    /// Whether a route of `namespace` on `host` has TLS: the host's own, or a wildcard's
+    /// that covers it. An Ingress's wildcard covers the routes of its own namespace: of
+    /// another's, it would redirect a tenant that asked for no TLS to HTTPS.
+    fn covers(&self, host: &HostKey, namespace: &resources::Name) -> bool {
         self.winners.contains_key(host)
-            || exact_suffix(host).is_some_and(|(_, suffix)| self.wildcards.contains(suffix))
+            || exact_suffix(host).is_some_and(|(_, suffix)| {
+                self.wildcards
+                    .get(suffix)
+                    .is_some_and(|covered| covered.as_ref().is_none_or(|own| own == namespace))
+            })
     }
+}
+
+/// The namespace whose routes a wildcard TLS host of `owner` covers: an Ingress's own,
+/// every namespace's for a Gateway's listener (`None`).
+fn covered_namespace(owner: &ObjectRef) -> Option<resources::Name> {
+    (owner.kind == resources::Kind::Ingress).then(|| owner.namespace.clone())
 }
 
 /// Notes a use of a backend at `position`; the backend is resolved again.

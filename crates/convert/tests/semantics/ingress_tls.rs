@@ -182,6 +182,32 @@ fn certificates() {
                 ],
             ),
             Case::new(
+                "security.md: no object may 'change another tenant's routing': a wildcard TLS host redirects the routes of its own namespace to HTTPS, not another's",
+                "
+                kind: Secret
+                metadata: {name: evil-tls, namespace: evil}
+                type: kubernetes.io/tls
+                ---
+                kind: Ingress
+                metadata: {name: wildcard, namespace: evil, creationTimestamp: '2020-01-01T00:00:00Z'}
+                spec:
+                  tls: [{hosts: ['*.a.test'], secretName: evil-tls}]
+                  defaultBackend: {service: {name: web, port: {number: 80}}}
+                ---
+                kind: Ingress
+                metadata: {name: site, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: good.a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route good.a.test / Prefix -> default_web_80",
+                    "tls *.a.test evil/evil-tls",
+                    "diagnostic Ingress evil/wildcard: spec.defaultBackend: service evil/web not found; the path is skipped",
+                ],
+            ),
+            Case::new(
                 "routing.md TLS: 'spec.tls hosts get their Secret's certificate by SNI': from an Ingress of the namespace that routes the host, whichever Ingress routes it",
                 "
                 kind: Secret

@@ -48,7 +48,7 @@ pub(crate) fn service_backend(
         return Ok(backend.clone());
     }
     let endpoints = endpoint_port
-        .map(|port_name| ready_endpoints(lookups, &service_ref, port_name))
+        .map(|port_name| ready_endpoints(lookups, &service_ref, port_name, diagnostics))
         .unwrap_or_default();
     let service_keys = Arc::new(Annotations::new(
         service.metadata.annotations.as_ref(),
@@ -133,6 +133,7 @@ fn ready_endpoints<'a>(
     snapshot: &mut Recorder<'a>,
     service_ref: &ObjectRef,
     port_name: &str,
+    diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Endpoint<'a>> {
     let (namespace, service_name) = (&*service_ref.namespace, &*service_ref.name);
     let slices = snapshot.endpoint_slices(service_ref);
@@ -155,6 +156,11 @@ fn ready_endpoints<'a>(
                 continue;
             };
             for address in subset.addresses.iter().flatten() {
+                if let Err(why) = server_address(&address.ip) {
+                    let endpoints = ObjectRef::new(Kind::Endpoints, namespace, service_name);
+                    diagnostics.push(left_out(endpoints, "subsets[].addresses[].ip", why));
+                    continue;
+                }
                 let pod = address.target_ref.as_ref().and_then(|target| {
                     pod_of(
                         target.kind.as_deref(),
@@ -171,6 +177,10 @@ fn ready_endpoints<'a>(
         if slice.address_type == "FQDN" {
             continue;
         }
+        let slice_ref = || {
+            let name = slice.metadata.name.as_deref().unwrap_or_default();
+            ObjectRef::new(Kind::EndpointSlice, namespace, name)
+        };
         let Some(port) = slice
             .ports
             .iter()
@@ -182,7 +192,7 @@ fn ready_endpoints<'a>(
         let Some(port_number) = port.port else {
             continue;
         };
-        for endpoint in slice.endpoints.iter().flatten() {
+        for (index, endpoint) in slice.endpoints.iter().flatten().enumerate() {
             // The API defines an absent `ready` as ready.
             let ready = endpoint
                 .conditions
@@ -200,7 +210,12 @@ fn ready_endpoints<'a>(
                     namespace,
                 )
             });
-            for address in &endpoint.addresses {
+            for (at, address) in endpoint.addresses.iter().enumerate() {
+                if let Err(why) = server_address(address) {
+                    let field = format!("endpoints[{index}].addresses[{at}]");
+                    diagnostics.push(left_out(slice_ref(), &field, why));
+                    continue;
+                }
                 push_server(&mut servers, address, port_number, pod);
             }
         }
@@ -353,6 +368,40 @@ fn pod_of<'a>(
     name.filter(|n| !n.is_empty())
 }
 
+/// Whether HAProxy can use `address` as a server's. The unspecified address (`0.0.0.0`,
+/// `::`) is its transparent mode, where the server is whatever address the client
+/// connected to (HAProxy itself, or the node's other ports); multicast and broadcast
+/// addresses are no single server.
+fn server_address(address: &str) -> Result<(), String> {
+    let why = match address.parse::<IpAddr>() {
+        Err(_) => "not an IP address",
+        Ok(ip) if ip.is_unspecified() => "the unspecified address",
+        Ok(ip) if ip.is_multicast() => "a multicast address",
+        Ok(IpAddr::V4(ip)) if ip.is_broadcast() => "the broadcast address",
+        Ok(_) => return Ok(()),
+    };
+    // Enough of it to find it, not a whole file.
+    let shown: String = address.chars().take(64).collect();
+    let more = if shown.len() < address.len() {
+        "..."
+    } else {
+        ""
+    };
+    Err(format!(
+        "'{}'{more} is {why}, which HAProxy cannot use as a server's",
+        shown.escape_debug()
+    ))
+}
+
+/// A report of an endpoint address left out.
+fn left_out(object: ObjectRef, field: &str, why: String) -> Diagnostic {
+    Diagnostic {
+        object,
+        field: field.to_owned(),
+        message: format!("{why}; the endpoint is left out"),
+    }
+}
+
 fn push_server<'a>(
     servers: &mut Vec<Endpoint<'a>>,
     address: &str,
@@ -367,6 +416,36 @@ fn push_server<'a>(
             server: Server::at(address, port),
             pod,
         });
+    }
+}
+
+#[cfg(test)]
+mod address_tests {
+    #[test]
+    fn only_single_unicast_addresses_are_servers() {
+        for usable in ["10.1.2.3", "127.0.0.1", "::1", "fd00::5", "192.168.0.255"] {
+            assert_eq!(super::server_address(usable), Ok(()), "{usable}");
+        }
+        for (unusable, why) in [
+            ("0.0.0.0", "the unspecified address"),
+            ("::", "the unspecified address"),
+            ("224.0.0.1", "a multicast address"),
+            ("ff02::1", "a multicast address"),
+            ("255.255.255.255", "the broadcast address"),
+            ("999.1.1.1", "not an IP address"),
+            ("localhost", "not an IP address"),
+            ("1.2.3.4:80", "not an IP address"),
+        ] {
+            assert_eq!(
+                super::server_address(unusable),
+                Err(format!(
+                    "'{unusable}' is {why}, which HAProxy cannot use as a server's"
+                ))
+            );
+        }
+        let long = "9".repeat(100_000);
+        let message = super::server_address(&long).unwrap_err();
+        assert!(message.len() < 200 && message.contains("'..."), "{message}");
     }
 }
 

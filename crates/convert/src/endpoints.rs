@@ -156,11 +156,14 @@ fn ready_endpoints<'a>(
                 continue;
             };
             for address in subset.addresses.iter().flatten() {
-                if let Err(why) = server_address(&address.ip) {
-                    let endpoints = ObjectRef::new(Kind::Endpoints, namespace, service_name);
-                    diagnostics.push(left_out(endpoints, "subsets[].addresses[].ip", why));
-                    continue;
-                }
+                let ip = match server_address(&address.ip) {
+                    Ok(ip) => ip,
+                    Err(why) => {
+                        let endpoints = ObjectRef::new(Kind::Endpoints, namespace, service_name);
+                        diagnostics.push(left_out(endpoints, "subsets[].addresses[].ip", why));
+                        continue;
+                    }
+                };
                 let pod = address.target_ref.as_ref().and_then(|target| {
                     pod_of(
                         target.kind.as_deref(),
@@ -169,7 +172,7 @@ fn ready_endpoints<'a>(
                         namespace,
                     )
                 });
-                push_server(&mut servers, &address.ip, port.port, pod);
+                push_server(&mut servers, ip, port.port, pod);
             }
         }
     }
@@ -211,12 +214,13 @@ fn ready_endpoints<'a>(
                 )
             });
             for (at, address) in endpoint.addresses.iter().enumerate() {
-                if let Err(why) = server_address(address) {
-                    let field = format!("endpoints[{index}].addresses[{at}]");
-                    diagnostics.push(left_out(slice_ref(), &field, why));
-                    continue;
+                match server_address(address) {
+                    Ok(ip) => push_server(&mut servers, ip, port_number, pod),
+                    Err(why) => {
+                        let field = format!("endpoints[{index}].addresses[{at}]");
+                        diagnostics.push(left_out(slice_ref(), &field, why));
+                    }
                 }
-                push_server(&mut servers, address, port_number, pod);
             }
         }
     }
@@ -372,13 +376,13 @@ fn pod_of<'a>(
 /// `::`) is its transparent mode, where the server is whatever address the client
 /// connected to (HAProxy itself, or the node's other ports); multicast and broadcast
 /// addresses are no single server.
-fn server_address(address: &str) -> Result<(), String> {
+fn server_address(address: &str) -> Result<IpAddr, String> {
     let why = match address.parse::<IpAddr>() {
         Err(_) => "not an IP address",
         Ok(ip) if ip.is_unspecified() => "the unspecified address",
         Ok(ip) if ip.is_multicast() => "a multicast address",
         Ok(IpAddr::V4(ip)) if ip.is_broadcast() => "the broadcast address",
-        Ok(_) => return Ok(()),
+        Ok(ip) => return Ok(ip),
     };
     // Enough of it to find it, not a whole file.
     let shown: String = address.chars().take(64).collect();
@@ -404,12 +408,12 @@ fn left_out(object: ObjectRef, field: &str, why: String) -> Diagnostic {
 
 fn push_server<'a>(
     servers: &mut Vec<Endpoint<'a>>,
-    address: &str,
+    address: IpAddr,
     port: i32,
     pod: Option<&'a str>,
 ) {
-    // Addresses that are not IPs, or out-of-range ports, cannot be HAProxy servers.
-    if let (Ok(address), Ok(port)) = (address.parse::<IpAddr>(), u16::try_from(port))
+    // Out-of-range ports cannot be HAProxy servers'.
+    if let Ok(port) = u16::try_from(port)
         && port != 0
     {
         servers.push(Endpoint {
@@ -424,7 +428,10 @@ mod address_tests {
     #[test]
     fn only_single_unicast_addresses_are_servers() {
         for usable in ["10.1.2.3", "127.0.0.1", "::1", "fd00::5", "192.168.0.255"] {
-            assert_eq!(super::server_address(usable), Ok(()), "{usable}");
+            assert_eq!(
+                super::server_address(usable).map(|ip| ip.to_string()),
+                Ok(usable.to_owned()),
+            );
         }
         for (unusable, why) in [
             ("0.0.0.0", "the unspecified address"),

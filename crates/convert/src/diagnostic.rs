@@ -15,18 +15,33 @@ pub struct Diagnostic {
     pub message: String,
 }
 
+/// How many characters of a field or a message a line shows. Messages quote the values
+/// they refuse, and a value may be megabytes long: a line shows enough to find it.
+const SHOWN_CHARS: usize = 1024;
+
 impl fmt::Display for Diagnostic {
     /// One line, whatever the object held: control characters (newlines included) are
-    /// written escaped, so no value from an object can forge a log line or an Event.
+    /// written escaped, so no value from an object can forge a log line or an Event, and
+    /// no longer than about twice [`SHOWN_CHARS`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Messages quote values from objects: no raw newline may reach a log line.
         write!(
             f,
             "{}: {}: {}",
             self.object,
-            LogSafe(&self.field),
-            LogSafe(&self.message)
+            LogSafe(shortened(&self.field).as_ref()),
+            LogSafe(shortened(&self.message).as_ref())
         )
+    }
+}
+
+/// `text`, or its first [`SHOWN_CHARS`] characters and how long it is.
+fn shortened(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((end, _)) => {
+            std::borrow::Cow::Owned(format!("{}... ({} bytes in all)", &text[..end], text.len()))
+        }
     }
 }
 
@@ -55,5 +70,30 @@ mod tests {
         let text = diagnostic.to_string();
         assert!(!text.contains('\n') && !text.contains('\r'), "{text}");
         assert!(text.contains("5s\\nERROR forged"), "{text}");
+    }
+
+    #[test]
+    fn a_line_shows_enough_of_a_long_value_to_find_it() {
+        let host = "é".repeat(5_000_000);
+        let diagnostic = Diagnostic {
+            object: ObjectRef::new(Kind::Ingress, "team", "web"),
+            field: "spec.rules[0].host".to_owned(),
+            message: format!("'{host}' is not a valid host name"),
+        };
+        let text = diagnostic.to_string();
+        assert!(text.len() < 4 * SHOWN_CHARS, "{} bytes", text.len());
+        assert!(
+            text.starts_with("Ingress team/web: spec.rules[0].host: 'ééé"),
+            "{text}"
+        );
+        assert!(text.ends_with("... (10000027 bytes in all)"), "{text}");
+        let short = Diagnostic {
+            message: "'a' is not a duration".to_owned(),
+            ..diagnostic
+        };
+        assert_eq!(
+            short.to_string(),
+            "Ingress team/web: spec.rules[0].host: 'a' is not a duration"
+        );
     }
 }

@@ -21,6 +21,7 @@ mod ingress_keys;
 mod ingress_passthrough;
 mod ingress_tcp;
 pub mod key_docs;
+mod key_match;
 pub mod keys;
 mod lookup;
 mod merge;

@@ -28,10 +28,12 @@ pub(crate) fn load_certificate(lookups: &mut Recorder<'_>, id: &CertId) -> Resul
             "secret {namespace}/{name}: tls.crt must hold only CERTIFICATE blocks"
         ));
     }
+    let mut leaf = None;
     for pem in &certificates {
-        pem.parse_x509().map_err(|e| {
+        let parsed = pem.parse_x509().map_err(|e| {
             format!("secret {namespace}/{name}: tls.crt is not a valid X.509 certificate: {e}")
         })?;
+        leaf.get_or_insert(parsed);
     }
     // HAProxy would ask for a pass phrase on its terminal (and wait for it); a key that
     // needs one cannot be served.
@@ -52,6 +54,11 @@ pub(crate) fn load_certificate(lookups: &mut Recorder<'_>, id: &CertId) -> Resul
             "secret {namespace}/{name}: tls.key holds a {} block, not a private key",
             private_key.label
         ));
+    }
+    // The certificate the key must belong to is the first, as HAProxy reads the bundle.
+    if let Some(leaf) = &leaf {
+        crate::key_match::key_matches(&private_key.label, &private_key.contents, leaf)
+            .map_err(|why| format!("secret {namespace}/{name}: {why}"))?;
     }
     let mut bundle = String::new();
     for pem in certificates.iter().chain([private_key]) {

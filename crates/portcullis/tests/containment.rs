@@ -9,7 +9,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use test_support::{EchoServer, Portcullis, answer, backend, https_get, self_signed, tls_secret};
+use test_support::{
+    EchoServer, Portcullis, answer, backend, https_get, self_signed, self_signed_ed25519,
+    tls_secret,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
 
@@ -62,8 +65,8 @@ fn victim(web: &EchoServer, cert: &(String, String), extra_paths: &[(&str, &str)
 
 /// One object per way of hurting other tenants that the containment issue lists.
 fn attackers(evil: &EchoServer) -> String {
-    let (cert, _) = self_signed("preprod.test", &["preprod.test"]);
-    let (_, other_key) = self_signed("other", &["other.test"]);
+    let (cert, _) = self_signed_ed25519("preprod.test", &["preprod.test"]);
+    let (_, other_key) = self_signed_ed25519("other", &["other.test"]);
     let hijack = format!("/{}victim.test#/admin", "x".repeat(16_383));
     let headers: Vec<String> = (0..17)
         .map(|i| format!("{{name: h{i}, value: v}}"))
@@ -84,7 +87,8 @@ fn attackers(evil: &EchoServer) -> String {
         + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: clash-b, namespace: evil}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n  - {name: secure, protocol: HTTPS, port: 39123, tls: {certificateRefs: [{name: tls}]}}\n"
         + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: clash, namespace: evil}\nspec:\n  parentRefs: [{name: clash-a}, {name: clash-b}]\n  hostnames: [clash.test]\n  rules: [{backendRefs: [{name: app, port: 80}]}]\n"
         // A Secret whose file name holds the victim's (`preprod_tls.pem` ends in
-        // `prod_tls.pem`), with a key that does not match: HAProxy refuses it.
+        // `prod_tls.pem`), with a key that does not match, of a kind whose encoding does
+        // not carry the public half portcullis compares (Ed25519): HAProxy refuses it.
         + &backend("preprod", "web", 80, None, &[(evil.port, true)])
         + &tls_secret("preprod", "tls", &cert, &other_key)
         + &ingress("preprod", "site", "", "preprod.test", Some("tls"), &[("/", "Prefix")], "web")

@@ -29,7 +29,7 @@ pub use holding::HoldingBackend;
 pub use keepalive::KeepAliveClient;
 pub use manifests::{
     ClientPki, ServerPki, backend, ca_configmap, ca_crl_secret, ca_secret, client_pki, self_signed,
-    server_pki, tls_secret, write_manifest,
+    self_signed_ed25519, server_pki, tls_secret, write_manifest,
 };
 pub use ports::{free_port, wait_for_listener};
 pub use synthetic::SyntheticCluster;

@@ -28,28 +28,31 @@ pub fn backend(
 
 /// A self-signed certificate and key (PEM) for `common_name` and the given names.
 pub fn self_signed(common_name: &str, names: &[&str]) -> (String, String) {
-    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
-    let built = rcgen::CertificateParams::new(names).and_then(|mut params| {
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, common_name);
-        let key = rcgen::KeyPair::generate()?;
-        let cert = params.self_signed(&key)?;
-        Ok((cert.pem(), key.serialize_pem()))
-    });
-    built.unwrap_or_default()
+    self_signed_on(rcgen::KeyPair::generate(), common_name, names)
 }
 
-/// A self-signed certificate and its key, both PEM, for `names`, on an Ed25519 key: a key
-/// whose encoding does not carry its public half, so a mismatched pair of them is one
-/// portcullis cannot see and HAProxy refuses (what its safety net is tested with).
+/// [`self_signed`] on an Ed25519 key: a key whose encoding does not carry its public
+/// half, so a mismatched pair of them is one portcullis cannot see and HAProxy refuses
+/// (what its safety net is tested with).
 pub fn self_signed_ed25519(common_name: &str, names: &[&str]) -> (String, String) {
+    self_signed_on(
+        rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519),
+        common_name,
+        names,
+    )
+}
+
+fn self_signed_on(
+    key: Result<rcgen::KeyPair, rcgen::Error>,
+    common_name: &str,
+    names: &[&str],
+) -> (String, String) {
     let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
     let built = rcgen::CertificateParams::new(names).and_then(|mut params| {
         params
             .distinguished_name
             .push(rcgen::DnType::CommonName, common_name);
-        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519)?;
+        let key = key?;
         let cert = params.self_signed(&key)?;
         Ok((cert.pem(), key.serialize_pem()))
     });

@@ -6,7 +6,7 @@ use model::{ClientAuth, ClientCa, ClientVerify, PathChange, Redirect};
 use resources::ObjectRef;
 
 use crate::backend_settings::{load_ca_bundle, secret_id};
-use crate::keys::{self, Keys, VerifyClient};
+use crate::keys::{self, Keys, SecretName, VerifyClient};
 use crate::lookup::Recorder;
 use crate::tls::{encode_pem, pem_blocks, secret_fields};
 
@@ -17,27 +17,21 @@ pub(crate) fn client_auth(
     keys: &Keys<'_>,
     ingress: &ObjectRef,
 ) -> (Option<ClientAuth>, Option<String>) {
-    // An unreadable Secret name asks for authentication as surely as an unusable Secret:
-    // falling back to a wider layer's value (none, usually) would serve the hosts
-    // unauthenticated. The key's own report says so.
-    let invalid = keys.set_invalidly(&keys::AUTH_TLS_SECRET);
-    let secret = keys.get(&keys::AUTH_TLS_SECRET);
-    if secret.is_none() && !invalid {
+    let Some(secret) = asked_secret(keys) else {
         return (None, None);
-    }
+    };
     let verify = match keys.get(&keys::AUTH_TLS_VERIFY_CLIENT) {
         Some(VerifyClient::Off) => return (None, None),
         Some(VerifyClient::Verify(verify)) => verify,
         None => ClientVerify::On,
     };
-    let loaded = match secret.filter(|_| !invalid) {
-        Some(secret) => secret_id(&secret, ingress).and_then(|id| load_client_ca(lookups, id)),
-        None => Err(String::new()),
-    };
+    let loaded =
+        secret.map(|secret| secret_id(&secret, ingress).and_then(|id| load_client_ca(lookups, id)));
     let (ca, problem) = match loaded {
-        Ok(ca) => (Some(ca), None),
-        Err(_) if invalid => (None, None),
-        Err(why) => (
+        Some(Ok(ca)) => (Some(ca), None),
+        // Reported with the key.
+        None => (None, None),
+        Some(Err(why)) => (
             None,
             Some(format!(
                 "{why}; requests to the Ingress's TLS hosts are answered 496 until it is fixed"
@@ -62,11 +56,7 @@ pub(crate) fn tcp_client_ca(
     keys: &Keys<'_>,
     ingress: &ObjectRef,
 ) -> Option<Result<ClientCa, String>> {
-    let invalid = keys.set_invalidly(&keys::AUTH_TLS_SECRET);
-    let secret = keys.get(&keys::AUTH_TLS_SECRET).filter(|_| !invalid);
-    if secret.is_none() && !invalid {
-        return None;
-    }
+    let secret = asked_secret(keys)?;
     if matches!(
         keys.get(&keys::AUTH_TLS_VERIFY_CLIENT),
         Some(VerifyClient::Off)
@@ -78,6 +68,17 @@ pub(crate) fn tcp_client_ca(
         // As for a host: refused, not served without the certificate asked for.
         None => Err("its value is invalid".to_owned()),
     })
+}
+
+/// The Secret `auth-tls-secret` names: `None` when no layer sets it, `Some(None)` when
+/// the most specific layer that sets it holds a value that is not a Secret name. That
+/// asks for authentication as surely as an unusable Secret does: falling back to a wider
+/// layer's value (none, usually) would serve clients without the certificate asked for.
+fn asked_secret(keys: &Keys<'_>) -> Option<Option<SecretName>> {
+    if keys.set_invalidly(&keys::AUTH_TLS_SECRET) {
+        return Some(None);
+    }
+    keys.get(&keys::AUTH_TLS_SECRET).map(Some)
 }
 
 /// `ca.crt` (every certificate a CA) and the optional `ca.crl`.

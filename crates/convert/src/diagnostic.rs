@@ -21,8 +21,8 @@ const SHOWN_CHARS: usize = 1024;
 
 impl fmt::Display for Diagnostic {
     /// One line, whatever the object held: control characters (newlines included) are
-    /// written escaped, so no value from an object can forge a log line or an Event, and
-    /// no longer than about twice [`SHOWN_CHARS`].
+    /// written escaped, so no value from an object can forge a log line or an Event; of a
+    /// long field or message, its first [`SHOWN_CHARS`] characters.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Messages quote values from objects: no raw newline may reach a log line.
         write!(

@@ -146,7 +146,7 @@ fn ready_endpoints<'a>(
     if slices.is_empty()
         && let Some(endpoints) = snapshot.endpoints(namespace, service_name)
     {
-        for subset in endpoints.subsets.iter().flatten() {
+        for (index, subset) in endpoints.subsets.iter().flatten().enumerate() {
             let Some(port) = subset
                 .ports
                 .iter()
@@ -155,12 +155,13 @@ fn ready_endpoints<'a>(
             else {
                 continue;
             };
-            for address in subset.addresses.iter().flatten() {
+            for (at, address) in subset.addresses.iter().flatten().enumerate() {
                 let ip = match server_address(&address.ip) {
                     Ok(ip) => ip,
                     Err(why) => {
                         let endpoints = ObjectRef::new(Kind::Endpoints, namespace, service_name);
-                        diagnostics.push(left_out(endpoints, "subsets[].addresses[].ip", why));
+                        let field = format!("subsets[{index}].addresses[{at}].ip");
+                        diagnostics.push(left_out(endpoints, &field, why));
                         continue;
                     }
                 };
@@ -379,9 +380,12 @@ fn pod_of<'a>(
 fn server_address(address: &str) -> Result<IpAddr, String> {
     let why = match address.parse::<IpAddr>() {
         Err(_) => "not an IP address",
-        Ok(ip) if ip.is_unspecified() => "the unspecified address",
-        Ok(ip) if ip.is_multicast() => "a multicast address",
-        Ok(IpAddr::V4(ip)) if ip.is_broadcast() => "the broadcast address",
+        // `::ffff:0.0.0.0` is `0.0.0.0` to HAProxy.
+        Ok(ip) if ip.to_canonical().is_unspecified() => "the unspecified address",
+        Ok(ip) if ip.to_canonical().is_multicast() => "a multicast address",
+        Ok(ip) if ip.to_canonical() == IpAddr::V4(std::net::Ipv4Addr::BROADCAST) => {
+            "the broadcast address"
+        }
         Ok(ip) => return Ok(ip),
     };
     // Enough of it to find it, not a whole file.
@@ -439,6 +443,8 @@ mod address_tests {
             ("224.0.0.1", "a multicast address"),
             ("ff02::1", "a multicast address"),
             ("255.255.255.255", "the broadcast address"),
+            ("::ffff:0.0.0.0", "the unspecified address"),
+            ("::ffff:224.0.0.1", "a multicast address"),
             ("999.1.1.1", "not an IP address"),
             ("localhost", "not an IP address"),
             ("1.2.3.4:80", "not an IP address"),

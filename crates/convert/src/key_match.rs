@@ -19,7 +19,7 @@ enum Public<'a> {
     },
     /// The point, as a certificate's `subjectPublicKey` holds it.
     Ec(&'a [u8]),
-    /// The encoding does not say (another algorithm, or an EC key without its point).
+    /// Not compared: another algorithm (Ed25519, say), or an EC key without its point.
     Unknown,
 }
 
@@ -41,7 +41,6 @@ pub(crate) fn key_matches(
     }
     .ok_or_else(unreadable)?;
     let matches = match (public, certificate.public_key().parsed()) {
-        (Public::Unknown, _) => true,
         (Public::Rsa { modulus, exponent }, Ok(PublicKey::RSA(rsa))) => {
             unsigned(modulus) == unsigned(rsa.modulus)
                 && unsigned(exponent) == unsigned(rsa.exponent)
@@ -49,7 +48,11 @@ pub(crate) fn key_matches(
         (Public::Ec(point), Ok(PublicKey::EC(_))) => {
             point == &*certificate.public_key().subject_public_key.data
         }
-        _ => false,
+        // A key of one kind for a certificate of another.
+        (Public::Rsa { .. } | Public::Ec(_), Ok(PublicKey::RSA(_) | PublicKey::EC(_))) => false,
+        // What this does not read (an RSASSA-PSS certificate's key, say) stays HAProxy's to
+        // check, as it was.
+        _ => true,
     };
     if matches {
         Ok(())

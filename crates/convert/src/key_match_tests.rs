@@ -54,6 +54,23 @@ dxeNrfa2ocuzC4s09lkf3E1w2GcCHrsE1WPKravY0GI6FA1MDBPmcCHA/f7tLneE\n\
 1BHDPKoiYQ/yGw==\n\
 -----END PRIVATE KEY-----\n\
 ";
+const OTHER_RSA_PKCS1: &str = "\
+-----BEGIN RSA PRIVATE KEY-----\n\
+MIICWwIBAAKBgQCcXjgN1gOPW4AoT3kMBkodFwva6vPaM401LNu5PQ8C3PkZ5sY7\n\
+/z9UMEtPerr8ZbFh2P0Q+H7bkC36kmjflsivxN9DgoZetUnQ7nsR6nuhQuyiTs7f\n\
+OT+O+wfZpwLc9wVasbhaVawzVcw6nszDWr9oznAMomTocaTM+R+GrcWyGQIDAQAB\n\
+AoGAEC+wnb4JoE1YdtPDM/tysJAyKfcoRu4PL/H0zLgFVcaKAqRg4NULOSvGn/OU\n\
+Z4wfUIGlsJwIhbHnEIkXUg3JuD66dg+M1r9W4QfaelHxhGJzBxEtimMq/V0VnOJ9\n\
+kgnxQBmTfX6u5Y7PWsJWGTk3vO30Ja3maDGqo5GICrtI2gECQQDMYSTju3kPTMdU\n\
+qjs2wyir4gAxfhb2eyO3iASg5da8yaCerOgEiyPaTezOzvppmpbg2QyCtVxDtLZR\n\
+jzP4ccXjAkEAw9y7OT/Kn2+9kr1vl4AU0VPvPSRFNxe4PfP79p/fTW4Qm/dBVEi/\n\
+3u4+p4GTO18ncvuxjlLwtHjykpjqu9WI0wJAZeq3g5zUNK375JtzJc7SNExh/kw7\n\
+VTR4zifU7wtONxxwrU/Z75IXEeC0CzkppInDXWK/G1snJFg0Zp17tBPAMwJADIsF\n\
+PmxUaJN6W3xgOh6Mtr8eUhcRi66sMOOAHlIstcO3spVKDMC/8OHnB0koCaRVXWq6\n\
++zdajOQ1/KdoWPEa2wJAPDEKC4qSUmkPhBr8JK1FpaL9RqldPKyVXVyKocT30CdX\n\
+Ztd+ddr5sfH82q0DVtNSQRduTDE8a0JhlV9FPmr8bg==\n\
+-----END RSA PRIVATE KEY-----\n\
+";
 const EC_CERT: &str = "\
 -----BEGIN CERTIFICATE-----\n\
 MIIBeDCCAR+gAwIBAgIUDAT2kPdbgru2HN+B3JvMREzuGCswCgYIKoZIzj0EAwIw\n\
@@ -136,12 +153,12 @@ fn a_key_matches_its_own_certificate_in_every_encoding() {
 fn a_key_of_another_certificate_is_refused() {
     let mismatch = Err("tls.key is not the private key of the certificate in tls.crt".to_owned());
     for (key, certificate) in [
+        (OTHER_RSA_PKCS1, RSA_CERT),
         (OTHER_EC_SEC1, EC_CERT),
         (OTHER_EC_PKCS8, EC_CERT),
         (RSA_PKCS1, EC_CERT),
         (RSA_PKCS8, EC_CERT),
         (EC_SEC1, RSA_CERT),
-        (EC_PKCS8, ED25519_CERT),
     ] {
         assert_eq!(check(key, certificate), mismatch, "{key}");
     }

@@ -463,7 +463,7 @@ impl Snapshot {
                 || {
                     let mut part = Snapshot::default();
                     for (object_ref, object) in objects {
-                        part.store_unprojected_slice(object_ref, object);
+                        part.store_without_slice_projection(object_ref, object);
                     }
                     part
                 },
@@ -527,12 +527,12 @@ impl Snapshot {
                 }
             }
         }
-        self.store_unprojected_slice(object_ref, object);
+        self.store_without_slice_projection(object_ref, object);
     }
 
     /// [`Snapshot::store_absent`] but for an EndpointSlice's place among its service's
     /// slices, which the caller projects.
-    fn store_unprojected_slice(&mut self, object_ref: ObjectRef, object: Object) {
+    fn store_without_slice_projection(&mut self, object_ref: ObjectRef, object: Object) {
         for parent in object.parents() {
             let key = (object_ref.kind, parent);
             match self.children_by_parent.get_mut(&key) {

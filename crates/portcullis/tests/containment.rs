@@ -87,8 +87,8 @@ fn attackers(evil: &EchoServer) -> String {
         + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: clash-b, namespace: evil}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n  - {name: secure, protocol: HTTPS, port: 39123, tls: {certificateRefs: [{name: tls}]}}\n"
         + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: clash, namespace: evil}\nspec:\n  parentRefs: [{name: clash-a}, {name: clash-b}]\n  hostnames: [clash.test]\n  rules: [{backendRefs: [{name: app, port: 80}]}]\n"
         // A Secret whose file name holds the victim's (`preprod_tls.pem` ends in
-        // `prod_tls.pem`), with a key that does not match, of a kind whose encoding does
-        // not carry the public half portcullis compares (Ed25519): HAProxy refuses it.
+        // `prod_tls.pem`), with a key that does not match, of a kind portcullis does not
+        // compare with its certificate (Ed25519): HAProxy refuses it.
         + &backend("preprod", "web", 80, None, &[(evil.port, true)])
         + &tls_secret("preprod", "tls", &cert, &other_key)
         + &ingress("preprod", "site", "", "preprod.test", Some("tls"), &[("/", "Prefix")], "web")

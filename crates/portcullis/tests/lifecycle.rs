@@ -240,7 +240,7 @@ fn a_certificate_haproxy_cannot_load_is_left_out_and_the_rest_goes_live() {
     let a = EchoServer::start("a").unwrap();
     let (manifests, mut portcullis) = started(dir.path(), &[&a], &[], &[]);
     // Each part is valid PEM, but the key does not belong to the certificate: Ed25519
-    // keys, whose encoding does not carry the public half portcullis compares.
+    // keys, a kind portcullis does not compare with its certificate.
     let (cert, _) = self_signed_ed25519("mismatch.test", &["mismatch.test"]);
     let (_, other_key) = self_signed_ed25519("other", &["other"]);
     let mut objects = tls_secret("default", "mismatch", &cert, &other_key);

@@ -31,9 +31,9 @@ pub fn self_signed(common_name: &str, names: &[&str]) -> (String, String) {
     self_signed_on(rcgen::KeyPair::generate(), common_name, names)
 }
 
-/// [`self_signed`] on an Ed25519 key: a key whose encoding does not carry its public
-/// half, so a mismatched pair of them is one portcullis cannot see and HAProxy refuses
-/// (what its safety net is tested with).
+/// [`self_signed`] on an Ed25519 key, a kind portcullis does not compare with its
+/// certificate: a mismatched pair of them is one HAProxy refuses and portcullis does not
+/// see (what its safety net is tested with).
 pub fn self_signed_ed25519(common_name: &str, names: &[&str]) -> (String, String) {
     self_signed_on(
         rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519),

@@ -70,7 +70,7 @@ pub static SECURE_VERIFY_CA_SECRET: Key<Option<SecretName>> = Key {
     default: "",
     accepted_values: "a Secret name such as `backend-ca`, or `namespace/name` in the backend's own namespace; empty for none",
     parse: parse_secret_name,
-    doc: "A Secret whose `ca.crt` holds the CA bundle the servers' certificates must chain to (`verify required`). Without it, TLS toward the servers is not verified. A Secret that cannot be used, or a value that is not a Secret name, is reported and the backend gets no servers until it is fixed. Set `secure-sni` or `secure-verify-hostname` to check the certificate's name too.",
+    doc: "A Secret whose `ca.crt` holds the CA bundle the servers' certificates must chain to (`verify required`). Without it, TLS toward the servers is not verified. A Secret that cannot be used, or a value that is not a Secret name, is reported and the backend (when it speaks TLS to its servers) gets no servers until it is fixed. Set `secure-sni` or `secure-verify-hostname` to check the certificate's name too.",
     applied: Applied::Reload,
     differs: "haproxy-ingress also reads a `ca.crl`, accepts `file://` paths and Secrets of other namespaces; portcullis reads only `ca.crt` of a Secret of the backend's namespace, so that an annotation cannot make HAProxy read any file of the controller's host.",
 };

@@ -484,7 +484,13 @@ fn deprecation(name: &str) -> Option<String> {
 
 /// Whether an invalid value of the key refuses clients rather than falling back.
 fn fails_closed(name: &str) -> bool {
-    access::FAIL_CLOSED.contains(&name)
+    [
+        &access::FAIL_CLOSED[..],
+        &auth_tls::FAIL_CLOSED,
+        &backend_tls::FAIL_CLOSED,
+    ]
+    .iter()
+    .any(|keys| keys.contains(&name))
 }
 
 /// What happens to a key's invalid value: `fallback` names what is used instead.
@@ -494,7 +500,9 @@ fn invalid_message(name: &str, why: &str, fallback: &str) -> String {
             "invalid value: {why}; the paths it applies to answer 403 to every request until it is fixed"
         )
     } else if backend_tls::FAIL_CLOSED.contains(&name) {
-        format!("invalid value: {why}; the backend gets no servers until it is fixed")
+        format!(
+            "invalid value: {why}; the backend gets no servers until it is fixed (when it speaks TLS to them)"
+        )
     } else if auth_tls::FAIL_CLOSED.contains(&name) {
         format!(
             "invalid value: {why}; requests to the Ingress's TLS hosts are answered 496 (and connections to a TCP service port it sets refused) until it is fixed"

@@ -542,7 +542,7 @@ impl Merger {
     fn resolve_tls(&mut self, host: &HostKey, dirty: &mut Dirty) {
         let claims = self.tls_claims.get(host);
         let owner = self.route_owner(host);
-        let in_force = |claim: &&Held| tls_in_force(host, owner, &claim.contribution.object);
+        let in_force = |claim: &&Held| tls_in_force(owner, &claim.contribution.object);
         let winner = claims.and_then(|c| c.values().find(in_force)).map(|claim| {
             (
                 claim.contribution.object.clone(),
@@ -773,11 +773,14 @@ impl Merger {
             .flatten()
             .filter_map(|path| self.route_claims.get(&(host.clone(), path.clone())))
             .flat_map(|claims| claims.values().filter(other).take(1));
-        let tls = self
-            .tls_claims
-            .get(host)
-            .into_iter()
-            .flat_map(|claims| claims.values().filter(other).take(1));
+        // A TLS claim that is not in force serves nothing there.
+        let owner = self.route_owner(host);
+        let tls = self.tls_claims.get(host).into_iter().flat_map(|claims| {
+            (claims.values())
+                .filter(other)
+                .filter(move |claim| tls_in_force(owner, &claim.contribution.object))
+                .take(1)
+        });
         routes
             .chain(tls)
             .map(|claim| &claim.contribution)
@@ -944,14 +947,14 @@ impl Merger {
     }
 }
 
-/// Whether a TLS claim on `host` by `claimant` is in force. An Ingress's TLS for an exact
-/// host that another namespace routes (by the host's oldest route, `owner`) would give
-/// that tenant's host its certificate and its redirect to HTTPS: it is ignored. A host
-/// nothing routes takes its TLS from any Ingress (for a default backend's traffic), and
-/// a Gateway's listeners hold the TLS of the hosts their routes attach to.
-fn tls_in_force(host: &HostKey, owner: Option<&Contribution>, claimant: &ObjectRef) -> bool {
+/// Whether a TLS claim on a host by `claimant` is in force. An Ingress's TLS for a host
+/// that another namespace routes (by the host's oldest route, `owner`) would give that
+/// tenant's host its certificate and its redirect to HTTPS: it is ignored. A host
+/// nothing routes takes its TLS from any Ingress (for a default backend's traffic). A
+/// Gateway API route's TLS is its Gateway listener's, whose hostnames and allowed routes
+/// the Gateway's owner decides.
+fn tls_in_force(owner: Option<&Contribution>, claimant: &ObjectRef) -> bool {
     claimant.kind != resources::Kind::Ingress
-        || !matches!(host, HostKey::Exact(_))
         || owner.is_none_or(|owner| owner.object.namespace == claimant.namespace)
 }
 
@@ -1049,8 +1052,9 @@ impl RouteTls<'_> {
     }
 }
 
-/// The namespace whose routes a wildcard TLS host of `owner` covers: an Ingress's own,
-/// every namespace's for a Gateway's listener (`None`).
+/// The namespace whose routes a wildcard TLS host of `owner` covers: an Ingress's own;
+/// every namespace's (`None`) for a Gateway API route's, whose TLS is its Gateway
+/// listener's (see [`tls_in_force`]).
 fn covered_namespace(owner: &ObjectRef) -> Option<resources::Name> {
     (owner.kind == resources::Kind::Ingress).then(|| owner.namespace.clone())
 }

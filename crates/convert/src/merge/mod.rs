@@ -70,7 +70,7 @@ pub(crate) struct Merger {
     /// Winning TLS claim per host: the object, the secret it names, the host's options.
     tls_winners: TlsWinners,
     /// The suffixes of the wildcard hosts among `tls_winners`, each with the namespace
-    /// whose routes it covers (`None`: every namespace's, a Gateway's): whether a
+    /// whose routes it covers (`None`: every namespace's, a Gateway API route's): whether a
     /// wildcard covers an exact host is asked of every route, and a key to ask
     /// `tls_winners` would be built (and its text copied) each time.
     tls_wildcards: FxHashMap<Arc<str>, Option<resources::Name>>,

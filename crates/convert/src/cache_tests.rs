@@ -245,6 +245,26 @@ spec:
   parentRefs: [{kind: ListenerSet, name: not-admitted}]
   rules:
   - backendRefs: [{name: legacy, namespace: team, port: 80}]
+---
+# TLS from another namespace than the hosts': for demo's www.example.test and
+# *.apps.example.test (ignored while demo routes them; taking demo's Ingress away puts it
+# in force), and a wildcard covering team's own host below it and demo's hosts (it
+# redirects team's route only).
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: foreign-tls
+  namespace: team
+  creationTimestamp: "2020-01-01T00:00:00Z"
+  annotations: {kubernetes.io/ingress.class: portcullis}
+spec:
+  tls:
+  - {hosts: [www.example.test, "*.apps.example.test", "*.example.test"], secretName: team-tls}
+  rules:
+  - host: team.example.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: canary, port: {number: 80}}}}
 "#;
 
 /// Options for a conversion in a test.

@@ -212,6 +212,7 @@ fn check(attacker: &str, victim_first: bool) {
         .arg(dir.path().join("haproxy.cfg"))
         .arg("-f")
         .arg(dir.path().join("backends"))
+        .current_dir(dir.path())
         .stdin(std::process::Stdio::null())
         .output()
         .expect("haproxy runs");

@@ -70,6 +70,8 @@ pub async fn check_config_within(
     let mut child = tokio::process::Command::new(haproxy_bin)
         .arg("-c")
         .args(config_args(dir))
+        // As for `run`: a server's client certificate is found from the working directory.
+        .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

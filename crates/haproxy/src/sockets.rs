@@ -8,7 +8,9 @@
 //! HAProxy runs with the parent of that `run/` as its working directory: the rendered
 //! `stats socket unix@run/admin.sock` is bound relative to the working directory
 //! (`default-path config` covers files, not socket addresses), so the rendered files
-//! never name the directory and work whichever place is chosen.
+//! never name the directory and work whichever place is chosen. HAProxy 2.6 also reads
+//! servers' client certificates (`crt backend-tls/...`) from its working directory after
+//! parsing, so a private socket directory links `backend-tls` to the state directory's.
 
 use std::ffi::OsString;
 use std::fs;
@@ -16,7 +18,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use render::layout::{ADMIN_SOCKET, MASTER_SOCKET, RUN_DIR};
+use render::layout::{ADMIN_SOCKET, BACKEND_TLS_DIR, MASTER_SOCKET, RUN_DIR};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::state_dir::{StateDirError, error};
@@ -104,8 +106,27 @@ impl Sockets {
         }
         create_private_dir(&short.working_dir)?;
         ensure_dir(&short.run_dir(), 0o700)?;
+        link_backend_tls(&short.working_dir, root)?;
         Ok(short)
     }
+}
+
+/// Makes `working_dir/backend-tls` a symlink to the state directory's, replacing whatever
+/// is there (the private directory is ours alone, and a moved state directory leaves a
+/// link to its old place).
+fn link_backend_tls(working_dir: &Path, root: &Path) -> Result<(), StateDirError> {
+    let link = working_dir.join(BACKEND_TLS_DIR);
+    let target = root.join(BACKEND_TLS_DIR);
+    if fs::read_link(&link).is_ok_and(|current| current == target) {
+        return Ok(());
+    }
+    match fs::symlink_metadata(&link) {
+        Ok(metadata) if metadata.is_dir() => fs::remove_dir_all(&link).map_err(error(&link))?,
+        Ok(_) => fs::remove_file(&link).map_err(error(&link))?,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => return Err(error(&link)(err)),
+    }
+    std::os::unix::fs::symlink(&target, &link).map_err(error(&link))
 }
 
 /// Creates `dir` with mode 0700, or accepts it if it exists as a directory (not a

@@ -136,6 +136,30 @@ fn plain_model() -> ProxyModel {
     model(&(cert + &key))
 }
 
+/// `plain_model` whose servers are spoken to over TLS with a client certificate, which
+/// HAProxy reads from its working directory.
+fn client_certificate_model() -> ProxyModel {
+    let mut model = plain_model();
+    let (cert, key) = self_signed("client", &["client.test"]);
+    let backends: Vec<_> = model.backends.values().cloned().collect();
+    for mut backend in backends {
+        let backend_mut = std::sync::Arc::make_mut(&mut backend);
+        std::sync::Arc::make_mut(&mut backend_mut.server_options).tls = Some(model::BackendTls {
+            verify: model::TlsVerify::None,
+            sni: None,
+            client_cert: Some(model::SecretPem {
+                secret: CertId {
+                    namespace: "web".into(),
+                    name: "client".into(),
+                },
+                pem: cert.clone() + &key,
+            }),
+        });
+        model.backends.insert(backend.id.clone(), backend);
+    }
+    model
+}
+
 fn sync(state: &StateDir, applied: &mut AppliedFiles, model: &ProxyModel) {
     let plan = plan::plan(applied, &render(model));
     state.apply(&plan, applied).unwrap();
@@ -402,8 +426,9 @@ async fn a_check_that_hangs_is_killed_with_its_children_at_the_time_limit() {
     }
 }
 
-/// Starts HAProxy on `root`, checks both sockets are 0600 and answer (runtime API, and
-/// the master CLI through a reload), then stops it.
+/// Starts HAProxy on `root` (its servers' client certificate found from wherever its
+/// working directory is), checks both sockets are 0600 and answer (runtime API, and the
+/// master CLI through a reload), then stops it.
 async fn haproxy_answers_on_private_sockets(root: &Path) {
     let mut state = StateDir::open(root).unwrap();
     let sockets = state.prepare_sockets().unwrap();
@@ -411,7 +436,7 @@ async fn haproxy_answers_on_private_sockets(root: &Path) {
         assert!(socket.as_os_str().len() <= haproxy::MAX_SOCKET_PATH);
     }
     let mut applied = AppliedFiles::new();
-    sync(&state, &mut applied, &plain_model());
+    sync(&state, &mut applied, &client_certificate_model());
     let mut haproxy = Haproxy::start(&LaunchOptions {
         binary: haproxy_binary(),
         state_dir: state.root().to_path_buf(),

@@ -683,6 +683,7 @@ fn check(attacks: &[Attack]) {
         .arg(dir.path().join("haproxy.cfg"))
         .arg("-f")
         .arg(dir.path().join("backends"))
+        .current_dir(dir.path())
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();

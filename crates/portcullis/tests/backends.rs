@@ -1,7 +1,8 @@
 //! Backends as a user sees them through one running portcullis: HTTP/2 and TLS toward
 //! the servers (an upstream HAProxy plays the servers and says what it was spoken to
-//! with), certificate verification, health checks taking a dead server out of rotation,
-//! and a server added live being checked like one loaded from the file.
+//! with), certificate verification, a client certificate presented to servers that ask
+//! for one, health checks taking a dead server out of rotation, and a server added live
+//! being checked like one loaded from the file.
 
 // Test helpers fail loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -12,23 +13,30 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use test_support::{EchoServer, Portcullis, free_port, http_get, self_signed, write_manifest};
+use test_support::{
+    EchoServer, Portcullis, free_port, http_get, self_signed, tls_secret, write_manifest,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
 
-/// An HAProxy playing the servers: an HTTP/2-only clear-text port and a TLS port, each
-/// answering with the HTTP version (and over TLS, the SNI) it was reached with.
+/// An HAProxy playing the servers: an HTTP/2-only clear-text port, TLS ports, and TLS
+/// ports requiring a client certificate signed by `client_ca`, each answering with the
+/// HTTP version (over TLS, the SNI; over mutual TLS, the client's name) it was reached with.
 struct Upstream {
     child: Child,
     h2c_port: u16,
     tls_port: u16,
     second_tls_port: u16,
+    mutual_tls_port: u16,
+    second_mutual_tls_port: u16,
 }
 
 impl Upstream {
-    fn start(dir: &Path, certificate: &str, key: &str) -> Self {
+    fn start(dir: &Path, certificate: &str, key: &str, client_ca: &str) -> Self {
         let (h2c_port, tls_port, second_tls_port) = (free_port(), free_port(), free_port());
+        let (mutual_tls_port, second_mutual_tls_port) = (free_port(), free_port());
         std::fs::write(dir.join("upstream.pem"), format!("{certificate}{key}")).unwrap();
+        std::fs::write(dir.join("client-ca.pem"), client_ca).unwrap();
         let config = format!(
             "global\n    default-path config\n\
              defaults\n    mode http\n    timeout connect 5s\n    timeout client 30s\n    timeout server 30s\n\
@@ -36,7 +44,10 @@ impl Upstream {
              http-request return status 200 content-type text/plain lf-string \"h2c http/%[fc_http_major]\"\n\
              frontend tls\n    bind 127.0.0.1:{tls_port} ssl crt upstream.pem alpn h2,http/1.1\n    \
              bind 127.0.0.1:{second_tls_port} ssl crt upstream.pem alpn h2,http/1.1\n    \
-             http-request return status 200 content-type text/plain lf-string \"tls http/%[fc_http_major] sni=%[ssl_fc_sni] port=%[dst_port]\"\n"
+             http-request return status 200 content-type text/plain lf-string \"tls http/%[fc_http_major] sni=%[ssl_fc_sni] port=%[dst_port]\"\n\
+             frontend mutual_tls\n    bind 127.0.0.1:{mutual_tls_port} ssl crt upstream.pem ca-file client-ca.pem verify required\n    \
+             bind 127.0.0.1:{second_mutual_tls_port} ssl crt upstream.pem ca-file client-ca.pem verify required\n    \
+             http-request return status 200 content-type text/plain lf-string \"client=%[ssl_c_s_dn(cn)] port=%[dst_port]\"\n"
         );
         let path = dir.join("upstream.cfg");
         std::fs::write(&path, config).unwrap();
@@ -49,7 +60,13 @@ impl Upstream {
             .spawn()
             .unwrap();
         // The controller's HAProxy checks it as soon as it starts.
-        for port in [h2c_port, tls_port, second_tls_port] {
+        for port in [
+            h2c_port,
+            tls_port,
+            second_tls_port,
+            mutual_tls_port,
+            second_mutual_tls_port,
+        ] {
             test_support::wait_for_listener(port);
         }
         Self {
@@ -57,6 +74,8 @@ impl Upstream {
             h2c_port,
             tls_port,
             second_tls_port,
+            mutual_tls_port,
+            second_mutual_tls_port,
         }
     }
 }
@@ -153,7 +172,8 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
     std::fs::create_dir_all(&manifests).unwrap();
     let (upstream_cert, upstream_key) = self_signed("backend.test", &["backend.test"]);
     let (other_ca, _) = self_signed("someone-else", &["someone-else.test"]);
-    let upstream = Upstream::start(dir.path(), &upstream_cert, &upstream_key);
+    let (client_cert, client_key) = self_signed("portcullis-client", &["client.test"]);
+    let upstream = Upstream::start(dir.path(), &upstream_cert, &upstream_key, &client_cert);
     let (alive, doomed) = (
         EchoServer::start("alive").unwrap(),
         EchoServer::start("doomed").unwrap(),
@@ -176,7 +196,26 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
             ports,
         )
     };
+    let mutual = |ports: &[u16]| {
+        service(
+            "mutual",
+            "haproxy-ingress.github.io/secure-backends: \"true\", haproxy-ingress.github.io/secure-crt-secret: client-cert",
+            None,
+            ports,
+        )
+    };
     let fixed = [
+        // A client certificate, for servers that require one; and the same server
+        // without it.
+        tls_secret("default", "client-cert", &client_cert, &client_key),
+        ingress("mutual", "mutual-tls.test", "mutual"),
+        service(
+            "anonymous",
+            "haproxy-ingress.github.io/secure-backends: \"true\"",
+            None,
+            &[upstream.mutual_tls_port],
+        ),
+        ingress("anonymous", "anonymous-tls.test", "anonymous"),
         // HTTP/2 in clear text, chosen by the Service port's appProtocol.
         service("grpc", "", Some("kubernetes.io/h2c"), &[upstream.h2c_port]),
         ingress("grpc", "h2c.test", "grpc"),
@@ -214,6 +253,7 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
     )
     .unwrap();
     write_manifest(&manifests, "secure.yaml", &secure(&[upstream.tls_port])).unwrap();
+    write_manifest(&manifests, "mutual.yaml", &mutual(&[upstream.mutual_tls_port])).unwrap();
     let mut portcullis =
         Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
     let port = portcullis.http_port;
@@ -226,6 +266,14 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
         "{}",
         portcullis.log()
     );
+    let mutual_answer = |p: u16| format!("client=portcullis-client port={p}");
+    assert_eq!(
+        answer(port, "mutual-tls.test"),
+        mutual_answer(upstream.mutual_tls_port)
+    );
+    // TLS 1.3: the server refuses the missing certificate after the handshake, so the
+    // request fails rather than the connection.
+    assert_eq!(answer(port, "anonymous-tls.test"), "502");
     assert_eq!(answer(port, "wrong-ca.test"), "503");
     assert_eq!(answer(port, "misnamed-ca.test"), "503");
     assert!(
@@ -292,6 +340,23 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
     portcullis
         .wait_until(Duration::from_secs(10), |p| {
             (0..4).any(|_| answer(p.http_port, "tls.test") == tls_answer(upstream.second_tls_port))
+        })
+        .unwrap();
+    assert_eq!(portcullis.metric_total("portcullis_reloads_total"), reloads);
+
+    // A server added live presents the client certificate HAProxy loaded.
+    write_manifest(
+        &manifests,
+        "mutual.yaml",
+        &mutual(&[upstream.mutual_tls_port, upstream.second_mutual_tls_port]),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            (0..4).any(|_| {
+                answer(p.http_port, "mutual-tls.test")
+                    == mutual_answer(upstream.second_mutual_tls_port)
+            })
         })
         .unwrap();
     assert_eq!(portcullis.metric_total("portcullis_reloads_total"), reloads);

@@ -79,11 +79,10 @@ fn write_options(text: &mut String, options: &ServerOptions) -> std::fmt::Result
     if let Some(tls) = &options.tls {
         text.push_str(" ssl");
         if let Some(cert) = &tls.client_cert {
-            write!(
-                text,
-                " crt {}",
-                from_shard_file(&backend_crt_file(&cert.secret))
-            )?;
+            // Unlike a `ca-file`, HAProxy 2.6 loads a server's `crt` after parsing, when
+            // `default-path config` no longer applies: the path is relative to HAProxy's
+            // working directory, which holds the state directory's `backend-tls/`.
+            write!(text, " crt {}", backend_crt_file(&cert.secret))?;
         }
         match &tls.sni {
             None => {}

@@ -79,6 +79,14 @@ pub struct Origin {
     pub name: std::sync::Arc<str>,
 }
 
+impl Origin {
+    /// Whether a Gateway API route declared it (HTTPRoute, GRPCRoute): its hostnames
+    /// answer 404 to requests no rule matches, never the Ingress default backend.
+    pub fn is_gateway_route(&self) -> bool {
+        matches!(self.kind, "HTTPRoute" | "GRPCRoute")
+    }
+}
+
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.namespace.is_empty() {

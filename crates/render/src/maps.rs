@@ -10,6 +10,7 @@ use std::ops::{Index, IndexMut};
 
 use model::{Host, HostKey, PathKind, ProxyModel, RouteTarget};
 
+use crate::config::NOT_FOUND_BACKEND;
 use crate::layout::{DEFAULT_CERT, MapFile, certificate_file};
 
 /// Map value that makes the HTTP frontend redirect to HTTPS with the given code.
@@ -99,11 +100,18 @@ pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> PerMap<String> {
     for plain_http in [true, false] {
         exact.clear();
         prefix.clear();
+        let (mut gateway_routes, mut ingress_routes, mut every_path) = (false, false, false);
         let routes = host.routes.iter().zip(&values);
         for ((path, route), (target, redirect)) in routes {
             if !route.frontends.serves(plain_http) {
                 continue;
             }
+            if route.origin.is_gateway_route() {
+                gateway_routes = true;
+            } else {
+                ingress_routes = true;
+            }
+            every_path |= path.kind == PathKind::Prefix && path.path.is_empty();
             let value = match redirect {
                 Some(marker) if plain_http => marker,
                 _ => target,
@@ -125,6 +133,19 @@ pub(crate) fn host_lines(host_key: &HostKey, host: &Host) -> PerMap<String> {
                 }
                 PathKind::Begin => prefix.push(entry(false, 0)),
             }
+        }
+        // A Gateway API hostname answers 404 to what its rules do not match, rather than
+        // the Ingress default backend (which any namespace's Ingress may set). The key
+        // `<host>#` is the shortest prefix of the host's, so every other route wins. The
+        // catch-all key is left to the default backend: it names no hostname. A route of
+        // every path (`/`) needs none.
+        if gateway_routes && !ingress_routes && !every_path && *host_key != HostKey::CatchAll {
+            prefix.push(MapEntry {
+                path: "",
+                slash: false,
+                rank: 0,
+                value: NOT_FOUND_BACKEND,
+            });
         }
         lines[MapFile::exact_paths(plain_http)] = map_lines(&host_text, &mut exact);
         lines[MapFile::path_prefixes(plain_http)] = map_lines(&host_text, &mut prefix);

@@ -229,3 +229,63 @@ fn server_name<'a>(server: &EchoServer, all: &'a [EchoServer]) -> &'a str {
     let index = all.iter().position(|s| s.port == server.port).unwrap();
     ["app", "api", "other"][index]
 }
+
+/// An Ingress's `defaultBackend` (any namespace may set it) answers what no Ingress rule
+/// matches, never a Gateway API hostname's: there, what no rule matches is a 404.
+#[test]
+fn a_gateway_hostname_answers_404_where_no_rule_matches_not_the_ingress_default_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let (store, fallback, site) = (
+        EchoServer::start("store").unwrap(),
+        EchoServer::start("fallback").unwrap(),
+        EchoServer::start("site").unwrap(),
+    );
+    let route = |name: &str, host: &str| {
+        format!(
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: shop}}\nspec:\n  parentRefs: [{{name: web, namespace: infra}}]\n  hostnames: [{host}]\n  rules:\n  - matches: [{{path: {{type: PathPrefix, value: /app}}}}]\n    backendRefs: [{{name: store, port: 80}}]\n"
+        )
+    };
+    let objects = backend("shop", "store", 80, None, &[(store.port, true)])
+        + &backend("other", "fallback", 80, None, &[(fallback.port, true)])
+        + &backend("other", "site", 80, None, &[(site.port, true)])
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: portcullis}\nspec: {controllerName: portcullis.dev/gateway-controller}\n"
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: web, namespace: infra}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n  - {name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}\n"
+        + &route("store", "store.test")
+        + "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: site, namespace: other}\nspec:\n  defaultBackend: {service: {name: fallback, port: {number: 80}}}\n  rules:\n  - host: site.test\n    http:\n      paths:\n      - {path: /site, pathType: Prefix, backend: {service: {name: site, port: {number: 80}}}}\n";
+    write(&manifests, "all.yaml", &objects);
+    let mut p = Portcullis::start(
+        env!("CARGO_BIN_EXE_portcullis"),
+        &manifests,
+        &dir.path().join("state"),
+        &[],
+    )
+    .unwrap();
+    let port = p.http_port;
+    for (host, path, expected) in [
+        ("store.test", "/app", "store"),
+        ("store.test", "/app/cart", "store"),
+        ("store.test", "/", "404"),
+        ("store.test", "/other", "404"),
+        ("site.test", "/site", "site"),
+        ("site.test", "/", "fallback"),
+        ("unknown.test", "/", "fallback"),
+    ] {
+        assert_eq!(answer(port, host, path), expected, "{host}{path}");
+    }
+
+    // A hostname that comes later, live, is kept from the default backend the same way.
+    let reloads = p.metric_total("portcullis_reloads_total");
+    write(
+        &manifests,
+        "late.yaml",
+        &route("late", "late.test"),
+    );
+    p.wait_until(Duration::from_secs(10), |p| {
+        answer(p.http_port, "late.test", "/app") == "store"
+    })
+    .unwrap();
+    assert_eq!(answer(port, "late.test", "/elsewhere"), "404");
+    assert_eq!(p.metric_total("portcullis_reloads_total"), reloads);
+}

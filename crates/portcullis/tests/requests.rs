@@ -201,6 +201,26 @@ fn start() -> Setup {
         "web",
         false,
     );
+    // An older Ingress's regex path and a younger one's `/` on one host: the regex is
+    // tried first, the `/` serves the rest.
+    objects += &ingress(
+        "re-shared-a",
+        &annotations(&[("path-type", "regex")]),
+        "re-shared.test",
+        "/app[0-9]+$",
+        "ImplementationSpecific",
+        "web",
+        false,
+    );
+    objects += &ingress(
+        "re-shared-b",
+        "    {}\n",
+        "re-shared.test",
+        "/",
+        "Prefix",
+        "solver",
+        false,
+    );
     for path_type in ["begin", "prefix", "exact"] {
         objects += &ingress(
             &format!("path-type-{path_type}"),
@@ -481,6 +501,10 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     );
     assert_eq!(http_get(http, "re.test", "/app15/x").unwrap().status, 404);
     assert_eq!(http_get(http, "re.test", "/app").unwrap().status, 404);
+    for (path, served_by) in [("/app15", "web"), ("/app", "solver"), ("/", "solver")] {
+        let reply = http_get(http, "re-shared.test", path).unwrap();
+        assert_eq!(reply.server().as_deref(), Some(served_by), "{path}");
+    }
 
     // path-type on ImplementationSpecific paths: begins with, element-wise, whole path.
     for (host, path, served) in [

@@ -16,12 +16,16 @@ pub(super) type Use = (Position, BackendId, Arc<Contribution>);
 /// The claims on a host and path with those of every Ingress but the oldest one taken
 /// out and reported: under Ingress semantics the oldest Ingress owns the path, whatever
 /// conditions a younger one's rule carries (app-root's `^/$` would otherwise be tried
-/// first). HTTPRoute claims stay: they are ordered by the Gateway API's precedence.
+/// first). When the owner's claims all carry conditions (a regex path, which claims the
+/// host's `/` for the requests its pattern matches), the oldest Ingress with a plain
+/// claim there keeps serving the rest, as it would without the owner. HTTPRoute claims
+/// stay: they are ordered by the Gateway API's precedence.
 pub(super) fn oldest_ingress_only<'a>(
     claims: &'a Claims<Held>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Cow<'a, Claims<Held>> {
     let is_ingress = |claim: &Held| matches!(claim.route().rule, ClaimedRule::Ingress { .. });
+    let plain_ingress = |claim: &Held| is_ingress(claim) && claim.route().conditions().is_empty();
     let owner = claims
         .values()
         .find(|claim| is_ingress(claim))
@@ -33,9 +37,24 @@ pub(super) fn oldest_ingress_only<'a>(
     {
         return Cow::Borrowed(claims);
     }
+    let owned_plain = claims
+        .values()
+        .any(|claim| plain_ingress(claim) && Some(&claim.contribution.object) == owner);
+    let rest = if owned_plain {
+        None
+    } else {
+        claims
+            .values()
+            .find(|claim| plain_ingress(claim))
+            .map(|claim| &claim.contribution.object)
+    };
+    let kept_object = |claim: &Held| {
+        let object = Some(&claim.contribution.object);
+        object == owner || object == rest
+    };
     let mut kept = Claims::default();
     for (position, claim) in claims.iter() {
-        if is_ingress(claim) && Some(&claim.contribution.object) != owner {
+        if is_ingress(claim) && !kept_object(claim) {
             if let Some(earlier) = claims
                 .values()
                 .find(|c| Some(&c.contribution.object) == owner)

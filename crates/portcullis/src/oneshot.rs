@@ -89,11 +89,14 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
     let options = pipeline::convert_options(&args.config, model::TlsCert::default());
     let conversion = convert::convert_given(snapshot, &options);
     let mut count = 0;
-    for problem in problems
-        .iter()
-        .cloned()
-        .chain(conversion.diagnostics.iter().map(ToString::to_string))
-    {
+    let listeners = convert::gateway_status::listener_problems(&conversion.gateway_status);
+    for problem in problems.iter().cloned().chain(
+        conversion
+            .diagnostics
+            .iter()
+            .chain(&listeners)
+            .map(ToString::to_string),
+    ) {
         println!("{problem}");
         count += 1;
     }

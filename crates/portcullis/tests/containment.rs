@@ -148,6 +148,9 @@ fn hostile_objects_hurt_no_other_tenant() {
         "HTTPRoute evil/many",
         "HTTPRoute evil/clash: spec.parentRefs[0]: no listener of Gateway evil/clash-a accepts",
         "HTTPRoute evil/clash: spec.parentRefs[1]: no listener of Gateway evil/clash-b accepts",
+        // Listeners' problems, otherwise only in the Gateways' status.
+        "Gateway evil/clash-a: listener plain: ",
+        "Gateway evil/clash-b: listener secure: ",
         "../../..",
     ] {
         assert!(

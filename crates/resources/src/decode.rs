@@ -290,7 +290,14 @@ fn classify(mut value: Node<'_>, document: usize, line: usize, out: &mut Decoded
         ("networking.k8s.io", "IngressClass") => {
             typed(value, Kind::IngressClass, Object::IngressClass)
         }
-        ("networking.k8s.io", "Ingress") => typed(value, Kind::Ingress, Object::Ingress),
+        ("networking.k8s.io", "Ingress") if api_version == "networking.k8s.io/v1" => {
+            typed(value, Kind::Ingress, Object::Ingress)
+        }
+        // The beta versions' fields differ (`serviceName`, `servicePort`, `spec.backend`):
+        // read as v1, their paths would lose their backends without a word.
+        ("networking.k8s.io" | "extensions", "Ingress") => Err(format!(
+            "Ingress: apiVersion {api_version} is not served (networking.k8s.io/v1; the beta versions were removed in Kubernetes 1.22)"
+        )),
         (GATEWAY_GROUP, "GatewayClass") => custom(value, Kind::GatewayClass, Object::GatewayClass),
         (GATEWAY_GROUP, "Gateway") => custom(value, Kind::Gateway, Object::Gateway),
         (GATEWAY_GROUP, "HTTPRoute") => custom(value, Kind::HttpRoute, Object::HttpRoute),
@@ -806,7 +813,19 @@ mod tests {
             decoded.errors[0].reason,
             "Service: metadata.name is required"
         );
-        assert_eq!(decoded.ignored, ["extensions/v1beta1/Ingress"]);
+        assert_eq!(
+            decoded.errors[1].reason,
+            "Ingress: apiVersion extensions/v1beta1 is not served (networking.k8s.io/v1; the beta versions were removed in Kubernetes 1.22)"
+        );
+        let beta = "apiVersion: networking.k8s.io/v1beta1\nkind: Ingress\nmetadata: {name: old}\nspec:\n  backend: {serviceName: web, servicePort: 80}\n";
+        let decoded = decode_manifest(beta, false);
+        assert!(decoded.objects.is_empty());
+        assert_eq!(
+            decoded.errors[0].reason,
+            "Ingress: apiVersion networking.k8s.io/v1beta1 is not served (networking.k8s.io/v1; the beta versions were removed in Kubernetes 1.22)"
+        );
+        let unknown = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n";
+        assert_eq!(decode_manifest(unknown, false).ignored, ["example.com/v1/Widget"]);
     }
 
     #[test]

@@ -529,7 +529,16 @@ impl RouteConverter<'_, '_> {
                 );
                 continue;
             }
-            let weight = u32::try_from(reference.weight.unwrap_or(1)).unwrap_or(0);
+            let Ok(weight) = u32::try_from(reference.weight.unwrap_or(1)) else {
+                self.report(
+                    format!("{at}.weight"),
+                    format!(
+                        "{} is below 0, the specification's limit; the backendRef is skipped, as one of weight 0 is",
+                        reference.weight.unwrap_or_default()
+                    ),
+                );
+                continue;
+            };
             if weight == 0 {
                 continue;
             }

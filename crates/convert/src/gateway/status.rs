@@ -151,6 +151,38 @@ pub struct PolicyAncestorStatus {
 /// The status of every Gateway API object of ours, by object.
 pub type StatusReport = BTreeMap<ObjectRef, ObjectStatus>;
 
+/// The listeners of Gateways and ListenerSets that are not served as written, one
+/// problem each (its first failing condition), for `check`: a route's problems are
+/// diagnostics already, a listener's are only in its status.
+pub fn listener_problems(report: &StatusReport) -> Vec<crate::Diagnostic> {
+    let failing = |condition: &&StatusCondition| {
+        let holds = condition.status == ConditionStatus::True;
+        // `Conflicted` is the one condition whose truth is the problem.
+        holds == (condition.kind == ConditionType::Conflicted)
+    };
+    let mut problems = Vec::new();
+    for (object, status) in report {
+        let (ObjectStatus::Gateway { listeners, .. } | ObjectStatus::ListenerSet { listeners, .. }) =
+            status
+        else {
+            continue;
+        };
+        for listener in listeners {
+            if let Some(condition) = listener.conditions.iter().find(failing) {
+                problems.push(crate::Diagnostic {
+                    object: object.clone(),
+                    field: format!("listener {}", listener.name),
+                    message: format!(
+                        "{} ({:?} {:?}: {:?})",
+                        condition.message, condition.kind, condition.status, condition.reason
+                    ),
+                });
+            }
+        }
+    }
+    problems
+}
+
 /// Computes every status through `lookups`. `routes` are the HTTPRoutes' outcomes, by
 /// route.
 pub(crate) fn report(

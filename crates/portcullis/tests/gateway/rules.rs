@@ -124,6 +124,7 @@ spec:
       weight: 1
       filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x-backend, value: api}]}}]
     - {name: other, port: 80, weight: 0}
+    - {name: other, port: 80, weight: -5}
   - matches: [{path: {type: PathPrefix, value: /half-broken}}]
     backendRefs: [{name: app, port: 80}, {name: missing, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /broken}}]
@@ -342,8 +343,12 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
         "rewritten.test"
     );
 
-    // Weights: 3 to 1, and weight 0 gets nothing.
-    // Each backendRef's own filter applies when it is the one chosen.
+    // Weights: 3 to 1, and weight 0 gets nothing; a negative one is reported and gets
+    // nothing either. Each backendRef's own filter applies when it is the one chosen.
+    assert!(
+        log.contains("HTTPRoute default/split: spec.rules[0].backendRefs[3].weight: -5 is below 0, the specification's limit; the backendRef is skipped, as one of weight 0 is"),
+        "{log}"
+    );
     let mut counts = std::collections::BTreeMap::new();
     for _ in 0..400 {
         let response = request(port, "GET", "split.test", "/", &[]);

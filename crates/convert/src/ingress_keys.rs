@@ -158,12 +158,21 @@ fn read_path_action(
     };
     if let Some(target) = layers.get(&keys::REWRITE_TARGET) {
         if rule.conditions.is_empty() {
+            let matched = rule.path.path.trim_end_matches('/').to_owned();
+            let change = if rule.path.kind == PathKind::Begin {
+                PathChange::Begins {
+                    matched,
+                    replacement: target,
+                }
+            } else {
+                PathChange::Prefix {
+                    matched,
+                    replacement: target,
+                }
+            };
             action.rewrite = Some(Box::new(Rewrite {
                 hostname: None,
-                path: Some(PathChange::Prefix {
-                    matched: rule.path.path.trim_end_matches('/').to_owned(),
-                    replacement: target,
-                }),
+                path: Some(change),
             }));
         } else {
             problems.push((

@@ -99,6 +99,14 @@ pub enum PathChange {
         /// What replaces it.
         replacement: String,
     },
+    /// The matched beginning (`matched`, an Ingress path matched character-wise, so
+    /// `/img` matches `/imgs`) becomes `replacement`: `/imgs` becomes `<replacement>s`.
+    Begins {
+        /// The beginning the rule matched, without trailing slash.
+        matched: String,
+        /// What replaces it.
+        replacement: String,
+    },
 }
 
 /// An HTTP redirect.

@@ -119,6 +119,18 @@ fn start() -> Setup {
         "web",
         false,
     );
+    // ImplementationSpecific paths begin-match character-wise: `/img` takes `/imgs` too.
+    for (name, target) in [("rewrite-begin", "/y"), ("rewrite-begin-slash", "/y/")] {
+        objects += &ingress(
+            name,
+            &annotations(&[("rewrite-target", target)]),
+            &format!("{name}.test"),
+            "/img",
+            "ImplementationSpecific",
+            "web",
+            false,
+        );
+    }
     objects += &ingress(
         "app-root",
         &annotations(&[("app-root", "/app")]),
@@ -373,6 +385,17 @@ fn ingress_request_keys_seen_by_client_and_backend() {
         let response = http_get(http, "rw.test", path).unwrap();
         assert_eq!(response.seen("path").as_deref(), Some(rewritten), "{path}");
     }
+    for (host, path, rewritten) in [
+        ("rewrite-begin.test", "/img", "/y"),
+        ("rewrite-begin.test", "/img/x", "/y/x"),
+        ("rewrite-begin.test", "/imgs?q=1", "/ys"),
+        ("rewrite-begin-slash.test", "/img", "/y/"),
+        ("rewrite-begin-slash.test", "/img/x", "/y/x"),
+        ("rewrite-begin-slash.test", "/imgs", "/y/s"),
+    ] {
+        let response = http_get(http, host, path).unwrap();
+        assert_eq!(response.seen("path").as_deref(), Some(rewritten), "{host}{path}");
+    }
     assert_eq!(
         http_get(http, "rw.test", "/abc/x?q=1")
             .unwrap()
@@ -386,6 +409,17 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     assert_eq!(
         (root.status, location(&root)),
         (302, Some("http://root.test/app"))
+    );
+    // The port the client asked for is kept (a NodePort, say); the scheme's own is not
+    // written.
+    let on_port = http_get(http, &format!("root.test:{http}"), "/").unwrap();
+    assert_eq!(location(&on_port), Some(format!("http://root.test:{http}/app").as_str()));
+    let on_default = http_get(http, "root.test:80", "/").unwrap();
+    assert_eq!(location(&on_default), Some("http://root.test/app"));
+    let secure_root = https_get(https, "root.test", &format!("root.test:{https}"), "/").unwrap();
+    assert_eq!(
+        secure_root.response.headers.get("location").map(String::as_str),
+        Some(format!("https://root.test:{https}/app").as_str())
     );
     assert_eq!(
         http_get(http, "root.test", "/other")
@@ -408,6 +442,11 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     assert_eq!(
         (from.status, location(&from)),
         (302, Some("http://www.app.test/a/b?c=1"))
+    );
+    let from_port = http_get(http, &format!("app.test:{http}"), "/a").unwrap();
+    assert_eq!(
+        location(&from_port),
+        Some(format!("http://www.app.test:{http}/a").as_str())
     );
     let from_any = http_get(http, "old.legacy.test", "/").unwrap();
     assert_eq!(

@@ -438,6 +438,21 @@ fn rewrite_lines(rewrite: &Rewrite, condition: &str, out: &mut String) {
                 );
             }
         }
+        Some(PathChange::Begins {
+            matched,
+            replacement,
+        }) => {
+            // One line, so that no line rewrites another's result: a replacement ending
+            // in `/` takes the rest's own leading `/` (`/img/x` and `/imgs` becoming
+            // `/y/x` and `/y/s` under `/y/`), any other is followed by the rest as it is.
+            let slash = if replacement.ends_with('/') { "/?" } else { "" };
+            let _ = writeln!(
+                out,
+                "    http-request replace-path '^{}{slash}(.*)$' '{}\\1' if {condition}",
+                regex_literal(matched),
+                literal(replacement)
+            );
+        }
         None => {}
     }
 }
@@ -476,17 +491,24 @@ fn location(redirect: &Redirect) -> String {
         }
         Some(_) => String::new(),
         // Neither scheme nor port: the listener's port, which a frontend of its own sets
-        // (the HTTP and HTTPS frontends' listeners use 80 and 443, which are left out).
+        // (the HTTP and HTTPS frontends set the port of the request's Host, if any).
         None if redirect.scheme.is_none() => "%[var(txn.listener_port)]".to_owned(),
         None => String::new(),
     };
     let path = match &redirect.path {
         None => "%[capture.req.uri]".to_owned(),
         Some(PathChange::Full(path)) => literal(path),
-        Some(PathChange::Prefix {
-            matched,
-            replacement,
-        }) => {
+        // A redirect's path is the Gateway API's, never matched character-wise.
+        Some(
+            PathChange::Prefix {
+                matched,
+                replacement,
+            }
+            | PathChange::Begins {
+                matched,
+                replacement,
+            },
+        ) => {
             let trimmed = replacement.trim_end_matches('/');
             if matched.is_empty() {
                 format!("{}%[pathq]", literal(trimmed))

@@ -179,6 +179,7 @@ fn start() -> Setup {
             ),
             ("request-del-headers", "X-Drop"),
             ("response-set-headers", "X-Frame-Options: DENY"),
+            ("response-del-headers", "Server, X-Echo-Server"),
         ]),
         "hdr.test",
         "/",
@@ -474,6 +475,14 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     assert_eq!(
         response.headers.get("x-frame-options").map(String::as_str),
         Some("DENY")
+    );
+    // A removed `Server` is not added back; the other hosts' responses carry ours.
+    assert_eq!(response.headers.get("server"), None);
+    assert_eq!(response.headers.get("x-echo-server"), None);
+    let other = http_get(http, "rw.test", "/abc").unwrap();
+    assert_eq!(
+        other.headers.get("server").map(String::as_str),
+        Some("portcullis")
     );
 
     // Per-host TLS options change live, in the certificate list, without a reload:

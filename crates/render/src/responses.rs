@@ -44,6 +44,10 @@ pub(crate) fn defaults_lines(responses: &Responses) -> String {
     text
 }
 
+/// Set when a rule removed the response's `Server` header, which the frontend then does
+/// not add back.
+pub(crate) const SERVER_HEADER_REMOVED: &str = "txn.server_header_removed";
+
 /// The start of every HTTP frontend: the body limit, the `Server` header.
 pub(crate) fn frontend_lines(responses: &Responses) -> String {
     let mut text = String::new();
@@ -57,7 +61,7 @@ pub(crate) fn frontend_lines(responses: &Responses) -> String {
     if let Some(server) = &responses.server_header {
         let _ = writeln!(
             text,
-            "    http-after-response set-header Server '{server}' if !{{ res.hdr(server) -m found }}"
+            "    http-after-response set-header Server '{server}' if !{{ res.hdr(server) -m found }} !{{ var({SERVER_HEADER_REMOVED}) -m found }}"
         );
     }
     text

@@ -13,6 +13,7 @@ use model::{
 };
 
 use crate::escape::regex_literal;
+use crate::responses::SERVER_HEADER_REMOVED;
 
 /// Answers a rule whose backends are all invalid, as the Gateway API requires of an
 /// HTTPRoute.
@@ -258,6 +259,13 @@ fn header_lines(directive: &str, edits: &HeaderEdits, chosen: &str, out: &mut St
     }
     for name in edits.remove() {
         let _ = writeln!(out, "    {directive} del-header {name} if {chosen}");
+        if directive == "http-response" && name.eq_ignore_ascii_case("server") {
+            // The frontend's own `Server` fills in only a header the backend did not send.
+            let _ = writeln!(
+                out,
+                "    http-response set-var({SERVER_HEADER_REMOVED}) bool(true) if {chosen}"
+            );
+        }
     }
 }
 

@@ -140,7 +140,7 @@ pub static SERVER_HEADER: Key<Option<ServerHeader>> = Key {
     default: "portcullis",
     accepted_values: "1 to 64 letters, digits, spaces or `._-/()`, such as `portcullis`; or empty",
     parse: parse_server_header,
-    doc: "The `Server` header added to every response that has none, HAProxy's own responses included; empty adds none. A backend's own `Server` header is passed as it is.",
+    doc: "The `Server` header added to every response that has none, HAProxy's own responses included; empty adds none. A backend's own `Server` header is passed as it is; one that `response-del-headers` (or a Gateway API filter) removes is not added back.",
     applied: Applied::Reload,
     differs: "portcullis's own key.",
 };

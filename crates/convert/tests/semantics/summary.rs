@@ -332,6 +332,10 @@ fn path_change_text(change: &PathChange) -> String {
             matched,
             replacement,
         } => format!("prefix {matched} => {replacement}"),
+        PathChange::Begins {
+            matched,
+            replacement,
+        } => format!("begins {matched} => {replacement}"),
     }
 }
 

@@ -65,16 +65,13 @@ pub(crate) fn client_limits(keys: &Keys<'_>) -> model::ClientLimits {
     }
 }
 
-/// The timeouts a backend section sets: queue, tunnel and server-fin always (the
-/// `defaults` section has none of them), request and keep-alive only when an
-/// annotation overrides the ConfigMap's value, which `defaults` already holds.
+/// The timeouts a backend section sets: queue, tunnel and server-fin (the `defaults`
+/// section has none of them).
 pub(crate) fn timeouts(keys: &Keys<'_>) -> BackendTimeouts {
     BackendTimeouts {
         queue: Some(keys.get(&keys::TIMEOUT_QUEUE)),
         tunnel: Some(keys.get(&keys::TIMEOUT_TUNNEL)),
         server_fin: Some(keys.get(&keys::TIMEOUT_SERVER_FIN)),
-        http_request: keys.annotated(&keys::TIMEOUT_HTTP_REQUEST),
-        keep_alive: keys.annotated(&keys::TIMEOUT_KEEP_ALIVE),
     }
 }
 

@@ -360,8 +360,6 @@ impl Backend {
             }
         });
         changed_copy(&mut self.settings, |settings| {
-            settings.timeouts.http_request = None;
-            settings.timeouts.keep_alive = None;
             settings.client_limits = crate::ClientLimits::default();
         });
         self
@@ -479,8 +477,6 @@ mod tcp_mode_tests {
         assert!(Arc::ptr_eq(&tcp.server_options, &options));
 
         let mut http_only = BackendSettings::plain(duration("5s"), duration("50s"));
-        http_only.timeouts.http_request = Some(duration("7s"));
-        http_only.timeouts.keep_alive = Some(duration("2m"));
         http_only.timeouts.tunnel = Some(duration("1h"));
         http_only.client_limits.rps = Some(10);
         let passthrough = backend(http_only).for_passthrough();

@@ -351,10 +351,6 @@ pub struct BackendTimeouts {
     pub tunnel: Option<HaproxyDuration>,
     /// `timeout server-fin`.
     pub server_fin: Option<HaproxyDuration>,
-    /// `timeout http-request`.
-    pub http_request: Option<HaproxyDuration>,
-    /// `timeout http-keep-alive`.
-    pub keep_alive: Option<HaproxyDuration>,
 }
 
 #[cfg(test)]

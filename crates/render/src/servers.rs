@@ -241,9 +241,6 @@ pub(crate) fn section_settings(text: &mut String, backend: &Backend, defaults: &
             timeouts.server_fin.as_ref(),
             Some(&defaults.timeout_server_fin),
         ),
-        // The first `defaults` section's, which the backends' repeats: the ConfigMap's.
-        ("http-request", timeouts.http_request.as_ref(), None),
-        ("http-keep-alive", timeouts.keep_alive.as_ref(), None),
     ] {
         if let Some(value) = value
             && Some(value) != default

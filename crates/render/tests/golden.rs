@@ -470,8 +470,6 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
     api.settings_mut().timeouts.queue = duration("5s");
     api.settings_mut().timeouts.tunnel = duration("1h");
     api.settings_mut().timeouts.server_fin = duration("50s");
-    api.settings_mut().timeouts.http_request = duration("7s");
-    api.settings_mut().timeouts.keep_alive = duration("2m");
     let app = std::sync::Arc::make_mut(model.backends.get_mut(&id("app", "80")).unwrap());
     std::sync::Arc::make_mut(&mut app.server_options).tls = Some(BackendTls {
         verify: TlsVerify::None,

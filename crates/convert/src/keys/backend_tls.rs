@@ -52,7 +52,7 @@ pub static SECURE_BACKENDS: Key<bool> = Key {
     name: "secure-backends",
     scope: Scope::Backend,
     default: "false",
-    accepted_values: "`true` or `false`",
+    accepted_values: "`true` or `false` (also `True`, `TRUE`, `t`, `T`, `1` and `False`, `FALSE`, `f`, `F`, `0`, as haproxy-ingress reads them)",
     parse: parse_bool,
     doc: "Connects to the servers over TLS, whatever `backend-protocol` says.",
     applied: Applied::Reload,

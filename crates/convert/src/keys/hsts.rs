@@ -9,7 +9,7 @@ pub static HSTS: Key<bool> = Key {
     name: "hsts",
     scope: Scope::Path,
     default: "true",
-    accepted_values: "`true` or `false`",
+    accepted_values: "`true` or `false` (also `True`, `TRUE`, `t`, `T`, `1` and `False`, `FALSE`, `f`, `F`, `0`, as haproxy-ingress reads them)",
     parse: parse_bool,
     doc: "Add a `Strict-Transport-Security` header to HTTPS responses (never to plain-HTTP ones).",
     applied: Applied::Reload,
@@ -33,7 +33,7 @@ pub static HSTS_INCLUDE_SUBDOMAINS: Key<bool> = Key {
     name: "hsts-include-subdomains",
     scope: Scope::Path,
     default: "false",
-    accepted_values: "`true` or `false`",
+    accepted_values: "`true` or `false` (also `True`, `TRUE`, `t`, `T`, `1` and `False`, `FALSE`, `f`, `F`, `0`, as haproxy-ingress reads them)",
     parse: parse_bool,
     doc: "The HSTS policy covers subdomains too (`includeSubDomains`).",
     applied: Applied::Reload,
@@ -45,7 +45,7 @@ pub static HSTS_PRELOAD: Key<bool> = Key {
     name: "hsts-preload",
     scope: Scope::Path,
     default: "false",
-    accepted_values: "`true` or `false`",
+    accepted_values: "`true` or `false` (also `True`, `TRUE`, `t`, `T`, `1` and `False`, `FALSE`, `f`, `F`, `0`, as haproxy-ingress reads them)",
     parse: parse_bool,
     doc: "Ask browsers to preload the HSTS policy (`preload`).",
     applied: Applied::Reload,
@@ -67,9 +67,11 @@ mod tests {
             (HSTS_MAX_AGE.parse)("-1"),
             Err("'-1' is not a whole number of seconds from 0 to 2147483647".into())
         );
+        assert_eq!((HSTS_PRELOAD.parse)("1"), Ok(true));
+        assert_eq!((HSTS_PRELOAD.parse)("False"), Ok(false));
         assert_eq!(
-            (HSTS_PRELOAD.parse)("1"),
-            Err("'1' is not true or false".into())
+            (HSTS_PRELOAD.parse)("yes"),
+            Err("'yes' is not true or false".into())
         );
     }
 }

@@ -85,7 +85,7 @@ pub static DONTLOGNULL: Key<bool> = Key {
     name: "dontlognull",
     scope: Scope::Global,
     default: "true",
-    accepted_values: "`true` or `false`",
+    accepted_values: "`true` or `false` (also `True`, `TRUE`, `t`, `T`, `1` and `False`, `FALSE`, `f`, `F`, `0`, as haproxy-ingress reads them)",
     parse: parse_bool,
     doc: "Leaves out of the access log the connections that sent no request, such as a load balancer's TCP health checks (HAProxy's `option dontlognull`).",
     applied: Applied::Reload,

@@ -2,10 +2,12 @@
 
 use model::{Cidr, ForwardFor, HaproxyDuration, HeaderName, TlsOptions, TlsWord};
 
+/// A boolean as haproxy-ingress reads one (Go's `strconv.ParseBool`), so that values
+/// written for it keep their meaning.
 pub(super) fn parse_bool(text: &str) -> Result<bool, String> {
     match text.trim() {
-        "true" => Ok(true),
-        "false" => Ok(false),
+        "true" | "True" | "TRUE" | "t" | "T" | "1" => Ok(true),
+        "false" | "False" | "FALSE" | "f" | "F" | "0" => Ok(false),
         other => Err(format!("'{other}' is not true or false")),
     }
 }

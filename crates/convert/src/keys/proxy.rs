@@ -1,5 +1,4 @@
-//! Keys of the whole proxy: client-side timeouts and capacity (two of which a backend
-//! may override).
+//! Keys of the whole proxy: client-side timeouts and capacity.
 
 use model::HaproxyDuration;
 
@@ -22,25 +21,25 @@ pub static TIMEOUT_CLIENT: Key<HaproxyDuration> = Key {
 pub static TIMEOUT_HTTP_REQUEST: Key<HaproxyDuration> = Key {
     parsed_default: std::sync::OnceLock::new(),
     name: "timeout-http-request",
-    scope: Scope::Backend,
+    scope: Scope::Global,
     default: "5s",
     accepted_values: DURATION_VALUES,
     parse: parse_duration,
-    doc: "Maximum time to receive a complete HTTP request. The ConfigMap's value applies to every frontend and backend; an annotation overrides it in the backend's section.",
+    doc: "Maximum time to receive a complete HTTP request.",
     applied: Applied::Reload,
-    differs: "",
+    differs: "haproxy-ingress also takes it as an annotation, writing it in the backend's section, where HAProxy does not use it (a client-side timeout is the frontend's); portcullis reports such an annotation.",
 };
 /// `timeout-keep-alive`.
 pub static TIMEOUT_KEEP_ALIVE: Key<HaproxyDuration> = Key {
     parsed_default: std::sync::OnceLock::new(),
     name: "timeout-keep-alive",
-    scope: Scope::Backend,
+    scope: Scope::Global,
     default: "1m",
     accepted_values: DURATION_VALUES,
     parse: parse_duration,
-    doc: "Maximum time to wait for a new request on a kept-alive connection. The ConfigMap's value applies everywhere; an annotation overrides it in the backend's section.",
+    doc: "Maximum time to wait for a new request on a kept-alive connection.",
     applied: Applied::Reload,
-    differs: "",
+    differs: "haproxy-ingress also takes it as an annotation, writing it in the backend's section, where HAProxy does not use it (a client-side timeout is the frontend's); portcullis reports such an annotation.",
 };
 /// `max-connections`.
 pub static MAX_CONNECTIONS: Key<u32> = Key {

@@ -11,7 +11,7 @@ pub static USE_PROXY_PROTOCOL: Key<bool> = Key {
     name: "use-proxy-protocol",
     scope: Scope::Global,
     default: "false",
-    accepted_values: "`true` or `false`",
+    accepted_values: "`true` or `false` (also `True`, `TRUE`, `t`, `T`, `1` and `False`, `FALSE`, `f`, `F`, `0`, as haproxy-ingress reads them)",
     parse: parse_bool,
     doc: "`true` when the frontends are behind a proxy or load balancer that sends the PROXY protocol (version 1 or 2): the client address it carries is the one HAProxy sees, logs and forwards (X-Forwarded-For, `real-ip-hdr`). Every client must then send it, unless `use-proxy-protocol-trusted-cidrs` names the ones that do. `forwardfor-trusted-cidrs` is then matched against the address it carries.",
     applied: Applied::Reload,
@@ -77,7 +77,8 @@ mod tests {
     #[test]
     fn accepting_the_proxy_protocol_is_off_and_open_by_default() {
         assert!(!USE_PROXY_PROTOCOL.default_value());
-        assert!((USE_PROXY_PROTOCOL.parse)("1").is_err());
+        assert_eq!((USE_PROXY_PROTOCOL.parse)("1"), Ok(true));
+        assert!((USE_PROXY_PROTOCOL.parse)("on").is_err());
         assert!(USE_PROXY_PROTOCOL_TRUSTED_CIDRS.default_value().is_empty());
         assert_eq!(
             (USE_PROXY_PROTOCOL_TRUSTED_CIDRS.parse)("10.0.0.0/8, 192.168.1.7")

@@ -11,7 +11,7 @@ pub static SSL_REDIRECT: Key<bool> = Key {
     name: "ssl-redirect",
     scope: Scope::Path,
     default: "true",
-    accepted_values: "`true` or `false`",
+    accepted_values: "`true` or `false` (also `True`, `TRUE`, `t`, `T`, `1` and `False`, `FALSE`, `f`, `F`, `0`, as haproxy-ingress reads them)",
     parse: parse_bool,
     doc: "Redirect plain-HTTP requests to HTTPS when the host has TLS.",
     applied: Applied::Live,

@@ -25,7 +25,7 @@ pub static TCP_SERVICE_PROXY_PROTOCOL: Key<bool> = Key {
     name: "tcp-service-proxy-protocol",
     scope: Scope::Host,
     default: "false",
-    accepted_values: "`true` or `false`",
+    accepted_values: "`true` or `false` (also `True`, `TRUE`, `t`, `T`, `1` and `False`, `FALSE`, `f`, `F`, `0`, as haproxy-ingress reads them)",
     parse: parse_bool,
     doc: "The clients of the Ingress's TCP service port are proxies that send a PROXY protocol header (version 1 or 2), which HAProxy reads (`accept-proxy`); a connection without one is refused. To send one to the servers, use `proxy-protocol`.",
     applied: Applied::Reload,

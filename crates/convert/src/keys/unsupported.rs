@@ -42,6 +42,11 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
         why: NO_WAF,
     },
     Unsupported {
+        name: "config-",
+        prefix: true,
+        why: "raw HAProxy configuration snippets (config-backend, config-frontend, config-defaults, config-global, ...) are not taken: a snippet could reach every tenant's traffic and files, and no rendered file could be checked for it; ask for the setting as a key of its own",
+    },
+    Unsupported {
         name: "session-cookie-shared",
         prefix: false,
         why: "one cookie naming every domain of a backend is refused by today's browsers (haproxy-ingress deprecates it); use session-cookie-domain",
@@ -80,5 +85,13 @@ mod tests {
         }
         assert_eq!(why("wafer"), None);
         assert_eq!(why("timeout-server"), None);
+    }
+
+    #[test]
+    fn configuration_snippets_are_known_as_unsupported() {
+        for name in ["config-backend", "config-frontend", "config-defaults", "config-global"] {
+            assert!(why(name).is_some_and(|why| why.contains("snippets")), "{name}");
+        }
+        assert_eq!(why("configuration"), None);
     }
 }

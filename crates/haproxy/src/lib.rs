@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod check;
+mod lock;
 mod log_relay;
 mod master_cli;
 mod process;
@@ -16,6 +17,7 @@ mod state_dir;
 mod sweep;
 
 pub use check::{CHECK_TIME_LIMIT, CheckError, CheckFailure, check_config, check_config_within};
+pub use lock::LOCK_FILE;
 pub use log_relay::RELAYED_LINES_PER_SECOND;
 pub use master_cli::{MasterCli, ProcStatus};
 pub use process::{Haproxy, HaproxyError, LaunchOptions, Reloaded};

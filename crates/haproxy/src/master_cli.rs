@@ -9,6 +9,8 @@ use tokio::net::UnixStream;
 /// What `show proc` says about the master and its workers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ProcStatus {
+    /// The master's PID.
+    pub master: u32,
     /// Reloads since the master started (failed ones included).
     pub reloads: u64,
     /// Failed reloads.
@@ -32,7 +34,8 @@ impl ProcStatus {
             }
             let fields: Vec<&str> = line.split_whitespace().collect();
             match fields.as_slice() {
-                [_, "master", reloads, "[failed:", failed, ..] => {
+                [pid, "master", reloads, "[failed:", failed, ..] => {
+                    status.master = pid.parse().ok()?;
                     status.reloads = reloads.parse().ok()?;
                     status.failed_reloads = failed.trim_end_matches(']').parse().ok()?;
                     found_master = true;
@@ -170,6 +173,7 @@ mod tests {
         assert_eq!(
             ProcStatus::parse(text),
             Some(ProcStatus {
+                master: 6338,
                 reloads: 2,
                 failed_reloads: 1,
                 workers: vec![6386],

@@ -59,6 +59,18 @@ const PATIENCE: Duration = Duration::from_secs(10);
 /// backends on a small machine.
 const LOAD_PATIENCE: Duration = Duration::from_secs(180);
 
+/// How long a replaced HAProxy may take to finish its connections (its workers'
+/// `hard-stop-after` usually ends them sooner).
+const REPLACED_GRACE: Duration = Duration::from_secs(300);
+
+/// Tells the master `pid` (not a child of this process) to let its workers finish their
+/// connections and exit, as a reload does with an old worker.
+fn finish_and_stop(pid: u32) {
+    if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::USR1);
+    }
+}
+
 /// What a reload did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reloaded {
@@ -80,6 +92,14 @@ impl Haproxy {
     /// first worker.
     pub async fn start(options: &LaunchOptions) -> Result<Self, HaproxyError> {
         let socket = options.sockets.master();
+        // An HAProxy that answers there was left running by a portcullis that died (the
+        // state directory's lock keeps out a live one): it is told to stop once this one
+        // serves, so that one configuration answers, the one this process follows.
+        let orphan = MasterCli::new(&socket)
+            .show_proc(Duration::ZERO)
+            .await
+            .ok()
+            .map(|status| status.master);
         // A socket left by an earlier run would make the master fail to bind.
         let _ = std::fs::remove_file(&socket);
         let mut child = Command::new(&options.binary)
@@ -117,6 +137,13 @@ impl Haproxy {
             if let Ok(proc_status) = haproxy.master.show_proc(Duration::from_millis(200)).await
                 && !proc_status.workers.is_empty()
             {
+                if let Some(orphan) = orphan.filter(|pid| Some(*pid) != haproxy.pid()) {
+                    tracing::warn!(
+                        pid = orphan,
+                        "an haproxy left running by an earlier portcullis of this state directory now finishes its connections and stops"
+                    );
+                    finish_and_stop(orphan);
+                }
                 return Ok(haproxy);
             }
             if tokio::time::Instant::now() > deadline {
@@ -172,6 +199,16 @@ impl Haproxy {
     /// Waits until the master exits on its own.
     pub async fn exited(&mut self) -> std::io::Result<std::process::ExitStatus> {
         self.child.wait().await
+    }
+
+    /// Starts a new HAProxy on the same files to take this one's place, for when its
+    /// master can no longer be reached (its socket was removed): the new one binds the
+    /// ports beside it, then this one finishes its connections and stops.
+    pub async fn replace(&mut self, options: &LaunchOptions) -> Result<(), HaproxyError> {
+        let successor = Self::start(options).await?;
+        let mut predecessor = std::mem::replace(self, successor);
+        tokio::spawn(async move { predecessor.stop(REPLACED_GRACE).await });
+        Ok(())
     }
 
     /// Stops gracefully: SIGUSR1 lets workers finish their connections; after `grace`,

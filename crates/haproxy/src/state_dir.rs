@@ -53,6 +53,8 @@ pub struct StateDir {
     /// Every file's content hash in the last configuration HAProxy accepted whole (its
     /// check passed, or HAProxy started on it).
     last_passed: BTreeMap<String, u64>,
+    /// The directory's lock, once [`StateDir::lock`] took it.
+    lock: Option<std::sync::Arc<fs::File>>,
 }
 
 impl StateDir {
@@ -69,7 +71,17 @@ impl StateDir {
             root,
             sockets: None,
             last_passed: BTreeMap::new(),
+            lock: None,
         })
+    }
+
+    /// Takes the directory for this process alone, until it exits: fails, naming the
+    /// holder, when another process took it.
+    pub fn lock(&mut self) -> Result<(), StateDirError> {
+        if self.lock.is_none() {
+            self.lock = Some(std::sync::Arc::new(crate::lock::lock(&self.root)?));
+        }
+        Ok(())
     }
 
     /// The directory.

@@ -110,6 +110,7 @@ struct Controller {
 /// Runs until SIGTERM or SIGINT.
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let mut state = StateDir::open(&args.state_dir).context("opening the state directory")?;
+    state.lock().context("locking the state directory")?;
     let sockets = state
         .prepare_sockets()
         .context("preparing the directory of HAProxy's sockets")?;

@@ -27,7 +27,8 @@ fn load(directory: &Path, max_file_bytes: u64) -> (Snapshot, Vec<String>) {
 
 /// Renders once into `--out`, managing it exactly as `run` manages its state directory.
 pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
-    let state = StateDir::open(&args.out).context("opening the output directory")?;
+    let mut state = StateDir::open(&args.out).context("opening the output directory")?;
+    state.lock().context("locking the output directory")?;
     let fallback = default_cert::load_or_generate(state.root())?;
     let started = std::time::Instant::now();
     let (snapshot, problems) = load(&args.manifests, args.config.max_manifest_bytes);

@@ -545,6 +545,54 @@ fn haproxy_is_restarted_when_it_dies_and_stopped_on_sigterm() {
     );
 }
 
+/// A controller killed outright leaves its HAProxy serving; the one restarted on the
+/// state directory takes over from it (the orphan finishes its connections and stops),
+/// a second one on the same directory is refused, and an HAProxy whose master socket
+/// vanished is replaced rather than left serving what it ran.
+#[test]
+fn one_controller_and_one_haproxy_serve_a_state_directory_whatever_was_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = echo_servers_a_and_b();
+    let c = EchoServer::start("c").unwrap();
+    let (manifests, mut first) = started(dir.path(), &[&a, &b, &c], &[("one", "svc0")], &[]);
+    let orphan = first.kill_controller_only().unwrap().unwrap();
+    add_ingress(&manifests, "one", "svc1");
+    let mut second = Portcullis::restart(BIN, &first, &[]).unwrap();
+    second
+        .wait_until(Duration::from_secs(10), |_| !test_support::process_runs(orphan))
+        .unwrap();
+    for _ in 0..20 {
+        assert!(serves(&second, "one.test", "b"), "{}", second.log());
+    }
+    assert!(second.log().contains("left running by an earlier portcullis"));
+
+    // A second controller of the same state directory stops at once, naming the first.
+    let state = second.state_dir.to_string_lossy().into_owned();
+    let refused = std::process::Command::new(BIN)
+        .args(["run", "--manifests"])
+        .arg(&manifests)
+        .args(["--state-dir", &state, "--admin-bind", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("the state directory is in use by process "), "{stderr}");
+    assert!(serves(&second, "one.test", "b"));
+
+    // Its master socket removed, HAProxy cannot be reloaded: another takes its place.
+    let master = second.haproxy_pid().unwrap();
+    let run = second.state_dir.join("run");
+    std::fs::remove_file(run.join("master.sock")).unwrap();
+    std::fs::remove_file(run.join("admin.sock")).unwrap();
+    add_ingress(&manifests, "one", "svc2");
+    second
+        .wait_until(Duration::from_secs(40), |p| {
+            !test_support::process_runs(master) && (0..10).all(|_| serves(p, "one.test", "c"))
+        })
+        .unwrap();
+    assert_eq!(second.metric("portcullis_haproxy_starts_total"), Some(2.0));
+}
+
 #[test]
 fn readyz_waits_for_a_live_configuration() {
     let dir = tempfile::tempdir().unwrap();

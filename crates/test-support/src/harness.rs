@@ -215,6 +215,15 @@ impl Portcullis {
         Ok(())
     }
 
+    /// Kills portcullis alone outright (SIGKILL), leaving its HAProxy running as an
+    /// orphan; returns that HAProxy's master pid.
+    pub fn kill_controller_only(&mut self) -> std::io::Result<Option<u32>> {
+        let haproxy = self.haproxy_pid();
+        self.child.kill()?;
+        self.child.wait()?;
+        Ok(haproxy)
+    }
+
     /// Sends SIGTERM and waits for the exit; returns whether it exited successfully.
     pub fn stop(&mut self) -> std::io::Result<bool> {
         if let Some(pid) = i32::try_from(self.child.id())
@@ -284,4 +293,13 @@ pub fn managed_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> 
         }
     }
     files
+}
+
+/// Whether process `pid` runs (a zombie waiting for its reaper does not).
+pub fn process_runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.starts_with(" Z"))
+    })
 }

@@ -24,7 +24,7 @@ pub use client::{
 };
 pub use echo::{EchoServer, TlsEchoServer};
 pub use fake_api::{ApiRequest, FakeApiServer};
-pub use harness::{Portcullis, kill_hard, managed_files};
+pub use harness::{Portcullis, kill_hard, managed_files, process_runs};
 pub use holding::HoldingBackend;
 pub use keepalive::KeepAliveClient;
 pub use manifests::{

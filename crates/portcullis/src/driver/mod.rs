@@ -249,8 +249,31 @@ impl Driver {
         let reason = reasons.first().copied().unwrap_or(ReloadReason::MainConfig);
         let admin = Arc::clone(&self.admin);
         let metrics = &admin.metrics;
-        match haproxy.reload().await {
-            Ok(reloaded) => {
+        let outcome = match haproxy.reload().await {
+            // Its master socket is gone (removed by hand or by a temporary-file cleaner):
+            // no reload can ever reach it, so a new HAProxy takes its place.
+            Err(haproxy::HaproxyError::MasterCli(err)) if unreachable(&err) => {
+                tracing::warn!(error = %err, "haproxy's master CLI cannot be reached; starting a new haproxy to take its place");
+                match haproxy.replace(&self.launch).await {
+                    Ok(()) => {
+                        self.admin.metrics.haproxy_starts.inc();
+                        Ok(None)
+                    }
+                    Err(err) => Err(err),
+                }
+            }
+            other => other.map(Some),
+        };
+        match outcome {
+            Ok(None) => {
+                metrics
+                    .reloads
+                    .get_or_create(&vec![("reason", reason.as_str().to_owned())])
+                    .inc();
+                tracing::info!(%reason, all = ?reasons, pid = haproxy.pid(), "haproxy replaced");
+                Event::Reloaded
+            }
+            Ok(Some(reloaded)) => {
                 let master = haproxy.master_cli();
                 self.close_replaced_sessions(master, &reloaded.replaced);
                 metrics
@@ -317,4 +340,12 @@ impl Driver {
             *out_of_sync = status;
         }
     }
+}
+
+/// Whether a master CLI error means its socket is gone for good, rather than busy.
+fn unreachable(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+    )
 }

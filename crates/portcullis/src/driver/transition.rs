@@ -317,7 +317,9 @@ impl Rules {
     }
 
     /// The drain timer for `state`'s draining servers: a deadline one reload interval
-    /// away, retries until then, and [`ReloadReason::DrainTimeout`] once it passed.
+    /// away, retries until then (a retry already scheduled keeps its time, so that a
+    /// stream of changes cannot postpone it past the deadline), and
+    /// [`ReloadReason::DrainTimeout`] once it passed.
     fn drain(
         self,
         state: &LiveState,
@@ -334,9 +336,12 @@ impl Rules {
         if expired {
             reasons.insert(ReloadReason::DrainTimeout);
         }
+        let scheduled = drain
+            .and_then(|drain| drain.retry_at)
+            .filter(|at| *at > self.now);
         Some(Drain {
             deadline,
-            retry_at: (!expired).then_some(self.now + DRAIN_RETRY),
+            retry_at: (!expired).then(|| scheduled.unwrap_or(self.now + DRAIN_RETRY)),
         })
     }
 }

@@ -57,6 +57,18 @@ fn draining_servers_are_retried_until_gone_or_a_reload_removes_them() {
             action: Some(Action::Reload(reasons(&[DrainTimeout]))),
         },
         Rule {
+            says: "changes do not postpone the retry either",
+            given: State::Running(running(2, known_draining(busy(), 2_100, Some(600)), None)),
+            event: written(3, Some(update(vec![], &[], draining(3, &["a"])))),
+            at: 400,
+            then: State::Running(running(
+                3,
+                known_draining(draining(3, &["a"]), 2_100, Some(600)),
+                None,
+            )),
+            action: None,
+        },
+        Rule {
             says: "changes do not postpone the deadline",
             given: State::Running(running(2, known_draining(busy(), 2_100, Some(2_000)), None)),
             event: written(3, Some(update(vec![], &[], draining(3, &["a"])))),

@@ -144,6 +144,50 @@ fn created_edited_renamed_and_deleted_files_are_applied() {
     );
 }
 
+/// Links made while running are followed from then on, to a directory or to a file
+/// elsewhere, and a manifest directory replaced by another is watched anew.
+#[test]
+fn links_made_while_running_and_a_replaced_directory_are_followed() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = echo_servers_a_and_b();
+    let (manifests, mut portcullis) = started(dir.path(), &[&a, &b], &[("one", "svc0")], &[]);
+    let wait = Duration::from_secs(5);
+    let (elsewhere, alone) = (dir.path().join("elsewhere"), dir.path().join("alone"));
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(&alone).unwrap();
+    let write = |path: &Path, name: &str, service: &str| {
+        std::fs::write(path, ingress(name, &format!("{name}.test"), service)).unwrap();
+    };
+    write(&elsewhere.join("three.yaml"), "three", "svc0");
+    write(&alone.join("four.yaml"), "four", "svc0");
+    symlink(&elsewhere, manifests.join("linked")).unwrap();
+    symlink(alone.join("four.yaml"), manifests.join("four.yaml")).unwrap();
+    portcullis
+        .wait_until(wait, |p| serves(p, "three.test", "a") && serves(p, "four.test", "a"))
+        .unwrap();
+    write(&elsewhere.join("three.yaml"), "three", "svc1");
+    write(&alone.join("four.yaml"), "four", "svc1");
+    portcullis
+        .wait_until(wait, |p| serves(p, "three.test", "b") && serves(p, "four.test", "b"))
+        .unwrap();
+
+    // The directory moved away and another put in its place.
+    let replacement = dir.path().join("replacement");
+    std::fs::create_dir_all(&replacement).unwrap();
+    std::fs::copy(manifests.join("services.yaml"), replacement.join("services.yaml")).unwrap();
+    write(&replacement.join("one.yaml"), "one", "svc1");
+    std::fs::rename(&manifests, dir.path().join("old")).unwrap();
+    std::fs::rename(&replacement, &manifests).unwrap();
+    portcullis
+        .wait_until(wait, |p| serves(p, "one.test", "b") && status(p, "three.test") == 404)
+        .unwrap();
+    write(&manifests.join("one.yaml"), "one", "svc0");
+    portcullis
+        .wait_until(wait, |p| serves(p, "one.test", "a"))
+        .unwrap();
+}
+
 #[test]
 fn a_burst_of_route_writes_costs_one_reconciliation_and_no_reload() {
     let dir = tempfile::tempdir().unwrap();

@@ -127,6 +127,8 @@ pub struct ManifestDir {
     current: BTreeMap<ObjectRef, Object>,
     /// Objects defined more than once, reported at each later definition.
     duplicates: BTreeMap<ObjectRef, Vec<ManifestProblem>>,
+    /// Where the last scan's symbolic links led (see [`ManifestDir::linked_dirs`]).
+    linked_dirs: Vec<PathBuf>,
 }
 
 impl fmt::Debug for ManifestDir {
@@ -148,6 +150,7 @@ impl ManifestDir {
             definitions: FxHashMap::default(),
             current: BTreeMap::new(),
             duplicates: BTreeMap::new(),
+            linked_dirs: Vec::new(),
         }
     }
 
@@ -164,6 +167,13 @@ impl ManifestDir {
         &self.root
     }
 
+    /// The directories the last scan reached through symbolic links (those a link names,
+    /// those below them, and those holding a linked file), resolved: a watch of the root
+    /// does not see changes there.
+    pub fn linked_dirs(&self) -> &[PathBuf] {
+        &self.linked_dirs
+    }
+
     /// The largest file read, in bytes.
     #[cfg(test)]
     pub(crate) fn file_limit(&self) -> u64 {
@@ -174,7 +184,8 @@ impl ManifestDir {
     /// changed are decoded, and only the objects those files define (or defined) are
     /// compared. Returns the changes and every problem the directory has now.
     fn update(&mut self) -> (Vec<SourceEvent>, Vec<ManifestProblem>) {
-        let listing = walk::list(&self.root);
+        let mut listing = walk::list(&self.root);
+        self.linked_dirs = std::mem::take(&mut listing.linked_dirs);
         let mut problems = listing.problems;
         // Files that keep what they held: unchanged, or unreadable this time.
         let mut kept = FxHashSet::default();

@@ -30,6 +30,9 @@ pub(crate) struct Listing {
     pub unreadable: Vec<PathBuf>,
     /// What went wrong, one problem per path.
     pub problems: Vec<ManifestProblem>,
+    /// Where symbolic links led: the directories read and the files' own directories,
+    /// resolved, for the watcher to follow (a watch of the root sees none of them).
+    pub linked_dirs: Vec<PathBuf>,
 }
 
 impl Listing {
@@ -70,8 +73,9 @@ pub(crate) fn list(root: &Path) -> Listing {
     let mut listing = Listing::default();
     // Each directory read, by (device, inode), with the path it was read at.
     let mut read_at: HashMap<(u64, u64), PathBuf> = HashMap::new();
-    let mut pending = vec![PathBuf::new()];
-    while let Some(relative_dir) = pending.pop() {
+    // Each directory to read, and whether a symbolic link led there.
+    let mut pending = vec![(PathBuf::new(), false)];
+    while let Some((relative_dir, linked)) = pending.pop() {
         let dir = if relative_dir.as_os_str().is_empty() {
             root.to_path_buf()
         } else {
@@ -97,6 +101,9 @@ pub(crate) fn list(root: &Path) -> Listing {
             continue;
         }
         read_at.insert((metadata.dev(), metadata.ino()), relative_dir.clone());
+        if linked && let Ok(resolved) = std::fs::canonicalize(&dir) {
+            listing.linked_dirs.push(resolved);
+        }
         let entries = match read_entries(&dir) {
             Ok(entries) => entries,
             Err(err) => {
@@ -120,7 +127,7 @@ pub(crate) fn list(root: &Path) -> Listing {
                 }
             };
             if file_type.is_dir() {
-                subdirectories.push(relative);
+                subdirectories.push((relative, linked));
                 continue;
             }
             let metadata = if file_type.is_symlink() {
@@ -145,10 +152,17 @@ pub(crate) fn list(root: &Path) -> Listing {
                 }
             };
             if metadata.is_dir() {
-                subdirectories.push(relative);
+                subdirectories.push((relative, true));
             } else if !is_manifest(&relative) {
                 continue;
             } else if metadata.is_file() {
+                if file_type.is_symlink()
+                    && let Some(dir) = std::fs::canonicalize(&path)
+                        .ok()
+                        .and_then(|target| target.parent().map(Path::to_path_buf))
+                {
+                    listing.linked_dirs.push(dir);
+                }
                 listing.files.push(ListedFile {
                     path,
                     relative,

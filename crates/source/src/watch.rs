@@ -1,8 +1,12 @@
 //! Watching the manifest directory: file-system events, debounced into batches.
 
+use std::collections::BTreeSet;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use index::SourceEvent;
+use resources::LogSafe;
 use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
@@ -19,6 +23,12 @@ pub struct SourceBatch {
 
 /// Sends the initial list, then one batch per burst of file changes once the directory
 /// has been quiet for `quiet`. Ends when the receiver is dropped.
+///
+/// Besides the directory's own tree, it watches what the scans reached through symbolic
+/// links (a link made while running, to a directory or a file elsewhere, is followed
+/// from then on), and the directory's parent for the directory itself being replaced
+/// (moved away and made again, or a symbolic link to it retargeted): the new one is
+/// watched and read.
 pub async fn watch_manifest_dir(
     mut manifests: ManifestDir,
     quiet: Duration,
@@ -36,10 +46,12 @@ pub async fn watch_manifest_dir(
         // A closed channel means the source is shutting down; nothing to do.
         let _ = notify_tx.send(event);
     })?;
+    let root = std::path::absolute(manifests.root()).map_err(notify::Error::io)?;
     // Watch before the first scan, so a change during the scan is not missed.
-    watcher.watch(manifests.root(), RecursiveMode::Recursive)?;
+    let mut watches = Watches::new(&mut watcher, root)?;
 
     let (events, problems) = manifests.initial_events();
+    watches.follow(&mut watcher, manifests.linked_dirs());
     let mut last_problems = problems.clone();
     if batches
         .send(SourceBatch { events, problems })
@@ -52,18 +64,25 @@ pub async fn watch_manifest_dir(
         match notify_rx.recv().await {
             None => return Ok(()),
             Some(Err(err)) => tracing::warn!(error = %err, "watching the manifest directory"),
+            Some(Ok(event)) if !watches.concerns(&event) => continue,
             Some(Ok(_)) => {}
         }
-        // Debounce: keep draining until the directory is quiet.
+        // Debounce: keep draining until the directory is quiet (the parent's other
+        // entries may be busy: a log file written beside it must not hold it up).
+        let mut quiet_since = tokio::time::Instant::now();
         loop {
-            match tokio::time::timeout(quiet, notify_rx.recv()).await {
-                Ok(Some(_)) => continue,
+            let until = quiet_since + quiet;
+            match tokio::time::timeout_at(until, notify_rx.recv()).await {
+                Ok(Some(Ok(event))) if !watches.concerns(&event) => continue,
+                Ok(Some(_)) => quiet_since = tokio::time::Instant::now(),
                 Ok(None) => return Ok(()),
                 Err(_elapsed) => break,
             }
         }
+        watches.rewatch_if_replaced(&mut watcher);
         let started = std::time::Instant::now();
         let (events, problems) = manifests.change_events();
+        watches.follow(&mut watcher, manifests.linked_dirs());
         tracing::debug!(
             events = events.len(),
             elapsed_ms = started.elapsed().as_millis(),
@@ -81,4 +100,93 @@ pub async fn watch_manifest_dir(
             return Ok(());
         }
     }
+}
+
+/// The watches of a manifest directory: its tree (recursive), its parent (for the
+/// directory's own name only), and the directories its links lead to (each alone).
+struct Watches {
+    /// The directory, absolute (not resolved: a link to it may be retargeted).
+    root: PathBuf,
+    /// What `root` was when its tree was watched: device and inode.
+    root_identity: Option<(u64, u64)>,
+    /// The root's parent, watched for the root's own name.
+    parent: Option<PathBuf>,
+    /// The directories outside the tree that links lead to, watched one by one.
+    linked: BTreeSet<PathBuf>,
+}
+
+impl Watches {
+    fn new(watcher: &mut impl Watcher, root: PathBuf) -> Result<Self, notify::Error> {
+        watcher.watch(&root, RecursiveMode::Recursive)?;
+        let parent = root.parent().map(Path::to_path_buf);
+        if let Some(parent) = &parent
+            && let Err(err) = watcher.watch(parent, RecursiveMode::NonRecursive)
+        {
+            tracing::warn!(error = %err, "cannot watch the manifest directory's parent; a replaced directory is not noticed");
+        }
+        Ok(Self {
+            root_identity: identity(&root),
+            root,
+            parent,
+            linked: BTreeSet::new(),
+        })
+    }
+
+    /// Whether an event may change what the directory holds: the parent's events do only
+    /// for the directory's own name.
+    fn concerns(&self, event: &notify::Event) -> bool {
+        event.paths.is_empty()
+            || event.paths.iter().any(|path| {
+                path.parent() != self.parent.as_deref()
+                    || *path == self.root
+                    || self.linked.iter().any(|dir| path.starts_with(dir))
+            })
+    }
+
+    /// Watches the root's tree again when the root is another directory than the one
+    /// watched (moved away and made again, or a link to it retargeted).
+    fn rewatch_if_replaced(&mut self, watcher: &mut impl Watcher) {
+        let now = identity(&self.root);
+        if now.is_none() || now == self.root_identity {
+            return;
+        }
+        let _ = watcher.unwatch(&self.root);
+        match watcher.watch(&self.root, RecursiveMode::Recursive) {
+            Ok(()) => {
+                tracing::info!(directory = %LogSafe(&self.root.to_string_lossy()), "the manifest directory was replaced; watching the new one");
+                self.root_identity = now;
+            }
+            Err(err) => tracing::warn!(error = %err, "cannot watch the replaced manifest directory"),
+        }
+    }
+
+    /// Watches exactly `dirs` (those outside the root's tree) besides the tree.
+    fn follow(&mut self, watcher: &mut impl Watcher, dirs: &[PathBuf]) {
+        let resolved_root = std::fs::canonicalize(&self.root).ok();
+        let wanted: BTreeSet<PathBuf> = dirs
+            .iter()
+            .filter(|dir| {
+                resolved_root
+                    .as_ref()
+                    .is_none_or(|root| !dir.starts_with(root))
+            })
+            .cloned()
+            .collect();
+        for gone in self.linked.difference(&wanted) {
+            let _ = watcher.unwatch(gone);
+        }
+        for new in wanted.difference(&self.linked) {
+            if let Err(err) = watcher.watch(new, RecursiveMode::NonRecursive) {
+                tracing::warn!(error = %err, directory = %LogSafe(&new.to_string_lossy()), "cannot watch a directory a link leads to");
+            }
+        }
+        self.linked = wanted;
+    }
+}
+
+/// A directory's device and inode (of what a link to it names), if it can be read.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|metadata| (metadata.dev(), metadata.ino()))
 }

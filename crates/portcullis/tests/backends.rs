@@ -271,9 +271,11 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
         answer(port, "mutual-tls.test"),
         mutual_answer(upstream.mutual_tls_port)
     );
-    // TLS 1.3: the server refuses the missing certificate after the handshake, so the
-    // request fails rather than the connection.
-    assert_eq!(answer(port, "anonymous-tls.test"), "502");
+    // Without the certificate the server answers nothing: the request fails (502; TLS
+    // 1.3 refuses it after the handshake), or the health check has already taken the
+    // server out (503).
+    let anonymous = answer(port, "anonymous-tls.test");
+    assert!(matches!(anonymous.as_str(), "502" | "503"), "{anonymous}");
     assert_eq!(answer(port, "wrong-ca.test"), "503");
     assert_eq!(answer(port, "misnamed-ca.test"), "503");
     assert!(

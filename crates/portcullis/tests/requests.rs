@@ -119,6 +119,16 @@ fn start() -> Setup {
         "web",
         false,
     );
+    // A path holding regex metacharacters and a quote is rewritten as written.
+    objects += &ingress(
+        "rewrite-odd",
+        &annotations(&[("rewrite-target", "/y")]),
+        "rewrite-odd.test",
+        "/c++(v1)$'s",
+        "Prefix",
+        "web",
+        false,
+    );
     // ImplementationSpecific paths begin-match character-wise: `/img` takes `/imgs` too.
     for (name, target) in [("rewrite-begin", "/y"), ("rewrite-begin-slash", "/y/")] {
         objects += &ingress(
@@ -393,6 +403,8 @@ fn ingress_request_keys_seen_by_client_and_backend() {
         ("rewrite-begin-slash.test", "/img", "/y/"),
         ("rewrite-begin-slash.test", "/img/x", "/y/x"),
         ("rewrite-begin-slash.test", "/imgs", "/y/s"),
+        ("rewrite-odd.test", "/c++(v1)$'s/x", "/y/x"),
+        ("rewrite-odd.test", "/c++(v1)$'s", "/y"),
     ] {
         let response = http_get(http, host, path).unwrap();
         assert_eq!(response.seen("path").as_deref(), Some(rewritten), "{host}{path}");

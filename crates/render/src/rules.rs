@@ -12,7 +12,7 @@ use model::{
     PathKind, PathMatch, Redirect, Rewrite, Route, RouteTarget, RuleBackend,
 };
 
-use crate::escape::regex_literal;
+use crate::escape::{quoted_regex_literal, regex_literal};
 use crate::responses::SERVER_HEADER_REMOVED;
 
 /// Answers a rule whose backends are all invalid, as the Gateway API requires of an
@@ -425,7 +425,7 @@ fn rewrite_lines(rewrite: &Rewrite, condition: &str, out: &mut String) {
             matched,
             replacement,
         }) => {
-            let pattern = regex_literal(matched);
+            let pattern = quoted_regex_literal(matched);
             let trimmed = replacement.trim_end_matches('/');
             let whole = if replacement.is_empty() {
                 "/"
@@ -457,7 +457,7 @@ fn rewrite_lines(rewrite: &Rewrite, condition: &str, out: &mut String) {
             let _ = writeln!(
                 out,
                 "    http-request replace-path '^{}{slash}(.*)$' '{}\\1' if {condition}",
-                regex_literal(matched),
+                quoted_regex_literal(matched),
                 literal(replacement)
             );
         }

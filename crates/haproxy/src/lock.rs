@@ -62,10 +62,7 @@ mod tests {
         let first = lock(dir.path()).unwrap();
         let refused = lock(dir.path()).unwrap_err().to_string();
         assert!(
-            refused.contains(&format!(
-                "in use by process {} (",
-                std::process::id()
-            )),
+            refused.contains(&format!("in use by process {} (", std::process::id())),
             "{refused}"
         );
         drop(first);

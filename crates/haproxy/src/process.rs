@@ -66,7 +66,10 @@ const REPLACED_GRACE: Duration = Duration::from_secs(300);
 /// Tells the master `pid` (not a child of this process) to let its workers finish their
 /// connections and exit, as a reload does with an old worker.
 fn finish_and_stop(pid: u32) {
-    if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+    if let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::USR1);
     }
 }

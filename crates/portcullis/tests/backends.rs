@@ -253,7 +253,12 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
     )
     .unwrap();
     write_manifest(&manifests, "secure.yaml", &secure(&[upstream.tls_port])).unwrap();
-    write_manifest(&manifests, "mutual.yaml", &mutual(&[upstream.mutual_tls_port])).unwrap();
+    write_manifest(
+        &manifests,
+        "mutual.yaml",
+        &mutual(&[upstream.mutual_tls_port]),
+    )
+    .unwrap();
     let mut portcullis =
         Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
     let port = portcullis.http_port;

@@ -164,23 +164,33 @@ fn links_made_while_running_and_a_replaced_directory_are_followed() {
     symlink(&elsewhere, manifests.join("linked")).unwrap();
     symlink(alone.join("four.yaml"), manifests.join("four.yaml")).unwrap();
     portcullis
-        .wait_until(wait, |p| serves(p, "three.test", "a") && serves(p, "four.test", "a"))
+        .wait_until(wait, |p| {
+            serves(p, "three.test", "a") && serves(p, "four.test", "a")
+        })
         .unwrap();
     write(&elsewhere.join("three.yaml"), "three", "svc1");
     write(&alone.join("four.yaml"), "four", "svc1");
     portcullis
-        .wait_until(wait, |p| serves(p, "three.test", "b") && serves(p, "four.test", "b"))
+        .wait_until(wait, |p| {
+            serves(p, "three.test", "b") && serves(p, "four.test", "b")
+        })
         .unwrap();
 
     // The directory moved away and another put in its place.
     let replacement = dir.path().join("replacement");
     std::fs::create_dir_all(&replacement).unwrap();
-    std::fs::copy(manifests.join("services.yaml"), replacement.join("services.yaml")).unwrap();
+    std::fs::copy(
+        manifests.join("services.yaml"),
+        replacement.join("services.yaml"),
+    )
+    .unwrap();
     write(&replacement.join("one.yaml"), "one", "svc1");
     std::fs::rename(&manifests, dir.path().join("old")).unwrap();
     std::fs::rename(&replacement, &manifests).unwrap();
     portcullis
-        .wait_until(wait, |p| serves(p, "one.test", "b") && status(p, "three.test") == 404)
+        .wait_until(wait, |p| {
+            serves(p, "one.test", "b") && status(p, "three.test") == 404
+        })
         .unwrap();
     write(&manifests.join("one.yaml"), "one", "svc0");
     portcullis
@@ -603,12 +613,18 @@ fn one_controller_and_one_haproxy_serve_a_state_directory_whatever_was_left_behi
     add_ingress(&manifests, "one", "svc1");
     let mut second = Portcullis::restart(BIN, &first, &[]).unwrap();
     second
-        .wait_until(Duration::from_secs(10), |_| !test_support::process_runs(orphan))
+        .wait_until(Duration::from_secs(10), |_| {
+            !test_support::process_runs(orphan)
+        })
         .unwrap();
     for _ in 0..20 {
         assert!(serves(&second, "one.test", "b"), "{}", second.log());
     }
-    assert!(second.log().contains("left running by an earlier portcullis"));
+    assert!(
+        second
+            .log()
+            .contains("left running by an earlier portcullis")
+    );
 
     // A second controller of the same state directory stops at once, naming the first.
     let state = second.state_dir.to_string_lossy().into_owned();
@@ -620,7 +636,10 @@ fn one_controller_and_one_haproxy_serve_a_state_directory_whatever_was_left_behi
         .unwrap();
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("the state directory is in use by process "), "{stderr}");
+    assert!(
+        stderr.contains("the state directory is in use by process "),
+        "{stderr}"
+    );
     assert!(serves(&second, "one.test", "b"));
 
     // Its master socket removed, HAProxy cannot be reloaded: another takes its place.

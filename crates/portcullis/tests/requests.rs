@@ -407,7 +407,11 @@ fn ingress_request_keys_seen_by_client_and_backend() {
         ("rewrite-odd.test", "/c++(v1)$'s", "/y"),
     ] {
         let response = http_get(http, host, path).unwrap();
-        assert_eq!(response.seen("path").as_deref(), Some(rewritten), "{host}{path}");
+        assert_eq!(
+            response.seen("path").as_deref(),
+            Some(rewritten),
+            "{host}{path}"
+        );
     }
     assert_eq!(
         http_get(http, "rw.test", "/abc/x?q=1")
@@ -426,12 +430,19 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     // The port the client asked for is kept (a NodePort, say); the scheme's own is not
     // written.
     let on_port = http_get(http, &format!("root.test:{http}"), "/").unwrap();
-    assert_eq!(location(&on_port), Some(format!("http://root.test:{http}/app").as_str()));
+    assert_eq!(
+        location(&on_port),
+        Some(format!("http://root.test:{http}/app").as_str())
+    );
     let on_default = http_get(http, "root.test:80", "/").unwrap();
     assert_eq!(location(&on_default), Some("http://root.test/app"));
     let secure_root = https_get(https, "root.test", &format!("root.test:{https}"), "/").unwrap();
     assert_eq!(
-        secure_root.response.headers.get("location").map(String::as_str),
+        secure_root
+            .response
+            .headers
+            .get("location")
+            .map(String::as_str),
         Some(format!("https://root.test:{https}/app").as_str())
     );
     assert_eq!(

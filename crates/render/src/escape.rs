@@ -19,8 +19,7 @@ pub(crate) fn quoted_regex_literal(text: &str) -> String {
     let mut quoted = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         match c {
-            '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '|' | '^'
-            | '$' => {
+            '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '|' | '^' | '$' => {
                 quoted.push('\\');
                 quoted.push(c);
             }

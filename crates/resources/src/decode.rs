@@ -825,7 +825,10 @@ mod tests {
             "Ingress: apiVersion networking.k8s.io/v1beta1 is not served (networking.k8s.io/v1; the beta versions were removed in Kubernetes 1.22)"
         );
         let unknown = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n";
-        assert_eq!(decode_manifest(unknown, false).ignored, ["example.com/v1/Widget"]);
+        assert_eq!(
+            decode_manifest(unknown, false).ignored,
+            ["example.com/v1/Widget"]
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use index::SourceEvent;
-use resources::LogSafe;
 use notify::{RecursiveMode, Watcher};
+use resources::LogSafe;
 use tokio::sync::mpsc;
 
 use crate::{ManifestDir, ManifestProblem};
@@ -156,7 +156,9 @@ impl Watches {
                 tracing::info!(directory = %LogSafe(&self.root.to_string_lossy()), "the manifest directory was replaced; watching the new one");
                 self.root_identity = now;
             }
-            Err(err) => tracing::warn!(error = %err, "cannot watch the replaced manifest directory"),
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot watch the replaced manifest directory")
+            }
         }
     }
 

@@ -89,8 +89,16 @@ mod tests {
 
     #[test]
     fn configuration_snippets_are_known_as_unsupported() {
-        for name in ["config-backend", "config-frontend", "config-defaults", "config-global"] {
-            assert!(why(name).is_some_and(|why| why.contains("snippets")), "{name}");
+        for name in [
+            "config-backend",
+            "config-frontend",
+            "config-defaults",
+            "config-global",
+        ] {
+            assert!(
+                why(name).is_some_and(|why| why.contains("snippets")),
+                "{name}"
+            );
         }
         assert_eq!(why("configuration"), None);
     }

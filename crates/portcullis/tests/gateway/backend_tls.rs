@@ -121,13 +121,7 @@ fn policies_reach_tls_backends_verified_and_refuse_what_does_not_verify() {
         "scaled.yaml",
         &backend("default", "scaled", 443, Some("btls"), &[]),
     );
-    let mut p = Portcullis::start(
-        env!("CARGO_BIN_EXE_portcullis"),
-        &manifests,
-        &dir.path().join("state"),
-        &[],
-    )
-    .unwrap();
+    let mut p = crate::start(dir.path(), &manifests);
     let port = p.http_port;
 
     // Reached over TLS, verified, with the policy's hostname as SNI.

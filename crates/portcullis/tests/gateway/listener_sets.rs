@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use test_support::{EchoServer, Portcullis, answer, backend, https_get, self_signed, tls_secret};
+use test_support::{EchoServer, answer, backend, https_get, self_signed, tls_secret};
 
 use crate::status::{attached_routes, condition, pair, status_of};
 use crate::write;
@@ -109,13 +109,7 @@ fn an_admitted_listener_set_is_served_as_its_gateway_s_listeners_and_a_refused_o
         .replace("CLOSED_PORT", &closed_port.to_string());
     write(&manifests, "all.yaml", &objects);
     write(&manifests, "closed.yaml", CLOSED);
-    let mut p = Portcullis::start(
-        env!("CARGO_BIN_EXE_portcullis"),
-        &manifests,
-        &dir.path().join("state"),
-        &[],
-    )
-    .unwrap();
+    let mut p = crate::start(dir.path(), &manifests);
     let port = p.http_port;
 
     // (port, Host, who answers): each route on the listeners of the parent it names.

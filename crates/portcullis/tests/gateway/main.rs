@@ -21,3 +21,14 @@ use std::path::Path;
 fn write(dir: &Path, file: &str, text: &str) {
     test_support::write_manifest(dir, file, text).unwrap();
 }
+
+/// Starts portcullis on `manifests`, its state directory `state` in `dir`.
+fn start(dir: &Path, manifests: &Path) -> test_support::Portcullis {
+    test_support::Portcullis::start(
+        env!("CARGO_BIN_EXE_portcullis"),
+        manifests,
+        &dir.join("state"),
+        &[],
+    )
+    .unwrap()
+}

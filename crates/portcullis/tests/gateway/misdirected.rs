@@ -3,7 +3,7 @@
 //! than its TLS SNI is answered 421 Misdirected Request (the cases of the upstream
 //! conformance test HTTPRouteHTTPSListenerDetectMisdirectedRequests).
 
-use test_support::{EchoServer, Portcullis, backend, https_get, self_signed, tls_secret};
+use test_support::{EchoServer, backend, https_get, self_signed, tls_secret};
 
 use crate::write;
 
@@ -81,13 +81,7 @@ fn a_host_of_another_listener_than_the_sni_is_misdirected_and_each_host_keeps_to
     objects += &tls_secret("default", "listener-cert", &cert, &key);
     objects += GATEWAY_AND_ROUTES;
     write(&manifests, "all.yaml", &objects);
-    let p = Portcullis::start(
-        env!("CARGO_BIN_EXE_portcullis"),
-        &manifests,
-        &dir.path().join("state"),
-        &[],
-    )
-    .unwrap();
+    let p = crate::start(dir.path(), &manifests);
 
     // (SNI, Host, the backend or the status expected)
     let cases = [

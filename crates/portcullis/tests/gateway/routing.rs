@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use test_support::{EchoServer, Portcullis, answer, backend, https_get, self_signed, tls_secret};
+use test_support::{EchoServer, answer, backend, https_get, self_signed, tls_secret};
 
 use crate::manifests::{
     ALT_ROUTE, ANY_NAME_GATEWAY, DUAL_ROUTES, GATEWAY, GRANT, MORE_ROUTES, ROUTES, WILD_ROUTE,
@@ -47,13 +47,7 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
     objects += &tls_secret("default", "any-tls", &any_cert, &any_key);
     objects += ANY_NAME_GATEWAY;
     write(&manifests, "all.yaml", &objects);
-    let mut p = Portcullis::start(
-        env!("CARGO_BIN_EXE_portcullis"),
-        &manifests,
-        &dir.path().join("state"),
-        &[],
-    )
-    .unwrap();
+    let mut p = crate::start(dir.path(), &manifests);
     let port = p.http_port;
 
     // Path matches, as the route's rules say.
@@ -255,13 +249,7 @@ fn a_gateway_hostname_answers_404_where_no_rule_matches_not_the_ingress_default_
         + &route("store", "store.test")
         + "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: site, namespace: other}\nspec:\n  defaultBackend: {service: {name: fallback, port: {number: 80}}}\n  rules:\n  - host: site.test\n    http:\n      paths:\n      - {path: /site, pathType: Prefix, backend: {service: {name: site, port: {number: 80}}}}\n";
     write(&manifests, "all.yaml", &objects);
-    let mut p = Portcullis::start(
-        env!("CARGO_BIN_EXE_portcullis"),
-        &manifests,
-        &dir.path().join("state"),
-        &[],
-    )
-    .unwrap();
+    let mut p = crate::start(dir.path(), &manifests);
     let port = p.http_port;
     for (host, path, expected) in [
         ("store.test", "/app", "store"),
@@ -277,11 +265,7 @@ fn a_gateway_hostname_answers_404_where_no_rule_matches_not_the_ingress_default_
 
     // A hostname that comes later, live, is kept from the default backend the same way.
     let reloads = p.metric_total("portcullis_reloads_total");
-    write(
-        &manifests,
-        "late.yaml",
-        &route("late", "late.test"),
-    );
+    write(&manifests, "late.yaml", &route("late", "late.test"));
     p.wait_until(Duration::from_secs(10), |p| {
         answer(p.http_port, "late.test", "/app") == "store"
     })

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use test_support::{EchoServer, Portcullis, backend, self_signed, tls_secret};
+use test_support::{EchoServer, backend, self_signed, tls_secret};
 
 use crate::manifests::GATEWAY;
 use crate::write;
@@ -242,13 +242,7 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
     objects += RULES;
     objects += TIMEOUTS;
     write(&manifests, "all.yaml", &objects);
-    let p = Portcullis::start(
-        env!("CARGO_BIN_EXE_portcullis"),
-        &manifests,
-        &dir.path().join("state"),
-        &[],
-    )
-    .unwrap();
+    let p = crate::start(dir.path(), &manifests);
     let port = p.http_port;
     let log = p.log();
 

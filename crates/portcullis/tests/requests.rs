@@ -436,6 +436,11 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     );
     let on_default = http_get(http, "root.test:80", "/").unwrap();
     assert_eq!(location(&on_default), Some("http://root.test/app"));
+    // Only a port is kept: anything else after the colon is not written.
+    for odd in ["root.test:@evil.test", "root.test:80@evil.test", "root.test:"] {
+        let odd_root = http_get(http, odd, "/").unwrap();
+        assert_eq!(location(&odd_root), Some("http://root.test/app"), "{odd}");
+    }
     let secure_root = https_get(https, "root.test", &format!("root.test:{https}"), "/").unwrap();
     assert_eq!(
         secure_root

@@ -175,12 +175,13 @@ defaults
         let exact_map = MapFile::exact_paths(!tls).path();
         let prefix_map = MapFile::path_prefixes(!tls).path();
         // A redirect that names no port keeps the one the client asked for (a NodePort,
-        // or `--http-port 8080` reached directly), the scheme's own left out.
+        // or `--http-port 8080` reached directly), the scheme's own left out. Digits only:
+        // a Host such as `good.test:@evil.test` must not make a redirect leave the host.
         let default_port = if tls { 443 } else { 80 };
         let _ = write!(
             text,
             "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower
-    http-request set-var(txn.listener_port) req.hdr(host),regsub(^[^:]*,) if !{{ req.hdr(host) -m end :{default_port} }}
+    http-request set-var(txn.listener_port) req.hdr(host),regsub(^.*:,:) if {{ req.hdr(host) -m reg ':[0-9]+$' }} !{{ req.hdr(host) -m end :{default_port} }}
 {hostkey}    http-request set-var-fmt(txn.route) \"%[var(txn.hostkey)]#%[path]\"
     http-request set-var(txn.backend) var(txn.route),map_str({exact_map})
     http-request set-var(txn.backend) var(txn.route),map_beg({prefix_map}) if !{{ var(txn.backend) -m found }}

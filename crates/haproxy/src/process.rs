@@ -51,6 +51,9 @@ pub enum HaproxyError {
     /// The reload did not complete in time.
     #[error("reload did not complete within {0:?}")]
     ReloadTimeout(Duration),
+    /// The directory of its sockets could not be made.
+    #[error("the directory of haproxy's sockets: {0}")]
+    Sockets(#[from] crate::StateDirError),
 }
 
 /// How long the master CLI may refuse connections or take to answer.
@@ -58,10 +61,6 @@ const PATIENCE: Duration = Duration::from_secs(10);
 /// How long loading a configuration may take: HAProxy needs about 20 s for 100,000
 /// backends on a small machine.
 const LOAD_PATIENCE: Duration = Duration::from_secs(180);
-
-/// How long a replaced HAProxy may take to finish its connections (its workers'
-/// `hard-stop-after` usually ends them sooner).
-const REPLACED_GRACE: Duration = Duration::from_secs(300);
 
 /// Tells the master `pid` (not a child of this process) to let its workers finish their
 /// connections and exit, as a reload does with an old worker.
@@ -94,15 +93,28 @@ impl Haproxy {
     /// Starts HAProxy on the configuration in the state directory and waits for its
     /// first worker.
     pub async fn start(options: &LaunchOptions) -> Result<Self, HaproxyError> {
+        Self::start_after(options, &mut None).await
+    }
+
+    /// As [`Haproxy::start`], after an HAProxy that a portcullis killed outright left
+    /// running on this state directory (the directory's lock keeps out a live one): one
+    /// that answers on the master socket is noted in `left_behind` (kept there across
+    /// failed starts, since its socket is removed for the new one), and told to finish its
+    /// connections and stop once the new one serves, so that one configuration answers,
+    /// the one this process follows.
+    pub async fn start_after(
+        options: &LaunchOptions,
+        left_behind: &mut Option<u32>,
+    ) -> Result<Self, HaproxyError> {
+        options.sockets.restore(&options.state_dir)?;
         let socket = options.sockets.master();
-        // An HAProxy that answers there was left running by a portcullis that died (the
-        // state directory's lock keeps out a live one): it is told to stop once this one
-        // serves, so that one configuration answers, the one this process follows.
-        let orphan = MasterCli::new(&socket)
-            .show_proc(Duration::ZERO)
-            .await
-            .ok()
-            .map(|status| status.master);
+        if left_behind.is_none() {
+            *left_behind = MasterCli::new(&socket)
+                .show_proc(Duration::ZERO)
+                .await
+                .ok()
+                .map(|status| status.master);
+        }
         // A socket left by an earlier run would make the master fail to bind.
         let _ = std::fs::remove_file(&socket);
         let mut child = Command::new(&options.binary)
@@ -140,7 +152,8 @@ impl Haproxy {
             if let Ok(proc_status) = haproxy.master.show_proc(Duration::from_millis(200)).await
                 && !proc_status.workers.is_empty()
             {
-                if let Some(orphan) = orphan.filter(|pid| Some(*pid) != haproxy.pid()) {
+                if let Some(orphan) = left_behind.take().filter(|pid| Some(*pid) != haproxy.pid())
+                {
                     tracing::warn!(
                         pid = orphan,
                         "an haproxy left running by an earlier portcullis of this state directory now finishes its connections and stops"
@@ -206,12 +219,29 @@ impl Haproxy {
 
     /// Starts a new HAProxy on the same files to take this one's place, for when its
     /// master can no longer be reached (its socket was removed): the new one binds the
-    /// ports beside it, then this one finishes its connections and stops.
-    pub async fn replace(&mut self, options: &LaunchOptions) -> Result<(), HaproxyError> {
+    /// ports beside it, then this one is told to finish its connections and stop.
+    /// Returns this one, to be waited for (see [`Haproxy::stop`]).
+    pub async fn replace(&mut self, options: &LaunchOptions) -> Result<Self, HaproxyError> {
         let successor = Self::start(options).await?;
-        let mut predecessor = std::mem::replace(self, successor);
-        tokio::spawn(async move { predecessor.stop(REPLACED_GRACE).await });
-        Ok(())
+        let predecessor = std::mem::replace(self, successor);
+        predecessor.signal(rustix::process::Signal::USR1);
+        Ok(predecessor)
+    }
+
+    /// Whether the master has exited (it is reaped then).
+    pub fn has_exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
+    fn signal(&self, signal: rustix::process::Signal) {
+        if let Some(pid) = self
+            .child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
     }
 
     /// Stops gracefully: SIGUSR1 lets workers finish their connections; after `grace`,

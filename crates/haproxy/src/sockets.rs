@@ -79,6 +79,17 @@ impl Sockets {
         Self::prepare_with_temp_dir(root, &std::env::temp_dir())
     }
 
+    /// Makes this place exist again for the state directory `root`, as
+    /// [`Sockets::prepare`] made it: a cleaner of the temporary directory may have removed
+    /// a private one, its `run/` and its link since.
+    pub(crate) fn restore(&self, root: &Path) -> Result<(), StateDirError> {
+        if self.working_dir != root {
+            create_private_dir(&self.working_dir)?;
+            link_backend_tls(&self.working_dir, root)?;
+        }
+        ensure_dir(&self.run_dir(), 0o700)
+    }
+
     fn prepare_with_temp_dir(root: &Path, temp_dir: &Path) -> Result<Self, StateDirError> {
         let in_place = Self {
             working_dir: root.to_path_buf(),

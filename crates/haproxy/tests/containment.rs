@@ -486,6 +486,18 @@ async fn a_long_state_directory_gets_a_short_private_socket_directory() {
         !state.root().join("run").exists(),
         "no socket directory in the state directory"
     );
+    // A cleaner of the temporary directory removed it all: a start makes it again.
+    std::fs::remove_dir_all(&short).unwrap();
+    let mut haproxy = Haproxy::start(&LaunchOptions {
+        binary: haproxy_binary(),
+        state_dir: state.root().to_path_buf(),
+        sockets: sockets.clone(),
+        share_stdout: false,
+    })
+    .await
+    .unwrap();
+    assert_eq!(mode(&short), 0o700);
+    haproxy.stop(Duration::from_secs(2)).await;
     std::fs::remove_dir_all(short).unwrap();
 }
 

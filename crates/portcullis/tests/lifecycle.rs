@@ -642,11 +642,10 @@ fn one_controller_and_one_haproxy_serve_a_state_directory_whatever_was_left_behi
     );
     assert!(serves(&second, "one.test", "b"));
 
-    // Its master socket removed, HAProxy cannot be reloaded: another takes its place.
+    // Its sockets removed (their whole directory), HAProxy cannot be reloaded: another
+    // takes its place.
     let master = second.haproxy_pid().unwrap();
-    let run = second.state_dir.join("run");
-    std::fs::remove_file(run.join("master.sock")).unwrap();
-    std::fs::remove_file(run.join("admin.sock")).unwrap();
+    std::fs::remove_dir_all(second.state_dir.join("run")).unwrap();
     add_ingress(&manifests, "one", "svc2");
     second
         .wait_until(Duration::from_secs(40), |p| {

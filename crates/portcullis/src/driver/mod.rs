@@ -39,6 +39,10 @@ pub struct Driver {
     haproxy: Option<Haproxy>,
     /// When a replaced worker's sessions are closed (`close-sessions-duration`).
     session_closing: Option<SessionClosing>,
+    /// An HAProxy an earlier portcullis left running, until a start tells it to stop.
+    left_behind: Option<u32>,
+    /// HAProxies replaced while they ran, finishing their connections.
+    retiring: Vec<Haproxy>,
 }
 
 /// When the sessions of a worker replaced by a reload are closed: one by one over
@@ -63,6 +67,8 @@ impl Driver {
             state: State::Unstarted,
             haproxy: None,
             session_closing: None,
+            left_behind: None,
+            retiring: Vec::new(),
         }
     }
 
@@ -147,9 +153,11 @@ impl Driver {
         &mut self.haproxy
     }
 
-    /// Stops HAProxy gracefully.
+    /// Stops HAProxy gracefully, and the ones replaced that still finish their
+    /// connections.
     pub async fn stop(&mut self, grace: Duration) {
-        if let Some(mut haproxy) = self.haproxy.take() {
+        let running = self.haproxy.take();
+        for mut haproxy in running.into_iter().chain(self.retiring.drain(..)) {
             haproxy.stop(grace).await;
         }
     }
@@ -200,7 +208,7 @@ impl Driver {
     }
 
     async fn start(&mut self) -> Event {
-        match Haproxy::start(&self.launch).await {
+        match Haproxy::start_after(&self.launch, &mut self.left_behind).await {
             Ok(haproxy) => {
                 tracing::info!(pid = haproxy.pid(), "haproxy started");
                 self.admin.metrics.haproxy_starts.inc();
@@ -255,8 +263,10 @@ impl Driver {
             Err(haproxy::HaproxyError::MasterCli(err)) if unreachable(&err) => {
                 tracing::warn!(error = %err, "haproxy's master CLI cannot be reached; starting a new haproxy to take its place");
                 match haproxy.replace(&self.launch).await {
-                    Ok(()) => {
+                    Ok(replaced) => {
                         self.admin.metrics.haproxy_starts.inc();
+                        self.retiring.retain_mut(|old| !old.has_exited());
+                        self.retiring.push(replaced);
                         Ok(None)
                     }
                     Err(err) => Err(err),

@@ -251,12 +251,14 @@ impl Rules {
     }
 
     /// Draining servers are tried first: their outcome may add to the reload's reasons.
-    fn on_timer(self, running: Running, pending: Option<PendingReload>) -> Step {
-        let draining = match &running.live {
+    /// The retry is then off the timer until its outcome schedules the next one.
+    fn on_timer(self, mut running: Running, pending: Option<PendingReload>) -> Step {
+        let draining = match &mut running.live {
             Live::Known {
                 state,
                 drain: Some(drain),
             } if drain.retry_at.is_some_and(|at| at <= self.now) => {
+                drain.retry_at = None;
                 Some(state.draining.iter().cloned().collect())
             }
             _ => None,
@@ -336,9 +338,8 @@ impl Rules {
         if expired {
             reasons.insert(ReloadReason::DrainTimeout);
         }
-        let scheduled = drain
-            .and_then(|drain| drain.retry_at)
-            .filter(|at| *at > self.now);
+        // A retry already due stays due: the timer runs it next.
+        let scheduled = drain.and_then(|drain| drain.retry_at);
         Some(Drain {
             deadline,
             retry_at: (!expired).then(|| scheduled.unwrap_or(self.now + DRAIN_RETRY)),

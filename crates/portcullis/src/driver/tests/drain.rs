@@ -22,12 +22,12 @@ fn draining_servers_are_retried_until_gone_or_a_reload_removes_them() {
             given: State::Running(running(2, known_draining(busy(), 2_100, Some(600)), None)),
             event: Event::Timer,
             at: 600,
-            then: State::Running(running(2, known_draining(busy(), 2_100, Some(600)), None)),
+            then: State::Running(running(2, known_draining(busy(), 2_100, None), None)),
             action: Some(Action::DeleteDrained(vec![server("a")])),
         },
         Rule {
             says: "once they are gone, nothing is left to do",
-            given: State::Running(running(2, known_draining(busy(), 2_100, Some(600)), None)),
+            given: State::Running(running(2, known_draining(busy(), 2_100, None), None)),
             event: Event::DrainDeleted {
                 deleted: vec![server("a")],
             },
@@ -37,7 +37,7 @@ fn draining_servers_are_retried_until_gone_or_a_reload_removes_them() {
         },
         Rule {
             says: "still busy before the deadline: retried again",
-            given: State::Running(running(2, known_draining(busy(), 2_100, Some(600)), None)),
+            given: State::Running(running(2, known_draining(busy(), 2_100, None), None)),
             event: Event::DrainDeleted { deleted: vec![] },
             at: 610,
             then: State::Running(running(2, known_draining(busy(), 2_100, Some(1_110)), None)),
@@ -45,7 +45,7 @@ fn draining_servers_are_retried_until_gone_or_a_reload_removes_them() {
         },
         Rule {
             says: "still busy at the deadline: a reload removes them, at once when it may",
-            given: State::Running(running(2, known_draining(busy(), 2_100, Some(2_100)), None)),
+            given: State::Running(running(2, known_draining(busy(), 2_100, None), None)),
             event: Event::DrainDeleted { deleted: vec![] },
             at: 2_100,
             then: due(
@@ -69,6 +69,18 @@ fn draining_servers_are_retried_until_gone_or_a_reload_removes_them() {
             action: None,
         },
         Rule {
+            says: "a change while a retry is due leaves it due, for the timer",
+            given: State::Running(running(2, known_draining(busy(), 2_100, Some(600)), None)),
+            event: written(3, Some(update(vec![], &[], draining(3, &["a"])))),
+            at: 700,
+            then: State::Running(running(
+                3,
+                known_draining(draining(3, &["a"]), 2_100, Some(600)),
+                None,
+            )),
+            action: None,
+        },
+        Rule {
             says: "changes do not postpone the deadline",
             given: State::Running(running(2, known_draining(busy(), 2_100, Some(2_000)), None)),
             event: written(3, Some(update(vec![], &[], draining(3, &["a"])))),
@@ -83,7 +95,7 @@ fn draining_servers_are_retried_until_gone_or_a_reload_removes_them() {
         },
         Rule {
             says: "a failed deletion makes what HAProxy runs unknown, and reloads",
-            given: State::Running(running(2, known_draining(busy(), 2_100, Some(600)), None)),
+            given: State::Running(running(2, known_draining(busy(), 2_100, None), None)),
             event: Event::DrainFailed,
             at: 600,
             then: due(running(2, Live::Unknown, None), &[RuntimeApiFailed], 600, 0),
@@ -100,7 +112,7 @@ fn draining_servers_are_retried_until_gone_or_a_reload_removes_them() {
             event: Event::Timer,
             at: 600,
             then: due(
-                running(2, known_draining(busy(), 2_100, Some(600)), None),
+                running(2, known_draining(busy(), 2_100, None), None),
                 &[MainConfig],
                 600,
                 0,
@@ -110,7 +122,7 @@ fn draining_servers_are_retried_until_gone_or_a_reload_removes_them() {
         Rule {
             says: "then the due reload runs, for its reasons",
             given: due(
-                running(2, known_draining(busy(), 2_100, Some(600)), None),
+                running(2, known_draining(busy(), 2_100, None), None),
                 &[MainConfig],
                 600,
                 0,

@@ -152,8 +152,7 @@ impl Haproxy {
             if let Ok(proc_status) = haproxy.master.show_proc(Duration::from_millis(200)).await
                 && !proc_status.workers.is_empty()
             {
-                if let Some(orphan) = left_behind.take().filter(|pid| Some(*pid) != haproxy.pid())
-                {
+                if let Some(orphan) = left_behind.take().filter(|pid| Some(*pid) != haproxy.pid()) {
                     tracing::warn!(
                         pid = orphan,
                         "an haproxy left running by an earlier portcullis of this state directory now finishes its connections and stops"

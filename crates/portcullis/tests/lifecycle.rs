@@ -196,6 +196,20 @@ fn links_made_while_running_and_a_replaced_directory_are_followed() {
     portcullis
         .wait_until(wait, |p| serves(p, "one.test", "a"))
         .unwrap();
+
+    // Removed and made again in place (the file system may give it the same inode).
+    let services = std::fs::read(manifests.join("services.yaml")).unwrap();
+    std::fs::remove_dir_all(&manifests).unwrap();
+    std::fs::create_dir(&manifests).unwrap();
+    std::fs::write(manifests.join("services.yaml"), services).unwrap();
+    write(&manifests.join("one.yaml"), "one", "svc1");
+    portcullis
+        .wait_until(wait, |p| serves(p, "one.test", "b"))
+        .unwrap();
+    write(&manifests.join("one.yaml"), "one", "svc0");
+    portcullis
+        .wait_until(wait, |p| serves(p, "one.test", "a"))
+        .unwrap();
 }
 
 #[test]

@@ -437,7 +437,11 @@ fn ingress_request_keys_seen_by_client_and_backend() {
     let on_default = http_get(http, "root.test:80", "/").unwrap();
     assert_eq!(location(&on_default), Some("http://root.test/app"));
     // Only a port is kept: anything else after the colon is not written.
-    for odd in ["root.test:@evil.test", "root.test:80@evil.test", "root.test:"] {
+    for odd in [
+        "root.test:@evil.test",
+        "root.test:80@evil.test",
+        "root.test:",
+    ] {
         let odd_root = http_get(http, odd, "/").unwrap();
         assert_eq!(location(&odd_root), Some("http://root.test/app"), "{odd}");
     }

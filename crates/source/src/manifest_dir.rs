@@ -127,8 +127,9 @@ pub struct ManifestDir {
     current: BTreeMap<ObjectRef, Object>,
     /// Objects defined more than once, reported at each later definition.
     duplicates: BTreeMap<ObjectRef, Vec<ManifestProblem>>,
-    /// Where the last scan's symbolic links led (see [`ManifestDir::linked_dirs`]).
+    /// Where the last scan's symbolic links led (see [`ManifestDir::linked`]).
     linked_dirs: Vec<PathBuf>,
+    linked_files: Vec<PathBuf>,
 }
 
 impl fmt::Debug for ManifestDir {
@@ -151,6 +152,7 @@ impl ManifestDir {
             current: BTreeMap::new(),
             duplicates: BTreeMap::new(),
             linked_dirs: Vec::new(),
+            linked_files: Vec::new(),
         }
     }
 
@@ -167,11 +169,10 @@ impl ManifestDir {
         &self.root
     }
 
-    /// The directories the last scan reached through symbolic links (those a link names,
-    /// those below them, and those holding a linked file), resolved: a watch of the root
-    /// does not see changes there.
-    pub fn linked_dirs(&self) -> &[PathBuf] {
-        &self.linked_dirs
+    /// The directories and the files the last scan read through symbolic links,
+    /// resolved: a watch of the root does not see changes there.
+    pub fn linked(&self) -> (&[PathBuf], &[PathBuf]) {
+        (&self.linked_dirs, &self.linked_files)
     }
 
     /// The largest file read, in bytes.
@@ -186,6 +187,7 @@ impl ManifestDir {
     fn update(&mut self) -> (Vec<SourceEvent>, Vec<ManifestProblem>) {
         let mut listing = walk::list(&self.root);
         self.linked_dirs = std::mem::take(&mut listing.linked_dirs);
+        self.linked_files = std::mem::take(&mut listing.linked_files);
         let mut problems = listing.problems;
         // Files that keep what they held: unchanged, or unreadable this time.
         let mut kept = FxHashSet::default();

@@ -30,9 +30,11 @@ pub(crate) struct Listing {
     pub unreadable: Vec<PathBuf>,
     /// What went wrong, one problem per path.
     pub problems: Vec<ManifestProblem>,
-    /// Where symbolic links led: the directories read and the files' own directories,
-    /// resolved, for the watcher to follow (a watch of the root sees none of them).
+    /// The directories read through symbolic links, resolved, for the watcher to follow
+    /// (a watch of the root sees none of them).
     pub linked_dirs: Vec<PathBuf>,
+    /// The files read through symbolic links, resolved, likewise.
+    pub linked_files: Vec<PathBuf>,
 }
 
 impl Listing {
@@ -157,11 +159,9 @@ pub(crate) fn list(root: &Path) -> Listing {
                 continue;
             } else if metadata.is_file() {
                 if file_type.is_symlink()
-                    && let Some(dir) = std::fs::canonicalize(&path)
-                        .ok()
-                        .and_then(|target| target.parent().map(Path::to_path_buf))
+                    && let Ok(target) = std::fs::canonicalize(&path)
                 {
-                    listing.linked_dirs.push(dir);
+                    listing.linked_files.push(target);
                 }
                 listing.files.push(ListedFile {
                     path,

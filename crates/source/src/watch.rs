@@ -50,8 +50,8 @@ pub async fn watch_manifest_dir(
     // Watch before the first scan, so a change during the scan is not missed.
     let mut watches = Watches::new(&mut watcher, root)?;
 
-    let (events, problems) = manifests.initial_events();
-    watches.follow(&mut watcher, manifests.linked_dirs());
+    let (mut events, mut problems) = manifests.initial_events();
+    watches.scan_again_while_following(&mut watcher, &mut manifests, &mut events, &mut problems);
     let mut last_problems = problems.clone();
     if batches
         .send(SourceBatch { events, problems })
@@ -61,12 +61,15 @@ pub async fn watch_manifest_dir(
         return Ok(());
     }
     loop {
-        match notify_rx.recv().await {
+        let mut root_named = match notify_rx.recv().await {
             None => return Ok(()),
-            Some(Err(err)) => tracing::warn!(error = %err, "watching the manifest directory"),
+            Some(Err(err)) => {
+                tracing::warn!(error = %err, "watching the manifest directory");
+                false
+            }
             Some(Ok(event)) if !watches.concerns(&event) => continue,
-            Some(Ok(_)) => {}
-        }
+            Some(Ok(event)) => watches.names_root(&event),
+        };
         // Debounce: keep draining until the directory is quiet (the parent's other
         // entries may be busy: a log file written beside it must not hold it up).
         let mut quiet_since = tokio::time::Instant::now();
@@ -74,15 +77,23 @@ pub async fn watch_manifest_dir(
             let until = quiet_since + quiet;
             match tokio::time::timeout_at(until, notify_rx.recv()).await {
                 Ok(Some(Ok(event))) if !watches.concerns(&event) => continue,
-                Ok(Some(_)) => quiet_since = tokio::time::Instant::now(),
+                Ok(Some(event)) => {
+                    root_named |= event.as_ref().is_ok_and(|e| watches.names_root(e));
+                    quiet_since = tokio::time::Instant::now();
+                }
                 Ok(None) => return Ok(()),
                 Err(_elapsed) => break,
             }
         }
-        watches.rewatch_if_replaced(&mut watcher);
+        watches.rewatch_if_replaced(&mut watcher, root_named);
         let started = std::time::Instant::now();
-        let (events, problems) = manifests.change_events();
-        watches.follow(&mut watcher, manifests.linked_dirs());
+        let (mut events, mut problems) = manifests.change_events();
+        watches.scan_again_while_following(
+            &mut watcher,
+            &mut manifests,
+            &mut events,
+            &mut problems,
+        );
         tracing::debug!(
             events = events.len(),
             elapsed_ms = started.elapsed().as_millis(),
@@ -109,10 +120,13 @@ struct Watches {
     root: PathBuf,
     /// What `root` was when its tree was watched: device and inode.
     root_identity: Option<(u64, u64)>,
-    /// The root's parent, watched for the root's own name.
+    /// The root's parent, watched for the root's own name (and linked files there).
     parent: Option<PathBuf>,
-    /// The directories outside the tree that links lead to, watched one by one.
-    linked: BTreeSet<PathBuf>,
+    /// The directories outside the tree that links lead to, or that hold a linked file,
+    /// watched one by one.
+    linked_dirs: BTreeSet<PathBuf>,
+    /// The files outside the tree that links lead to.
+    linked_files: BTreeSet<PathBuf>,
 }
 
 impl Watches {
@@ -128,32 +142,41 @@ impl Watches {
             root_identity: identity(&root),
             root,
             parent,
-            linked: BTreeSet::new(),
+            linked_dirs: BTreeSet::new(),
+            linked_files: BTreeSet::new(),
         })
     }
 
-    /// Whether an event may change what the directory holds: the parent's events do only
-    /// for the directory's own name.
+    /// Whether an event may change what the directory holds: of the parent's entries,
+    /// only the directory itself and linked files matter.
     fn concerns(&self, event: &notify::Event) -> bool {
         event.paths.is_empty()
             || event.paths.iter().any(|path| {
                 path.parent() != self.parent.as_deref()
                     || *path == self.root
-                    || self.linked.iter().any(|dir| path.starts_with(dir))
+                    || self.linked_files.contains(path)
             })
     }
 
-    /// Watches the root's tree again when the root is another directory than the one
-    /// watched (moved away and made again, or a link to it retargeted).
-    fn rewatch_if_replaced(&mut self, watcher: &mut impl Watcher) {
+    /// Whether an event names the directory itself (made, removed, moved, or its link
+    /// retargeted): its tree is watched again, even when the new one reuses the inode.
+    fn names_root(&self, event: &notify::Event) -> bool {
+        event.paths.iter().any(|path| *path == self.root)
+    }
+
+    /// Watches the root's tree again when an event named the root, or the root is
+    /// another directory than the one watched.
+    fn rewatch_if_replaced(&mut self, watcher: &mut impl Watcher, root_named: bool) {
         let now = identity(&self.root);
-        if now.is_none() || now == self.root_identity {
+        if now.is_none() || (!root_named && now == self.root_identity) {
             return;
         }
         let _ = watcher.unwatch(&self.root);
         match watcher.watch(&self.root, RecursiveMode::Recursive) {
             Ok(()) => {
-                tracing::info!(directory = %LogSafe(&self.root.to_string_lossy()), "the manifest directory was replaced; watching the new one");
+                if now != self.root_identity {
+                    tracing::info!(directory = %LogSafe(&self.root.to_string_lossy()), "the manifest directory was replaced; watching the new one");
+                }
                 self.root_identity = now;
             }
             Err(err) => {
@@ -162,27 +185,68 @@ impl Watches {
         }
     }
 
-    /// Watches exactly `dirs` (those outside the root's tree) besides the tree.
-    fn follow(&mut self, watcher: &mut impl Watcher, dirs: &[PathBuf]) {
+    /// Follows where the last scan's links led; while that adds a watch, scans again
+    /// (appending to `events`, replacing `problems`), so that a change made there
+    /// between the scan and the watch is not missed.
+    fn scan_again_while_following(
+        &mut self,
+        watcher: &mut impl Watcher,
+        manifests: &mut ManifestDir,
+        events: &mut Vec<SourceEvent>,
+        problems: &mut Vec<crate::ManifestProblem>,
+    ) {
+        // Bounded: each round adds a directory, and a directory tree is finite; the bound
+        // only guards against one that keeps changing under the scan.
+        for _ in 0..8 {
+            if !self.follow(watcher, manifests.linked()) {
+                return;
+            }
+            let (more, now) = manifests.change_events();
+            events.extend(more);
+            *problems = now;
+        }
+    }
+
+    /// Watches exactly the directories outside the root's tree that links lead to or that
+    /// hold a linked file (the parent excepted: it is watched already); returns whether a
+    /// watch was added.
+    fn follow(
+        &mut self,
+        watcher: &mut impl Watcher,
+        (dirs, files): (&[PathBuf], &[PathBuf]),
+    ) -> bool {
         let resolved_root = std::fs::canonicalize(&self.root).ok();
+        let outside = |path: &PathBuf| {
+            resolved_root
+                .as_ref()
+                .is_none_or(|root| !path.starts_with(root))
+        };
+        self.linked_files = files.iter().filter(|file| outside(file)).cloned().collect();
         let wanted: BTreeSet<PathBuf> = dirs
             .iter()
-            .filter(|dir| {
-                resolved_root
-                    .as_ref()
-                    .is_none_or(|root| !dir.starts_with(root))
-            })
+            .filter(|dir| outside(dir))
             .cloned()
+            .chain(
+                self.linked_files
+                    .iter()
+                    .filter_map(|file| file.parent().map(Path::to_path_buf)),
+            )
+            .filter(|dir| Some(dir.as_path()) != self.parent.as_deref())
             .collect();
-        for gone in self.linked.difference(&wanted) {
+        for gone in self.linked_dirs.difference(&wanted) {
             let _ = watcher.unwatch(gone);
         }
-        for new in wanted.difference(&self.linked) {
-            if let Err(err) = watcher.watch(new, RecursiveMode::NonRecursive) {
-                tracing::warn!(error = %err, directory = %LogSafe(&new.to_string_lossy()), "cannot watch a directory a link leads to");
+        let mut added = false;
+        for new in wanted.difference(&self.linked_dirs) {
+            match watcher.watch(new, RecursiveMode::NonRecursive) {
+                Ok(()) => added = true,
+                Err(err) => {
+                    tracing::warn!(error = %err, directory = %LogSafe(&new.to_string_lossy()), "cannot watch a directory a link leads to");
+                }
             }
         }
-        self.linked = wanted;
+        self.linked_dirs = wanted;
+        added
     }
 }
 

@@ -161,7 +161,7 @@ impl Watches {
     /// Whether an event names the directory itself (made, removed, moved, or its link
     /// retargeted): its tree is watched again, even when the new one reuses the inode.
     fn names_root(&self, event: &notify::Event) -> bool {
-        event.paths.iter().any(|path| *path == self.root)
+        event.paths.contains(&self.root)
     }
 
     /// Watches the root's tree again when an event named the root, or the root is

@@ -357,7 +357,11 @@ pub(crate) fn report(
             );
         }
         let listeners = by_owner.remove(&gateway.gateway_ref).unwrap_or_default();
-        let programmed = valid_listeners(&listeners);
+        // Accepted and programmed while a listener is served; `ListenersNotValid` as soon
+        // as one is not entirely valid (the specification's reason, with `True`, for a
+        // Gateway some of whose listeners are refused).
+        let all_valid = valid_listeners(&listeners) == listeners.len();
+        let programmed = served_listeners(&listeners);
         let valid = programmed > 0;
         let addresses_requested = gateway
             .gateway
@@ -369,12 +373,12 @@ pub(crate) fn report(
             condition(
                 ConditionType::Accepted,
                 valid,
-                if valid {
+                if valid && all_valid {
                     Reason::Accepted
                 } else {
                     Reason::ListenersNotValid
                 },
-                format!("{programmed} of {} listeners valid", listeners.len()),
+                format!("{programmed} of {} listeners served", listeners.len()),
                 generation,
             ),
             programmed_condition(valid, addresses_requested, generation),
@@ -430,6 +434,21 @@ pub(crate) fn report(
 
 /// How many listeners are valid: every condition holds (but `Conflicted`, which holds
 /// when something is wrong).
+/// The listeners served: accepted and programmed, whatever else they report (a kind
+/// of route they refuse, say).
+fn served_listeners(listeners: &[ListenerStatus]) -> usize {
+    let holds = |listener: &ListenerStatus, kind: ConditionType| {
+        listener
+            .conditions
+            .iter()
+            .any(|c| c.kind == kind && c.status == ConditionStatus::True)
+    };
+    listeners
+        .iter()
+        .filter(|l| holds(l, ConditionType::Accepted) && holds(l, ConditionType::Programmed))
+        .count()
+}
+
 fn valid_listeners(listeners: &[ListenerStatus]) -> usize {
     listeners
         .iter()

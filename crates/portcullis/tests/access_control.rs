@@ -291,6 +291,10 @@ fn cors_preflights_are_answered_and_allowed_origins_decorated() {
             .contains("Authorization")
     );
     assert_eq!(header(&allowed, "vary").as_deref(), Some("Origin"));
+    assert_eq!(
+        header(&allowed, "access-control-expose-headers").as_deref(),
+        Some("X-Total")
+    );
 
     let refused = preflight("api.com", "https://evil.example");
     assert_eq!(refused.status, 204);

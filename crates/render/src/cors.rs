@@ -89,6 +89,14 @@ pub(crate) fn cors_lines(cors: &Cors, chosen: &str, requests: &mut String, respo
             )
         );
     }
+    // The Gateway API's conformance asks for it on the preflight answer too.
+    if !cors.expose_headers.is_empty() {
+        let _ = write!(
+            preflight,
+            " hdr Access-Control-Expose-Headers \"{}\"",
+            cors.expose_headers.join(", ")
+        );
+    }
     let _ = writeln!(
         preflight,
         " hdr Access-Control-Max-Age {}{credentials}{vary} if {chosen} {PREFLIGHT} {ALLOWED}",

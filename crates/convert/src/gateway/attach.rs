@@ -173,17 +173,26 @@ pub(crate) fn allowed(
             Some(GatewayListenersAllowedRoutesNamespacesFrom::All) => true,
             Some(GatewayListenersAllowedRoutesNamespacesFrom::Selector) => {
                 let selector = namespaces.and_then(|n| n.selector.as_ref());
-                let labels = match lookups.get(ObjectRef::new(Kind::Namespace, "", route_namespace))
-                {
-                    Some(Object::Namespace(namespace)) => {
-                        namespace.metadata.labels.clone().unwrap_or_default()
-                    }
-                    _ => BTreeMap::new(),
-                };
+                let labels = namespace_labels(
+                    lookups.get(ObjectRef::new(Kind::Namespace, "", route_namespace)),
+                    route_namespace,
+                );
                 selector.is_some_and(|selector| selects(selector, &labels))
             }
         }
     }
+}
+
+/// A namespace's labels as a selector sees them: its object's, and the one the API
+/// server gives every namespace, `kubernetes.io/metadata.name: <name>` (a manifest may
+/// leave it out, or hold no Namespace object at all).
+pub(crate) fn namespace_labels(object: Option<&Object>, name: &str) -> BTreeMap<String, String> {
+    let mut labels = match object {
+        Some(Object::Namespace(namespace)) => namespace.metadata.labels.clone().unwrap_or_default(),
+        _ => BTreeMap::new(),
+    };
+    labels.insert("kubernetes.io/metadata.name".to_owned(), name.to_owned());
+    labels
 }
 
 /// The intersection of a listener hostname and a route hostname, as the specification
@@ -306,7 +315,22 @@ pub(crate) fn parent_refusal(fit: &ParentFit<'_>) -> Option<Refusal> {
 
 #[cfg(test)]
 mod tests {
-    use super::intersect;
+    use super::{intersect, namespace_labels, selects_labels};
+
+    #[test]
+    fn a_namespace_carries_the_label_the_api_server_gives_it() {
+        let wanted = std::collections::BTreeMap::from([(
+            "kubernetes.io/metadata.name".to_owned(),
+            "infra".to_owned(),
+        )]);
+        let labels = namespace_labels(None, "infra");
+        assert!(selects_labels(Some(&wanted), std::iter::empty(), &labels));
+        assert!(!selects_labels(
+            Some(&wanted),
+            std::iter::empty(),
+            &namespace_labels(None, "apps")
+        ));
+    }
 
     #[test]
     fn hostnames_intersect_as_the_specification_says() {

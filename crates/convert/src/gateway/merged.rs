@@ -169,12 +169,10 @@ fn allows<'a>(reader: &mut impl Reader<'a>, gateway: &Gateway, namespace: &str) 
             let Some(selector) = namespaces.selector.as_ref() else {
                 return false;
             };
-            let labels = match reader.object(ObjectRef::new(Kind::Namespace, "", namespace)) {
-                Some(Object::Namespace(namespace)) => {
-                    namespace.metadata.labels.clone().unwrap_or_default()
-                }
-                _ => BTreeMap::new(),
-            };
+            let labels = attach::namespace_labels(
+                reader.object(ObjectRef::new(Kind::Namespace, "", namespace)),
+                namespace,
+            );
             attach::selects_labels(
                 selector.match_labels.as_ref(),
                 selector.match_expressions.iter().flatten().map(|e| {

@@ -376,4 +376,22 @@ spec:
         log.contains("TLSRoute default/broken: spec.rules[0].backendRefs[0]: service default/nosuch not found; its connections are refused"),
         "{log}"
     );
+
+    // Once nothing is served over HTTPS, a name no route has is refused (as the Gateway
+    // API asks), not answered with the default certificate and a 404.
+    let mut setup = setup;
+    let manifests = setup.manifests();
+    let site = std::fs::read_to_string(manifests.join("site.yaml")).unwrap();
+    let without_https = site.split("---\napiVersion: networking.k8s.io/v1\nkind: Ingress").next().unwrap();
+    write_manifest(&manifests, "site.yaml", without_https).unwrap();
+    let passthrough_only = gateway.split("---\napiVersion: networking.k8s.io/v1\nkind: Ingress").next().unwrap();
+    write_manifest(&manifests, "passthrough.yaml", passthrough_only).unwrap();
+    setup
+        .portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            through(p.https_port, "passthrough.test").starts_with("error:")
+        })
+        .unwrap_or_else(|err| panic!("{err}: {}", setup.portcullis.log()));
+    assert!(through(https, "unknown.test").starts_with("error:"));
+    assert_eq!(through(https, "a.passthrough.test"), "secure backend / secure");
 }

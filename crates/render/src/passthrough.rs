@@ -79,6 +79,16 @@ pub(crate) fn map_text(model: &ProxyModel) -> String {
 }
 
 /// Whether the passthrough map depends on the hosts (a wildcard may cover one).
+/// Whether the HTTPS frontend serves anything: a host with a certificate or a route on
+/// it, an HTTPS listener, or a default backend.
+fn terminates_anything(model: &ProxyModel) -> bool {
+    model.default_backend.is_some()
+        || !model.https_listener_hosts.is_empty()
+        || model.hosts.values().any(|host| {
+            host.cert.is_some() || host.routes.iter().any(|(_, route)| route.frontends.https)
+        })
+}
+
 pub(crate) fn reads_hosts(model: &ProxyModel) -> bool {
     model
         .passthrough
@@ -118,10 +128,18 @@ pub(crate) fn sections(model: &ProxyModel, bind: &str, text: &mut String) {
             "    tcp-request content set-var(txn.passthrough) var(txn.sni),regsub(^{pattern},{marker}),map_str({PASSTHROUGH_MAP}) if {{ var(txn.sni) -m found }} !{{ var(txn.passthrough) -m found }}"
         );
     }
+    // What no passthrough name takes goes to the HTTPS frontend, unless that serves
+    // nothing at all: then it is refused, as the Gateway API asks of a name no route of a
+    // passthrough listener has, rather than answered with a certificate and a 404.
+    let unmatched = if terminates_anything(model) {
+        TERMINATE_BACKEND
+    } else {
+        REJECT_BACKEND
+    };
     let _ = write!(
         text,
         "    use_backend %[var(txn.passthrough)] if {{ var(txn.passthrough) -m found }}
-    default_backend {TERMINATE_BACKEND}
+    default_backend {unmatched}
 
 backend {TERMINATE_BACKEND}
     mode tcp

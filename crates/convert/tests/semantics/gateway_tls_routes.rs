@@ -293,7 +293,7 @@ fn tls_listener_status() {
         Show::STATUS,
         &[
             Case::new(
-                "conformance TLSRouteListenerPassthroughSupportedKinds: TCPRoute is an invalid kind, TLSRoute a supported one (a listener with an invalid kind counts as not valid for the Gateway, as for HTTP listeners)",
+                "conformance TLSRouteListenerPassthroughSupportedKinds: TCPRoute is an invalid kind, TLSRoute a supported one (the listener is served, so the Gateway is accepted, with ListenersNotValid for the refused kind)",
                 "
                 kind: Gateway
                 metadata: {name: edge}
@@ -304,7 +304,7 @@ fn tls_listener_status() {
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
-                    "status Gateway default/edge: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
+                    "status Gateway default/edge: Accepted=True(ListenersNotValid) Programmed=True",
                     "status Gateway default/edge listener tls: routes 0, kinds [TLSRoute], Accepted=True ResolvedRefs=False(InvalidRouteKinds) Programmed=True Conflicted=False(NoConflicts)",
                 ],
             )
@@ -360,7 +360,7 @@ fn tls_listener_status() {
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
-                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge: Accepted=True(ListenersNotValid) Programmed=True",
                     "status Gateway default/edge listener elsewhere: routes 0, kinds [TLSRoute], Accepted=False(UnsupportedValue) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener https: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener plain: routes 0, kinds [TLSRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",

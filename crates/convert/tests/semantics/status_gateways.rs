@@ -136,7 +136,7 @@ fn listener_reasons() {
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
-                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge: Accepted=True(ListenersNotValid) Programmed=True",
                     "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener udp: routes 0, kinds [], Accepted=False(UnsupportedProtocol) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
@@ -161,7 +161,7 @@ fn listener_reasons() {
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
-                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge: Accepted=True(ListenersNotValid) Programmed=True",
                     "status Gateway default/edge listener admin: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener plain443: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(PortUnavailable) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
@@ -188,7 +188,7 @@ fn listener_reasons() {
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
-                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge: Accepted=True(ListenersNotValid) Programmed=True",
                     "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener plain: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
                     "status Gateway default/edge listener secure: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
@@ -215,7 +215,7 @@ fn listener_reasons() {
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
-                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge: Accepted=True(ListenersNotValid) Programmed=True",
                     "status Gateway default/edge listener first: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener other: routes 1, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener second: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(HostnameConflict) ResolvedRefs=True Programmed=False(HostnameConflict) Conflicted=True(HostnameConflict)",
@@ -268,7 +268,7 @@ fn listener_reasons() {
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
-                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge: Accepted=True(ListenersNotValid) Programmed=True",
                     "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener passthrough: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(UnsupportedValue) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
@@ -299,7 +299,7 @@ fn listener_reasons() {
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
-                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge: Accepted=True(ListenersNotValid) Programmed=True",
                     "status Gateway default/edge listener good: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener kind: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener malformed: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(InvalidCertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
@@ -335,7 +335,7 @@ fn listener_reasons() {
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
-                    "status Gateway default/edge: Accepted=True Programmed=True",
+                    "status Gateway default/edge: Accepted=True(ListenersNotValid) Programmed=True",
                     "status Gateway default/edge listener granted: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/edge listener private: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=False(RefNotPermitted) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                 ],
@@ -363,7 +363,7 @@ fn route_kinds() {
             ",
             &[
                 "status GatewayClass portcullis: Accepted=True",
-                "status Gateway default/edge: Accepted=True Programmed=True",
+                "status Gateway default/edge: Accepted=True(ListenersNotValid) Programmed=True",
                 "status Gateway default/edge listener both: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=False(InvalidRouteKinds) Programmed=True Conflicted=False(NoConflicts)",
                 "status Gateway default/edge listener grpc: routes 0, kinds [GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                 "status Gateway default/edge listener http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",

@@ -777,6 +777,7 @@ fn global_settings(
                 .or_else(|| global.value(&keys::BACKEND_CHECK_INTERVAL))
                 .unwrap_or_else(|| global.get(&keys::HEALTH_CHECK_INTERVAL)),
         },
+        normalize_paths: global.get(&keys::NORMALIZE_PATHS),
     }
 }
 

@@ -138,6 +138,9 @@ pub struct Global {
     pub resolvers: crate::Resolvers,
     /// What a backend gets where no annotation says otherwise.
     pub backends: BackendDefaults,
+    /// Request paths are normalized before routing (`.` and `..` segments resolved,
+    /// repeated slashes merged, unreserved characters percent-decoded).
+    pub normalize_paths: bool,
 }
 
 /// What a backend gets where no annotation says otherwise: the global ConfigMap's values,
@@ -208,6 +211,7 @@ impl Default for Global {
             accept_proxy: crate::AcceptProxy::default(),
             resolvers: crate::Resolvers::default(),
             backends: BackendDefaults::default(),
+            normalize_paths: false,
         }
     }
 }

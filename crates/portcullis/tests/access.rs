@@ -304,3 +304,53 @@ fn request_rate_and_connection_limits_answer_429_per_client() {
     held.release();
     assert_eq!(first.join().unwrap(), 200);
 }
+
+/// A path's allow-list applies to the same path written otherwise (`//private`,
+/// `/./private`, `/x/../private`, `/%70rivate`) once `normalize-paths` is on; before, such
+/// a path was matched as written and reached the open `/`.
+#[test]
+fn with_normalized_paths_no_spelling_of_a_path_steps_around_its_allow_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let web = EchoServer::start("web").unwrap();
+    let route = |name: &str, path: &str, annotations: &str| {
+        format!(
+            "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  annotations: {{{annotations}}}\nspec:\n  rules:\n  - host: paths.test\n    http:\n      paths:\n      - {{path: {path}, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}\n"
+        )
+    };
+    let objects = backend("default", "web", 80, None, &[(web.port, true)])
+        + &route("open", "/", "")
+        + &route(
+            "private",
+            "/private",
+            "haproxy-ingress.github.io/allowlist-source-range: 10.0.0.0/8",
+        );
+    write(&manifests, "site.yaml", &objects);
+    let configmap = |on: bool| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: portcullis, namespace: ops}}\ndata: {{normalize-paths: \"{on}\"}}\n")
+    };
+    write(&manifests, "configmap.yaml", &configmap(false));
+    let mut portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--configmap", "ops/portcullis"],
+    )
+    .unwrap();
+    let port = portcullis.http_port;
+    let get = |path: &str| test_support::http_get(port, "paths.test", path).unwrap();
+    assert_eq!(get("/private").status, 403);
+    assert_eq!(get("//private").status, 200, "matched as written");
+
+    write(&manifests, "configmap.yaml", &configmap(true));
+    portcullis
+        .wait_until(Duration::from_secs(10), |_| get("//private").status == 403)
+        .unwrap();
+    for path in ["/private", "/./private", "/x/../private", "/%70rivate", "/../private/a"] {
+        assert_eq!(get(path).status, 403, "{path}");
+    }
+    let public = get("/a/..//public/./b");
+    assert_eq!(public.status, 200);
+    assert_eq!(public.seen("path").as_deref(), Some("/public/b"));
+}

@@ -62,6 +62,14 @@ fn hostkey_lines() -> String {
 
 /// Answers requests no route claims.
 pub const NOT_FOUND_BACKEND: &str = "_default_404";
+
+/// The path's normalization before it is routed (`normalize-paths`): unreserved
+/// characters decoded first, so that `%2e%2e` is a `..` the next lines resolve.
+const NORMALIZE_PATH_LINES: &str = "    http-request normalize-uri percent-decode-unreserved
+    http-request normalize-uri path-merge-slashes
+    http-request normalize-uri path-strip-dot
+    http-request normalize-uri path-strip-dotdot full
+";
 /// Every HTTPS redirect code a route may ask for.
 const REDIRECT_CODES: [u16; 5] = [301, 302, 303, 307, 308];
 
@@ -100,10 +108,16 @@ global
     no strict-limits
     stats socket unix@{RUN_DIR}/{ADMIN_SOCKET} mode 600 level admin expose-fd listeners
 {hard_stop}    mworker-max-reloads 10
-{lua}{tls_defaults}{dh_params}{global_log}{resolvers}
+{experimental}{lua}{tls_defaults}{dh_params}{global_log}{resolvers}
 defaults
 {defaults}",
         maxconn = global.max_connections,
+        // `normalize-uri` is one of HAProxy 2.6's experimental actions.
+        experimental = if global.normalize_paths {
+            "    expose-experimental-directives\n"
+        } else {
+            ""
+        },
         tls_defaults = crate::https::global_lines(&global.https.tls),
         dh_params = crate::https::dh_params_line(&global.https),
         lua = if uses_lua {
@@ -178,6 +192,9 @@ defaults
         // or `--http-port 8080` reached directly), the scheme's own left out. Digits only:
         // a Host such as `good.test:@evil.test` must not make a redirect leave the host.
         let default_port = if tls { 443 } else { 80 };
+        if global.normalize_paths {
+            text.push_str(NORMALIZE_PATH_LINES);
+        }
         let _ = write!(
             text,
             "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower
@@ -237,10 +254,15 @@ defaults
         };
         let _ = write!(
             text,
-            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n    http-request set-var(txn.listener_port) str(:{port})\n",
+            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{}{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n    http-request set-var(txn.listener_port) str(:{port})\n",
             crate::proxy_protocol::bind_option(&global.accept_proxy),
             crate::proxy_protocol::frontend_lines(&global.accept_proxy),
-            crate::forwarded::frontend_lines(&global.forwarded, tls)
+            crate::forwarded::frontend_lines(&global.forwarded, tls),
+            if global.normalize_paths {
+                NORMALIZE_PATH_LINES
+            } else {
+                ""
+            }
         );
         for (_, line) in lines {
             text.push_str(line);

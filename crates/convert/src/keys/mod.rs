@@ -111,7 +111,7 @@ pub use responses::{
     HTTP_RESPONSE_503, HTTP_RESPONSE_504, PROXY_BODY_SIZE, SERVER_HEADER,
 };
 pub use rewrite::{PATH_TYPE, PathType, REWRITE_TARGET};
-pub use routing::{SERVER_ALIAS, SERVER_ALIAS_REGEX, SSL_REDIRECT};
+pub use routing::{NORMALIZE_PATHS, SERVER_ALIAS, SERVER_ALIAS_REGEX, SSL_REDIRECT};
 pub use tcp::{
     TCP_LOG_FORMAT, TCP_SERVICE_LOG_FORMAT, TCP_SERVICE_PORT, TCP_SERVICE_PROXY_PROTOCOL,
 };
@@ -264,6 +264,7 @@ const DURATION_VALUES: &str = "a whole number followed by us, ms, s, m, h or d (
 /// Every key.
 pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &SSL_REDIRECT,
+    &NORMALIZE_PATHS,
     &SSL_REDIRECT_CODE,
     &SSL_PASSTHROUGH,
     &SSL_PASSTHROUGH_HTTP_PORT,

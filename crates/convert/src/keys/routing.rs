@@ -18,6 +18,19 @@ pub static SSL_REDIRECT: Key<bool> = Key {
     differs: "",
 };
 
+/// `normalize-paths`.
+pub static NORMALIZE_PATHS: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "normalize-paths",
+    scope: Scope::Global,
+    default: "false",
+    accepted_values: "`true` or `false` (also `True`, `TRUE`, `t`, `T`, `1` and `False`, `FALSE`, `f`, `F`, `0`, as haproxy-ingress reads them)",
+    parse: parse_bool,
+    doc: "Normalizes request paths before they are routed, as a backend that resolves them would: `.` and `..` segments are resolved (`/a/../b` is `/b`), repeated slashes merged (`//b` is `/b`) and percent-encoded unreserved characters decoded (`/%62` is `/b`). Without it, such a path is matched as written, so a rule of a path (authentication, an allow-list, a rewrite) does not apply to `//private` or `/./private` while a backend that normalizes serves `/private` for them. The backend gets the normalized path. HAProxy 2.6 counts its `normalize-uri` action as experimental: `expose-experimental-directives` is set while this is on.",
+    applied: Applied::Reload,
+    differs: "portcullis's own key: haproxy-ingress matches paths as written.",
+};
+
 /// `server-alias`.
 pub static SERVER_ALIAS: Key<Option<HostKey>> = Key {
     parsed_default: std::sync::OnceLock::new(),

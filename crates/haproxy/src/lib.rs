@@ -20,7 +20,7 @@ pub use check::{CHECK_TIME_LIMIT, CheckError, CheckFailure, check_config, check_
 pub use lock::LOCK_FILE;
 pub use log_relay::RELAYED_LINES_PER_SECOND;
 pub use master_cli::{MasterCli, ProcStatus};
-pub use process::{Haproxy, HaproxyError, LaunchOptions, Reloaded};
+pub use process::{Haproxy, HaproxyError, LaunchOptions, Reloaded, finish_and_stop};
 pub use render::layout::STAGING_DIR;
 pub use runtime_api::{Applied, Exchange, RuntimeApi, RuntimeError};
 pub use session_closer::close_sessions_gradually;

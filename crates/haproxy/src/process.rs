@@ -63,11 +63,15 @@ const PATIENCE: Duration = Duration::from_secs(10);
 const LOAD_PATIENCE: Duration = Duration::from_secs(180);
 
 /// Tells the master `pid` (not a child of this process) to let its workers finish their
-/// connections and exit, as a reload does with an old worker.
-fn finish_and_stop(pid: u32) {
-    if let Some(pid) = i32::try_from(pid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
+/// connections and exit, as a reload does with an old worker; unless `pid` is no longer
+/// an HAProxy (it exited, and the number went to another process).
+pub fn finish_and_stop(pid: u32) {
+    let still_haproxy = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|name| name.trim() == "haproxy");
+    if still_haproxy
+        && let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
     {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::USR1);
     }

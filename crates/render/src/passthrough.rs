@@ -78,7 +78,6 @@ pub(crate) fn map_text(model: &ProxyModel) -> String {
     text
 }
 
-/// Whether the passthrough map depends on the hosts (a wildcard may cover one).
 /// Whether the HTTPS frontend serves anything: a host with a certificate or a route on
 /// it, an HTTPS listener, or a default backend.
 fn terminates_anything(model: &ProxyModel) -> bool {
@@ -89,6 +88,7 @@ fn terminates_anything(model: &ProxyModel) -> bool {
         })
 }
 
+/// Whether the passthrough map depends on the hosts (a wildcard may cover one).
 pub(crate) fn reads_hosts(model: &ProxyModel) -> bool {
     model
         .passthrough

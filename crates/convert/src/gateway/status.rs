@@ -304,10 +304,12 @@ pub(crate) fn report(
         for (set_ref, set) in &gateway.listener_sets {
             attached_sets.insert(set_ref.clone());
             let listeners = by_owner.remove(set_ref).unwrap_or_default();
-            let valid = valid_listeners(&listeners);
+            // As a Gateway's: accepted while a listener is served.
+            let all_valid = valid_listeners(&listeners) == listeners.len();
+            let valid = served_listeners(&listeners);
             let generation = set.metadata.generation;
             let message = format!(
-                "{valid} of {} listeners valid, attached to Gateway {}/{}",
+                "{valid} of {} listeners served, attached to Gateway {}/{}",
                 listeners.len(),
                 gateway.gateway_ref.namespace,
                 gateway.gateway_ref.name
@@ -318,7 +320,11 @@ pub(crate) fn report(
                     condition(
                         ConditionType::Accepted,
                         true,
-                        Reason::Accepted,
+                        if all_valid {
+                            Reason::Accepted
+                        } else {
+                            Reason::ListenersNotValid
+                        },
                         message,
                         generation,
                     ),
@@ -432,8 +438,6 @@ pub(crate) fn report(
     report
 }
 
-/// How many listeners are valid: every condition holds (but `Conflicted`, which holds
-/// when something is wrong).
 /// The listeners served: accepted and programmed, whatever else they report (a kind
 /// of route they refuse, say).
 fn served_listeners(listeners: &[ListenerStatus]) -> usize {
@@ -449,6 +453,8 @@ fn served_listeners(listeners: &[ListenerStatus]) -> usize {
         .count()
 }
 
+/// How many listeners are valid: every condition holds (but `Conflicted`, which holds
+/// when something is wrong).
 fn valid_listeners(listeners: &[ListenerStatus]) -> usize {
     listeners
         .iter()

@@ -245,7 +245,7 @@ fn listener_set_listeners_yield_to_earlier_listeners_of_their_gateway() {
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/edge: Accepted=True Programmed=True, listener sets 1",
                     "status Gateway default/edge listener gw: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
-                    "status ListenerSet default/first: Accepted=True Programmed=True",
+                    "status ListenerSet default/first: Accepted=True(ListenersNotValid) Programmed=True",
                     "status ListenerSet default/first listener one: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status ListenerSet default/first listener clash: routes 0, kinds [TCPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
                     "status ListenerSet default/first listener own-port: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
@@ -291,7 +291,7 @@ fn listener_set_listeners_yield_to_earlier_listeners_of_their_gateway() {
                 ",
                 &[
                     "status Gateway default/edge: Accepted=True Programmed=True, listener sets 1",
-                    "status ListenerSet default/a-first: Accepted=True Programmed=True",
+                    "status ListenerSet default/a-first: Accepted=True(ListenersNotValid) Programmed=True",
                     "status ListenerSet default/a-first listener gw: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(HostnameConflict) ResolvedRefs=True Programmed=False(HostnameConflict) Conflicted=True(HostnameConflict)",
                     "status ListenerSet default/a-first listener mine: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status ListenerSet default/b-second: Accepted=False(ListenersNotValid) Programmed=False(ListenersNotValid)",

@@ -156,9 +156,20 @@ impl Driver {
     /// Stops HAProxy gracefully, and the ones replaced that still finish their
     /// connections.
     pub async fn stop(&mut self, grace: Duration) {
-        let running = self.haproxy.take();
-        for mut haproxy in running.into_iter().chain(self.retiring.drain(..)) {
-            haproxy.stop(grace).await;
+        // One left behind that no start replaced would otherwise outlive this process,
+        // its socket gone, serving what it ran.
+        if let Some(pid) = self.left_behind.take() {
+            haproxy::finish_and_stop(pid);
+        }
+        let stopping: Vec<_> = self
+            .haproxy
+            .take()
+            .into_iter()
+            .chain(self.retiring.drain(..))
+            .map(|mut haproxy| tokio::spawn(async move { haproxy.stop(grace).await }))
+            .collect();
+        for stopped in stopping {
+            let _ = stopped.await;
         }
     }
 

@@ -328,7 +328,9 @@ fn with_normalized_paths_no_spelling_of_a_path_steps_around_its_allow_list() {
         );
     write(&manifests, "site.yaml", &objects);
     let configmap = |on: bool| {
-        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: portcullis, namespace: ops}}\ndata: {{normalize-paths: \"{on}\"}}\n")
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: portcullis, namespace: ops}}\ndata: {{normalize-paths: \"{on}\"}}\n"
+        )
     };
     write(&manifests, "configmap.yaml", &configmap(false));
     let mut portcullis = Portcullis::start(
@@ -347,7 +349,13 @@ fn with_normalized_paths_no_spelling_of_a_path_steps_around_its_allow_list() {
     portcullis
         .wait_until(Duration::from_secs(10), |_| get("//private").status == 403)
         .unwrap();
-    for path in ["/private", "/./private", "/x/../private", "/%70rivate", "/../private/a"] {
+    for path in [
+        "/private",
+        "/./private",
+        "/x/../private",
+        "/%70rivate",
+        "/../private/a",
+    ] {
         assert_eq!(get(path).status, 403, "{path}");
     }
     let public = get("/a/..//public/./b");

@@ -382,9 +382,15 @@ spec:
     let mut setup = setup;
     let manifests = setup.manifests();
     let site = std::fs::read_to_string(manifests.join("site.yaml")).unwrap();
-    let without_https = site.split("---\napiVersion: networking.k8s.io/v1\nkind: Ingress").next().unwrap();
+    let without_https = site
+        .split("---\napiVersion: networking.k8s.io/v1\nkind: Ingress")
+        .next()
+        .unwrap();
     write_manifest(&manifests, "site.yaml", without_https).unwrap();
-    let passthrough_only = gateway.split("---\napiVersion: networking.k8s.io/v1\nkind: Ingress").next().unwrap();
+    let passthrough_only = gateway
+        .split("---\napiVersion: networking.k8s.io/v1\nkind: Ingress")
+        .next()
+        .unwrap();
     write_manifest(&manifests, "passthrough.yaml", passthrough_only).unwrap();
     setup
         .portcullis
@@ -393,5 +399,20 @@ spec:
         })
         .unwrap_or_else(|err| panic!("{err}: {}", setup.portcullis.log()));
     assert!(through(https, "unknown.test").starts_with("error:"));
-    assert_eq!(through(https, "a.passthrough.test"), "secure backend / secure");
+    assert_eq!(
+        through(https, "a.passthrough.test"),
+        "secure backend / secure"
+    );
+    // An HTTPS host again: the other names are terminated again.
+    write_manifest(&manifests, "site.yaml", &site).unwrap();
+    setup
+        .portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            through(p.https_port, "www.terminated.test") == "www.terminated.test / web"
+        })
+        .unwrap_or_else(|err| panic!("{err}: {}", setup.portcullis.log()));
+    assert_eq!(
+        through(https, "unknown.test"),
+        "portcullis default certificate / 404"
+    );
 }

@@ -122,11 +122,18 @@ struct Watches {
     root_identity: Option<(u64, u64)>,
     /// The root's parent, watched for the root's own name (and linked files there).
     parent: Option<PathBuf>,
-    /// The directories outside the tree that links lead to, or that hold a linked file,
-    /// watched one by one.
+    /// The parent, resolved: what the scans' resolved paths are compared with.
+    resolved_parent: Option<PathBuf>,
+    /// Whether a link leads to the parent itself: then all of it is read.
+    parent_linked: bool,
+    /// The directories outside the tree that links lead to: all their entries are read.
     linked_dirs: BTreeSet<PathBuf>,
+    /// The directories outside the tree that hold a linked file, and no more.
+    file_dirs: BTreeSet<PathBuf>,
     /// The files outside the tree that links lead to.
     linked_files: BTreeSet<PathBuf>,
+    /// The directories watched one by one: `linked_dirs` and `file_dirs`.
+    watched: BTreeSet<PathBuf>,
 }
 
 impl Watches {
@@ -141,21 +148,33 @@ impl Watches {
         Ok(Self {
             root_identity: identity(&root),
             root,
+            resolved_parent: parent.as_ref().and_then(|p| std::fs::canonicalize(p).ok()),
             parent,
+            parent_linked: false,
             linked_dirs: BTreeSet::new(),
+            file_dirs: BTreeSet::new(),
             linked_files: BTreeSet::new(),
+            watched: BTreeSet::new(),
         })
     }
 
     /// Whether an event may change what the directory holds: of the parent's entries,
-    /// only the directory itself and linked files matter.
+    /// and of a directory watched for a linked file, only the directory itself and the
+    /// linked files matter (a log written beside the directory must not look like a
+    /// change of it).
     fn concerns(&self, event: &notify::Event) -> bool {
-        event.paths.is_empty()
-            || event.paths.iter().any(|path| {
-                path.parent() != self.parent.as_deref()
-                    || *path == self.root
-                    || self.linked_files.contains(path)
-            })
+        event.paths.is_empty() || event.paths.iter().any(|path| self.concerns_path(path))
+    }
+
+    fn concerns_path(&self, path: &Path) -> bool {
+        if path == self.root || self.linked_files.contains(path) {
+            return true;
+        }
+        match path.parent() {
+            Some(dir) if Some(dir) == self.parent.as_deref() => self.parent_linked,
+            Some(dir) => !self.file_dirs.contains(dir) || self.linked_dirs.contains(dir),
+            None => true,
+        }
     }
 
     /// Whether an event names the directory itself (made, removed, moved, or its link
@@ -222,22 +241,26 @@ impl Watches {
                 .is_none_or(|root| !path.starts_with(root))
         };
         self.linked_files = files.iter().filter(|file| outside(file)).cloned().collect();
-        let wanted: BTreeSet<PathBuf> = dirs
+        // The parent is watched already, under the name its events come with.
+        let not_parent = |dir: &PathBuf| Some(dir) != self.resolved_parent.as_ref();
+        self.parent_linked = dirs.iter().any(|dir| !not_parent(dir));
+        let linked_dirs: BTreeSet<PathBuf> = dirs
             .iter()
-            .filter(|dir| outside(dir))
+            .filter(|dir| outside(dir) && not_parent(dir))
             .cloned()
-            .chain(
-                self.linked_files
-                    .iter()
-                    .filter_map(|file| file.parent().map(Path::to_path_buf)),
-            )
-            .filter(|dir| Some(dir.as_path()) != self.parent.as_deref())
             .collect();
-        for gone in self.linked_dirs.difference(&wanted) {
+        self.file_dirs = self
+            .linked_files
+            .iter()
+            .filter_map(|file| file.parent().map(Path::to_path_buf))
+            .filter(not_parent)
+            .collect();
+        let wanted: BTreeSet<PathBuf> = linked_dirs.union(&self.file_dirs).cloned().collect();
+        for gone in self.watched.difference(&wanted) {
             let _ = watcher.unwatch(gone);
         }
         let mut added = false;
-        for new in wanted.difference(&self.linked_dirs) {
+        for new in wanted.difference(&self.watched) {
             match watcher.watch(new, RecursiveMode::NonRecursive) {
                 Ok(()) => added = true,
                 Err(err) => {
@@ -245,7 +268,8 @@ impl Watches {
                 }
             }
         }
-        self.linked_dirs = wanted;
+        self.watched = wanted;
+        self.linked_dirs = linked_dirs;
         added
     }
 }
@@ -255,4 +279,46 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(path)
         .ok()
         .map(|metadata| (metadata.dev(), metadata.ino()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watches() -> Watches {
+        let path = PathBuf::from;
+        Watches {
+            root: path("/srv/manifests"),
+            root_identity: None,
+            parent: Some(path("/srv")),
+            resolved_parent: Some(path("/srv")),
+            parent_linked: false,
+            linked_dirs: BTreeSet::from([path("/opt/shared")]),
+            file_dirs: BTreeSet::from([path("/etc/extra"), path("/srv")]),
+            linked_files: BTreeSet::from([path("/etc/extra/one.yaml"), path("/srv/two.yaml")]),
+            watched: BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn only_what_the_directory_reads_is_a_change_of_it() {
+        let mut watches = watches();
+        let concerns = |watches: &Watches, path: &str| watches.concerns_path(Path::new(path));
+        for read in [
+            "/srv/manifests",
+            "/srv/manifests/a.yaml",
+            "/srv/manifests/nested/b.yaml",
+            "/opt/shared/c.yaml",
+            "/etc/extra/one.yaml",
+            "/srv/two.yaml",
+        ] {
+            assert!(concerns(&watches, read), "{read}");
+        }
+        for beside in ["/srv/state.log", "/srv/other", "/etc/extra/passwd"] {
+            assert!(!concerns(&watches, beside), "{beside}");
+        }
+        // A link to the parent itself: all of it is read.
+        watches.parent_linked = true;
+        assert!(concerns(&watches, "/srv/state.log"));
+    }
 }

@@ -656,6 +656,20 @@ fn one_controller_and_one_haproxy_serve_a_state_directory_whatever_was_left_behi
     );
     assert!(serves(&second, "one.test", "b"));
 
+    // Its runtime API socket removed, every change would reload: another HAProxy takes
+    // its place, and the socket is there again.
+    let master = second.haproxy_pid().unwrap();
+    std::fs::remove_file(second.state_dir.join("run/admin.sock")).unwrap();
+    add_ingress(&manifests, "one", "svc0");
+    second
+        .wait_until(Duration::from_secs(20), |p| {
+            !test_support::process_runs(master)
+                && p.state_dir.join("run/admin.sock").exists()
+                && (0..10).all(|_| serves(p, "one.test", "a"))
+        })
+        .unwrap();
+    assert_eq!(second.metric("portcullis_haproxy_starts_total"), Some(2.0));
+
     // Its sockets removed (their whole directory), HAProxy cannot be reloaded: another
     // takes its place.
     let master = second.haproxy_pid().unwrap();
@@ -666,7 +680,7 @@ fn one_controller_and_one_haproxy_serve_a_state_directory_whatever_was_left_behi
             !test_support::process_runs(master) && (0..10).all(|_| serves(p, "one.test", "c"))
         })
         .unwrap();
-    assert_eq!(second.metric("portcullis_haproxy_starts_total"), Some(2.0));
+    assert_eq!(second.metric("portcullis_haproxy_starts_total"), Some(3.0));
 }
 
 #[test]

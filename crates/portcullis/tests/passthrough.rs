@@ -394,7 +394,7 @@ spec:
     write_manifest(&manifests, "passthrough.yaml", passthrough_only).unwrap();
     setup
         .portcullis
-        .wait_until(Duration::from_secs(10), |p| {
+        .wait_until(Duration::from_secs(30), |p| {
             through(p.https_port, "passthrough.test").starts_with("error:")
         })
         .unwrap_or_else(|err| panic!("{err}: {}", setup.portcullis.log()));
@@ -407,7 +407,7 @@ spec:
     write_manifest(&manifests, "site.yaml", &site).unwrap();
     setup
         .portcullis
-        .wait_until(Duration::from_secs(10), |p| {
+        .wait_until(Duration::from_secs(30), |p| {
             through(p.https_port, "www.terminated.test") == "www.terminated.test / web"
         })
         .unwrap_or_else(|err| panic!("{err}: {}", setup.portcullis.log()));

@@ -268,22 +268,37 @@ impl Driver {
         let reason = reasons.first().copied().unwrap_or(ReloadReason::MainConfig);
         let admin = Arc::clone(&self.admin);
         let metrics = &admin.metrics;
+        // The runtime API's socket removed (by hand, or by a temporary-file cleaner): a
+        // reload hands the listening socket over without making the file again, so every
+        // change would reload from then on. A new HAProxy takes the old one's place.
+        let runtime_api_gone = !self.launch.sockets.admin().exists();
         let outcome = match haproxy.reload().await {
-            // Its master socket is gone (removed by hand or by a temporary-file cleaner):
-            // no reload can ever reach it, so a new HAProxy takes its place.
+            Ok(_) if runtime_api_gone => {
+                tracing::warn!(
+                    "haproxy's runtime API socket is gone; starting a new haproxy to take its place"
+                );
+                Err(None)
+            }
+            // Its master socket is gone: no reload can ever reach it.
             Err(haproxy::HaproxyError::MasterCli(err)) if unreachable(&err) => {
                 tracing::warn!(error = %err, "haproxy's master CLI cannot be reached; starting a new haproxy to take its place");
-                match haproxy.replace(&self.launch).await {
-                    Ok(replaced) => {
-                        self.admin.metrics.haproxy_starts.inc();
-                        self.retiring.retain_mut(|old| !old.has_exited());
-                        self.retiring.push(replaced);
-                        Ok(None)
-                    }
-                    Err(err) => Err(err),
-                }
+                Err(None)
             }
-            other => other.map(Some),
+            Ok(reloaded) => Ok(Some(reloaded)),
+            Err(err) => Err(Some(err)),
+        };
+        let outcome = match outcome {
+            Err(None) => match haproxy.replace(&self.launch).await {
+                Ok(replaced) => {
+                    self.admin.metrics.haproxy_starts.inc();
+                    self.retiring.retain_mut(|old| !old.has_exited());
+                    self.retiring.push(replaced);
+                    Ok(None)
+                }
+                Err(err) => Err(err),
+            },
+            Err(Some(err)) => Err(err),
+            Ok(reloaded) => Ok(reloaded),
         };
         match outcome {
             Ok(None) => {

@@ -426,6 +426,18 @@ async fn a_check_that_hangs_is_killed_with_its_children_at_the_time_limit() {
     }
 }
 
+/// HAProxy started on the state directory's files, its sockets at `sockets`.
+async fn started(state: &StateDir, sockets: &haproxy::Sockets) -> Haproxy {
+    Haproxy::start(&LaunchOptions {
+        binary: haproxy_binary(),
+        state_dir: state.root().to_path_buf(),
+        sockets: sockets.clone(),
+        share_stdout: false,
+    })
+    .await
+    .unwrap()
+}
+
 /// Starts HAProxy on `root` (its servers' client certificate found from wherever its
 /// working directory is), checks both sockets are 0600 and answer (runtime API, and the
 /// master CLI through a reload), then stops it.
@@ -437,14 +449,7 @@ async fn haproxy_answers_on_private_sockets(root: &Path) {
     }
     let mut applied = AppliedFiles::new();
     sync(&state, &mut applied, &client_certificate_model());
-    let mut haproxy = Haproxy::start(&LaunchOptions {
-        binary: haproxy_binary(),
-        state_dir: state.root().to_path_buf(),
-        sockets: sockets.clone(),
-        share_stdout: false,
-    })
-    .await
-    .unwrap();
+    let mut haproxy = started(&state, &sockets).await;
     for socket in [sockets.master(), sockets.admin()] {
         assert_eq!(mode(&socket), 0o600, "{}", socket.display());
     }
@@ -488,14 +493,7 @@ async fn a_long_state_directory_gets_a_short_private_socket_directory() {
     );
     // A cleaner of the temporary directory removed it all: a start makes it again.
     std::fs::remove_dir_all(&short).unwrap();
-    let mut haproxy = Haproxy::start(&LaunchOptions {
-        binary: haproxy_binary(),
-        state_dir: state.root().to_path_buf(),
-        sockets: sockets.clone(),
-        share_stdout: false,
-    })
-    .await
-    .unwrap();
+    let mut haproxy = started(&state, &sockets).await;
     assert_eq!(mode(&short), 0o700);
     haproxy.stop(Duration::from_secs(2)).await;
     std::fs::remove_dir_all(short).unwrap();

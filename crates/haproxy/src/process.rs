@@ -68,12 +68,18 @@ const LOAD_PATIENCE: Duration = Duration::from_secs(180);
 pub fn finish_and_stop(pid: u32) {
     let still_haproxy = std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .is_ok_and(|name| name.trim() == "haproxy");
-    if still_haproxy
-        && let Some(pid) = i32::try_from(pid)
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
+    if still_haproxy {
+        signal(pid, rustix::process::Signal::USR1);
+    }
+}
+
+/// Sends `signal` to process `pid`; one that is gone is no error.
+fn signal(pid: u32, signal: rustix::process::Signal) {
+    if let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
     {
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::USR1);
+        let _ = rustix::process::kill_process(pid, signal);
     }
 }
 
@@ -227,7 +233,9 @@ impl Haproxy {
     pub async fn replace(&mut self, options: &LaunchOptions) -> Result<Self, HaproxyError> {
         let successor = Self::start(options).await?;
         let predecessor = std::mem::replace(self, successor);
-        predecessor.signal(rustix::process::Signal::USR1);
+        if let Some(pid) = predecessor.pid() {
+            signal(pid, rustix::process::Signal::USR1);
+        }
         Ok(predecessor)
     }
 
@@ -236,33 +244,17 @@ impl Haproxy {
         !matches!(self.child.try_wait(), Ok(None))
     }
 
-    fn signal(&self, signal: rustix::process::Signal) {
-        if let Some(pid) = self
-            .child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process(pid, signal);
-        }
-    }
-
     /// Stops gracefully: SIGUSR1 lets workers finish their connections; after `grace`,
     /// SIGTERM, then SIGKILL.
     pub async fn stop(&mut self, grace: Duration) {
-        let Some(pid) = self
-            .child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        else {
+        let Some(pid) = self.pid() else {
             return;
         };
-        for (signal, wait) in [
+        for (sent, wait) in [
             (rustix::process::Signal::USR1, grace),
             (rustix::process::Signal::TERM, Duration::from_secs(2)),
         ] {
-            let _ = rustix::process::kill_process(pid, signal);
+            signal(pid, sent);
             if tokio::time::timeout(wait, self.child.wait()).await.is_ok() {
                 return;
             }

@@ -79,9 +79,9 @@ impl Sockets {
         Self::prepare_with_temp_dir(root, &std::env::temp_dir())
     }
 
-    /// Makes this place exist again for the state directory `root`, as
-    /// [`Sockets::prepare`] made it: a cleaner of the temporary directory may have removed
-    /// a private one, its `run/` and its link since.
+    /// Makes this place exist for the state directory `root`: at start-up, and again at
+    /// each HAProxy start, since a cleaner of the temporary directory may have removed a
+    /// private one, its `run/` and its link meanwhile.
     pub(crate) fn restore(&self, root: &Path) -> Result<(), StateDirError> {
         if self.working_dir != root {
             create_private_dir(&self.working_dir)?;
@@ -95,7 +95,7 @@ impl Sockets {
             working_dir: root.to_path_buf(),
         };
         if in_place.usable() {
-            ensure_dir(&in_place.run_dir(), 0o700)?;
+            in_place.restore(root)?;
             return Ok(in_place);
         }
         let short = Self {
@@ -115,9 +115,7 @@ impl Sockets {
                 )),
             });
         }
-        create_private_dir(&short.working_dir)?;
-        ensure_dir(&short.run_dir(), 0o700)?;
-        link_backend_tls(&short.working_dir, root)?;
+        short.restore(root)?;
         Ok(short)
     }
 }

@@ -412,15 +412,14 @@ async fn a_check_that_hangs_is_killed_with_its_children_at_the_time_limit() {
         "{err}"
     );
     assert!(started.elapsed() < Duration::from_secs(10));
-    let pid = std::fs::read_to_string(&sleeper).unwrap();
-    let stat = Path::new("/proc").join(pid.trim()).join("stat");
+    let pid: u32 = std::fs::read_to_string(&sleeper)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     // Gone, or a zombie waiting for a reaper that is not ours.
-    while std::fs::read_to_string(&stat).is_ok_and(|s| {
-        s.rsplit(')')
-            .next()
-            .is_some_and(|rest| !rest.starts_with(" Z"))
-    }) {
+    while test_support::process_runs(pid) {
         assert!(Instant::now() < deadline, "the checker's child still runs");
         std::thread::sleep(Duration::from_millis(20));
     }

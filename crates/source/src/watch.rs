@@ -132,8 +132,6 @@ struct Watches {
     file_dirs: BTreeSet<PathBuf>,
     /// The files outside the tree that links lead to.
     linked_files: BTreeSet<PathBuf>,
-    /// The directories watched one by one: `linked_dirs` and `file_dirs`.
-    watched: BTreeSet<PathBuf>,
 }
 
 impl Watches {
@@ -154,7 +152,6 @@ impl Watches {
             linked_dirs: BTreeSet::new(),
             file_dirs: BTreeSet::new(),
             linked_files: BTreeSet::new(),
-            watched: BTreeSet::new(),
         })
     }
 
@@ -249,18 +246,21 @@ impl Watches {
             .filter(|dir| outside(dir) && not_parent(dir))
             .cloned()
             .collect();
-        self.file_dirs = self
+        let file_dirs = self
             .linked_files
             .iter()
             .filter_map(|file| file.parent().map(Path::to_path_buf))
             .filter(not_parent)
             .collect();
-        let wanted: BTreeSet<PathBuf> = linked_dirs.union(&self.file_dirs).cloned().collect();
-        for gone in self.watched.difference(&wanted) {
+        let watched = self.watched();
+        self.linked_dirs = linked_dirs;
+        self.file_dirs = file_dirs;
+        let wanted = self.watched();
+        for gone in watched.difference(&wanted) {
             let _ = watcher.unwatch(gone);
         }
         let mut added = false;
-        for new in wanted.difference(&self.watched) {
+        for new in wanted.difference(&watched) {
             match watcher.watch(new, RecursiveMode::NonRecursive) {
                 Ok(()) => added = true,
                 Err(err) => {
@@ -268,9 +268,12 @@ impl Watches {
                 }
             }
         }
-        self.watched = wanted;
-        self.linked_dirs = linked_dirs;
         added
+    }
+
+    /// The directories watched one by one.
+    fn watched(&self) -> BTreeSet<PathBuf> {
+        self.linked_dirs.union(&self.file_dirs).cloned().collect()
     }
 }
 
@@ -296,7 +299,6 @@ mod tests {
             linked_dirs: BTreeSet::from([path("/opt/shared")]),
             file_dirs: BTreeSet::from([path("/etc/extra"), path("/srv")]),
             linked_files: BTreeSet::from([path("/etc/extra/one.yaml"), path("/srv/two.yaml")]),
-            watched: BTreeSet::new(),
         }
     }
 

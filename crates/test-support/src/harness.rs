@@ -204,10 +204,8 @@ impl Portcullis {
     /// Kills portcullis and its HAProxy outright (SIGKILL), as a node failure would: nothing
     /// is cleaned up, nothing is handed over.
     pub fn crash(&mut self) -> std::io::Result<()> {
-        let haproxy = self.haproxy_pid();
-        let workers: Vec<u32> = haproxy.map(children).unwrap_or_default();
-        self.child.kill()?;
-        self.child.wait()?;
+        let workers: Vec<u32> = self.haproxy_pid().map(children).unwrap_or_default();
+        let haproxy = self.kill_controller_only()?;
         for pid in haproxy.into_iter().chain(workers) {
             // Already gone is fine: a worker may exit with its master.
             let _ = kill_hard(pid);

@@ -266,57 +266,37 @@ impl Driver {
             return Event::Exited;
         };
         let reason = reasons.first().copied().unwrap_or(ReloadReason::MainConfig);
-        let admin = Arc::clone(&self.admin);
-        let metrics = &admin.metrics;
         // The runtime API's socket removed (by hand, or by a temporary-file cleaner): a
         // reload hands the listening socket over without making the file again, so every
-        // change would reload from then on. A new HAProxy takes the old one's place.
+        // change would reload from then on. A new HAProxy takes the old one's place, as
+        // it does when the master's socket is gone and no reload can reach it.
         let runtime_api_gone = !self.launch.sockets.admin().exists();
         let outcome = match haproxy.reload().await {
             Ok(_) if runtime_api_gone => {
                 tracing::warn!(
                     "haproxy's runtime API socket is gone; starting a new haproxy to take its place"
                 );
-                Err(None)
+                self.replace_haproxy().await.map(|()| "haproxy replaced")
             }
-            // Its master socket is gone: no reload can ever reach it.
             Err(haproxy::HaproxyError::MasterCli(err)) if unreachable(&err) => {
                 tracing::warn!(error = %err, "haproxy's master CLI cannot be reached; starting a new haproxy to take its place");
-                Err(None)
+                self.replace_haproxy().await.map(|()| "haproxy replaced")
             }
-            Ok(reloaded) => Ok(Some(reloaded)),
-            Err(err) => Err(Some(err)),
-        };
-        let outcome = match outcome {
-            Err(None) => match haproxy.replace(&self.launch).await {
-                Ok(replaced) => {
-                    self.admin.metrics.haproxy_starts.inc();
-                    self.retiring.retain_mut(|old| !old.has_exited());
-                    self.retiring.push(replaced);
-                    Ok(None)
-                }
-                Err(err) => Err(err),
-            },
-            Err(Some(err)) => Err(err),
-            Ok(reloaded) => Ok(reloaded),
-        };
-        match outcome {
-            Ok(None) => {
-                metrics
-                    .reloads
-                    .get_or_create(&vec![("reason", reason.as_str().to_owned())])
-                    .inc();
-                tracing::info!(%reason, all = ?reasons, pid = haproxy.pid(), "haproxy replaced");
-                Event::Reloaded
-            }
-            Ok(Some(reloaded)) => {
+            Ok(reloaded) => {
                 let master = haproxy.master_cli();
                 self.close_replaced_sessions(master, &reloaded.replaced);
+                Ok("haproxy reloaded")
+            }
+            Err(err) => Err(err),
+        };
+        let metrics = &self.admin.metrics;
+        match outcome {
+            Ok(what) => {
                 metrics
                     .reloads
                     .get_or_create(&vec![("reason", reason.as_str().to_owned())])
                     .inc();
-                tracing::info!(%reason, all = ?reasons, "haproxy reloaded");
+                tracing::info!(%reason, all = ?reasons, "{what}");
                 Event::Reloaded
             }
             Err(err) => {
@@ -325,6 +305,19 @@ impl Driver {
                 Event::ReloadFailed
             }
         }
+    }
+
+    /// Starts a new HAProxy in the running one's place; the old one finishes its
+    /// connections and is stopped with the controller if it has not exited by then.
+    async fn replace_haproxy(&mut self) -> Result<(), haproxy::HaproxyError> {
+        let Some(haproxy) = &mut self.haproxy else {
+            return Ok(());
+        };
+        let replaced = haproxy.replace(&self.launch).await?;
+        self.admin.metrics.haproxy_starts.inc();
+        self.retiring.retain_mut(|old| !old.has_exited());
+        self.retiring.push(replaced);
+        Ok(())
     }
 
     /// Schedules the closing of the sessions of the workers a reload just replaced.

@@ -71,6 +71,13 @@ const NORMALIZE_PATH_LINES: &str = "    http-request normalize-uri percent-decod
     http-request normalize-uri path-strip-dotdot full
 ";
 /// Every HTTPS redirect code a route may ask for.
+/// The request's host, lower case and without its port (`txn.host`). `field(1,:)` alone
+/// would cut an IPv6 literal (`[::1]:8080`) at its first colon, leaving `[` for redirects
+/// and logs; such a literal is kept whole, brackets included, as a `Location` needs it.
+const HOST_LINES: &str = "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower
+    http-request set-var(txn.host) req.hdr(host),lower,regsub(\\].*$,]) if { req.hdr(host),lower -m reg ^\\[[0-9a-f:.]+\\](:[0-9]+)?$ }
+";
+
 const REDIRECT_CODES: [u16; 5] = [301, 302, 303, 307, 308];
 
 pub(crate) fn main_config<'a>(
@@ -197,8 +204,7 @@ defaults
         }
         let _ = write!(
             text,
-            "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower
-    http-request set-var(txn.listener_port) req.hdr(host),regsub(^.*:,:) if {{ req.hdr(host) -m reg ':[0-9]+$' }} !{{ req.hdr(host) -m end :{default_port} }}
+            "{HOST_LINES}    http-request set-var(txn.listener_port) req.hdr(host),regsub(^.*:,:) if {{ req.hdr(host) -m reg ':[0-9]+$' }} !{{ req.hdr(host) -m end :{default_port} }}
 {hostkey}    http-request set-var-fmt(txn.route) \"%[var(txn.hostkey)]#%[path]\"
     http-request set-var(txn.backend) var(txn.route),map_str({exact_map})
     http-request set-var(txn.backend) var(txn.route),map_beg({prefix_map}) if !{{ var(txn.backend) -m found }}
@@ -254,7 +260,7 @@ defaults
         };
         let _ = write!(
             text,
-            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{}{}    http-request set-var(txn.host) req.hdr(host),field(1,:),lower\n    http-request set-var(txn.listener_port) str(:{port})\n",
+            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{}{}{HOST_LINES}    http-request set-var(txn.listener_port) str(:{port})\n",
             crate::proxy_protocol::bind_option(&global.accept_proxy),
             crate::proxy_protocol::frontend_lines(&global.accept_proxy),
             crate::forwarded::frontend_lines(&global.forwarded, tls),

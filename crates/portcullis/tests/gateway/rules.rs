@@ -109,6 +109,17 @@ spec:
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
+metadata: {name: any-host, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: http}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /any-host-moved}}]
+    filters:
+    - type: RequestRedirect
+      requestRedirect: {port: 8080, statusCode: 302}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
 metadata: {name: split, namespace: default}
 spec:
   parentRefs: [{name: web, sectionName: http}]
@@ -316,6 +327,16 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
         let response = request(port, "GET", "filters.test", target, &[]);
         assert_eq!(response.status, 302, "{target}");
         assert_eq!(response.headers["location"], location, "{target}");
+    }
+    // A redirect that keeps the host keeps an IPv6 literal whole, brackets included.
+    for (host, location) in [
+        ("[::1]:81", "http://[::1]:8080/any-host-moved"),
+        ("[FE80::1]", "http://[fe80::1]:8080/any-host-moved"),
+        ("Any.Test:81", "http://any.test:8080/any-host-moved"),
+    ] {
+        let response = request(port, "GET", host, "/any-host-moved", &[]);
+        assert_eq!(response.status, 302, "{host}");
+        assert_eq!(response.headers["location"], location, "{host}");
     }
 
     // Rewrites before forwarding.

@@ -403,7 +403,7 @@ impl RouteConverter<'_, '_> {
                     rules::path_pattern(&value)
                         .and_then(|_| names::path_match(Some("/"), PathKind::Prefix))
                 } else {
-                    rules::url_path(&value).and_then(|value| names::path_match(Some(&value), kind))
+                    names::path_match(Some(&value), kind)
                 };
                 let path_match = match checked {
                     Ok(path_match) => path_match,

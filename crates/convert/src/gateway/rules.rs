@@ -459,7 +459,7 @@ pub(crate) fn for_match(
             let Some(prefix) = matched_prefix else {
                 return Err("ReplacePrefixMatch needs a PathPrefix match".to_owned());
             };
-            *matched = prefix.trim_end_matches('/').to_owned();
+            *matched = replaced_prefix(prefix)?;
         }
     }
     Ok(backend)
@@ -545,6 +545,7 @@ fn path_change(
     let Some(matched) = matched_prefix else {
         return Err("ReplacePrefixMatch needs a PathPrefix match".to_owned());
     };
+
     // An empty replacement takes the prefix away (`/foo/bar` → `/bar`, `/foo` → `/`),
     // as the specification's table of `ReplacePrefixMatch` says.
     let replacement = match prefix {
@@ -552,9 +553,20 @@ fn path_change(
         prefix => url_path(prefix.unwrap_or("/"))?,
     };
     Ok(PathChange::Prefix {
-        matched: matched.trim_end_matches('/').to_owned(),
+        matched: replaced_prefix(matched)?,
         replacement,
     })
+}
+
+/// The prefix a `ReplacePrefixMatch` replaces, as printed. It is printed inside a
+/// redirect's sample expression, where a comma, a parenthesis or a quote would end it:
+/// such a match path keeps to the characters that cannot. Empty while a backend's own
+/// filter waits for the match it serves ([`for_match`]).
+fn replaced_prefix(matched: &str) -> Result<String, String> {
+    if !matched.is_empty() {
+        url_path(matched).map_err(|why| format!("ReplacePrefixMatch: the match's {why}"))?;
+    }
+    Ok(matched.trim_end_matches('/').to_owned())
 }
 
 fn optional_host(host: Option<&str>) -> Result<Option<String>, String> {

@@ -86,6 +86,34 @@ fn matches() {
                 ],
             )
             .given(EDGE),
+            Case::new(
+                "gateway-api.md: an Exact or PathPrefix path takes every RFC 3986 path character the specification allows; a prefix replaced by a filter keeps to letters, digits and `/-_.~`",
+                r#"
+                kind: HTTPRoute
+                metadata: {name: r}
+                spec:
+                  parentRefs: [{name: edge}]
+                  hostnames: [a.test]
+                  rules:
+                  - matches: [{path: {type: PathPrefix, value: "/v1/users:batch@x;y=z,(a)*!$&'+"}}, {path: {type: Exact, value: "/%20"}}]
+                    backendRefs: [{name: api, port: 80}]
+                  - matches: [{path: {type: PathPrefix, value: "/a,b"}}, {path: {type: PathPrefix, value: /plain}}]
+                    filters:
+                    - type: URLRewrite
+                      urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /new}}
+                    backendRefs: [{name: web, port: 80}]
+                  - matches: [{path: {type: PathPrefix, value: "/a b"}}]
+                    backendRefs: [{name: web, port: 80}]
+                "#,
+                &[
+                    "route a.test /%20 Exact [http] -> default_api_80",
+                    "route a.test /plain Prefix [http] -> rewrite prefix /plain => /new; default_web_80",
+                    "route a.test /v1/users:batch@x;y=z,(a)*!$&'+ Prefix [http] -> default_api_80",
+                    "diagnostic HTTPRoute default/r: spec.rules[1].filters[0]: ReplacePrefixMatch: the match's path '/a,b' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'; the rule is skipped for this match",
+                    "diagnostic HTTPRoute default/r: spec.rules[2].matches[0].path: path '/a b' contains ' ', which must be percent-encoded; the match is skipped",
+                ],
+            )
+            .given(EDGE),
         ],
     );
 }

@@ -117,6 +117,8 @@ spec:
     filters:
     - type: RequestRedirect
       requestRedirect: {port: 8080, statusCode: 302}
+  - matches: [{path: {type: PathPrefix, value: "/odd:@;(x)*$&'"}}]
+    backendRefs: [{name: api, port: 80}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -327,6 +329,15 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
         let response = request(port, "GET", "filters.test", target, &[]);
         assert_eq!(response.status, 302, "{target}");
         assert_eq!(response.headers["location"], location, "{target}");
+    }
+    // A path of the characters RFC 3986 allows, quote included, is matched as written.
+    for (target, expected) in [
+        ("/odd:@;(x)*$&'", "api"),
+        ("/odd:@;(x)*$&'/deeper", "api"),
+        ("/odd:@;(x)*$&", "404"),
+    ] {
+        let response = request(port, "GET", "any.test", target, &[]);
+        assert_eq!(served_by(&response), expected, "{target}");
     }
     // A redirect that keeps the host keeps an IPv6 literal whole, brackets included.
     for (host, location) in [

@@ -40,6 +40,7 @@ static PATH_AUTH_KEYS: KeyGroup = KeyGroup::new(&[
     &keys::AUTH_SECRET,
     &keys::AUTH_REALM,
     &keys::AUTH_URL,
+    &keys::OAUTH,
     &keys::AUTH_METHOD,
     &keys::AUTH_SIGNIN,
     &keys::AUTH_TIMEOUT,
@@ -261,7 +262,7 @@ fn external_auth(
 ) -> Option<ExternalAuth> {
     let key = keys::AUTH_URL.name;
     // The invalid value itself is reported where the key is read.
-    if layers.set_invalidly(&keys::AUTH_URL) {
+    if layers.set_invalidly(&keys::AUTH_URL) || layers.set_invalidly(&keys::OAUTH) {
         return Some(ExternalAuth::Unusable);
     }
     let url = match layers.get(&keys::AUTH_URL)? {

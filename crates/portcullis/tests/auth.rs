@@ -274,6 +274,12 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
         &[("auth-url", &format!("https://127.0.0.1:{untrusted}/auth"))],
     );
     objects += &ingress("badurl", "badurl.test", &[("auth-url", "ftp://x/auth")]);
+    // haproxy-ingress's OAuth, which is not implemented: refused, never served open.
+    objects += &ingress(
+        "oauth",
+        "oauth.test",
+        &[("oauth", "oauth2_proxy"), ("oauth-uri-prefix", "/oauth2")],
+    );
     objects += &ingress(
         "down",
         "down.test",
@@ -510,6 +516,15 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
     assert_eq!(untrusted.status, 503, "{untrusted:?}");
     // An auth-url that cannot be read closes its path.
     assert_eq!(get(http, "badurl.test", "/", &[]).status, 403);
+    assert_eq!(get(http, "oauth.test", "/", &[]).status, 403);
+    assert_eq!(get(http, "oauth.test", "/oauth2/start", &[]).status, 403);
+    let log = portcullis.log();
+    for expected in [
+        "Ingress default/oauth: metadata.annotations[haproxy-ingress.github.io/oauth]: invalid value: oauth 'oauth2_proxy' is not implemented (use auth-url with oauth2-proxy's /oauth2/auth and auth-signin); the paths it applies to answer 403 to every request until it is fixed",
+        "'oauth-uri-prefix' is not supported",
+    ] {
+        assert!(log.contains(expected), "{expected}\n{log}");
+    }
     let started = Instant::now();
     let slow = get(http, "slow.test", "/", &[("Cookie", "session=good")]);
     let waited = started.elapsed();

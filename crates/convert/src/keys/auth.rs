@@ -9,7 +9,7 @@ use super::{Applied, Key, Scope};
 
 /// Keys whose invalid value closes the paths they apply to (403) instead of falling back
 /// to a wider layer's value: a typo must never serve a path without its authentication.
-pub(crate) const FAIL_CLOSED: [&str; 3] = ["auth-type", "auth-secret", "auth-url"];
+pub(crate) const FAIL_CLOSED: [&str; 4] = ["auth-type", "auth-secret", "auth-url", "oauth"];
 
 /// `auth-type`.
 pub static AUTH_TYPE: Key<bool> = Key {
@@ -22,6 +22,18 @@ pub static AUTH_TYPE: Key<bool> = Key {
     doc: "Deprecated: `auth-secret` alone turns Basic authentication on. `basic` without `auth-secret` refuses every request of the path (403) rather than serve it unauthenticated.",
     applied: Applied::Reload,
     differs: "",
+};
+/// `oauth`.
+pub static OAUTH: Key<()> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "oauth",
+    scope: Scope::Path,
+    default: "",
+    accepted_values: "empty only, `` (any other value, oauth2_proxy included, refuses the path)",
+    parse: parse_oauth,
+    doc: "haproxy-ingress's OAuth through an `oauth2_proxy` path of the same host is not implemented. Since a path that asks for authentication must never be served without it, any value makes the path answer 403 to every request, and is reported. The same protection is had with `auth-url` set to oauth2-proxy's check (`svc://oauth2-proxy:4180/oauth2/auth`) and `auth-signin` to its sign-in (`https://<host>/oauth2/start?rd=%[path]`), with `auth-headers-succeed` for the headers it answers with.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress checks each request against `<oauth-uri-prefix>/auth` of the backend that serves `oauth-uri-prefix` on the same host; portcullis refuses the path instead (see `auth-url` for the equivalent).",
 };
 /// `auth-secret`.
 pub static AUTH_SECRET: Key<Option<SecretName>> = Key {
@@ -155,6 +167,16 @@ fn parse_auth_type(text: &str) -> Result<bool, String> {
         "" => Ok(false),
         t if t.eq_ignore_ascii_case("basic") => Ok(true),
         other => Err(format!("'{other}' is not basic")),
+    }
+}
+
+fn parse_oauth(text: &str) -> Result<(), String> {
+    match text.trim() {
+        "" => Ok(()),
+        other => Err(format!(
+            "oauth '{}' is not implemented (use auth-url with oauth2-proxy's /oauth2/auth and auth-signin)",
+            other.escape_debug()
+        )),
     }
 }
 

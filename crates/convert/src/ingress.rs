@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use model::{BackendId, HostKey};
+use model::{Backend, BackendId, HostKey, RuleAction};
 use resources::{Ingress, IngressServiceBackend, ObjectRef};
 
 use crate::contribution::TcpPortSettings;
@@ -13,6 +13,7 @@ use crate::contribution::{
     BackendClaim, ClaimedRule, Contribution, MergeOrder, RouteClaim, TlsClaim,
 };
 use crate::endpoints::ServiceBackend;
+use crate::ingress_keys::PathRule;
 use crate::ingress_passthrough::{self, PassthroughHost, PassthroughKeys, PassthroughOutput};
 use crate::ingress_tcp;
 use crate::keys::{self, Annotations, Keys};
@@ -395,7 +396,17 @@ impl Converter<'_, '_> {
                     &mut passthrough_output,
                     host,
                     &passthrough_keys,
-                    |service, field| self.backend(Some(service), &field),
+                    |service, field| {
+                        let (backend, service_keys) = self.backend(Some(service), &field)?;
+                        let root = ingress_keys::path_rule(
+                            Some("/"),
+                            "Prefix",
+                            &self.keys().with_service(&service_keys),
+                        )
+                        .ok()?;
+                        let action = self.path_action(&backend, &service_keys, &root);
+                        Some((backend, action))
+                    },
                 );
                 continue;
             }
@@ -424,27 +435,10 @@ impl Converter<'_, '_> {
                 let https_redirect = layers
                     .get(&keys::SSL_REDIRECT)
                     .then(|| layers.get(&keys::SSL_REDIRECT_CODE));
-                let mut problems = Vec::new();
-                let action = ingress_keys::path_action(&layers, &backend, &rule, &mut problems);
-                let global = self.lookups.global();
-                let auth_layers = Keys {
-                    service: Some(&service_keys),
-                    object: Some(&self.annotations),
-                    global,
-                };
-                let auth = auth::path_auth(
-                    &auth_layers,
-                    self.lookups,
-                    &self.output.object.namespace,
-                    &mut problems,
-                );
-                let action = ingress_keys::with_auth(action, auth, &backend);
+                let action = self.path_action(&backend, &service_keys, &rule);
                 let app_root = ingress_keys::is_root(&rule)
                     .then(|| self.keys().get(&keys::APP_ROOT))
                     .flatten();
-                for (key, message) in problems {
-                    self.report(format!("metadata.annotations[{key}]"), message);
-                }
                 let path_text = path.path.clone().unwrap_or_else(|| "/".to_owned());
                 if let Some(app_root) = app_root {
                     let (conditions, mut redirect) = ingress_keys::app_root_rule(app_root);
@@ -485,6 +479,35 @@ impl Converter<'_, '_> {
             }
         }
         passthrough_output.into_contribution(&mut self.output);
+    }
+
+    /// What a path of `backend` does besides forwarding (its access lists, header
+    /// changes, rewrite, authentication...), its keys' problems reported.
+    fn path_action(
+        &mut self,
+        backend: &Arc<Backend>,
+        service_keys: &Annotations,
+        rule: &PathRule,
+    ) -> Option<Arc<RuleAction>> {
+        let layers = self.keys().with_service(service_keys);
+        let mut problems = Vec::new();
+        let action = ingress_keys::path_action(&layers, backend, rule, &mut problems);
+        let auth_layers = Keys {
+            service: Some(service_keys),
+            object: Some(&self.annotations),
+            global: self.lookups.global(),
+        };
+        let auth = auth::path_auth(
+            &auth_layers,
+            self.lookups,
+            &self.output.object.namespace,
+            &mut problems,
+        );
+        let action = ingress_keys::with_auth(action, auth, backend);
+        for (key, message) in problems {
+            self.report(format!("metadata.annotations[{key}]"), message);
+        }
+        action
     }
 
     /// This Ingress's keys: its annotations over the global ConfigMap.

@@ -8,7 +8,10 @@ use model::{Frontends, HostKey, PathKind};
 use resources::{IngressServiceBackend, ServiceBackendPort};
 
 use crate::contribution::{ClaimedRule, Contribution, PassthroughClaim, RouteClaim, TlsClaim};
-use crate::endpoints::ServiceBackend;
+
+/// A Service backend of a passthrough host, and what its path `/` does besides
+/// forwarding (`None`: nothing).
+pub(crate) type ServedRoot = (Arc<model::Backend>, Option<Arc<model::RuleAction>>);
 use crate::names;
 
 /// What an Ingress's passthrough needs from its converter.
@@ -53,13 +56,14 @@ impl PassthroughOutput {
     }
 }
 
-/// Claims one rule's host for passthrough. `backend` resolves a Service backend (as the
-/// Ingress's paths do), reporting its own problems.
+/// Claims one rule's host for passthrough. `backend` resolves a Service backend and what
+/// its path `/` does besides forwarding, as the Ingress's paths do, reporting its own
+/// problems.
 pub(crate) fn claim_host(
     output: &mut PassthroughOutput,
     rule: PassthroughHost<'_>,
     keys: &PassthroughKeys,
-    mut backend: impl FnMut(&IngressServiceBackend, &str) -> Option<ServiceBackend>,
+    mut backend: impl FnMut(&IngressServiceBackend, &str) -> Option<ServedRoot>,
 ) {
     if rule.host == HostKey::CatchAll {
         output.report(
@@ -96,14 +100,26 @@ pub(crate) fn claim_host(
             );
             continue;
         };
-        let Some((http_backend, _)) = backend(service, &format!("{field}.backend")) else {
+        let Some((http_backend, action)) = backend(service, &format!("{field}.backend")) else {
             continue;
         };
         served = true;
-        let tls_backend = Arc::new((*http_backend).clone().for_passthrough());
+        // HAProxy sees no request in a connection it does not decrypt: an access list or
+        // an authentication cannot be applied, and the host is refused rather than served
+        // without the protection asked for.
+        let protected = action
+            .as_ref()
+            .is_some_and(|action| action.access.is_some() || action.auth.is_some());
+        if protected {
+            output.report(
+                field.clone(),
+                "an allow or deny list, or authentication, cannot be applied to TLS connections passed through untouched (HAProxy reads no request in them); the host's passthrough connections are refused until those keys are removed from it".to_owned(),
+            );
+        }
+        let tls_backend = (!protected).then(|| Arc::new((*http_backend).clone().for_passthrough()));
         output.passthrough.push(PassthroughClaim {
             host: rule.host.clone(),
-            backend: Some(tls_backend.clone()),
+            backend: tls_backend,
             field: field.clone(),
         });
         let Ok(root) = names::path_match(Some("/"), PathKind::Prefix) else {
@@ -118,14 +134,15 @@ pub(crate) fn claim_host(
                         name: None,
                     }),
                 };
-                let Some((http_backend, _)) = backend(&plain, &format!("{field}.backend")) else {
+                let Some((http_backend, action)) = backend(&plain, &format!("{field}.backend"))
+                else {
                     continue;
                 };
                 ClaimedRule::Ingress {
                     backend: http_backend,
                     https_redirect: None,
                     conditions: Vec::new(),
-                    action: None,
+                    action,
                 }
             }
             None => {

@@ -288,6 +288,7 @@ fn ssl_passthrough_http_port_sends_plain_http_to_the_services_http_port() {
         .map(|doc| format!("---\n{doc}"))
         .collect();
     write_manifest(&setup.manifests(), "site.yaml", &site).unwrap();
+    let manifests = setup.manifests();
     let mut portcullis = setup.portcullis;
     portcullis
         .wait_until(Duration::from_secs(10), |p| {
@@ -301,6 +302,35 @@ fn ssl_passthrough_http_port_sends_plain_http_to_the_services_http_port() {
     assert_eq!(
         through(portcullis.https_port, "a.passthrough.test"),
         "secure backend / secure"
+    );
+
+    // An allow list on a passthrough host: its plain-HTTP route applies it, and its TLS
+    // connections, where it cannot be applied, are refused rather than served open.
+    let guarded = ingress(
+        "guarded",
+        &format!(
+            "{PASSTHROUGH}, haproxy-ingress.github.io/ssl-passthrough-http-port: \"80\", haproxy-ingress.github.io/allowlist-source-range: 10.0.0.0/8"
+        ),
+        &["b.passthrough.test"],
+        "secure",
+        443,
+    );
+    write_manifest(&manifests, "guarded.yaml", &guarded).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            http_get(p.http_port, "b.passthrough.test", "/plain").is_ok_and(|r| r.status == 403)
+        })
+        .unwrap_or_else(|err| panic!("{err}: {}", portcullis.log()));
+    let refused = through(portcullis.https_port, "b.passthrough.test");
+    assert!(refused.starts_with("error: "), "{refused}");
+    assert_eq!(
+        through(portcullis.https_port, "a.passthrough.test"),
+        "secure backend / secure"
+    );
+    let log = portcullis.log();
+    assert!(
+        log.contains("Ingress default/guarded: spec.rules[0].http.paths[0]: an allow or deny list, or authentication, cannot be applied to TLS connections passed through untouched"),
+        "{log}"
     );
 }
 

@@ -11,9 +11,9 @@ pub static SSL_PASSTHROUGH: Key<bool> = Key {
     default: "false",
     accepted_values: "`true` or `false` (also `True`, `TRUE`, `t`, `T`, `1` and `False`, `FALSE`, `f`, `F`, `0`, as haproxy-ingress reads them)",
     parse: parse_bool,
-    doc: "TLS connections to the Ingress's hosts are sent untouched, chosen by their SNI, to the backend of the path `/`, which terminates TLS itself (its own certificate is the one clients see); HAProxy never decrypts them. The other hosts on the HTTPS port are terminated and routed as before. Only the path `/` is served (other paths are reported and left out), and a host without a name cannot pass through (no SNI to match). Plain-HTTP requests to such a host are redirected to HTTPS (`ssl-redirect-code`), or sent to `ssl-passthrough-http-port`. Adding or removing a host whose backend HAProxy already has is live; the first passthrough host, and the last one's removal, reload HAProxy (the HTTPS port then reads SNI first, or no longer does).",
+    doc: "TLS connections to the Ingress's hosts are sent untouched, chosen by their SNI, to the backend of the path `/`, which terminates TLS itself (its own certificate is the one clients see); HAProxy never decrypts them. The other hosts on the HTTPS port are terminated and routed as before. Only the path `/` is served (other paths are reported and left out), and a host without a name cannot pass through (no SNI to match). Plain-HTTP requests to such a host are redirected to HTTPS (`ssl-redirect-code`), or sent to `ssl-passthrough-http-port`. An allow or deny list or an authentication key that applies to the path `/` cannot be applied to a connection HAProxy does not decrypt: the host's TLS connections are then refused, and reported, rather than served without it (its `ssl-passthrough-http-port` route applies them as any path does). Adding or removing a host whose backend HAProxy already has is live; the first passthrough host, and the last one's removal, reload HAProxy (the HTTPS port then reads SNI first, or no longer does).",
     applied: Applied::Live,
-    differs: "",
+    differs: "haproxy-ingress applies an allow or deny list of a passthrough host to its TLS connections by their source address; portcullis refuses them until the list is removed.",
 };
 /// `ssl-passthrough-http-port`.
 pub static SSL_PASSTHROUGH_HTTP_PORT: Key<Option<u16>> = Key {

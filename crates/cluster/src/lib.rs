@@ -8,6 +8,7 @@ mod connect;
 mod delivered;
 mod events;
 mod lease;
+mod lenient;
 mod status;
 mod watch;
 

@@ -5,6 +5,7 @@
 use std::fmt::Debug;
 
 use futures::StreamExt as _;
+use futures::stream::BoxStream;
 use index::{ListScope, SourceEvent};
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -22,6 +23,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::delivered::Delivered;
+use crate::lenient::{self, Lenient};
 
 /// What the cluster source watches.
 #[derive(Debug, Clone, Default)]
@@ -164,7 +166,7 @@ fn start_watchers(
         |o: Namespace| Object::Namespace(Arc::new(o)),
     );
     if scope.gateway_api {
-        watchers.start(
+        watchers.start_lenient(
             Api::all(client.clone()),
             &None,
             all.clone(),
@@ -172,14 +174,14 @@ fn start_watchers(
             |o: GatewayClass| Object::GatewayClass(Arc::new(o)),
         );
         for namespace in &namespaces {
-            watchers.start(
+            watchers.start_lenient(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
                 Kind::Gateway,
                 |o: Gateway| Object::Gateway(Arc::new(o)),
             );
-            watchers.start(
+            watchers.start_lenient(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
@@ -189,7 +191,7 @@ fn start_watchers(
                     Object::HttpRoute(Arc::new(o))
                 },
             );
-            watchers.start(
+            watchers.start_lenient(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
@@ -199,7 +201,7 @@ fn start_watchers(
                     Object::GrpcRoute(Arc::new(o))
                 },
             );
-            watchers.start(
+            watchers.start_lenient(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
@@ -209,7 +211,7 @@ fn start_watchers(
                     Object::TlsRoute(Arc::new(o))
                 },
             );
-            watchers.start(
+            watchers.start_lenient(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
@@ -219,7 +221,7 @@ fn start_watchers(
                     Object::TcpRoute(Arc::new(o))
                 },
             );
-            watchers.start(
+            watchers.start_lenient(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
@@ -229,21 +231,21 @@ fn start_watchers(
                     Object::UdpRoute(Arc::new(o))
                 },
             );
-            watchers.start(
+            watchers.start_lenient(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
                 Kind::ListenerSet,
                 |o: ListenerSet| Object::ListenerSet(Arc::new(o)),
             );
-            watchers.start(
+            watchers.start_lenient(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
                 Kind::ReferenceGrant,
                 |o: ReferenceGrant| Object::ReferenceGrant(Arc::new(o)),
             );
-            watchers.start(
+            watchers.start_lenient(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
@@ -372,6 +374,52 @@ impl Watchers<'_> {
     ) where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
+        let events = watcher(api, config).default_backoff().boxed();
+        self.run(events, namespace, name, kind, wrap);
+    }
+
+    /// As [`Self::start`], for a Gateway API kind: an object that cannot be read as the
+    /// type is left out and reported (see [`crate::lenient`]), not the list of the kind.
+    fn start_lenient<K>(
+        &mut self,
+        api: Api<Lenient<K>>,
+        namespace: &Option<String>,
+        config: watcher::Config,
+        kind: Kind,
+        wrap: impl Fn(K) -> Object + Send + 'static,
+    ) where
+        K: Resource<DynamicType = ()>
+            + Default
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let events = watcher(api, config)
+            .default_backoff()
+            .filter_map(|event| {
+                std::future::ready(match event {
+                    Ok(event) => lenient::readable(event).map(Ok),
+                    Err(err) => Some(Err(err)),
+                })
+            })
+            .boxed();
+        self.run(events, namespace, None, kind, wrap);
+    }
+
+    /// Runs one watcher's events in a task of its own.
+    fn run<K>(
+        &mut self,
+        mut stream: BoxStream<'static, Result<watcher::Event<K>, watcher::Error>>,
+        namespace: &Option<String>,
+        name: Option<String>,
+        kind: Kind,
+        wrap: impl Fn(K) -> Object + Send + 'static,
+    ) where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
         let list_scope = ListScope::Kind {
             kind,
             namespace: namespace.clone(),
@@ -381,7 +429,6 @@ impl Watchers<'_> {
         let watcher_id = self.started;
         self.started += 1;
         tokio::spawn(async move {
-            let mut stream = watcher(api, config).default_backoff().boxed();
             let mut bracket: Option<Vec<SourceEvent>> = None;
             let mut delivered = Delivered::default();
             // Whether the kind was last found not served (404) and reported empty: once

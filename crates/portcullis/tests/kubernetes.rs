@@ -680,6 +680,25 @@ fn gateway_api_objects_are_watched_and_missing_crds_do_not_hold_rendering_back()
     );
     wait_for(p, "routed.test", "blue");
 
+    // A route holding a value this version does not know (a newer API's filter type) is
+    // left out and reported, at every list too; the other routes are served.
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                     "metadata": {"name": "future", "namespace": "default"},
+                     "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["future.test"],
+                              "rules": [{"filters": [{"type": "ExternalAuth", "externalAuth": {}}],
+                                         "backendRefs": [{"name": "web", "port": 80}]}]}}),
+    );
+    let unreadable = "HTTPRoute default/future: cannot be read (spec.rules[0].filters[0].type: unknown variant `ExternalAuth`";
+    p.wait_until(WAIT, |p| p.log().matches(unreadable).count() == 1)
+        .unwrap();
+    api.lose_history();
+    p.wait_until(WAIT, |p| p.log().matches(unreadable).count() == 2)
+        .unwrap();
+    assert_eq!(answer(p.http_port, "future.test"), "404");
+    assert_eq!(answer(p.http_port, "routed.test"), "blue");
+    api.delete("HTTPRoute", "default", "future");
+
     // The leader writes Gateway API status to the objects, keeping other controllers'
     // entries, and writes again only when it differs.
     let route_status =

@@ -770,12 +770,26 @@ mod tests {
         let errors: Vec<&str> = decoded.errors.iter().map(|e| e.reason.as_str()).collect();
         assert_eq!(errors.len(), 2, "{errors:?}");
         assert!(
-            errors[0].starts_with("ListenerSet web/broken: missing field `parentRef`"),
+            errors[0].starts_with("ListenerSet web/broken: spec: missing field `parentRef`"),
             "{errors:?}"
         );
         assert_eq!(
             errors[1],
             "ListenerSet: apiVersion gateway.networking.k8s.io/v1beta1 is not served (v1)"
+        );
+    }
+
+    #[test]
+    fn a_value_that_does_not_fit_names_its_field() {
+        let text = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n  rules:\n  - matches: [{path: {type: PathPrefix, value: /}}]\n  - filters: [{type: ExternalAuth}]\n";
+        let decoded = decode_manifest(text, false);
+        let errors: Vec<&str> = decoded.errors.iter().map(|e| e.reason.as_str()).collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0].starts_with(
+                "HTTPRoute default/r: spec.rules[1].filters[0].type: unknown variant `ExternalAuth`"
+            ),
+            "{errors:?}"
         );
     }
 

@@ -137,8 +137,22 @@ fn number_unexpected(n: &Number) -> Unexpected<'static> {
 }
 
 /// A typed value read from a node, with `serde_json::from_value`'s errors.
-pub(crate) fn from_node<T: de::DeserializeOwned>(node: &Node<'_>) -> Result<T, Error> {
-    T::deserialize(node)
+pub(crate) fn from_node<T: de::DeserializeOwned>(node: &Node<'_>) -> Result<T, String> {
+    // The field's path is tracked only once decoding failed: tracking it costs every
+    // object, and nearly every object decodes.
+    T::deserialize(node).map_err(|_| match serde_path_to_error::deserialize::<_, T>(node) {
+        Err(err) => with_path(err),
+        Ok(_) => "cannot be decoded".to_owned(),
+    })
+}
+
+/// A decoding error, after the path of the field it is about, if any.
+fn with_path<E: std::fmt::Display>(err: serde_path_to_error::Error<E>) -> String {
+    if err.path().iter().next().is_some() {
+        err.to_string()
+    } else {
+        err.into_inner().to_string()
+    }
 }
 
 impl<'de, 'a: 'de> Deserializer<'de> for &'de Node<'a> {
@@ -352,8 +366,8 @@ mod tests {
     /// Every value deserializes from its node as `serde_json::from_value` deserializes it.
     fn same<T: de::DeserializeOwned + std::fmt::Debug + PartialEq>(value: Value) {
         let node = Node::borrowing(&value);
-        let direct = from_node::<T>(&node).map_err(|e| e.to_string());
-        let reference = serde_json::from_value::<T>(value.clone()).map_err(|e| e.to_string());
+        let direct = from_node::<T>(&node);
+        let reference = serde_path_to_error::deserialize::<_, T>(&value).map_err(with_path);
         assert_eq!(direct, reference, "for {value}");
     }
 

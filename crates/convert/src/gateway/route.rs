@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 use model::{Backend, BackendId, CertId, Frontends, HostKey, PathKind};
 use resources::gateway::{
-    GatewayListeners, HttpRouteRules, HttpRouteRulesMatches, HttpRouteRulesMatchesPathType,
+    GatewayListeners, HttpRouteRules, HttpRouteRulesFilters, HttpRouteRulesFiltersType,
+    HttpRouteRulesMatches, HttpRouteRulesMatchesPathType,
 };
 use resources::{HttpRoute, Kind, ObjectRef, ParentRef};
 
@@ -424,14 +425,36 @@ impl RouteConverter<'_, '_> {
                 }
                 let matched_prefix = (kind == PathKind::Prefix && !regex).then_some(value.as_str());
                 let filters = rule.filters.as_deref().unwrap_or_default();
-                let mut action = match rules::filters(filters, matched_prefix) {
-                    Ok(action) => action,
+                // A copy of the request cannot be sent, but the request itself is served
+                // as the rule says: a mirror protects nothing that its loss would expose.
+                let unmirrored: Vec<HttpRouteRulesFilters>;
+                let filters = if filters.iter().any(is_mirror) {
+                    for (index, _) in filters.iter().enumerate().filter(|(_, f)| is_mirror(f)) {
+                        self.report(
+                            format!("{field}.filters[{index}]"),
+                            "filter type RequestMirror is not supported; the requests this match takes are served without their copy".to_owned(),
+                        );
+                    }
+                    unmirrored = filters.iter().filter(|f| !is_mirror(f)).cloned().collect();
+                    &unmirrored[..]
+                } else {
+                    filters
+                };
+                // A filter that cannot be served is never skipped: what the match takes
+                // would reach its backends without it (an authentication, say), or fall
+                // through to another rule. It is answered as the specification asks of an
+                // ExtensionRef that cannot be resolved.
+                let (mut action, refused) = match rules::filters(filters, matched_prefix) {
+                    Ok(action) => (action, false),
                     Err((part, why)) => {
                         self.report(
                             format!("{field}.{part}"),
-                            format!("{why}; the rule is skipped for this match"),
+                            format!(
+                                "{why}; the requests this match takes are answered with {}",
+                                self.unavailable_status()
+                            ),
                         );
-                        continue;
+                        (model::RuleAction::default(), true)
                     }
                 };
                 action.unavailable_weight = unavailable_weight;
@@ -440,7 +463,8 @@ impl RouteConverter<'_, '_> {
                 }
                 action.server_timeout = server_timeout.clone();
                 action.backends = Vec::with_capacity(backends.len());
-                for (_, chosen, _) in &backends {
+                let served = if refused { &[][..] } else { &backends[..] };
+                for (_, chosen, _) in served {
                     match rules::for_match(chosen, matched_prefix) {
                         Ok(chosen) => action.backends.push(chosen),
                         Err(why) => {
@@ -458,13 +482,18 @@ impl RouteConverter<'_, '_> {
                     }
                 }
                 action.access = access.clone();
-                if backends.is_empty() && unavailable_weight == 0 && action.redirect.is_none() {
+                if refused {
+                    action.unavailable_weight = 1;
+                } else if backends.is_empty()
+                    && unavailable_weight == 0
+                    && action.redirect.is_none()
+                {
                     // Nothing to forward to: the specification asks for 500 (503, which
                     // gRPC clients read as UNAVAILABLE, for a GRPCRoute).
                     action.unavailable_weight = 1;
                 }
                 let action = Arc::new(action);
-                let rule_backends: Vec<Arc<Backend>> = backends
+                let rule_backends: Vec<Arc<Backend>> = served
                     .iter()
                     .map(|(backend, _, _)| backend.clone())
                     .collect();
@@ -658,4 +687,8 @@ impl RouteConverter<'_, '_> {
         self.with_policies.insert(id, done.clone());
         done
     }
+}
+
+fn is_mirror(filter: &HttpRouteRulesFilters) -> bool {
+    matches!(filter.r#type, HttpRouteRulesFiltersType::RequestMirror)
 }

@@ -128,7 +128,7 @@ fn filters() {
             )
             .given(EDGE),
             Case::new(
-                "gateway-api.md Not served yet: 'RequestMirror and ExtensionRef filters (a rule that has one is left out ...)', reported",
+                "gateway-api.md Not served yet: 'RequestMirror (its rule served without the copy) and ExtensionRef (answered with 500, as an invalid filter is) filters', reported",
                 "
                 kind: HTTPRoute
                 metadata: {name: r}
@@ -151,9 +151,12 @@ fn filters() {
                 ",
                 &[
                     "route a.test / Prefix [http] -> default_web_80",
-                    "diagnostic HTTPRoute default/r: spec.rules[0].filters[0]: filter type RequestMirror is not supported; the rule is skipped for this match",
-                    "diagnostic HTTPRoute default/r: spec.rules[1].filters[0]: filter type ExtensionRef is not supported; the rule is skipped for this match",
-                    "diagnostic HTTPRoute default/r: spec.rules[2].filters[0]: allowOrigins: 'a b' is not an origin such as https://app.example or https://app.example:8443; the rule is skipped for this match",
+                    "route a.test /cors Prefix [http] -> 500",
+                    "route a.test /extended Prefix [http] -> 500",
+                    "route a.test /mirrored Prefix [http] -> default_web_80",
+                    "diagnostic HTTPRoute default/r: spec.rules[0].filters[0]: filter type RequestMirror is not supported; the requests this match takes are served without their copy",
+                    "diagnostic HTTPRoute default/r: spec.rules[1].filters[0]: filter type ExtensionRef is not supported; the requests this match takes are answered with 500",
+                    "diagnostic HTTPRoute default/r: spec.rules[2].filters[0]: allowOrigins: 'a b' is not an origin such as https://app.example or https://app.example:8443; the requests this match takes are answered with 500",
                 ],
             )
             .given(EDGE),

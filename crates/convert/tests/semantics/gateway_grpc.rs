@@ -224,7 +224,7 @@ fn header_matches_and_filters() {
             )
             .given(EDGE),
             Case::new(
-                "gateway-api.md GRPCRoute: RequestMirror (extended) and ExtensionRef are not supported: reported, and the rule left out for that match",
+                "gateway-api.md GRPCRoute: RequestMirror (extended) is not supported: reported, and the rule served without the copy (on a backendRef, its share answered 503)",
                 "
                 kind: GRPCRoute
                 metadata: {name: r}
@@ -242,8 +242,9 @@ fn header_matches_and_filters() {
                       filters: [{type: RequestMirror, requestMirror: {backendRef: {name: api, port: 80}}}]
                 ",
                 &[
+                    "route grpc.test /pkg.Echo Prefix [http] -> default_web_80",
                     "route grpc.test /pkg.Other Prefix [http] -> 503",
-                    "diagnostic GRPCRoute default/r: spec.rules[0].filters[0]: filter type RequestMirror is not supported; the rule is skipped for this match",
+                    "diagnostic GRPCRoute default/r: spec.rules[0].filters[0]: filter type RequestMirror is not supported; the requests this match takes are served without their copy",
                     "diagnostic GRPCRoute default/r: spec.rules[1].backendRefs[0].filters[0]: filter type RequestMirror is not supported on a backendRef; this backend's share of the traffic is answered with 503",
                 ],
             )

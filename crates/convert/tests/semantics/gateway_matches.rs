@@ -109,7 +109,8 @@ fn matches() {
                     "route a.test /%20 Exact [http] -> default_api_80",
                     "route a.test /plain Prefix [http] -> rewrite prefix /plain => /new; default_web_80",
                     "route a.test /v1/users:batch@x;y=z,(a)*!$&'+ Prefix [http] -> default_api_80",
-                    "diagnostic HTTPRoute default/r: spec.rules[1].filters[0]: ReplacePrefixMatch: the match's path '/a,b' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'; the rule is skipped for this match",
+                    "diagnostic HTTPRoute default/r: spec.rules[1].filters[0]: ReplacePrefixMatch: the match's path '/a,b' must start with '/' and hold only letters, digits, '/', '-', '_', '.', '~'; the requests this match takes are answered with 500",
+                    "route a.test /a,b Prefix [http] -> 500",
                     "diagnostic HTTPRoute default/r: spec.rules[2].matches[0].path: path '/a b' contains ' ', which must be percent-encoded; the match is skipped",
                 ],
             )

@@ -67,10 +67,10 @@ fn http_routes_attach_to_our_gateways_listeners_and_route_by_host_and_path() {
         ("shop.elsewhere.test", "/", "404"),
         // The listener's allowedRoutes is Same: the team namespace is not admitted.
         ("internal.test", "/", "404"),
-        // Unsupported matches are left out, the rest of the route is served.
-        ("unsupported.test", "/", "404"),
+        // A rule with a mirror is served without the copy, the rest of the route too.
+        ("unsupported.test", "/", "api"),
         ("unsupported.test", "/plain", "app"),
-        ("unsupported.test", "/plainly", "404"),
+        ("unsupported.test", "/plainly", "api"),
         // A Gateway API wildcard covers any number of labels.
         ("a.wild.test", "/", "other"),
         ("a.b.wild.test", "/", "other"),

@@ -119,6 +119,12 @@ spec:
       requestRedirect: {port: 8080, statusCode: 302}
   - matches: [{path: {type: PathPrefix, value: "/odd:@;(x)*$&'"}}]
     backendRefs: [{name: api, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /any-host-extended}}]
+    filters: [{type: ExtensionRef, extensionRef: {group: example.com, kind: Auth, name: x}}]
+    backendRefs: [{name: api, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /any-host-mirrored}}]
+    filters: [{type: RequestMirror, requestMirror: {backendRef: {name: other, port: 80}}}]
+    backendRefs: [{name: api, port: 80}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -335,6 +341,10 @@ fn matches_precedence_filters_and_weights_follow_the_specification() {
         ("/odd:@;(x)*$&'", "api"),
         ("/odd:@;(x)*$&'/deeper", "api"),
         ("/odd:@;(x)*$&", "404"),
+        // A filter that cannot be served is never skipped: answered with 500, never
+        // forwarded without it; a mirror's rule is served without the copy.
+        ("/any-host-extended/x", "500"),
+        ("/any-host-mirrored/x", "api"),
     ] {
         let response = request(port, "GET", "any.test", target, &[]);
         assert_eq!(served_by(&response), expected, "{target}");

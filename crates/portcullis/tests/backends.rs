@@ -191,7 +191,9 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
     let secure = |ports: &[u16]| {
         service(
             "secure",
-            "haproxy-ingress.github.io/backend-protocol: h2-ssl, haproxy-ingress.github.io/secure-verify-ca-secret: upstream-ca, haproxy-ingress.github.io/secure-sni: backend.test",
+            // Its HTTP check cannot be one over HTTP/2 and TLS (HAProxy 2.6's never
+            // complete): the TLS handshake is checked, and the server stays up.
+            "haproxy-ingress.github.io/backend-protocol: h2-ssl, haproxy-ingress.github.io/secure-verify-ca-secret: upstream-ca, haproxy-ingress.github.io/secure-sni: backend.test, haproxy-ingress.github.io/health-check-uri: /healthz, haproxy-ingress.github.io/health-check-interval: 100ms, haproxy-ingress.github.io/health-check-fall-count: \"1\"",
             None,
             ports,
         )
@@ -302,6 +304,16 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
         checked_servers("default_grpc_80"),
         [(format!("127.0.0.1_{}", upstream.h2c_port), 6)]
     );
+    // The HTTP/2-over-TLS backend's check (its TLS handshake) keeps its server up, past
+    // the time its first checks take.
+    std::thread::sleep(Duration::from_millis(1500));
+    let secure_server = format!("127.0.0.1_{}", upstream.tls_port);
+    assert_eq!(
+        server_states(&socket, "default_secure_80"),
+        [(secure_server, 2)],
+        "the server is up"
+    );
+    assert_eq!(answer(port, "tls.test"), tls_answer(upstream.tls_port));
 
     // A server that stops answering is taken out by its health check, and no request
     // goes to it any more.

@@ -124,14 +124,17 @@ fn write_options(text: &mut String, options: &ServerOptions) -> std::fmt::Result
             text.push_str(" check-send-proxy");
         }
         // An HTTP check of an HTTP/2 server must speak HTTP/2 too.
-        if health.uri.is_some() && options.protocol == Protocol::Http2 {
+        if http_check(options).is_some() && options.protocol == Protocol::Http2 {
             text.push_str(" check-proto h2");
         }
         if let Some(port) = health.port {
             write!(text, " port {port}")?;
         }
-        if let Some(addr) = health.addr {
-            write!(text, " addr {addr}")?;
+        // HAProxy reads a bare IPv6 address as a host and a port.
+        match health.addr {
+            Some(std::net::IpAddr::V6(addr)) => write!(text, " addr [{addr}]")?,
+            Some(addr) => write!(text, " addr {addr}")?,
+            None => {}
         }
         write!(text, " inter {}", health.interval)?;
         if let Some(rise) = health.rise {
@@ -248,12 +251,7 @@ pub(crate) fn section_settings(text: &mut String, backend: &Backend, defaults: &
             let _ = writeln!(text, "    timeout {name} {value}");
         }
     }
-    if let Some(uri) = backend
-        .server_options
-        .health
-        .as_ref()
-        .and_then(|h| h.uri.as_ref())
-    {
+    if let Some(uri) = http_check(&backend.server_options) {
         let _ = writeln!(text, "    option httpchk {uri}");
     }
     if let Some(cookie) = &backend.server_options.cookie {
@@ -288,4 +286,13 @@ pub(crate) fn group_selection(text: &mut String, backend: &Backend) {
             );
         }
     }
+}
+
+/// The URI a server's health check requests, if its check is an HTTP one. HAProxy 2.6's
+/// HTTP/2 checks over TLS never complete (every such server went down, `L7TOUT`, while
+/// it answered the same request to clients), so an HTTP/2 server spoken to over TLS is
+/// checked by its TLS handshake instead.
+fn http_check(options: &model::ServerOptions) -> Option<&model::CheckUri> {
+    let uri = options.health.as_ref()?.uri.as_ref()?;
+    (options.protocol != Protocol::Http2 || options.tls.is_none()).then_some(uri)
 }

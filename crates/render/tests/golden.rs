@@ -464,7 +464,7 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
         rise: Some(1),
         fall: Some(2),
         port: Some(9901),
-        addr: Some("10.0.9.9".parse().unwrap()),
+        addr: Some("fd00::9".parse().unwrap()),
         uri: Some(CheckUri::parse("/healthz").unwrap()),
     });
     api.settings_mut().timeouts.queue = duration("5s");

@@ -87,7 +87,7 @@ pub static HEALTH_CHECK_URI: Key<Option<CheckUri>> = Key {
     default: "",
     accepted_values: "a request path such as `/healthz`; empty for a TCP connect check",
     parse: parse_uri,
-    doc: "Checks with an HTTP `OPTIONS` request of this path (HAProxy's `option httpchk <uri>`), which must answer 2xx or 3xx, instead of a TCP connect. An HTTP/2 backend is checked in HTTP/2.",
+    doc: "Checks with an HTTP `OPTIONS` request of this path (HAProxy's `option httpchk <uri>`), which must answer 2xx or 3xx, instead of a TCP connect. An HTTP/2 backend is checked in HTTP/2; one spoken to over TLS (`backend-protocol: h2-ssl`, `grpcs`) is checked by its TLS handshake instead, since HAProxy 2.6's HTTP/2 checks over TLS never complete (every server would be marked down).",
     applied: Applied::Reload,
     differs: "",
 };

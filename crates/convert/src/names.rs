@@ -15,6 +15,14 @@ pub fn parse_host(host: &str) -> Result<HostKey, String> {
             host.escape_debug()
         ));
     }
+    // As the API server refuses it for an Ingress and the Gateway API for a route: a
+    // client asking for an address names no host.
+    if !wildcard && name.parse::<std::net::Ipv4Addr>().is_ok() {
+        return Err(format!(
+            "'{}' is an IP address, not a host name",
+            host.escape_debug()
+        ));
+    }
     let name: std::sync::Arc<str> = if name.bytes().any(|b| b.is_ascii_uppercase()) {
         name.to_ascii_lowercase().into()
     } else {
@@ -229,9 +237,14 @@ mod tests {
             "a.com\nx",
             "foo.*.com",
             "a b",
+            "127.0.0.1",
+            "10.1.2.3",
         ] {
             assert!(parse_host(bad).is_err(), "{bad:?}");
         }
+        // Digits alone are a valid DNS label; only a whole address is refused.
+        assert!(parse_host("1.2.3.example").is_ok());
+        assert!(parse_host("*.0.0.1").is_ok());
     }
 
     #[test]

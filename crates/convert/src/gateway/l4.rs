@@ -229,9 +229,15 @@ pub(crate) fn service_backend_ref(
     if reference.group.is_some_and(|g| !g.is_empty())
         || reference.kind.unwrap_or("Service") != "Service"
     {
+        let group = reference.group.filter(|g| !g.is_empty()).unwrap_or("core");
         return Err(Refusal::new(
             Reason::InvalidKind,
-            "only Service backends are supported",
+            format!(
+                "backendRef {} of kind {}/{} is not supported: only Service backends are",
+                reference.name.escape_debug(),
+                group.escape_debug(),
+                reference.kind.unwrap_or("Service").escape_debug()
+            ),
         ));
     }
     let port = reference.port.ok_or_else(|| {

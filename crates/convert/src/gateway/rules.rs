@@ -4,6 +4,8 @@
 //! characters. The generated Gateway API types are read field by field, so a field the
 //! specification renames stops compiling instead of silently becoming a default.
 
+use std::collections::BTreeSet;
+
 use model::{Condition, HeaderEdits, PathChange, Redirect, Rewrite, RuleAction, ValueMatch};
 use resources::gateway::{
     HttpRouteRulesBackendRefsFilters, HttpRouteRulesBackendRefsFiltersRequestRedirectPathType,
@@ -32,7 +34,7 @@ pub(crate) fn conditions(matched: &HttpRouteRulesMatches) -> Result<Vec<Conditio
         );
         (header.name.as_str(), header.value.as_str(), regex)
     });
-    for header in value_matches(headers, "headers")? {
+    for header in value_matches(headers, "headers", true)? {
         conditions.push(Condition::Header(ValueMatch {
             name: header.name.to_ascii_lowercase(),
             ..header
@@ -46,7 +48,7 @@ pub(crate) fn conditions(matched: &HttpRouteRulesMatches) -> Result<Vec<Conditio
         );
         (query.name.as_str(), query.value.as_str(), regex)
     });
-    for query in value_matches(queries, "queryParams")? {
+    for query in value_matches(queries, "queryParams", false)? {
         conditions.push(Condition::Query(query));
     }
     Ok(conditions)
@@ -71,10 +73,12 @@ fn method_name(method: &HttpRouteRulesMatchesMethod) -> &'static str {
 const MAX_VALUE_MATCHES: usize = 16;
 
 /// Header or query-parameter matches (name, value, whether a regular expression),
-/// validated.
+/// validated. Of entries with equivalent names (header names are case-insensitive) only
+/// the first is considered, as the specification says.
 fn value_matches<'a>(
     entries: impl ExactSizeIterator<Item = (&'a str, &'a str, bool)>,
     field: &str,
+    names_ignore_case: bool,
 ) -> Result<Vec<ValueMatch>, String> {
     let count = entries.len();
     if count > MAX_VALUE_MATCHES {
@@ -82,8 +86,16 @@ fn value_matches<'a>(
             "{field}: {count} entries; at most {MAX_VALUE_MATCHES} are accepted"
         ));
     }
+    let mut seen = BTreeSet::new();
     entries
         .enumerate()
+        .filter(|(_, (name, _, _))| {
+            seen.insert(if names_ignore_case {
+                name.to_ascii_lowercase()
+            } else {
+                (*name).to_owned()
+            })
+        })
         .map(|(index, (name, text, regex))| {
             let at = |part: &str, why: String| format!("{field}[{index}].{part}: {why}");
             let checked = if regex {

@@ -87,6 +87,23 @@ fn matches() {
             )
             .given(EDGE),
             Case::new(
+                "gateway-api.md: of header (or query) matches with equivalent names, only the first is considered, as the specification says",
+                "
+                kind: HTTPRoute
+                metadata: {name: r}
+                spec:
+                  parentRefs: [{name: edge}]
+                  hostnames: [a.test]
+                  rules:
+                  - matches:
+                    - headers: [{name: x-dup, value: one}, {name: X-Dup, value: two}]
+                      queryParams: [{name: q, value: a}, {name: q, value: b}, {name: Q, value: c}]
+                    backendRefs: [{name: api, port: 80}]
+                ",
+                &["route a.test / Prefix [http] #1 if header x-dup = one, query q = a, query Q = c -> default_api_80"],
+            )
+            .given(EDGE),
+            Case::new(
                 "gateway-api.md: an Exact or PathPrefix path takes every RFC 3986 path character the specification allows; a prefix replaced by a filter keeps to letters, digits and `/-_.~`",
                 r#"
                 kind: HTTPRoute

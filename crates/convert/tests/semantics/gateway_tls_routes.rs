@@ -215,7 +215,7 @@ fn tls_route_status() {
                     "status TLSRoute default/kind parent default/edge: Accepted=True ResolvedRefs=False(InvalidKind)",
                     "status TLSRoute default/missing parent default/edge: Accepted=True ResolvedRefs=False(BackendNotFound)",
                     "diagnostic TLSRoute default/grant: spec.rules[0].backendRefs[0]: no ReferenceGrant in namespace other allows this route to use Service web; its connections are refused",
-                    "diagnostic TLSRoute default/kind: spec.rules[0].backendRefs[0]: only Service backends are supported; its connections are refused",
+                    "diagnostic TLSRoute default/kind: spec.rules[0].backendRefs[0]: backendRef web of kind unknown.example.com/Unknown is not supported: only Service backends are; its connections are refused",
                     "diagnostic TLSRoute default/missing: spec.rules[0].backendRefs[0]: service default/nosuch not found; its connections are refused",
                 ],
             )

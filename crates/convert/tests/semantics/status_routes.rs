@@ -180,7 +180,7 @@ fn resolved_refs() {
                 ",
                 &[
                     "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=False(InvalidKind)",
-                    "diagnostic HTTPRoute default/r: spec.rules[0].backendRefs[0]: only Service backends are supported; its share of the traffic is answered with 500",
+                    "diagnostic HTTPRoute default/r: spec.rules[0].backendRefs[0]: backendRef web of kind core/ConfigMap is not supported: only Service backends are; its share of the traffic is answered with 500",
                 ],
             )
             .given(EDGE)
@@ -219,7 +219,7 @@ fn resolved_refs() {
                 ",
                 &[
                     "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=False(InvalidKind)",
-                    "diagnostic HTTPRoute default/r: spec.rules[0].backendRefs[0]: only Service backends are supported; its share of the traffic is answered with 500",
+                    "diagnostic HTTPRoute default/r: spec.rules[0].backendRefs[0]: backendRef web of kind core/ConfigMap is not supported: only Service backends are; its share of the traffic is answered with 500",
                     "diagnostic HTTPRoute default/r: spec.rules[1].backendRefs[0]: service default/nosuch not found; its share of the traffic is answered with 500",
                 ],
             )

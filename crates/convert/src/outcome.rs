@@ -15,6 +15,8 @@ pub enum ConditionType {
     Programmed,
     /// It conflicts with another listener.
     Conflicted,
+    /// Some of a route's rules are invalid, and left out.
+    PartiallyInvalid,
 }
 
 /// A condition's status.
@@ -131,6 +133,8 @@ pub(crate) struct RouteOutcome {
     /// The BackendTLSPolicies that target the route's backends (those overridden by an
     /// older one included): the route's Gateways are their ancestors in status.
     pub(crate) policies: std::collections::BTreeSet<ObjectRef>,
+    /// The fields of rules and matches left out, or answered with an error, as invalid.
+    pub(crate) dropped: Vec<String>,
     /// The route's generation, which its status reports as observed: kept here, status
     /// never looks the route up (a one-shot conversion frees each route as it is
     /// converted).

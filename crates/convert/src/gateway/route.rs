@@ -80,6 +80,9 @@ struct RouteConverter<'a, 'b> {
     with_policies: BTreeMap<BackendId, Arc<Backend>>,
     /// Every BackendTLSPolicy targeting one of the route's backends.
     policies: BTreeSet<ObjectRef>,
+    /// The fields of the rules and matches left out (or answered with an error), for the
+    /// route's `PartiallyInvalid` condition.
+    dropped: Vec<String>,
 }
 
 /// Converts one HTTPRoute; a route attached to none of our Gateways contributes nothing.
@@ -109,6 +112,7 @@ pub(crate) fn convert_route(
         backends: BTreeMap::new(),
         with_policies: BTreeMap::new(),
         policies: BTreeSet::new(),
+        dropped: Vec::new(),
     };
     let mut outcome = RouteOutcome::at(route.metadata.generation);
     let attachments = converter.attachments(&mut outcome.parents);
@@ -117,6 +121,7 @@ pub(crate) fn convert_route(
     if !outcome.parents.is_empty() {
         outcome.unresolved = converter.rules(&attachments);
         outcome.policies = std::mem::take(&mut converter.policies);
+        outcome.dropped = std::mem::take(&mut converter.dropped);
         converter.output.route_status = Some(outcome);
     }
     converter.output
@@ -125,6 +130,15 @@ pub(crate) fn convert_route(
 impl RouteConverter<'_, '_> {
     fn report(&mut self, field: String, message: String) {
         self.output.report(field, message);
+    }
+
+    /// Reports a rule's match that is left out, or answered with an error, for an invalid
+    /// part: the route is then partially invalid.
+    fn drop_match(&mut self, field: String, message: String) {
+        if !self.dropped.contains(&field) {
+            self.dropped.push(field.clone());
+        }
+        self.report(field, message);
     }
 
     fn namespace(&self) -> String {
@@ -377,7 +391,7 @@ impl RouteConverter<'_, '_> {
                 let (matched, method_precedence) = match matched {
                     Ok(matched) => matched,
                     Err((part, why)) => {
-                        self.report(
+                        self.drop_match(
                             format!("{at}.{part}"),
                             format!("{why}; the match is skipped"),
                         );
@@ -409,14 +423,17 @@ impl RouteConverter<'_, '_> {
                 let path_match = match checked {
                     Ok(path_match) => path_match,
                     Err(why) => {
-                        self.report(format!("{at}.path"), format!("{why}; the match is skipped"));
+                        self.drop_match(
+                            format!("{at}.path"),
+                            format!("{why}; the match is skipped"),
+                        );
                         continue;
                     }
                 };
                 let mut conditions = match rules::conditions(matched) {
                     Ok(conditions) => conditions,
                     Err(why) => {
-                        self.report(at, format!("{why}; the match is skipped"));
+                        self.drop_match(at, format!("{why}; the match is skipped"));
                         continue;
                     }
                 };
@@ -447,7 +464,7 @@ impl RouteConverter<'_, '_> {
                 let (mut action, refused) = match rules::filters(filters, matched_prefix) {
                     Ok(action) => (action, false),
                     Err((part, why)) => {
-                        self.report(
+                        self.drop_match(
                             format!("{field}.{part}"),
                             format!(
                                 "{why}; the requests this match takes are answered with {}",

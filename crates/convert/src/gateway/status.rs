@@ -248,6 +248,16 @@ pub(crate) fn report(
                 ),
                 Some(refusal) => refused(ConditionType::ResolvedRefs, refusal, generation),
             };
+            let mut conditions = vec![accepted, resolved];
+            if let Some(dropped) = dropped_rules(&outcome.dropped) {
+                conditions.push(condition(
+                    ConditionType::PartiallyInvalid,
+                    true,
+                    Reason::UnsupportedValue,
+                    &dropped,
+                    generation,
+                ));
+            }
             parents.push(RouteParentStatus {
                 parent_ref: ParentRef {
                     group: GROUP,
@@ -258,7 +268,7 @@ pub(crate) fn report(
                     port: parent.port,
                 },
                 controller_name: GATEWAY_CONTROLLER,
-                conditions: vec![accepted, resolved],
+                conditions,
             });
         }
         if !parents.is_empty() {
@@ -716,4 +726,43 @@ fn certificate_refs(
     crate::tls::load_certificate(lookups, &id)
         .map(drop)
         .map_err(|why| Refusal::new(Reason::InvalidCertificateRef, why))
+}
+
+/// The message of a route's `PartiallyInvalid` condition, which the specification starts
+/// with "Dropped Rule"; `None` when nothing was left out.
+fn dropped_rules(fields: &[String]) -> Option<String> {
+    const NAMED: usize = 8;
+    let (first, more) = fields.split_first()?;
+    let mut message = format!("Dropped Rule(s): {first}");
+    for field in more.iter().take(NAMED - 1) {
+        message.push_str(", ");
+        message.push_str(field);
+    }
+    if fields.len() > NAMED {
+        message.push_str(&format!(" and {} more", fields.len() - NAMED));
+    }
+    message.push_str(" (invalid; the diagnostics say why; the rest of the route is served)");
+    Some(message)
+}
+
+#[cfg(test)]
+mod dropped_tests {
+    #[test]
+    fn the_partially_invalid_message_starts_as_the_specification_asks_and_stays_short() {
+        assert_eq!(super::dropped_rules(&[]), None);
+        let one = super::dropped_rules(&["spec.rules[1].matches[0].path".to_owned()]);
+        assert_eq!(
+            one.as_deref(),
+            Some(
+                "Dropped Rule(s): spec.rules[1].matches[0].path (invalid; the diagnostics say why; the rest of the route is served)"
+            )
+        );
+        let many: Vec<String> = (0..20).map(|i| format!("spec.rules[{i}]")).collect();
+        let message = super::dropped_rules(&many).unwrap_or_default();
+        assert!(
+            message.starts_with("Dropped Rule(s): spec.rules[0], spec.rules[1],"),
+            "{message}"
+        );
+        assert!(message.contains("spec.rules[7] and 12 more"), "{message}");
+    }
 }

@@ -170,6 +170,29 @@ fn resolved_refs() {
             .given(EDGE)
             .expecting_too(EDGE_WITH_THREE_ROUTES),
             Case::new(
+                "gateway-api.md Status: PartiallyInvalid (UnsupportedValue), its message starting with 'Dropped Rule' as the specification asks: a match left out, or answered with 500, for an invalid part (gateway_matches and gateway_filters show the routes)",
+                "
+                kind: HTTPRoute
+                metadata: {name: r}
+                spec:
+                  parentRefs: [{name: edge}]
+                  hostnames: [a.test]
+                  rules:
+                  - matches: [{path: {type: RegularExpression, value: '^/(unclosed'}}, {path: {type: PathPrefix, value: /ok}}]
+                    backendRefs: [{name: web, port: 80}]
+                  - matches: [{path: {type: PathPrefix, value: /ext}}]
+                    filters: [{type: ExtensionRef, extensionRef: {group: example.com, kind: Thing, name: x}}]
+                    backendRefs: [{name: web, port: 80}]
+                ",
+                &[
+                    "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=True PartiallyInvalid=True(UnsupportedValue)",
+                    "diagnostic HTTPRoute default/r: spec.rules[0].matches[0].path: '^/(unclosed' is not a valid PCRE2 regular expression: PCRE2: error compiling pattern at offset 11: missing closing parenthesis; the match is skipped",
+                    "diagnostic HTTPRoute default/r: spec.rules[1].filters[0]: filter type ExtensionRef is not supported; the requests this match takes are answered with 500",
+                ],
+            )
+            .given(EDGE)
+            .expecting_too(EDGE_WITH_ONE_ROUTE),
+            Case::new(
                 "gateway-api.md Status: ResolvedRefs (InvalidKind): a backendRef that is not a Service",
                 "
                 kind: HTTPRoute

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use model::{Backend, BackendId, HostKey, RuleAction};
-use resources::{Ingress, IngressServiceBackend, ObjectRef};
+use resources::{Ingress, IngressServiceBackend, Kind, Object, ObjectRef};
 
 use crate::contribution::TcpPortSettings;
 use crate::contribution::{
@@ -49,6 +49,7 @@ pub(crate) fn convert_ingress(
         backends: BTreeMap::new(),
         alias: None,
     };
+    converter.class_parameters(ingress);
     let tcp_port = converter.keys().get(&keys::TCP_SERVICE_PORT);
     if let (Some(spec), Some(port)) = (&ingress.spec, tcp_port) {
         converter.tcp_service(spec, port);
@@ -508,6 +509,39 @@ impl Converter<'_, '_> {
             self.report(format!("metadata.annotations[{key}]"), message);
         }
         action
+    }
+
+    /// Reports an IngressClass's `spec.parameters`, which haproxy-ingress reads as the
+    /// class's own keys and portcullis does not: its keys would otherwise be lost silently.
+    fn class_parameters(&mut self, ingress: &Ingress) {
+        let Some(class_name) = ingress
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.ingress_class_name.as_deref())
+            .filter(|name| !name.is_empty())
+        else {
+            return;
+        };
+        let parameters = match self
+            .lookups
+            .get(ObjectRef::new(Kind::IngressClass, "", class_name))
+        {
+            Some(Object::IngressClass(class)) => class
+                .spec
+                .as_ref()
+                .and_then(|spec| spec.parameters.as_ref())
+                .map(|p| format!("{} {}", p.kind, p.name)),
+            _ => None,
+        };
+        if let Some(parameters) = parameters {
+            self.report(
+                "spec.ingressClassName".to_owned(),
+                format!(
+                    "IngressClass {class_name} names parameters ({}), which are not read: set their keys in the global ConfigMap (--configmap) or as the Ingress's annotations",
+                    parameters.escape_debug()
+                ),
+            );
+        }
     }
 
     /// This Ingress's keys: its annotations over the global ConfigMap.

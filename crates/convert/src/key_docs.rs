@@ -127,6 +127,13 @@ one is reported (object, key, reason) and has no effect.
         };
         let _ = writeln!(page, "| {name} | {} |", key.why);
     }
+    page.push_str(
+        "
+An IngressClass's `spec.parameters` (haproxy-ingress reads a ConfigMap there as the keys of
+every Ingress of the class) is not read either: each Ingress of such a class is reported, and
+its keys belong in the global ConfigMap or in the Ingresses' annotations.
+",
+    );
     page
 }
 

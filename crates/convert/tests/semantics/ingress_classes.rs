@@ -34,6 +34,29 @@ fn class_ownership() {
             )
             .with(not_watching_without_class),
             Case::new(
+                "an IngressClass's parameters (haproxy-ingress's class-wide keys) are not read, and said so on each Ingress of the class",
+                "
+                kind: IngressClass
+                metadata: {name: mine}
+                spec:
+                  controller: portcullis.dev/ingress-controller
+                  parameters: {kind: ConfigMap, name: class-keys, namespace: ops, scope: Namespace}
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  ingressClassName: mine
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix -> default_web_80",
+                    "diagnostic Ingress default/a: spec.ingressClassName: IngressClass mine names parameters (ConfigMap class-keys), which are not read: set their keys in the global ConfigMap (--configmap) or as the Ingress's annotations",
+                ],
+            )
+            .with(not_watching_without_class),
+            Case::new(
                 "ingressClassName names an IngressClass of another controller: not ours, even when watching Ingresses without class",
                 "
                 kind: IngressClass

@@ -151,6 +151,8 @@ pub(crate) struct PassthroughClaim {
     /// The backend (in passthrough mode); `None` when the object's backend is invalid,
     /// and the connections are refused.
     pub(crate) backend: Option<Arc<Backend>>,
+    /// Which client addresses it serves; `None`: all.
+    pub(crate) access: Option<Box<model::SourceAccess>>,
     pub(crate) field: String,
 }
 

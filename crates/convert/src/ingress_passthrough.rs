@@ -104,22 +104,32 @@ pub(crate) fn claim_host(
             continue;
         };
         served = true;
-        // HAProxy sees no request in a connection it does not decrypt: an access list or
-        // an authentication cannot be applied, and the host is refused rather than served
-        // without the protection asked for.
-        let protected = action
-            .as_ref()
-            .is_some_and(|action| action.access.is_some() || action.auth.is_some());
-        if protected {
+        // HAProxy sees no request in a connection it does not decrypt: the allow and deny
+        // lists apply to the connection's source address, and an authentication cannot
+        // be applied at all: the host is refused rather than served without it.
+        let authenticated = action.as_ref().is_some_and(|action| action.auth.is_some());
+        if authenticated {
             output.report(
                 field.clone(),
-                "an allow or deny list, or authentication, cannot be applied to TLS connections passed through untouched (HAProxy reads no request in them); the host's passthrough connections are refused until those keys are removed from it".to_owned(),
+                "authentication cannot be applied to TLS connections passed through untouched (HAProxy reads no request in them); the host's passthrough connections are refused until its authentication keys are removed".to_owned(),
             );
         }
-        let tls_backend = (!protected).then(|| Arc::new((*http_backend).clone().for_passthrough()));
+        let access = action.as_ref().and_then(|action| action.access.clone());
+        if access
+            .as_ref()
+            .is_some_and(|access| access.source_header.is_some())
+        {
+            output.report(
+                field.clone(),
+                "allowlist-source-header cannot be read in TLS connections passed through untouched; their lists apply to the connection's source address".to_owned(),
+            );
+        }
+        let tls_backend =
+            (!authenticated).then(|| Arc::new((*http_backend).clone().for_passthrough()));
         output.passthrough.push(PassthroughClaim {
             host: rule.host.clone(),
             backend: tls_backend,
+            access,
             field: field.clone(),
         });
         let Ok(root) = names::path_match(Some("/"), PathKind::Prefix) else {

@@ -246,6 +246,7 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
             model::Passthrough {
                 backend: Some(passthrough_backend(BACKENDS[backend]).id),
                 origin: origin(),
+                access: None,
             },
         );
     }

@@ -284,6 +284,8 @@ pub struct Passthrough {
     pub backend: Option<BackendId>,
     /// The object that declared it.
     pub origin: Origin,
+    /// Which client addresses it serves (an Ingress's allow and deny lists); `None`: all.
+    pub access: Option<Box<crate::SourceAccess>>,
 }
 
 /// A host's routes by path, in path order. Nearly every host has one or two routes, for

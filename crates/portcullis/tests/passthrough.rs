@@ -304,32 +304,72 @@ fn ssl_passthrough_http_port_sends_plain_http_to_the_services_http_port() {
         "secure backend / secure"
     );
 
-    // An allow list on a passthrough host: its plain-HTTP route applies it, and its TLS
-    // connections, where it cannot be applied, are refused rather than served open.
-    let guarded = ingress(
+    // An allow list on a passthrough host applies to its plain-HTTP route as to any
+    // path, and to its TLS connections by their source address; authentication, which
+    // cannot be applied to them, refuses them.
+    let guarded = |name: &str, host: &str, keys: &str| {
+        ingress(
+            name,
+            &format!(
+                "{PASSTHROUGH}, haproxy-ingress.github.io/ssl-passthrough-http-port: \"80\", {keys}"
+            ),
+            &[host],
+            "secure",
+            443,
+        )
+    };
+    let objects = guarded(
         "guarded",
-        &format!(
-            "{PASSTHROUGH}, haproxy-ingress.github.io/ssl-passthrough-http-port: \"80\", haproxy-ingress.github.io/allowlist-source-range: 10.0.0.0/8"
-        ),
-        &["b.passthrough.test"],
-        "secure",
-        443,
+        "b.passthrough.test",
+        "haproxy-ingress.github.io/allowlist-source-range: 10.0.0.0/8",
+    ) + &guarded(
+        "welcome",
+        "c.passthrough.test",
+        "haproxy-ingress.github.io/allowlist-source-range: 127.0.0.0/8",
+    ) + &guarded(
+        "denied",
+        "d.passthrough.test",
+        "haproxy-ingress.github.io/denylist-source-range: 127.0.0.1/32",
+    ) + &guarded(
+        "authed",
+        "e.passthrough.test",
+        "haproxy-ingress.github.io/auth-url: http://127.0.0.1:9/auth",
     );
-    write_manifest(&manifests, "guarded.yaml", &guarded).unwrap();
+    write_manifest(&manifests, "guarded.yaml", &objects).unwrap();
     portcullis
         .wait_until(Duration::from_secs(10), |p| {
             http_get(p.http_port, "b.passthrough.test", "/plain").is_ok_and(|r| r.status == 403)
         })
         .unwrap_or_else(|err| panic!("{err}: {}", portcullis.log()));
-    let refused = through(portcullis.https_port, "b.passthrough.test");
-    assert!(refused.starts_with("error: "), "{refused}");
+    let https = portcullis.https_port;
+    for (sni, served) in [
+        ("a.passthrough.test", true),
+        ("b.passthrough.test", false),
+        ("c.passthrough.test", true),
+        ("d.passthrough.test", false),
+        ("e.passthrough.test", false),
+    ] {
+        let answer = through(https, sni);
+        assert_eq!(
+            answer == "secure backend / secure",
+            served,
+            "{sni}: {answer}\n{}",
+            portcullis.log()
+        );
+        if !served {
+            assert!(answer.starts_with("error: "), "{sni}: {answer}");
+        }
+    }
     assert_eq!(
-        through(portcullis.https_port, "a.passthrough.test"),
-        "secure backend / secure"
+        http_get(portcullis.http_port, "c.passthrough.test", "/plain")
+            .unwrap()
+            .server()
+            .as_deref(),
+        Some("web")
     );
     let log = portcullis.log();
     assert!(
-        log.contains("Ingress default/guarded: spec.rules[0].http.paths[0]: an allow or deny list, or authentication, cannot be applied to TLS connections passed through untouched"),
+        log.contains("Ingress default/authed: spec.rules[0].http.paths[0]: authentication cannot be applied to TLS connections passed through untouched"),
         "{log}"
     );
 }

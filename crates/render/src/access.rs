@@ -63,6 +63,38 @@ pub(crate) fn rule_lines(
     }
 }
 
+/// The lines refusing (closing) the TCP connections `access` does not serve, under
+/// `selector`: a TLS passthrough name's lists, read against the connection's address.
+pub(crate) fn connection_lines(
+    access: &SourceAccess,
+    selector: &str,
+    out: &mut String,
+    files: &mut BTreeMap<String, String>,
+) {
+    if access.refuse_all {
+        let _ = writeln!(out, "    tcp-request content reject if {selector}");
+        return;
+    }
+    if let Some(allow) = &access.allow {
+        let (ranges, exceptions) = list_files(allow, files);
+        let _ = writeln!(
+            out,
+            "    tcp-request content reject if {selector} !{{ src -f {ranges} }}"
+        );
+        let _ = writeln!(
+            out,
+            "    tcp-request content reject if {selector} {{ src -f {exceptions} }}"
+        );
+    }
+    if let Some(deny) = &access.deny {
+        let (ranges, exceptions) = list_files(deny, files);
+        let _ = writeln!(
+            out,
+            "    tcp-request content reject if {selector} {{ src -f {ranges} }} !{{ src -f {exceptions} }}"
+        );
+    }
+}
+
 /// A rule's two files (both always written, so that adding the first exception or
 /// removing the last is a change of content only).
 fn list_files(rule: &AddressRule, files: &mut BTreeMap<String, String>) -> (String, String) {

@@ -135,8 +135,15 @@ impl RenderCache {
                 self.client_auth = lines;
             }
         }
-        if previous.is_none() || !same_rule_lines(&hosts_before, &self.rule_lines) {
-            self.sync_address_lists();
+        let passthrough_changed = previous.is_none_or(|p| {
+            p.passthrough != model.passthrough
+                || (crate::passthrough::reads_hosts(model) && p.hosts != model.hosts)
+        });
+        if previous.is_none()
+            || !same_rule_lines(&hosts_before, &self.rule_lines)
+            || previous.is_some_and(|p| p.passthrough != model.passthrough)
+        {
+            self.sync_address_lists(model);
         }
         // Userlists hold password hashes: the file is then readable by its owner only.
         let holds_passwords = self.rule_lines.values().any(|l| !l.userlists.is_empty());
@@ -166,10 +173,6 @@ impl RenderCache {
         } else {
             self.files.remove(crate::layout::AUTH_LUA_FILE);
         }
-        let passthrough_changed = previous.is_none_or(|p| {
-            p.passthrough != model.passthrough
-                || (crate::passthrough::reads_hosts(model) && p.hosts != model.hosts)
-        });
         if passthrough_changed {
             if crate::passthrough::enabled(model) {
                 self.files.insert(
@@ -257,21 +260,24 @@ impl RenderCache {
         self.files.extend(wanted);
     }
 
-    /// Puts the address list files the rule lines name among the files, keeping the
-    /// ones whose content is unchanged as they are.
-    fn sync_address_lists(&mut self) {
+    /// Puts the address list files the rule lines and the passthrough names name among
+    /// the files, keeping the ones whose content is unchanged as they are.
+    fn sync_address_lists(&mut self, model: &ProxyModel) {
         let mut desired: BTreeMap<String, RenderedFile> = BTreeMap::new();
-        for lines in self.rule_lines.values() {
-            for (path, text) in &lines.files {
-                if desired.contains_key(path) {
-                    continue;
-                }
-                let file = match self.files.get(path) {
-                    Some(old) if old.text() == text.as_str() => old.clone(),
-                    _ => RenderedFile::new(text.clone(), false),
-                };
-                desired.insert(path.clone(), file);
+        let (_, passthrough_files) = crate::passthrough::access_lines(model);
+        let rule_files = self
+            .rule_lines
+            .values()
+            .flat_map(|lines| lines.files.iter());
+        for (path, text) in rule_files.chain(passthrough_files.iter()) {
+            if desired.contains_key(path) {
+                continue;
             }
+            let file = match self.files.get(path) {
+                Some(old) if old.text() == text.as_str() => old.clone(),
+                _ => RenderedFile::new(text.clone(), false),
+            };
+            desired.insert(path.clone(), file);
         }
         self.files.retain(|path, _| !ManagedDir::Acls.holds(path));
         self.files.extend(desired);

@@ -128,6 +128,7 @@ pub(crate) fn sections(model: &ProxyModel, bind: &str, text: &mut String) {
             "    tcp-request content set-var(txn.passthrough) var(txn.sni),regsub(^{pattern},{marker}),map_str({PASSTHROUGH_MAP}) if {{ var(txn.sni) -m found }} !{{ var(txn.passthrough) -m found }}"
         );
     }
+    text.push_str(&access_lines(model).0);
     // What no passthrough name takes goes to the HTTPS frontend, unless that serves
     // nothing at all: then it is refused, as the Gateway API asks of a name no route of a
     // passthrough listener has, rather than answered with a certificate and a 404.
@@ -151,4 +152,29 @@ backend {REJECT_BACKEND}
 ",
         terminate_address()
     );
+}
+
+/// The lines refusing the connections a passthrough name's allow and deny lists do not
+/// serve, by the connection's source address, and the list files they name.
+pub(crate) fn access_lines(model: &ProxyModel) -> (String, BTreeMap<String, String>) {
+    let mut text = String::new();
+    let mut files = BTreeMap::new();
+    for (key, passthrough) in &model.passthrough {
+        let Some(access) = passthrough.access.as_deref().filter(|a| !a.is_open()) else {
+            continue;
+        };
+        // The name the SNI found: an exact one, or a one-label wildcard where no exact
+        // name (passed through or terminated) is the SNI itself.
+        let selector = match key {
+            HostKey::Exact(name) => format!("{{ var(txn.sni) -m str {name} }}"),
+            HostKey::Wildcard(_) => format!(
+                "!{{ var(txn.sni),map_str({PASSTHROUGH_MAP}) -m found }} {{ var(txn.sni),regsub(^[^.]*,*) -m str {} }}",
+                key.map_key()
+            ),
+            // Only an Ingress sets lists, and its names are exact or one-label wildcards.
+            _ => continue,
+        };
+        crate::access::connection_lines(access, &selector, &mut text, &mut files);
+    }
+    (text, files)
 }

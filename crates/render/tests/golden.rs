@@ -1162,6 +1162,7 @@ fn tls_passthrough_reads_sni_on_the_https_port_and_hands_other_names_to_the_http
     let passthrough = |backend: Option<BackendId>| model::Passthrough {
         backend,
         origin: origin("db"),
+        access: None,
     };
     model.passthrough.insert(
         HostKey::Exact("a.passthrough.test".into()),

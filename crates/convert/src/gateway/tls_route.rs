@@ -123,6 +123,7 @@ fn claim_passthrough(
             output.passthrough.push(PassthroughClaim {
                 host: host.clone(),
                 backend: backend.clone(),
+                access: None,
                 field: attachment.field.clone(),
             });
         }

@@ -756,6 +756,7 @@ impl Merger {
         let entry = model::Passthrough {
             backend: id,
             origin: held.contribution.origin.clone(),
+            access: held.passthrough().access.clone(),
         };
         if self.passthrough.get(host) != Some(&entry) {
             self.passthrough.insert(host.clone(), entry);

@@ -11,6 +11,7 @@ mod log_relay;
 mod master_cli;
 mod process;
 mod runtime_api;
+mod server_stats;
 mod session_closer;
 mod sockets;
 mod state_dir;

@@ -17,6 +17,9 @@ const MAP_CHUNK_BYTES: usize = 12 * 1024;
 const BATCH_LINE_BYTES: usize = 12 * 1024;
 /// How long one reply may take.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The connection pool of a server added at runtime: HAProxy 2.6 gives such a server none
+/// (`pool-max-conn 0`), where a server of the files has an unlimited one purged every 5 s.
+const DYNAMIC_POOL: &str = " pool-max-conn -1 pool-purge-delay 5s";
 /// The prompt that ends every reply in interactive mode.
 const PROMPT: &[u8] = b"\n> ";
 
@@ -91,10 +94,14 @@ impl RuntimeApi {
                     } else {
                         *address
                     };
+                    // A server added at runtime keeps no idle connection unless told to
+                    // (every request then opened a new one, measured): it gets the pool
+                    // a server of the files has by default.
                     session
-                        .request(&format!("add server {server} {added_at}{options}"), |r| {
-                            r == "New server registered."
-                        })
+                        .request(
+                            &format!("add server {server} {added_at}{options}{DYNAMIC_POOL}"),
+                            |r| r == "New server registered.",
+                        )
                         .await?;
                     if *derives_cookie {
                         let (ip, port) = (address.ip(), address.port());
@@ -303,8 +310,43 @@ impl Session {
             .map(drop)
     }
 
-    /// Whether the server is gone; `false` while it still has connections.
+    /// Whether the server is gone; `false` while a request is still in flight on it (or
+    /// queued for it). Connections only idle in its pool keep `del server` waiting too,
+    /// and HAProxy 2.6 closes them only after several `pool-purge-delay`s (some 14 s by
+    /// default, measured): they are closed at once by moving the server's port away and
+    /// back, which a server in maintenance, taking no requests, does not notice.
     async fn delete_server(
+        &mut self,
+        server: &ServerRef,
+        absent_is_deleted: bool,
+    ) -> Result<bool, RuntimeError> {
+        if self.try_delete_server(server, absent_is_deleted).await? {
+            return Ok(true);
+        }
+        let stats = self
+            .request(&format!("show stat {} 4 -1", server.backend), |r| {
+                r.starts_with("# pxname,")
+            })
+            .await?;
+        let Some(stats) = crate::server_stats::server_row(&stats, &server.server) else {
+            return Ok(false);
+        };
+        if !stats.only_idle() {
+            return Ok(false);
+        }
+        let (ip, port) = (stats.address.ip(), stats.address.port());
+        let elsewhere = port.checked_add(1).unwrap_or(port - 1);
+        for to in [elsewhere, port] {
+            self.request(&format!("set server {server} addr {ip} port {to}"), |r| {
+                r.contains("port changed")
+            })
+            .await?;
+        }
+        self.try_delete_server(server, absent_is_deleted).await
+    }
+
+    /// One `del server`: whether the server is gone.
+    async fn try_delete_server(
         &mut self,
         server: &ServerRef,
         absent_is_deleted: bool,

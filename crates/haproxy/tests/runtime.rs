@@ -513,7 +513,7 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         request_lines(&done.transcript),
         owned(&[
             (
-                "add server web_app_80/10.0.0.4_8080 10.0.0.4:8080",
+                "add server web_app_80/10.0.0.4_8080 10.0.0.4:8080 pool-max-conn -1 pool-purge-delay 5s",
                 "New server registered."
             ),
             ("set server web_app_80/10.0.0.4_8080 state ready", ""),
@@ -729,7 +729,9 @@ async fn an_unexpected_reply_stops_the_batch_and_is_reported() {
 
 #[tokio::test]
 async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
-    let held = test_support::HoldingBackend::start().unwrap();
+    // Its connection is kept alive: once the request is done it waits idle in the
+    // server's pool, which HAProxy 2.6 closes only after several purge delays.
+    let held = test_support::HoldingBackend::start_keeping_alive().unwrap();
     let backend_port = held.port;
     let dir = tempfile::tempdir().unwrap();
     let certs = certificate_variants();
@@ -784,19 +786,37 @@ async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
         .unwrap()
         .unwrap();
     assert_eq!(response.status, 200, "the request in flight completed");
-    let mut deleted = Vec::new();
-    for _ in 0..100 {
-        deleted = api
-            .delete_servers(std::slice::from_ref(&server))
-            .await
-            .unwrap()
-            .deleted;
-        if !deleted.is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert_eq!(deleted, [server]);
+    // Deleted at the first try: its idle connection is closed by moving its port.
+    let retried = api
+        .delete_servers(std::slice::from_ref(&server))
+        .await
+        .unwrap();
+    assert_eq!(retried.deleted, [server.clone()]);
+    let lines = request_lines(&retried.transcript);
+    let port = slow.port;
+    let expected: Vec<(String, String)> = vec![
+        (
+            format!("del server {server}"),
+            "Server still has connections attached to it, cannot remove it.".into(),
+        ),
+        ("show stat web_app_80 4 -1".into(), lines[1].1.clone()),
+        (
+            format!("set server {server} addr 127.0.0.1 port {}", port + 1),
+            format!(
+                "no need to change the addr, port changed from '{port}' to '{}' by 'stats socket command'",
+                port + 1
+            ),
+        ),
+        (
+            format!("set server {server} addr 127.0.0.1 port {port}"),
+            format!(
+                "no need to change the addr, port changed from '{}' to '{port}' by 'stats socket command'",
+                port + 1
+            ),
+        ),
+        (format!("del server {server}"), "Server deleted.".into()),
+    ];
+    assert_eq!(lines, expected);
     assert_eq!(servers_state(&api).await, Vec::<String>::new());
     haproxy.stop(std::time::Duration::from_secs(2)).await;
 }

@@ -16,8 +16,18 @@ pub struct HoldingBackend {
 }
 
 impl HoldingBackend {
-    /// Starts listening on a free port of 127.0.0.1.
+    /// Starts listening on a free port of 127.0.0.1; the answer closes the connection.
     pub fn start() -> std::io::Result<Self> {
+        Self::start_with(false)
+    }
+
+    /// As [`HoldingBackend::start`], but the answer keeps the connection open, idle, as a
+    /// keep-alive backend's does, until the other side closes it.
+    pub fn start_keeping_alive() -> std::io::Result<Self> {
+        Self::start_with(true)
+    }
+
+    fn start_with(keep_alive: bool) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let port = listener.local_addr()?.port();
         let (arrived_tx, arrived) = mpsc::channel();
@@ -30,9 +40,14 @@ impl HoldingBackend {
             let _ = stream.read(&mut buffer);
             let _ = arrived_tx.send(());
             let _ = released.recv();
-            let _ = stream.write_all(
-                b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\nheld",
-            );
+            if keep_alive {
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nheld");
+                while stream.read(&mut buffer).is_ok_and(|read| read > 0) {}
+            } else {
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\nheld",
+                );
+            }
         });
         Ok(Self {
             port,

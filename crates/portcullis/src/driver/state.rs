@@ -97,7 +97,7 @@ pub enum Live {
 }
 
 /// The timer of servers removed from the model but kept in maintenance by HAProxy because
-/// they still had connections.
+/// they still had requests in flight (idle connections are closed when they are deleted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Drain {
     /// When they must be gone; after it a reload removes them. Kept until they are gone
@@ -105,6 +105,9 @@ pub struct Drain {
     pub deadline: Instant,
     /// When to try deleting them again; `None` once the deadline passed.
     pub retry_at: Option<Instant>,
+    /// Deletions tried so far: the retries back off, since a request still in flight
+    /// after a few seconds is a long one (a download, a WebSocket).
+    pub retries: u32,
 }
 
 /// A reload that is due.

@@ -14,8 +14,16 @@ pub const START_RETRY: Duration = Duration::from_secs(5);
 /// How long to wait after HAProxy exited before starting it again, so that a HAProxy that
 /// dies at once is not started in a busy loop.
 pub const RESTART_DELAY: Duration = Duration::from_secs(1);
-/// How often servers left in maintenance with connections are tried again.
+/// How soon servers left in maintenance with requests in flight are tried again; each
+/// retry waits twice as long as the one before, up to [`DRAIN_RETRY_MAX`].
 pub const DRAIN_RETRY: Duration = Duration::from_millis(500);
+/// The longest wait between two deletions of servers still draining.
+pub const DRAIN_RETRY_MAX: Duration = Duration::from_secs(8);
+/// How long removed servers may keep their requests in flight before a reload takes them
+/// out of what HAProxy runs. A reload does not end those requests either (the old worker
+/// keeps them), so this only bounds how long HAProxy's servers differ from the files: a
+/// server in maintenance takes no new request.
+pub const DRAIN_DEADLINE: Duration = Duration::from_secs(300);
 /// Longest wait between two attempts of a failing reload.
 pub const MAX_RELOAD_BACKOFF: Duration = Duration::from_secs(30);
 /// The base of a failing reload's backoff when the reload interval is shorter, so that a
@@ -259,6 +267,7 @@ impl Rules {
                 drain: Some(drain),
             } if drain.retry_at.is_some_and(|at| at <= self.now) => {
                 drain.retry_at = None;
+                drain.retries = drain.retries.saturating_add(1);
                 Some(state.draining.iter().cloned().collect())
             }
             _ => None,
@@ -318,10 +327,10 @@ impl Rules {
         State::ReloadDue { running, reload }
     }
 
-    /// The drain timer for `state`'s draining servers: a deadline one reload interval
-    /// away, retries until then (a retry already scheduled keeps its time, so that a
-    /// stream of changes cannot postpone it past the deadline), and
-    /// [`ReloadReason::DrainTimeout`] once it passed.
+    /// The drain timer for `state`'s draining servers: a deadline [`DRAIN_DEADLINE`] away
+    /// (one reload interval, if longer), retries backing off until then (a retry already
+    /// scheduled keeps its time, so that a stream of changes cannot postpone it past the
+    /// deadline), and [`ReloadReason::DrainTimeout`] once it passed.
     fn drain(
         self,
         state: &LiveState,
@@ -331,18 +340,24 @@ impl Rules {
         if state.draining.is_empty() {
             return None;
         }
-        let deadline = drain.map_or(self.now + self.reload_interval.max(DRAIN_RETRY), |drain| {
-            drain.deadline
-        });
+        let deadline = drain.map_or(
+            self.now + self.reload_interval.max(DRAIN_DEADLINE),
+            |drain| drain.deadline,
+        );
         let expired = deadline <= self.now;
         if expired {
             reasons.insert(ReloadReason::DrainTimeout);
         }
         // A retry already due stays due: the timer runs it next.
         let scheduled = drain.and_then(|drain| drain.retry_at);
+        let retries = drain.map_or(0, |drain| drain.retries);
+        let wait = DRAIN_RETRY
+            .saturating_mul(1 << retries.saturating_sub(1).min(8))
+            .min(DRAIN_RETRY_MAX);
         Some(Drain {
             deadline,
-            retry_at: (!expired).then(|| scheduled.unwrap_or(self.now + DRAIN_RETRY)),
+            retry_at: (!expired).then(|| scheduled.unwrap_or(self.now + wait)),
+            retries,
         })
     }
 }

@@ -75,12 +75,13 @@ fn known(state: LiveState) -> Live {
     Live::Known { state, drain: None }
 }
 
-fn known_draining(state: LiveState, deadline: u64, retry_at: Option<u64>) -> Live {
+fn known_draining(state: LiveState, deadline: u64, retry_at: Option<u64>, retries: u32) -> Live {
     Live::Known {
         state,
         drain: Some(Drain {
             deadline: at(deadline),
             retry_at: retry_at.map(at),
+            retries,
         }),
     }
 }

@@ -103,7 +103,7 @@ fn reloads_are_rate_limited_coalesced_and_backed_off() {
             given: due(
                 running(
                     2,
-                    known_draining(draining(1, &["a"]), 2_500, Some(2_100)),
+                    known_draining(draining(1, &["a"]), 2_500, Some(2_100), 0),
                     Some(0),
                 ),
                 &[MainConfig],
@@ -256,7 +256,7 @@ fn the_state_tells_what_is_due_and_whether_haproxy_is_in_sync() {
     let draining_and_due = due(
         running(
             2,
-            known_draining(draining(2, &["a"]), 2_000, Some(600)),
+            known_draining(draining(2, &["a"]), 2_000, Some(600), 0),
             None,
         ),
         &[MainConfig],
@@ -328,7 +328,7 @@ fn the_written_files_are_served_once_loaded_and_no_reload_they_need_is_due() {
         // Only servers that outlasted their drain wait for the reload: the rest is served.
         (
             due(
-                running(2, known_draining(draining(2, &["a"]), 2_000, None), None),
+                running(2, known_draining(draining(2, &["a"]), 2_000, None, 0), None),
                 &[DrainTimeout],
                 1_000,
                 0,
@@ -337,7 +337,7 @@ fn the_written_files_are_served_once_loaded_and_no_reload_they_need_is_due() {
         ),
         (
             due(
-                running(2, known_draining(draining(2, &["a"]), 2_000, None), None),
+                running(2, known_draining(draining(2, &["a"]), 2_000, None, 0), None),
                 &[DrainTimeout, MainConfig],
                 1_000,
                 0,

@@ -157,7 +157,7 @@ fn haproxy_that_exits_is_started_again_a_second_later_on_the_files() {
             says: "an exit forgets what HAProxy ran and starts it again a second later",
             given: State::Running(running(
                 2,
-                known_draining(draining(2, &["a"]), 2_000, Some(600)),
+                known_draining(draining(2, &["a"]), 2_000, Some(600), 0),
                 Some(0),
             )),
             event: Event::Exited,

@@ -29,6 +29,14 @@ struct Converter<'a, 'b> {
     alias: Option<(HostKey, Vec<HostKey>)>,
 }
 
+/// A host's own TLS handshake options.
+static HOST_TLS_KEYS: keys::KeyGroup = keys::KeyGroup::new(&[
+    &keys::SSL_CIPHERS,
+    &keys::SSL_CIPHER_SUITES,
+    &keys::TLS_ALPN,
+    &keys::SSL_OPTIONS_HOST,
+]);
+
 /// Converts one Ingress of ours.
 pub(crate) fn convert_ingress(
     object: ObjectRef,
@@ -309,6 +317,14 @@ impl Converter<'_, '_> {
             self.report(
                 format!("metadata.annotations[{}]", keys::AUTH_TLS_SECRET.name),
                 "client certificates are asked for on the hosts of spec.tls, and it lists none; the key has no effect".to_owned(),
+            );
+        }
+        // A host's TLS handshake options belong to the Ingress that lists it under
+        // spec.tls: without such an entry they would be dropped silently.
+        if no_tls_hosts && self.annotations.sets_any(&HOST_TLS_KEYS) {
+            self.report(
+                "metadata.annotations".to_owned(),
+                "ssl-ciphers, ssl-cipher-suites, tls-alpn and ssl-options-host are taken from the Ingress that lists the host under spec.tls, and this one lists none; they have no effect here".to_owned(),
             );
         }
         let options = model::TlsOptions {

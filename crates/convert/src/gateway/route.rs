@@ -344,8 +344,27 @@ impl RouteConverter<'_, '_> {
         // Through a copy of the reference, so `self` stays free for `self.report`.
         let route = self.route;
         let rules = route.spec.rules.as_deref().unwrap_or_default();
+        let mut names = BTreeSet::new();
         for (rule_index, rule) in rules.iter().enumerate() {
             let field = format!("spec.rules[{rule_index}]");
+            if let Some(name) = rule.name.as_deref() {
+                // Names nothing routes by; the API server refuses these, and so they are
+                // reported here (the rule is served all the same).
+                if !names::is_section_name(name) {
+                    self.report(
+                        format!("{field}.name"),
+                        format!(
+                            "'{}' is not a valid rule name (lowercase letters, digits, '-' and '.', at most 253)",
+                            name.escape_debug()
+                        ),
+                    );
+                } else if !names.insert(name) {
+                    self.report(
+                        format!("{field}.name"),
+                        format!("another rule of the route is named '{name}' already"),
+                    );
+                }
+            }
             let server_timeout = match rules::server_timeout(rule.timeouts.as_ref()) {
                 Ok(timeout) => timeout,
                 Err((part, why)) => {

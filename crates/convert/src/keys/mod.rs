@@ -650,6 +650,14 @@ impl Annotations {
                     )));
                     continue;
                 }
+                // A Service's keys are its backend's and its paths': a host's are the
+                // Ingress's, which lists the host.
+                if key.scope() == Scope::Host && origin.kind == resources::Kind::Service {
+                    diagnostics.push(report(format!(
+                        "'{name}' is a host key: set it on the Ingress of the host (a Service's annotations set backend and path keys); it is ignored here"
+                    )));
+                    continue;
+                }
                 if let Some(message) = deprecation(name) {
                     diagnostics.push(report(message));
                 }

@@ -87,6 +87,34 @@ fn matches() {
             )
             .given(EDGE),
             Case::new(
+                "gateway-api.md HTTPRouteNamedRouteRule: rule names are validated (a SectionName, unique in the route) and reported, the rules served all the same",
+                "
+                kind: HTTPRoute
+                metadata: {name: r}
+                spec:
+                  parentRefs: [{name: edge}]
+                  hostnames: [a.test]
+                  rules:
+                  - name: first
+                    matches: [{path: {type: PathPrefix, value: /a}}]
+                    backendRefs: [{name: api, port: 80}]
+                  - name: first
+                    matches: [{path: {type: PathPrefix, value: /b}}]
+                    backendRefs: [{name: api, port: 80}]
+                  - name: Bad_Name!
+                    matches: [{path: {type: PathPrefix, value: /c}}]
+                    backendRefs: [{name: api, port: 80}]
+                ",
+                &[
+                    "route a.test /a Prefix [http] -> default_api_80",
+                    "route a.test /b Prefix [http] -> default_api_80",
+                    "route a.test /c Prefix [http] -> default_api_80",
+                    "diagnostic HTTPRoute default/r: spec.rules[1].name: another rule of the route is named 'first' already",
+                    "diagnostic HTTPRoute default/r: spec.rules[2].name: 'Bad_Name!' is not a valid rule name (lowercase letters, digits, '-' and '.', at most 253)",
+                ],
+            )
+            .given(EDGE),
+            Case::new(
                 "gateway-api.md: of header (or query) matches with equivalent names, only the first is considered, as the specification says",
                 "
                 kind: HTTPRoute

@@ -32,6 +32,30 @@ fn certificates() {
                 ],
             ),
             Case::new(
+                "configuration.md: a host's TLS handshake keys on an Ingress that lists no host under spec.tls are reported, having no effect; a host key on a Service is reported and ignored",
+                "
+                kind: Service
+                metadata:
+                  name: web
+                  annotations: {haproxy-ingress.github.io/app-root: /app}
+                spec: {ports: [{port: 80}]}
+                ---
+                kind: Ingress
+                metadata:
+                  name: a
+                  annotations: {haproxy-ingress.github.io/tls-alpn: http/1.1}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix -> default_web_80",
+                    "diagnostic Ingress default/a: metadata.annotations: ssl-ciphers, ssl-cipher-suites, tls-alpn and ssl-options-host are taken from the Ingress that lists the host under spec.tls, and this one lists none; they have no effect here",
+                    "diagnostic Service default/web: metadata.annotations[haproxy-ingress.github.io/app-root]: 'app-root' is a host key: set it on the Ingress of the host (a Service's annotations set backend and path keys); it is ignored here",
+                ],
+            ),
+            Case::new(
                 "routing.md TLS: 'a wildcard TLS host covers one label': b.a.test has TLS (and is redirected), c.b.a.test has not",
                 "
                 kind: Secret

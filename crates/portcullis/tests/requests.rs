@@ -445,6 +445,20 @@ fn ingress_request_keys_seen_by_client_and_backend() {
         let odd_root = http_get(http, odd, "/").unwrap();
         assert_eq!(location(&odd_root), Some("http://root.test/app"), "{odd}");
     }
+    // A final dot names the same host.
+    let dotted = http_get(http, "Root.Test.", "/").unwrap();
+    assert_eq!(
+        (dotted.status, location(&dotted)),
+        (302, Some("http://root.test/app"))
+    );
+    // A Host that names no single host is refused: HAProxy would route it by its last
+    // value while the backend read its first.
+    for many in ["rw.test, root.test", "rw.test,root.test"] {
+        assert_eq!(http_get(http, many, "/").unwrap().status, 400, "{many}");
+    }
+    assert_eq!(http_get(http, &"a".repeat(2000), "/").unwrap().status, 400);
+    let hostless = test_support::http_request(http, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n");
+    assert_eq!(hostless.unwrap().status, 400, "HTTP/1.1 without Host");
     let secure_root = https_get(https, "root.test", &format!("root.test:{https}"), "/").unwrap();
     assert_eq!(
         secure_root

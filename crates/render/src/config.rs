@@ -71,10 +71,16 @@ const NORMALIZE_PATH_LINES: &str = "    http-request normalize-uri percent-decod
     http-request normalize-uri path-strip-dotdot full
 ";
 /// Every HTTPS redirect code a route may ask for.
-/// The request's host, lower case and without its port (`txn.host`). `field(1,:)` alone
-/// would cut an IPv6 literal (`[::1]:8080`) at its first colon, leaving `[` for redirects
-/// and logs; such a literal is kept whole, brackets included, as a `Location` needs it.
-const HOST_LINES: &str = "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower
+/// The request's host, lower case, without its port and a final dot (`txn.host`).
+/// `field(1,:)` alone would cut an IPv6 literal (`[::1]:8080`) at its first colon,
+/// leaving `[` for redirects and logs; such a literal is kept whole, brackets included,
+/// as a `Location` needs it. A Host that names no single host is refused first: HAProxy
+/// reads a header's last comma-separated value, so `admin.test, www.test` would be routed
+/// (and allowed) as `www.test` while the backend saw `admin.test` first; an HTTP/1.1
+/// request without one, and one longer than any host (whose X-Forwarded-Host copy
+/// overflowed the buffer, a 500), are refused too.
+const HOST_LINES: &str = "    http-request deny deny_status 400 if { req.fhdr(host) -m sub , } || { req.fhdr(host),length gt 1024 } || { req.ver -m str 1.1 } !{ req.hdr(host) -m found }
+    http-request set-var(txn.host) req.hdr(host),field(1,:),lower,regsub(\\.$,)
     http-request set-var(txn.host) req.hdr(host),lower,regsub(\\].*$,]) if { req.hdr(host),lower -m reg ^\\[[0-9a-f:.]+\\](:[0-9]+)?$ }
 ";
 

@@ -56,8 +56,11 @@ under one of the prefixes above once its meaning below is the one wanted.
 Scopes:
 
 - **{global}**: the whole proxy, set in the global ConfigMap only.
-- **{backend}**: one backend (a Service port). When Ingresses that share a backend set the
-  key differently, the oldest Ingress's value applies and the others are reported. The
+- **{backend}**: one backend (a Service port). When Ingresses that share a backend give it
+  different settings (a key that one sets and another leaves at its default counts), the
+  oldest Ingress's settings apply, all of them, and the others are reported; set such
+  keys on the Service, whose annotations every Ingress of it shares. haproxy-ingress
+  merges them key by key instead, so there a key set by one Ingress only applies. The
   backends of HTTPRoutes take their Service's annotations, then the global ConfigMap's
   value.
 - **{path}**: one path of one Ingress.

@@ -17,12 +17,25 @@ use crate::lookup::Recorder;
 /// Problems found, as `(key, message)`; messages never hold a password or a hash.
 pub(crate) type Problems = Vec<(&'static str, String)>;
 
+/// Where `oauth` checks a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OauthTarget {
+    /// oauth2-proxy's Service and port (the Service of the Ingress's `oauth-uri-prefix`
+    /// path).
+    Service(String, u16),
+    /// The path is the prefix's, or below it: oauth2-proxy's own, not checked.
+    Exempt,
+    /// The Ingress has no path of the prefix (or its backend is not a Service port).
+    Missing,
+}
+
 /// The authentication the keys ask of a path of an object in `namespace`; `None` when
-/// they ask none.
+/// they ask none. `oauth` is where `oauth` would check the path.
 pub(crate) fn path_auth(
     layers: &Keys<'_>,
     lookups: &mut Recorder<'_>,
     namespace: &str,
+    oauth: &OauthTarget,
     problems: &mut Problems,
 ) -> Option<Arc<PathAuth>> {
     // Nearly every path sets none of these keys; at their defaults a path asks no
@@ -30,7 +43,7 @@ pub(crate) fn path_auth(
     if !layers.set_any(&PATH_AUTH_KEYS) {
         return None;
     }
-    read_path_auth(layers, lookups, namespace, problems)
+    read_path_auth(layers, lookups, namespace, oauth, problems)
 }
 
 /// Every key [`path_auth`] reads. A test sets each key of every scope to each value its
@@ -41,6 +54,8 @@ static PATH_AUTH_KEYS: KeyGroup = KeyGroup::new(&[
     &keys::AUTH_REALM,
     &keys::AUTH_URL,
     &keys::OAUTH,
+    &keys::OAUTH_URI_PREFIX,
+    &keys::OAUTH_HEADERS,
     &keys::AUTH_METHOD,
     &keys::AUTH_SIGNIN,
     &keys::AUTH_TIMEOUT,
@@ -54,11 +69,13 @@ fn read_path_auth(
     layers: &Keys<'_>,
     lookups: &mut Recorder<'_>,
     namespace: &str,
+    oauth: &OauthTarget,
     problems: &mut Problems,
 ) -> Option<Arc<PathAuth>> {
     let auth = PathAuth {
         basic: basic_auth(layers, lookups, namespace, problems),
-        external: external_auth(layers, lookups, namespace, problems),
+        external: external_auth(layers, lookups, namespace, problems)
+            .or_else(|| oauth_auth(layers, lookups, namespace, oauth, problems)),
     };
     (auth.basic.is_some() || auth.external.is_some()).then(|| Arc::new(auth))
 }
@@ -262,7 +279,7 @@ fn external_auth(
 ) -> Option<ExternalAuth> {
     let key = keys::AUTH_URL.name;
     // The invalid value itself is reported where the key is read.
-    if layers.set_invalidly(&keys::AUTH_URL) || layers.set_invalidly(&keys::OAUTH) {
+    if layers.set_invalidly(&keys::AUTH_URL) {
         return Some(ExternalAuth::Unusable);
     }
     let url = match layers.get(&keys::AUTH_URL)? {
@@ -294,6 +311,64 @@ fn external_auth(
         method: layers.get(&keys::AUTH_METHOD),
         headers_request: layers.get(&keys::AUTH_HEADERS_REQUEST),
         headers_succeed: layers.get(&keys::AUTH_HEADERS_SUCCEED),
+        headers_fail: layers.get(&keys::AUTH_HEADERS_FAIL),
+        signin,
+        attempt_timeout_ms,
+    })))
+}
+
+/// haproxy-ingress's `oauth`: the external authentication of oauth2-proxy at the Service
+/// of the Ingress's `oauth-uri-prefix` path, for the paths that `auth-url` leaves unset.
+fn oauth_auth(
+    layers: &Keys<'_>,
+    lookups: &mut Recorder<'_>,
+    namespace: &str,
+    target: &OauthTarget,
+    problems: &mut Problems,
+) -> Option<ExternalAuth> {
+    let key = keys::OAUTH.name;
+    // The invalid value itself is reported where the key is read.
+    if layers.set_invalidly(&keys::OAUTH) {
+        return Some(ExternalAuth::Unusable);
+    }
+    if !layers.get(&keys::OAUTH) {
+        return None;
+    }
+    let prefix = layers.get(&keys::OAUTH_URI_PREFIX);
+    let (service, port) = match target {
+        OauthTarget::Exempt => return None,
+        OauthTarget::Missing => {
+            problems.push((
+                key,
+                format!("the Ingress has no path '{prefix}' of a Service port for oauth2-proxy (oauth-uri-prefix); the path answers 403 to every request"),
+            ));
+            return Some(ExternalAuth::Unusable);
+        }
+        OauthTarget::Service(service, port) => (service.as_str(), *port),
+    };
+    let url = match service_url(
+        lookups,
+        namespace,
+        None,
+        service,
+        port,
+        &format!("{prefix}/auth"),
+    ) {
+        Ok(url) => url,
+        Err(why) => {
+            problems.push((key, format!("{why}; the path answers 403 to every request")));
+            return Some(ExternalAuth::Unusable);
+        }
+    };
+    let total = layers.get(&keys::AUTH_TIMEOUT).to_std().as_millis();
+    let attempt_timeout_ms = u32::try_from(total / 4).unwrap_or(u32::MAX).max(1);
+    // Checked characters only, as `oauth-uri-prefix` holds: no quote to escape.
+    let signin = QuotedWord::new(&format!("{prefix}/start?rd=%[path]")).ok();
+    Some(ExternalAuth::Service(Arc::new(AuthService {
+        url,
+        method: layers.get(&keys::AUTH_METHOD),
+        headers_request: layers.get(&keys::AUTH_HEADERS_REQUEST),
+        headers_succeed: layers.get(&keys::OAUTH_HEADERS),
         headers_fail: layers.get(&keys::AUTH_HEADERS_FAIL),
         signin,
         attempt_timeout_ms,
@@ -369,8 +444,15 @@ mod tests {
             };
             let (mut read_lookups, mut lookups) = (Recorder::new(context), Recorder::new(context));
             let (mut read_problems, mut problems) = (Vec::new(), Vec::new());
-            let read = read_path_auth(layers, &mut read_lookups, "shop", &mut read_problems);
-            let auth = path_auth(layers, &mut lookups, "shop", &mut problems);
+            let oauth = OauthTarget::Service("oauth2-proxy".to_owned(), 4180);
+            let read = read_path_auth(
+                layers,
+                &mut read_lookups,
+                "shop",
+                &oauth,
+                &mut read_problems,
+            );
+            let auth = path_auth(layers, &mut lookups, "shop", &oauth, &mut problems);
             assert_eq!(
                 (&auth, &problems, &lookups.dependencies),
                 (&read, &read_problems, &read_lookups.dependencies),

@@ -27,6 +27,9 @@ struct Converter<'a, 'b> {
     backends: BTreeMap<BackendId, ServiceBackend>,
     /// The Ingress's one host and its aliases.
     alias: Option<(HostKey, Vec<HostKey>)>,
+    /// The Ingress's paths and their Services, when it asks for `oauth`: where
+    /// oauth2-proxy is served.
+    oauth_paths: Vec<(String, IngressServiceBackend)>,
 }
 
 /// A host's own TLS handshake options.
@@ -56,6 +59,7 @@ pub(crate) fn convert_ingress(
         output,
         backends: BTreeMap::new(),
         alias: None,
+        oauth_paths: Vec::new(),
     };
     converter.class_parameters(ingress);
     let tcp_port = converter.keys().get(&keys::TCP_SERVICE_PORT);
@@ -378,6 +382,20 @@ impl Converter<'_, '_> {
                 self.output.default_backend = Some(BackendClaim { backend, field });
             }
         }
+        if self.keys().get(&keys::OAUTH) {
+            self.oauth_paths = spec
+                .rules
+                .iter()
+                .flatten()
+                .filter_map(|rule| rule.http.as_ref())
+                .flat_map(|http| http.paths.iter())
+                .filter_map(|path| {
+                    let text = path.path.as_deref().unwrap_or("/");
+                    let service = path.backend.service.clone()?;
+                    Some((text.trim_end_matches('/').to_owned(), service))
+                })
+                .collect();
+        }
         let passthrough = self.keys().get(&keys::SSL_PASSTHROUGH);
         let passthrough_keys = PassthroughKeys {
             http_port: self.keys().get(&keys::SSL_PASSTHROUGH_HTTP_PORT),
@@ -509,6 +527,18 @@ impl Converter<'_, '_> {
         let layers = self.keys().with_service(service_keys);
         let mut problems = Vec::new();
         let action = ingress_keys::path_action(&layers, backend, rule, &mut problems);
+        // Only an Ingress that asks for `oauth` itself (or through the ConfigMap) knows
+        // where oauth2-proxy is; a Service's `oauth` alone finds no such path, and fails
+        // closed.
+        let oauth = if self.oauth_paths.is_empty() {
+            auth::OauthTarget::Missing
+        } else {
+            let prefix = self
+                .keys()
+                .with_service(service_keys)
+                .get(&keys::OAUTH_URI_PREFIX);
+            self.oauth_target(&prefix, &rule.path.path)
+        };
         let auth_layers = Keys {
             service: Some(service_keys),
             object: Some(&self.annotations),
@@ -518,6 +548,7 @@ impl Converter<'_, '_> {
             &auth_layers,
             self.lookups,
             &self.output.object.namespace,
+            &oauth,
             &mut problems,
         );
         let action = ingress_keys::with_auth(action, auth, backend);
@@ -525,6 +556,48 @@ impl Converter<'_, '_> {
             self.report(format!("metadata.annotations[{key}]"), message);
         }
         action
+    }
+
+    /// Where `oauth` checks the path `path`: at the Service port of the Ingress's path
+    /// `prefix`, where oauth2-proxy is served, unless `path` is that path or below it.
+    fn oauth_target(&mut self, prefix: &str, path: &str) -> auth::OauthTarget {
+        let own = path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        if own {
+            return auth::OauthTarget::Exempt;
+        }
+        self.oauth_service(prefix)
+            .map_or(auth::OauthTarget::Missing, |(service, port)| {
+                auth::OauthTarget::Service(service, port)
+            })
+    }
+
+    /// The Service and port number of the Ingress's path `prefix`.
+    fn oauth_service(&mut self, prefix: &str) -> Option<(String, u16)> {
+        let (_, service) = self.oauth_paths.iter().find(|(path, _)| path == prefix)?;
+        let service = service.clone();
+        let port = service.port.as_ref()?;
+        let number = match (port.number, port.name.as_deref()) {
+            (Some(number), _) => number,
+            (None, Some(name)) => {
+                let reference =
+                    ObjectRef::new(Kind::Service, &*self.output.object.namespace, &service.name);
+                let Some(Object::Service(found)) = self.lookups.get(reference) else {
+                    return None;
+                };
+                found
+                    .spec
+                    .as_ref()?
+                    .ports
+                    .as_ref()?
+                    .iter()
+                    .find(|p| p.name.as_deref() == Some(name))?
+                    .port
+            }
+            (None, None) => return None,
+        };
+        Some((service.name.clone(), u16::try_from(number).ok()?))
     }
 
     /// Reports an IngressClass's `spec.parameters`, which haproxy-ingress reads as the

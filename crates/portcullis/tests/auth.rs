@@ -274,12 +274,14 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
         &[("auth-url", &format!("https://127.0.0.1:{untrusted}/auth"))],
     );
     objects += &ingress("badurl", "badurl.test", &[("auth-url", "ftp://x/auth")]);
-    // haproxy-ingress's OAuth, which is not implemented: refused, never served open.
+    // haproxy-ingress's OAuth without the path where oauth2-proxy is served, and with an
+    // implementation there is not: refused, never served open.
     objects += &ingress(
         "oauth",
         "oauth.test",
         &[("oauth", "oauth2_proxy"), ("oauth-uri-prefix", "/oauth2")],
     );
+    objects += &ingress("oauth-other", "oauth-other.test", &[("oauth", "keycloak")]);
     objects += &ingress(
         "down",
         "down.test",
@@ -310,6 +312,11 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
         "noservice",
         "nosvc.test",
         &[("auth-url", "svc://nosuch:4180/oauth2/auth")],
+    );
+    // haproxy-ingress's OAuth: oauth2-proxy served at /oauth2 of the Ingress's own host.
+    objects += &format!(
+        "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: oauth-ok\n  namespace: default\n  annotations: {{haproxy-ingress.github.io/oauth: oauth2_proxy}}\nspec:\n  rules:\n  - host: oauth-ok.test\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}\n      - {{path: /oauth2, pathType: Prefix, backend: {{service: {{name: oauth2-proxy, port: {{number: {}}}}}}}}}\n",
+        auth.port
     );
     std::fs::write(manifests.join("all.yaml"), &objects).unwrap();
     let mut portcullis = Portcullis::start(
@@ -517,14 +524,44 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
     // An auth-url that cannot be read closes its path.
     assert_eq!(get(http, "badurl.test", "/", &[]).status, 403);
     assert_eq!(get(http, "oauth.test", "/", &[]).status, 403);
-    assert_eq!(get(http, "oauth.test", "/oauth2/start", &[]).status, 403);
+    assert_eq!(get(http, "oauth-other.test", "/", &[]).status, 403);
     let log = portcullis.log();
     for expected in [
-        "Ingress default/oauth: metadata.annotations[haproxy-ingress.github.io/oauth]: invalid value: oauth 'oauth2_proxy' is not implemented (use auth-url with oauth2-proxy's /oauth2/auth and auth-signin); the paths it applies to answer 403 to every request until it is fixed",
-        "'oauth-uri-prefix' is not supported",
+        "Ingress default/oauth: metadata.annotations[oauth]: the Ingress has no path '/oauth2' of a Service port for oauth2-proxy (oauth-uri-prefix); the path answers 403 to every request",
+        "Ingress default/oauth-other: metadata.annotations[haproxy-ingress.github.io/oauth]: invalid value: 'keycloak' is not oauth2_proxy, the one implementation there is; the paths it applies to answer 403 to every request until it is fixed",
     ] {
         assert!(log.contains(expected), "{expected}\n{log}");
     }
+    // oauth2-proxy checks every other path of the Ingress; a client it refuses is sent to
+    // its sign-in, one it accepts reaches the backend with the user's email.
+    let refused = get(http, "oauth-ok.test", "/private?x=1", &[]);
+    assert_eq!(
+        (
+            refused.status,
+            refused.headers.get("location").map(String::as_str)
+        ),
+        (302, Some("/oauth2/start?rd=/private")),
+        "{refused:?}"
+    );
+    let asked = auth.last_request();
+    assert!(asked[0].ends_with(" /oauth2/auth HTTP/1.1"), "{asked:?}");
+    let accepted = get(
+        http,
+        "oauth-ok.test",
+        "/private",
+        &[
+            ("Cookie", "session=good"),
+            ("X-Auth-Request-Email", "mallory@example.com"),
+        ],
+    );
+    assert_eq!(accepted.status, 200, "{accepted:?}");
+    assert_eq!(
+        seen_header(&accepted, "x-auth-request-email").as_deref(),
+        Some("alice@example.com")
+    );
+    assert_eq!(seen_header(&accepted, "x-auth-request-user"), None);
+    // oauth2-proxy's own path is not checked: it is routed to it (no endpoint here: 503).
+    assert_eq!(get(http, "oauth-ok.test", "/oauth2/start", &[]).status, 503);
     let started = Instant::now();
     let slow = get(http, "slow.test", "/", &[("Cookie", "session=good")]);
     let waited = started.elapsed();

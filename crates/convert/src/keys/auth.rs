@@ -24,16 +24,40 @@ pub static AUTH_TYPE: Key<bool> = Key {
     differs: "",
 };
 /// `oauth`.
-pub static OAUTH: Key<()> = Key {
+pub static OAUTH: Key<bool> = Key {
     parsed_default: std::sync::OnceLock::new(),
     name: "oauth",
     scope: Scope::Path,
     default: "",
-    accepted_values: "empty only, `` (any other value, oauth2_proxy included, refuses the path)",
+    accepted_values: "`oauth2_proxy` (or `oauth2-proxy`), or empty for none",
     parse: parse_oauth,
-    doc: "haproxy-ingress's OAuth through an `oauth2_proxy` path of the same host is not implemented. Since a path that asks for authentication must never be served without it, any value makes the path answer 403 to every request, and is reported. The same protection is had with `auth-url` set to oauth2-proxy's check (`svc://oauth2-proxy:4180/oauth2/auth`) and `auth-signin` to its sign-in (`https://<host>/oauth2/start?rd=%[path]`), with `auth-headers-succeed` for the headers it answers with.",
+    doc: "Authentication by oauth2-proxy serving `oauth-uri-prefix` on the Ingress's own hosts: every other path of the Ingress is first checked with `<oauth-uri-prefix>/auth` of the Service of that path (at its cluster IP, the client's `Cookie` passed), as `auth-url` would; a 2xx lets the request through with the `oauth-headers` of the answer, any other answer but 5xx redirects the client to `<oauth-uri-prefix>/start?rd=<path>`, and a 5xx or no answer is a 503. The Ingress must have a path of `oauth-uri-prefix` (otherwise, or with any other value, its paths answer 403). `auth-url`, when set, is used instead.",
     applied: Applied::Reload,
-    differs: "haproxy-ingress checks each request against `<oauth-uri-prefix>/auth` of the backend that serves `oauth-uri-prefix` on the same host; portcullis refuses the path instead (see `auth-url` for the equivalent).",
+    differs: "haproxy-ingress checks with oauth2-proxy's endpoints through that path's backend; portcullis reaches the Service at its cluster IP, as `auth-url`'s `svc://`.",
+};
+/// `oauth-uri-prefix`.
+pub static OAUTH_URI_PREFIX: Key<String> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "oauth-uri-prefix",
+    scope: Scope::Path,
+    default: "/oauth2",
+    accepted_values: "a path such as `/oauth2`",
+    parse: parse_oauth_prefix,
+    doc: "Where the Ingress serves oauth2-proxy, for `oauth`: a path of the Ingress with this value (its paths and those below it are not checked themselves).",
+    applied: Applied::Reload,
+    differs: "",
+};
+/// `oauth-headers`.
+pub static OAUTH_HEADERS: Key<QuotedWord> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "oauth-headers",
+    scope: Scope::Path,
+    default: "X-Auth-Request-Email",
+    accepted_values: "a comma-separated list of header names such as `X-Auth-Request-User,X-Auth-Request-Email`",
+    parse: parse_oauth_headers,
+    doc: "With `oauth`, the headers of oauth2-proxy's answer copied to the request sent to the backend (the client's own copies removed first), as `auth-headers-succeed` does.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress also takes `<header>:<source>`, copying another header or a HAProxy variable; portcullis copies headers of the same name only, and reports the other form.",
 };
 /// `auth-secret`.
 pub static AUTH_SECRET: Key<Option<SecretName>> = Key {
@@ -170,14 +194,29 @@ fn parse_auth_type(text: &str) -> Result<bool, String> {
     }
 }
 
-fn parse_oauth(text: &str) -> Result<(), String> {
+fn parse_oauth(text: &str) -> Result<bool, String> {
     match text.trim() {
-        "" => Ok(()),
+        "" => Ok(false),
+        "oauth2_proxy" | "oauth2-proxy" => Ok(true),
         other => Err(format!(
-            "oauth '{}' is not implemented (use auth-url with oauth2-proxy's /oauth2/auth and auth-signin)",
+            "'{}' is not oauth2_proxy, the one implementation there is",
             other.escape_debug()
         )),
     }
+}
+
+fn parse_oauth_prefix(text: &str) -> Result<String, String> {
+    let prefix = super::parse::parse_url_path(text.trim())?.unwrap_or_else(|| "/".to_owned());
+    Ok(prefix.trim_end_matches('/').to_owned())
+}
+
+fn parse_oauth_headers(text: &str) -> Result<QuotedWord, String> {
+    if text.contains(':') {
+        return Err(
+            "<header>:<source> is not supported: name the headers of oauth2-proxy's answer to copy as they are".to_owned(),
+        );
+    }
+    parse_header_globs(text)
 }
 
 fn parse_realm(text: &str) -> Result<QuotedWord, String> {

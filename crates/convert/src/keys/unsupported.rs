@@ -52,11 +52,6 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
         why: "one cookie naming every domain of a backend is refused by today's browsers (haproxy-ingress deprecates it); use session-cookie-domain",
     },
     Unsupported {
-        name: "oauth-",
-        prefix: true,
-        why: "it tunes haproxy-ingress's `oauth`, which portcullis does not implement (an `oauth` path answers 403; see `auth-url` for oauth2-proxy)",
-    },
-    Unsupported {
         name: "cert-signer",
         prefix: false,
         why: "portcullis issues no ACME certificates; cert-manager (or any issuer) writing the Ingress's TLS Secret is read as usual, and until it exists the host is served with the default certificate",

@@ -16,7 +16,10 @@ use serde::de::{DeserializeOwned, Deserializer, Error as _};
 #[derive(Debug, Clone)]
 pub(crate) enum Lenient<K> {
     Read(K),
-    Unreadable { metadata: ObjectMeta, why: String },
+    Unreadable {
+        metadata: Box<ObjectMeta>,
+        why: String,
+    },
 }
 
 impl<'de, K: DeserializeOwned> Deserialize<'de> for Lenient<K> {
@@ -35,7 +38,7 @@ impl<'de, K: DeserializeOwned> Deserialize<'de> for Lenient<K> {
                     None => ObjectMeta::default(),
                 };
                 Ok(Lenient::Unreadable {
-                    metadata,
+                    metadata: Box::new(metadata),
                     why: err.to_string(),
                 })
             }
@@ -98,9 +101,9 @@ where
         }
         Event::Apply(Lenient::Unreadable { metadata, why }) => {
             report::<K>(&metadata, &why);
-            Event::Delete(only(metadata))
+            Event::Delete(only(*metadata))
         }
-        Event::Delete(Lenient::Unreadable { metadata, .. }) => Event::Delete(only(metadata)),
+        Event::Delete(Lenient::Unreadable { metadata, .. }) => Event::Delete(only(*metadata)),
     })
 }
 
@@ -150,11 +153,11 @@ mod tests {
     #[test]
     fn events_of_unreadable_objects_leave_them_out() {
         let unreadable = || Lenient::<HttpRoute>::Unreadable {
-            metadata: ObjectMeta {
+            metadata: Box::new(ObjectMeta {
                 name: Some("r".to_owned()),
                 namespace: Some("team".to_owned()),
                 ..ObjectMeta::default()
-            },
+            }),
             why: "spec: bad".to_owned(),
         };
         assert!(readable(watcher::Event::InitApply(unreadable())).is_none());

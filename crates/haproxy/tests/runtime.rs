@@ -791,7 +791,7 @@ async fn a_server_with_a_request_in_flight_is_deleted_once_it_is_done() {
         .delete_servers(std::slice::from_ref(&server))
         .await
         .unwrap();
-    assert_eq!(retried.deleted, [server.clone()]);
+    assert_eq!(retried.deleted, std::slice::from_ref(&server));
     let lines = request_lines(&retried.transcript);
     let port = slow.port;
     let expected: Vec<(String, String)> = vec![

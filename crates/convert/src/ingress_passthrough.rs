@@ -124,6 +124,12 @@ pub(crate) fn claim_host(
                 "allowlist-source-header cannot be read in TLS connections passed through untouched; their lists apply to the connection's source address".to_owned(),
             );
         }
+        if http_backend.settings.client_limits.is_active() {
+            output.report(
+                field.clone(),
+                "limit-connections, limit-rps and limit-whitelist count HTTP requests, which TLS connections passed through untouched do not show; they apply to the host's plain-HTTP route only".to_owned(),
+            );
+        }
         let tls_backend =
             (!authenticated).then(|| Arc::new((*http_backend).clone().for_passthrough()));
         output.passthrough.push(PassthroughClaim {

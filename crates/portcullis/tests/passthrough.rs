@@ -325,7 +325,7 @@ fn ssl_passthrough_http_port_sends_plain_http_to_the_services_http_port() {
     ) + &guarded(
         "welcome",
         "c.passthrough.test",
-        "haproxy-ingress.github.io/allowlist-source-range: 127.0.0.0/8",
+        "haproxy-ingress.github.io/allowlist-source-range: 127.0.0.0/8, haproxy-ingress.github.io/limit-connections: \"5\"",
     ) + &guarded(
         "denied",
         "d.passthrough.test",
@@ -370,6 +370,10 @@ fn ssl_passthrough_http_port_sends_plain_http_to_the_services_http_port() {
     let log = portcullis.log();
     assert!(
         log.contains("Ingress default/authed: spec.rules[0].http.paths[0]: authentication cannot be applied to TLS connections passed through untouched"),
+        "{log}"
+    );
+    assert!(
+        log.contains("Ingress default/welcome: spec.rules[0].http.paths[0]: limit-connections, limit-rps and limit-whitelist count HTTP requests"),
         "{log}"
     );
 }

@@ -71,16 +71,19 @@ const NORMALIZE_PATH_LINES: &str = "    http-request normalize-uri percent-decod
     http-request normalize-uri path-strip-dotdot full
 ";
 /// Every HTTPS redirect code a route may ask for.
+/// Refuses a Host that names no single host, before any line reads it: HAProxy reads a
+/// header's last comma-separated value, so `admin.test, www.test` would be routed (and
+/// allowed) as `www.test` while the backend saw `admin.test` first. An HTTP/1.1 request
+/// without one, and one longer than any host (whose X-Forwarded-Host copy overflowed the
+/// buffer, a 500), are refused too.
+const HOST_CHECK_LINE: &str = "    http-request deny deny_status 400 if { req.fhdr(host) -m sub , } || { req.fhdr(host),length gt 1024 } || { req.ver -m str 1.1 } !{ req.hdr(host) -m found }
+";
+
 /// The request's host, lower case, without its port and a final dot (`txn.host`).
 /// `field(1,:)` alone would cut an IPv6 literal (`[::1]:8080`) at its first colon,
 /// leaving `[` for redirects and logs; such a literal is kept whole, brackets included,
-/// as a `Location` needs it. A Host that names no single host is refused first: HAProxy
-/// reads a header's last comma-separated value, so `admin.test, www.test` would be routed
-/// (and allowed) as `www.test` while the backend saw `admin.test` first; an HTTP/1.1
-/// request without one, and one longer than any host (whose X-Forwarded-Host copy
-/// overflowed the buffer, a 500), are refused too.
-const HOST_LINES: &str = "    http-request deny deny_status 400 if { req.fhdr(host) -m sub , } || { req.fhdr(host),length gt 1024 } || { req.ver -m str 1.1 } !{ req.hdr(host) -m found }
-    http-request set-var(txn.host) req.hdr(host),field(1,:),lower,regsub(\\.$,)
+/// as a `Location` needs it.
+const HOST_LINES: &str = "    http-request set-var(txn.host) req.hdr(host),field(1,:),lower,regsub(\\.$,)
     http-request set-var(txn.host) req.hdr(host),lower,regsub(\\].*$,]) if { req.hdr(host),lower -m reg ^\\[[0-9a-f:.]+\\](:[0-9]+)?$ }
 ";
 
@@ -198,6 +201,7 @@ defaults
             text.push_str(&crate::proxy_protocol::frontend_lines(&global.accept_proxy));
         }
         text.push_str(&response_lines);
+        text.push_str(HOST_CHECK_LINE);
         text.push_str(&crate::forwarded::frontend_lines(&global.forwarded, tls));
         let exact_map = MapFile::exact_paths(!tls).path();
         let prefix_map = MapFile::path_prefixes(!tls).path();
@@ -266,7 +270,7 @@ defaults
         };
         let _ = write!(
             text,
-            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{}{}{HOST_LINES}    http-request set-var(txn.listener_port) str(:{port})\n",
+            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{HOST_CHECK_LINE}{}{}{HOST_LINES}    http-request set-var(txn.listener_port) str(:{port})\n",
             crate::proxy_protocol::bind_option(&global.accept_proxy),
             crate::proxy_protocol::frontend_lines(&global.accept_proxy),
             crate::forwarded::frontend_lines(&global.forwarded, tls),

@@ -17,6 +17,22 @@ const MAP_CHUNK_BYTES: usize = 12 * 1024;
 const BATCH_LINE_BYTES: usize = 12 * 1024;
 /// How long one reply may take.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The id given to a server added at runtime. HAProxy 2.6 places a server it numbers
+/// itself wrongly in a consistent-hash ring (`balance random`, the default, and hash-based
+/// balancing): of three servers added one after the other, the second got no request
+/// (measured), while servers given their own ids shared the traffic. Derived from the
+/// server's name, far above the ids HAProxy gives the servers of the files (1, 2, ...);
+/// one another server of the backend already holds makes `add server` fail, and the
+/// change is then loaded by a reload.
+fn dynamic_server_id(server: &ServerRef) -> u32 {
+    use std::hash::{Hash, Hasher};
+    // A fixed hasher: the same server gets the same id from one run to the next.
+    let mut hasher = std::hash::DefaultHasher::new();
+    server.server.hash(&mut hasher);
+    let spread = u32::try_from(hasher.finish() % 1_000_000_000).unwrap_or(0);
+    1_000_000 + spread
+}
+
 /// The connection pool of a server added at runtime: HAProxy 2.6 gives such a server none
 /// (`pool-max-conn 0`), where a server of the files has an unlimited one purged every 5 s.
 const DYNAMIC_POOL: &str = " pool-max-conn -1 pool-purge-delay 5s";
@@ -97,9 +113,12 @@ impl RuntimeApi {
                     // A server added at runtime keeps no idle connection unless told to
                     // (every request then opened a new one, measured): it gets the pool
                     // a server of the files has by default.
+                    let id = dynamic_server_id(server);
                     session
                         .request(
-                            &format!("add server {server} {added_at}{options}{DYNAMIC_POOL}"),
+                            &format!(
+                                "add server {server} {added_at}{options}{DYNAMIC_POOL} id {id}"
+                            ),
                             |r| r == "New server registered.",
                         )
                         .await?;

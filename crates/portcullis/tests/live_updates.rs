@@ -491,3 +491,36 @@ fn a_removed_server_busy_with_a_keep_alive_request_is_deleted_once_it_is_done_wi
         })
         .unwrap();
 }
+
+#[test]
+fn servers_added_live_share_the_traffic_of_the_default_random_balance() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = manifest_dir(dir.path());
+    let echoes = echo_servers(4);
+    write(&manifests, "app.yaml", &app(&[&echoes[0]]));
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    wait_for_app(&mut portcullis, "e0");
+    // Three endpoints replace the one, all added live, one after the other.
+    write(
+        &manifests,
+        "app.yaml",
+        &app(&[&echoes[1], &echoes[2], &echoes[3]]),
+    );
+    wait_for_app(&mut portcullis, "e1");
+    let mut served: std::collections::BTreeMap<String, usize> = Default::default();
+    for _ in 0..300 {
+        *served
+            .entry(answer(portcullis.http_port, "app.test"))
+            .or_default() += 1;
+    }
+    assert_eq!(
+        portcullis.metric_total("portcullis_reloads_total"),
+        0.0,
+        "the servers were added live"
+    );
+    for name in ["e1", "e2", "e3"] {
+        let share = served.get(name).copied().unwrap_or(0);
+        assert!(share >= 30, "{name} served {share} of 300: {served:?}");
+    }
+}

@@ -18,7 +18,7 @@ use crate::ingress_passthrough::{self, PassthroughHost, PassthroughKeys, Passthr
 use crate::ingress_tcp;
 use crate::keys::{self, Annotations, Keys};
 use crate::lookup::Recorder;
-use crate::{auth, endpoints, ingress_keys, names};
+use crate::{auth, endpoints, ingress_keys, names, oauth};
 
 struct Converter<'a, 'b> {
     lookups: &'a mut Recorder<'b>,
@@ -383,18 +383,7 @@ impl Converter<'_, '_> {
             }
         }
         if self.keys().get(&keys::OAUTH) {
-            self.oauth_paths = spec
-                .rules
-                .iter()
-                .flatten()
-                .filter_map(|rule| rule.http.as_ref())
-                .flat_map(|http| http.paths.iter())
-                .filter_map(|path| {
-                    let text = path.path.as_deref().unwrap_or("/");
-                    let service = path.backend.service.clone()?;
-                    Some((text.trim_end_matches('/').to_owned(), service))
-                })
-                .collect();
+            self.oauth_paths = oauth::service_paths(spec);
         }
         let passthrough = self.keys().get(&keys::SSL_PASSTHROUGH);
         let passthrough_keys = PassthroughKeys {
@@ -537,7 +526,13 @@ impl Converter<'_, '_> {
                 .keys()
                 .with_service(service_keys)
                 .get(&keys::OAUTH_URI_PREFIX);
-            self.oauth_target(&prefix, &rule.path.path)
+            oauth::target(
+                &self.oauth_paths,
+                &prefix,
+                &rule.path.path,
+                &self.output.object.namespace,
+                self.lookups,
+            )
         };
         let auth_layers = Keys {
             service: Some(service_keys),
@@ -556,48 +551,6 @@ impl Converter<'_, '_> {
             self.report(format!("metadata.annotations[{key}]"), message);
         }
         action
-    }
-
-    /// Where `oauth` checks the path `path`: at the Service port of the Ingress's path
-    /// `prefix`, where oauth2-proxy is served, unless `path` is that path or below it.
-    fn oauth_target(&mut self, prefix: &str, path: &str) -> auth::OauthTarget {
-        let own = path
-            .strip_prefix(prefix)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-        if own {
-            return auth::OauthTarget::Exempt;
-        }
-        self.oauth_service(prefix)
-            .map_or(auth::OauthTarget::Missing, |(service, port)| {
-                auth::OauthTarget::Service(service, port)
-            })
-    }
-
-    /// The Service and port number of the Ingress's path `prefix`.
-    fn oauth_service(&mut self, prefix: &str) -> Option<(String, u16)> {
-        let (_, service) = self.oauth_paths.iter().find(|(path, _)| path == prefix)?;
-        let service = service.clone();
-        let port = service.port.as_ref()?;
-        let number = match (port.number, port.name.as_deref()) {
-            (Some(number), _) => number,
-            (None, Some(name)) => {
-                let reference =
-                    ObjectRef::new(Kind::Service, &*self.output.object.namespace, &service.name);
-                let Some(Object::Service(found)) = self.lookups.get(reference) else {
-                    return None;
-                };
-                found
-                    .spec
-                    .as_ref()?
-                    .ports
-                    .as_ref()?
-                    .iter()
-                    .find(|p| p.name.as_deref() == Some(name))?
-                    .port
-            }
-            (None, None) => return None,
-        };
-        Some((service.name.clone(), u16::try_from(number).ok()?))
     }
 
     /// Reports an IngressClass's `spec.parameters`, which haproxy-ingress reads as the

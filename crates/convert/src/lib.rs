@@ -26,6 +26,7 @@ pub mod keys;
 mod lookup;
 mod merge;
 mod names;
+mod oauth;
 mod options;
 mod outcome;
 mod parallel;

@@ -166,7 +166,7 @@ fn start_watchers(
         |o: Namespace| Object::Namespace(Arc::new(o)),
     );
     if scope.gateway_api {
-        watchers.start_lenient(
+        watchers.start(
             Api::all(client.clone()),
             &None,
             all.clone(),
@@ -174,7 +174,7 @@ fn start_watchers(
             |o: GatewayClass| Object::GatewayClass(Arc::new(o)),
         );
         for namespace in &namespaces {
-            watchers.start_lenient(
+            watchers.start(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
@@ -231,7 +231,7 @@ fn start_watchers(
                     Object::UdpRoute(Arc::new(o))
                 },
             );
-            watchers.start_lenient(
+            watchers.start(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
@@ -378,8 +378,11 @@ impl Watchers<'_> {
         self.run(events, namespace, name, kind, wrap);
     }
 
-    /// As [`Self::start`], for a Gateway API kind: an object that cannot be read as the
-    /// type is left out and reported (see [`crate::lenient`]), not the list of the kind.
+    /// As [`Self::start`], for a Gateway API route or policy kind: an object that cannot be
+    /// read as the type is left out and reported (see [`crate::lenient`]), not the list of
+    /// the kind. Gateways, GatewayClasses and ListenerSets are read as before: one of them
+    /// left out would take every route on it away, where a failed list keeps serving the
+    /// last version read.
     fn start_lenient<K>(
         &mut self,
         api: Api<Lenient<K>>,

@@ -2,8 +2,22 @@
 
 use model::{HostKey, PathKind, PathMatch};
 
-/// Parses an Ingress host: a lowercase DNS name, or `*.` followed by one.
+/// Parses an Ingress or route host: a lowercase DNS name, or `*.` followed by one; not
+/// an IP address, as the API server refuses it for an Ingress and the Gateway API for a
+/// route (a client asking for an address names no host).
 pub fn parse_host(host: &str) -> Result<HostKey, String> {
+    if host.parse::<std::net::Ipv4Addr>().is_ok() {
+        return Err(format!(
+            "'{}' is an IP address, not a host name",
+            host.escape_debug()
+        ));
+    }
+    parse_any_host(host)
+}
+
+/// As [`parse_host`], an IPv4 address accepted: what a redirect or an alias names (a
+/// client may reach the proxy by its address).
+pub fn parse_any_host(host: &str) -> Result<HostKey, String> {
     let (wildcard, name) = match host.strip_prefix("*.") {
         Some(rest) => (true, rest),
         None => (false, host),
@@ -12,14 +26,6 @@ pub fn parse_host(host: &str) -> Result<HostKey, String> {
     if !model::DnsName::is_valid(name) {
         return Err(format!(
             "'{}' is not a valid host name",
-            host.escape_debug()
-        ));
-    }
-    // As the API server refuses it for an Ingress and the Gateway API for a route: a
-    // client asking for an address names no host.
-    if !wildcard && name.parse::<std::net::Ipv4Addr>().is_ok() {
-        return Err(format!(
-            "'{}' is an IP address, not a host name",
             host.escape_debug()
         ));
     }
@@ -257,9 +263,14 @@ mod tests {
         ] {
             assert!(parse_host(bad).is_err(), "{bad:?}");
         }
-        // Digits alone are a valid DNS label; only a whole address is refused.
+        // Digits alone are a valid DNS label; only a whole address is refused, and only
+        // where a host is routed (a redirect or an alias may name one).
         assert!(parse_host("1.2.3.example").is_ok());
         assert!(parse_host("*.0.0.1").is_ok());
+        assert_eq!(
+            parse_any_host("10.0.0.5"),
+            Ok(HostKey::Exact("10.0.0.5".into()))
+        );
     }
 
     #[test]

@@ -21,16 +21,17 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 /// itself wrongly in a consistent-hash ring (`balance random`, the default, and hash-based
 /// balancing): of three servers added one after the other, the second got no request
 /// (measured), while servers given their own ids shared the traffic. Derived from the
-/// server's name, far above the ids HAProxy gives the servers of the files (1, 2, ...);
-/// one another server of the backend already holds makes `add server` fail, and the
+/// server's name, above the ids HAProxy gives the servers of the files (1, 2, ...) and
+/// below 2^20: the ring's points are `id * 4096` in 32 bits, so ids 2^20 apart would share
+/// them. One another server of the backend already holds makes `add server` fail, and the
 /// change is then loaded by a reload.
 fn dynamic_server_id(server: &ServerRef) -> u32 {
     use std::hash::{Hash, Hasher};
+    const HALF_RING: u64 = 1 << 19;
     // A fixed hasher: the same server gets the same id from one run to the next.
     let mut hasher = std::hash::DefaultHasher::new();
     server.server.hash(&mut hasher);
-    let spread = u32::try_from(hasher.finish() % 1_000_000_000).unwrap_or(0);
-    1_000_000 + spread
+    u32::try_from(HALF_RING + hasher.finish() % HALF_RING).unwrap_or(1 << 19)
 }
 
 /// The connection pool of a server added at runtime: HAProxy 2.6 gives such a server none

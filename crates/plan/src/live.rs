@@ -341,9 +341,14 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         let Some(file) = desired.files.get(path) else {
             continue;
         };
-        // A passthrough map HAProxy does not have comes with the frontend that reads it.
-        let unknown = path == render::layout::PASSTHROUGH_MAP && !live.files.contains_key(path);
-        if hash(&live.files, path) == Some(file.hash) || !maps_resolvable || unknown {
+        // A passthrough map HAProxy does not have comes with the frontend that reads it;
+        // and while the main configuration changes, the map waits for it: a name's allow
+        // and deny lists are lines of that frontend, and a name served before its lines
+        // are would be open to every client until the reload.
+        let passthrough = path == render::layout::PASSTHROUGH_MAP;
+        let unknown = passthrough && !live.files.contains_key(path);
+        let waits = passthrough && reload.contains(&ReloadReason::MainConfig);
+        if hash(&live.files, path) == Some(file.hash) || !maps_resolvable || unknown || waits {
             continue;
         }
         // A map whose entries are tried in order is replaced whole.
@@ -608,6 +613,16 @@ mod tests {
         );
         let without = LiveState::loaded(db.clone(), &files(&BASE));
         let update = live_update(&without, &db, &first);
+        assert!(update.commands.is_empty(), "{:?}", update.commands);
+        assert_eq!(update.reload, BTreeSet::from([ReloadReason::MainConfig]));
+        // A name that comes with lines of the main configuration (its allow list) waits
+        // for the reload that brings them: served before them, it would be open to all.
+        let mut guarded = after.clone();
+        guarded.files.insert(
+            "haproxy.cfg".into(),
+            RenderedFile::new("main with b.passthrough.test's allow list".into(), false),
+        );
+        let update = live_update(&live, &db, &guarded);
         assert!(update.commands.is_empty(), "{:?}", update.commands);
         assert_eq!(update.reload, BTreeSet::from([ReloadReason::MainConfig]));
     }

@@ -206,8 +206,13 @@ fn parse_oauth(text: &str) -> Result<bool, String> {
 }
 
 fn parse_oauth_prefix(text: &str) -> Result<String, String> {
-    let prefix = super::parse::parse_url_path(text.trim())?.unwrap_or_else(|| "/".to_owned());
-    Ok(prefix.trim_end_matches('/').to_owned())
+    let prefix = super::parse::parse_url_path(text.trim())?.unwrap_or_default();
+    let prefix = prefix.trim_end_matches('/');
+    // `/` would make every path oauth2-proxy's own, and none checked.
+    if prefix.is_empty() {
+        return Err("the prefix must name a path below / (such as /oauth2)".to_owned());
+    }
+    Ok(prefix.to_owned())
 }
 
 fn parse_oauth_headers(text: &str) -> Result<QuotedWord, String> {

@@ -138,7 +138,7 @@ pub(super) fn parse_redirect_url(text: &str) -> Result<Option<model::Redirect>, 
         }
         None => (authority, None),
     };
-    let hostname = match crate::names::parse_host(host) {
+    let hostname = match crate::names::parse_any_host(host) {
         Ok(model::HostKey::Exact(name)) => name,
         _ => return Err(bad("does not name an exact host")),
     };

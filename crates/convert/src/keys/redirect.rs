@@ -111,7 +111,7 @@ pub(super) fn parse_optional_host(text: &str) -> Result<Option<HostKey>, String>
     if text.is_empty() {
         return Ok(None);
     }
-    crate::names::parse_host(text).map(Some)
+    crate::names::parse_any_host(text).map(Some)
 }
 
 #[cfg(test)]

@@ -483,6 +483,26 @@ mod tests {
     }
 
     #[test]
+    fn oauth_keys_read_as_haproxy_ingress_writes_them() {
+        assert!(!OAUTH.default_value());
+        assert_eq!((OAUTH.parse)("oauth2_proxy"), Ok(true));
+        assert_eq!((OAUTH.parse)("oauth2-proxy"), Ok(true));
+        assert!((OAUTH.parse)("keycloak").is_err());
+        assert_eq!(OAUTH_URI_PREFIX.default_value(), "/oauth2");
+        assert_eq!((OAUTH_URI_PREFIX.parse)("/auth/"), Ok("/auth".to_owned()));
+        // `/` would leave every path unchecked, as oauth2-proxy's own.
+        for whole in ["/", "//", ""] {
+            assert!((OAUTH_URI_PREFIX.parse)(whole).is_err(), "{whole:?}");
+        }
+        // Header names are kept lowercase, as HAProxy compares them.
+        assert_eq!(
+            OAUTH_HEADERS.default_value().as_str(),
+            "x-auth-request-email"
+        );
+        assert!((OAUTH_HEADERS.parse)("X-Auth-Request-Email:auth_response_email").is_err());
+    }
+
+    #[test]
     fn external_keys_default_as_haproxy_ingress() {
         assert_eq!(AUTH_URL.default_value(), None);
         assert_eq!(AUTH_METHOD.default_value().as_str(), "GET");

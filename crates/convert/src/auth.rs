@@ -304,17 +304,29 @@ fn external_auth(
             "not used with auth-signin: a refused client is redirected".to_owned(),
         ));
     }
+    let headers_succeed = layers.get(&keys::AUTH_HEADERS_SUCCEED);
+    Some(service_auth(layers, url, headers_succeed, signin))
+}
+
+/// The external authentication by the service at `url`, the other keys read from
+/// `layers`.
+fn service_auth(
+    layers: &Keys<'_>,
+    url: QuotedWord,
+    headers_succeed: QuotedWord,
+    signin: Option<QuotedWord>,
+) -> ExternalAuth {
     let total = layers.get(&keys::AUTH_TIMEOUT).to_std().as_millis();
     let attempt_timeout_ms = u32::try_from(total / 4).unwrap_or(u32::MAX).max(1);
-    Some(ExternalAuth::Service(Arc::new(AuthService {
+    ExternalAuth::Service(Arc::new(AuthService {
         url,
         method: layers.get(&keys::AUTH_METHOD),
         headers_request: layers.get(&keys::AUTH_HEADERS_REQUEST),
-        headers_succeed: layers.get(&keys::AUTH_HEADERS_SUCCEED),
+        headers_succeed,
         headers_fail: layers.get(&keys::AUTH_HEADERS_FAIL),
         signin,
         attempt_timeout_ms,
-    })))
+    }))
 }
 
 /// haproxy-ingress's `oauth`: the external authentication of oauth2-proxy at the Service
@@ -360,19 +372,10 @@ fn oauth_auth(
             return Some(ExternalAuth::Unusable);
         }
     };
-    let total = layers.get(&keys::AUTH_TIMEOUT).to_std().as_millis();
-    let attempt_timeout_ms = u32::try_from(total / 4).unwrap_or(u32::MAX).max(1);
     // Checked characters only, as `oauth-uri-prefix` holds: no quote to escape.
     let signin = QuotedWord::new(&format!("{prefix}/start?rd=%[path]")).ok();
-    Some(ExternalAuth::Service(Arc::new(AuthService {
-        url,
-        method: layers.get(&keys::AUTH_METHOD),
-        headers_request: layers.get(&keys::AUTH_HEADERS_REQUEST),
-        headers_succeed: layers.get(&keys::OAUTH_HEADERS),
-        headers_fail: layers.get(&keys::AUTH_HEADERS_FAIL),
-        signin,
-        attempt_timeout_ms,
-    })))
+    let headers_succeed = layers.get(&keys::OAUTH_HEADERS);
+    Some(service_auth(layers, url, headers_succeed, signin))
 }
 
 /// The URL of a Service port at its cluster IP.

@@ -43,24 +43,7 @@ pub(crate) fn rule_lines(
         }
         None => "src".to_owned(),
     };
-    if let Some(allow) = &access.allow {
-        let (ranges, exceptions) = list_files(allow, files);
-        let _ = writeln!(
-            out,
-            "    http-request deny if {chosen} !{{ {client} -f {ranges} }}"
-        );
-        let _ = writeln!(
-            out,
-            "    http-request deny if {chosen} {{ {client} -f {exceptions} }}"
-        );
-    }
-    if let Some(deny) = &access.deny {
-        let (ranges, exceptions) = list_files(deny, files);
-        let _ = writeln!(
-            out,
-            "    http-request deny if {chosen} {{ {client} -f {ranges} }} !{{ {client} -f {exceptions} }}"
-        );
-    }
+    refusal_lines(access, "http-request deny", chosen, &client, out, files);
 }
 
 /// The lines refusing (closing) the TCP connections `access` does not serve, under
@@ -75,22 +58,42 @@ pub(crate) fn connection_lines(
         let _ = writeln!(out, "    tcp-request content reject if {selector}");
         return;
     }
+    refusal_lines(
+        access,
+        "tcp-request content reject",
+        selector,
+        "src",
+        out,
+        files,
+    );
+}
+
+/// `refuse` under `condition` for each client the lists do not serve, `client` being the
+/// address compared (with its match method).
+fn refusal_lines(
+    access: &SourceAccess,
+    refuse: &str,
+    condition: &str,
+    client: &str,
+    out: &mut String,
+    files: &mut BTreeMap<String, String>,
+) {
     if let Some(allow) = &access.allow {
         let (ranges, exceptions) = list_files(allow, files);
         let _ = writeln!(
             out,
-            "    tcp-request content reject if {selector} !{{ src -f {ranges} }}"
+            "    {refuse} if {condition} !{{ {client} -f {ranges} }}"
         );
         let _ = writeln!(
             out,
-            "    tcp-request content reject if {selector} {{ src -f {exceptions} }}"
+            "    {refuse} if {condition} {{ {client} -f {exceptions} }}"
         );
     }
     if let Some(deny) = &access.deny {
         let (ranges, exceptions) = list_files(deny, files);
         let _ = writeln!(
             out,
-            "    tcp-request content reject if {selector} {{ src -f {ranges} }} !{{ src -f {exceptions} }}"
+            "    {refuse} if {condition} {{ {client} -f {ranges} }} !{{ {client} -f {exceptions} }}"
         );
     }
 }

@@ -1,7 +1,7 @@
-//! Gateway API objects read one at a time: an object whose content does not fit the
-//! types portcullis knows (a value a newer version of the API added, say a filter type) is
-//! left out and reported, where it would otherwise fail the list of its whole kind and
-//! take every other tenant's routes with it.
+//! Gateway API routes and policies read one at a time: an object whose content does not
+//! fit the types portcullis knows (a value a newer version of the API added, say a filter
+//! type) is left out and reported, where it would otherwise fail the list of its whole
+//! kind and take every other tenant's routes with it.
 
 use std::borrow::Cow;
 
@@ -28,6 +28,11 @@ impl<'de, K: DeserializeOwned> Deserialize<'de> for Lenient<K> {
         // alone: kube-rs hands watch events' objects over through serde's buffer, which
         // a borrowed raw value cannot come from.
         let value = serde_json::Value::deserialize(deserializer)?;
+        if let Ok(object) = K::deserialize(&value) {
+            return Ok(Lenient::Read(object));
+        }
+        // The field's path is tracked only once reading failed: every object pays for it
+        // otherwise, and nearly every object reads.
         match serde_path_to_error::deserialize::<_, K>(&value) {
             Ok(object) => Ok(Lenient::Read(object)),
             Err(err) => {

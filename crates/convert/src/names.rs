@@ -41,21 +41,6 @@ pub fn parse_any_host(host: &str) -> Result<HostKey, String> {
     })
 }
 
-/// Whether `name` is a Gateway API `SectionName`: DNS-1123 labels joined by dots, at
-/// most 253 bytes (a listener's or a rule's name).
-pub(crate) fn is_section_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
-}
-
 /// The field of an item in a list inside an item of another list,
 /// `{outer}[{i}].{inner}[{j}]`, written without the formatting machinery: one is made for
 /// each path and TLS host of every Ingress.

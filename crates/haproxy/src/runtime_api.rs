@@ -111,10 +111,10 @@ impl RuntimeApi {
                     } else {
                         *address
                     };
+                    let id = dynamic_server_id(server);
                     // A server added at runtime keeps no idle connection unless told to
                     // (every request then opened a new one, measured): it gets the pool
                     // a server of the files has by default.
-                    let id = dynamic_server_id(server);
                     session
                         .request(
                             &format!(

@@ -17,9 +17,10 @@ pub(crate) struct ServerStats {
 }
 
 impl ServerStats {
-    /// Whether only idle connections are left: nothing a client waits on.
+    /// Whether only idle connections are left: nothing a client waits on, and something
+    /// that closing the idle connections releases.
     pub(crate) fn only_idle(&self) -> bool {
-        self.streams == 0 && self.queued == 0
+        self.streams == 0 && self.queued == 0 && self.idle > 0
     }
 }
 

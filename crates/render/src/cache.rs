@@ -139,10 +139,7 @@ impl RenderCache {
             p.passthrough != model.passthrough
                 || (crate::passthrough::reads_hosts(model) && p.hosts != model.hosts)
         });
-        if previous.is_none()
-            || !same_rule_lines(&hosts_before, &self.rule_lines)
-            || previous.is_some_and(|p| p.passthrough != model.passthrough)
-        {
+        if passthrough_changed || !same_rule_lines(&hosts_before, &self.rule_lines) {
             self.sync_address_lists(model);
         }
         // Userlists hold password hashes: the file is then readable by its owner only.

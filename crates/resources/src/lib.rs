@@ -14,6 +14,7 @@ mod log_safe;
 mod meta;
 mod name;
 mod names;
+pub use names::is_dns1123_subdomain;
 mod node;
 mod object;
 mod pod;

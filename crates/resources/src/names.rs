@@ -126,6 +126,12 @@ pub(crate) fn check_name<'a>(
     }
 }
 
+/// Whether `value` is a DNS-1123 subdomain, as the API server checks most object names
+/// and the Gateway API its `SectionName`s (a listener's or a rule's name).
+pub fn is_dns1123_subdomain(value: &str) -> bool {
+    NameRule::Dns1123Subdomain.allows(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -350,7 +350,7 @@ impl RouteConverter<'_, '_> {
             if let Some(name) = rule.name.as_deref() {
                 // Names nothing routes by; the API server refuses these, and so they are
                 // reported here (the rule is served all the same).
-                if !names::is_section_name(name) {
+                if !resources::is_dns1123_subdomain(name) {
                     self.report(
                         format!("{field}.name"),
                         format!(
@@ -404,6 +404,22 @@ impl RouteConverter<'_, '_> {
                 vec![Ok((Cow::Owned(HttpRouteRulesMatches::default()), (0, 0)))]
             } else {
                 matches
+            };
+            let filters = rule.filters.as_deref().unwrap_or_default();
+            // A copy of the request cannot be sent, but the request itself is served as the
+            // rule says: a mirror protects nothing that its loss would expose.
+            let unmirrored: Vec<HttpRouteRulesFilters>;
+            let filters = if filters.iter().any(is_mirror) {
+                for (index, _) in filters.iter().enumerate().filter(|(_, f)| is_mirror(f)) {
+                    self.report(
+                        format!("{field}.filters[{index}]"),
+                        "filter type RequestMirror is not supported; the requests this rule takes are served without their copy".to_owned(),
+                    );
+                }
+                unmirrored = filters.iter().filter(|f| !is_mirror(f)).cloned().collect();
+                &unmirrored[..]
+            } else {
+                filters
             };
             for (match_index, matched) in matches.into_iter().enumerate() {
                 let at = format!("{field}.matches[{match_index}]");
@@ -460,22 +476,6 @@ impl RouteConverter<'_, '_> {
                     conditions.insert(0, model::Condition::Path(value.clone()));
                 }
                 let matched_prefix = (kind == PathKind::Prefix && !regex).then_some(value.as_str());
-                let filters = rule.filters.as_deref().unwrap_or_default();
-                // A copy of the request cannot be sent, but the request itself is served
-                // as the rule says: a mirror protects nothing that its loss would expose.
-                let unmirrored: Vec<HttpRouteRulesFilters>;
-                let filters = if filters.iter().any(is_mirror) {
-                    for (index, _) in filters.iter().enumerate().filter(|(_, f)| is_mirror(f)) {
-                        self.report(
-                            format!("{field}.filters[{index}]"),
-                            "filter type RequestMirror is not supported; the requests this match takes are served without their copy".to_owned(),
-                        );
-                    }
-                    unmirrored = filters.iter().filter(|f| !is_mirror(f)).cloned().collect();
-                    &unmirrored[..]
-                } else {
-                    filters
-                };
                 // A filter that cannot be served is never skipped: what the match takes
                 // would reach its backends without it (an authentication, say), or fall
                 // through to another rule. It is answered as the specification asks of an

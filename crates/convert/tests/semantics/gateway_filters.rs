@@ -154,7 +154,7 @@ fn filters() {
                     "route a.test /cors Prefix [http] -> 500",
                     "route a.test /extended Prefix [http] -> 500",
                     "route a.test /mirrored Prefix [http] -> default_web_80",
-                    "diagnostic HTTPRoute default/r: spec.rules[0].filters[0]: filter type RequestMirror is not supported; the requests this match takes are served without their copy",
+                    "diagnostic HTTPRoute default/r: spec.rules[0].filters[0]: filter type RequestMirror is not supported; the requests this rule takes are served without their copy",
                     "diagnostic HTTPRoute default/r: spec.rules[1].filters[0]: filter type ExtensionRef is not supported; the requests this match takes are answered with 500",
                     "diagnostic HTTPRoute default/r: spec.rules[2].filters[0]: allowOrigins: 'a b' is not an origin such as https://app.example or https://app.example:8443; the requests this match takes are answered with 500",
                 ],

@@ -244,7 +244,7 @@ fn header_matches_and_filters() {
                 &[
                     "route grpc.test /pkg.Echo Prefix [http] -> default_web_80",
                     "route grpc.test /pkg.Other Prefix [http] -> 503",
-                    "diagnostic GRPCRoute default/r: spec.rules[0].filters[0]: filter type RequestMirror is not supported; the requests this match takes are served without their copy",
+                    "diagnostic GRPCRoute default/r: spec.rules[0].filters[0]: filter type RequestMirror is not supported; the requests this rule takes are served without their copy",
                     "diagnostic GRPCRoute default/r: spec.rules[1].backendRefs[0].filters[0]: filter type RequestMirror is not supported on a backendRef; this backend's share of the traffic is answered with 503",
                 ],
             )

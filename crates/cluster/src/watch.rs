@@ -262,20 +262,31 @@ fn start_watchers(
             );
         }
     }
-    // The global and TCP services' ConfigMaps get a watcher of their own unless one above
-    // lists their namespace already: two watchers of one kind and namespace would each
-    // take the other's objects for deleted when they relist.
+    // The controller's namespace (the global ConfigMap's) and the TCP services' ConfigMap
+    // get a watcher of their own unless one above lists their namespace already: two
+    // watchers of one kind and namespace would each take the other's objects for deleted
+    // when they relist. The controller's namespace is listed whole, for the ConfigMaps
+    // IngressClasses name as their parameters.
     let covered = |configmap_namespace: &str| {
         scope.gateway_api
             && namespaces
                 .iter()
                 .any(|n| n.as_deref().is_none_or(|n| n == configmap_namespace))
     };
+    let controller_namespace = scope.configmap.as_ref().map(|(namespace, _)| namespace);
+    if let Some(namespace) = controller_namespace.filter(|n| !covered(n)) {
+        watchers.start(
+            Api::namespaced(client.clone(), namespace),
+            &Some(namespace.clone()),
+            all.clone(),
+            Kind::ConfigMap,
+            |o: ConfigMap| Object::ConfigMap(Arc::new(o)),
+        );
+    }
     for (namespace, name) in scope
-        .configmap
+        .tcp_services_configmap
         .iter()
-        .chain(scope.tcp_services_configmap.iter())
-        .filter(|(n, _)| !covered(n))
+        .filter(|(n, _)| !covered(n) && Some(n) != controller_namespace)
     {
         let only_it = watcher::Config::default().fields(&format!("metadata.name={name}"));
         // Its list covers its one name: the global and the TCP services' ConfigMaps may
@@ -293,21 +304,23 @@ fn start_watchers(
 }
 
 /// How a ConfigMap listed for the Gateway API (every ConfigMap of the watched namespaces)
-/// is stored: the global and the TCP services' ConfigMaps whole, any other with only its
-/// `ca.crt` (all a BackendTLSPolicy reads of it), so applications' configuration is never
-/// held.
+/// is stored: those of the controller's namespace (the global ConfigMap and the
+/// IngressClasses' parameters) and the TCP services' ConfigMap whole, any other with only
+/// its `ca.crt` (all a BackendTLSPolicy reads of it), so applications' configuration is
+/// never held.
 fn stored_config_map(scope: &WatchScope) -> impl Fn(ConfigMap) -> Object + Send + 'static {
-    let read_whole: Vec<(String, String)> = scope
+    let controller_namespace = scope
         .configmap
-        .iter()
-        .chain(scope.tcp_services_configmap.iter())
-        .cloned()
-        .collect();
+        .as_ref()
+        .map(|(namespace, _)| namespace.clone());
+    let tcp_services = scope.tcp_services_configmap.clone();
     move |map: ConfigMap| {
-        let whole = read_whole.iter().any(|(namespace, name)| {
-            map.metadata.namespace.as_deref() == Some(namespace.as_str())
-                && map.metadata.name.as_deref() == Some(name.as_str())
-        });
+        let namespace = map.metadata.namespace.as_deref();
+        let whole = namespace.is_some() && namespace == controller_namespace.as_deref()
+            || tcp_services.as_ref().is_some_and(|(tcp_namespace, name)| {
+                namespace == Some(tcp_namespace.as_str())
+                    && map.metadata.name.as_deref() == Some(name.as_str())
+            });
         if whole {
             Object::ConfigMap(Arc::new(map))
         } else {
@@ -634,10 +647,11 @@ mod tests {
     }
 
     #[test]
-    fn configmaps_listed_for_the_gateway_api_keep_only_their_ca_but_the_named_ones_stay_whole() {
+    fn configmaps_listed_for_the_gateway_api_keep_only_their_ca_but_the_controllers_and_the_tcp_services_stay_whole()
+     {
         let scope = WatchScope {
             configmap: Some(("ingress".to_owned(), "global".to_owned())),
-            tcp_services_configmap: Some(("ingress".to_owned(), "tcp".to_owned())),
+            tcp_services_configmap: Some(("ops".to_owned(), "tcp".to_owned())),
             gateway_api: true,
             ..WatchScope::default()
         };
@@ -651,12 +665,15 @@ mod tests {
             true,
         );
         assert_eq!(keys(&stored(config_map("ingress", "global"))), whole);
-        assert_eq!(keys(&stored(config_map("ingress", "tcp"))), whole);
+        assert_eq!(keys(&stored(config_map("ops", "tcp"))), whole);
+        // Any ConfigMap of the controller's namespace: an IngressClass's parameters.
+        assert_eq!(keys(&stored(config_map("ingress", "class-keys"))), whole);
         let ca_only = (vec!["ca.crt".to_owned()], false);
-        // Same name in another namespace, another name in the same namespace.
+        // The same names in other namespaces, another name in the TCP services' namespace.
         assert_eq!(keys(&stored(config_map("apps", "global"))), ca_only);
+        assert_eq!(keys(&stored(config_map("apps", "tcp"))), ca_only);
         assert_eq!(
-            keys(&stored(config_map("ingress", "kube-root-ca.crt"))),
+            keys(&stored(config_map("ops", "kube-root-ca.crt"))),
             ca_only
         );
     }

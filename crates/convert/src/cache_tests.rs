@@ -25,8 +25,32 @@ use crate::{ConvertCache, gateway, tls};
 /// under ReferenceGrants, a Service with an Endpoints object instead of slices, and a
 /// blue-green backend whose weights and groups come from its endpoints' Pods, and
 /// ListenerSets (one admitted by a namespace selector, one not) with routes through them,
-/// and a Gateway whose client-certificate CA is a ConfigMap's.
+/// a Gateway whose client-certificate CA is a ConfigMap's, and an Ingress of an
+/// IngressClass whose parameters are a ConfigMap's keys.
 const EXTRA: &str = r#"
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: with-parameters}
+spec:
+  controller: portcullis.dev/ingress-controller
+  parameters: {kind: ConfigMap, name: class-keys}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: class-keys, namespace: demo}
+data: {balance-algorithm: leastconn, timeout-server: 9s}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: of-a-class, namespace: team}
+spec:
+  ingressClassName: with-parameters
+  rules:
+  - host: classy.example.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: canary, port: {number: 80}}}}
+---
 apiVersion: v1
 kind: Namespace
 metadata: {name: team, labels: {gateway-access: "yes"}}

@@ -1,6 +1,6 @@
 //! Which Ingresses are ours: IngressClass, legacy annotation, or no class at all.
 
-use resources::{Ingress, Kind, Object, ObjectRef};
+use resources::{Ingress, IngressClassParametersReference, Kind, Object, ObjectRef};
 
 use crate::lookup::Recorder;
 
@@ -57,4 +57,45 @@ fn ours_is_default(lookups: &mut Recorder<'_>) -> bool {
             }
             _ => false,
         })
+}
+
+/// The ConfigMap an IngressClass's `spec.parameters` names, which is read in the
+/// controller's namespace (the global ConfigMap's, `--configmap`), as haproxy-ingress
+/// reads it in its own. Parameters of another kind, group or namespace are refused with
+/// the reason.
+pub(crate) fn parameters_configmap(
+    parameters: &IngressClassParametersReference,
+    controller_namespace: Option<&str>,
+) -> Result<ObjectRef, String> {
+    let described = format!("{} {}", parameters.kind, parameters.name)
+        .escape_debug()
+        .to_string();
+    if parameters
+        .api_group
+        .as_deref()
+        .is_some_and(|group| !group.is_empty())
+        || !parameters.kind.eq_ignore_ascii_case("ConfigMap")
+    {
+        return Err(format!(
+            "its parameters ({described}) are not a ConfigMap, the only kind read"
+        ));
+    }
+    let Some(controller_namespace) = controller_namespace else {
+        return Err(format!(
+            "its parameters ({described}) are read in the controller's namespace, the global ConfigMap's, and no --configmap is set"
+        ));
+    };
+    if let Some(namespace) = parameters.namespace.as_deref()
+        && namespace != controller_namespace
+    {
+        return Err(format!(
+            "its parameters ({described}) are in namespace {}; they are read only in the controller's namespace, the global ConfigMap's ({controller_namespace})",
+            namespace.escape_debug()
+        ));
+    }
+    Ok(ObjectRef::new(
+        Kind::ConfigMap,
+        controller_namespace,
+        parameters.name.as_str(),
+    ))
 }

@@ -553,8 +553,9 @@ impl Converter<'_, '_> {
         action
     }
 
-    /// Reports an IngressClass's `spec.parameters`, which haproxy-ingress reads as the
-    /// class's own keys and portcullis does not: its keys would otherwise be lost silently.
+    /// Reads the keys of the Ingress's IngressClass's `spec.parameters` (a ConfigMap in
+    /// the controller's namespace) under its own annotations, as haproxy-ingress does;
+    /// parameters that cannot be read are reported.
     fn class_parameters(&mut self, ingress: &Ingress) {
         let Some(class_name) = ingress
             .spec
@@ -564,25 +565,48 @@ impl Converter<'_, '_> {
         else {
             return;
         };
-        let parameters = match self
-            .lookups
-            .get(ObjectRef::new(Kind::IngressClass, "", class_name))
-        {
-            Some(Object::IngressClass(class)) => class
-                .spec
-                .as_ref()
-                .and_then(|spec| spec.parameters.as_ref())
-                .map(|p| format!("{} {}", p.kind, p.name)),
-            _ => None,
+        let Some(Object::IngressClass(class)) =
+            self.lookups
+                .get(ObjectRef::new(Kind::IngressClass, "", class_name))
+        else {
+            return;
         };
-        if let Some(parameters) = parameters {
-            self.report(
-                "spec.ingressClassName".to_owned(),
-                format!(
-                    "IngressClass {class_name} names parameters ({}), which are not read: set their keys in the global ConfigMap (--configmap) or as the Ingress's annotations",
-                    parameters.escape_debug()
-                ),
-            );
+        let Some(parameters) = class
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.parameters.as_ref())
+        else {
+            return;
+        };
+        let controller_namespace = self
+            .lookups
+            .options()
+            .global_configmap
+            .as_ref()
+            .map(|(namespace, _)| namespace.as_str());
+        let configmap = match crate::class::parameters_configmap(parameters, controller_namespace) {
+            Ok(configmap) => configmap,
+            Err(why) => {
+                let message = format!("IngressClass {class_name}: {why}; its keys are not applied");
+                self.report("spec.ingressClassName".to_owned(), message);
+                return;
+            }
+        };
+        match self.lookups.get(configmap.clone()) {
+            Some(Object::ConfigMap(map)) => {
+                self.annotations = std::mem::take(&mut self.annotations).under_class_parameters(
+                    map.data.as_ref(),
+                    &configmap,
+                    &mut self.output.diagnostics,
+                );
+            }
+            _ => {
+                let message = format!(
+                    "IngressClass {class_name} names ConfigMap {}/{} as its parameters, which does not exist; its keys are not applied",
+                    configmap.namespace, configmap.name
+                );
+                self.report("spec.ingressClassName".to_owned(), message);
+            }
         }
     }
 

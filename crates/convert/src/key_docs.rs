@@ -28,14 +28,21 @@ portcullis reads these keys from the global ConfigMap (`--configmap NAMESPACE/NA
 `data`). A key of backend or path scope can also be set as an annotation on one Ingress, or
 on a Service (for every backend of that Service, from Ingresses and HTTPRoutes alike), as
 `{own_prefix}<key>` or, as haproxy-ingress reads them, `{migration_prefix}<key>` or
-`{legacy_prefix}<key>`.
+`{legacy_prefix}<key>`. The keys of host, backend and path scope can also be set for every
+Ingress of an IngressClass, as haproxy-ingress reads them: in the `data` of the ConfigMap
+the class's `spec.parameters` names (`kind: ConfigMap`, in the controller's namespace, the
+global ConfigMap's). Such a ConfigMap's global keys, unknown keys and invalid values are
+reported on it; parameters of another kind or namespace, or naming a ConfigMap that does
+not exist, are reported on each Ingress of the class. An edit of the ConfigMap applies
+as any other change.
 
 The value that applies is, in order:
 
 1. the annotation of the backend's Service;
 2. the Ingress's annotation;
-3. the global ConfigMap's value;
-4. the default.
+3. the Ingress's IngressClass's parameters;
+4. the global ConfigMap's value;
+5. the default.
 
 Between prefixes on one object, `{own_prefix}` comes first, then `{migration_prefix}`, then
 `{legacy_prefix}`.
@@ -130,13 +137,6 @@ one is reported (object, key, reason) and has no effect.
         };
         let _ = writeln!(page, "| {name} | {} |", key.why);
     }
-    page.push_str(
-        "
-An IngressClass's `spec.parameters` (haproxy-ingress reads a ConfigMap there as the keys of
-every Ingress of the class) is not read either: each Ingress of such a class is reported, and
-its keys belong in the global ConfigMap or in the Ingresses' annotations.
-",
-    );
     page
 }
 

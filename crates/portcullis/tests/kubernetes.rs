@@ -1316,3 +1316,54 @@ fn the_global_and_the_tcp_services_configmaps_of_one_namespace_both_survive_list
         p.log()
     );
 }
+
+#[test]
+fn an_ingress_class_s_parameters_are_read_in_the_controller_s_namespace_and_follow_its_edits() {
+    // With the Gateway API, every ConfigMap is listed and the controller's namespace's kept
+    // whole; without it, the controller's namespace has a watcher of its own.
+    for gateway_api in ["true", "false"] {
+        let api = FakeApiServer::start().unwrap();
+        let blue = EchoServer::start("blue").unwrap();
+        api.apply(service("web"));
+        api.apply(slice("web", &[&blue]));
+        api.apply(
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+                         "metadata": {"name": "guarded"},
+                         "spec": {"controller": "portcullis.dev/ingress-controller",
+                                  "parameters": {"kind": "ConfigMap", "name": "class-keys"}}}),
+        );
+        let class_keys = |range: &str| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "class-keys", "namespace": "ingress"},
+                   "data": {"allowlist-source-range": range}})
+        };
+        api.apply(class_keys("10.0.0.0/8"));
+        api.apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": "global", "namespace": "ingress"},
+                         "data": {"timeout-client": "77s"}}));
+        let mut guarded = ingress("web", "web.test", "web");
+        guarded["spec"]["ingressClassName"] = json!("guarded");
+        api.apply(guarded);
+        api.apply(ingress("open", "open.test", "web"));
+
+        let mut instance = launch(
+            &api,
+            "solo",
+            &[
+                "--configmap",
+                "ingress/global",
+                "--watch-gateway-api",
+                gateway_api,
+            ],
+        );
+        let p = &mut instance.portcullis;
+        p.wait_until_ready(WAIT).unwrap();
+        wait_for(p, "open.test", "blue");
+        // The class's allow list leaves 127.0.0.1 out; the class-less Ingress has none.
+        wait_for(p, "web.test", "403");
+        api.apply(class_keys("127.0.0.0/8"));
+        wait_for(p, "web.test", "blue");
+        assert_eq!(answer(p.http_port, "open.test"), "blue");
+        assert_only_granted_requests(&api);
+    }
+}

@@ -37,8 +37,9 @@ pub use k8s_openapi::api::core::v1::{
     ConfigMap, EndpointAddress, EndpointSubset, Endpoints, Namespace, ObjectReference, Secret,
 };
 pub use k8s_openapi::api::networking::v1::{
-    HTTPIngressPath, HTTPIngressRuleValue, IngressBackend, IngressClass, IngressClassSpec,
-    IngressRule, IngressServiceBackend, IngressSpec, IngressStatus, IngressTLS, ServiceBackendPort,
+    HTTPIngressPath, HTTPIngressRuleValue, IngressBackend, IngressClass,
+    IngressClassParametersReference, IngressClassSpec, IngressRule, IngressServiceBackend,
+    IngressSpec, IngressStatus, IngressTLS, ServiceBackendPort,
 };
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 pub use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;

@@ -619,6 +619,9 @@ pub struct Annotations {
     origin: Option<ObjectRef>,
     /// Keys set to a value that does not parse.
     invalid: KeySet,
+    /// Keys that come from the object's IngressClass's parameters, and that ConfigMap:
+    /// a setting traced to one names the ConfigMap, not the object.
+    from_class: Option<(KeySet, ObjectRef)>,
 }
 
 impl Annotations {
@@ -698,6 +701,76 @@ impl Annotations {
             refused,
             invalid,
             origin: Some(origin.clone()),
+            from_class: None,
+        }
+    }
+
+    /// Adds the keys of the object's IngressClass's parameters (a ConfigMap's data, keys
+    /// without a prefix) under its own annotations: a key the object sets, validly or
+    /// not, keeps the object's value (haproxy-ingress's precedence). Reports, on the
+    /// ConfigMap, unknown keys, global keys and invalid values.
+    pub fn under_class_parameters(
+        mut self,
+        data: Option<&BTreeMap<String, String>>,
+        configmap: &ObjectRef,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Self {
+        let mut from_class = KeySet::default();
+        for (name, value) in data.into_iter().flatten() {
+            let report = |message: String| Diagnostic {
+                object: configmap.clone(),
+                field: format!("data.{name}"),
+                message,
+            };
+            let Some(key) = find_key(name) else {
+                diagnostics.push(report(unknown_key(name)));
+                continue;
+            };
+            if key.scope() == Scope::Global {
+                diagnostics.push(report(format!(
+                    "'{name}' is a global key: set it in the global ConfigMap (an IngressClass's parameters set host, backend and path keys); it is ignored here"
+                )));
+                continue;
+            }
+            if let Some(message) = deprecation(name) {
+                diagnostics.push(report(message));
+            }
+            let own = self.valid.contains(key.name())
+                || self.refused.contains(key.name())
+                || self.invalid.contains(key.name());
+            match key.parse_value(value) {
+                Ok(parsed) => {
+                    if !own {
+                        self.valid.set_once(key.name(), parsed);
+                        from_class.insert(key.name());
+                    }
+                }
+                Err(why) => {
+                    if !own {
+                        self.invalid.insert(key.name());
+                        if fails_closed(key.name()) {
+                            self.refused.insert(key.name());
+                        }
+                        from_class.insert(key.name());
+                    }
+                    diagnostics.push(report(invalid_message(
+                        name,
+                        &why,
+                        "the global value is used",
+                    )));
+                }
+            }
+        }
+        self.from_class = Some((from_class, configmap.clone()));
+        self
+    }
+
+    /// The object a key's setting is traced to: the IngressClass's ConfigMap for a key
+    /// that comes from it, else the object.
+    fn origin_of(&self, name: &'static str) -> Option<&ObjectRef> {
+        match &self.from_class {
+            Some((keys, configmap)) if keys.contains(name) => Some(configmap),
+            _ => self.origin.as_ref(),
         }
     }
 
@@ -763,7 +836,7 @@ impl<'a> Keys<'a> {
                 return Some(Setting::Refused);
             }
             if let Some(value) = annotations.value(key) {
-                let origin = annotations.origin.as_ref().map(ToString::to_string);
+                let origin = annotations.origin_of(key.name).map(ToString::to_string);
                 return Some(Setting::Valid(value, origin.unwrap_or_default()));
             }
         }

@@ -51,6 +51,10 @@ pub(crate) struct Contribution {
     pub(crate) diagnostics: Vec<Diagnostic>,
     /// What Gateway API status needs (HTTPRoutes attached to a Gateway of ours).
     pub(crate) route_status: Option<RouteOutcome>,
+    /// The backend keys the object sets (an Ingress's annotations and class parameters),
+    /// which its backends were built with: a backend other objects use too takes each key
+    /// from the oldest that sets it.
+    pub(crate) backend_keys: Option<Arc<crate::keys::BackendKeys>>,
 }
 
 impl Contribution {
@@ -72,6 +76,7 @@ impl Contribution {
             tcp: Vec::new(),
             diagnostics: Vec::new(),
             route_status: None,
+            backend_keys: None,
         }
     }
 

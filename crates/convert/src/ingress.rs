@@ -62,6 +62,7 @@ pub(crate) fn convert_ingress(
         oauth_paths: Vec::new(),
     };
     converter.class_parameters(ingress);
+    converter.output.backend_keys = converter.annotations.backend_keys().map(Arc::new);
     let tcp_port = converter.keys().get(&keys::TCP_SERVICE_PORT);
     if let (Some(spec), Some(port)) = (&ingress.spec, tcp_port) {
         converter.tcp_service(spec, port);

@@ -63,13 +63,14 @@ under one of the prefixes above once its meaning below is the one wanted.
 Scopes:
 
 - **{global}**: the whole proxy, set in the global ConfigMap only.
-- **{backend}**: one backend (a Service port). When Ingresses that share a backend give it
-  different settings (a key that one sets and another leaves at its default counts), the
-  oldest Ingress's settings apply, all of them, and the others are reported; set such
-  keys on the Service, whose annotations every Ingress of it shares. haproxy-ingress
-  merges them key by key instead, so there a key set by one Ingress only applies. The
-  backends of HTTPRoutes take their Service's annotations, then the global ConfigMap's
-  value.
+- **{backend}**: one backend (a Service port). When Ingresses share a backend, each key
+  comes from the oldest Ingress that sets it, as in haproxy-ingress, and a newer one that
+  sets it to another value is reported. The backend is the one built by the Ingress that
+  sets every key so merged; when no one of them sets them all, the oldest's keys apply
+  and the others' left-out keys are reported: set keys meant for every Ingress of a
+  Service on the Service, whose annotations every Ingress of it shares. The backends of
+  HTTPRoutes take their Service's annotations, then the global ConfigMap's value; a
+  backend that an HTTPRoute and an Ingress share takes the oldest's settings whole.
 - **{path}**: one path of one Ingress.
 - **{host}**: the hosts of one Ingress's rules. When Ingresses sharing a host set the key
   differently, the oldest Ingress's value applies and the others are reported.

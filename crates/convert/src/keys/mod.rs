@@ -622,6 +622,40 @@ pub struct Annotations {
     /// Keys that come from the object's IngressClass's parameters, and that ConfigMap:
     /// a setting traced to one names the ConfigMap, not the object.
     from_class: Option<(KeySet, ObjectRef)>,
+    /// The backend keys it sets and their text, valid or not: what a merge of the
+    /// backends Ingresses share compares (see [`BackendKeys`]).
+    backend_keys: Vec<(&'static str, Box<str>)>,
+}
+
+/// The backend keys one object sets (its annotations and its IngressClass's
+/// parameters), by name, with their text. A backend that several Ingresses use takes each
+/// key from the oldest that sets it, as haproxy-ingress does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendKeys(Vec<(&'static str, Box<str>)>);
+
+impl BackendKeys {
+    /// The keys and their text, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        self.0.iter().map(|(name, text)| (*name, &**text))
+    }
+
+    /// The text it gives `name`, if it sets it.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .binary_search_by(|(key, _)| (*key).cmp(name))
+            .ok()
+            .map(|index| &*self.0[index].1)
+    }
+
+    /// How many keys it sets.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether it sets no key.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl Annotations {
@@ -635,6 +669,7 @@ impl Annotations {
         let mut valid = KeyTable::default();
         let mut refused = KeySet::default();
         let mut invalid = KeySet::default();
+        let mut backend_keys = Vec::new();
         // Our own prefix wins over the migration prefix, whatever the map order.
         for prefix in ANNOTATION_PREFIXES {
             for (annotation, value) in annotations.into_iter().flatten() {
@@ -669,6 +704,12 @@ impl Annotations {
                 }
                 // Under a less preferred prefix, a key already read is checked only.
                 let read = valid.contains(key.name()) || refused.contains(key.name());
+                if !read
+                    && key.scope() == Scope::Backend
+                    && !backend_keys.iter().any(|(name, _)| *name == key.name())
+                {
+                    backend_keys.push((key.name(), value.as_str().into()));
+                }
                 match key.parse_value(value) {
                     Ok(parsed) => {
                         if !read {
@@ -702,7 +743,15 @@ impl Annotations {
             invalid,
             origin: Some(origin.clone()),
             from_class: None,
+            backend_keys,
         }
+    }
+
+    /// The backend keys it sets, when it sets any.
+    pub fn backend_keys(&self) -> Option<BackendKeys> {
+        let mut keys = self.backend_keys.clone();
+        keys.sort_unstable_by_key(|(name, _)| *name);
+        (!keys.is_empty()).then_some(BackendKeys(keys))
     }
 
     /// Adds the keys of the object's IngressClass's parameters (a ConfigMap's data, keys
@@ -738,6 +787,9 @@ impl Annotations {
             let own = self.valid.contains(key.name())
                 || self.refused.contains(key.name())
                 || self.invalid.contains(key.name());
+            if !own && key.scope() == Scope::Backend {
+                self.backend_keys.push((key.name(), value.as_str().into()));
+            }
             match key.parse_value(value) {
                 Ok(parsed) => {
                     if !own {

@@ -822,16 +822,16 @@ impl Merger {
         dirty.backends.insert(id.clone());
     }
 
-    /// A backend is the first use's value, with the origins of every use; a use with other
-    /// settings is reported. `None`: the backend has no use left.
+    /// A backend's value, with the origins of every use. `None`: the backend has no use
+    /// left. Each backend key comes from the oldest object that sets it (haproxy-ingress's
+    /// rule): the backend is the one built by the use whose object sets every key so
+    /// merged, else the oldest use's. Keys set apart that no one use combines, values
+    /// that differ from an older object's, and other settings that differ are reported.
     fn backend_resolution(&self, id: &BackendId) -> settle::BackendResolution {
         let uses = self.backend_uses.get(id)?;
-        // The first use's backend, shared as it is unless others add their origins.
-        let mut merged: Option<Arc<Backend>> = None;
-        let mut owner: Option<&ObjectRef> = None;
-        let mut diagnostics = Vec::new();
+        let mut used = Vec::new();
         for ((_, kind), contribution) in uses.iter() {
-            let used = match kind {
+            let found = match kind {
                 ClaimKind::DefaultBackend => contribution
                     .default_backend
                     .as_ref()
@@ -856,34 +856,86 @@ impl Merger {
                 }),
                 ClaimKind::Tls(_) => None,
             };
-            // The field is spelled out only for a report: most backends have none.
-            let Some((backend, field, field_suffix)) = used else {
-                continue;
-            };
-            match &mut merged {
-                None => {
-                    merged = Some(backend.clone());
-                    owner = Some(&contribution.object);
-                }
-                Some(existing) => {
-                    // Two paths of one object to one service share its backend.
-                    if !Arc::ptr_eq(existing, backend) && !existing.same_section_settings(backend) {
-                        let owner = owner.map(ToString::to_string).unwrap_or_default();
-                        diagnostics.push(Diagnostic {
-                            object: contribution.object.clone(),
-                            field: format!("{field}{field_suffix}"),
-                            message: format!("backend {} is configured differently by {owner}, which is older; its settings are used", backend.id),
-                        });
-                    }
-                    if !existing.origins.contains(&contribution.origin) {
-                        Arc::make_mut(existing)
-                            .origins
-                            .push(contribution.origin.clone());
-                    }
+            if let Some((backend, field, suffix)) = found {
+                used.push(BackendUse {
+                    contribution,
+                    backend,
+                    field,
+                    suffix,
+                });
+            }
+        }
+        let Some(oldest) = used.first() else {
+            return Some((None, Vec::new()));
+        };
+        let mut diagnostics = Vec::new();
+        // Only Ingresses' backends differ by their keys alone: a Gateway API route's may
+        // carry a BackendTLSPolicy's settings, which no key explains.
+        let by_keys = used.iter().all(|u| u.contribution.origin.kind == "Ingress");
+        let keys = by_keys
+            .then(|| merged_backend_keys(&used, &mut diagnostics))
+            .flatten();
+        // The use built with every merged key; `None`: no one use sets them all.
+        let combining = keys.as_ref().map(|keys| {
+            used.iter().position(|u| {
+                u.keys().count() == keys.len()
+                    && u.keys()
+                        .all(|(k, v)| keys.get(k).is_some_and(|(kept, _)| *kept == v))
+            })
+        });
+        let chosen_index = combining.flatten().unwrap_or(0);
+        let chosen = &used[chosen_index];
+        if let (Some(keys), Some(None)) = (&keys, combining) {
+            let applied: Vec<&str> = oldest.keys().map(|(name, _)| name).collect();
+            for u in &used {
+                let left_out: Vec<&str> = u
+                    .keys()
+                    .filter(|(name, value)| {
+                        !applied.contains(name)
+                            && keys.get(name).is_some_and(|(kept, _)| kept == value)
+                    })
+                    .map(|(name, _)| name)
+                    .collect();
+                if !left_out.is_empty() {
+                    diagnostics.push(u.report(format!(
+                        "backend {id}: its keys {} are not applied: the objects that use the backend set its keys apart, and no one of them sets them all, so those of {}, the oldest, apply; set them together on one object or on the Service",
+                        left_out.join(", "),
+                        oldest.contribution.object
+                    )));
                 }
             }
         }
-        Some((merged, diagnostics))
+        let mut merged = chosen.backend.clone();
+        for (index, u) in used.iter().enumerate() {
+            // Two paths of one object to one service share its backend; a use whose
+            // object sets other keys is accounted for above.
+            let explained =
+                keys.is_some() && u.contribution.backend_keys != chosen.contribution.backend_keys;
+            if !Arc::ptr_eq(u.backend, chosen.backend)
+                && !explained
+                && !chosen.backend.same_section_settings(u.backend)
+            {
+                let older = if chosen_index < index {
+                    ", which is older"
+                } else {
+                    ""
+                };
+                diagnostics.push(u.report(format!(
+                    "backend {} is configured differently by {}{older}; its settings are used",
+                    u.backend.id, chosen.contribution.object
+                )));
+            }
+        }
+        let origins_in_order = used.iter().map(|u| &u.contribution.origin);
+        if !merged
+            .origins
+            .iter()
+            .eq(dedup_in_order(origins_in_order.clone()))
+        {
+            Arc::make_mut(&mut merged).origins =
+                dedup_in_order(origins_in_order).cloned().collect();
+        }
+        Some((Some(merged), diagnostics))
     }
 
     fn resolve_certificate(
@@ -1073,4 +1125,75 @@ fn add_use(
         .or_default()
         .insert(position, contribution);
     dirty.backends.insert(id.clone());
+}
+
+/// One use of a backend: the object, the backend it built, and the field that names it.
+struct BackendUse<'a> {
+    contribution: &'a Arc<Contribution>,
+    backend: &'a Arc<Backend>,
+    field: &'a str,
+    suffix: &'static str,
+}
+
+impl BackendUse<'_> {
+    /// The backend keys its object sets.
+    fn keys(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        self.contribution
+            .backend_keys
+            .iter()
+            .flat_map(|keys| keys.iter())
+    }
+
+    fn report(&self, message: String) -> Diagnostic {
+        Diagnostic {
+            object: self.contribution.object.clone(),
+            field: format!("{}{}", self.field, self.suffix),
+            message,
+        }
+    }
+}
+
+/// Each backend key from the oldest use whose object sets it, with that object; a use
+/// whose object sets another value is reported. `None` when no use's object sets one.
+fn merged_backend_keys<'a>(
+    used: &[BackendUse<'a>],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<std::collections::BTreeMap<&'static str, (&'a str, &'a ObjectRef)>> {
+    if used.iter().all(|u| u.contribution.backend_keys.is_none()) {
+        return None;
+    }
+    let mut merged = std::collections::BTreeMap::new();
+    for u in used {
+        let Some(keys) = &u.contribution.backend_keys else {
+            continue;
+        };
+        for (name, value) in keys.iter() {
+            match merged.get(name) {
+                None => {
+                    merged.insert(name, (value, &u.contribution.object));
+                }
+                Some((kept, setter)) if *kept != value && *setter != &u.contribution.object => {
+                    diagnostics.push(u.report(format!(
+                        "backend {}: '{name}' is '{}' here and '{}' on {setter}, which is older; the older value applies unless the Service sets the key",
+                        u.backend.id,
+                        value.escape_debug(),
+                        kept.escape_debug()
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Some(merged)
+}
+
+/// The items in their order, each once.
+fn dedup_in_order<'a, T: PartialEq + 'a>(
+    items: impl Iterator<Item = &'a T> + Clone,
+) -> impl Iterator<Item = &'a T> + Clone {
+    let all = items.clone();
+    items
+        .enumerate()
+        .filter(move |(index, item)| !all.clone().take(*index).any(|earlier| earlier == *item))
+        .map(|(_, item)| item)
 }

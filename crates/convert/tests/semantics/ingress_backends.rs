@@ -255,7 +255,102 @@ fn backend_settings() {
                     "route new.test / Prefix -> default_web_80",
                     "route old.test / Prefix -> default_web_80",
                     "backend default_web_80 balance leastconn servers 10.0.0.1:8080",
-                    "diagnostic Ingress default/new: spec.rules[0].http.paths[0].backend: backend default/web:80 is configured differently by Ingress default/old, which is older; its settings are used",
+                    "diagnostic Ingress default/new: spec.rules[0].http.paths[0].backend: backend default/web:80: 'balance-algorithm' is 'source' here and 'leastconn' on Ingress default/old, which is older; the older value applies unless the Service sets the key",
+                ],
+            ),
+            Case::new(
+                "haproxy-ingress keys.md, Scope: a backend key conflicts only where Ingresses set it to different values: one that an older Ingress leaves unset comes from the newer one that sets it",
+                "
+                kind: Ingress
+                metadata:
+                  name: new
+                  creationTimestamp: '2024-06-01T00:00:00Z'
+                  annotations: {portcullis.dev/balance-algorithm: source}
+                spec:
+                  rules:
+                  - host: new.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata:
+                  name: old
+                  creationTimestamp: '2024-01-01T00:00:00Z'
+                spec:
+                  rules:
+                  - host: old.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route new.test / Prefix -> default_web_80",
+                    "route old.test / Prefix -> default_web_80",
+                    "backend default_web_80 balance source servers 10.0.0.1:8080",
+                ],
+            ),
+            Case::new(
+                "each backend key from the oldest Ingress that sets it: the Ingress that sets every key so merged gives the backend, whatever its age",
+                "
+                kind: Ingress
+                metadata:
+                  name: newest
+                  creationTimestamp: '2024-09-01T00:00:00Z'
+                  annotations: {portcullis.dev/balance-algorithm: leastconn, portcullis.dev/backend-protocol: h2}
+                spec:
+                  rules:
+                  - host: newest.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata:
+                  name: middle
+                  creationTimestamp: '2024-06-01T00:00:00Z'
+                spec:
+                  defaultBackend: {service: {name: web, port: {number: 80}}}
+                ---
+                kind: Ingress
+                metadata:
+                  name: oldest
+                  creationTimestamp: '2024-01-01T00:00:00Z'
+                  annotations: {portcullis.dev/balance-algorithm: leastconn}
+                spec:
+                  rules:
+                  - host: oldest.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route newest.test / Prefix -> default_web_80",
+                    "route oldest.test / Prefix -> default_web_80",
+                    "default -> default_web_80",
+                    "backend default_web_80 balance leastconn h2 servers 10.0.0.1:8080",
+                ],
+            ),
+            Case::new(
+                "keys that Ingresses set apart, which no one of them sets all of, are not combined: the oldest's apply, and the others' left-out keys are reported",
+                "
+                kind: Ingress
+                metadata:
+                  name: new
+                  creationTimestamp: '2024-06-01T00:00:00Z'
+                  annotations: {portcullis.dev/backend-protocol: h2}
+                spec:
+                  rules:
+                  - host: new.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata:
+                  name: old
+                  creationTimestamp: '2024-01-01T00:00:00Z'
+                  annotations: {portcullis.dev/balance-algorithm: leastconn}
+                spec:
+                  rules:
+                  - host: old.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route new.test / Prefix -> default_web_80",
+                    "route old.test / Prefix -> default_web_80",
+                    "backend default_web_80 balance leastconn servers 10.0.0.1:8080",
+                    "diagnostic Ingress default/new: spec.rules[0].http.paths[0].backend: backend default/web:80: its keys backend-protocol are not applied: the objects that use the backend set its keys apart, and no one of them sets them all, so those of Ingress default/old, the oldest, apply; set them together on one object or on the Service",
                 ],
             ),
             Case::new(

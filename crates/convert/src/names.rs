@@ -128,7 +128,7 @@ pub fn parse_regex(pattern: &str, caseless: bool) -> Result<String, String> {
     pcre2::bytes::RegexBuilder::new()
         .caseless(caseless)
         .jit_if_available(true)
-        .build(pattern)
+        .build(&without_auto_capture(pattern))
         .map(|_| pattern.to_owned())
         .map_err(|e| {
             format!(
@@ -136,6 +136,22 @@ pub fn parse_regex(pattern: &str, caseless: bool) -> Result<String, String> {
                 pattern.escape_debug()
             )
         })
+}
+
+/// The pattern as HAProxy compiles it for an ACL or a map: with PCRE2's
+/// `NO_AUTO_CAPTURE` (`regex_comp` without captures), so that its plain groups capture
+/// nothing and a numbered reference to one (`\1`, `\g1`, `(?1)`) is refused, as HAProxy
+/// refuses it. The inline `(?n)` sets that option; it follows the verbs a pattern may
+/// only start with (`(*UTF)`, `(*UCP)`, ...).
+fn without_auto_capture(pattern: &str) -> String {
+    let mut verbs = 0;
+    while pattern[verbs..].starts_with("(*") {
+        match pattern[verbs..].find(')') {
+            Some(end) => verbs += end + 1,
+            None => break,
+        }
+    }
+    format!("{}(?n){}", &pattern[..verbs], &pattern[verbs..])
 }
 
 /// Parses a host pattern (`server-alias-regex`, `redirect-from-regex`): a PCRE2 regex
@@ -302,6 +318,27 @@ mod tests {
         assert_eq!(parse_regex("}", false), Ok("\\}".to_owned()));
         assert_eq!(parse_regex("{", false), Ok("\\{".to_owned()));
         assert_eq!(parse_regex("a}", false), Ok("a}".to_owned()));
+    }
+
+    #[test]
+    fn numbered_references_are_refused_as_haproxy_compiles_without_captures() {
+        for refused in [
+            r"(a)\1",
+            r"(a)\g1",
+            r"(a)(?1)",
+            r"(a)(?-1)",
+            r"(a)?(?(1)b|c)",
+        ] {
+            assert!(parse_regex(refused, false).is_err(), "{refused}");
+        }
+        for accepted in [
+            r"(a|b)c",
+            r"(?<n>a)\k<n>",
+            r"(*UCP)(a)b",
+            r"^(www|m)\.x\.test$",
+        ] {
+            assert_eq!(parse_regex(accepted, false), Ok(accepted.to_owned()));
+        }
     }
 
     #[test]

@@ -214,6 +214,22 @@ pub fn narrow(
                 found = true;
             }
         }
+        // A map's bad pattern is named by its line: "at line N of file 'F'".
+        for (_, after) in alert
+            .match_indices("at line ")
+            .map(|(i, _)| alert.split_at(i + 8))
+        {
+            let Some((line, rest)) = after.split_once(" of file '") else {
+                continue;
+            };
+            let (Ok(line), Some((file, _))) = (line.parse::<usize>(), rest.split_once('\'')) else {
+                continue;
+            };
+            for origin in table.line(&relative(file), line) {
+                narrowed.objects.insert(origin, message.clone());
+                found = true;
+            }
+        }
         if !found {
             narrowed.unexplained.push(message);
         }
@@ -281,6 +297,56 @@ mod tests {
         assert_eq!(
             narrowed.unexplained,
             ["parsing [/var/lib/portcullis/staging/haproxy.cfg:3] : something global"]
+        );
+    }
+
+    #[test]
+    fn a_bad_pattern_of_a_map_is_narrowed_to_the_objects_of_its_line() {
+        let origin = model::Origin {
+            kind: "Ingress",
+            namespace: "evil".into(),
+            name: "alias".into(),
+        };
+        let id = model::BackendId {
+            namespace: "evil".into(),
+            service: "web".into(),
+            port: "80".into(),
+            mode: model::BackendMode::Http,
+        };
+        let mut proxy = model::ProxyModel::default();
+        let mut host = model::Host {
+            routes: Default::default(),
+            cert: None,
+            tls: Default::default(),
+        };
+        host.routes.insert(
+            model::PathMatch {
+                path: "/".into(),
+                kind: model::PathKind::Prefix,
+            },
+            model::Route {
+                frontends: model::Frontends::BOTH,
+                target: model::RouteTarget::Backend(id),
+                https_redirect: None,
+                origin: origin.clone(),
+            },
+        );
+        proxy
+            .hosts
+            .insert(model::HostKey::Regex(r"(a)\1\.evil\.test".into()), host);
+        let rendered = render::render(&proxy);
+        let table = render::OriginTable::new(&proxy, &rendered);
+        let output = "[ALERT]    (1) : config : parsing [/var/lib/portcullis/staging/haproxy.cfg:47] : error detected in frontend 'http' while parsing 'http-request set-var(txn.hostkey)' rule : invalid args in converter 'map_reg' : regex '(a)\\1\\.evil\\.test' is invalid (error=reference to non-existent subpattern, erroffset=4) at line 1 of file 'maps/regex-hosts.map'.";
+        let narrowed = narrow(
+            output,
+            std::path::Path::new("/var/lib/portcullis/staging"),
+            &table,
+        );
+        assert_eq!(narrowed.objects.keys().collect::<Vec<_>>(), [&origin]);
+        assert!(
+            narrowed.unexplained.is_empty(),
+            "{:?}",
+            narrowed.unexplained
         );
     }
 }

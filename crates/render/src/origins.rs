@@ -58,6 +58,13 @@ impl<'a> OriginTable<'a> {
                 .entry(host_text.clone())
                 .or_default()
                 .extend(origins.iter().cloned());
+            // The regex hosts' map is keyed by the pattern itself.
+            if let model::HostKey::Regex(pattern) = key {
+                map_keys
+                    .entry(pattern.to_string())
+                    .or_default()
+                    .extend(origins.iter().cloned());
+            }
             for (path, route) in &host.routes {
                 for suffix in ["", "/"] {
                     map_keys

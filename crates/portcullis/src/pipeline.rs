@@ -214,6 +214,23 @@ pub fn narrow(
                 found = true;
             }
         }
+        // A certificate list line's bad ciphers are named by the frontend's `bind` line,
+        // with their value.
+        for (marker, option) in [
+            ("unable to set SSL cipher list to '", "ciphers"),
+            ("unable to set TLS 1.3 cipher suites to '", "ciphersuites"),
+        ] {
+            let Some((value, _)) = alert
+                .split_once(marker)
+                .and_then(|(_, rest)| rest.split_once('\''))
+            else {
+                continue;
+            };
+            for origin in table.crt_list_option(option, value) {
+                narrowed.objects.insert(origin, message.clone());
+                found = true;
+            }
+        }
         // A map's bad pattern is named by its line: "at line N of file 'F'".
         for (_, after) in alert
             .match_indices("at line ")

@@ -67,6 +67,7 @@ fn victim(web: &EchoServer, cert: &(String, String), extra_paths: &[(&str, &str)
 fn attackers(evil: &EchoServer) -> String {
     let (cert, _) = self_signed_ed25519("preprod.test", &["preprod.test"]);
     let (_, other_key) = self_signed_ed25519("other", &["other.test"]);
+    let (ciphers_cert, ciphers_key) = self_signed_ed25519("ciphers.test", &["ciphers.test"]);
     let hijack = format!("/{}victim.test#/admin", "x".repeat(16_383));
     let headers: Vec<String> = (0..17)
         .map(|i| format!("{{name: h{i}, value: v}}"))
@@ -92,6 +93,12 @@ fn attackers(evil: &EchoServer) -> String {
         + &backend("preprod", "web", 80, None, &[(evil.port, true)])
         + &tls_secret("preprod", "tls", &cert, &other_key)
         + &ingress("preprod", "site", "", "preprod.test", Some("tls"), &[("/", "Prefix")], "web")
+        // A cipher list OpenSSL selects nothing from, on the frontend every host shares
+        // (HAProxy names only its `bind` line), and a host pattern with a numbered
+        // reference, which HAProxy compiles without captures.
+        + &tls_secret("evil", "tls", &ciphers_cert, &ciphers_key)
+        + &ingress("evil", "ciphers", "portcullis.dev/ssl-ciphers: RC4", "ciphers.test", Some("tls"), &[("/", "Prefix")], "app")
+        + &ingress("evil", "backref", "portcullis.dev/server-alias-regex: '(a)\\1[.]evil[.]test'", "backref.test", None, &[("/", "Prefix")], "app")
         + "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: escape, namespace: \"../../..\"}\nspec:\n  rules:\n  - host: escape.test\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: app, port: {number: 80}}}}\n"
 }
 
@@ -146,6 +153,7 @@ fn hostile_objects_hurt_no_other_tenant() {
         "Ingress evil/payload",
         "HTTPRoute evil/regex",
         "HTTPRoute evil/many",
+        "Ingress evil/backref: metadata.annotations[portcullis.dev/server-alias-regex]",
         "HTTPRoute evil/clash: spec.parentRefs[0]: no listener of Gateway evil/clash-a accepts",
         "HTTPRoute evil/clash: spec.parentRefs[1]: no listener of Gateway evil/clash-b accepts",
         // Listeners' problems, otherwise only in the Gateways' status.
@@ -208,6 +216,13 @@ fn hostile_objects_hurt_no_other_tenant() {
         "{}",
         portcullis.log()
     );
+    // The host whose cipher list HAProxy refused is left out, named by the value.
+    assert!(
+        portcullis.log().contains("Ingress evil/ciphers"),
+        "{}",
+        portcullis.log()
+    );
+    assert_eq!(answer(portcullis.http_port, "ciphers.test", "/"), "404");
     assert!(!state.join("../../..").join("certs").exists());
     assert!(
         portcullis

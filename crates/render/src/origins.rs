@@ -130,6 +130,34 @@ impl<'a> OriginTable<'a> {
         BTreeSet::new()
     }
 
+    /// The objects of the hosts whose certificate-list lines set `option` to `value`
+    /// (`ciphers RC4`): HAProxy names a bad option of a line by the frontend's `bind`
+    /// line only, with the value.
+    pub fn crt_list_option(&self, option: &str, value: &str) -> BTreeSet<Origin> {
+        let Some(rendered) = self.rendered.files.get(CRT_LIST) else {
+            return BTreeSet::new();
+        };
+        let mut origins = BTreeSet::new();
+        for line in rendered.text().lines() {
+            let Some((options, names)) = line
+                .split_once('[')
+                .and_then(|(_, rest)| rest.split_once(']'))
+            else {
+                continue;
+            };
+            let words: Vec<&str> = options.split_whitespace().collect();
+            if !words.windows(2).any(|pair| pair == [option, value]) {
+                continue;
+            }
+            for name in names.split_whitespace() {
+                if let Some(found) = self.map_keys.get(name) {
+                    origins.extend(found.iter().cloned());
+                }
+            }
+        }
+        origins
+    }
+
     /// The Secret whose certificate file is `path` (exactly as rendered, e.g.
     /// `certs/web_tls.pem`, or with the `.key`, `.ocsp`, `.issuer` or `.sctl` suffix
     /// HAProxy looks for beside it).

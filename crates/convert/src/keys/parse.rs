@@ -433,8 +433,11 @@ pub(super) fn parse_host_tls_options(text: &str) -> Result<TlsOptions, String> {
 }
 
 /// Whether HAProxy would leave some TLS version enabled with `global`'s options, and
-/// `host`'s over them in a certificate list (where `ssl-min-ver` and `ssl-max-ver`
-/// replace the frontend's, and the frontend's `no-*` flags are ignored once either is set).
+/// `host`'s over them in a certificate list. As HAProxy 2.6 measured: a line that sets
+/// both `ssl-min-ver` and `ssl-max-ver` takes that range alone; one that sets only one
+/// of them narrows the versions the frontend enables (its own bounds, else the versions
+/// its `no-*` flags leave), so `ssl-max-ver TLSv1.1` under `no-tlsv10 no-tlsv11` leaves
+/// none.
 pub(crate) fn tls_versions_left(global: &TlsOptions, host: Option<&TlsOptions>) -> bool {
     let words = |options: &TlsOptions| -> Vec<String> {
         options
@@ -456,14 +459,27 @@ pub(crate) fn tls_versions_left(global: &TlsOptions, host: Option<&TlsOptions>) 
     if force(&global_words) {
         return true;
     }
-    let min = bound(&host_words, "ssl-min-ver").or_else(|| bound(&global_words, "ssl-min-ver"));
-    let max = bound(&host_words, "ssl-max-ver").or_else(|| bound(&global_words, "ssl-max-ver"));
-    if min.is_some() || max.is_some() {
-        return min.unwrap_or(0) <= max.unwrap_or(TLS_VERSIONS.len() - 1);
+    let (host_min, host_max) = (
+        bound(&host_words, "ssl-min-ver"),
+        bound(&host_words, "ssl-max-ver"),
+    );
+    if let (Some(min), Some(max)) = (host_min, host_max) {
+        return min <= max;
     }
-    ["no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13"]
-        .iter()
-        .any(|flag| !global_words.iter().any(|w| w == flag))
+    let (global_min, global_max) = (
+        bound(&global_words, "ssl-min-ver"),
+        bound(&global_words, "ssl-max-ver"),
+    );
+    const FLAGS: [&str; 4] = ["no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13"];
+    let enabled_by_frontend = |version: usize| {
+        if global_min.is_some() || global_max.is_some() {
+            global_min.unwrap_or(0) <= version
+                && version <= global_max.unwrap_or(TLS_VERSIONS.len() - 1)
+        } else {
+            !global_words.iter().any(|w| w == FLAGS[version])
+        }
+    };
+    (host_min.unwrap_or(0)..=host_max.unwrap_or(TLS_VERSIONS.len() - 1)).any(enabled_by_frontend)
 }
 
 /// A port from 1 to 65535, or nothing when empty.

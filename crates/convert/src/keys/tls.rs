@@ -154,6 +154,35 @@ mod tests {
     }
 
     #[test]
+    fn a_host_s_version_bounds_leave_a_version_as_haproxy_measured() {
+        let default = SSL_OPTIONS.default_value();
+        let no_13 = (SSL_OPTIONS.parse)("no-sslv3 no-tlsv10 no-tlsv11 no-tlsv13").unwrap();
+        let host = |text: &str| (SSL_OPTIONS_HOST.parse)(text).unwrap();
+        // (frontend, host options, whether `haproxy -c` accepted them: HAProxy 2.6.12).
+        let measured = [
+            (&default, "ssl-max-ver TLSv1.0", false),
+            (&default, "ssl-max-ver TLSv1.1", false),
+            (&default, "ssl-max-ver TLSv1.2", true),
+            (&default, "ssl-max-ver TLSv1.3", true),
+            (&default, "ssl-min-ver TLSv1.0", true),
+            (&default, "ssl-min-ver TLSv1.3", true),
+            (&default, "ssl-min-ver TLSv1.0 ssl-max-ver TLSv1.1", true),
+            (&default, "ssl-min-ver TLSv1.1 ssl-max-ver TLSv1.1", true),
+            (&no_13, "ssl-min-ver TLSv1.3", false),
+            (&no_13, "ssl-max-ver TLSv1.2", true),
+            (&no_13, "ssl-min-ver TLSv1.3 ssl-max-ver TLSv1.3", true),
+        ];
+        for (frontend, options, accepted) in measured {
+            assert_eq!(
+                crate::keys::tls_versions_left(frontend, Some(&host(options))),
+                accepted,
+                "{options} under {:?}",
+                words(frontend)
+            );
+        }
+    }
+
+    #[test]
     fn dh_parameters_and_the_stats_certificate_name_secrets() {
         for key in [&SSL_DH_PARAM, &super::super::STATS_SSL_CERT] {
             assert_eq!(key.default_value(), None);

@@ -177,6 +177,9 @@ pub(crate) struct TlsClaim {
 pub(crate) struct BackendClaim {
     pub(crate) backend: Arc<Backend>,
     pub(crate) field: String,
+    /// What the object's path keys do to the requests it takes (authentication, allow
+    /// lists, header edits...), its backend included; `None` when they do nothing.
+    pub(crate) action: Option<Arc<model::RuleAction>>,
 }
 
 /// A host and path an object routes.

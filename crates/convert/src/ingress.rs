@@ -377,14 +377,11 @@ impl Converter<'_, '_> {
     }
 
     fn rules(&mut self, spec: &resources::IngressSpec) {
-        if let Some(default) = &spec.default_backend {
-            let field = "spec.defaultBackend".to_owned();
-            if let Some((backend, _)) = self.backend(default.service.as_ref(), &field) {
-                self.output.default_backend = Some(BackendClaim { backend, field });
-            }
-        }
         if self.keys().get(&keys::OAUTH) {
             self.oauth_paths = oauth::service_paths(spec);
+        }
+        if let Some(default) = &spec.default_backend {
+            self.default_backend(default);
         }
         let passthrough = self.keys().get(&keys::SSL_PASSTHROUGH);
         let passthrough_keys = PassthroughKeys {
@@ -508,6 +505,31 @@ impl Converter<'_, '_> {
 
     /// What a path of `backend` does besides forwarding (its access lists, header
     /// changes, rewrite, authentication...), its keys' problems reported.
+    /// The Ingress's `spec.defaultBackend`, with what its path keys (and its Service's)
+    /// do to every request it takes, as to the requests of a path `/` (haproxy-ingress
+    /// makes it that path of its default host): its authentication and allow lists
+    /// protect it as they protect the Ingress's paths.
+    fn default_backend(&mut self, default: &resources::IngressBackend) {
+        let field = "spec.defaultBackend".to_owned();
+        let Some((backend, service_keys)) = self.backend(default.service.as_ref(), &field) else {
+            return;
+        };
+        let layers = self.keys().with_service(&service_keys);
+        let root = match ingress_keys::path_rule(Some("/"), "Prefix", &layers) {
+            Ok(root) => root,
+            Err(why) => {
+                self.report(field, format!("{why}; the default backend is not served"));
+                return;
+            }
+        };
+        let action = self.path_action(&backend, &service_keys, &root);
+        self.output.default_backend = Some(BackendClaim {
+            backend,
+            field,
+            action,
+        });
+    }
+
     fn path_action(
         &mut self,
         backend: &Arc<Backend>,

@@ -131,11 +131,38 @@ pub fn parse_regex(pattern: &str, caseless: bool) -> Result<String, String> {
         .build(&without_auto_capture(pattern))
         .map(|_| pattern.to_owned())
         .map_err(|e| {
+            // The offset PCRE2 names is in the pattern with `(?n)` inserted.
+            let mut why = e.to_string();
+            if let Some(offset) = e.offset()
+                && offset >= verbs_length(pattern) + AUTO_CAPTURE_OFF.len()
+            {
+                why = why.replacen(
+                    &format!("at offset {offset}:"),
+                    &format!("at offset {}:", offset - AUTO_CAPTURE_OFF.len()),
+                    1,
+                );
+            }
             format!(
-                "'{}' is not a valid PCRE2 regular expression: {e}",
+                "'{}' is not a valid PCRE2 regular expression: {why}",
                 pattern.escape_debug()
             )
         })
+}
+
+/// PCRE2's inline `NO_AUTO_CAPTURE`.
+const AUTO_CAPTURE_OFF: &str = "(?n)";
+
+/// The length of the verbs a pattern starts with (`(*UTF)`, `(*UCP)`, ...), which must
+/// stay first.
+fn verbs_length(pattern: &str) -> usize {
+    let mut verbs = 0;
+    while pattern[verbs..].starts_with("(*") {
+        match pattern[verbs..].find(')') {
+            Some(end) => verbs += end + 1,
+            None => break,
+        }
+    }
+    verbs
 }
 
 /// The pattern as HAProxy compiles it for an ACL or a map: with PCRE2's
@@ -144,14 +171,8 @@ pub fn parse_regex(pattern: &str, caseless: bool) -> Result<String, String> {
 /// refuses it. The inline `(?n)` sets that option; it follows the verbs a pattern may
 /// only start with (`(*UTF)`, `(*UCP)`, ...).
 fn without_auto_capture(pattern: &str) -> String {
-    let mut verbs = 0;
-    while pattern[verbs..].starts_with("(*") {
-        match pattern[verbs..].find(')') {
-            Some(end) => verbs += end + 1,
-            None => break,
-        }
-    }
-    format!("{}(?n){}", &pattern[..verbs], &pattern[verbs..])
+    let (verbs, rest) = pattern.split_at(verbs_length(pattern));
+    format!("{verbs}{AUTO_CAPTURE_OFF}{rest}")
 }
 
 /// Parses a host pattern (`server-alias-regex`, `redirect-from-regex`): a PCRE2 regex

@@ -113,6 +113,9 @@ pub struct ProxyModel {
     pub default_cert: TlsCert,
     /// Where requests that match no route go; `None` answers 404.
     pub default_backend: Option<BackendId>,
+    /// What the default backend's Ingress does to those requests (authentication, allow
+    /// lists, header edits...), `default_backend` being its backend; `None` when nothing.
+    pub default_rule: Option<std::sync::Arc<GatewayRule>>,
     /// The host names of the Gateway API HTTPS listeners on the HTTPS frontend, most
     /// specific first (empty when none has one): a request belongs to the first that
     /// matches its host, else to the hostname-less listeners, and one whose `Host`

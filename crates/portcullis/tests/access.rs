@@ -362,3 +362,89 @@ fn with_normalized_paths_no_spelling_of_a_path_steps_around_its_allow_list() {
     assert_eq!(public.status, 200);
     assert_eq!(public.seen("path").as_deref(), Some("/public/b"));
 }
+
+/// `GET path` for `host` from `source`, with extra header lines: the status and who
+/// answered.
+fn answer_from(source: Ipv4Addr, port: u16, host: &str, path: &str, headers: &str) -> String {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.bind(&SocketAddr::from((source, 0)).into()).unwrap();
+    socket
+        .connect(&SocketAddr::from((Ipv4Addr::LOCALHOST, port)).into())
+        .unwrap();
+    let response = exchange(
+        TcpStream::from(socket),
+        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{headers}Connection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .unwrap();
+    response
+        .server()
+        .unwrap_or_else(|| response.status.to_string())
+}
+
+#[test]
+fn a_default_backend_is_protected_by_its_ingress_s_allow_list_and_authentication() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let web = EchoServer::start("web").unwrap();
+    // One Ingress guards `/admin` and sends everything else to the same Service through its
+    // default backend: the default backend's requests get the Ingress's keys too.
+    let guarded = |annotations: &str| {
+        format!(
+            "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: shop\n  annotations: {{{annotations}}}\nspec:\n  defaultBackend: {{service: {{name: web, port: {{number: 80}}}}}}\n  rules:\n  - host: shop.test\n    http:\n      paths:\n      - {{path: /admin, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}\n"
+        )
+    };
+    let mut objects = backend("default", "web", 80, None, &[(web.port, true)]);
+    objects += "---\napiVersion: v1\nkind: Secret\nmetadata: {name: users, namespace: default}\nstringData:\n  auth: |\n    carol::plain-pass\n";
+    write(&manifests, "objects.yaml", &objects);
+    write(
+        &manifests,
+        "shop.yaml",
+        &guarded("haproxy-ingress.github.io/allowlist-source-range: 127.0.0.2/32"),
+    );
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let port = portcullis.http_port;
+    let first = Ipv4Addr::LOCALHOST;
+    for (host, path) in [
+        ("shop.test", "/admin"),
+        ("shop.test", "/other"),
+        ("unknown.test", "/"),
+    ] {
+        assert_eq!(
+            answer_from(first, port, host, path, ""),
+            "403",
+            "{host}{path}"
+        );
+        assert_eq!(
+            answer_from(SECOND_CLIENT, port, host, path, ""),
+            "web",
+            "{host}{path}"
+        );
+    }
+
+    write(
+        &manifests,
+        "shop.yaml",
+        &guarded("haproxy-ingress.github.io/auth-secret: users"),
+    );
+    let credentials = "Authorization: Basic Y2Fyb2w6cGxhaW4tcGFzcw==\r\n";
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            answer_from(first, p.http_port, "unknown.test", "/", "") == "401"
+        })
+        .unwrap();
+    for (host, path) in [("shop.test", "/other"), ("unknown.test", "/x")] {
+        assert_eq!(
+            answer_from(first, port, host, path, ""),
+            "401",
+            "{host}{path}"
+        );
+        assert_eq!(
+            answer_from(first, port, host, path, credentials),
+            "web",
+            "{host}{path}"
+        );
+    }
+}

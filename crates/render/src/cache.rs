@@ -97,6 +97,8 @@ pub struct RenderCache {
     bucket_texts: PerMap<Vec<Arc<str>>>,
     /// Frontend lines of the hosts with Gateway API rule chains.
     rule_lines: BTreeMap<HostKey, Arc<HostRuleLines>>,
+    /// Frontend lines of the default backend's rule, after every host's.
+    default_rule_lines: Option<Arc<HostRuleLines>>,
     /// Lines of the hosts with routes on Gateway listener ports of their own.
     port_lines: BTreeMap<HostKey, Arc<HostPortLines>>,
     /// CA bundles and client certificates of backends.
@@ -108,6 +110,14 @@ pub struct RenderCache {
 }
 
 impl RenderCache {
+    /// The rule lines of every host, then the default backend's.
+    fn all_rule_lines(&self) -> impl Iterator<Item = &HostRuleLines> + Clone {
+        self.rule_lines
+            .values()
+            .chain(self.default_rule_lines.iter())
+            .map(|lines| &**lines)
+    }
+
     /// Renders a model, reusing whatever the previous render already produced.
     pub fn render(&mut self, model: &ProxyModel) -> RenderedConfig {
         let previous = self.previous.take();
@@ -116,7 +126,18 @@ impl RenderCache {
         self.backend_tls.update(previous, model);
         self.sync_backend_tls_files();
         let hosts_before = self.rule_lines.clone();
+        let default_before = self.default_rule_lines.take();
         let crt_list_changed = self.render_hosts(previous, model);
+        self.default_rule_lines = model
+            .default_rule
+            .as_ref()
+            .filter(|_| {
+                model
+                    .default_backend
+                    .as_ref()
+                    .is_some_and(|id| model.backends.contains_key(id))
+            })
+            .map(|rule| Arc::new(rules::default_rule_lines(rule)));
         let exceptions_changed = previous.is_none_or(|p| {
             p.global.https.redirect_exceptions.is_empty()
                 != model.global.https.redirect_exceptions.is_empty()
@@ -139,17 +160,20 @@ impl RenderCache {
             p.passthrough != model.passthrough
                 || (crate::passthrough::reads_hosts(model) && p.hosts != model.hosts)
         });
-        if passthrough_changed || !same_rule_lines(&hosts_before, &self.rule_lines) {
+        if passthrough_changed
+            || !same_rule_lines(&hosts_before, &self.rule_lines)
+            || default_before != self.default_rule_lines
+        {
             self.sync_address_lists(model);
         }
         // Userlists hold password hashes: the file is then readable by its owner only.
-        let holds_passwords = self.rule_lines.values().any(|l| !l.userlists.is_empty());
+        let holds_passwords = self.all_rule_lines().any(|l| !l.userlists.is_empty());
         self.files.insert(
             MAIN_CONFIG.to_owned(),
             RenderedFile::new(
                 config::main_config(
                     model,
-                    self.rule_lines.values().map(|l| &**l),
+                    self.all_rule_lines(),
                     &self.port_lines,
                     &self.client_auth,
                 ),
@@ -163,7 +187,7 @@ impl RenderCache {
             self.files
                 .extend(crate::observers::global_tls_files(&model.global));
         }
-        if self.rule_lines.values().any(|lines| lines.uses_lua) {
+        if self.all_rule_lines().any(|lines| lines.uses_lua) {
             self.files
                 .entry(crate::layout::AUTH_LUA_FILE.to_owned())
                 .or_insert_with(|| RenderedFile::new(crate::auth::AUTH_LUA.to_owned(), false));
@@ -262,10 +286,7 @@ impl RenderCache {
     fn sync_address_lists(&mut self, model: &ProxyModel) {
         let mut desired: BTreeMap<String, RenderedFile> = BTreeMap::new();
         let (_, passthrough_files) = crate::passthrough::access_lines(model);
-        let rule_files = self
-            .rule_lines
-            .values()
-            .flat_map(|lines| lines.files.iter());
+        let rule_files = self.all_rule_lines().flat_map(|lines| lines.files.iter());
         for (path, text) in rule_files.chain(passthrough_files.iter()) {
             if desired.contains_key(path) {
                 continue;

@@ -74,6 +74,11 @@ impl<'a> OriginTable<'a> {
                 }
             }
         }
+        if let Some(rule) = &model.default_rule {
+            for (line, origin) in rules::default_rule_lines(rule).origins {
+                main_lines.entry(line).or_default().insert(origin);
+            }
+        }
         let sections = model
             .backends
             .values()

@@ -90,53 +90,76 @@ pub(crate) fn host_rule_lines(key: &HostKey, host: &Host) -> HostRuleLines {
         if !rules.iter().any(|rule| rule.conditions.is_empty()) {
             chain.extend(fallback(host, path));
         }
-        for (index, entry) in chain.iter().enumerate() {
-            let before = [
-                lines.requests.len(),
-                lines.backends.len(),
-                lines.responses.len(),
-            ];
-            let rule_id = format!("{dispatch}_{index}");
-            let chosen = format!("{{ var(txn.rule) -m str {rule_id} }}");
-            // Each condition is a named ACL of its own line, so the rule's line names them
-            // in one word each and stays within HAProxy's 64 words whatever it holds.
-            let mut acl_names = String::new();
-            if let Entry::Rule(rule) = entry {
-                for (position, condition) in rule.conditions.iter().enumerate() {
-                    let name = format!("{rule_id}_{position}");
-                    for expression in acl_expressions(condition) {
-                        let _ = writeln!(lines.requests, "    acl {name} {expression}");
-                    }
-                    acl_names.push(' ');
-                    acl_names.push_str(&name);
-                }
-            }
-            let _ = writeln!(
-                lines.requests,
-                "    http-request set-var(txn.rule) str({rule_id}) if {{ var(txn.backend) -m str {dispatch} }} !{{ var(txn.rule) -m found }}{acl_names}"
-            );
-            match entry {
-                Entry::Plain(backend, _) => {
-                    let _ = writeln!(
-                        lines.backends,
-                        "    use_backend {} if {chosen}",
-                        backend.section_name()
-                    );
-                }
-                Entry::Rule(rule) => action_lines(rule, &chosen, &mut lines),
-            }
-            let written: Vec<String> = [&lines.requests, &lines.backends, &lines.responses]
-                .into_iter()
-                .zip(before)
-                .flat_map(|(text, from)| text.get(from..).unwrap_or_default().lines())
-                .map(str::to_owned)
-                .collect();
-            for line in written {
-                lines.origins.push((line, entry.origin().clone()));
-            }
-        }
+        chain_lines(&dispatch, &chain, &mut lines);
     }
     lines
+}
+
+/// The map value the requests no route takes get when the default backend has a rule.
+pub const DEFAULT_DISPATCH: &str = "_gw_default";
+
+/// The lines of the default backend's rule: the requests no route took (`txn.backend`
+/// unset once every host's lines had their turn) take it, its filters and checks first.
+pub(crate) fn default_rule_lines(rule: &GatewayRule) -> HostRuleLines {
+    let mut lines = HostRuleLines::default();
+    let _ = writeln!(
+        lines.requests,
+        "    http-request set-var(txn.backend) str({DEFAULT_DISPATCH}) if !{{ var(txn.backend) -m found }}"
+    );
+    lines
+        .origins
+        .push((lines.requests.trim_end().to_owned(), rule.origin.clone()));
+    chain_lines(DEFAULT_DISPATCH, &[Entry::Rule(rule)], &mut lines);
+    lines
+}
+
+/// The lines of one chain: each entry's choice, then its action or its backend.
+fn chain_lines(dispatch: &str, chain: &[Entry<'_>], lines: &mut HostRuleLines) {
+    for (index, entry) in chain.iter().enumerate() {
+        let before = [
+            lines.requests.len(),
+            lines.backends.len(),
+            lines.responses.len(),
+        ];
+        let rule_id = format!("{dispatch}_{index}");
+        let chosen = format!("{{ var(txn.rule) -m str {rule_id} }}");
+        // Each condition is a named ACL of its own line, so the rule's line names them
+        // in one word each and stays within HAProxy's 64 words whatever it holds.
+        let mut acl_names = String::new();
+        if let Entry::Rule(rule) = entry {
+            for (position, condition) in rule.conditions.iter().enumerate() {
+                let name = format!("{rule_id}_{position}");
+                for expression in acl_expressions(condition) {
+                    let _ = writeln!(lines.requests, "    acl {name} {expression}");
+                }
+                acl_names.push(' ');
+                acl_names.push_str(&name);
+            }
+        }
+        let _ = writeln!(
+            lines.requests,
+            "    http-request set-var(txn.rule) str({rule_id}) if {{ var(txn.backend) -m str {dispatch} }} !{{ var(txn.rule) -m found }}{acl_names}"
+        );
+        match entry {
+            Entry::Plain(backend, _) => {
+                let _ = writeln!(
+                    lines.backends,
+                    "    use_backend {} if {chosen}",
+                    backend.section_name()
+                );
+            }
+            Entry::Rule(rule) => action_lines(rule, &chosen, lines),
+        }
+        let written: Vec<String> = [&lines.requests, &lines.backends, &lines.responses]
+            .into_iter()
+            .zip(before)
+            .flat_map(|(text, from)| text.get(from..).unwrap_or_default().lines())
+            .map(str::to_owned)
+            .collect();
+        for line in written {
+            lines.origins.push((line, entry.origin().clone()));
+        }
+    }
 }
 
 /// The routes of shorter paths that match every request this path matches, most

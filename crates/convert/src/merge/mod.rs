@@ -86,6 +86,8 @@ pub(crate) struct Merger {
     backends: OrdMap<BackendId, Arc<Backend>>,
     certs: OrdMap<CertId, TlsCert>,
     default_backend: Option<BackendId>,
+    /// The default backend's rule, when its object's keys give it one.
+    default_rule: Option<Arc<model::GatewayRule>>,
     passthrough: OrdMap<HostKey, model::Passthrough>,
     /// TCP claims per port and name.
     tcp_claims: FxHashMap<(u16, HostKey), Claims<Held>>,
@@ -219,6 +221,7 @@ impl Merger {
         model.backends = self.backends.clone();
         model.certs = self.certs.clone();
         model.default_backend = self.default_backend.clone();
+        model.default_rule = self.default_rule.clone();
         model.passthrough = self.passthrough.clone();
         model.tcp_services = self.tcp_services.clone();
     }
@@ -649,6 +652,14 @@ impl Merger {
             self.remove_use(&id, &position, dirty);
         }
         self.default_backend = new.as_ref().map(|(_, id, _)| id.clone());
+        self.default_rule = new.as_ref().and_then(|(_, _, contribution)| {
+            let action = contribution.default_backend.as_ref()?.action.as_ref()?;
+            Some(Arc::new(model::GatewayRule {
+                conditions: Vec::new(),
+                action: (**action).clone(),
+                origin: contribution.origin.clone(),
+            }))
+        });
         if let Some((position, id, contribution)) = new {
             add_use(
                 &mut self.backend_uses,

@@ -49,7 +49,13 @@ spec:
   - host: classy.example.test
     http:
       paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: canary, port: {number: 80}}}}
+      - {path: /, pathType: Prefix, backend: {service: {name: classy, port: {number: 80}}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: classy, namespace: team}
+spec:
+  ports: [{port: 80}]
 ---
 apiVersion: v1
 kind: Namespace

@@ -13,13 +13,33 @@ use crate::outcome::RouteOutcome;
 
 /// When an object's claims count as older: creation time, then namespace and name, then
 /// kind, so that two objects of one name (an HTTPRoute and a GRPCRoute, one replacing the
-/// other) never share their claims' positions.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// other) never share their claims' positions. An object without a creation time (a
+/// manifest written by hand) counts as newer than every object with one: its age is
+/// unknown, and it must not outrank a claim known to be old.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct MergeOrder {
     pub(crate) created: Option<resources::jiff::Timestamp>,
     pub(crate) namespace: resources::Name,
     pub(crate) name: resources::Name,
     pub(crate) kind: resources::Kind,
+}
+
+impl Ord for MergeOrder {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.created.is_none(), &self.created, &self.namespace, &self.name, &self.kind).cmp(&(
+            other.created.is_none(),
+            &other.created,
+            &other.namespace,
+            &other.name,
+            &other.kind,
+        ))
+    }
+}
+
+impl PartialOrd for MergeOrder {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl MergeOrder {

@@ -53,6 +53,28 @@ fn ingresses_sharing_a_host() {
                 ],
             ),
             Case::new(
+                "routing.md: an object without a creation time (written by hand) counts as newer than every object with one: it never outranks a claim known to be old",
+                "
+                kind: Ingress
+                metadata: {name: a-undated}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata: {name: b-dated, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix -> default_api_80",
+                    "diagnostic Ingress default/a-undated: spec.rules[0].http.paths[0]: host a.test path '/' is already routed by Ingress default/b-dated, which is older; this path is ignored",
+                ],
+            ),
+            Case::new(
                 "routing.md: the oldest Ingress owns a host and path whatever conditions a younger one's rule carries: a younger app-root does not take the root page over",
                 "
                 kind: Ingress

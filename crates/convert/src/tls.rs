@@ -42,8 +42,11 @@ pub(crate) fn load_certificate(lookups: &mut Recorder<'_>, id: &CertId) -> Resul
             "secret {namespace}/{name}: tls.key is encrypted; HAProxy needs an unencrypted private key"
         ));
     }
-    let keys = pem_blocks(key)
+    let mut keys = pem_blocks(key)
         .map_err(|e| format!("secret {namespace}/{name}: tls.key is not PEM: {e}"))?;
+    // `openssl ecparam -genkey` writes the curve's parameters before the key; HAProxy
+    // loads the key and so does portcullis (the bundle it writes leaves them out).
+    keys.retain(|block| block.label != "EC PARAMETERS");
     let [private_key] = keys.as_slice() else {
         return Err(format!(
             "secret {namespace}/{name}: tls.key must hold exactly one private key"

@@ -9,6 +9,45 @@ fn certificates() {
         Show::ROUTES,
         &[
             Case::new(
+                "a tls.key as `openssl ecparam -genkey` writes it (the curve's EC PARAMETERS block, then the key) is served, as HAProxy loads it",
+                "
+                kind: Secret
+                metadata: {name: ecp}
+                type: kubernetes.io/tls
+                stringData:
+                  tls.crt: |
+                    -----BEGIN CERTIFICATE-----
+                    MIIBhTCCASugAwIBAgIUFvmwdwg3RObptDwr+29DFEVFnp0wCgYIKoZIzj0EAwIw
+                    GDEWMBQGA1UEAwwNZWNwLmV2aWwudGVzdDAeFw0yNjEyMDcxOTMwMTVaFw0yNzAx
+                    MDYxOTMwMTVaMBgxFjAUBgNVBAMMDWVjcC5ldmlsLnRlc3QwWTATBgcqhkjOPQIB
+                    BggqhkjOPQMBBwNCAAR4DDQjOw5rnVlOsvqxc4JUT9BC6K/570SrD+lJpRnudBaV
+                    oRkqSHPa7RT3sshQwhSv43lBz5B4gWzt+J6Jp2WUo1MwUTAdBgNVHQ4EFgQUBIpP
+                    qITjecCP4bRhrOkc5RLFZBQwHwYDVR0jBBgwFoAUBIpPqITjecCP4bRhrOkc5RLF
+                    ZBQwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiEAlNR66s9jw9Lg
+                    JJsJbB4va8tPlXeUEuCo/u8DItctd8ACIDrFCbUhh6Zwxoezv5RPnY9vKHVXy2re
+                    dcx7+jfKz4re
+                    -----END CERTIFICATE-----
+                  tls.key: |
+                    -----BEGIN EC PARAMETERS-----
+                    BggqhkjOPQMBBw==
+                    -----END EC PARAMETERS-----
+                    -----BEGIN EC PRIVATE KEY-----
+                    MHcCAQEEIPOzkcEiB1OlG17NytBDrh37R+qJZ+pD9Tv1JWoylxv7oAoGCCqGSM49
+                    AwEHoUQDQgAEeAw0IzsOa51ZTrL6sXOCVE/QQuiv+e9Eqw/pSaUZ7nQWlaEZKkhz
+                    2u0U97LIUMIUr+N5Qc+QeIFs7fieiadllA==
+                    -----END EC PRIVATE KEY-----
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  tls: [{hosts: [a.test], secretName: ecp}]
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &["route a.test / Prefix (https redirect 302) -> default_web_80", "tls a.test default/ecp"],
+            ),
+            Case::new(
                 "routing.md TLS: 'spec.tls hosts get their Secret's certificate by SNI'; 'Plain-HTTP requests to a host with TLS are redirected ... (302 unless ...)'",
                 "
                 kind: Secret

@@ -26,13 +26,20 @@ pub(crate) struct MergeOrder {
 
 impl Ord for MergeOrder {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.created.is_none(), &self.created, &self.namespace, &self.name, &self.kind).cmp(&(
-            other.created.is_none(),
-            &other.created,
-            &other.namespace,
-            &other.name,
-            &other.kind,
-        ))
+        (
+            self.created.is_none(),
+            &self.created,
+            &self.namespace,
+            &self.name,
+            &self.kind,
+        )
+            .cmp(&(
+                other.created.is_none(),
+                &other.created,
+                &other.namespace,
+                &other.name,
+                &other.kind,
+            ))
     }
 }
 

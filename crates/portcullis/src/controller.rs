@@ -351,6 +351,9 @@ impl Controller {
         let backends: Backends = conversion.model.backends.clone();
         let update = self.driver.live_update(&backends, &desired);
         if plan.is_empty() && update.as_ref().is_some_and(LiveUpdate::is_noop) {
+            // What HAProxy runs is what the objects give now: a refusal of an earlier
+            // round (its cause since taken away) no longer holds.
+            self.set_refused(None);
             self.retry.succeeded();
             self.status_to_publish = status;
             self.publish_status_once_served();
@@ -585,6 +588,7 @@ impl Controller {
 
     /// Says at `/syncz` why the current objects are not what HAProxy serves.
     fn set_refused(&self, why: Option<String>) {
+        self.admin.metrics.refused.set(i64::from(why.is_some()));
         if let Ok(mut refused) = self.admin.refused.lock() {
             *refused = why;
         }

@@ -37,6 +37,8 @@ pub struct Metrics {
     pub config_errors: Gauge,
     /// Configurations `haproxy -c` rejected.
     pub configs_rejected: Counter,
+    /// 1 while HAProxy refuses what the current objects give and no object explains it.
+    pub refused: Gauge,
     /// Changes that reached HAProxy, by how: `runtime`, `reload`, `start` or `noop`.
     pub updates: Family<Labels, Counter>,
     /// Runtime API requests that succeeded.
@@ -66,6 +68,7 @@ impl Metrics {
             objects: Family::default(),
             config_errors: Gauge::default(),
             configs_rejected: Counter::default(),
+            refused: Gauge::default(),
             updates: Family::default(),
             runtime_commands: Counter::default(),
             runtime_failures: Counter::default(),
@@ -119,6 +122,11 @@ impl Metrics {
             "configs_rejected",
             "Configurations rejected by haproxy -c",
             metrics.configs_rejected.clone(),
+        );
+        registry.register(
+            "configuration_refused",
+            "1 while HAProxy refuses the configuration the current objects give and no object explains it",
+            metrics.refused.clone(),
         );
         registry.register(
             "updates",

@@ -854,3 +854,44 @@ fn reloads_refuse_no_connection() {
     assert!(ok > 50, "only {ok} requests completed");
     assert_eq!(failed, Vec::<String>::new(), "{ok} succeeded");
 }
+
+#[test]
+fn a_refusal_no_object_explains_holds_until_its_cause_is_taken_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EchoServer::start("a").unwrap();
+    let (manifests, mut portcullis) = started(
+        dir.path(),
+        &[&a],
+        &[("one", "svc0")],
+        &["--configmap", "default/global"],
+    );
+    assert!(serves(&portcullis, "one.test", "a"));
+    let refused = |p: &Portcullis| {
+        (
+            p.admin("/syncz").map_or(0, |r| r.status),
+            p.metric("portcullis_configuration_refused"),
+        )
+    };
+    assert_eq!(refused(&portcullis), (200, Some(0.0)));
+    // The global ConfigMap's cipher list selects nothing: HAProxy refuses the frontend
+    // every host shares, and no object of a tenant is behind it.
+    let global = |data: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: default}}\ndata: {{{data}}}\n"
+        )
+    };
+    std::fs::write(manifests.join("global.yaml"), global("ssl-ciphers: RC4")).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| refused(p) == (503, Some(1.0)))
+        .unwrap_or_else(|_| panic!("{:?}\n{}", refused(&portcullis), portcullis.log()));
+    assert!(
+        serves(&portcullis, "one.test", "a"),
+        "the last good one serves"
+    );
+    // Taken away, the objects give the files HAProxy runs: nothing to write, and the
+    // refusal no longer holds.
+    std::fs::write(manifests.join("global.yaml"), global("")).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| refused(p) == (200, Some(0.0)))
+        .unwrap_or_else(|_| panic!("{:?}\n{}", refused(&portcullis), portcullis.log()));
+}

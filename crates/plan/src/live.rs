@@ -345,9 +345,13 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         // and while the main configuration changes, the map waits for it: a name's allow
         // and deny lists are lines of that frontend, and a name served before its lines
         // are would be open to every client until the reload.
+        // A route map waits for a main configuration change too: a path's value may name
+        // a rule chain (`_gw_...`) whose lines come with it, and a request routed to a
+        // chain HAProxy does not have yet would be answered 404.
         let passthrough = path == render::layout::PASSTHROUGH_MAP;
         let unknown = passthrough && !live.files.contains_key(path);
-        let waits = passthrough && reload.contains(&ReloadReason::MainConfig);
+        let waits = reload.contains(&ReloadReason::MainConfig)
+            && (passthrough || names_new_chain(live.files.get(path), file));
         if hash(&live.files, path) == Some(file.hash) || !maps_resolvable || unknown || waits {
             continue;
         }
@@ -500,6 +504,25 @@ fn server_commands(
     }
 }
 
+/// Whether the route map `wanted` gives some key a rule chain's value (`_gw_...`) that
+/// the map HAProxy runs (`running`) gives no key: the frontend lines of that chain are
+/// not there yet.
+fn names_new_chain(running: Option<&RenderedFile>, wanted: &RenderedFile) -> bool {
+    let chains = |text: &str| -> BTreeSet<String> {
+        text.lines()
+            .filter_map(|line| line.split_whitespace().nth(1))
+            .filter(|value| value.starts_with(render::DISPATCH_PREFIX))
+            .map(str::to_owned)
+            .collect()
+    };
+    let wanted = chains(&wanted.text());
+    if wanted.is_empty() {
+        return false;
+    }
+    let running = running.map(|file| chains(&file.text())).unwrap_or_default();
+    wanted.iter().any(|chain| !running.contains(chain))
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -571,6 +594,54 @@ mod tests {
         ("certs/crt-list.txt", ""),
         ("certs/default.pem", "default"),
     ];
+
+    #[test]
+    fn a_path_that_becomes_a_rule_chain_waits_for_the_reload_that_brings_its_lines() {
+        let web = backends(&[backend("web", &[7], Balance::RoundRobin)]);
+        let with = |main: &str, map: &str| {
+            let mut entries = BASE.to_vec();
+            entries[0] = ("haproxy.cfg", main);
+            entries.push(("maps/https-prefix.map", map));
+            files(&entries)
+        };
+        let live = LiveState::loaded(
+            web.clone(),
+            &with(
+                "main",
+                "a.test#/ ns_web_80
+",
+            ),
+        );
+        // The path's value names a chain whose lines are new in the main configuration.
+        let chained = with(
+            "main with _gw_1 lines",
+            "a.test#/ _gw_1
+",
+        );
+        let update = live_update(&live, &web, &chained);
+        assert!(update.commands.is_empty(), "{:?}", update.commands);
+        assert_eq!(update.reload, BTreeSet::from([ReloadReason::MainConfig]));
+        // Back to a plain path: HAProxy has the backend, so the map goes live at once,
+        // whatever the main configuration's change.
+        let live = LiveState::loaded(web.clone(), &chained);
+        let plain = with(
+            "main",
+            "a.test#/ ns_web_80
+",
+        );
+        let update = live_update(&live, &web, &plain);
+        assert_eq!(update.commands.len(), 1, "{:?}", update.commands);
+        // Another path to a chain HAProxy runs already goes live too.
+        let more = with(
+            "main with _gw_1 lines",
+            "a.test#/ _gw_1
+b.test#/ ns_web_80
+",
+        );
+        let update = live_update(&live, &web, &more);
+        assert_eq!(update.commands.len(), 1, "{:?}", update.commands);
+        assert!(update.reload.is_empty());
+    }
 
     #[test]
     fn a_passthrough_name_to_a_backend_haproxy_has_is_one_map_edit_and_no_reload() {

@@ -18,23 +18,37 @@ pub(super) type Use = (Position, BackendId, Arc<Contribution>);
 /// conditions a younger one's rule carries (app-root's `^/$` would otherwise be tried
 /// first). When the owner's claims all carry conditions (a regex path, which claims the
 /// host's `/` for the requests its pattern matches), the oldest Ingress with a plain
-/// claim there keeps serving the rest, as it would without the owner. HTTPRoute claims
-/// stay: they are ordered by the Gateway API's precedence.
+/// claim there keeps serving the rest, as it would without the owner. Gateway API route
+/// claims are ordered by the Gateway API's precedence among themselves, but one of
+/// another namespace than the owning Ingress's, younger than it, on a frontend it
+/// serves, is taken out and reported too: a condition (a method, a header) would
+/// otherwise put it before the owner and take its requests.
 pub(super) fn oldest_ingress_only<'a>(
     claims: &'a Claims<Held>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Cow<'a, Claims<Held>> {
     let is_ingress = |claim: &Held| matches!(claim.route().rule, ClaimedRule::Ingress { .. });
     let plain_ingress = |claim: &Held| is_ingress(claim) && claim.route().conditions().is_empty();
-    let owner = claims
-        .values()
-        .find(|claim| is_ingress(claim))
-        .map(|claim| &claim.contribution.object);
+    let Some((owner_position, owner_claim)) = claims.iter().find(|(_, claim)| is_ingress(claim))
+    else {
+        return Cow::Borrowed(claims);
+    };
+    let owner = Some(&owner_claim.contribution.object);
+    let owned_frontends = &owner_claim.route().frontends;
+    // A younger Gateway API claim of another tenant on a frontend the owner serves.
+    let intrudes = |position: &Position, claim: &Held| {
+        let frontends = &claim.route().frontends;
+        !is_ingress(claim)
+            && position > owner_position
+            && claim.contribution.object.namespace != owner_claim.contribution.object.namespace
+            && ((frontends.http && owned_frontends.http)
+                || (frontends.https && owned_frontends.https))
+    };
     // Nearly always: one claim, or one Ingress's claims only, and nothing to take out.
-    if claims
-        .values()
-        .all(|claim| !is_ingress(claim) || Some(&claim.contribution.object) == owner)
-    {
+    if claims.iter().all(|(position, claim)| {
+        (!is_ingress(claim) || Some(&claim.contribution.object) == owner)
+            && !intrudes(position, claim)
+    }) {
         return Cow::Borrowed(claims);
     }
     let owned_plain = claims
@@ -54,13 +68,9 @@ pub(super) fn oldest_ingress_only<'a>(
     };
     let mut kept = Claims::default();
     for (position, claim) in claims.iter() {
-        if is_ingress(claim) && !kept_object(claim) {
-            if let Some(earlier) = claims
-                .values()
-                .find(|c| Some(&c.contribution.object) == owner)
-                && claim.contribution.origin != earlier.contribution.origin
-            {
-                diagnostics.push(conflict(claim, earlier));
+        if (is_ingress(claim) && !kept_object(claim)) || intrudes(position, claim) {
+            if claim.contribution.origin != owner_claim.contribution.origin {
+                diagnostics.push(conflict(claim, owner_claim));
             }
             continue;
         }

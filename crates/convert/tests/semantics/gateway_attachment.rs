@@ -259,6 +259,69 @@ fn classes_and_listeners() {
                 ],
             )
             .given(EDGE),
+            Case::new(
+                "security.md, 'the oldest claim of a host and path wins': a younger HTTPRoute of another namespace on an Ingress's host and path is taken out and reported, whatever its conditions (a method would otherwise put it first and take every request it matches)",
+                "
+                kind: Gateway
+                metadata: {name: shared, namespace: infra}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+                ---
+                kind: Ingress
+                metadata: {name: site, creationTimestamp: '2020-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: HTTPRoute
+                metadata: {name: hijack, namespace: evil, creationTimestamp: '2025-01-01T00:00:00Z'}
+                spec:
+                  parentRefs: [{name: shared, namespace: infra}]
+                  hostnames: [a.test]
+                  rules:
+                  - matches: [{path: {type: PathPrefix, value: /}, method: GET}]
+                    backendRefs: [{name: app, port: 80}]
+                ",
+                &[
+                    "route a.test / Prefix -> default_web_80",
+                    "diagnostic HTTPRoute evil/hijack: spec.rules[0].backendRefs[0]: service evil/app not found; its share of the traffic is answered with 500",
+                    "diagnostic HTTPRoute evil/hijack: spec.rules[0].matches[0]: host a.test path '/' is already routed by Ingress default/site, which is older; this path is ignored",
+                ],
+            )
+            .given(OUR_CLASS),
+            Case::new(
+                "an HTTPRoute of the Ingress's own namespace keeps the Gateway API's precedence on the Ingress's path: its conditions are tried first",
+                "
+                kind: Gateway
+                metadata: {name: shared, namespace: infra}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+                ---
+                kind: Ingress
+                metadata: {name: site, creationTimestamp: '2020-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: HTTPRoute
+                metadata: {name: canary, creationTimestamp: '2025-01-01T00:00:00Z'}
+                spec:
+                  parentRefs: [{name: shared, namespace: infra}]
+                  hostnames: [a.test]
+                  rules:
+                  - matches: [{path: {type: PathPrefix, value: /}, method: GET}]
+                    backendRefs: [{name: api, port: 80}]
+                ",
+                &[
+                    "route a.test / Prefix #1 if method GET, via [http] -> default_api_80",
+                    "route a.test / Prefix #2 -> default_web_80",
+                ],
+            )
+            .given(OUR_CLASS),
         ],
     );
 }

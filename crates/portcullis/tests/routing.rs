@@ -173,6 +173,10 @@ fn hosts_paths_and_precedence_follow_the_ingress_specification() {
     for (host, path, status) in [
         ("elsewhere.org", "/anything", 404),
         ("wild.com", "/x", 404),
+        // A wildcard stands for one DNS label, not an empty one or other characters.
+        (".wild.com", "/x", 404),
+        ("a@b.wild.com", "/x", 404),
+        ("*.wild.com", "/x", 400),
         ("down.com", "/", 503),
         ("mismatch.com", "/", 503),
     ] {

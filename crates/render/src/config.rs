@@ -44,16 +44,18 @@ fn selection<'a>(
 
 /// The lines that find the request's host key (`txn.hostkey`) from `txn.host`: the exact
 /// name, then wildcards of one to five labels, then the host patterns, then the catch-all.
+/// A wildcard stands for whole labels of a host name's characters: an empty first label
+/// (`.wild.test`) or one holding others (`a@b.wild.test`) is no label.
 fn hostkey_lines() -> String {
     let hosts_map = MapFile::Hosts.path();
     let regex_hosts_map = MapFile::RegexHosts.path();
     format!(
         "    http-request set-var(txn.hostkey) var(txn.host),map_str({hosts_map})
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,*),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
-    http-request set-var(txn.hostkey) var(txn.host),regsub(^[^.]*[.][^.]*[.][^.]*[.][^.]*,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[a-z0-9_-]+,*),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[a-z0-9_-]+,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[a-z0-9_-]+[.][a-z0-9_-]+,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[a-z0-9_-]+[.][a-z0-9_-]+[.][a-z0-9_-]+,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
+    http-request set-var(txn.hostkey) var(txn.host),regsub(^[a-z0-9_-]+[.][a-z0-9_-]+[.][a-z0-9_-]+[.][a-z0-9_-]+,**),map_str({hosts_map}) if !{{ var(txn.hostkey) -m found }}
     http-request set-var(txn.hostkey) var(txn.host),map_reg({regex_hosts_map}) if !{{ var(txn.hostkey) -m found }}
     http-request set-var(txn.hostkey) str(<default>) if !{{ var(txn.hostkey) -m found }}
 "
@@ -70,13 +72,13 @@ const NORMALIZE_PATH_LINES: &str = "    http-request normalize-uri percent-decod
     http-request normalize-uri path-strip-dot
     http-request normalize-uri path-strip-dotdot full
 ";
-/// Every HTTPS redirect code a route may ask for.
 /// Refuses a Host that names no single host, before any line reads it: HAProxy reads a
 /// header's last comma-separated value, so `admin.test, www.test` would be routed (and
-/// allowed) as `www.test` while the backend saw `admin.test` first. An HTTP/1.1 request
-/// without one, and one longer than any host (whose X-Forwarded-Host copy overflowed the
-/// buffer, a 500), are refused too.
-const HOST_CHECK_LINE: &str = "    http-request deny deny_status 400 if { req.fhdr(host) -m sub , } || { req.fhdr(host),length gt 1024 } || { req.ver -m str 1.1 } !{ req.hdr(host) -m found }
+/// allowed) as `www.test` while the backend saw `admin.test` first. A `*` names no host
+/// (`*.wild.test` would find the wildcard's own entry). An HTTP/1.1 request without one,
+/// and one longer than any host (whose X-Forwarded-Host copy overflowed the buffer, a
+/// 500), are refused too.
+const HOST_CHECK_LINE: &str = "    http-request deny deny_status 400 if { req.fhdr(host) -m sub , } || { req.fhdr(host) -m sub * } || { req.fhdr(host),length gt 1024 } || { req.ver -m str 1.1 } !{ req.hdr(host) -m found }
 ";
 
 /// The request's host, lower case, without its port and a final dot (`txn.host`).
@@ -87,6 +89,7 @@ const HOST_LINES: &str = "    http-request set-var(txn.host) req.hdr(host),field
     http-request set-var(txn.host) req.hdr(host),lower,regsub(\\].*$,]) if { req.hdr(host),lower -m reg ^\\[[0-9a-f:.]+\\](:[0-9]+)?$ }
 ";
 
+/// Every HTTPS redirect code a route may ask for.
 const REDIRECT_CODES: [u16; 5] = [301, 302, 303, 307, 308];
 
 pub(crate) fn main_config<'a>(

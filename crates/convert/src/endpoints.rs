@@ -214,11 +214,13 @@ fn ready_endpoints<'a>(
                     namespace,
                 )
             });
-            for (at, address) in endpoint.addresses.iter().enumerate() {
+            // The API gives the addresses after the first no meaning, and kube-proxy
+            // reads the first only: the others would each have been a server of their own.
+            if let Some(address) = endpoint.addresses.first() {
                 match server_address(address) {
                     Ok(ip) => push_server(&mut servers, ip, port_number, pod),
                     Err(why) => {
-                        let field = format!("endpoints[{index}].addresses[{at}]");
+                        let field = format!("endpoints[{index}].addresses[0]");
                         diagnostics.push(left_out(slice_ref(), &field, why));
                     }
                 }

@@ -94,6 +94,33 @@ fn backends_and_servers() {
                 ],
             ),
             Case::new(
+                "routing.md Backends: an endpoint is its first address (the API gives the others no meaning, and kube-proxy reads the first only)",
+                "
+                kind: Service
+                metadata: {name: shop}
+                spec: {ports: [{port: 80}]}
+                ---
+                kind: EndpointSlice
+                metadata: {name: shop-1, labels: {kubernetes.io/service-name: shop}}
+                addressType: IPv4
+                ports: [{port: 8080}]
+                endpoints:
+                - {addresses: [10.0.1.1, 10.0.1.9]}
+                - {addresses: [10.0.1.2]}
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: shop, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix -> default_shop_80",
+                    "backend default_shop_80 servers 10.0.1.1:8080 10.0.1.2:8080",
+                ],
+            ),
+            Case::new(
                 "routing.md Backends: 'An endpoint address HAProxy cannot use as a server's ... is reported on its slice and left out'",
                 "
                 kind: Service
@@ -106,8 +133,9 @@ fn backends_and_servers() {
                 ports: [{port: 8080}]
                 endpoints:
                 - {addresses: [10.0.1.1]}
-                - {addresses: [0.0.0.0, 255.255.255.255]}
+                - {addresses: [0.0.0.0]}
                 - {addresses: [localhost]}
+                - {addresses: [255.255.255.255]}
                 ---
                 kind: Ingress
                 metadata: {name: a}
@@ -120,7 +148,7 @@ fn backends_and_servers() {
                     "route a.test / Prefix -> default_shop_80",
                     "backend default_shop_80 servers 10.0.1.1:8080",
                     "diagnostic EndpointSlice default/shop-1: endpoints[1].addresses[0]: '0.0.0.0' is the unspecified address, which HAProxy cannot use as a server's; the endpoint is left out",
-                    "diagnostic EndpointSlice default/shop-1: endpoints[1].addresses[1]: '255.255.255.255' is the broadcast address, which HAProxy cannot use as a server's; the endpoint is left out",
+                    "diagnostic EndpointSlice default/shop-1: endpoints[3].addresses[0]: '255.255.255.255' is the broadcast address, which HAProxy cannot use as a server's; the endpoint is left out",
                     "diagnostic EndpointSlice default/shop-1: endpoints[2].addresses[0]: 'localhost' is not an IP address, which HAProxy cannot use as a server's; the endpoint is left out",
                 ],
             ),

@@ -88,6 +88,8 @@ pub enum Reason {
     /// `NoValidCACertificate`: none of a BackendTLSPolicy's CA references is usable.
     #[serde(rename = "NoValidCACertificate")]
     NoValidCaCertificate,
+    /// `InvalidParameters`: a Gateway's `infrastructure.parametersRef` that cannot be read.
+    InvalidParameters,
 }
 
 /// Why something cannot be served: a status reason, and a message for people.

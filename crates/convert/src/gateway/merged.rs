@@ -45,6 +45,9 @@ pub(crate) struct MergedGateway<'a> {
     pub(crate) listeners: Vec<MergedListener<'a>>,
     /// The ListenerSets naming it that its `allowedListeners` admit, in their order.
     pub(crate) listener_sets: Vec<(ObjectRef, &'a ListenerSet)>,
+    /// Why the Gateway itself is not accepted (then it has no listener): its
+    /// `infrastructure.parametersRef`, which no kind portcullis reads can satisfy.
+    pub(crate) refusal: Option<Refusal>,
 }
 
 /// Whether a Gateway's class is one of ours.
@@ -101,6 +104,32 @@ fn merge<'a>(
     gateway: &'a Arc<Gateway>,
     gateway_ref: ObjectRef,
 ) -> MergedGateway<'a> {
+    // The specification's rule for parameters that cannot be read: the Gateway is not
+    // accepted, with `InvalidParameters`. portcullis reads none.
+    if let Some(parameters) = gateway
+        .spec
+        .infrastructure
+        .as_ref()
+        .and_then(|infrastructure| infrastructure.parameters_ref.as_ref())
+    {
+        let named = one_line(&format!(
+            "{} {} ({})",
+            parameters.kind, parameters.name, parameters.group
+        ))
+        .into_owned();
+        return MergedGateway {
+            gateway,
+            gateway_ref,
+            listeners: Vec::new(),
+            listener_sets: Vec::new(),
+            refusal: Some(Refusal::new(
+                Reason::InvalidParameters,
+                format!(
+                    "infrastructure.parametersRef names {named}, a kind of parameters portcullis does not read; the Gateway is not served"
+                ),
+            )),
+        };
+    }
     let mut listeners: Vec<MergedListener<'a>> = gateway
         .spec
         .listeners
@@ -145,6 +174,7 @@ fn merge<'a>(
             .into_iter()
             .map(|(_, set_ref, set)| (set_ref, set))
             .collect(),
+        refusal: None,
     }
 }
 
@@ -368,8 +398,20 @@ impl Parent<'_> {
         )
     }
 
-    /// Why a ListenerSet parent takes no route: its Gateway does not admit it.
+    /// Why a parent takes no route: its Gateway is not accepted, or (a ListenerSet) its
+    /// Gateway does not admit it.
     pub(crate) fn detached(&self) -> Option<Refusal> {
+        if let Some(refusal) = &self.gateway.refusal {
+            return Some(Refusal::new(
+                Reason::NoMatchingParent,
+                format!(
+                    "Gateway {}/{} is not accepted ({}), so none of its listeners accepts this route",
+                    self.gateway.gateway_ref.namespace,
+                    self.gateway.gateway_ref.name,
+                    refusal.message
+                ),
+            ));
+        }
         (self.parent.kind == Kind::ListenerSet && !self.gateway.attaches(&self.parent)).then(
             || {
                 Refusal::new(

@@ -162,6 +162,18 @@ pub fn listener_problems(report: &StatusReport) -> Vec<crate::Diagnostic> {
     };
     let mut problems = Vec::new();
     for (object, status) in report {
+        // A Gateway refused whole says why in its own conditions.
+        if let ObjectStatus::Gateway { conditions, .. } = status
+            && let Some(refused) = conditions.iter().find(|c| {
+                c.kind == ConditionType::Accepted && c.reason == Reason::InvalidParameters
+            })
+        {
+            problems.push(crate::Diagnostic {
+                object: object.clone(),
+                field: "spec.infrastructure.parametersRef".to_owned(),
+                message: refused.message.clone(),
+            });
+        }
         let (ObjectStatus::Gateway { listeners, .. } | ObjectStatus::ListenerSet { listeners, .. }) =
             status
         else {
@@ -385,20 +397,32 @@ pub(crate) fn report(
             .addresses
             .as_ref()
             .is_some_and(|addresses| !addresses.is_empty());
-        let conditions = vec![
-            condition(
-                ConditionType::Accepted,
-                valid,
-                if valid && all_valid {
-                    Reason::Accepted
-                } else {
-                    Reason::ListenersNotValid
-                },
-                format!("{programmed} of {} listeners served", listeners.len()),
-                generation,
-            ),
-            programmed_condition(valid, addresses_requested, generation),
-        ];
+        let conditions = match &gateway.refusal {
+            Some(refusal) => vec![
+                refused(ConditionType::Accepted, refusal, generation),
+                condition(
+                    ConditionType::Programmed,
+                    false,
+                    Reason::Invalid,
+                    refusal.message.clone(),
+                    generation,
+                ),
+            ],
+            None => vec![
+                condition(
+                    ConditionType::Accepted,
+                    valid,
+                    if valid && all_valid {
+                        Reason::Accepted
+                    } else {
+                        Reason::ListenersNotValid
+                    },
+                    format!("{programmed} of {} listeners served", listeners.len()),
+                    generation,
+                ),
+                programmed_condition(valid, addresses_requested, generation),
+            ],
+        };
         report.insert(
             gateway.gateway_ref.clone(),
             ObjectStatus::Gateway {

@@ -28,6 +28,35 @@ fn classes_and_gateways() {
             )
             .given(EDGE),
             Case::new(
+                "conformance GatewayInvalidParametersRef: a Gateway whose infrastructure.parametersRef cannot be read is not accepted (InvalidParameters) and serves nothing",
+                "
+                kind: GatewayClass
+                metadata: {name: portcullis}
+                spec: {controllerName: portcullis.dev/gateway-controller}
+                ---
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners: [{name: http, protocol: HTTP, port: 80}]
+                  infrastructure:
+                    parametersRef: {group: invalid.io, kind: InvalidParameters, name: invalid}
+                ---
+                kind: HTTPRoute
+                metadata: {name: r}
+                spec:
+                  parentRefs: [{name: edge}]
+                  hostnames: [a.test]
+                  rules: [{backendRefs: [{name: web, port: 80}]}]
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "diagnostic HTTPRoute default/r: spec.parentRefs[0]: Gateway default/edge is not accepted (infrastructure.parametersRef names InvalidParameters invalid (invalid.io), a kind of parameters portcullis does not read; the Gateway is not served), so none of its listeners accepts this route",
+                    "status Gateway default/edge: Accepted=False(InvalidParameters) Programmed=False(Invalid)",
+                    "status HTTPRoute default/r parent default/edge: Accepted=False(NoMatchingParent) ResolvedRefs=True",
+                ],
+            ),
+            Case::new(
                 "gateway-api.md Status: '... with observedGeneration'",
                 "
                 kind: GatewayClass

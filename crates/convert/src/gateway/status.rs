@@ -116,6 +116,10 @@ pub enum ObjectStatus {
         /// The ListenerSets attached to it and accepted.
         #[serde(rename = "attachedListenerSets")]
         attached_listener_sets: u32,
+        /// Fields it sets that portcullis does not read (field, why), for `check`: no
+        /// condition of the specification says so.
+        #[serde(skip)]
+        unread: Vec<(String, String)>,
     },
     /// A ListenerSet's.
     ListenerSet {
@@ -162,6 +166,13 @@ pub fn listener_problems(report: &StatusReport) -> Vec<crate::Diagnostic> {
     };
     let mut problems = Vec::new();
     for (object, status) in report {
+        if let ObjectStatus::Gateway { unread, .. } = status {
+            problems.extend(unread.iter().map(|(field, why)| crate::Diagnostic {
+                object: object.clone(),
+                field: field.clone(),
+                message: why.clone(),
+            }));
+        }
         // A Gateway refused whole says why in its own conditions.
         if let ObjectStatus::Gateway { conditions, .. } = status
             && let Some(refused) = conditions.iter().find(|c| {
@@ -429,6 +440,7 @@ pub(crate) fn report(
                 conditions,
                 listeners,
                 attached_listener_sets: accepted_sets,
+                unread: unread_fields(gateway.gateway),
             },
         );
     }
@@ -767,6 +779,26 @@ fn dropped_rules(fields: &[String]) -> Option<String> {
     }
     message.push_str(" (invalid; the diagnostics say why; the rest of the route is served)");
     Some(message)
+}
+
+/// The fields of a Gateway portcullis does not read, with what that means.
+fn unread_fields(gateway: &resources::gateway::Gateway) -> Vec<(String, String)> {
+    let client_certificate = gateway
+        .spec
+        .tls
+        .as_ref()
+        .and_then(|tls| tls.backend.as_ref())
+        .and_then(|backend| backend.client_certificate_ref.as_ref());
+    client_certificate
+        .map(|_| {
+            (
+                "spec.tls.backend.clientCertificateRef".to_owned(),
+                "not supported: backends see no client certificate from this Gateway's routes"
+                    .to_owned(),
+            )
+        })
+        .into_iter()
+        .collect()
 }
 
 #[cfg(test)]

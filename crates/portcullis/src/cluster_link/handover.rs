@@ -658,6 +658,7 @@ mod tests {
                 conditions: vec![accepted()],
             }],
             attached_listener_sets: 2,
+            unread: Vec::new(),
         };
         let typed: GatewayStatus = typed_status::<Gateway>(&gateway).unwrap();
         assert_eq!(typed.attached_listener_sets, Some(2));

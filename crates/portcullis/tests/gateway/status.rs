@@ -249,3 +249,26 @@ fn status_reports_every_condition_and_reason_of_the_specification() {
         );
     }
 }
+
+#[test]
+fn check_names_a_gateway_s_unread_parameters_and_backend_client_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("gateways.yaml"),
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: portcullis}\nspec: {controllerName: portcullis.dev/gateway-controller}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: tuned, namespace: infra}\nspec:\n  gatewayClassName: portcullis\n  listeners: [{name: http, protocol: HTTP, port: 80}]\n  infrastructure:\n    parametersRef: {group: invalid.io, kind: InvalidParameters, name: invalid}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: mutual, namespace: infra}\nspec:\n  gatewayClassName: portcullis\n  listeners: [{name: http, protocol: HTTP, port: 80}]\n  tls:\n    backend:\n      clientCertificateRef: {name: client}\n",
+    )
+    .unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["check", "--manifests"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success(), "{printed}");
+    for line in [
+        "Gateway infra/tuned: spec.infrastructure.parametersRef: infrastructure.parametersRef names InvalidParameters invalid (invalid.io), a kind of parameters portcullis does not read; the Gateway is not served",
+        "Gateway infra/mutual: spec.tls.backend.clientCertificateRef: not supported: backends see no client certificate from this Gateway's routes",
+    ] {
+        assert!(printed.lines().any(|l| l == line), "{line}\n{printed}");
+    }
+}

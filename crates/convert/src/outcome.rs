@@ -69,6 +69,9 @@ pub enum Reason {
     /// `InvalidCACertificateRef`: a client-certificate CA of `spec.tls.frontend`.
     #[serde(rename = "InvalidCACertificateRef")]
     InvalidCaCertificateRef,
+    /// `InvalidCACertificateKind`: a client-certificate CA reference of a kind not read.
+    #[serde(rename = "InvalidCACertificateKind")]
+    InvalidCaCertificateKind,
     /// `InvalidRouteKinds`.
     InvalidRouteKinds,
     /// `PortUnavailable`.

@@ -126,14 +126,17 @@ fn ca_bundle(
         ("", "ConfigMap") => (CaSource::ConfigMap, "ConfigMap"),
         ("", "Secret") => (CaSource::Secret, "Secret"),
         (group, kind) => {
-            return Err(invalid(format!(
-                "caCertificateRefs of kind {} are not supported; reference a ConfigMap or a Secret holding ca.crt",
-                if group.is_empty() {
-                    kind.to_owned()
-                } else {
-                    format!("{group}/{kind}")
-                }
-            )));
+            return Err(Refusal::new(
+                Reason::InvalidCaCertificateKind,
+                format!(
+                    "caCertificateRefs of kind {} are not supported; reference a ConfigMap or a Secret holding ca.crt",
+                    if group.is_empty() {
+                        kind.to_owned()
+                    } else {
+                        format!("{group}/{kind}")
+                    }
+                ),
+            ));
         }
     };
     let namespace = reference.namespace.unwrap_or(gateway_namespace);

@@ -618,15 +618,30 @@ fn listener_status(
         }
         _ => None,
     };
-    let accepted = match &frontend {
-        Ok(frontends) => condition(
+    // A client-certificate CA that cannot be used: the specification's `Accepted` `False`
+    // (`NoValidCACertificate`); the listener's hosts refuse every request (496).
+    let unusable_ca = (listener.protocol == "HTTPS")
+        .then(|| super::frontend_tls::client_auth(lookups, gateway_object, listener).err())
+        .flatten();
+    let accepted = match (&frontend, &unusable_ca) {
+        (Ok(_), Some(ca)) => condition(
+            ConditionType::Accepted,
+            false,
+            Reason::NoValidCaCertificate,
+            format!(
+                "no usable client-certificate CA ({}); every request to this listener's hosts is refused (496)",
+                ca.message
+            ),
+            generation,
+        ),
+        (Ok(frontends), None) => condition(
             ConditionType::Accepted,
             true,
             Reason::Accepted,
             listener::describe(listener, frontends),
             generation,
         ),
-        Err(refusal) => refused(ConditionType::Accepted, refusal, generation),
+        (Err(refusal), _) => refused(ConditionType::Accepted, refusal, generation),
     };
     let terminates = listener.protocol == "TLS" && !listener::is_passthrough(listener);
     let resolved = if terminates {

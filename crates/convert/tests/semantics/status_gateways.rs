@@ -225,6 +225,37 @@ fn listener_reasons() {
             )
             .given(OUR_CLASS),
             Case::new(
+                "conformance GatewayInvalidFrontendClientCertificateValidation: a listener whose client-certificate CA cannot be used is Accepted=False(NoValidCACertificate), its ResolvedRefs naming why (InvalidCACertificateRef, InvalidCACertificateKind)",
+                "
+                kind: Secret
+                metadata: {name: cert}
+                type: kubernetes.io/tls
+                ---
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners:
+                  - {name: https, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: cert}]}}
+                  - {name: https-kind, protocol: HTTPS, port: 8443, tls: {certificateRefs: [{name: cert}]}}
+                  tls:
+                    frontend:
+                      default:
+                        validation: {caCertificateRefs: [{kind: ConfigMap, group: '', name: missing}]}
+                      perPort:
+                      - port: 8443
+                        tls:
+                          validation: {caCertificateRefs: [{kind: Service, group: '', name: web}]}
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=True",
+                    "status Gateway default/edge: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
+                    "status Gateway default/edge listener https: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(NoValidCACertificate) ResolvedRefs=False(InvalidCACertificateRef) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener https-kind: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(NoValidCACertificate) ResolvedRefs=False(InvalidCACertificateKind) Programmed=False(Invalid) Conflicted=False(NoConflicts)",
+                ],
+            )
+            .given(OUR_CLASS),
+            Case::new(
                 "gateway-api.md Status: a listener with the port, protocol and hostname of an earlier listener of its Gateway: HostnameConflict, only the first is served",
                 "
                 kind: Gateway

@@ -81,6 +81,8 @@ fn fallback_certificate() -> TlsCert {
 fn options() -> ConvertOptions {
     ConvertOptions {
         ingress_class: "portcullis".into(),
+        controller_class: convert::class::CONTROLLER_NAME.into(),
+        gateway_controller: convert::gateway::GATEWAY_CONTROLLER.into(),
         watch_ingress_without_class: true,
         global_configmap: Some(("attacker".into(), "global".into())),
         tcp_services_configmap: Some(("attacker".into(), "tcp".into())),

@@ -301,6 +301,8 @@ spec:
 pub(crate) fn options() -> ConvertOptions {
     ConvertOptions {
         ingress_class: "portcullis".into(),
+        controller_class: crate::class::CONTROLLER_NAME.into(),
+        gateway_controller: crate::gateway::GATEWAY_CONTROLLER.into(),
         watch_ingress_without_class: false,
         global_configmap: Some(("demo".into(), "portcullis".into())),
         tcp_services_configmap: None,

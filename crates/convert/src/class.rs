@@ -4,7 +4,8 @@ use resources::{Ingress, IngressClassParametersReference, Kind, Object, ObjectRe
 
 use crate::lookup::Recorder;
 
-/// The controller name our IngressClasses carry in `spec.controller`.
+/// The controller name our IngressClasses carry in `spec.controller`, unless
+/// `--controller-class` says another.
 pub const CONTROLLER_NAME: &str = "portcullis.dev/ingress-controller";
 /// The legacy class annotation.
 pub const LEGACY_CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
@@ -15,7 +16,7 @@ pub const DEFAULT_CLASS_ANNOTATION: &str = "ingressclass.kubernetes.io/is-defaul
 /// looks at.
 ///
 /// `ingressClassName` names an IngressClass; it is ours when that class's controller is
-/// ours, or, when no such IngressClass exists, when the name is `--ingress-class`. Else the
+/// ours (`--controller-class`), or, when no such IngressClass exists, when the name is `--ingress-class`. Else the
 /// legacy annotation must equal `--ingress-class`. An Ingress with neither is ours when one
 /// of our IngressClasses is the default class or `--watch-ingress-without-class` is on.
 pub(crate) fn is_ours(ingress: &Ingress, lookups: &mut Recorder<'_>) -> bool {
@@ -27,7 +28,8 @@ pub(crate) fn is_ours(ingress: &Ingress, lookups: &mut Recorder<'_>) -> bool {
     if let Some(class_name) = class_name.filter(|n| !n.is_empty()) {
         return match lookups.get(ObjectRef::new(Kind::IngressClass, "", class_name)) {
             Some(Object::IngressClass(class)) => {
-                class.spec.as_ref().and_then(|s| s.controller.as_deref()) == Some(CONTROLLER_NAME)
+                class.spec.as_ref().and_then(|s| s.controller.as_deref())
+                    == Some(options.controller_class.as_str())
             }
             _ => class_name == options.ingress_class,
         };
@@ -40,13 +42,14 @@ pub(crate) fn is_ours(ingress: &Ingress, lookups: &mut Recorder<'_>) -> bool {
 }
 
 fn ours_is_default(lookups: &mut Recorder<'_>) -> bool {
+    let controller = lookups.options().controller_class.as_str();
     lookups
         .of_kind(Kind::IngressClass)
         .into_iter()
         .any(|o| match o {
             Object::IngressClass(class) => {
-                let ours = class.spec.as_ref().and_then(|s| s.controller.as_deref())
-                    == Some(CONTROLLER_NAME);
+                let ours =
+                    class.spec.as_ref().and_then(|s| s.controller.as_deref()) == Some(controller);
                 let default = class
                     .metadata
                     .annotations

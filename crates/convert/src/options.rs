@@ -10,6 +10,12 @@ use model::TlsCert;
 pub struct ConvertOptions {
     /// `--ingress-class`.
     pub ingress_class: String,
+    /// `--controller-class`: the `spec.controller` of the IngressClasses this controller
+    /// serves ([`crate::class::CONTROLLER_NAME`] by default).
+    pub controller_class: String,
+    /// `--gateway-controller`: the `spec.controllerName` of the GatewayClasses this
+    /// controller serves ([`crate::gateway::GATEWAY_CONTROLLER`] by default).
+    pub gateway_controller: String,
     /// `--watch-ingress-without-class`.
     pub watch_ingress_without_class: bool,
     /// `--configmap`: namespace and name of the global ConfigMap.
@@ -44,12 +50,14 @@ impl ConvertOptions {
             https: self.https_port,
             reserved: self.reserved_ports.clone(),
             busy: self.busy_ports.clone(),
+            gateway_controller: self.gateway_controller.clone(),
         }
     }
 }
 
-/// The ports HAProxy's own frontends and the controller hold, which a Gateway listener's
-/// port is compared with.
+/// What a Gateway's listeners are read against: the ports HAProxy's own frontends and the
+/// controller hold, which a listener's port is compared with, and the controller name of
+/// the GatewayClasses served.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListenerPorts {
     /// `--http-port`: the HTTP frontend (which also serves listeners on port 80).
@@ -61,6 +69,8 @@ pub struct ListenerPorts {
     pub reserved: Vec<u16>,
     /// Ports another process holds.
     pub busy: BTreeSet<u16>,
+    /// `--gateway-controller`: the GatewayClasses whose `controllerName` this is are ours.
+    pub gateway_controller: String,
 }
 
 impl Default for ListenerPorts {
@@ -70,6 +80,7 @@ impl Default for ListenerPorts {
             https: 443,
             reserved: Vec::new(),
             busy: BTreeSet::new(),
+            gateway_controller: crate::gateway::GATEWAY_CONTROLLER.to_owned(),
         }
     }
 }

@@ -12,6 +12,8 @@ use model::{BackendId, HostKey, PathKind, PathMatch, ProxyModel, Server, TlsCert
 fn options() -> ConvertOptions {
     ConvertOptions {
         ingress_class: "portcullis".into(),
+        controller_class: convert::class::CONTROLLER_NAME.into(),
+        gateway_controller: convert::gateway::GATEWAY_CONTROLLER.into(),
         watch_ingress_without_class: false,
         global_configmap: None,
         tcp_services_configmap: None,

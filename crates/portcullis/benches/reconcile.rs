@@ -30,6 +30,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn options() -> ConvertOptions {
     ConvertOptions {
         ingress_class: "portcullis".into(),
+        controller_class: convert::class::CONTROLLER_NAME.into(),
+        gateway_controller: convert::gateway::GATEWAY_CONTROLLER.into(),
         watch_ingress_without_class: true,
         global_configmap: Some(("ns-0".into(), "global".into())),
         tcp_services_configmap: None,

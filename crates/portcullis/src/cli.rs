@@ -43,9 +43,18 @@ pub enum Command {
 /// Where objects come from and how they are turned into configuration.
 #[derive(Debug, Args, Clone)]
 pub struct ConfigArgs {
-    /// Name of the IngressClass this controller serves.
+    /// The legacy `kubernetes.io/ingress.class` annotation value this controller serves,
+    /// and the `ingressClassName` it serves when no IngressClass of that name exists.
     #[arg(long, default_value = "portcullis")]
     pub ingress_class: String,
+    /// The `spec.controller` of the IngressClasses this controller serves: give each
+    /// deployment its own (`portcullis.dev/ingress-controller/internal`, say) to run
+    /// several side by side.
+    #[arg(long, default_value = convert::class::CONTROLLER_NAME)]
+    pub controller_class: String,
+    /// The `spec.controllerName` of the GatewayClasses this controller serves.
+    #[arg(long, default_value = convert::gateway::GATEWAY_CONTROLLER)]
+    pub gateway_controller: String,
     /// Serve Ingresses that name no class.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub watch_ingress_without_class: bool,

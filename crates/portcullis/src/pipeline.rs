@@ -138,6 +138,8 @@ fn describe_difference(incremental: &Reconciled, full: &Reconciled) -> String {
 pub fn convert_options(args: &ConfigArgs, fallback_certificate: model::TlsCert) -> ConvertOptions {
     ConvertOptions {
         ingress_class: args.ingress_class.clone(),
+        controller_class: args.controller_class.clone(),
+        gateway_controller: args.gateway_controller.clone(),
         watch_ingress_without_class: args.watch_ingress_without_class,
         global_configmap: args.configmap.clone(),
         tcp_services_configmap: args.tcp_services_configmap.clone(),

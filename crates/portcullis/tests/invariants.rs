@@ -22,6 +22,8 @@ use resources::{Object, ObjectRef};
 fn options(shards: u32) -> ConvertOptions {
     ConvertOptions {
         ingress_class: "portcullis".into(),
+        controller_class: convert::class::CONTROLLER_NAME.into(),
+        gateway_controller: convert::gateway::GATEWAY_CONTROLLER.into(),
         watch_ingress_without_class: true,
         global_configmap: Some(("ops".into(), "global".into())),
         tcp_services_configmap: Some(("ops".into(), "tcp".into())),

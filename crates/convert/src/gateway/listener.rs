@@ -511,6 +511,7 @@ mod tests {
             https: 8443,
             reserved: vec![10254],
             busy: BTreeSet::from([9100]),
+            ..ListenerPorts::default()
         };
         let protocols = |listeners: &[GatewayListeners]| {
             let mut protocols = PortProtocols::default();

@@ -12,7 +12,6 @@ use model::{Frontends, HostKey};
 use resources::gateway::{Gateway, GatewayAllowedListenersNamespacesFrom, GatewayListeners};
 use resources::{Kind, ListenerSet, Object, ObjectRef, ParentRef};
 
-use super::api::GATEWAY_CONTROLLER;
 use super::attach;
 use super::listener::{self, PortProtocols};
 use crate::contribution::MergeOrder;
@@ -57,9 +56,10 @@ pub(crate) fn is_ours<'a>(reader: &mut impl Reader<'a>, gateway: &Gateway) -> bo
         "",
         gateway.spec.gateway_class_name.as_str(),
     );
+    let controller = reader.ports().gateway_controller.as_str();
     matches!(
         reader.object(class),
-        Some(Object::GatewayClass(class)) if class.spec.controller_name == GATEWAY_CONTROLLER
+        Some(Object::GatewayClass(class)) if class.spec.controller_name == controller
     )
 }
 

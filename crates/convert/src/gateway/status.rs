@@ -13,7 +13,7 @@ use resources::gateway::GatewayListeners;
 use resources::{Kind, Object, ObjectRef};
 use serde::Serialize;
 
-use super::api::{GATEWAY_CONTROLLER, GROUP};
+use super::api::GROUP;
 use super::{listener, merged};
 use crate::lookup::Recorder;
 use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal, RouteOutcome};
@@ -58,8 +58,8 @@ fn condition(
 pub struct RouteParentStatus {
     /// The parentRef, resolved.
     pub parent_ref: ParentRef,
-    /// Always ours.
-    pub controller_name: &'static str,
+    /// Always ours (`--gateway-controller`).
+    pub controller_name: String,
     /// `Accepted` and `ResolvedRefs`.
     pub conditions: Vec<StatusCondition>,
 }
@@ -146,8 +146,8 @@ pub enum ObjectStatus {
 pub struct PolicyAncestorStatus {
     /// The Gateway.
     pub ancestor_ref: ParentRef,
-    /// Always ours.
-    pub controller_name: &'static str,
+    /// Always ours (`--gateway-controller`).
+    pub controller_name: String,
     /// `Accepted` and `ResolvedRefs`.
     pub conditions: Vec<StatusCondition>,
 }
@@ -218,7 +218,7 @@ pub(crate) fn report(
         let Object::GatewayClass(class) = object else {
             continue;
         };
-        if class.spec.controller_name != GATEWAY_CONTROLLER {
+        if class.spec.controller_name != ports.gateway_controller {
             continue;
         }
         report.insert(
@@ -290,7 +290,7 @@ pub(crate) fn report(
                     section_name: parent.section_name.clone(),
                     port: parent.port,
                 },
-                controller_name: GATEWAY_CONTROLLER,
+                controller_name: ports.gateway_controller.clone(),
                 conditions,
             });
         }
@@ -555,7 +555,7 @@ fn policy_status(
                 section_name: None,
                 port: None,
             },
-            controller_name: GATEWAY_CONTROLLER,
+            controller_name: lookups.listener_ports().gateway_controller.clone(),
             conditions: vec![accepted.clone(), resolved.clone()],
         })
         .collect();

@@ -10,11 +10,70 @@ use crate::support::{Case, check, not_watching_without_class, with_global_config
 const SERVED: &[&str] = &["route a.test / Prefix -> default_web_80"];
 const NOT_SERVED: &[&str] = &[];
 
+/// A second deployment's `--controller-class`.
+fn internal_controller(options: &mut convert::ConvertOptions) {
+    options.controller_class = "portcullis.dev/ingress-controller/internal".into();
+    options.watch_ingress_without_class = false;
+}
+
 #[test]
 fn class_ownership() {
     check(
         Show::ROUTES,
         &[
+            Case::new(
+                "README --controller-class: an IngressClass is ours when its spec.controller is --controller-class, so deployments with their own serve their own classes only",
+                "
+                kind: IngressClass
+                metadata: {name: internal}
+                spec: {controller: portcullis.dev/ingress-controller/internal}
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  ingressClassName: internal
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                SERVED,
+            )
+            .with(internal_controller),
+            Case::new(
+                "README --controller-class: the default deployment does not serve another deployment's class",
+                "
+                kind: IngressClass
+                metadata: {name: internal}
+                spec: {controller: portcullis.dev/ingress-controller/internal}
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  ingressClassName: internal
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                NOT_SERVED,
+            ),
+            Case::new(
+                "README --controller-class: a deployment with its own does not serve the default class",
+                "
+                kind: IngressClass
+                metadata: {name: mine}
+                spec: {controller: portcullis.dev/ingress-controller}
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  ingressClassName: mine
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                NOT_SERVED,
+            )
+            .with(internal_controller),
             Case::new(
                 "ingressClassName names an IngressClass whose controller is portcullis.dev/ingress-controller: ours",
                 "

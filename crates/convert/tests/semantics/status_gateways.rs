@@ -4,6 +4,11 @@ use crate::gateway_fixtures::{EDGE, OUR_CLASS};
 use crate::summary::Show;
 use crate::support::{Case, check, with_admin_port_10254};
 
+/// A second deployment's `--gateway-controller`.
+fn internal_gateway_controller(options: &mut convert::ConvertOptions) {
+    options.gateway_controller = "portcullis.dev/gateway-controller/internal".into();
+}
+
 #[test]
 fn classes_and_gateways() {
     check(
@@ -27,6 +32,36 @@ fn classes_and_gateways() {
                 ],
             )
             .given(EDGE),
+            Case::new(
+                "README --gateway-controller: a GatewayClass is ours when its controllerName is --gateway-controller; another deployment's class and its Gateways get no status from this one",
+                "
+                kind: GatewayClass
+                metadata: {name: internal}
+                spec: {controllerName: portcullis.dev/gateway-controller/internal}
+                ---
+                kind: GatewayClass
+                metadata: {name: portcullis}
+                spec: {controllerName: portcullis.dev/gateway-controller}
+                ---
+                kind: Gateway
+                metadata: {name: inside}
+                spec:
+                  gatewayClassName: internal
+                  listeners: [{name: http, protocol: HTTP, port: 80}]
+                ---
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners: [{name: http, protocol: HTTP, port: 80}]
+                ",
+                &[
+                    "status GatewayClass internal: Accepted=True",
+                    "status Gateway default/inside: Accepted=True Programmed=True",
+                    "status Gateway default/inside listener http: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                ],
+            )
+            .with(internal_gateway_controller),
             Case::new(
                 "conformance GatewayInvalidParametersRef: a Gateway whose infrastructure.parametersRef cannot be read is not accepted (InvalidParameters) and serves nothing",
                 "

@@ -101,6 +101,8 @@ impl Case {
 pub fn options() -> ConvertOptions {
     ConvertOptions {
         ingress_class: "portcullis".into(),
+        controller_class: convert::class::CONTROLLER_NAME.into(),
+        gateway_controller: convert::gateway::GATEWAY_CONTROLLER.into(),
         watch_ingress_without_class: true,
         global_configmap: None,
         tcp_services_configmap: None,

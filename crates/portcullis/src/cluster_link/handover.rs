@@ -462,7 +462,7 @@ mod tests {
                     section_name: None,
                     port: None,
                 },
-                controller_name: convert::gateway::GATEWAY_CONTROLLER,
+                controller_name: convert::gateway::GATEWAY_CONTROLLER.to_owned(),
                 conditions: vec![StatusCondition {
                     message: message.into(),
                     ..accepted()

@@ -95,7 +95,7 @@ impl ClusterLink {
             .map(|(namespace, name)| ObjectRef::new(Kind::Service, namespace, name));
         let writers = WriterContext {
             client: &client,
-            controller_name: convert::gateway::GATEWAY_CONTROLLER,
+            controller_name: &config.gateway_controller,
             leading: &leading,
         };
         let ingress_status = publish

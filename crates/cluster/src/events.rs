@@ -94,20 +94,30 @@ pub async fn publish_events(
             continue;
         }
         tokens -= 1;
+        let note = truncate(&format!("{}: {}", problem.field, problem.message), 1000);
         let event = Event {
             type_: EventType::Warning,
             reason: "InvalidConfiguration".into(),
-            note: Some(truncate(
-                &format!("{}: {}", problem.field, problem.message),
-                1000,
-            )),
-            action: "Reconcile".into(),
+            // The recorder counts an Event's repeats by its object, reason and action,
+            // not by its note: a problem's own action keeps each problem an Event of its
+            // own, whose note says what it is.
+            action: format!("Reconcile-{:016x}", stable_hash(&note)),
+            note: Some(note),
             secondary: None,
         };
         if let Err(err) = recorder.publish(&event, &reference(&problem)).await {
             tracing::warn!(object = %problem.object, error = %err, "cannot publish event");
         }
     }
+}
+
+/// A hash of `text` that is the same in every process (the standard library's hasher
+/// with its fixed keys), so replicas and restarts name one problem alike.
+fn stable_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
 }
 
 fn truncate(text: &str, limit: usize) -> String {

@@ -360,6 +360,29 @@ fn only_the_leader_writes_status_and_events_only_when_they_differ_and_a_successo
         note.starts_with("spec.tls: secret default/missing not found"),
         "{note}"
     );
+    // Another problem of the same object is an Event of its own, saying what it is (an
+    // Event's series counts one problem's repeats, and shows its first note).
+    let mut broken = ingress("broken", "broken.test", "web");
+    broken["spec"]["tls"] = json!([{"hosts": ["broken.test"], "secretName": "absent"}]);
+    api.apply(broken);
+    let notes_on_broken = |api: &FakeApiServer| -> Vec<String> {
+        api.objects("Event")
+            .iter()
+            .filter(|e| e["regarding"]["name"] == "broken")
+            .filter_map(|e| e["note"].as_str().map(str::to_owned))
+            .collect()
+    };
+    first
+        .portcullis
+        .wait_until(WAIT, |_| notes_on_broken(&api).len() == 2)
+        .unwrap_or_else(|_| panic!("{:#?}", api.objects("Event")));
+    assert!(
+        notes_on_broken(&api)
+            .iter()
+            .any(|note| note.starts_with("spec.tls: secret default/absent not found")),
+        "{:?}",
+        notes_on_broken(&api)
+    );
     assert_eq!(lease_holder(&api).as_deref(), Some("first"));
     assert_eq!(first.portcullis.metric("portcullis_leader"), Some(1.0));
     assert_eq!(second.portcullis.metric("portcullis_leader"), Some(0.0));

@@ -33,6 +33,13 @@ impl LeaseConfig {
     pub fn retry_period(&self) -> Duration {
         self.duration / 3
     }
+
+    /// How long the holder keeps leading without a renewal: two thirds of the duration,
+    /// so that it has stepped down before another replica, which waits the whole
+    /// duration, can take the lease (client-go's renew deadline).
+    pub fn renew_deadline(&self) -> Duration {
+        self.duration * 2 / 3
+    }
 }
 
 /// What this replica last saw of someone else's lease, and when it first saw it.
@@ -49,17 +56,32 @@ pub async fn elect(client: Client, config: LeaseConfig, leading: watch::Sender<b
     let mut observed: Option<(Observed, Instant)> = None;
     let mut last_renewal: Option<Instant> = None;
     loop {
-        let outcome = try_lead(&leases, &config, &mut observed).await;
+        // An answer that never comes is a failed attempt: a replica waiting for it would
+        // go on leading after another had taken the lease.
+        let outcome = tokio::time::timeout(
+            config.retry_period(),
+            try_lead(&leases, &config, &mut observed),
+        )
+        .await;
         let now_leading = match outcome {
-            Ok(true) => {
+            Ok(Ok(true)) => {
                 last_renewal = Some(Instant::now());
                 true
             }
-            Ok(false) => false,
-            Err(err) => {
-                tracing::warn!(error = %err, lease = %config.name, "leader election");
-                // Keep leading through a failed renewal until the lease would expire.
-                last_renewal.is_some_and(|at| at.elapsed() < config.duration)
+            Ok(Ok(false)) => false,
+            failed => {
+                match failed {
+                    Ok(Err(err)) => {
+                        tracing::warn!(error = %err, lease = %config.name, "leader election");
+                    }
+                    _ => tracing::warn!(
+                        lease = %config.name,
+                        timeout_ms = config.retry_period().as_millis(),
+                        "leader election: no answer in time"
+                    ),
+                }
+                // Keep leading through a failed renewal until the renew deadline.
+                last_renewal.is_some_and(|at| at.elapsed() < config.renew_deadline())
             }
         };
         if !now_leading {

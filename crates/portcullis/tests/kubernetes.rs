@@ -1390,3 +1390,48 @@ fn an_ingress_class_s_parameters_are_read_in_the_controller_s_namespace_and_foll
         assert_only_granted_requests(&api);
     }
 }
+
+#[test]
+fn a_leader_whose_lease_requests_hang_steps_down_before_another_takes_the_lease() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    api.apply(ingress("web", "web.test", "web"));
+    let flags = ["--lease-duration", "3s"];
+    let mut first = launch(&api, "first", &flags);
+    first.portcullis.wait_until_ready(WAIT).unwrap();
+    first
+        .portcullis
+        .wait_until(WAIT, |_| lease_holder(&api).as_deref() == Some("first"))
+        .unwrap();
+    let mut second = launch(&api, "second", &flags);
+    second.portcullis.wait_until_ready(WAIT).unwrap();
+
+    // The leader's Lease requests get no answer: it steps down at its renew deadline (two
+    // thirds of the duration), before the other replica, which waits the whole duration
+    // without a renewal, takes the lease; at no moment do both lead.
+    api.hang_leases_of("first");
+    let leads = |instance: &Instance| instance.portcullis.metric("portcullis_leader") == Some(1.0);
+    let deadline = std::time::Instant::now() + WAIT;
+    while !leads(&second) {
+        assert!(
+            !(leads(&first) && leads(&second)),
+            "both lead:\n{}",
+            first.portcullis.log()
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no takeover:\n{}",
+            second.portcullis.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!leads(&first), "{}", first.portcullis.log());
+    assert_eq!(lease_holder(&api).as_deref(), Some("second"));
+    api.answer_leases_of("first");
+    second.portcullis.wait_until_ready(WAIT).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!leads(&first) && leads(&second));
+    let _ = &mut first;
+}

@@ -169,11 +169,17 @@ impl ClusterLink {
     }
 
     /// Gives up the lease if this replica holds it, so another takes over at once.
+    /// An API server that does not answer delays the exit by one retry period at most;
+    /// the lease then expires on its own.
     pub async fn shutdown(&self) {
-        if *self.leading.borrow()
-            && let Err(err) = cluster::release(self.client.clone(), &self.lease).await
-        {
-            tracing::warn!(error = %err, "cannot release the lease");
+        if !*self.leading.borrow() {
+            return;
+        }
+        let release = cluster::release(self.client.clone(), &self.lease);
+        match tokio::time::timeout(self.lease.retry_period(), release).await {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => tracing::warn!(error = %err, "cannot release the lease"),
+            Err(_) => tracing::warn!("cannot release the lease: no answer in time"),
         }
     }
 }

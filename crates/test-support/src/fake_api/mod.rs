@@ -166,6 +166,21 @@ impl FakeApiServer {
         self.shared.lock().held_lists.insert(resource(kind).plural);
     }
 
+    /// Leaves the Lease requests of the client presenting `token` unanswered (a hung
+    /// connection) until [`Self::answer_leases_of`].
+    pub fn hang_leases_of(&self, token: &str) {
+        self.shared
+            .lock()
+            .held_lease_clients
+            .insert(token.to_owned());
+    }
+
+    /// Answers the held and later Lease requests of `token` again.
+    pub fn answer_leases_of(&self, token: &str) {
+        self.shared.lock().held_lease_clients.remove(token);
+        self.shared.changed.notify_all();
+    }
+
     /// Lets held list requests answer.
     pub fn release_lists(&self) {
         self.shared.lock().held_lists.clear();
@@ -300,6 +315,7 @@ fn serve(shared: &Shared, stream: &TcpStream) {
         },
         namespace: target.namespace.clone().unwrap_or_default(),
     });
+    hang_while_held(shared, &target, &request.token);
     let (status, body) = match (request.method.as_str(), &target.name) {
         ("GET", None)
             if request
@@ -315,6 +331,21 @@ fn serve(shared: &Shared, stream: &TcpStream) {
         (method, _) => write(shared, &target, &request, method),
     };
     let _ = http::reply(stream, status, &body);
+}
+
+/// Waits while the client's Lease requests are held (see `hang_leases_of`).
+fn hang_while_held(shared: &Shared, target: &Target, token: &str) {
+    if target.resource.plural != "leases" {
+        return;
+    }
+    let mut store = shared.lock();
+    while store.held_lease_clients.contains(token) && !shared.stopping.load(Ordering::SeqCst) {
+        store = shared
+            .changed
+            .wait_timeout(store, Duration::from_millis(250))
+            .map(|(guard, _)| guard)
+            .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+    }
 }
 
 fn list(shared: &Shared, target: &Target, request: &Request) -> (u16, Value) {

@@ -147,6 +147,8 @@ pub struct Store {
     pub absent: std::collections::BTreeSet<&'static str>,
     /// Resources (plural) whose list requests wait until released.
     pub held_lists: std::collections::BTreeSet<&'static str>,
+    /// Clients (by token) whose Lease requests get no answer until released.
+    pub held_lease_clients: std::collections::BTreeSet<String>,
     /// Every request, as RBAC would judge it.
     pub requests: Vec<super::ApiRequest>,
     /// Every list (not watch) request, as `path?fieldSelector`.

@@ -228,9 +228,19 @@ pub fn narrow(
             else {
                 continue;
             };
-            for origin in table.crt_list_option(option, value) {
+            for origin in table.crt_list_option(option, Some(value)) {
                 narrowed.objects.insert(origin, message.clone());
                 found = true;
+            }
+        }
+        // TLS versions a line's bounds leave none of, with the frontend's options: the
+        // lines that set bounds.
+        if alert.contains("all SSL/TLS versions are disabled for bind") {
+            for option in ["ssl-min-ver", "ssl-max-ver"] {
+                for origin in table.crt_list_option(option, None) {
+                    narrowed.objects.insert(origin, message.clone());
+                    found = true;
+                }
             }
         }
         // A map's bad pattern is named by its line: "at line N of file 'F'".
@@ -367,5 +377,49 @@ mod tests {
             "{:?}",
             narrowed.unexplained
         );
+    }
+
+    #[test]
+    fn a_line_s_tls_versions_or_ciphers_haproxy_refuses_are_traced_to_the_hosts_that_set_them() {
+        let (cert, key) = test_support::self_signed("a.test", &["a.test", "b.test"]);
+        let yaml = test_support::backend("default", "web", 80, None, &[(8080, true)])
+            + &test_support::tls_secret("default", "tls", &cert, &key)
+            + "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: bounded\n  annotations: {portcullis.dev/ssl-options-host: 'ssl-min-ver TLSv1.2', portcullis.dev/ssl-ciphers: 'ECDHE+AESGCM'}\nspec:\n  tls: [{hosts: [a.test], secretName: tls}]\n  rules:\n  - host: a.test\n    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}\n"
+            + "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: plain}\nspec:\n  tls: [{hosts: [b.test], secretName: tls}]\n  rules:\n  - host: b.test\n    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}\n";
+        let decoded = resources::decode_manifest(&yaml, false);
+        assert!(decoded.errors.is_empty(), "{:?}", decoded.errors);
+        let mut index = index::Index::new();
+        for object in decoded.objects {
+            index.handle(index::SourceEvent::Apply(object));
+        }
+        let mut options = convert_options(
+            &<crate::cli::ConfigArgs as clap::FromArgMatches>::from_arg_matches(
+                &<crate::cli::ConfigArgs as clap::Args>::augment_args(clap::Command::new("t"))
+                    .get_matches_from(["t"]),
+            )
+            .unwrap_or_else(|e| panic!("{e}")),
+            TlsCert::default(),
+        );
+        options.watch_ingress_without_class = true;
+        let conversion = convert::convert(&index.snapshot(), &options);
+        let rendered = render::render(&conversion.model);
+        let table = render::OriginTable::new(&conversion.model, &rendered);
+        let staging = std::path::Path::new("/var/lib/portcullis/staging");
+        let bounded = model::Origin {
+            kind: "Ingress",
+            namespace: "default".into(),
+            name: "bounded".into(),
+        };
+        for alert in [
+            "[ALERT]    (1) : config : Proxy 'https': all SSL/TLS versions are disabled for bind '0.0.0.0:443' at [/var/lib/portcullis/staging/haproxy.cfg:66].",
+            "[ALERT]    (1) : config : Proxy 'https': unable to set SSL cipher list to 'ECDHE+AESGCM' for bind '0.0.0.0:443' at [/var/lib/portcullis/staging/haproxy.cfg:66].",
+        ] {
+            let narrowed = narrow(alert, staging, &table);
+            assert_eq!(
+                narrowed.objects.keys().collect::<Vec<_>>(),
+                [&bounded],
+                "{alert}"
+            );
+        }
     }
 }

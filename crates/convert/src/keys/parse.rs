@@ -455,8 +455,22 @@ pub(crate) fn tls_versions_left(global: &TlsOptions, host: Option<&TlsOptions>) 
     };
     let global_words = words(global);
     let host_words = host.map(words).unwrap_or_default();
-    let force = |words: &[String]| words.iter().any(|w| w.starts_with("force-"));
-    if force(&global_words) {
+    // `force-tlsv12` enables that version alone (`force-sslv3` none of these).
+    const FORCE: [&str; 4] = [
+        "force-tlsv10",
+        "force-tlsv11",
+        "force-tlsv12",
+        "force-tlsv13",
+    ];
+    let forced = global_words
+        .iter()
+        .any(|w| w.starts_with("force-"))
+        .then(|| {
+            FORCE
+                .iter()
+                .position(|flag| global_words.iter().any(|w| w == flag))
+        });
+    if forced.is_some() && host.is_none() {
         return true;
     }
     let (host_min, host_max) = (
@@ -472,7 +486,9 @@ pub(crate) fn tls_versions_left(global: &TlsOptions, host: Option<&TlsOptions>) 
     );
     const FLAGS: [&str; 4] = ["no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13"];
     let enabled_by_frontend = |version: usize| {
-        if global_min.is_some() || global_max.is_some() {
+        if let Some(forced) = forced {
+            forced == Some(version)
+        } else if global_min.is_some() || global_max.is_some() {
             global_min.unwrap_or(0) <= version
                 && version <= global_max.unwrap_or(TLS_VERSIONS.len() - 1)
         } else {

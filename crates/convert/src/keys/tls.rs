@@ -157,6 +157,7 @@ mod tests {
     fn a_host_s_version_bounds_leave_a_version_as_haproxy_measured() {
         let default = SSL_OPTIONS.default_value();
         let no_13 = (SSL_OPTIONS.parse)("no-sslv3 no-tlsv10 no-tlsv11 no-tlsv13").unwrap();
+        let force_12 = (SSL_OPTIONS.parse)("force-tlsv12 no-tls-tickets").unwrap();
         let host = |text: &str| (SSL_OPTIONS_HOST.parse)(text).unwrap();
         // (frontend, host options, whether `haproxy -c` accepted them: HAProxy 2.6.12).
         let measured = [
@@ -171,6 +172,10 @@ mod tests {
             (&no_13, "ssl-min-ver TLSv1.3", false),
             (&no_13, "ssl-max-ver TLSv1.2", true),
             (&no_13, "ssl-min-ver TLSv1.3 ssl-max-ver TLSv1.3", true),
+            (&force_12, "ssl-min-ver TLSv1.3", false),
+            (&force_12, "ssl-max-ver TLSv1.1", false),
+            (&force_12, "ssl-min-ver TLSv1.2", true),
+            (&force_12, "ssl-min-ver TLSv1.3 ssl-max-ver TLSv1.3", true),
         ];
         for (frontend, options, accepted) in measured {
             assert_eq!(

@@ -194,7 +194,7 @@ fn conflicting_backend_settings_keep_the_oldest_and_report_the_newer() {
     assert_eq!(
         diagnostics,
         [
-            "Ingress default/new: spec.rules[0].http.paths[0].backend: backend default/web:80: 'balance-algorithm' is 'source' here and 'leastconn' on Ingress default/old, which is older; the older value applies unless the Service sets the key"
+            "Ingress default/new: spec.rules[0].http.paths[0].backend: backend default/web:80: 'balance-algorithm' is 'source' here and 'leastconn' on Ingress default/old, which is older; this value is not used"
         ]
     );
 }

@@ -876,9 +876,9 @@ impl Merger {
                 });
             }
         }
-        let Some(oldest) = used.first() else {
+        if used.is_empty() {
             return Some((None, Vec::new()));
-        };
+        }
         let mut diagnostics = Vec::new();
         // Only Ingresses' backends differ by their keys alone: a Gateway API route's may
         // carry a BackendTLSPolicy's settings, which no key explains.
@@ -887,17 +887,27 @@ impl Merger {
             .then(|| merged_backend_keys(&used, &mut diagnostics))
             .flatten();
         // The use built with every merged key; `None`: no one use sets them all.
-        let combining = keys.as_ref().map(|keys| {
-            used.iter().position(|u| {
-                u.keys().count() == keys.len()
-                    && u.keys()
-                        .all(|(k, v)| keys.get(k).is_some_and(|(kept, _)| *kept == v))
-            })
+        // The use built with the most of the merged keys and no other value: every one of
+        // them when some use sets them all (the oldest such), else the one that sets the
+        // most (the oldest of those); the oldest use's keys all agree with the merge.
+        let best = keys.as_ref().map(|keys| {
+            let agrees = |u: &BackendUse<'_>| {
+                u.keys()
+                    .all(|(k, v)| keys.get(k).is_some_and(|(kept, _)| *kept == v))
+            };
+            let mut best = (0, 0);
+            for (index, u) in used.iter().enumerate() {
+                let count = u.keys().count();
+                if agrees(u) && count > best.1 {
+                    best = (index, count);
+                }
+            }
+            (best.0, best.1 == keys.len())
         });
-        let chosen_index = combining.flatten().unwrap_or(0);
+        let chosen_index = best.map_or(0, |(index, _)| index);
         let chosen = &used[chosen_index];
-        if let (Some(keys), Some(None)) = (&keys, combining) {
-            let applied: Vec<&str> = oldest.keys().map(|(name, _)| name).collect();
+        if let (Some(keys), Some((_, false))) = (&keys, best) {
+            let applied: Vec<&str> = chosen.keys().map(|(name, _)| name).collect();
             for u in &used {
                 let left_out: Vec<&str> = u
                     .keys()
@@ -909,9 +919,9 @@ impl Merger {
                     .collect();
                 if !left_out.is_empty() {
                     diagnostics.push(u.report(format!(
-                        "backend {id}: its keys {} are not applied: the objects that use the backend set its keys apart, and no one of them sets them all, so those of {}, the oldest, apply; set them together on one object or on the Service",
+                        "backend {id}: its keys {} are not applied: the objects that use the backend set its keys apart, and no one of them sets them all, so those of {} apply; set them together on one object or on the Service",
                         left_out.join(", "),
-                        oldest.contribution.object
+                        chosen.contribution.object
                     )));
                 }
             }
@@ -1185,7 +1195,7 @@ fn merged_backend_keys<'a>(
                 }
                 Some((kept, setter)) if *kept != value && *setter != &u.contribution.object => {
                     diagnostics.push(u.report(format!(
-                        "backend {}: '{name}' is '{}' here and '{}' on {setter}, which is older; the older value applies unless the Service sets the key",
+                        "backend {}: '{name}' is '{}' here and '{}' on {setter}, which is older; this value is not used",
                         u.backend.id,
                         value.escape_debug(),
                         kept.escape_debug()

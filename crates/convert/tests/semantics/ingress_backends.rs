@@ -283,7 +283,7 @@ fn backend_settings() {
                     "route new.test / Prefix -> default_web_80",
                     "route old.test / Prefix -> default_web_80",
                     "backend default_web_80 balance leastconn servers 10.0.0.1:8080",
-                    "diagnostic Ingress default/new: spec.rules[0].http.paths[0].backend: backend default/web:80: 'balance-algorithm' is 'source' here and 'leastconn' on Ingress default/old, which is older; the older value applies unless the Service sets the key",
+                    "diagnostic Ingress default/new: spec.rules[0].http.paths[0].backend: backend default/web:80: 'balance-algorithm' is 'source' here and 'leastconn' on Ingress default/old, which is older; this value is not used",
                 ],
             ),
             Case::new(
@@ -352,6 +352,46 @@ fn backend_settings() {
                 ],
             ),
             Case::new(
+                "keys set apart: the Ingress that sets the most of them gives the backend, even where the oldest sets none",
+                "
+                kind: Ingress
+                metadata:
+                  name: c-newest
+                  creationTimestamp: '2024-09-01T00:00:00Z'
+                  annotations: {portcullis.dev/backend-protocol: h2}
+                spec:
+                  rules:
+                  - host: c.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata:
+                  name: b-middle
+                  creationTimestamp: '2024-06-01T00:00:00Z'
+                  annotations: {portcullis.dev/balance-algorithm: leastconn}
+                spec:
+                  rules:
+                  - host: b.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata:
+                  name: a-oldest
+                  creationTimestamp: '2024-01-01T00:00:00Z'
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix -> default_web_80",
+                    "route b.test / Prefix -> default_web_80",
+                    "route c.test / Prefix -> default_web_80",
+                    "backend default_web_80 balance leastconn servers 10.0.0.1:8080",
+                    "diagnostic Ingress default/c-newest: spec.rules[0].http.paths[0].backend: backend default/web:80: its keys backend-protocol are not applied: the objects that use the backend set its keys apart, and no one of them sets them all, so those of Ingress default/b-middle apply; set them together on one object or on the Service",
+                ],
+            ),
+            Case::new(
                 "keys that Ingresses set apart, which no one of them sets all of, are not combined: the oldest's apply, and the others' left-out keys are reported",
                 "
                 kind: Ingress
@@ -378,7 +418,7 @@ fn backend_settings() {
                     "route new.test / Prefix -> default_web_80",
                     "route old.test / Prefix -> default_web_80",
                     "backend default_web_80 balance leastconn servers 10.0.0.1:8080",
-                    "diagnostic Ingress default/new: spec.rules[0].http.paths[0].backend: backend default/web:80: its keys backend-protocol are not applied: the objects that use the backend set its keys apart, and no one of them sets them all, so those of Ingress default/old, the oldest, apply; set them together on one object or on the Service",
+                    "diagnostic Ingress default/new: spec.rules[0].http.paths[0].backend: backend default/web:80: its keys backend-protocol are not applied: the objects that use the backend set its keys apart, and no one of them sets them all, so those of Ingress default/old apply; set them together on one object or on the Service",
                 ],
             ),
             Case::new(

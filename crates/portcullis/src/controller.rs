@@ -36,6 +36,22 @@ const DEBOUNCE: Duration = Duration::from_millis(200);
 /// before it keeps the last good one (HAProxy names every broken line in one check, so
 /// one round is the rule; more cover lines it reports only once others are gone).
 const MAX_NARROWING_ROUNDS: u32 = 4;
+/// Kinds an object left out for HAProxy's refusal may have read its configuration from:
+/// a change of one tries every refused object again. Endpoints, Pods and the routed
+/// objects themselves change far more often, and none of them alone makes a
+/// configuration HAProxy refuses.
+const READ_BY_REFUSED: [Kind; 10] = [
+    Kind::ConfigMap,
+    Kind::Secret,
+    Kind::IngressClass,
+    Kind::Service,
+    Kind::Namespace,
+    Kind::GatewayClass,
+    Kind::Gateway,
+    Kind::ListenerSet,
+    Kind::ReferenceGrant,
+    Kind::BackendTlsPolicy,
+];
 /// How long workers may finish their connections at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// The wait before the first retry of a reconciliation that could not reach the disk.
@@ -89,8 +105,10 @@ struct Controller {
     /// Certificates `haproxy -c` refused, by content: left out until they change.
     rejected_certificates: BTreeMap<CertId, TlsCert>,
     /// Objects whose configuration `haproxy -c` refused, by version: left out until they
-    /// change.
+    /// change, or something they may read does (`refusals_since`).
     rejected_objects: convert::Exclusions,
+    /// The snapshot the refusals were last weighed against.
+    refusals_since: Option<Arc<index::Snapshot>>,
     /// The Gateway API status last published at `/status`.
     published_status: Option<Arc<convert::gateway_status::StatusReport>>,
     /// The status of the last files written, until HAProxy serves them: only then is it
@@ -167,6 +185,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         reported: BTreeSet::new(),
         rejected_certificates: BTreeMap::new(),
         rejected_objects: convert::Exclusions::new(),
+        refusals_since: None,
         published_status: None,
         status_to_publish: None,
         published_snapshot: None,
@@ -307,7 +326,19 @@ impl Controller {
                 .set(count);
         }
         // Forget refusals of objects that changed (beyond a status write, which renders
-        // nothing new) or went away: they are tried again.
+        // nothing new) or went away: they are tried again. So are all of them when an
+        // object of a kind they may read changed (an IngressClass's parameters, a Secret,
+        // a Gateway): what was refused may come from there, and such changes are rare.
+        if let Some(since) = &self.refusals_since
+            && !self.rejected_objects.is_empty()
+            && snapshot
+                .changes_since(since)
+                .iter()
+                .any(|change| READ_BY_REFUSED.contains(&change.object_ref.kind))
+        {
+            self.rejected_objects.clear();
+        }
+        self.refusals_since = Some(snapshot.clone());
         self.rejected_objects.retain(|object, refused| {
             snapshot
                 .get(object)

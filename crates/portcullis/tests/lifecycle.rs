@@ -895,3 +895,45 @@ fn a_refusal_no_object_explains_holds_until_its_cause_is_taken_away() {
         .wait_until(Duration::from_secs(10), |p| refused(p) == (200, Some(0.0)))
         .unwrap_or_else(|_| panic!("{:?}\n{}", refused(&portcullis), portcullis.log()));
 }
+
+#[test]
+fn an_object_left_out_for_what_its_class_gave_it_is_served_again_once_that_is_fixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EchoServer::start("a").unwrap();
+    let (manifests, mut portcullis) = started(
+        dir.path(),
+        &[&a],
+        &[("one", "svc0")],
+        &["--configmap", "default/global"],
+    );
+    assert!(serves(&portcullis, "one.test", "a"));
+    let (cert, key) = test_support::self_signed("classy.test", &["classy.test"]);
+    let classy = test_support::tls_secret("default", "classy", &cert, &key)
+        + "---\napiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: tuned}\nspec:\n  controller: portcullis.dev/ingress-controller\n  parameters: {kind: ConfigMap, name: class-keys}\n"
+        + "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: classy}\nspec:\n  ingressClassName: tuned\n  tls: [{hosts: [classy.test], secretName: classy}]\n  rules:\n  - host: classy.test\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: svc0, port: {number: 80}}}}\n";
+    let class_keys = |ciphers: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: class-keys, namespace: default}}\ndata: {{ssl-ciphers: '{ciphers}'}}\n"
+        )
+    };
+    std::fs::write(manifests.join("classy.yaml"), classy).unwrap();
+    // A cipher list HAProxy refuses, from the class: the Ingress is left out.
+    std::fs::write(manifests.join("class-keys.yaml"), class_keys("RC4")).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            p.log().contains("Ingress default/classy")
+                && p.metric("portcullis_configs_rejected_total") == Some(1.0)
+        })
+        .unwrap_or_else(|_| panic!("{}", portcullis.log()));
+    assert_eq!(status(&portcullis, "classy.test"), 404);
+    assert!(serves(&portcullis, "one.test", "a"));
+    // The class's keys fixed, the Ingress (unchanged itself) is tried again, and served.
+    std::fs::write(
+        manifests.join("class-keys.yaml"),
+        class_keys("ECDHE+AESGCM"),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| status(p, "classy.test") == 302)
+        .unwrap_or_else(|_| panic!("{}", portcullis.log()));
+}

@@ -244,8 +244,9 @@ impl LiveUpdate {
     }
 
     /// Whether the files must pass `haproxy -c` before this update goes out: always before
-    /// a reload, and for certificates, which HAProxy may refuse. Server and map changes
-    /// cannot make a valid configuration invalid.
+    /// a reload, and for certificates and certificate-list lines (whose ciphers and TLS
+    /// versions), which HAProxy may refuse. Server and map changes cannot make a valid
+    /// configuration invalid.
     pub fn needs_check(&self) -> bool {
         !self.reload.is_empty()
             || self.commands.iter().any(|c| {
@@ -254,6 +255,7 @@ impl LiveUpdate {
                     RuntimeCommand::UpdateCertificate { .. }
                         | RuntimeCommand::AddCertificate { .. }
                         | RuntimeCommand::UpdateCaFile { .. }
+                        | RuntimeCommand::AddCrtListEntry { .. }
                 )
             })
     }

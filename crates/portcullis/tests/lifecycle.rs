@@ -937,3 +937,38 @@ fn an_object_left_out_for_what_its_class_gave_it_is_served_again_once_that_is_fi
         .wait_until(Duration::from_secs(10), |p| status(p, "classy.test") == 302)
         .unwrap_or_else(|_| panic!("{}", portcullis.log()));
 }
+
+#[test]
+fn a_cipher_list_haproxy_refuses_set_on_a_live_host_is_traced_and_the_rest_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EchoServer::start("a").unwrap();
+    let (manifests, mut portcullis) = started(dir.path(), &[&a], &[("one", "svc0")], &[]);
+    let (cert, key) = test_support::self_signed("secure.test", &["secure.test"]);
+    let secure = |annotations: &str| {
+        tls_secret("default", "secure", &cert, &key)
+            + &format!(
+                "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {{name: secure, annotations: {{{annotations}}}}}\nspec:\n  tls: [{{hosts: [secure.test], secretName: secure}}]\n  rules:\n  - host: secure.test\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: svc0, port: {{number: 80}}}}}}}}\n"
+            )
+    };
+    std::fs::write(manifests.join("secure.yaml"), secure("")).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| status(p, "secure.test") == 302)
+        .unwrap();
+    // The live host's certificate-list line gets ciphers HAProxy refuses: checked first,
+    // traced by the value, and the Ingress left out; the others' changes go on.
+    std::fs::write(
+        manifests.join("secure.yaml"),
+        secure("portcullis.dev/ssl-ciphers: RC4"),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            p.log().contains("Ingress default/secure") && status(p, "secure.test") == 404
+        })
+        .unwrap_or_else(|_| panic!("{}", portcullis.log()));
+    add_ingress(&manifests, "two", "svc0");
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| serves(p, "two.test", "a"))
+        .unwrap_or_else(|_| panic!("{}", portcullis.log()));
+    assert_eq!(portcullis.metric("portcullis_failing_reloads"), Some(0.0));
+}

@@ -56,10 +56,13 @@ pub(crate) fn is_ours<'a>(reader: &mut impl Reader<'a>, gateway: &Gateway) -> bo
         "",
         gateway.spec.gateway_class_name.as_str(),
     );
+    // A class whose parameters portcullis cannot read is not accepted (its status says
+    // so), and its Gateways are not served.
     let controller = reader.ports().gateway_controller.as_str();
     matches!(
         reader.object(class),
-        Some(Object::GatewayClass(class)) if class.spec.controller_name == controller
+        Some(Object::GatewayClass(class))
+            if class.spec.controller_name == controller && class.spec.parameters_ref.is_none()
     )
 }
 

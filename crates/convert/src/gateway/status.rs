@@ -221,16 +221,30 @@ pub(crate) fn report(
         if class.spec.controller_name != ports.gateway_controller {
             continue;
         }
+        let accepted = match &class.spec.parameters_ref {
+            None => condition(
+                ConditionType::Accepted,
+                true,
+                Reason::Accepted,
+                "served by portcullis",
+                class.metadata.generation,
+            ),
+            Some(parameters) => condition(
+                ConditionType::Accepted,
+                false,
+                Reason::InvalidParameters,
+                crate::diagnostic::one_line(&format!(
+                    "parametersRef names {} {}, a kind of parameters portcullis does not read; the class's Gateways are not served",
+                    parameters.kind, parameters.name
+                ))
+                .into_owned(),
+                class.metadata.generation,
+            ),
+        };
         report.insert(
             object.object_ref(),
             ObjectStatus::Class {
-                conditions: vec![condition(
-                    ConditionType::Accepted,
-                    true,
-                    Reason::Accepted,
-                    "served by portcullis",
-                    class.metadata.generation,
-                )],
+                conditions: vec![accepted],
             },
         );
     }

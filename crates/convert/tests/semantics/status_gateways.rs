@@ -63,6 +63,25 @@ fn classes_and_gateways() {
             )
             .with(internal_gateway_controller),
             Case::new(
+                "Gateway API GatewayClass parametersRef: a class whose parameters portcullis cannot read is not accepted (InvalidParameters), and its Gateways are not served",
+                "
+                kind: GatewayClass
+                metadata: {name: portcullis}
+                spec:
+                  controllerName: portcullis.dev/gateway-controller
+                  parametersRef: {group: example.com, kind: Settings, name: tuned}
+                ---
+                kind: Gateway
+                metadata: {name: edge}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners: [{name: http, protocol: HTTP, port: 80}]
+                ",
+                &[
+                    "status GatewayClass portcullis: Accepted=False(InvalidParameters)",
+                ],
+            ),
+            Case::new(
                 "conformance GatewayInvalidParametersRef: a Gateway whose infrastructure.parametersRef cannot be read is not accepted (InvalidParameters) and serves nothing",
                 "
                 kind: GatewayClass

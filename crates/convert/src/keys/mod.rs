@@ -534,6 +534,27 @@ fn find_key(name: &str) -> Option<&'static dyn KeyInfo> {
     ALL_KEYS.iter().copied().find(|key| key.name() == name)
 }
 
+/// The key `name` names, unless it names none or a global one (set in the global
+/// ConfigMap only): those are reported, the second with `why_here` after the advice.
+fn non_global_key(
+    name: &str,
+    why_here: &str,
+    report: &impl Fn(String) -> Diagnostic,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<&'static dyn KeyInfo> {
+    let Some(key) = find_key(name) else {
+        diagnostics.push(report(unknown_key(name)));
+        return None;
+    };
+    if key.scope() == Scope::Global {
+        diagnostics.push(report(format!(
+            "'{name}' is a global key: set it in the global ConfigMap{why_here}"
+        )));
+        return None;
+    }
+    Some(key)
+}
+
 /// The global ConfigMap's data, checked once; values are looked up by key.
 #[derive(Debug, Default)]
 pub struct GlobalConfig {
@@ -681,16 +702,9 @@ impl Annotations {
                     field: format!("metadata.annotations[{annotation}]"),
                     message,
                 };
-                let Some(key) = find_key(name) else {
-                    diagnostics.push(report(unknown_key(name)));
+                let Some(key) = non_global_key(name, "", &report, diagnostics) else {
                     continue;
                 };
-                if key.scope() == Scope::Global {
-                    diagnostics.push(report(format!(
-                        "'{name}' is a global key: set it in the global ConfigMap"
-                    )));
-                    continue;
-                }
                 // A Service's keys are its backend's and its paths': a host's are the
                 // Ingress's, which lists the host.
                 if key.scope() == Scope::Host && origin.kind == resources::Kind::Service {
@@ -771,16 +785,10 @@ impl Annotations {
                 field: format!("data.{name}"),
                 message,
             };
-            let Some(key) = find_key(name) else {
-                diagnostics.push(report(unknown_key(name)));
+            let why_here = " (an IngressClass's parameters set host, backend and path keys); it is ignored here";
+            let Some(key) = non_global_key(name, why_here, &report, diagnostics) else {
                 continue;
             };
-            if key.scope() == Scope::Global {
-                diagnostics.push(report(format!(
-                    "'{name}' is a global key: set it in the global ConfigMap (an IngressClass's parameters set host, backend and path keys); it is ignored here"
-                )));
-                continue;
-            }
             if let Some(message) = deprecation(name) {
                 diagnostics.push(report(message));
             }

@@ -66,8 +66,8 @@ Scopes:
 - **{backend}**: one backend (a Service port). When Ingresses share a backend, each key
   comes from the oldest Ingress that sets it, as in haproxy-ingress, and a newer one that
   sets it to another value is reported. The backend is the one built by the Ingress that
-  sets every key so merged; when no one of them sets them all, the one that sets the
-  most of them does, and the others' left-out keys are reported: set keys meant for every Ingress of a
+  sets every key so merged; when no one of them sets them all, the oldest that sets any
+  does, and the others' left-out keys are reported: set keys meant for every Ingress of a
   Service on the Service, whose annotations every Ingress of it shares. The backends of
   HTTPRoutes take their Service's annotations, then the global ConfigMap's value; a
   backend that an HTTPRoute and an Ingress share takes the oldest's settings whole.

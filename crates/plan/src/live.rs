@@ -352,9 +352,12 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
         // chain HAProxy does not have yet would be answered 404.
         let passthrough = path == render::layout::PASSTHROUGH_MAP;
         let unknown = passthrough && !live.files.contains_key(path);
+        if hash(&live.files, path) == Some(file.hash) || !maps_resolvable || unknown {
+            continue;
+        }
         let waits = reload.contains(&ReloadReason::MainConfig)
             && (passthrough || names_new_chain(live.files.get(path), file));
-        if hash(&live.files, path) == Some(file.hash) || !maps_resolvable || unknown || waits {
+        if waits {
             continue;
         }
         // A map whose entries are tried in order is replaced whole.

@@ -331,10 +331,14 @@ impl Controller {
         // a Gateway): what was refused may come from there, and such changes are rare.
         if let Some(since) = &self.refusals_since
             && !self.rejected_objects.is_empty()
-            && snapshot
-                .changes_since(since)
-                .iter()
-                .any(|change| READ_BY_REFUSED.contains(&change.object_ref.kind))
+            && snapshot.changes_since(since).iter().any(|change| {
+                READ_BY_REFUSED.contains(&change.object_ref.kind)
+                    && !matches!(
+                        (&change.before, &change.after),
+                        (Some(before), Some(after))
+                            if before == after || before.changed_only_in_status(after)
+                    )
+            })
         {
             self.rejected_objects.clear();
         }

@@ -228,19 +228,9 @@ pub fn narrow(
             else {
                 continue;
             };
-            for origin in table.crt_list_option(option, Some(value)) {
+            for origin in table.crt_list_option(option, value) {
                 narrowed.objects.insert(origin, message.clone());
                 found = true;
-            }
-        }
-        // TLS versions a line's bounds leave none of, with the frontend's options: the
-        // lines that set bounds.
-        if alert.contains("all SSL/TLS versions are disabled for bind") {
-            for option in ["ssl-min-ver", "ssl-max-ver"] {
-                for origin in table.crt_list_option(option, None) {
-                    narrowed.objects.insert(origin, message.clone());
-                    found = true;
-                }
             }
         }
         // A map's bad pattern is named by its line: "at line N of file 'F'".
@@ -380,7 +370,7 @@ mod tests {
     }
 
     #[test]
-    fn a_line_s_tls_versions_or_ciphers_haproxy_refuses_are_traced_to_the_hosts_that_set_them() {
+    fn a_line_s_ciphers_haproxy_refuses_are_traced_to_the_hosts_that_set_them() {
         let (cert, key) = test_support::self_signed("a.test", &["a.test", "b.test"]);
         let yaml = test_support::backend("default", "web", 80, None, &[(8080, true)])
             + &test_support::tls_secret("default", "tls", &cert, &key)
@@ -410,16 +400,8 @@ mod tests {
             namespace: "default".into(),
             name: "bounded".into(),
         };
-        for alert in [
-            "[ALERT]    (1) : config : Proxy 'https': all SSL/TLS versions are disabled for bind '0.0.0.0:443' at [/var/lib/portcullis/staging/haproxy.cfg:66].",
-            "[ALERT]    (1) : config : Proxy 'https': unable to set SSL cipher list to 'ECDHE+AESGCM' for bind '0.0.0.0:443' at [/var/lib/portcullis/staging/haproxy.cfg:66].",
-        ] {
-            let narrowed = narrow(alert, staging, &table);
-            assert_eq!(
-                narrowed.objects.keys().collect::<Vec<_>>(),
-                [&bounded],
-                "{alert}"
-            );
-        }
+        let alert = "[ALERT]    (1) : config : Proxy 'https': unable to set SSL cipher list to 'ECDHE+AESGCM' for bind '0.0.0.0:443' at [/var/lib/portcullis/staging/haproxy.cfg:66].";
+        let narrowed = narrow(alert, staging, &table);
+        assert_eq!(narrowed.objects.keys().collect::<Vec<_>>(), [&bounded]);
     }
 }

@@ -173,7 +173,10 @@ impl RenderCache {
             RenderedFile::new(
                 config::main_config(
                     model,
-                    self.all_rule_lines(),
+                    (
+                        self.rule_lines.values().map(|lines| &**lines),
+                        self.default_rule_lines.as_deref(),
+                    ),
                     &self.port_lines,
                     &self.client_auth,
                 ),

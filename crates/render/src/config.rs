@@ -94,7 +94,10 @@ const REDIRECT_CODES: [u16; 5] = [301, 302, 303, 307, 308];
 
 pub(crate) fn main_config<'a>(
     model: &ProxyModel,
-    rules: impl Iterator<Item = &'a HostRuleLines> + Clone,
+    (rules, default_rule): (
+        impl Iterator<Item = &'a HostRuleLines> + Clone,
+        Option<&'a HostRuleLines>,
+    ),
     port_lines: &BTreeMap<HostKey, Arc<HostPortLines>>,
     client_auth: &ClientAuthLines,
 ) -> String {
@@ -107,7 +110,7 @@ pub(crate) fn main_config<'a>(
     // Userlists by section name: Ingresses naming one Secret share its section.
     let mut userlists: BTreeMap<String, &model::Userlist> = BTreeMap::new();
     let mut uses_lua = false;
-    for host in rules.clone() {
+    for host in rules.clone().chain(default_rule) {
         uses_lua |= host.uses_lua;
         for list in &host.userlists {
             userlists.entry(list.section_name()).or_insert(list);
@@ -252,7 +255,7 @@ defaults
         }
         selection(
             &mut text,
-            rules.clone(),
+            rules.clone().chain(default_rule),
             &global.responses,
             &default_backend,
         );

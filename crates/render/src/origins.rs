@@ -136,9 +136,9 @@ impl<'a> OriginTable<'a> {
     }
 
     /// The objects of the hosts whose certificate-list lines set `option` to `value`
-    /// (`ciphers RC4`; any value when `None`): HAProxy names a bad option of a line by
-    /// the frontend's `bind` line only, with the value when it has one.
-    pub fn crt_list_option(&self, option: &str, value: Option<&str>) -> BTreeSet<Origin> {
+    /// (`ciphers RC4`): HAProxy names a bad option of a line by the frontend's `bind`
+    /// line only, with the value.
+    pub fn crt_list_option(&self, option: &str, value: &str) -> BTreeSet<Origin> {
         let Some(rendered) = self.rendered.files.get(CRT_LIST) else {
             return BTreeSet::new();
         };
@@ -151,11 +151,7 @@ impl<'a> OriginTable<'a> {
                 continue;
             };
             let words: Vec<&str> = options.split_whitespace().collect();
-            let sets = match value {
-                Some(value) => words.windows(2).any(|pair| pair == [option, value]),
-                None => words.contains(&option),
-            };
-            if !sets {
+            if !words.windows(2).any(|pair| pair == [option, value]) {
                 continue;
             }
             for name in names.split_whitespace() {

@@ -1399,3 +1399,56 @@ fn a_certificate_list_line_stays_within_one_runtime_api_payload() {
         101
     );
 }
+
+#[test]
+fn a_default_backend_s_rule_serves_the_main_frontends_only() {
+    let mut model = base_model();
+    model.default_backend = Some(id("app", "80"));
+    model.default_rule = Some(std::sync::Arc::new(model::GatewayRule {
+        conditions: Vec::new(),
+        action: model::RuleAction {
+            request_headers: model::HeaderEdits::new(model::HeaderLists {
+                set: vec![("X-Default".into(), "yes".into())],
+                add: Vec::new(),
+                remove: Vec::new(),
+            }),
+            backends: vec![model::RuleBackend::plain(id("app", "80"), 1)],
+            ..model::RuleAction::default()
+        },
+        origin: origin("site"),
+    }));
+    // A Gateway listener on a port of its own: what its routes do not take is 404, never
+    // an Ingress's default backend.
+    let mut listener = route("app", "80", None);
+    listener.frontends = model::Frontends::port(8081);
+    model.hosts.insert(
+        HostKey::Exact("gw.example.com".into()),
+        model::Host {
+            routes: [(path("/", PathKind::Prefix), listener)]
+                .into_iter()
+                .collect(),
+            cert: None,
+            tls: Default::default(),
+        },
+    );
+    let config = text(&render(&model), "haproxy.cfg");
+    let sections: Vec<&str> = config.split("\nfrontend ").collect();
+    let section = |name: &str| {
+        sections
+            .iter()
+            .find(|s| s.starts_with(name))
+            .unwrap_or_else(|| panic!("no frontend {name}:\n{config}"))
+    };
+    for main in ["http\n", "https\n"] {
+        assert!(
+            section(main).contains("str(_gw_default)"),
+            "{}",
+            section(main)
+        );
+    }
+    assert!(
+        !section("port_8081").contains("_gw_default"),
+        "{}",
+        section("port_8081")
+    );
+}

@@ -887,22 +887,24 @@ impl Merger {
             .then(|| merged_backend_keys(&used, &mut diagnostics))
             .flatten();
         // The use built with every merged key; `None`: no one use sets them all.
-        // The use built with the most of the merged keys and no other value: every one of
-        // them when some use sets them all (the oldest such), else the one that sets the
-        // most (the oldest of those); the oldest use's keys all agree with the merge.
+        // The use built with every merged key (the oldest such), else the oldest use whose
+        // object sets any: a newer object's keys never take the place of an older one's
+        // (its rate limit, its backend verification), they are reported left out.
         let best = keys.as_ref().map(|keys| {
-            let agrees = |u: &BackendUse<'_>| {
-                u.keys()
-                    .all(|(k, v)| keys.get(k).is_some_and(|(kept, _)| *kept == v))
+            let combines = |u: &BackendUse<'_>| {
+                u.keys().count() == keys.len()
+                    && u.keys()
+                        .all(|(k, v)| keys.get(k).is_some_and(|(kept, _)| *kept == v))
             };
-            let mut best = (0, 0);
-            for (index, u) in used.iter().enumerate() {
-                let count = u.keys().count();
-                if agrees(u) && count > best.1 {
-                    best = (index, count);
-                }
+            match used.iter().position(combines) {
+                Some(index) => (index, true),
+                None => (
+                    used.iter()
+                        .position(|u| u.contribution.backend_keys.is_some())
+                        .unwrap_or(0),
+                    false,
+                ),
             }
-            (best.0, best.1 == keys.len())
         });
         let chosen_index = best.map_or(0, |(index, _)| index);
         let chosen = &used[chosen_index];

@@ -352,13 +352,13 @@ fn backend_settings() {
                 ],
             ),
             Case::new(
-                "keys set apart: the Ingress that sets the most of them gives the backend, even where the oldest sets none",
+                "keys set apart: the oldest Ingress that sets any gives the backend (a newer one's keys never replace an older one's), even where the oldest of all sets none",
                 "
                 kind: Ingress
                 metadata:
                   name: c-newest
                   creationTimestamp: '2024-09-01T00:00:00Z'
-                  annotations: {portcullis.dev/backend-protocol: h2}
+                  annotations: {portcullis.dev/backend-protocol: h2, portcullis.dev/timeout-server: 7s}
                 spec:
                   rules:
                   - host: c.test
@@ -388,7 +388,7 @@ fn backend_settings() {
                     "route b.test / Prefix -> default_web_80",
                     "route c.test / Prefix -> default_web_80",
                     "backend default_web_80 balance leastconn servers 10.0.0.1:8080",
-                    "diagnostic Ingress default/c-newest: spec.rules[0].http.paths[0].backend: backend default/web:80: its keys backend-protocol are not applied: the objects that use the backend set its keys apart, and no one of them sets them all, so those of Ingress default/b-middle apply; set them together on one object or on the Service",
+                    "diagnostic Ingress default/c-newest: spec.rules[0].http.paths[0].backend: backend default/web:80: its keys backend-protocol, timeout-server are not applied: the objects that use the backend set its keys apart, and no one of them sets them all, so those of Ingress default/b-middle apply; set them together on one object or on the Service",
                 ],
             ),
             Case::new(

@@ -19,8 +19,18 @@ use tokio::sync::watch;
 
 use super::kind::{MergeContext, StatusKind, Target};
 
-/// How soon a refused or failed write is tried again.
+/// How soon a refused or failed write is tried again the first time; each further
+/// failure in a row doubles the wait, up to [`MAX_RETRY`].
 const RETRY: Duration = Duration::from_secs(1);
+/// The longest wait before writes that keep failing (a missing permission, say) are tried
+/// again: a new input still wakes the writer at once.
+const MAX_RETRY: Duration = Duration::from_secs(30);
+
+/// The wait after `failures` rounds in a row with a write refused or failed.
+fn retry_after(failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(5);
+    (RETRY * 2u32.pow(doublings)).min(MAX_RETRY)
+}
 /// Status patches in flight at once. Sent one at a time, a start that finds 10,000 routes
 /// without our status would take tens of seconds, each write waiting out its round trip.
 pub const WRITES_IN_FLIGHT: usize = 8;
@@ -88,7 +98,7 @@ impl<S: PartialEq> StatusWriter<S> {
 }
 
 /// Writes while this replica leads: whenever the input or the leadership changes, again
-/// after [`RETRY`] while a write is refused, and every [`TargetSource::RECHECK`].
+/// after [`retry_after`] while a write is refused, and every [`TargetSource::RECHECK`].
 /// Returns when the input or the leadership is closed.
 async fn write_status<K: StatusKind, S: TargetSource<K>>(
     client: Client,
@@ -97,6 +107,7 @@ async fn write_status<K: StatusKind, S: TargetSource<K>>(
     mut input: watch::Receiver<Arc<S>>,
 ) {
     let mut written = Written::<K>::default();
+    let mut failures = 0;
     loop {
         let mut settled = true;
         if *leading.borrow_and_update() {
@@ -116,7 +127,12 @@ async fn write_status<K: StatusKind, S: TargetSource<K>>(
                 }
             };
         }
-        let wake = if settled { S::RECHECK } else { Some(RETRY) };
+        failures = if settled { 0 } else { failures + 1 };
+        let wake = if settled {
+            S::RECHECK
+        } else {
+            Some(retry_after(failures))
+        };
         tokio::select! {
             changed = input.changed() => if changed.is_err() { return },
             changed = leading.changed() => if changed.is_err() { return },
@@ -271,6 +287,12 @@ async fn send<K: StatusKind>(client: &Client, patch: &StatusPatch<K>) -> Result<
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn writes_that_keep_failing_are_tried_again_ever_less_often() {
+        let waits: Vec<u64> = (1..=8).map(|n| super::retry_after(n).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 30, 30, 30]);
+    }
+
     use super::*;
     use crate::status::testing::{at_now, metadata};
     use k8s_openapi::api::networking::v1::{

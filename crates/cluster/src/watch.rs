@@ -38,6 +38,9 @@ pub struct WatchScope {
     pub tcp_services_configmap: Option<(String, String)>,
     /// Watch the Gateway API kinds too.
     pub gateway_api: bool,
+    /// `--default-ssl-certificate` (namespace, name): watched by name when `namespaces`
+    /// leaves its namespace out.
+    pub default_ssl_certificate: Option<(String, String)>,
 }
 
 /// The field selector that keeps Secrets nothing can refer to out of memory: Helm's
@@ -298,6 +301,21 @@ fn start_watchers(
             only_it,
             Kind::ConfigMap,
             |o: ConfigMap| Object::ConfigMap(Arc::new(o)),
+        );
+    }
+    // The default certificate's Secret, when the watched namespaces leave its own out.
+    if let Some((namespace, name)) = &scope.default_ssl_certificate
+        && !scope.namespaces.is_empty()
+        && !scope.namespaces.contains(namespace)
+    {
+        let only_it = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        watchers.start_named(
+            Api::namespaced(client.clone(), namespace),
+            &Some(namespace.clone()),
+            Some(name.clone()),
+            only_it,
+            Kind::Secret,
+            Object::secret,
         );
     }
     watchers.started

@@ -1435,3 +1435,50 @@ fn a_leader_whose_lease_requests_hang_steps_down_before_another_takes_the_lease(
     assert!(!leads(&first) && leads(&second));
     let _ = &mut first;
 }
+
+#[test]
+fn the_default_certificate_is_read_from_a_namespace_the_watched_ones_leave_out() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(in_namespace(service("web"), "team-a"));
+    api.apply(in_namespace(slice("web", &[&blue]), "team-a"));
+    api.apply(in_namespace(ingress("web", "a.test", "web"), "team-a"));
+    let (cert, key) = test_support::self_signed("fallback.example", &["fallback.example"]);
+    let base64 = |text: &str| {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(text)
+    };
+    api.apply(
+        json!({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+                     "metadata": {"name": "default-cert", "namespace": "ingress"},
+                     "data": {"tls.crt": base64(&cert), "tls.key": base64(&key)}}),
+    );
+    let mut instance = launch(
+        &api,
+        "solo",
+        &[
+            "--watch-namespace",
+            "team-a",
+            "--watch-gateway-api",
+            "false",
+            "--default-ssl-certificate",
+            "ingress/default-cert",
+        ],
+    );
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    wait_for(p, "a.test", "blue");
+    let served = test_support::https_get(p.https_port, "unknown.test", "unknown.test", "/")
+        .unwrap()
+        .certificate_cn;
+    assert_eq!(served, "fallback.example", "{}", p.log());
+    assert!(
+        api.lists()
+            .iter()
+            .any(|l| l
+                == "/api/v1/namespaces/ingress/secrets?fieldSelector=metadata.name=default-cert"),
+        "{:?}",
+        api.lists()
+    );
+    assert_only_granted_requests(&api);
+}

@@ -59,6 +59,7 @@ impl ClusterLink {
             configmap: config.configmap.clone(),
             tcp_services_configmap: config.tcp_services_configmap.clone(),
             gateway_api: args.watch_gateway_api,
+            default_ssl_certificate: config.default_ssl_certificate.clone(),
         };
         tokio::spawn(cluster::watch_cluster(client.clone(), scope, batches));
 

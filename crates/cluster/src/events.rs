@@ -111,13 +111,10 @@ pub async fn publish_events(
     }
 }
 
-/// A hash of `text` that is the same in every process (the standard library's hasher
-/// with its fixed keys), so replicas and restarts name one problem alike.
+/// A hash of `text` that is the same in every process and every build (xxh3, a fixed
+/// algorithm), so replicas, restarts and upgrades name one problem alike.
 fn stable_hash(text: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::hash::DefaultHasher::new();
-    text.hash(&mut hasher);
-    hasher.finish()
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
 fn truncate(text: &str, limit: usize) -> String {

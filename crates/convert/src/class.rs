@@ -16,8 +16,8 @@ pub const DEFAULT_CLASS_ANNOTATION: &str = "ingressclass.kubernetes.io/is-defaul
 /// looks at.
 ///
 /// `ingressClassName` names an IngressClass; it is ours when that class's controller is
-/// ours (`--controller-class`), or, when no such IngressClass exists, when the name is `--ingress-class`. Else the
-/// legacy annotation must equal `--ingress-class`. An Ingress with neither is ours when one
+/// ours (`--controller-class`), or, when no such IngressClass exists, when the name is
+/// `--ingress-class`. Else the legacy annotation must equal `--ingress-class`. An Ingress with neither is ours when one
 /// of our IngressClasses is the default class or `--watch-ingress-without-class` is on.
 pub(crate) fn is_ours(ingress: &Ingress, lookups: &mut Recorder<'_>) -> bool {
     let options = lookups.options();

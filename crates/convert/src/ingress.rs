@@ -503,8 +503,6 @@ impl Converter<'_, '_> {
         passthrough_output.into_contribution(&mut self.output);
     }
 
-    /// What a path of `backend` does besides forwarding (its access lists, header
-    /// changes, rewrite, authentication...), its keys' problems reported.
     /// The Ingress's `spec.defaultBackend`, with what its path keys (and its Service's)
     /// do to every request it takes, as to the requests of a path `/` (haproxy-ingress
     /// makes it that path of its default host): its authentication and allow lists
@@ -530,6 +528,8 @@ impl Converter<'_, '_> {
         });
     }
 
+    /// What a path of `backend` does besides forwarding (its access lists, header
+    /// changes, rewrite, authentication...), its keys' problems reported.
     fn path_action(
         &mut self,
         backend: &Arc<Backend>,

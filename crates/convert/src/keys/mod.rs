@@ -659,24 +659,6 @@ impl BackendKeys {
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
         self.0.iter().map(|(name, text)| (*name, &**text))
     }
-
-    /// The text it gives `name`, if it sets it.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .binary_search_by(|(key, _)| (*key).cmp(name))
-            .ok()
-            .map(|index| &*self.0[index].1)
-    }
-
-    /// How many keys it sets.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether it sets no key.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 impl Annotations {

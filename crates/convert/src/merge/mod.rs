@@ -836,7 +836,7 @@ impl Merger {
     /// A backend's value, with the origins of every use. `None`: the backend has no use
     /// left. Each backend key comes from the oldest object that sets it (haproxy-ingress's
     /// rule): the backend is the one built by the use whose object sets every key so
-    /// merged, else the oldest use's. Keys set apart that no one use combines, values
+    /// merged, else by the oldest use whose object sets any. Keys set apart that no one use combines, values
     /// that differ from an older object's, and other settings that differ are reported.
     fn backend_resolution(&self, id: &BackendId) -> settle::BackendResolution {
         let uses = self.backend_uses.get(id)?;
@@ -886,7 +886,6 @@ impl Merger {
         let keys = by_keys
             .then(|| merged_backend_keys(&used, &mut diagnostics))
             .flatten();
-        // The use built with every merged key; `None`: no one use sets them all.
         // The use built with every merged key (the oldest such), else the oldest use whose
         // object sets any: a newer object's keys never take the place of an older one's
         // (its rate limit, its backend verification), they are reported left out.
@@ -949,14 +948,15 @@ impl Merger {
                 )));
             }
         }
-        let origins_in_order = used.iter().map(|u| &u.contribution.origin);
-        if !merged
-            .origins
-            .iter()
-            .eq(dedup_in_order(origins_in_order.clone()))
-        {
-            Arc::make_mut(&mut merged).origins =
-                dedup_in_order(origins_in_order).cloned().collect();
+        // Every use's origin once, in the uses' order (a few objects, however many uses).
+        let mut origins: Vec<&model::Origin> = Vec::new();
+        for u in &used {
+            if !origins.contains(&&u.contribution.origin) {
+                origins.push(&u.contribution.origin);
+            }
+        }
+        if !merged.origins.iter().eq(origins.iter().copied()) {
+            Arc::make_mut(&mut merged).origins = origins.into_iter().cloned().collect();
         }
         Some((Some(merged), diagnostics))
     }
@@ -1208,15 +1208,4 @@ fn merged_backend_keys<'a>(
         }
     }
     Some(merged)
-}
-
-/// The items in their order, each once.
-fn dedup_in_order<'a, T: PartialEq + 'a>(
-    items: impl Iterator<Item = &'a T> + Clone,
-) -> impl Iterator<Item = &'a T> + Clone {
-    let all = items.clone();
-    items
-        .enumerate()
-        .filter(move |(index, item)| !all.clone().take(*index).any(|earlier| earlier == *item))
-        .map(|(_, item)| item)
 }

@@ -17,7 +17,7 @@ pub use connect::{ConnectError, connect};
 pub use events::{Problem, api_version, publish_events};
 pub use lease::{LeaseConfig, elect, release};
 pub use status::{
-    MergeContext, Publish, ServedGateways, ServedIngresses, StatusKind, StatusWriter, Target,
-    TargetSource, WRITES_IN_FLIGHT, from_addresses, from_service,
+    MergeContext, Publish, ServedGateways, ServedIngresses, SharedParentsKind, StatusKind,
+    StatusWriter, Target, TargetSource, WRITES_IN_FLIGHT, from_addresses, from_service,
 };
 pub use watch::{USABLE_SECRETS, WatchScope, watch_cluster};

@@ -762,6 +762,17 @@ fn gateway_api_objects_are_watched_and_missing_crds_do_not_hold_rendering_back()
         1,
         "unchanged status is not written again"
     );
+
+    // Moved to a Gateway of another controller's: nothing of ours names it any more, and
+    // our entry is taken out of its status, theirs kept.
+    let mut moved = api.get("HTTPRoute", "default", "routed").unwrap();
+    moved["spec"]["parentRefs"] = json!([{"name": "elsewhere"}]);
+    api.apply(moved);
+    wait_for(p, "routed.test", "404");
+    p.wait_until(WAIT, |_| {
+        route_status(&api)["parents"] == json!([theirs.clone()])
+    })
+    .unwrap();
     api.delete("HTTPRoute", "default", "routed");
     wait_for(p, "routed.test", "404");
 

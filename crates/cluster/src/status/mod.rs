@@ -14,4 +14,5 @@ mod writer;
 pub use gateway::ServedGateways;
 pub use ingress::{Publish, ServedIngresses, from_addresses, from_service};
 pub use kind::{MergeContext, StatusKind, Target};
+pub use route::SharedParentsKind;
 pub use writer::{StatusWriter, TargetSource, WRITES_IN_FLIGHT};

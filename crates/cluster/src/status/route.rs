@@ -64,6 +64,16 @@ pub(crate) fn merge_parents<P: RouteParentStatus>(
     theirs.chain(ours).collect()
 }
 
+/// A kind whose status lists parent entries that several controllers share. A route
+/// that no longer names any of our parents has no desired status of ours, yet may still
+/// hold our entries from before: [`SharedParentsKind::no_entries`] is what removes them.
+pub trait SharedParentsKind: StatusKind {
+    /// Whether the object's status, as last seen, holds an entry of `controller_name`.
+    fn has_entry_of(&self, controller_name: &str) -> bool;
+    /// Our desired status when we want no entry in it.
+    fn no_entries() -> Self::Desired;
+}
+
 /// A parent-status entry type's impl: the generated types differ (and a policy's entry
 /// names its parent `ancestorRef`), the rules do not.
 macro_rules! parent_status {
@@ -114,6 +124,21 @@ macro_rules! status_kind {
                 $status {
                     $list: merge_parents(&current.$list, &desired.$list, context),
                 }
+            }
+        }
+
+        impl SharedParentsKind for $kind_type {
+            fn has_entry_of(&self, controller_name: &str) -> bool {
+                self.status.as_ref().is_some_and(|status| {
+                    status
+                        .$list
+                        .iter()
+                        .any(|entry| entry.controller_name() == controller_name)
+                })
+            }
+
+            fn no_entries() -> $status {
+                $status { $list: Vec::new() }
             }
         }
     };
@@ -255,5 +280,29 @@ mod tests {
             Some(vec![theirs, parent("gw", US, accepted("True", NOW))]),
             "our entry for a parent we no longer want is replaced"
         );
+    }
+
+    #[test]
+    fn a_route_that_names_none_of_our_parents_loses_our_entries_and_keeps_theirs() {
+        let theirs = parent("other", "example.com/them", accepted("True", EARLIER));
+        let stale_ours = parent("gw", US, accepted("True", EARLIER));
+        let mut target = route(vec![stale_ours, theirs.clone()], Vec::new());
+        target.desired = Arc::new(HttpRoute::no_entries());
+        assert!(target.object.has_entry_of(US));
+        assert!(!target.object.has_entry_of("example.com/nobody"));
+        let written = at_now(|context| target.status_to_write(context));
+        assert_eq!(written.map(|status| status.parents), Some(vec![theirs]));
+
+        // Once written, there is nothing left of ours to remove.
+        let pruned = route(
+            vec![parent(
+                "other",
+                "example.com/them",
+                accepted("True", EARLIER),
+            )],
+            Vec::new(),
+        );
+        assert!(!pruned.object.has_entry_of(US));
+        assert_eq!(at_now(|context| pruned.status_to_write(context)), None);
     }
 }

@@ -5,7 +5,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use cluster::{Publish, ServedGateways, ServedIngresses, StatusKind, StatusWriter, Target};
+use cluster::{
+    Publish, ServedGateways, ServedIngresses, SharedParentsKind, StatusKind, StatusWriter, Target,
+};
 use convert::gateway_status::{ObjectStatus, StatusReport};
 use index::Snapshot;
 use model::OrdSet;
@@ -164,6 +166,8 @@ impl IngressStatus {
 /// One status writer per Gateway API kind.
 #[derive(Debug)]
 pub(super) struct GatewayStatusWriters {
+    /// Our controller name, to find our entries in routes the report no longer covers.
+    controller_name: String,
     /// The report the targets below were made from.
     report: Option<Arc<StatusReport>>,
     classes: KindTargets<GatewayClass>,
@@ -242,6 +246,7 @@ impl GatewayStatusWriters {
             ..ServedGateways::default()
         };
         Self {
+            controller_name: writers.controller_name.to_owned(),
             report: None,
             classes: KindTargets::start(writers),
             gateways: writers.start(gateways),
@@ -299,6 +304,11 @@ impl GatewayStatusWriters {
         for change in changes {
             let object_ref = &change.object_ref;
             if !report.contains_key(object_ref) {
+                // A route the report does not cover may have a target that removes our
+                // old entries: a newer version of it must be what that write is against.
+                if self.refresh_unreported(snapshot, object_ref) {
+                    touched.insert(object_ref.kind);
+                }
                 continue;
             }
             // New since the targets were made: it has none to refresh.
@@ -345,6 +355,22 @@ impl GatewayStatusWriters {
         true
     }
 
+    /// Gives the target of an object the report does not cover, if it has one, the
+    /// object's version in `snapshot`; says whether it had one.
+    fn refresh_unreported(&mut self, snapshot: &Snapshot, object_ref: &ObjectRef) -> bool {
+        match snapshot.get(object_ref) {
+            Some(Object::HttpRoute(route)) => self.routes.refresh(object_ref, route),
+            Some(Object::GrpcRoute(route)) => self.grpc_routes.refresh(object_ref, route),
+            Some(Object::TlsRoute(route)) => self.tls_routes.refresh(object_ref, route),
+            Some(Object::TcpRoute(route)) => self.tcp_routes.refresh(object_ref, route),
+            Some(Object::UdpRoute(route)) => self.udp_routes.refresh(object_ref, route),
+            Some(Object::BackendTlsPolicy(policy)) => {
+                self.backend_tls_policies.refresh(object_ref, policy)
+            }
+            _ => false,
+        }
+    }
+
     /// Makes every target anew from `report`.
     fn replace(&mut self, snapshot: &Snapshot, report: &StatusReport) {
         let mut classes = Vec::new();
@@ -372,6 +398,31 @@ impl GatewayStatusWriters {
                 _ => {}
             }
         }
+        let ours = self.controller_name.as_str();
+        routes.extend(unreported(snapshot, report, ours, |object| match object {
+            Object::HttpRoute(route) => Some(route),
+            _ => None,
+        }));
+        grpc_routes.extend(unreported(snapshot, report, ours, |object| match object {
+            Object::GrpcRoute(route) => Some(route),
+            _ => None,
+        }));
+        tls_routes.extend(unreported(snapshot, report, ours, |object| match object {
+            Object::TlsRoute(route) => Some(route),
+            _ => None,
+        }));
+        tcp_routes.extend(unreported(snapshot, report, ours, |object| match object {
+            Object::TcpRoute(route) => Some(route),
+            _ => None,
+        }));
+        udp_routes.extend(unreported(snapshot, report, ours, |object| match object {
+            Object::UdpRoute(route) => Some(route),
+            _ => None,
+        }));
+        policies.extend(unreported(snapshot, report, ours, |object| match object {
+            Object::BackendTlsPolicy(policy) => Some(policy),
+            _ => None,
+        }));
         self.classes.replace(classes);
         self.routes.replace(routes);
         self.grpc_routes.replace(grpc_routes);
@@ -382,6 +433,26 @@ impl GatewayStatusWriters {
         self.listener_sets.replace(listener_sets);
         self.last_gateways = by_object(gateways);
     }
+}
+
+/// Targets that take our entries out of the objects of kind `K` the report has no status
+/// for: a route that now names only other controllers' Gateways, or none, or a policy
+/// whose Service no Gateway of ours uses. Nothing else would ever write them again.
+fn unreported<'a, K: SharedParentsKind>(
+    snapshot: &'a Snapshot,
+    report: &'a StatusReport,
+    controller_name: &'a str,
+    typed: fn(&Object) -> Option<&Arc<K>>,
+) -> impl Iterator<Item = Target<K>> + 'a {
+    snapshot
+        .of_kind(K::KIND)
+        .filter_map(typed)
+        .filter(move |object| object.has_entry_of(controller_name))
+        .map(|object| Target {
+            object: object.clone(),
+            desired: Arc::new(K::no_entries()),
+        })
+        .filter(|target| !report.contains_key(&target.object_ref()))
 }
 
 fn target<K: StatusKind>(object: &Arc<K>, status: &ObjectStatus) -> Option<Target<K>> {
@@ -562,6 +633,71 @@ mod tests {
         let changes = third.changes_since(&second);
         writers.update(&third, Some(&changes), &moved, None);
         assert_eq!(handed(&writers), []);
+    }
+
+    #[tokio::test]
+    async fn a_route_the_report_no_longer_covers_is_handed_over_to_lose_our_entries_only() {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let (_leading, not_leading) = watch::channel(false);
+        let writers = WriterContext {
+            client: &client,
+            controller_name: "test",
+            leading: &not_leading,
+        };
+        let with_entry_of = |name: &str, version: &str, controller: &str| {
+            let Object::HttpRoute(route) = route(name, version) else {
+                unreachable!()
+            };
+            let mut route = (*route).clone();
+            route.status = Some(HttpRouteStatus {
+                parents: vec![resources::gateway::HttpRouteStatusParents {
+                    conditions: Vec::new(),
+                    controller_name: controller.into(),
+                    parent_ref: Default::default(),
+                }],
+            });
+            Object::HttpRoute(Arc::new(route))
+        };
+        let mut index = index::Index::new();
+        // `moved` was ours and now names another controller's Gateway; `foreign` never
+        // was ours.
+        index.handle(index::SourceEvent::Apply(with_entry_of(
+            "moved", "1", "test",
+        )));
+        index.handle(index::SourceEvent::Apply(with_entry_of(
+            "foreign",
+            "1",
+            "example.com/them",
+        )));
+        let empty = Arc::new(StatusReport::new());
+        let mut status = GatewayStatusWriters::start(&writers, None);
+        let first = index.snapshot();
+        status.update(&first, None, &empty, None);
+        let no_entries = HttpRouteStatus {
+            parents: Vec::new(),
+        };
+        assert_eq!(
+            handed(&status),
+            [("moved".into(), "1".into(), no_entries.clone())]
+        );
+
+        // Edited before our write: the write is against the newer version.
+        index.handle(index::SourceEvent::Apply(with_entry_of(
+            "moved", "2", "test",
+        )));
+        let second = index.snapshot();
+        let changes = second.changes_since(&first);
+        status.update(&second, Some(&changes), &empty, None);
+        assert_eq!(handed(&status), [("moved".into(), "2".into(), no_entries)]);
+
+        // Our write comes back without our entry: nothing is left to write, and a report
+        // made anew has no target for it.
+        index.handle(index::SourceEvent::Apply(route("moved", "3")));
+        let third = index.snapshot();
+        let mut from_nothing = GatewayStatusWriters::start(&writers, None);
+        from_nothing.update(&third, None, &empty, None);
+        assert_eq!(handed(&from_nothing), []);
     }
 
     fn ingress(name: &str, version: &str) -> Object {

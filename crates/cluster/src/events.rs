@@ -1,6 +1,7 @@
 //! Kubernetes Events for configuration problems, published by the leader on the object
 //! at fault, at most a burst of [`BURST`] and then one per [`REFILL`].
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -62,13 +63,16 @@ fn reference(problem: &Problem) -> ObjectReference {
     }
 }
 
-/// Publishes each problem received as a Warning Event while this replica leads; problems
-/// received while it does not, or beyond the rate, are dropped (they are logged and
-/// counted already). Returns when `problems` is closed.
+/// Publishes each problem received as a Warning Event while this replica leads, and,
+/// when it comes to lead, every problem in `current` (the problems that hold now: those
+/// found before it led would otherwise never be published). Problems received while it
+/// does not lead, or beyond the rate, are dropped (they are logged and counted already).
+/// Returns when `problems` is closed.
 pub async fn publish_events(
     client: Client,
     identity: String,
-    leading: watch::Receiver<bool>,
+    mut leading: watch::Receiver<bool>,
+    current: watch::Receiver<Arc<[Problem]>>,
     mut problems: mpsc::Receiver<Problem>,
 ) {
     let reporter = Reporter {
@@ -76,38 +80,84 @@ pub async fn publish_events(
         instance: Some(identity),
     };
     let recorder = Recorder::new(client, reporter);
-    let mut tokens = BURST;
-    let mut refilled = Instant::now();
-    while let Some(problem) = problems.recv().await {
-        let earned = refilled.elapsed().as_millis() / REFILL.as_millis();
+    let mut rate = Rate::default();
+    let mut election_over = false;
+    loop {
+        tokio::select! {
+            problem = problems.recv() => {
+                let Some(problem) = problem else { return };
+                if *leading.borrow() {
+                    publish(&recorder, &mut rate, &problem).await;
+                }
+            }
+            changed = leading.changed(), if !election_over => {
+                if changed.is_err() {
+                    election_over = true;
+                    continue;
+                }
+                if *leading.borrow_and_update() {
+                    let holding = current.borrow().clone();
+                    for problem in holding.iter() {
+                        publish(&recorder, &mut rate, problem).await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Events allowed now: a bucket of [`BURST`] tokens, one more each [`REFILL`].
+#[derive(Debug)]
+struct Rate {
+    tokens: u32,
+    refilled: Instant,
+}
+
+impl Default for Rate {
+    fn default() -> Self {
+        Self {
+            tokens: BURST,
+            refilled: Instant::now(),
+        }
+    }
+}
+
+impl Rate {
+    /// Takes a token, if one is left.
+    fn take(&mut self) -> bool {
+        let earned = self.refilled.elapsed().as_millis() / REFILL.as_millis();
         if earned > 0 {
-            tokens = tokens
+            self.tokens = self
+                .tokens
                 .saturating_add(u32::try_from(earned).unwrap_or(u32::MAX))
                 .min(BURST);
-            refilled = Instant::now();
+            self.refilled = Instant::now();
         }
-        if !*leading.borrow() {
-            continue;
-        }
-        if tokens == 0 {
-            tracing::debug!(object = %problem.object, "event rate exceeded; not published");
-            continue;
-        }
-        tokens -= 1;
-        let note = truncate(&format!("{}: {}", problem.field, problem.message), 1000);
-        let event = Event {
-            type_: EventType::Warning,
-            reason: "InvalidConfiguration".into(),
-            // The recorder counts an Event's repeats by its object, reason and action,
-            // not by its note: a problem's own action keeps each problem an Event of its
-            // own, whose note says what it is.
-            action: format!("Reconcile-{:016x}", stable_hash(&note)),
-            note: Some(note),
-            secondary: None,
-        };
-        if let Err(err) = recorder.publish(&event, &reference(&problem)).await {
-            tracing::warn!(object = %problem.object, error = %err, "cannot publish event");
-        }
+        let allowed = self.tokens > 0;
+        self.tokens = self.tokens.saturating_sub(1);
+        allowed
+    }
+}
+
+/// Publishes one problem as a Warning Event, if the rate allows.
+async fn publish(recorder: &Recorder, rate: &mut Rate, problem: &Problem) {
+    if !rate.take() {
+        tracing::debug!(object = %problem.object, "event rate exceeded; not published");
+        return;
+    }
+    let note = truncate(&format!("{}: {}", problem.field, problem.message), 1000);
+    let event = Event {
+        type_: EventType::Warning,
+        reason: "InvalidConfiguration".into(),
+        // The recorder counts an Event's repeats by its object, reason and action, not by
+        // its note: a problem's own action keeps each problem an Event of its own, whose
+        // note says what it is.
+        action: format!("Reconcile-{:016x}", stable_hash(&note)),
+        note: Some(note),
+        secondary: None,
+    };
+    if let Err(err) = recorder.publish(&event, &reference(problem)).await {
+        tracing::warn!(object = %problem.object, error = %err, "cannot publish event");
     }
 }
 

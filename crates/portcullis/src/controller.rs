@@ -373,7 +373,7 @@ impl Controller {
         let new_problems = self.report(&conversion.diagnostics);
         self.publish_gateway_status(&conversion.gateway_status);
         if let Some(cluster) = &self.cluster {
-            cluster.publish_problems(&snapshot, &new_problems);
+            cluster.publish_problems(&snapshot, &conversion.diagnostics, &new_problems);
         }
         // What the status writers are given once HAProxy serves this round's files.
         let status = self.cluster.is_some().then(|| PendingStatus {

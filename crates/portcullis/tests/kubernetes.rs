@@ -407,6 +407,24 @@ fn only_the_leader_writes_status_and_events_only_when_they_differ_and_a_successo
         .unwrap();
     let lease = api.get("Lease", "default", "portcullis-leader").unwrap();
     assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease:#}");
+    // The problem the follower found before it led is published once it leads.
+    let from_second = |api: &FakeApiServer| -> Vec<String> {
+        api.objects("Event")
+            .iter()
+            .filter(|e| e["regarding"]["name"] == "broken" && e["reportingInstance"] == "second")
+            .filter_map(|e| e["note"].as_str().map(str::to_owned))
+            .collect()
+    };
+    second
+        .portcullis
+        .wait_until(WAIT, |_| !from_second(&api).is_empty())
+        .unwrap_or_else(|_| panic!("{:#?}", api.objects("Event")));
+    let notes = from_second(&api);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with("spec.tls: secret default/absent not found"),
+        "{notes:?}"
+    );
     api.apply(ingress("late", "late.test", "web"));
     second
         .portcullis

@@ -32,6 +32,8 @@ pub struct ClusterLink {
     /// The `--publish-service` Service, if any.
     publish_service: Option<ObjectRef>,
     problems: mpsc::Sender<Problem>,
+    /// The problems that hold now, published whole when this replica comes to lead.
+    current_problems: watch::Sender<Arc<[Problem]>>,
     gateway_status: GatewayStatusWriters,
 }
 
@@ -104,10 +106,12 @@ impl ClusterLink {
             .map(|publish| IngressStatus::start(&writers, publish));
         let gateway_status = GatewayStatusWriters::start(&writers, publish.clone());
         let (problems, problems_rx) = mpsc::channel(PROBLEM_QUEUE);
+        let (current_problems, current_problems_rx) = watch::channel(Arc::from([]));
         tokio::spawn(cluster::publish_events(
             client.clone(),
             identity,
             leading.clone(),
+            current_problems_rx,
             problems_rx,
         ));
         Ok(Self {
@@ -117,6 +121,7 @@ impl ClusterLink {
             ingress_status,
             publish_service,
             problems,
+            current_problems,
             gateway_status,
         })
     }
@@ -151,19 +156,29 @@ impl ClusterLink {
         }
     }
 
-    /// Publishes the problems that are new as Events (while this replica leads).
-    pub fn publish_problems(&self, snapshot: &Snapshot, new_problems: &[&Diagnostic]) {
-        for diagnostic in new_problems {
-            let uid = snapshot
+    /// Publishes the problems that are new as Events (while this replica leads), and
+    /// keeps every problem that holds (`problems`) for when it comes to lead.
+    pub fn publish_problems(
+        &self,
+        snapshot: &Snapshot,
+        problems: &[Diagnostic],
+        new_problems: &[&Diagnostic],
+    ) {
+        let problem = |diagnostic: &Diagnostic| Problem {
+            object: diagnostic.object.clone(),
+            uid: snapshot
                 .get(&diagnostic.object)
-                .and_then(|object| object.metadata().uid.map(str::to_owned));
-            let problem = Problem {
-                object: diagnostic.object.clone(),
-                uid,
-                field: diagnostic.field.clone(),
-                message: diagnostic.message.clone(),
-            };
-            if self.problems.try_send(problem).is_err() {
+                .and_then(|object| object.metadata().uid.map(str::to_owned)),
+            field: diagnostic.field.clone(),
+            message: diagnostic.message.clone(),
+        };
+        // A problem that went away shrinks the list; a new one is among `new_problems`.
+        if !new_problems.is_empty() || self.current_problems.borrow().len() != problems.len() {
+            let holding: Arc<[Problem]> = problems.iter().map(problem).collect();
+            self.current_problems.send_replace(holding);
+        }
+        for diagnostic in new_problems {
+            if self.problems.try_send(problem(diagnostic)).is_err() {
                 tracing::debug!("event queue full; problem not published");
             }
         }

@@ -1,9 +1,11 @@
 //! Gateway API routes and policies read one at a time: an object whose content does not
 //! fit the types portcullis knows (a value a newer version of the API added, say a filter
 //! type) is left out and reported, where it would otherwise fail the list of its whole
-//! kind and take every other tenant's routes with it.
+//! kind and take every other tenant's routes with it. A Gateway, GatewayClass or
+//! ListenerSet that cannot be read keeps its last readable version instead.
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
@@ -112,6 +114,92 @@ where
     })
 }
 
+/// The events of a kind whose objects carry others (Gateways, GatewayClasses,
+/// ListenerSets: one left out takes every route on it away), as the controller takes
+/// them: an unreadable object keeps its last readable version served, and one never read
+/// is left out, each reported. The rest of the kind is read, where a list failed whole
+/// before (and a start stopped on one object a newer API version wrote).
+#[derive(Debug)]
+pub(crate) struct LastReadable<K> {
+    /// Each object's last readable version, by namespace and name.
+    read: HashMap<(String, String), K>,
+    /// The objects a list in progress has named, to forget the others' versions when it ends.
+    listed: Option<HashSet<(String, String)>>,
+}
+
+impl<K> Default for LastReadable<K> {
+    fn default() -> Self {
+        Self {
+            read: HashMap::new(),
+            listed: None,
+        }
+    }
+}
+
+impl<K: Resource<DynamicType = ()> + Default + Clone> LastReadable<K> {
+    /// The event as the controller takes it, if it takes one.
+    pub(crate) fn take(&mut self, event: watcher::Event<Lenient<K>>) -> Option<watcher::Event<K>> {
+        use watcher::Event;
+        match event {
+            Event::Init => {
+                self.listed = Some(HashSet::new());
+                Some(Event::Init)
+            }
+            Event::InitDone => {
+                if let Some(listed) = self.listed.take() {
+                    self.read.retain(|key, _| listed.contains(key));
+                }
+                Some(Event::InitDone)
+            }
+            Event::InitApply(object) => {
+                let key = key(object.meta());
+                if let Some(listed) = &mut self.listed {
+                    listed.insert(key.clone());
+                }
+                self.read_or_last(key, object).map(Event::InitApply)
+            }
+            Event::Apply(object) => {
+                let key = key(object.meta());
+                self.read_or_last(key, object).map(Event::Apply)
+            }
+            Event::Delete(object) => {
+                self.read.remove(&key(object.meta()));
+                Some(Event::Delete(match object {
+                    Lenient::Read(object) => object,
+                    Lenient::Unreadable { metadata, .. } => only(*metadata),
+                }))
+            }
+        }
+    }
+
+    /// The object as read, remembered; or, unreadable, its last readable version.
+    fn read_or_last(&mut self, key: (String, String), object: Lenient<K>) -> Option<K> {
+        match object {
+            Lenient::Read(object) => {
+                self.read.insert(key, object.clone());
+                Some(object)
+            }
+            Lenient::Unreadable { metadata, why } => {
+                let last = self.read.get(&key).cloned();
+                let served = if last.is_some() {
+                    "its last readable version is served until it is fixed"
+                } else {
+                    "it is not served until it is fixed"
+                };
+                report_serving::<K>(&metadata, &why, served);
+                last
+            }
+        }
+    }
+}
+
+fn key(metadata: &ObjectMeta) -> (String, String) {
+    (
+        metadata.namespace.clone().unwrap_or_default(),
+        metadata.name.clone().unwrap_or_default(),
+    )
+}
+
 /// An object of which only the metadata is known, to name it in a delete.
 fn only<K: Resource + Default>(metadata: ObjectMeta) -> K {
     let mut object = K::default();
@@ -120,8 +208,12 @@ fn only<K: Resource + Default>(metadata: ObjectMeta) -> K {
 }
 
 fn report<K: Resource<DynamicType = ()>>(metadata: &ObjectMeta, why: &str) {
+    report_serving::<K>(metadata, why, "it is not served until it is fixed");
+}
+
+fn report_serving<K: Resource<DynamicType = ()>>(metadata: &ObjectMeta, why: &str, served: &str) {
     tracing::warn!(
-        "{} {}/{}: cannot be read ({why}); it is not served until it is fixed (a value of a newer version of its API?), and the other objects of its kind are",
+        "{} {}/{}: cannot be read ({why}); {served} (a value of a newer version of its API?), and the other objects of its kind are",
         K::kind(&()),
         metadata.namespace.as_deref().unwrap_or_default(),
         metadata.name.as_deref().unwrap_or_default(),
@@ -153,6 +245,68 @@ mod tests {
             why.starts_with("spec.rules[0].filters[0].type: unknown variant `ExternalAuth`"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn an_unreadable_gateway_keeps_its_last_readable_version_and_one_never_read_is_left_out() {
+        use resources::Gateway;
+        let gateway = |name: &str, version: &str, readable: bool| -> Lenient<Gateway> {
+            let class = if readable { "\"portcullis\"" } else { "7" };
+            serde_json::from_str(&format!(
+                r#"{{"metadata":{{"name":"{name}","namespace":"edge","resourceVersion":"{version}"}},
+                    "spec":{{"gatewayClassName":{class},"listeners":[]}}}}"#
+            ))
+            .expect("the metadata is readable")
+        };
+        let version = |event: Option<watcher::Event<Gateway>>| -> Option<(String, String)> {
+            match event? {
+                watcher::Event::InitApply(g) | watcher::Event::Apply(g) => Some((
+                    g.metadata.name.unwrap_or_default(),
+                    g.metadata.resource_version.unwrap_or_default(),
+                )),
+                other => panic!("{other:?}"),
+            }
+        };
+        let mut kept = LastReadable::default();
+        assert!(matches!(
+            kept.take(watcher::Event::Init),
+            Some(watcher::Event::Init)
+        ));
+        // Never read: left out, the others of the list are served.
+        assert_eq!(
+            version(kept.take(watcher::Event::InitApply(gateway("new", "1", false)))),
+            None
+        );
+        assert_eq!(
+            version(kept.take(watcher::Event::InitApply(gateway("a", "1", true)))),
+            Some(("a".into(), "1".into()))
+        );
+        assert!(matches!(
+            kept.take(watcher::Event::InitDone),
+            Some(watcher::Event::InitDone)
+        ));
+        // Changed into something unreadable: the last readable version stays, at a
+        // change as at a relist.
+        assert_eq!(
+            version(kept.take(watcher::Event::Apply(gateway("a", "2", false)))),
+            Some(("a".into(), "1".into()))
+        );
+        kept.take(watcher::Event::Init);
+        assert_eq!(
+            version(kept.take(watcher::Event::InitApply(gateway("a", "3", false)))),
+            Some(("a".into(), "1".into()))
+        );
+        kept.take(watcher::Event::InitDone);
+        // Deleted, and a relist without it: forgotten.
+        assert!(matches!(
+            kept.take(watcher::Event::Delete(gateway("a", "4", false))),
+            Some(watcher::Event::Delete(g)) if g.metadata.name.as_deref() == Some("a")
+        ));
+        assert!(kept.read.is_empty());
+        kept.take(watcher::Event::Apply(gateway("b", "1", true)));
+        kept.take(watcher::Event::Init);
+        kept.take(watcher::Event::InitDone);
+        assert!(kept.read.is_empty(), "a list without it forgets it");
     }
 
     #[test]

@@ -169,7 +169,7 @@ fn start_watchers(
         |o: Namespace| Object::Namespace(Arc::new(o)),
     );
     if scope.gateway_api {
-        watchers.start(
+        watchers.start_keeping_last_readable(
             Api::all(client.clone()),
             &None,
             all.clone(),
@@ -177,7 +177,7 @@ fn start_watchers(
             |o: GatewayClass| Object::GatewayClass(Arc::new(o)),
         );
         for namespace in &namespaces {
-            watchers.start(
+            watchers.start_keeping_last_readable(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
@@ -234,7 +234,7 @@ fn start_watchers(
                     Object::UdpRoute(Arc::new(o))
                 },
             );
-            watchers.start(
+            watchers.start_keeping_last_readable(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
@@ -411,9 +411,7 @@ impl Watchers<'_> {
 
     /// As [`Self::start`], for a Gateway API route or policy kind: an object that cannot be
     /// read as the type is left out and reported (see [`crate::lenient`]), not the list of
-    /// the kind. Gateways, GatewayClasses and ListenerSets are read as before: one of them
-    /// left out would take every route on it away, where a failed list keeps serving the
-    /// last version read.
+    /// the kind.
     fn start_lenient<K>(
         &mut self,
         api: Api<Lenient<K>>,
@@ -436,6 +434,40 @@ impl Watchers<'_> {
             .filter_map(|event| {
                 std::future::ready(match event {
                     Ok(event) => lenient::readable(event).map(Ok),
+                    Err(err) => Some(Err(err)),
+                })
+            })
+            .boxed();
+        self.run(events, namespace, None, kind, wrap);
+    }
+
+    /// As [`Self::start`], for Gateways, GatewayClasses and ListenerSets: an object that
+    /// cannot be read keeps its last readable version (one left out would take every
+    /// route on it away), and one never read is left out; each is reported (see
+    /// [`lenient::LastReadable`]).
+    fn start_keeping_last_readable<K>(
+        &mut self,
+        api: Api<Lenient<K>>,
+        namespace: &Option<String>,
+        config: watcher::Config,
+        kind: Kind,
+        wrap: impl Fn(K) -> Object + Send + 'static,
+    ) where
+        K: Resource<DynamicType = ()>
+            + Default
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let mut kept = lenient::LastReadable::default();
+        let events = watcher(api, config)
+            .default_backoff()
+            .filter_map(move |event| {
+                std::future::ready(match event {
+                    Ok(event) => kept.take(event).map(Ok),
                     Err(err) => Some(Err(err)),
                 })
             })

@@ -1511,3 +1511,81 @@ fn the_default_certificate_is_read_from_a_namespace_the_watched_ones_leave_out()
     );
     assert_only_granted_requests(&api);
 }
+
+#[test]
+fn a_gateway_this_version_cannot_read_keeps_its_last_readable_version_and_never_stops_a_start() {
+    let api = FakeApiServer::start().unwrap();
+    let blue = EchoServer::start("blue").unwrap();
+    api.apply(service("web"));
+    api.apply(slice("web", &[&blue]));
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+               "metadata": {"name": "portcullis"},
+               "spec": {"controllerName": "portcullis.dev/gateway-controller"}}),
+    );
+    // Another implementation's class, its status in an older API version's shape.
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+               "metadata": {"name": "other"},
+               "spec": {"controllerName": "example.com/other"},
+               "status": {"conditions": [], "supportedFeatures": ["HTTPRoute"]}}),
+    );
+    let edge = |tls_mode: &str| {
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": "edge", "namespace": "default"},
+               "spec": {"gatewayClassName": "portcullis",
+                        "listeners": [{"name": "http", "protocol": "HTTP", "port": 80},
+                                      {"name": "tls", "protocol": "TLS", "port": 443,
+                                       "hostname": "tls.test", "tls": {"mode": tls_mode}}]}})
+    };
+    api.apply(edge("Passthrough"));
+    // Another team's Gateway with a value of a newer API version (a TLS mode).
+    let mut future = edge("FutureMode");
+    future["metadata"]["name"] = json!("future");
+    api.apply(future);
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+               "metadata": {"name": "routed", "namespace": "default"},
+               "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["routed.test"],
+                        "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]}}),
+    );
+    let mut instance = launch(&api, "solo", &[]);
+    let p = &mut instance.portcullis;
+    p.wait_until_ready(WAIT).unwrap();
+    wait_for(p, "routed.test", "blue");
+    let left_out = "Gateway default/future: cannot be read (spec.listeners[1].tls.mode: unknown variant `FutureMode`";
+    p.wait_until(WAIT, |p| p.log().contains(left_out)).unwrap();
+    assert!(p.log().contains("it is not served until it is fixed"));
+
+    // The served Gateway changed into something unreadable: its last readable version
+    // keeps its routes served, at the change and at a relist.
+    api.apply(edge("FutureMode"));
+    let kept = "Gateway default/edge: cannot be read (spec.listeners[1].tls.mode: unknown variant `FutureMode`";
+    p.wait_until(WAIT, |p| p.log().matches(kept).count() == 1)
+        .unwrap();
+    api.lose_history();
+    p.wait_until(WAIT, |p| p.log().matches(kept).count() == 2)
+        .unwrap();
+    assert!(
+        p.log()
+            .contains("its last readable version is served until it is fixed")
+    );
+    assert_eq!(answer(p.http_port, "routed.test"), "blue");
+
+    // A route added meanwhile attaches to the version served; once the Gateway is
+    // fixed, its newer version is read (its listener now takes one hostname only).
+    api.apply(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+               "metadata": {"name": "elsewhere", "namespace": "default"},
+               "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["elsewhere.test"],
+                        "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]}}),
+    );
+    wait_for(p, "elsewhere.test", "blue");
+    let mut fixed = edge("Passthrough");
+    fixed["spec"]["listeners"][0]["hostname"] = json!("routed.test");
+    api.apply(fixed);
+    wait_for(p, "elsewhere.test", "404");
+    assert_eq!(answer(p.http_port, "routed.test"), "blue");
+    api.delete("Gateway", "default", "edge");
+    wait_for(p, "routed.test", "404");
+}

@@ -37,7 +37,7 @@ pub enum Command {
     /// Report every problem in the manifests; exit non-zero if there is one.
     Check(CheckArgs),
     /// Print the Gateway API status of the manifests' objects, as YAML.
-    Status(CheckArgs),
+    Status(StatusArgs),
 }
 
 /// Where objects come from and how they are turned into configuration.
@@ -173,6 +173,22 @@ pub struct RenderArgs {
 /// `check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
+    /// Directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively).
+    #[arg(long, value_name = "DIR")]
+    pub manifests: PathBuf,
+    /// Configuration inputs.
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Also have this haproxy executable check the configuration the manifests render
+    /// to (`haproxy -c`), each refusal named by the objects behind it: what only HAProxy
+    /// and its TLS library judge (cipher strings, TLS versions, patterns) is found too.
+    #[arg(long, value_name = "PATH")]
+    pub haproxy_bin: Option<PathBuf>,
+}
+
+/// `status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
     /// Directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively).
     #[arg(long, value_name = "DIR")]
     pub manifests: PathBuf,

@@ -590,35 +590,13 @@ impl Controller {
         conversion: &convert::Conversion,
         narrowed: &pipeline::Narrowed,
     ) -> bool {
-        let mut progress = false;
-        for id in narrowed.certificates.keys() {
-            if let Some(cert) = conversion.model.certs.get(id) {
-                progress |= self
-                    .rejected_certificates
-                    .insert(id.clone(), cert.clone())
-                    .is_none();
-            }
-        }
-        for (origin, reason) in &narrowed.objects {
-            let Some(kind) = Kind::ALL.into_iter().find(|k| k.name() == origin.kind) else {
-                continue;
-            };
-            let object_ref = resources::ObjectRef::new(kind, &*origin.namespace, &*origin.name);
-            let Some(object) = snapshot.get(&object_ref) else {
-                continue;
-            };
-            progress |= self
-                .rejected_objects
-                .insert(
-                    object_ref,
-                    convert::Excluded {
-                        object: object.clone(),
-                        reason: reason.clone(),
-                    },
-                )
-                .is_none();
-        }
-        progress
+        pipeline::leave_out(
+            snapshot,
+            conversion,
+            narrowed,
+            &mut self.rejected_certificates,
+            &mut self.rejected_objects,
+        )
     }
 
     /// Says at `/syncz` why the current objects are not what HAProxy serves.

@@ -1,4 +1,5 @@
-//! `portcullis render` and `portcullis check`: one pass over the manifests, no HAProxy.
+//! `portcullis render`, `check` and `status`: one pass over the manifests, HAProxy only
+//! where `check` is asked to have it judge the result.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use anyhow::Context as _;
 use haproxy::StateDir;
 use index::{Index, ListScope, Snapshot, SourceEvent};
 
-use crate::cli::{CheckArgs, RenderArgs};
+use crate::cli::{CheckArgs, RenderArgs, StatusArgs};
 use crate::default_cert;
 use crate::pipeline;
 
@@ -86,9 +87,24 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<()> {
 
 /// Prints every problem; the result says whether there was one.
 pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
+    // HAProxy needs a default certificate it can load; the conversion alone does not.
+    let scratch = match &args.haproxy_bin {
+        Some(_) => Some(tempfile::tempdir().context("making a directory to check in")?),
+        None => None,
+    };
+    let fallback = match &scratch {
+        Some(scratch) => default_cert::load_or_generate(scratch.path())?,
+        None => model::TlsCert::default(),
+    };
     let (snapshot, problems) = load(&args.manifests, args.config.max_manifest_bytes);
-    let options = pipeline::convert_options(&args.config, model::TlsCert::default());
-    let conversion = convert::convert_given(snapshot, &options);
+    let options = pipeline::convert_options(&args.config, fallback);
+    let (conversion, refused) = match (&args.haproxy_bin, &scratch) {
+        (Some(haproxy_bin), Some(scratch)) => {
+            let dir = scratch.path().join("out");
+            judged_by_haproxy(haproxy_bin, &dir, &snapshot, options)?
+        }
+        _ => (convert::convert_given(snapshot, &options), Vec::new()),
+    };
     let mut count = 0;
     let listeners = convert::gateway_status::listener_problems(&conversion.gateway_status);
     for problem in problems.iter().cloned().chain(
@@ -96,7 +112,8 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
             .diagnostics
             .iter()
             .chain(&listeners)
-            .map(ToString::to_string),
+            .map(ToString::to_string)
+            .chain(refused),
     ) {
         println!("{problem}");
         count += 1;
@@ -111,8 +128,80 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
     Ok(count == 0)
 }
 
+/// Most times `check` leaves out what HAProxy refused and has it check the rest, as the
+/// controller does (HAProxy stops at some errors before it reaches others).
+const MAX_CHECK_ROUNDS: usize = 8;
+
+/// The conversion HAProxy accepts once what it refuses is left out, checked in `dir`,
+/// as the controller narrows a refusal: each object and certificate behind a refusal is
+/// left out (and reported by the conversion, with HAProxy's words); what no object
+/// explains is returned as HAProxy said it.
+fn judged_by_haproxy(
+    haproxy_bin: &Path,
+    dir: &Path,
+    snapshot: &Snapshot,
+    options: convert::ConvertOptions,
+) -> anyhow::Result<(convert::Conversion, Vec<String>)> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let state = StateDir::open(dir).context("opening the directory to check in")?;
+    let mut reconciler = pipeline::Reconciler::new(options);
+    let mut certificates = std::collections::BTreeMap::new();
+    let mut objects = convert::Exclusions::new();
+    let mut refused_certificates = Vec::new();
+    for _ in 0..MAX_CHECK_ROUNDS {
+        let reconciled = reconciler.reconcile_excluding(snapshot, &certificates, &objects)?;
+        let mut applied = state.scan()?;
+        let plan = plan::plan(&applied, &reconciled.rendered);
+        state.apply(&plan, &mut applied)?;
+        let failure = match runtime.block_on(haproxy::check_config(haproxy_bin, state.root())) {
+            Ok(()) => return Ok((reconciled.conversion, refused_certificates)),
+            Err(haproxy::CheckError::Rejected(failure)) => failure,
+            Err(err) => return Err(err).context("having HAProxy check the configuration"),
+        };
+        let table = render::OriginTable::new(&reconciled.conversion.model, &reconciled.rendered);
+        let mut narrowed = pipeline::narrow(&failure.output, state.root(), &table);
+        // The scratch directory is gone once `check` ends: files are named within it.
+        let scratch = format!("{}/", state.root().display());
+        for message in (narrowed.objects.values_mut())
+            .chain(narrowed.certificates.values_mut())
+            .chain(narrowed.unexplained.iter_mut())
+        {
+            *message = message.replace(&scratch, "");
+        }
+        refused_certificates.extend(narrowed.certificates.iter().map(|(id, message)| {
+            format!(
+                "Secret {}/{}: HAProxy refuses its certificate, and its hosts are served with the default one: {message}",
+                id.namespace, id.name
+            )
+        }));
+        let progress = pipeline::leave_out(
+            snapshot,
+            &reconciled.conversion,
+            &narrowed,
+            &mut certificates,
+            &mut objects,
+        );
+        if !progress {
+            let unexplained = narrowed
+                .unexplained
+                .iter()
+                .map(|message| format!("HAProxy refuses the configuration: {message}"));
+            let said = refused_certificates
+                .into_iter()
+                .chain(unexplained)
+                .collect();
+            return Ok((reconciled.conversion, said));
+        }
+    }
+    anyhow::bail!(
+        "HAProxy still refuses the configuration after {MAX_CHECK_ROUNDS} rounds of leaving out what it named"
+    )
+}
+
 /// Prints the Gateway API status of the manifests' objects, as YAML.
-pub fn status(args: &CheckArgs) -> anyhow::Result<()> {
+pub fn status(args: &StatusArgs) -> anyhow::Result<()> {
     let (snapshot, problems) = load(&args.manifests, args.config.max_manifest_bytes);
     for problem in &problems {
         eprintln!("{problem}");

@@ -256,6 +256,47 @@ pub fn narrow(
     narrowed
 }
 
+/// Adds what a refusal was narrowed to, to what is left out: the certificates HAProxy
+/// named (their hosts get the default certificate) and the objects behind the lines it
+/// named, each then reported by the conversion's diagnostics with HAProxy's words. Says
+/// whether anything new was left out.
+pub fn leave_out(
+    snapshot: &Snapshot,
+    conversion: &Conversion,
+    narrowed: &Narrowed,
+    certificates: &mut BTreeMap<CertId, TlsCert>,
+    objects: &mut convert::Exclusions,
+) -> bool {
+    let mut progress = false;
+    for id in narrowed.certificates.keys() {
+        if let Some(cert) = conversion.model.certs.get(id) {
+            progress |= certificates.insert(id.clone(), cert.clone()).is_none();
+        }
+    }
+    for (origin, reason) in &narrowed.objects {
+        let Some(kind) = resources::Kind::ALL
+            .into_iter()
+            .find(|k| k.name() == origin.kind)
+        else {
+            continue;
+        };
+        let object_ref = resources::ObjectRef::new(kind, &*origin.namespace, &*origin.name);
+        let Some(object) = snapshot.get(&object_ref) else {
+            continue;
+        };
+        progress |= objects
+            .insert(
+                object_ref,
+                convert::Excluded {
+                    object: object.clone(),
+                    reason: reason.clone(),
+                },
+            )
+            .is_none();
+    }
+    progress
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -120,10 +120,11 @@ fn assert_victim_served(portcullis: &Portcullis) {
     }
 }
 
-fn check_output(manifests: &Path) -> (bool, String) {
+fn check_output(manifests: &Path, extra: &[&std::ffi::OsStr]) -> (bool, String) {
     let output = std::process::Command::new(BIN)
         .args(["check", "--manifests"])
         .arg(manifests)
+        .args(extra)
         .output()
         .unwrap();
     (
@@ -145,7 +146,7 @@ fn hostile_objects_hurt_no_other_tenant() {
     std::fs::write(manifests.join("attackers.yaml"), attackers(&evil)).unwrap();
 
     // `check` names every attacker conversion can judge; the victim is not named.
-    let (ok, report) = check_output(&manifests);
+    let (ok, report) = check_output(&manifests, &[]);
     assert!(!ok, "{report}");
     for attacker in [
         "Ingress evil/hijack",
@@ -173,6 +174,25 @@ fn hostile_objects_hurt_no_other_tenant() {
     assert!(
         !report.lines().any(|l| l.contains(" prod/")),
         "the victim is reported:\n{report}"
+    );
+    // With HAProxy to judge, `check` also names what only HAProxy and OpenSSL refuse:
+    // the cipher list, and the Secret whose key does not match its certificate.
+    let haproxy = haproxy_binary();
+    let (ok, judged) = check_output(&manifests, &["--haproxy-bin".as_ref(), haproxy.as_os_str()]);
+    assert!(!ok, "{judged}");
+    assert!(
+        judged.contains("Ingress evil/ciphers: (whole object): HAProxy refused the configuration this object renders to, so it is left out until it changes: Proxy 'https': unable to set SSL cipher list to 'RC4' for bind '0.0.0.0:443' at [haproxy.cfg:"),
+        "{judged}"
+    );
+    assert!(
+        judged.contains("Secret preprod/tls: HAProxy refuses its certificate, and its hosts are served with the default one: parsing [haproxy.cfg:"),
+        "{judged}"
+    );
+    assert!(
+        !judged
+            .lines()
+            .any(|l| l.contains(" prod/") || l.starts_with("HAProxy refuses")),
+        "the victim is named, or a refusal no object explains:\n{judged}"
     );
 
     let state = dir.path().join("state");
@@ -448,4 +468,54 @@ fn a_hostile_manifest_directory_hurts_no_tenant() {
             victim_page(p, "/").0.as_deref() == Some("victim-moved")
         })
         .unwrap_or_else(|_| panic!("the victim's change never lands:\n{}", portcullis.log()));
+}
+
+/// The haproxy executable the controller would find.
+fn haproxy_binary() -> std::path::PathBuf {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .chain([std::path::PathBuf::from("/usr/sbin")])
+        .map(|dir| dir.join("haproxy"))
+        .find(|candidate| candidate.is_file())
+        .expect("haproxy is installed")
+}
+
+#[test]
+fn check_with_haproxy_says_what_haproxy_refuses_of_the_global_configmap() {
+    let dir = tempfile::tempdir().unwrap();
+    let web = EchoServer::start("web").unwrap();
+    let cert = self_signed("web.test", &["web.test"]);
+    std::fs::write(
+        dir.path().join("objects.yaml"),
+        victim(&web, &cert, &[])
+            + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: global, namespace: ops}\ndata: {ssl-ciphers: RC4}\n",
+    )
+    .unwrap();
+    let configmap = ["--configmap".as_ref(), "ops/global".as_ref()];
+    // Conversion alone finds nothing wrong: only OpenSSL knows RC4 selects nothing.
+    let (ok, report) = check_output(dir.path(), &configmap);
+    assert!(ok, "{report}");
+    let haproxy = haproxy_binary();
+    let judged = [
+        &configmap[..],
+        &["--haproxy-bin".as_ref(), haproxy.as_os_str()],
+    ]
+    .concat();
+    let (ok, report) = check_output(dir.path(), &judged);
+    assert!(!ok, "{report}");
+    assert!(
+        report.contains("HAProxy refuses the configuration: ")
+            && report.contains("unable to set SSL cipher list to 'RC4'"),
+        "{report}"
+    );
+    assert!(
+        !report.contains(&dir.path().display().to_string()),
+        "{report}"
+    );
+
+    // Without the bad value, HAProxy accepts what the manifests give.
+    std::fs::write(dir.path().join("objects.yaml"), victim(&web, &cert, &[])).unwrap();
+    let (ok, report) = check_output(dir.path(), &judged);
+    assert!(ok, "{report}");
 }

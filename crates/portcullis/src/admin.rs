@@ -120,24 +120,32 @@ async fn readyz(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
 }
 
 /// 200 when HAProxy runs exactly the written files and they are what the current objects
-/// give; 503 with the reason while a reload is due or failing, or while HAProxy refuses
-/// the current objects' configuration. Not a readiness signal: the previous
-/// configuration keeps serving.
+/// give; 503 with the reason before HAProxy serves anything, while a reload is due or
+/// failing, or while HAProxy refuses the current objects' configuration. Not a readiness
+/// signal: the previous configuration keeps serving.
 async fn syncz(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
+    match out_of_sync(&state) {
+        None => (StatusCode::OK, "in sync\n".to_owned()),
+        Some(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),
+    }
+}
+
+/// Why HAProxy does not run exactly what the current objects give, if it does not.
+fn out_of_sync(state: &AdminState) -> Option<String> {
     let refused = state
         .refused
         .lock()
         .map_or_else(|_| Some("unknown".to_owned()), |s| s.clone());
-    let status = refused.or_else(|| {
-        state
-            .out_of_sync
-            .lock()
-            .map_or_else(|_| Some("unknown".to_owned()), |s| s.clone())
-    });
-    match status {
-        None => (StatusCode::OK, "in sync\n".to_owned()),
-        Some(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),
+    if refused.is_some() {
+        return refused;
     }
+    if !state.ready.load(Ordering::SeqCst) {
+        return Some("no configuration is live yet".to_owned());
+    }
+    state
+        .out_of_sync
+        .lock()
+        .map_or_else(|_| Some("unknown".to_owned()), |s| s.clone())
 }
 
 async fn status(State(state): State<Arc<AdminState>>) -> impl IntoResponse {
@@ -181,5 +189,24 @@ mod tests {
         let heartbeat = Heartbeat::default();
         heartbeat.beat();
         assert_eq!(health(heartbeat.last(), Instant::now()), Ok(()));
+    }
+
+    #[test]
+    fn in_sync_only_once_haproxy_serves_and_nothing_is_due_or_refused() {
+        let state = AdminState::default();
+        assert_eq!(
+            out_of_sync(&state).as_deref(),
+            Some("no configuration is live yet")
+        );
+        // A fresh start whose configuration HAProxy refuses says why.
+        *state.refused.lock().unwrap() = Some("refused".to_owned());
+        assert_eq!(out_of_sync(&state).as_deref(), Some("refused"));
+        *state.refused.lock().unwrap() = None;
+        state.ready.store(true, Ordering::SeqCst);
+        assert_eq!(out_of_sync(&state), None);
+        *state.out_of_sync.lock().unwrap() = Some("a reload is due".to_owned());
+        assert_eq!(out_of_sync(&state).as_deref(), Some("a reload is due"));
+        *state.refused.lock().unwrap() = Some("refused".to_owned());
+        assert_eq!(out_of_sync(&state).as_deref(), Some("refused"));
     }
 }

@@ -248,6 +248,12 @@ fn cors_preflights_are_answered_and_allowed_origins_decorated() {
         "public.com",
         false,
     );
+    objects += &ingress(
+        "limited",
+        "portcullis.dev/cors-enable: \"true\", portcullis.dev/cors-allow-origin: \"https://app.example\", portcullis.dev/proxy-body-size: \"10\"",
+        "limited.com",
+        false,
+    );
     let setup = start(objects);
     let port = setup.portcullis.http_port;
     let preflight = |host: &str, origin: &str| {
@@ -350,6 +356,20 @@ fn cors_preflights_are_answered_and_allowed_origins_decorated() {
         Some("*")
     );
     assert!(header(&public, "access-control-allow-credentials").is_none());
+
+    // An answer HAProxy makes itself (here a body over the limit) is decorated too: a
+    // browser would otherwise show the page a CORS error instead of it.
+    let too_large = http_request(
+        port,
+        "POST /items HTTP/1.1\r\nHost: limited.com\r\nOrigin: https://app.example\r\nContent-Length: 100\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(too_large.status, 413, "{too_large:?}");
+    assert_eq!(
+        header(&too_large, "access-control-allow-origin").as_deref(),
+        Some("https://app.example")
+    );
+    assert_eq!(header(&too_large, "vary").as_deref(), Some("Origin"));
 }
 
 #[test]

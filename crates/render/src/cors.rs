@@ -1,5 +1,7 @@
 //! A chained rule's CORS lines: the request's Origin checked against the policy (kept in
-//! `txn.cors_origin` when allowed), preflights answered by HAProxy, responses decorated.
+//! `txn.cors_origin` when allowed), preflights answered by HAProxy, responses decorated:
+//! those HAProxy makes itself too (`http-after-response`: a 401 of authentication, a 413,
+//! a 429 of a rate limit), which a browser would otherwise show its page as a CORS error.
 
 use std::fmt::Write;
 
@@ -111,25 +113,26 @@ pub(crate) fn cors_lines(cors: &Cors, chosen: &str, requests: &mut String, respo
     );
     let _ = writeln!(
         responses,
-        "    http-response set-header Access-Control-Allow-Origin \"{origin}\" if {chosen} {ALLOWED}"
+        "    http-after-response set-header Access-Control-Allow-Origin \"{origin}\" if {chosen} {ALLOWED}"
     );
     if cors.allow_credentials {
         let _ = writeln!(
             responses,
-            "    http-response set-header Access-Control-Allow-Credentials true if {chosen} {ALLOWED}"
+            "    http-after-response set-header Access-Control-Allow-Credentials true if {chosen} {ALLOWED}"
         );
     }
     if !cors.expose_headers.is_empty() {
         let _ = writeln!(
             responses,
-            "    http-response set-header Access-Control-Expose-Headers \"{}\" if {chosen} {ALLOWED}",
+            "    http-after-response set-header Access-Control-Expose-Headers \"{}\" if {chosen} {ALLOWED}",
             cors.expose_headers.join(", ")
         );
     }
+    // A preflight's answer says it already.
     if cors.varies_by_origin() {
         let _ = writeln!(
             responses,
-            "    http-response add-header Vary Origin if {chosen}"
+            "    http-after-response add-header Vary Origin if {chosen} !{{ res.hdr(vary) -m sub -i origin }}"
         );
     }
 }

@@ -15,7 +15,7 @@ pub static CORS_ENABLE: Key<bool> = Key {
     default: "false",
     accepted_values: "`true` or `false` (also `True`, `TRUE`, `t`, `T`, `1` and `False`, `FALSE`, `f`, `F`, `0`, as haproxy-ingress reads them)",
     parse: parse_bool,
-    doc: "Cross-origin resource sharing on the path: HAProxy answers a preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) itself with 204 and the `Access-Control-Allow-*` headers, and adds `Access-Control-Allow-Origin` (and the credentials and expose headers) to the responses of an allowed origin. A request from an origin that is not allowed gets no CORS header; its preflight is answered 204 without them, so the browser refuses the cross-origin call and the backend never sees it.",
+    doc: "Cross-origin resource sharing on the path: HAProxy answers a preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) itself with 204 and the `Access-Control-Allow-*` headers, and adds `Access-Control-Allow-Origin` (and the credentials and expose headers) to the responses of an allowed origin, those HAProxy answers itself included (a 401 of authentication, a 413, a 429 of a rate limit), as haproxy-ingress does. A request from an origin that is not allowed gets no CORS header; its preflight is answered 204 without them, so the browser refuses the cross-origin call and the backend never sees it.",
     applied: Applied::Reload,
     differs: "",
 };

@@ -389,6 +389,8 @@ impl Converter<'_, '_> {
             redirect_code: self.keys().get(&keys::SSL_REDIRECT_CODE),
         };
         let mut passthrough_output = PassthroughOutput::default();
+        let first_route = self.output.routes.len();
+        let mut app_root_applied = false;
         for (rule_index, rule) in spec.rules.iter().flatten().enumerate() {
             let host = match rule.host.as_deref().filter(|h| !h.is_empty()) {
                 None => HostKey::CatchAll,
@@ -463,6 +465,7 @@ impl Converter<'_, '_> {
                     .flatten();
                 let path_text = path.path.clone().unwrap_or_else(|| "/".to_owned());
                 if let Some(app_root) = app_root {
+                    app_root_applied = true;
                     let (conditions, mut redirect) = ingress_keys::app_root_rule(app_root);
                     redirect.request_headers = action
                         .as_ref()
@@ -501,6 +504,52 @@ impl Converter<'_, '_> {
             }
         }
         passthrough_output.into_contribution(&mut self.output);
+        self.report_routed_twice(first_route);
+        if !app_root_applied && !passthrough && self.keys().get(&keys::APP_ROOT).is_some() {
+            self.report(
+                format!("metadata.annotations[{}]", keys::APP_ROOT.name),
+                "the Ingress routes no path / to redirect (app-root redirects the / of the paths of the Ingress that sets it); the key is ignored".to_owned(),
+            );
+        }
+    }
+
+    /// Reports each path this Ingress routes a second time (the same host, path and
+    /// conditions, as `Prefix` `/img` and `/img/` are): only the first is served, as
+    /// when another Ingress routes it already.
+    fn report_routed_twice(&mut self, from: usize) {
+        let Some(routes) = self.output.routes.get(from..) else {
+            return;
+        };
+        fn key(route: &RouteClaim) -> (&HostKey, &model::PathMatch, &[model::Condition]) {
+            (&route.host, &route.path, route.conditions())
+        }
+        // Nearly every Ingress has a path or two: two are compared as they are.
+        let order: Vec<usize> = match routes.len() {
+            0 | 1 => return,
+            2 if key(&routes[0]) != key(&routes[1]) => return,
+            2 => vec![0, 1],
+            _ => {
+                let mut order: Vec<usize> = (0..routes.len()).collect();
+                order.sort_by(|&a, &b| key(&routes[a]).cmp(&key(&routes[b])).then(a.cmp(&b)));
+                order
+            }
+        };
+        let mut reports = Vec::new();
+        for pair in order.windows(2) {
+            let (first, again) = (&routes[pair[0].min(pair[1])], &routes[pair[0].max(pair[1])]);
+            if key(first) == key(again) {
+                reports.push((
+                    again.field.clone(),
+                    format!(
+                        "host {} path '{}' is already routed by {} of this Ingress; this path is ignored",
+                        again.host, again.path_text, first.field
+                    ),
+                ));
+            }
+        }
+        for (field, message) in reports {
+            self.report(field, message);
+        }
     }
 
     /// The Ingress's `spec.defaultBackend`, with what its path keys (and its Service's)

@@ -75,6 +75,41 @@ fn ingresses_sharing_a_host() {
                 ],
             ),
             Case::new(
+                "routing.md: a path one Ingress routes twice (Prefix /img and /img/ are one path) is served by its first and the second reported, as between two Ingresses",
+                "
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /img, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}, {path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}, {path: /img/, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+                  - host: a.test
+                    http: {paths: [{path: /api, pathType: Exact, backend: {service: {name: web, port: {number: 80}}}}, {path: /api, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test /api Exact -> default_web_80",
+                    "route a.test /api Prefix -> default_api_80",
+                    "route a.test /img Prefix -> default_web_80",
+                    "diagnostic Ingress default/a: spec.rules[0].http.paths[2]: host a.test path '/img/' is already routed by spec.rules[0].http.paths[0] of this Ingress; this path is ignored",
+                    "diagnostic Ingress default/a: spec.rules[1].http.paths[1]: host a.test path '/api' is already routed by spec.rules[0].http.paths[1] of this Ingress; this path is ignored",
+                ],
+            ),
+            Case::new(
+                "configuration.md app-root: an Ingress that routes no path / has nothing to redirect, and says so",
+                "
+                kind: Ingress
+                metadata: {name: a, annotations: {portcullis.dev/app-root: /app}}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /app, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test /app Prefix -> default_web_80",
+                    "diagnostic Ingress default/a: metadata.annotations[app-root]: the Ingress routes no path / to redirect (app-root redirects the / of the paths of the Ingress that sets it); the key is ignored",
+                ],
+            ),
+            Case::new(
                 "routing.md: the oldest Ingress owns a host and path whatever conditions a younger one's rule carries: a younger app-root does not take the root page over",
                 "
                 kind: Ingress

@@ -140,6 +140,9 @@ pub(crate) struct RouteOutcome {
     pub(crate) policies: std::collections::BTreeSet<ObjectRef>,
     /// The fields of rules and matches left out, or answered with an error, as invalid.
     pub(crate) dropped: Vec<String>,
+    /// The filters served without their effect, which portcullis does not support (a
+    /// request mirror): the rule is served, and its `Accepted` condition says so.
+    pub(crate) unsupported: Vec<String>,
     /// The route's generation, which its status reports as observed: kept here, status
     /// never looks the route up (a one-shot conversion frees each route as it is
     /// converted).

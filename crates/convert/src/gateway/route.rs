@@ -83,6 +83,8 @@ struct RouteConverter<'a, 'b> {
     /// The fields of the rules and matches left out (or answered with an error), for the
     /// route's `PartiallyInvalid` condition.
     dropped: Vec<String>,
+    /// The filters served without their effect, for the route's `Accepted` condition.
+    unsupported: Vec<String>,
 }
 
 /// Converts one HTTPRoute; a route attached to none of our Gateways contributes nothing.
@@ -113,6 +115,7 @@ pub(crate) fn convert_route(
         with_policies: BTreeMap::new(),
         policies: BTreeSet::new(),
         dropped: Vec::new(),
+        unsupported: Vec::new(),
     };
     let mut outcome = RouteOutcome::at(route.metadata.generation);
     let attachments = converter.attachments(&mut outcome.parents);
@@ -122,6 +125,7 @@ pub(crate) fn convert_route(
         outcome.unresolved = converter.rules(&attachments);
         outcome.policies = std::mem::take(&mut converter.policies);
         outcome.dropped = std::mem::take(&mut converter.dropped);
+        outcome.unsupported = std::mem::take(&mut converter.unsupported);
         converter.output.route_status = Some(outcome);
     }
     converter.output
@@ -411,8 +415,12 @@ impl RouteConverter<'_, '_> {
             let unmirrored: Vec<HttpRouteRulesFilters>;
             let filters = if filters.iter().any(is_mirror) {
                 for (index, _) in filters.iter().enumerate().filter(|(_, f)| is_mirror(f)) {
+                    let at = format!("{field}.filters[{index}]");
+                    if !self.unsupported.contains(&at) {
+                        self.unsupported.push(at.clone());
+                    }
                     self.report(
-                        format!("{field}.filters[{index}]"),
+                        at,
                         "filter type RequestMirror is not supported; the requests this rule takes are served without their copy".to_owned(),
                     );
                 }

@@ -266,11 +266,21 @@ pub(crate) fn report(
                     .or_default() += 1;
             }
             let accepted = match &parent.refusal {
-                None => condition(
+                None if outcome.unsupported.is_empty() => condition(
                     ConditionType::Accepted,
                     true,
                     Reason::Accepted,
                     "attached",
+                    generation,
+                ),
+                None => condition(
+                    ConditionType::Accepted,
+                    true,
+                    Reason::Accepted,
+                    &format!(
+                        "attached; served without the filters portcullis does not support (a request mirror): {}",
+                        outcome.unsupported.join(", ")
+                    ),
                     generation,
                 ),
                 Some(refusal) => refused(ConditionType::Accepted, refusal, generation),

@@ -251,6 +251,64 @@ fn status_reports_every_condition_and_reason_of_the_specification() {
 }
 
 #[test]
+fn a_route_served_without_its_mirror_says_so_in_its_accepted_condition() {
+    let dir = tempfile::tempdir().unwrap();
+    let objects = backend("default", "ok", 80, None, &[])
+        + r#"
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: portcullis}
+spec: {controllerName: portcullis.dev/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: default}
+spec:
+  gatewayClassName: portcullis
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: mirrored, namespace: default}
+spec:
+  parentRefs: [{name: edge}]
+  rules:
+  - filters: [{type: RequestMirror, requestMirror: {backendRef: {name: ok, port: 80}}}]
+    backendRefs: [{name: ok, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: plain, namespace: default}
+spec:
+  parentRefs: [{name: edge}]
+  rules: [{backendRefs: [{name: ok, port: 80}]}]
+"#;
+    write(dir.path(), "all.yaml", &objects);
+    let documents = status_documents(dir.path());
+    let accepted = |name: &str| {
+        let parent = &status_of(&documents, "HTTPRoute", "default", name)["parents"][0];
+        let conditions = parent["conditions"].as_array().unwrap();
+        let found = conditions.iter().find(|c| c["type"] == "Accepted").unwrap();
+        (
+            found["status"].as_str().unwrap().to_owned(),
+            found["message"].as_str().unwrap().to_owned(),
+        )
+    };
+    assert_eq!(
+        accepted("mirrored"),
+        (
+            "True".to_owned(),
+            "attached; served without the filters portcullis does not support (a request mirror): spec.rules[0].filters[0]".to_owned()
+        )
+    );
+    assert_eq!(
+        accepted("plain"),
+        ("True".to_owned(), "attached".to_owned())
+    );
+}
+
+#[test]
 fn check_names_a_gateway_s_unread_parameters_and_backend_client_certificate() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(

@@ -88,6 +88,12 @@ pub(crate) fn convert_udp_route(
             "UDPRoutes are not served: HAProxy proxies TCP only",
         ));
     }
+    // Its references are resolved all the same (ResolvedRefs does not depend on
+    // Accepted); what a served route's problems would say of its connections does not
+    // apply, and goes with the attachment's.
+    let refs = l4::backend_refs!(route.spec.rules);
+    let (_, unresolved) = l4::weighted_backends(&refs, "UDPRoute", lookups, &mut output);
+    outcome.unresolved = unresolved;
     output.diagnostics.clear();
     output.report(
         "spec".to_owned(),

@@ -186,16 +186,24 @@ fn tcp_and_udp_route_status() {
                 spec:
                   parentRefs: [{name: web}]
                   rules: [{backendRefs: [{name: web, port: 80}]}]
+                ---
+                kind: UDPRoute
+                metadata: {name: udp-nowhere}
+                spec:
+                  parentRefs: [{name: web}]
+                  rules: [{backendRefs: [{name: nowhere, port: 53}]}]
                 ",
                 &[
                     "diagnostic TCPRoute default/tcp: spec.parentRefs[0]: no TCP listener of Gateway default/web accepts this route (sectionName, port, allowedRoutes); it is not attached there",
                     "diagnostic UDPRoute default/udp: spec: UDPRoutes are not served: HAProxy proxies TCP only; the route is not attached",
+                    "diagnostic UDPRoute default/udp-nowhere: spec: UDPRoutes are not served: HAProxy proxies TCP only; the route is not attached",
                     "status GatewayClass portcullis: Accepted=True",
                     "status Gateway default/web: Accepted=True(ListenersNotValid) Programmed=True",
                     "status Gateway default/web listener only-http: routes 0, kinds [HTTPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/web listener udp: routes 0, kinds [], Accepted=False(UnsupportedProtocol) ResolvedRefs=True Programmed=False(Invalid) Conflicted=False(NoConflicts)",
                     "status TCPRoute default/tcp parent default/web#only-http: Accepted=False(NotAllowedByListeners) ResolvedRefs=True",
                     "status UDPRoute default/udp parent default/web: Accepted=False(NotAllowedByListeners) ResolvedRefs=True",
+                    "status UDPRoute default/udp-nowhere parent default/web: Accepted=False(NotAllowedByListeners) ResolvedRefs=False(BackendNotFound)",
                 ],
             )
             .given(OUR_CLASS),

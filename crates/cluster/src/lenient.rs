@@ -18,26 +18,37 @@ use serde::de::{DeserializeOwned, Deserializer, Error as _};
 #[derive(Debug, Clone)]
 pub(crate) enum Lenient<K> {
     Read(K),
+    /// A route whose spec does not fit the type, read for its `parentRefs` alone and
+    /// marked with why (see [`resources::UNREADABLE_SPEC_ANNOTATION`]): not served, its
+    /// status says why to its parents.
+    ReadForParents {
+        object: K,
+        why: String,
+    },
     Unreadable {
         metadata: Box<ObjectMeta>,
         why: String,
     },
 }
 
-impl<'de, K: DeserializeOwned> Deserialize<'de> for Lenient<K> {
+impl<'de, K: DeserializeOwned + Resource> Deserialize<'de> for Lenient<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         // Kept as a tree, so that the object can be read a second time for its metadata
         // alone: kube-rs hands watch events' objects over through serde's buffer, which
         // a borrowed raw value cannot come from.
         let value = serde_json::Value::deserialize(deserializer)?;
         if let Ok(object) = K::deserialize(&value) {
-            return Ok(Lenient::Read(object));
+            return Ok(Lenient::Read(unmarked(object)));
         }
         // The field's path is tracked only once reading failed: every object pays for it
         // otherwise, and nearly every object reads.
         match serde_path_to_error::deserialize::<_, K>(&value) {
-            Ok(object) => Ok(Lenient::Read(object)),
+            Ok(object) => Ok(Lenient::Read(unmarked(object))),
             Err(err) => {
+                let why = err.to_string();
+                if let Some(object) = parents_only::<K>(&value, &why) {
+                    return Ok(Lenient::ReadForParents { object, why });
+                }
                 let metadata = match value.get("metadata") {
                     Some(metadata) => {
                         ObjectMeta::deserialize(metadata).map_err(D::Error::custom)?
@@ -51,6 +62,54 @@ impl<'de, K: DeserializeOwned> Deserialize<'de> for Lenient<K> {
             }
         }
     }
+}
+
+/// The object without the annotation only portcullis may set (a route's other
+/// annotations are dropped before it is stored, that one kept).
+fn unmarked<K: Resource>(mut object: K) -> K {
+    if let Some(annotations) = object.meta_mut().annotations.as_mut() {
+        annotations.remove(resources::UNREADABLE_SPEC_ANNOTATION);
+    }
+    object
+}
+
+/// A route whose spec does not fit the type, read for its `parentRefs` alone and marked
+/// with why; `None` for another kind, or when its parents cannot be read either.
+fn parents_only<K: DeserializeOwned>(value: &serde_json::Value, why: &str) -> Option<K> {
+    let kind = value.get("kind")?.as_str()?;
+    if !matches!(
+        kind,
+        "HTTPRoute" | "GRPCRoute" | "TLSRoute" | "TCPRoute" | "UDPRoute"
+    ) {
+        return None;
+    }
+    let mut metadata = value.get("metadata")?.clone();
+    metadata.as_object_mut()?.insert(
+        "annotations".to_owned(),
+        serde_json::json!({ resources::UNREADABLE_SPEC_ANNOTATION: why }),
+    );
+    let mut skeleton = serde_json::json!({
+        "apiVersion": value.get("apiVersion"),
+        "kind": kind,
+        "metadata": metadata,
+        "spec": {
+            "parentRefs": value.get("spec")?.get("parentRefs")?,
+            "hostnames": [],
+            "rules": [],
+        },
+    });
+    // Its status as it is, which the status writer compares with ours (without it, every
+    // write would look undone, and be made again for each version it creates).
+    let without_status = K::deserialize(&skeleton).ok();
+    if let Some(status) = value.get("status")
+        && let Some(fields) = skeleton.as_object_mut()
+    {
+        fields.insert("status".to_owned(), status.clone());
+        if let Ok(object) = K::deserialize(&skeleton) {
+            return Some(object);
+        }
+    }
+    without_status
 }
 
 impl<K: Resource> Resource for Lenient<K> {
@@ -75,14 +134,14 @@ impl<K: Resource> Resource for Lenient<K> {
 
     fn meta(&self) -> &ObjectMeta {
         match self {
-            Lenient::Read(object) => object.meta(),
+            Lenient::Read(object) | Lenient::ReadForParents { object, .. } => object.meta(),
             Lenient::Unreadable { metadata, .. } => metadata,
         }
     }
 
     fn meta_mut(&mut self) -> &mut ObjectMeta {
         match self {
-            Lenient::Read(object) => object.meta_mut(),
+            Lenient::Read(object) | Lenient::ReadForParents { object, .. } => object.meta_mut(),
             Lenient::Unreadable { metadata, .. } => metadata,
         }
     }
@@ -101,7 +160,17 @@ where
         Event::InitDone => Event::InitDone,
         Event::InitApply(Lenient::Read(object)) => Event::InitApply(object),
         Event::Apply(Lenient::Read(object)) => Event::Apply(object),
-        Event::Delete(Lenient::Read(object)) => Event::Delete(object),
+        Event::Delete(Lenient::Read(object) | Lenient::ReadForParents { object, .. }) => {
+            Event::Delete(object)
+        }
+        Event::InitApply(Lenient::ReadForParents { object, why }) => {
+            report_serving::<K>(object.meta(), &why, FOR_PARENTS);
+            Event::InitApply(object)
+        }
+        Event::Apply(Lenient::ReadForParents { object, why }) => {
+            report_serving::<K>(object.meta(), &why, FOR_PARENTS);
+            Event::Apply(object)
+        }
         Event::InitApply(Lenient::Unreadable { metadata, why }) => {
             report::<K>(&metadata, &why);
             return None;
@@ -165,7 +234,7 @@ impl<K: Resource<DynamicType = ()> + Default + Clone> LastReadable<K> {
             Event::Delete(object) => {
                 self.read.remove(&key(object.meta()));
                 Some(Event::Delete(match object {
-                    Lenient::Read(object) => object,
+                    Lenient::Read(object) | Lenient::ReadForParents { object, .. } => object,
                     Lenient::Unreadable { metadata, .. } => only(*metadata),
                 }))
             }
@@ -175,7 +244,8 @@ impl<K: Resource<DynamicType = ()> + Default + Clone> LastReadable<K> {
     /// The object as read, remembered; or, unreadable, its last readable version.
     fn read_or_last(&mut self, key: (String, String), object: Lenient<K>) -> Option<K> {
         match object {
-            Lenient::Read(object) => {
+            // Only routes are read for their parents alone; were one, it is what is read.
+            Lenient::Read(object) | Lenient::ReadForParents { object, .. } => {
                 self.read.insert(key, object.clone());
                 Some(object)
             }
@@ -206,6 +276,10 @@ fn only<K: Resource + Default>(metadata: ObjectMeta) -> K {
     *object.meta_mut() = metadata;
     object
 }
+
+/// What becomes of a route read for its parents alone.
+const FOR_PARENTS: &str =
+    "it is not served until it is fixed, and its status says so to its parents";
 
 fn report<K: Resource<DynamicType = ()>>(metadata: &ObjectMeta, why: &str) {
     report_serving::<K>(metadata, why, "it is not served until it is fixed");
@@ -307,6 +381,40 @@ mod tests {
         kept.take(watcher::Event::Init);
         kept.take(watcher::Event::InitDone);
         assert!(kept.read.is_empty(), "a list without it forgets it");
+    }
+
+    #[test]
+    fn a_route_that_does_not_fit_is_read_for_its_parents_with_its_status_and_marked() {
+        let route = read(
+            r#"{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute",
+                "metadata":{"name":"r","namespace":"team","generation":2,
+                            "annotations":{"portcullis.dev/unreadable-spec":"forged"}},
+                "spec":{"parentRefs":[{"name":"edge"}],"hostnames":["a.test"],
+                        "rules":[{"filters":[{"type":"ExternalAuth"}]}]},
+                "status":{"parents":[{"controllerName":"c","parentRef":{"name":"edge"},"conditions":[]}]}}"#,
+        );
+        let Lenient::ReadForParents { object, why } = route else {
+            panic!("read: {route:?}");
+        };
+        assert!(why.contains("unknown variant `ExternalAuth`"), "{why}");
+        assert_eq!(
+            resources::unreadable_spec(&object.metadata),
+            Some(why.as_str())
+        );
+        assert_eq!(object.metadata.generation, Some(2));
+        assert_eq!(object.spec.parent_refs.as_ref().map(Vec::len), Some(1));
+        assert_eq!(object.spec.rules.as_ref().map(Vec::len), Some(0));
+        assert_eq!(object.status.map(|s| s.parents.len()), Some(1));
+
+        // The mark on a route that reads is someone else's doing: gone.
+        let route = read(
+            r#"{"metadata":{"name":"ok","namespace":"team",
+                            "annotations":{"portcullis.dev/unreadable-spec":"forged"}},"spec":{}}"#,
+        );
+        let Lenient::Read(object) = route else {
+            panic!("read: {route:?}");
+        };
+        assert_eq!(resources::unreadable_spec(&object.metadata), None);
     }
 
     #[test]

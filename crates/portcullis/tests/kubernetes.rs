@@ -722,22 +722,45 @@ fn gateway_api_objects_are_watched_and_missing_crds_do_not_hold_rendering_back()
     wait_for(p, "routed.test", "blue");
 
     // A route holding a value this version does not know (a newer API's filter type) is
-    // left out and reported, at every list too; the other routes are served.
+    // not served and reported, at every list too, and its status says why to its parent,
+    // once; the other routes are served.
     api.apply(
         json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
-                     "metadata": {"name": "future", "namespace": "default"},
+                     "metadata": {"name": "future", "namespace": "default", "generation": 3},
                      "spec": {"parentRefs": [{"name": "edge"}], "hostnames": ["future.test"],
                               "rules": [{"filters": [{"type": "ExternalAuth", "externalAuth": {}}],
                                          "backendRefs": [{"name": "web", "port": 80}]}]}}),
     );
     let unreadable = "HTTPRoute default/future: cannot be read (spec.rules[0].filters[0].type: unknown variant `ExternalAuth`";
-    p.wait_until(WAIT, |p| p.log().matches(unreadable).count() == 1)
-        .unwrap();
+    let future_accepted = |api: &FakeApiServer| {
+        let route = api.get("HTTPRoute", "default", "future").unwrap();
+        route["status"]["parents"][0]["conditions"][0].clone()
+    };
+    p.wait_until(WAIT, |_| {
+        future_accepted(&api)["reason"] == "UnsupportedValue"
+    })
+    .unwrap();
+    let accepted = future_accepted(&api);
+    assert_eq!(accepted["status"], "False");
+    assert_eq!(accepted["observedGeneration"], 3);
+    let reported = p.log().matches(unreadable).count();
+    assert!(reported >= 1);
     api.lose_history();
-    p.wait_until(WAIT, |p| p.log().matches(unreadable).count() == 2)
+    p.wait_until(WAIT, |p| p.log().matches(unreadable).count() > reported)
         .unwrap();
     assert_eq!(answer(p.http_port, "future.test"), "404");
     assert_eq!(answer(p.http_port, "routed.test"), "blue");
+    let future_writes = || {
+        api.writes()
+            .iter()
+            .filter(|w| w.ends_with("/httproutes/future/status"))
+            .count()
+    };
+    assert_eq!(
+        future_writes(),
+        1,
+        "written once, not again for each version"
+    );
     api.delete("HTTPRoute", "default", "future");
 
     // The leader writes Gateway API status to the objects, keeping other controllers'

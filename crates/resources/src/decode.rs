@@ -295,9 +295,9 @@ fn classify(mut value: Node<'_>, document: usize, line: usize, out: &mut Decoded
         }
         // The beta versions' fields differ (`serviceName`, `servicePort`, `spec.backend`):
         // read as v1, their paths would lose their backends without a word.
-        ("networking.k8s.io" | "extensions", "Ingress") => Err(format!(
+        ("networking.k8s.io" | "extensions", "Ingress") => Err(Unreadable::from(format!(
             "Ingress: apiVersion {api_version} is not served (networking.k8s.io/v1; the beta versions were removed in Kubernetes 1.22)"
-        )),
+        ))),
         (GATEWAY_GROUP, "GatewayClass") => custom(value, Kind::GatewayClass, Object::GatewayClass),
         (GATEWAY_GROUP, "Gateway") => custom(value, Kind::Gateway, Object::Gateway),
         (GATEWAY_GROUP, "HTTPRoute") => custom(value, Kind::HttpRoute, Object::HttpRoute),
@@ -334,7 +334,13 @@ fn classify(mut value: Node<'_>, document: usize, line: usize, out: &mut Decoded
     };
     match decoded {
         Ok(object) => out.objects.push(object),
-        Err(reason) => out.errors.push(fail(reason)),
+        Err(Unreadable {
+            why,
+            read_for_parents,
+        }) => {
+            out.objects.extend(read_for_parents);
+            out.errors.push(fail(why));
+        }
     }
 }
 
@@ -378,14 +384,14 @@ fn custom<T: DeserializeOwned>(
     value: Node<'_>,
     kind: Kind,
     wrap: fn(Arc<T>) -> Object,
-) -> Result<Object, String> {
+) -> Result<Object, Unreadable> {
     typed(as_v1(value, kind, &["v1", "v1beta1"])?, kind, wrap)
 }
 
 /// A TLSRoute: v1 (standard since Gateway API v1.5), or v1alpha2/v1alpha3 as clusters
 /// with the experimental channel still serve it; the older versions have the same
 /// fields, `hostnames` being optional there.
-fn tls_route(value: Node<'_>) -> Result<Object, String> {
+fn tls_route(value: Node<'_>) -> Result<Object, Unreadable> {
     let mut value = as_v1(value, Kind::TlsRoute, &["v1", "v1alpha3", "v1alpha2"])?;
     if let Some(spec @ Node::Map(_)) = value.get_mut("spec") {
         for field in ["hostnames", "rules"] {
@@ -403,28 +409,26 @@ fn l4_route<T: DeserializeOwned>(
     value: Node<'_>,
     kind: Kind,
     wrap: fn(Arc<T>) -> Object,
-) -> Result<Object, String> {
+) -> Result<Object, Unreadable> {
     typed(as_v1(value, kind, &["v1", "v1alpha2"])?, kind, wrap)
 }
 
 /// A BackendTLSPolicy: v1 (standard since Gateway API v1.4), or v1alpha3 as clusters
 /// with the experimental channel of v1.3 serve it, with the same fields.
-fn backend_tls_policy(value: Node<'_>) -> Result<Object, String> {
+fn backend_tls_policy(value: Node<'_>) -> Result<Object, Unreadable> {
     let value = as_v1(value, Kind::BackendTlsPolicy, &["v1", "v1alpha3"])?;
     typed(value, Kind::BackendTlsPolicy, Object::BackendTlsPolicy)
 }
 
 /// A ListenerSet: v1 only (standard since Gateway API v1.5; the experimental channel's
 /// earlier form is another kind, XListenerSet, in another group).
-fn listener_set(value: Node<'_>) -> Result<Object, String> {
+fn listener_set(value: Node<'_>) -> Result<Object, Unreadable> {
     let version = value
         .get("apiVersion")
         .and_then(Node::as_str)
         .unwrap_or_default();
     if version != "gateway.networking.k8s.io/v1" {
-        return Err(format!(
-            "ListenerSet: apiVersion {version} is not served (v1)"
-        ));
+        return Err(format!("ListenerSet: apiVersion {version} is not served (v1)").into());
     }
     typed(value, Kind::ListenerSet, Object::ListenerSet)
 }
@@ -472,7 +476,11 @@ pub fn drop_unread_metadata(kind: Kind, meta: &mut ObjectMeta) {
         *labels = None;
     }
     if !kind.annotations_are_read() {
-        *annotations = None;
+        // Only portcullis's own mark of a route read for its parents alone stays.
+        *annotations = annotations
+            .take()
+            .and_then(|mut all| all.remove_entry(crate::UNREADABLE_SPEC_ANNOTATION))
+            .map(|mark| std::collections::BTreeMap::from([mark]));
     } else if let Some(annotations) = annotations.as_mut() {
         annotations.remove(crate::LAST_APPLIED_ANNOTATION);
     }
@@ -492,8 +500,8 @@ fn typed<T: DeserializeOwned>(
     mut value: Node<'_>,
     kind: Kind,
     wrap: fn(Arc<T>) -> Object,
-) -> Result<Object, String> {
-    let fail = |reason: String| format!("{}: {reason}", kind.name());
+) -> Result<Object, Unreadable> {
+    let fail = |reason: String| Unreadable::from(format!("{}: {reason}", kind.name()));
     let name = match value.get("metadata").and_then(|meta| meta.get("name")) {
         None | Some(Node::Null) => return Err(fail("metadata.name is required".to_owned())),
         Some(Node::String(name)) => name.to_string(),
@@ -528,16 +536,79 @@ fn typed<T: DeserializeOwned>(
         String::new()
     };
     slim_metadata(kind, meta);
-    from_node::<T>(&value)
-        .map(|object| wrap(Arc::new(object)))
-        .map_err(|err| {
-            let label = if namespace.is_empty() {
-                name
-            } else {
-                format!("{namespace}/{name}")
-            };
-            format!("{} {label}: {err}", kind.name())
-        })
+    let err = match from_node::<T>(&value) {
+        Ok(object) => return Ok(wrap(Arc::new(object))),
+        Err(err) => err,
+    };
+    let label = if namespace.is_empty() {
+        name
+    } else {
+        format!("{namespace}/{name}")
+    };
+    let why = format!("{} {label}: {err}", kind.name());
+    match parents_only::<T>(&value, &err.to_string()) {
+        Some(object) => Err(Unreadable {
+            why: format!(
+                "{why}; it is not served until it is fixed, and its status says so to its parents"
+            ),
+            read_for_parents: Some(wrap(Arc::new(object))),
+        }),
+        None => Err(why.into()),
+    }
+}
+
+/// Why a document was not read; a route whose spec does not fit the types is read for
+/// its parents alone, its status to say why.
+struct Unreadable {
+    why: String,
+    read_for_parents: Option<Object>,
+}
+
+impl From<String> for Unreadable {
+    fn from(why: String) -> Self {
+        Self {
+            why,
+            read_for_parents: None,
+        }
+    }
+}
+
+/// A route whose spec does not fit the types, read for its `parentRefs` alone and marked
+/// with why (see [`crate::UNREADABLE_SPEC_ANNOTATION`]); `None` for another kind, or
+/// when its parents cannot be read either.
+fn parents_only<T: DeserializeOwned>(value: &Node<'_>, why: &str) -> Option<T> {
+    let kind = value.get("kind").and_then(Node::as_str)?;
+    if !matches!(
+        kind,
+        "HTTPRoute" | "GRPCRoute" | "TLSRoute" | "TCPRoute" | "UDPRoute"
+    ) {
+        return None;
+    }
+    let parents = value.get("spec")?.get("parentRefs")?.clone();
+    let mut metadata = value.get("metadata")?.clone();
+    metadata.set(
+        "annotations",
+        Node::Map(vec![(
+            Cow::Borrowed(crate::UNREADABLE_SPEC_ANNOTATION),
+            Node::String(Cow::Owned(why.to_owned())),
+        )]),
+    );
+    let mut skeleton = Node::Map(Vec::new());
+    for field in ["apiVersion", "kind"] {
+        if let Some(text) = value.get(field) {
+            skeleton.set(field, text.clone());
+        }
+    }
+    skeleton.set("metadata", metadata);
+    skeleton.set(
+        "spec",
+        Node::Map(vec![
+            (Cow::Borrowed("parentRefs"), parents),
+            (Cow::Borrowed("hostnames"), Node::Seq(Vec::new())),
+            (Cow::Borrowed("rules"), Node::Seq(Vec::new())),
+        ]),
+    );
+    from_node::<T>(&skeleton).ok()
 }
 
 #[cfg(test)]

@@ -67,6 +67,24 @@ pub const METADATA_UNREAD: [&str; 5] = [
     "selfLink",
 ];
 
+/// The annotation portcullis puts on a route whose `spec` does not fit the types it knows
+/// (a value a newer version of the API allows: a filter type, a match type), read for its
+/// `parentRefs` alone, with why: its status then says so to its parents
+/// (`Accepted=False`, `UnsupportedValue`), and it is not served. Never read from an
+/// object: a route's own annotations are dropped before it is stored.
+pub const UNREADABLE_SPEC_ANNOTATION: &str = "portcullis.dev/unreadable-spec";
+
+/// Why a route was read for its parents alone (see [`UNREADABLE_SPEC_ANNOTATION`]).
+pub fn unreadable_spec(
+    metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> Option<&str> {
+    metadata
+        .annotations
+        .as_ref()?
+        .get(UNREADABLE_SPEC_ANNOTATION)
+        .map(String::as_str)
+}
+
 /// The keys of a Secret's `data` and `stringData` that any stage reads: a certificate
 /// (`tls.crt`, `tls.key`), a CA and its revocations (`ca.crt`, `ca.crl`), an htpasswd
 /// list (`auth`) and DH parameters (`dhparam.pem`). Every other key is dropped before a

@@ -4,7 +4,7 @@
 //! and stay as they are.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::{Api, Client};
+use kube::Client;
 use resources::Kind;
 use resources::gateway::{
     GatewayClassStatus, GatewayStatus, GatewayStatusListeners, ListenerSetStatus,
@@ -80,10 +80,6 @@ impl StatusKind for GatewayClass {
         self.status.as_ref()
     }
 
-    fn api(client: Client, _namespace: &str) -> Api<Self> {
-        Api::all(client)
-    }
-
     fn merge(
         current: &GatewayClassStatus,
         desired: &GatewayClassStatus,
@@ -106,10 +102,6 @@ impl StatusKind for Gateway {
 
     fn status(&self) -> Option<&GatewayStatus> {
         self.status.as_ref()
-    }
-
-    fn api(client: Client, namespace: &str) -> Api<Self> {
-        Api::namespaced(client, namespace)
     }
 
     fn merge(
@@ -145,10 +137,6 @@ impl StatusKind for ListenerSet {
 
     fn status(&self) -> Option<&ListenerSetStatus> {
         self.status.as_ref()
-    }
-
-    fn api(client: Client, namespace: &str) -> Api<Self> {
-        Api::namespaced(client, namespace)
     }
 
     fn merge(

@@ -171,10 +171,6 @@ impl StatusKind for Ingress {
         self.status.as_ref()
     }
 
-    fn api(client: Client, namespace: &str) -> Api<Self> {
-        Api::namespaced(client, namespace)
-    }
-
     fn merge(
         current: &IngressStatus,
         desired: &Vec<IngressLoadBalancerIngress>,

@@ -6,7 +6,6 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::{Api, Client};
 use resources::{Kind, ObjectRef};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -34,10 +33,6 @@ pub trait StatusKind:
 
     /// The object's status as last seen.
     fn status(&self) -> Option<&Self::Status>;
-
-    /// Where the object's status subresource is patched (`namespace` is empty for a
-    /// cluster-scoped kind).
-    fn api(client: Client, namespace: &str) -> Api<Self>;
 
     /// The status to write: `current` with our part replaced by `desired`, everything
     /// other controllers own kept as it is, and each condition's `lastTransitionTime`

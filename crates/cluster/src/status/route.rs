@@ -5,7 +5,6 @@
 //! [`RouteParentStatus`], and its kind implements `StatusKind` with [`merge_parents`].
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::{Api, Client};
 use resources::backend_tls_policy::{
     BackendTlsPolicyStatus, BackendTlsPolicyStatusAncestors,
     BackendTlsPolicyStatusAncestorsAncestorRef,
@@ -114,10 +113,6 @@ macro_rules! status_kind {
 
             fn status(&self) -> Option<&$status> {
                 self.status.as_ref()
-            }
-
-            fn api(client: Client, namespace: &str) -> Api<Self> {
-                Api::namespaced(client, namespace)
             }
 
             fn merge(current: &$status, desired: &$status, context: &MergeContext<'_>) -> $status {

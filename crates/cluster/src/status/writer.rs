@@ -275,14 +275,23 @@ async fn send<K: StatusKind>(client: &Client, patch: &StatusPatch<K>) -> Result<
         },
         status: &patch.status,
     };
-    K::api(client.clone(), &patch.object.namespace)
-        .patch_status(
-            &patch.object.name,
-            &PatchParams::default(),
-            &Patch::Merge(&body),
-        )
-        .await
-        .map(drop)
+    // The answer is the object as the API server holds it now, which is not read: an
+    // object holding a value of a newer version of its API (a route read for its parents
+    // alone) could not be read back as `K`, and the write, though made, would count as
+    // failed and be made again for every version it creates.
+    let resource = kube::api::ApiResource::erase::<K>(&());
+    let api: kube::Api<kube::api::DynamicObject> = if patch.object.namespace.is_empty() {
+        kube::Api::all_with(client.clone(), &resource)
+    } else {
+        kube::Api::namespaced_with(client.clone(), &patch.object.namespace, &resource)
+    };
+    api.patch_status(
+        &patch.object.name,
+        &PatchParams::default(),
+        &Patch::Merge(&body),
+    )
+    .await
+    .map(drop)
 }
 
 #[cfg(test)]

@@ -21,5 +21,33 @@ pub(crate) mod tcp_route;
 pub(crate) mod tls_route;
 
 pub use crate::outcome::{ConditionStatus, ConditionType, Reason, Refusal};
+
+use crate::contribution::Contribution;
+use crate::outcome::RouteOutcome;
+
+/// A route read for its parents alone, its spec holding what portcullis's types do not
+/// know (`resources::UNREADABLE_SPEC_ANNOTATION`, `why`): every parent of ours is told,
+/// `Accepted=False` with `UnsupportedValue` as the specification asks of a value it does
+/// not know, and nothing of it is served. The whole output of the route, its status.
+pub(crate) fn read_for_parents_only(
+    why: &str,
+    mut outcome: RouteOutcome,
+    mut output: Contribution,
+) -> Contribution {
+    let message = format!(
+        "the route holds a value portcullis does not know ({why}); it is not served until it is fixed"
+    );
+    for parent in &mut outcome.parents {
+        parent.listeners.clear();
+        parent.refusal = Some(Refusal::new(Reason::UnsupportedValue, message.clone()));
+    }
+    output.routes.clear();
+    output.passthrough.clear();
+    output.tcp.clear();
+    output.diagnostics.clear();
+    output.report("spec".to_owned(), message);
+    output.route_status = Some(outcome);
+    output
+}
 pub use api::{GATEWAY_CONTROLLER, GROUP};
 pub use attach::intersect;

@@ -119,6 +119,12 @@ pub(crate) fn convert_route(
     };
     let mut outcome = RouteOutcome::at(route.metadata.generation);
     let attachments = converter.attachments(&mut outcome.parents);
+    if let Some(why) = resources::unreadable_spec(&route.metadata) {
+        if outcome.parents.is_empty() {
+            return converter.output;
+        }
+        return super::read_for_parents_only(why, outcome, converter.output);
+    }
     // A route that names a Gateway of ours has its references resolved for status even
     // where it is attached nowhere: ResolvedRefs does not depend on Accepted.
     if !outcome.parents.is_empty() {

@@ -277,7 +277,7 @@ pub(crate) fn report(
                     ConditionType::Accepted,
                     true,
                     Reason::Accepted,
-                    &format!(
+                    format!(
                         "attached; served without the filters portcullis does not support (a request mirror): {}",
                         outcome.unsupported.join(", ")
                     ),

@@ -37,6 +37,9 @@ pub(crate) fn convert_tcp_route(
     if outcome.parents.is_empty() {
         return output;
     }
+    if let Some(why) = resources::unreadable_spec(&route.metadata) {
+        return super::read_for_parents_only(why, outcome, output);
+    }
     let refs = l4::backend_refs!(route.spec.rules);
     let (backends, unresolved) = l4::weighted_backends(&refs, "TCPRoute", lookups, &mut output);
     outcome.unresolved = unresolved;
@@ -81,6 +84,9 @@ pub(crate) fn convert_udp_route(
     );
     if outcome.parents.is_empty() {
         return output;
+    }
+    if let Some(why) = resources::unreadable_spec(&route.metadata) {
+        return super::read_for_parents_only(why, outcome, output);
     }
     for parent in &mut outcome.parents {
         parent.refusal = Some(Refusal::new(

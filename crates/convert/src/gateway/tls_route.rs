@@ -43,6 +43,9 @@ pub(crate) fn convert_tls_route(
     if outcome.parents.is_empty() {
         return output;
     }
+    if let Some(why) = resources::unreadable_spec(&route.metadata) {
+        return super::read_for_parents_only(why, outcome, output);
+    }
     let refs = l4::backend_refs!(route.spec.rules);
     let passthrough = attached.iter().any(|a| a.serving == Serving::Passthrough);
     let terminated = attached.iter().any(|a| a.serving != Serving::Passthrough);

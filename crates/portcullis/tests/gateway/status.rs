@@ -251,7 +251,7 @@ fn status_reports_every_condition_and_reason_of_the_specification() {
 }
 
 #[test]
-fn a_route_served_without_its_mirror_says_so_in_its_accepted_condition() {
+fn a_route_served_without_its_mirror_or_holding_an_unknown_value_says_so_in_accepted() {
     let dir = tempfile::tempdir().unwrap();
     let objects = backend("default", "ok", 80, None, &[])
         + r#"
@@ -283,6 +283,22 @@ metadata: {name: plain, namespace: default}
 spec:
   parentRefs: [{name: edge}]
   rules: [{backendRefs: [{name: ok, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: future, namespace: default, generation: 4}
+spec:
+  parentRefs: [{name: edge}]
+  rules:
+  - filters: [{type: ExternalAuth, externalAuth: {}}]
+    backendRefs: [{name: ok, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: forged, namespace: default, annotations: {portcullis.dev/unreadable-spec: forged}}
+spec:
+  parentRefs: [{name: edge}]
+  rules: [{backendRefs: [{name: ok, port: 80}]}]
 "#;
     write(dir.path(), "all.yaml", &objects);
     let documents = status_documents(dir.path());
@@ -305,6 +321,31 @@ spec:
     assert_eq!(
         accepted("plain"),
         ("True".to_owned(), "attached".to_owned())
+    );
+    // portcullis's own mark, written by a user, is no mark.
+    assert_eq!(
+        accepted("forged"),
+        ("True".to_owned(), "attached".to_owned())
+    );
+
+    // A value of a newer API version (a filter type): the route is read for its parents
+    // alone, and told `Accepted=False` with `UnsupportedValue`, as the specification asks.
+    let future = &status_of(&documents, "HTTPRoute", "default", "future")["parents"][0];
+    assert_eq!(
+        condition(&future["conditions"], "Accepted"),
+        pair("False", "UnsupportedValue")
+    );
+    assert_eq!(future["conditions"][0]["observedGeneration"], 4);
+    let message = future["conditions"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("unknown variant `ExternalAuth`")
+            && message.ends_with("it is not served until it is fixed"),
+        "{message}"
+    );
+    let gateway = status_of(&documents, "Gateway", "default", "edge");
+    assert_eq!(
+        gateway["listeners"][0]["attachedRoutes"], 3,
+        "mirrored, plain and forged"
     );
 }
 

@@ -17,23 +17,6 @@ const MAP_CHUNK_BYTES: usize = 12 * 1024;
 const BATCH_LINE_BYTES: usize = 12 * 1024;
 /// How long one reply may take.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
-/// The id given to a server added at runtime. HAProxy 2.6 places a server it numbers
-/// itself wrongly in a consistent-hash ring (`balance random`, the default, and hash-based
-/// balancing): of three servers added one after the other, the second got no request
-/// (measured), while servers given their own ids shared the traffic. Derived from the
-/// server's name, above the ids HAProxy gives the servers of the files (1, 2, ...) and
-/// below 2^20: the ring's points are `id * 4096` in 32 bits, so ids 2^20 apart would share
-/// them. One another server of the backend already holds makes `add server` fail, and the
-/// change is then loaded by a reload.
-fn dynamic_server_id(server: &ServerRef) -> u32 {
-    use std::hash::{Hash, Hasher};
-    const HALF_RING: u64 = 1 << 19;
-    // A fixed hasher: the same server gets the same id from one run to the next.
-    let mut hasher = std::hash::DefaultHasher::new();
-    server.server.hash(&mut hasher);
-    u32::try_from(HALF_RING + hasher.finish() % HALF_RING).unwrap_or(1 << 19)
-}
-
 /// The connection pool of a server added at runtime: HAProxy 2.6 gives such a server none
 /// (`pool-max-conn 0`), where a server of the files has an unlimited one purged every 5 s.
 const DYNAMIC_POOL: &str = " pool-max-conn -1 pool-purge-delay 5s";
@@ -111,7 +94,13 @@ impl RuntimeApi {
                     } else {
                         *address
                     };
-                    let id = dynamic_server_id(server);
+                    // HAProxy 2.6 places a server it numbers itself wrongly in a
+                    // consistent-hash ring (`balance random`, the default, and hash-based
+                    // balancing): of three servers added one after the other, the second
+                    // got no request (measured). A hashing backend's file gives each server
+                    // this id too, so a reload moves no client. One that another server of
+                    // the backend holds makes `add server` fail: a reload then loads it.
+                    let id = render::server_id(&server.server);
                     // A server added at runtime keeps no idle connection unless told to
                     // (every request then opened a new one, measured): it gets the pool
                     // a server of the files has by default.

@@ -513,7 +513,7 @@ async fn servers_routes_and_a_certificate_change_live_with_the_exact_commands() 
         request_lines(&done.transcript),
         owned(&[
             (
-                "add server web_app_80/10.0.0.4_8080 10.0.0.4:8080 pool-max-conn -1 pool-purge-delay 5s id 571352",
+                "add server web_app_80/10.0.0.4_8080 10.0.0.4:8080 pool-max-conn -1 pool-purge-delay 5s id 596691",
                 "New server registered."
             ),
             ("set server web_app_80/10.0.0.4_8080 state ready", ""),

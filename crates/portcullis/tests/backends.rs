@@ -1,8 +1,9 @@
 //! Backends as a user sees them through one running portcullis: HTTP/2 and TLS toward
 //! the servers (an upstream HAProxy plays the servers and says what it was spoken to
 //! with), certificate verification, a client certificate presented to servers that ask
-//! for one, health checks taking a dead server out of rotation, and a server added live
-//! being checked like one loaded from the file.
+//! for one, health checks taking a dead server out of rotation, a server added live
+//! being checked like one loaded from the file, and a hashing backend keeping each client
+//! on its server through live additions and reloads.
 
 // Test helpers fail loudly: an unwrap here is an assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -14,7 +15,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use test_support::{
-    EchoServer, Portcullis, free_port, http_get, self_signed, tls_secret, write_manifest,
+    EchoServer, Portcullis, free_port, http_get, http_request, self_signed, tls_secret,
+    write_manifest,
 };
 
 const BIN: &str = env!("CARGO_BIN_EXE_portcullis");
@@ -379,4 +381,105 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
         })
         .unwrap();
     assert_eq!(portcullis.metric_total("portcullis_reloads_total"), reloads);
+}
+
+/// Which server each of 40 users reaches on `host` (balanced by their `X-User` header).
+fn servers_of_users(port: u16, host: &str) -> Vec<String> {
+    (1..=40)
+        .map(|user| {
+            let request = format!(
+                "GET / HTTP/1.1\r\nHost: {host}\r\nX-User: u{user}\r\nConnection: close\r\n\r\n"
+            );
+            match http_request(port, &request) {
+                Ok(response) => response.server().unwrap_or(response.status.to_string()),
+                Err(err) => format!("error: {err}"),
+            }
+        })
+        .collect()
+}
+
+/// `show servers state` of one backend: each server's name and id, sorted.
+fn server_ids(admin_socket: &Path, backend: &str) -> Vec<(String, u32)> {
+    let Ok(mut stream) = UnixStream::connect(admin_socket) else {
+        return Vec::new();
+    };
+    let _ = stream.write_all(format!("show servers state {backend}\n").as_bytes());
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    let mut ids: Vec<(String, u32)> = reply
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            Some((fields.get(3)?.to_string(), fields.get(2)?.parse().ok()?))
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn a_hashing_backend_keeps_each_client_on_its_server_through_live_additions_and_reloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    let servers = [
+        EchoServer::start("one").unwrap(),
+        EchoServer::start("two").unwrap(),
+        EchoServer::start("three").unwrap(),
+    ];
+    let hashed = |count: usize| {
+        let ports: Vec<u16> = servers[..count].iter().map(|s| s.port).collect();
+        service(
+            "hashed",
+            "portcullis.dev/balance-algorithm: \"hdr(X-User)\"",
+            None,
+            &ports,
+        ) + &ingress("hashed", "hashed.test", "hashed")
+    };
+    write_manifest(&manifests, "hashed.yaml", &hashed(1)).unwrap();
+    let mut portcullis =
+        Portcullis::start(BIN, &manifests, &dir.path().join("state"), &[]).unwrap();
+    let socket = admin_socket(&portcullis);
+    let backend = "default_hashed_80";
+
+    // Two servers come: added live, each with the id its name gives it.
+    write_manifest(&manifests, "hashed.yaml", &hashed(3)).unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(20), |_| {
+            server_ids(&socket, backend).len() == 3
+        })
+        .unwrap();
+    assert!(
+        portcullis.log().contains("applied live"),
+        "{}",
+        portcullis.log()
+    );
+    let live_ids = server_ids(&socket, backend);
+    let before = servers_of_users(portcullis.http_port, "hashed.test");
+    for server in ["one", "two", "three"] {
+        assert!(before.iter().any(|s| s == server), "{server}: {before:?}");
+    }
+
+    // An unrelated Service and Ingress: a reload, whose file gives the same servers the
+    // same ids, so no user moves.
+    let reloads = portcullis.log().matches("haproxy reloaded").count();
+    write_manifest(
+        &manifests,
+        "other.yaml",
+        &(service("other", "", None, &[servers[0].port])
+            + &ingress("other", "other.test", "other")),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(20), |p| {
+            answer(p.http_port, "other.test") == "one"
+                && p.log().matches("haproxy reloaded").count() > reloads
+        })
+        .unwrap();
+    assert_eq!(server_ids(&socket, backend), live_ids);
+    assert_eq!(
+        servers_of_users(portcullis.http_port, "hashed.test"),
+        before
+    );
 }

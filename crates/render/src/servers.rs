@@ -39,6 +39,57 @@ pub(crate) fn own_options(text: &mut String, backend: &Backend, server: &Server)
     }
 }
 
+/// The id of a server of a hashing backend's file, and of any server added at runtime.
+/// HAProxy places a server on a consistent-hash ring by its id: were the ids the ones
+/// HAProxy numbers the file's servers with (1, 2, ...), a reload after servers were added
+/// live (ids of their own) would move clients to other servers while the servers stay
+/// the same. Derived from the server's name alone (xxh3, the same in every run and build),
+/// above the ids HAProxy numbers servers with and below 2^20: the ring's points are
+/// `id * 4096` in 32 bits, so ids 2^20 apart would share them.
+pub fn server_id(name: &str) -> u32 {
+    const HALF_RING: u64 = 1 << 19;
+    u32::try_from(HALF_RING + xxhash_rust::xxh3::xxh3_64(name.as_bytes()) % HALF_RING)
+        .unwrap_or(1 << 19)
+}
+
+/// Appends ` id <n>` to a hashing backend's server line: the server's [`server_id`], or,
+/// when an earlier server of the backend holds it (two names of one hash), the next one
+/// free.
+fn push_pinned_id(text: &mut String, name: &str, taken: &mut Vec<u32>) {
+    let id = free_id(server_id(name), taken);
+    taken.push(id);
+    let _ = write!(text, " id {id}");
+}
+
+/// `id`, or the next one of the range `taken` does not hold (after its last, its first).
+fn free_id(mut id: u32, taken: &[u32]) -> u32 {
+    const TOP: u32 = (1 << 20) - 1;
+    while taken.contains(&id) {
+        id = if id >= TOP { 1 << 19 } else { id + 1 };
+    }
+    id
+}
+
+/// Appends the backend's server lines.
+pub(crate) fn server_lines(text: &mut String, backend: &Backend) {
+    let pinned = backend.settings.balance.hashes();
+    let mut taken = Vec::new();
+    for server in &backend.servers {
+        text.push_str("    server ");
+        let start = text.len();
+        server.push_name(text);
+        let name_end = text.len();
+        text.push(' ');
+        server.push_address_port(text);
+        if pinned {
+            let name = text[start..name_end].to_owned();
+            push_pinned_id(text, &name, &mut taken);
+        }
+        own_options(text, backend, server);
+        text.push('\n');
+    }
+}
+
 /// Whether a server's options can all be given to `add server`: HAProxy 2.6 refuses
 /// `cookie`, so servers named by their cookie are added by a reload.
 pub fn adds_servers_live(backend: &Backend) -> bool {
@@ -295,4 +346,26 @@ pub(crate) fn group_selection(text: &mut String, backend: &Backend) {
 fn http_check(options: &model::ServerOptions) -> Option<&model::CheckUri> {
     let uri = options.health.as_ref()?.uri.as_ref()?;
     (options.protocol != Protocol::Http2 || options.tls.is_none()).then_some(uri)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_id_is_its_name_s_within_half_the_ring_and_a_taken_one_moves_to_the_next() {
+        let id = server_id("10.0.0.4_8080");
+        assert_eq!(id, 596_691, "the same in every run and build");
+        assert!((1 << 19..1 << 20).contains(&id));
+        let mut taken = Vec::new();
+        let mut line = String::new();
+        push_pinned_id(&mut line, "10.0.0.4_8080", &mut taken);
+        // Another name of the same hash (forced here) takes the next id.
+        push_pinned_id(&mut line, "10.0.0.4_8080", &mut taken);
+        assert_eq!(line, format!(" id {id} id {}", id + 1));
+        // After the range's last id comes its first.
+        let top = (1 << 20) - 1;
+        assert_eq!(free_id(top, &[top]), 1 << 19);
+        assert_eq!(free_id(top, &[top, 1 << 19]), (1 << 19) + 1);
+    }
 }

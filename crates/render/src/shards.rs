@@ -57,13 +57,6 @@ pub(crate) fn render_backend(backend: &Backend, defaults: &BackendDefaults) -> S
     if let Some(named) = &backend.settings.named {
         crate::dns::named_server_lines(&mut text, named);
     }
-    for server in &backend.servers {
-        text.push_str("    server ");
-        server.push_name(&mut text);
-        text.push(' ');
-        server.push_address_port(&mut text);
-        crate::servers::own_options(&mut text, backend, server);
-        text.push('\n');
-    }
+    crate::servers::server_lines(&mut text, backend);
     text
 }

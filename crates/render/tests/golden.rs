@@ -507,9 +507,14 @@ fn server_options_render_on_every_server_line_and_backend_tls_files_beside_them(
         .lines()
         .find_map(|l| l.strip_prefix("    default-server"))
         .unwrap();
+    // A hashing backend's server carries the id `add server` gives it too.
+    let pinned = format!(
+        "    server 10.0.0.3_9000 10.0.0.3:9000 id {}",
+        render::server_id("10.0.0.3_9000")
+    );
     let own = section
         .lines()
-        .find_map(|l| l.strip_prefix("    server 10.0.0.3_9000 10.0.0.3:9000"))
+        .find_map(|l| l.strip_prefix(pinned.as_str()))
         .unwrap();
     let added = api
         .servers

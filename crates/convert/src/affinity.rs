@@ -25,10 +25,15 @@ pub(crate) fn cookie_affinity(
             CookieKeyword::HttpOnly,
         ];
     }
-    let mut report = |field: &str, message: &str| {
+    // Reported on the object that sets the key (the Ingress, its class's ConfigMap or
+    // the Service), where its Events and its author are.
+    let mut report = |key: &'static str, message: &str| {
+        let (object, field) = keys
+            .set_at(key)
+            .unwrap_or_else(|| (service.clone(), key.to_owned()));
         diagnostics.push(Diagnostic {
-            object: service.clone(),
-            field: field.to_owned(),
+            object,
+            field,
             message: message.to_owned(),
         });
     };
@@ -146,8 +151,39 @@ mod tests {
         assert_eq!(
             diagnostics,
             [
-                "Service web/app: session-cookie-keywords: 'indirect' cannot be combined with the 'rewrite' strategy; it is left out",
-                "Service web/app: session-cookie-preserve: 'preserve' needs the 'insert' strategy or 'indirect'; it is left out",
+                "Service web/app: metadata.annotations[session-cookie-keywords]: 'indirect' cannot be combined with the 'rewrite' strategy; it is left out",
+                "Service web/app: metadata.annotations[session-cookie-preserve]: 'preserve' needs the 'insert' strategy or 'indirect'; it is left out",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_conflict_is_reported_on_the_object_that_sets_the_key() {
+        let service = ObjectRef::new(resources::Kind::Service, "web", "app");
+        let ingress = ObjectRef::new(resources::Kind::Ingress, "web", "site");
+        let map: BTreeMap<String, String> = [
+            ("affinity", "cookie"),
+            ("session-cookie-strategy", "rewrite"),
+            ("session-cookie-keywords", "indirect"),
+        ]
+        .iter()
+        .map(|(k, v)| (format!("haproxy-ingress.github.io/{k}"), (*v).to_owned()))
+        .collect();
+        let mut diagnostics = Vec::new();
+        let on_ingress = Annotations::new(Some(&map), &ingress, &mut diagnostics);
+        let on_service = Annotations::new(None, &service, &mut diagnostics);
+        let global = GlobalConfig::default();
+        let keys = Keys {
+            service: Some(&on_service),
+            object: Some(&on_ingress),
+            global: &global,
+        };
+        cookie_affinity(&keys, &service, &mut diagnostics);
+        let reported: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            reported,
+            [
+                "Ingress web/site: metadata.annotations[session-cookie-keywords]: 'indirect' cannot be combined with the 'rewrite' strategy; it is left out"
             ]
         );
     }

@@ -316,13 +316,18 @@ fn named_servers(
                     },
                 }));
             }
-            (false, _) => diagnostics.push(Diagnostic {
-                object: service_ref.clone(),
-                field: "use-resolver".to_owned(),
-                message: format!(
-                    "no dns-resolvers line declares the resolver '{resolver}': the service's endpoints are used"
-                ),
-            }),
+            (false, _) => {
+                let (object, field) = keys
+                    .set_at(keys::USE_RESOLVER.name)
+                    .unwrap_or_else(|| (service_ref.clone(), keys::USE_RESOLVER.name.to_owned()));
+                diagnostics.push(Diagnostic {
+                    object,
+                    field,
+                    message: format!(
+                        "no dns-resolvers line declares the resolver '{resolver}': the service's endpoints are used"
+                    ),
+                });
+            }
             (true, None) => {}
         }
     }

@@ -846,6 +846,24 @@ pub struct Keys<'a> {
 }
 
 impl<'a> Keys<'a> {
+    /// Where the most specific layer that sets the key validly has it: the object (the
+    /// Service, the Ingress, or its IngressClass's ConfigMap) and the field, for a
+    /// report on what that value does; `None` when only the global ConfigMap or the
+    /// default gives it.
+    pub fn set_at(&self, name: &'static str) -> Option<(ObjectRef, String)> {
+        let annotations = [self.service, self.object]
+            .into_iter()
+            .flatten()
+            .find(|annotations| annotations.valid.contains(name))?;
+        let origin = annotations.origin_of(name)?;
+        let field = if origin.kind == resources::Kind::ConfigMap {
+            format!("data.{name}")
+        } else {
+            format!("metadata.annotations[{name}]")
+        };
+        Some((origin.clone(), field))
+    }
+
     /// The key's value from the most specific layer that sets it validly.
     pub fn get<T: Clone + 'static>(&self, key: &Key<T>) -> T {
         [self.service, self.object]

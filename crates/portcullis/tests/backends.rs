@@ -200,6 +200,15 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
             ports,
         )
     };
+    // HTTP/1.1 over TLS with an HTTP check, which goes over TLS too.
+    let verified = |ports: &[u16]| {
+        service(
+            "verified",
+            "haproxy-ingress.github.io/secure-backends: \"true\", haproxy-ingress.github.io/secure-verify-ca-secret: upstream-ca, haproxy-ingress.github.io/secure-sni: backend.test, haproxy-ingress.github.io/health-check-uri: /healthz, haproxy-ingress.github.io/health-check-interval: 100ms, haproxy-ingress.github.io/health-check-fall-count: \"1\"",
+            None,
+            ports,
+        ) + &ingress("verified", "verified.test", "verified")
+    };
     let mutual = |ports: &[u16]| {
         service(
             "mutual",
@@ -257,6 +266,7 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
     )
     .unwrap();
     write_manifest(&manifests, "secure.yaml", &secure(&[upstream.tls_port])).unwrap();
+    write_manifest(&manifests, "verified.yaml", &verified(&[upstream.tls_port])).unwrap();
     write_manifest(
         &manifests,
         "mutual.yaml",
@@ -363,6 +373,35 @@ fn http2_tls_verification_and_health_checks_work_against_real_servers() {
             (0..4).any(|_| answer(p.http_port, "tls.test") == tls_answer(upstream.second_tls_port))
         })
         .unwrap();
+    assert_eq!(portcullis.metric_total("portcullis_reloads_total"), reloads);
+
+    // A TLS server added live is health-checked over TLS, as one from the file is (a
+    // clear-text check of a TLS server fails, and takes it out).
+    let verified_server = |p: u16| (format!("127.0.0.1_{p}"), 2);
+    portcullis
+        .wait_until(Duration::from_secs(10), |_| {
+            server_states(&socket, "default_verified_80") == [verified_server(upstream.tls_port)]
+        })
+        .unwrap();
+    write_manifest(
+        &manifests,
+        "verified.yaml",
+        &verified(&[upstream.tls_port, upstream.second_tls_port]),
+    )
+    .unwrap();
+    portcullis
+        .wait_until(Duration::from_secs(10), |_| {
+            server_states(&socket, "default_verified_80").len() == 2
+        })
+        .unwrap();
+    // Past the checks that would take it out (every 100 ms, out at the first failure).
+    std::thread::sleep(Duration::from_millis(1000));
+    let mut both = vec![
+        verified_server(upstream.tls_port),
+        verified_server(upstream.second_tls_port),
+    ];
+    both.sort();
+    assert_eq!(server_states(&socket, "default_verified_80"), both);
     assert_eq!(portcullis.metric_total("portcullis_reloads_total"), reloads);
 
     // A server added live presents the client certificate HAProxy loaded.

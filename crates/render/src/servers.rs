@@ -170,6 +170,13 @@ fn write_options(text: &mut String, options: &ServerOptions) -> std::fmt::Result
     }
     if let Some(health) = &options.health {
         text.push_str(" check");
+        // HAProxy checks a server of the files over TLS when it is spoken to over TLS
+        // and its check has no port or address of its own; it does not for a server
+        // added at runtime, whose check would be clear text (a TLS server resets it, and
+        // the only server of a backend was down after a rolling update): said outright.
+        if options.tls.is_some() && health.port.is_none() && health.addr.is_none() {
+            text.push_str(" check-ssl");
+        }
         // A server that requires the PROXY protocol refuses checks without it.
         if options.send_proxy.is_some() {
             text.push_str(" check-send-proxy");

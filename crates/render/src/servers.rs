@@ -39,7 +39,8 @@ pub(crate) fn own_options(text: &mut String, backend: &Backend, server: &Server)
     }
 }
 
-/// The id of a server of a hashing backend's file, and of any server added at runtime.
+/// The id of a server of a hashing (or `balance first`) backend's file, and of any server
+/// added at runtime.
 /// HAProxy places a server on a consistent-hash ring by its id: were the ids the ones
 /// HAProxy numbers the file's servers with (1, 2, ...), a reload after servers were added
 /// live (ids of their own) would move clients to other servers while the servers stay
@@ -72,7 +73,10 @@ fn free_id(mut id: u32, taken: &[u32]) -> u32 {
 
 /// Appends the backend's server lines.
 pub(crate) fn server_lines(text: &mut String, backend: &Backend) {
-    let pinned = backend.settings.balance.hashes();
+    // Where a server's id decides where its clients go: its place on a hash ring, or
+    // its turn under `balance first` (the lowest id first).
+    let pinned =
+        backend.settings.balance.hashes() || backend.settings.balance == model::Balance::First;
     let mut taken = Vec::new();
     for server in &backend.servers {
         text.push_str("    server ");

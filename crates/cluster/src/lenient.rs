@@ -270,6 +270,16 @@ fn key(metadata: &ObjectMeta) -> (String, String) {
     )
 }
 
+/// What [`LastReadable`] makes of a kind's events, as a watcher's filter.
+pub(crate) fn keeping_last_readable<K>()
+-> impl FnMut(watcher::Event<Lenient<K>>) -> Option<watcher::Event<K>> + Send + 'static
+where
+    K: Resource<DynamicType = ()> + Default + Clone + Send + 'static,
+{
+    let mut kept = LastReadable::default();
+    move |event| kept.take(event)
+}
+
 /// An object of which only the metadata is known, to name it in a delete.
 fn only<K: Resource + Default>(metadata: ObjectMeta) -> K {
     let mut object = K::default();

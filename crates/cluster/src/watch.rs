@@ -169,19 +169,21 @@ fn start_watchers(
         |o: Namespace| Object::Namespace(Arc::new(o)),
     );
     if scope.gateway_api {
-        watchers.start_keeping_last_readable(
+        watchers.start_lenient(
             Api::all(client.clone()),
             &None,
             all.clone(),
             Kind::GatewayClass,
+            lenient::keeping_last_readable(),
             |o: GatewayClass| Object::GatewayClass(Arc::new(o)),
         );
         for namespace in &namespaces {
-            watchers.start_keeping_last_readable(
+            watchers.start_lenient(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
                 Kind::Gateway,
+                lenient::keeping_last_readable(),
                 |o: Gateway| Object::Gateway(Arc::new(o)),
             );
             watchers.start_lenient(
@@ -189,6 +191,7 @@ fn start_watchers(
                 namespace,
                 all.clone(),
                 Kind::HttpRoute,
+                lenient::readable,
                 |mut o: HttpRoute| {
                     o.fit_to_length();
                     Object::HttpRoute(Arc::new(o))
@@ -199,6 +202,7 @@ fn start_watchers(
                 namespace,
                 all.clone(),
                 Kind::GrpcRoute,
+                lenient::readable,
                 |mut o: GrpcRoute| {
                     o.fit_to_length();
                     Object::GrpcRoute(Arc::new(o))
@@ -209,6 +213,7 @@ fn start_watchers(
                 namespace,
                 all.clone(),
                 Kind::TlsRoute,
+                lenient::readable,
                 |mut o: TlsRoute| {
                     o.fit_to_length();
                     Object::TlsRoute(Arc::new(o))
@@ -219,6 +224,7 @@ fn start_watchers(
                 namespace,
                 all.clone(),
                 Kind::TcpRoute,
+                lenient::readable,
                 |mut o: TcpRoute| {
                     o.fit_to_length();
                     Object::TcpRoute(Arc::new(o))
@@ -229,16 +235,18 @@ fn start_watchers(
                 namespace,
                 all.clone(),
                 Kind::UdpRoute,
+                lenient::readable,
                 |mut o: UdpRoute| {
                     o.fit_to_length();
                     Object::UdpRoute(Arc::new(o))
                 },
             );
-            watchers.start_keeping_last_readable(
+            watchers.start_lenient(
                 in_namespace(client, namespace),
                 namespace,
                 all.clone(),
                 Kind::ListenerSet,
+                lenient::keeping_last_readable(),
                 |o: ListenerSet| Object::ListenerSet(Arc::new(o)),
             );
             watchers.start_lenient(
@@ -246,6 +254,7 @@ fn start_watchers(
                 namespace,
                 all.clone(),
                 Kind::ReferenceGrant,
+                lenient::readable,
                 |o: ReferenceGrant| Object::ReferenceGrant(Arc::new(o)),
             );
             watchers.start_lenient(
@@ -253,6 +262,7 @@ fn start_watchers(
                 namespace,
                 all.clone(),
                 Kind::BackendTlsPolicy,
+                lenient::readable,
                 |o: BackendTlsPolicy| Object::BackendTlsPolicy(Arc::new(o)),
             );
             // BackendTLSPolicies name ConfigMaps (`ca.crt`) for their CAs.
@@ -409,15 +419,20 @@ impl Watchers<'_> {
         self.run(events, namespace, name, kind, wrap);
     }
 
-    /// As [`Self::start`], for a Gateway API route or policy kind: an object that cannot be
-    /// read as the type is left out and reported (see [`crate::lenient`]), not the list of
-    /// the kind.
+    /// As [`Self::start`], for a Gateway API kind read one object at a time (see
+    /// [`crate::lenient`]): `readable` turns each event into what the controller takes,
+    /// an object that cannot be read as the type being left out, read for its parents
+    /// alone or kept at its last readable version, and reported; never the list of the
+    /// kind failing whole.
     fn start_lenient<K>(
         &mut self,
         api: Api<Lenient<K>>,
         namespace: &Option<String>,
         config: watcher::Config,
         kind: Kind,
+        mut readable: impl FnMut(watcher::Event<Lenient<K>>) -> Option<watcher::Event<K>>
+        + Send
+        + 'static,
         wrap: impl Fn(K) -> Object + Send + 'static,
     ) where
         K: Resource<DynamicType = ()>
@@ -429,45 +444,11 @@ impl Watchers<'_> {
             + Sync
             + 'static,
     {
-        let events = watcher(api, config)
-            .default_backoff()
-            .filter_map(|event| {
-                std::future::ready(match event {
-                    Ok(event) => lenient::readable(event).map(Ok),
-                    Err(err) => Some(Err(err)),
-                })
-            })
-            .boxed();
-        self.run(events, namespace, None, kind, wrap);
-    }
-
-    /// As [`Self::start`], for Gateways, GatewayClasses and ListenerSets: an object that
-    /// cannot be read keeps its last readable version (one left out would take every
-    /// route on it away), and one never read is left out; each is reported (see
-    /// [`lenient::LastReadable`]).
-    fn start_keeping_last_readable<K>(
-        &mut self,
-        api: Api<Lenient<K>>,
-        namespace: &Option<String>,
-        config: watcher::Config,
-        kind: Kind,
-        wrap: impl Fn(K) -> Object + Send + 'static,
-    ) where
-        K: Resource<DynamicType = ()>
-            + Default
-            + Clone
-            + DeserializeOwned
-            + Debug
-            + Send
-            + Sync
-            + 'static,
-    {
-        let mut kept = lenient::LastReadable::default();
         let events = watcher(api, config)
             .default_backoff()
             .filter_map(move |event| {
                 std::future::ready(match event {
-                    Ok(event) => kept.take(event).map(Ok),
+                    Ok(event) => readable(event).map(Ok),
                     Err(err) => Some(Err(err)),
                 })
             })

@@ -399,30 +399,21 @@ impl GatewayStatusWriters {
             }
         }
         let ours = self.controller_name.as_str();
-        routes.extend(unreported(snapshot, report, ours, |object| match object {
-            Object::HttpRoute(route) => Some(route),
-            _ => None,
-        }));
-        grpc_routes.extend(unreported(snapshot, report, ours, |object| match object {
-            Object::GrpcRoute(route) => Some(route),
-            _ => None,
-        }));
-        tls_routes.extend(unreported(snapshot, report, ours, |object| match object {
-            Object::TlsRoute(route) => Some(route),
-            _ => None,
-        }));
-        tcp_routes.extend(unreported(snapshot, report, ours, |object| match object {
-            Object::TcpRoute(route) => Some(route),
-            _ => None,
-        }));
-        udp_routes.extend(unreported(snapshot, report, ours, |object| match object {
-            Object::UdpRoute(route) => Some(route),
-            _ => None,
-        }));
-        policies.extend(unreported(snapshot, report, ours, |object| match object {
-            Object::BackendTlsPolicy(policy) => Some(policy),
-            _ => None,
-        }));
+        // The objects of one kind the report has no status for, holding entries of ours.
+        macro_rules! unreported_of {
+            ($variant:ident) => {
+                unreported(snapshot, report, ours, |object| match object {
+                    Object::$variant(object) => Some(object),
+                    _ => None,
+                })
+            };
+        }
+        routes.extend(unreported_of!(HttpRoute));
+        grpc_routes.extend(unreported_of!(GrpcRoute));
+        tls_routes.extend(unreported_of!(TlsRoute));
+        tcp_routes.extend(unreported_of!(TcpRoute));
+        udp_routes.extend(unreported_of!(UdpRoute));
+        policies.extend(unreported_of!(BackendTlsPolicy));
         self.classes.replace(classes);
         self.routes.replace(routes);
         self.grpc_routes.replace(grpc_routes);

@@ -558,12 +558,18 @@ mod tests {
             .collect()
     }
 
-    #[tokio::test]
-    async fn a_newer_version_of_an_object_refreshes_its_target_alone_as_a_full_hand_over_would() {
+    /// A client of an address nothing answers on, and a leadership never won: the
+    /// writers are handed targets and write nothing.
+    fn unreachable_and_not_leading() -> (kube::Client, watch::Sender<bool>, watch::Receiver<bool>) {
         let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
         let client = kube::Client::try_from(config).unwrap();
-        // Never leading: nothing is written.
-        let (_leading, not_leading) = watch::channel(false);
+        let (leading, not_leading) = watch::channel(false);
+        (client, leading, not_leading)
+    }
+
+    #[tokio::test]
+    async fn a_newer_version_of_an_object_refreshes_its_target_alone_as_a_full_hand_over_would() {
+        let (client, _leading, not_leading) = unreachable_and_not_leading();
         let writers = WriterContext {
             client: &client,
             controller_name: "test",
@@ -628,9 +634,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_route_the_report_no_longer_covers_is_handed_over_to_lose_our_entries_only() {
-        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
-        let client = kube::Client::try_from(config).unwrap();
-        let (_leading, not_leading) = watch::channel(false);
+        let (client, _leading, not_leading) = unreachable_and_not_leading();
         let writers = WriterContext {
             client: &client,
             controller_name: "test",
@@ -701,9 +705,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_newer_version_of_a_served_ingress_is_handed_over_alone_as_a_full_hand_over_would() {
-        let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
-        let client = kube::Client::try_from(config).unwrap();
-        let (_leading, not_leading) = watch::channel(false);
+        let (client, _leading, not_leading) = unreachable_and_not_leading();
         let publish = Publish::Addresses(vec!["10.0.0.1".into()]);
         let writers = WriterContext {
             client: &client,

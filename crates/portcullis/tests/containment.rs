@@ -155,10 +155,9 @@ fn hostile_objects_hurt_no_other_tenant() {
         "HTTPRoute evil/regex",
         "HTTPRoute evil/many",
         "Ingress evil/backref: metadata.annotations[portcullis.dev/server-alias-regex]",
-        "HTTPRoute evil/clash: spec.parentRefs[0]: no listener of Gateway evil/clash-a accepts",
+        // The newer of two Gateways on one port of their own with other protocols.
         "HTTPRoute evil/clash: spec.parentRefs[1]: no listener of Gateway evil/clash-b accepts",
         // Listeners' problems, otherwise only in the Gateways' status.
-        "Gateway evil/clash-a: listener plain: ",
         "Gateway evil/clash-b: listener secure: ",
         "../../..",
     ] {
@@ -198,10 +197,12 @@ fn hostile_objects_hurt_no_other_tenant() {
     let state = dir.path().join("state");
     let mut portcullis = Portcullis::start(BIN, &manifests, &state, &[]).unwrap();
     assert_victim_served(&portcullis);
-    // The clashing listeners' port has no frontend (checked in the configuration: a
-    // connection test would see whatever else on this machine holds the port).
+    // The clashing listeners' port has one frontend, the older Gateway's (checked in the
+    // configuration: a connection test would see whatever else on this machine holds
+    // the port, which would leave it out).
     let config = std::fs::read_to_string(state.join("haproxy.cfg")).unwrap();
-    assert!(!config.contains(":39123"), "{config}");
+    assert!(config.matches("bind 127.0.0.1:39123").count() <= 1, "{config}");
+    assert!(!report.contains("Gateway evil/clash-a: listener plain: "), "{report}");
     // No attacker route took the victim's place, and the refused ones serve nothing.
     assert_eq!(answer(portcullis.http_port, "victim.test", "/admin"), "302");
     for host in [

@@ -20,40 +20,74 @@ use index::Snapshot;
 
 /// The protocols the listeners of every Gateway of ours use on each port: one port is one
 /// HAProxy frontend, so listeners sharing a port must agree, whichever Gateway they
-/// belong to.
+/// belong to. On a port of its own, the oldest Gateway using it (with its ListenerSets)
+/// decides: a newer Gateway's listener of another protocol conflicts and is not served,
+/// where the older one's is, so that one Gateway's owner cannot take another's port
+/// away (the rule ListenerSets follow within one Gateway).
 /// Computed once per conversion from the snapshot and compared by value with the
 /// previous one: what looked it up is converted again only when it differs.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct PortProtocols(BTreeMap<i32, BTreeSet<String>>);
+pub(crate) struct PortProtocols {
+    /// Every protocol used on each port.
+    all: BTreeMap<i32, BTreeSet<String>>,
+    /// The protocols the oldest Gateway using each port uses there.
+    oldest: BTreeMap<i32, BTreeSet<String>>,
+}
 
 impl PortProtocols {
     /// Reads every Gateway of a GatewayClass of ours, with the ListenerSets it admits (a
     /// listener an earlier one of its Gateway takes the place of takes no port).
     pub(crate) fn of_our_gateways(snapshot: &Snapshot, ports: &ListenerPorts) -> Self {
-        let mut protocols: BTreeMap<i32, BTreeSet<String>> = BTreeMap::new();
-        for gateway in https_frontend_gateways(snapshot, ports) {
+        let mut gateways = https_frontend_gateways(snapshot, ports);
+        gateways.sort_by_cached_key(|gateway| {
+            MergeOrder::of(
+                gateway.gateway.metadata.creation_timestamp.as_ref(),
+                &gateway.gateway_ref,
+            )
+        });
+        let mut protocols = Self::default();
+        for gateway in gateways {
+            let mut own: BTreeMap<i32, BTreeSet<String>> = BTreeMap::new();
             for (index, entry) in gateway.listeners.iter().enumerate() {
                 if gateway.yields(index) {
                     continue;
                 }
-                protocols
-                    .entry(entry.listener.port)
+                own.entry(entry.listener.port)
                     .or_default()
                     .insert(protocol_key(&entry.listener));
             }
+            for (port, used) in own {
+                protocols
+                    .all
+                    .entry(port)
+                    .or_default()
+                    .extend(used.iter().cloned());
+                protocols.oldest.entry(port).or_insert(used);
+            }
         }
-        Self(protocols)
+        protocols
     }
 
     /// Whether some listener of ours uses `port`.
     pub(crate) fn uses(&self, port: u16) -> bool {
-        self.0.contains_key(&i32::from(port))
+        self.all.contains_key(&i32::from(port))
     }
 
     /// Whether some listener uses `port` with a protocol other than `protocol` (as
     /// [`protocol_key`] spells it).
     fn conflict(&self, port: i32, protocol: &str) -> bool {
-        self.0
+        Self::other_than(&self.all, port, protocol)
+    }
+
+    /// Whether a listener of `protocol` on `port`, a port of its own, cannot be served:
+    /// the oldest Gateway using the port uses it with another protocol (itself too, when
+    /// its own listeners disagree).
+    fn conflict_on_own_port(&self, port: i32, protocol: &str) -> bool {
+        Self::other_than(&self.oldest, port, protocol)
+    }
+
+    fn other_than(protocols: &BTreeMap<i32, BTreeSet<String>>, port: i32, protocol: &str) -> bool {
+        protocols
             .get(&port)
             .is_some_and(|protocols| protocols.iter().any(|other| other != protocol))
     }
@@ -322,11 +356,14 @@ pub(crate) fn frontend(
     }
     // On a port of its own, the listeners decide the protocol, and must agree.
     let protocol_key = protocol_key(listener);
-    if !http_port && !https_port && port_protocols.conflict(listener.port, &protocol_key) {
+    if !http_port
+        && !https_port
+        && port_protocols.conflict_on_own_port(listener.port, &protocol_key)
+    {
         return Err(Refusal::new(
             Reason::ProtocolConflict,
             format!(
-                "another listener (of this or another Gateway of ours) uses port {port} with another protocol"
+                "another listener (of this Gateway, or of an older Gateway of ours) uses port {port} with another protocol"
             ),
         ));
     }
@@ -516,11 +553,11 @@ mod tests {
         let protocols = |listeners: &[GatewayListeners]| {
             let mut protocols = PortProtocols::default();
             for listener in listeners {
-                protocols
-                    .0
-                    .entry(listener.port)
-                    .or_default()
-                    .insert(protocol_key(listener));
+                for map in [&mut protocols.all, &mut protocols.oldest] {
+                    map.entry(listener.port)
+                        .or_default()
+                        .insert(protocol_key(listener));
+                }
             }
             protocols
         };

@@ -337,7 +337,7 @@ fn listener_set_listeners_yield_to_earlier_listeners_of_their_gateway() {
             )
             .given(OUR_CLASS),
             Case::new(
-                "gateway-api.md ListenerSet: a ListenerSet's listener on a port of its own that another Gateway of ours uses with another protocol conflicts with it, as two Gateways' listeners do",
+                "gateway-api.md Status: on a port of its own, the older Gateway's listener (a ListenerSet's merged into it) is served, and a newer Gateway's of another protocol conflicts: one Gateway's owner cannot take another's port away",
                 "
                 kind: Gateway
                 metadata: {name: other}
@@ -352,8 +352,34 @@ fn listener_set_listeners_yield_to_earlier_listeners_of_their_gateway() {
                   listeners: [{name: web, protocol: HTTP, port: 9090}]
                 ",
                 &[
+                    "status Gateway default/edge: Accepted=True Programmed=True, listener sets 1",
                     "status Gateway default/other: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
                     "status Gateway default/other listener tcp: routes 0, kinds [TCPRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
+                    "status ListenerSet default/extra: Accepted=True Programmed=True",
+                    "status ListenerSet default/extra listener web: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status Gateway default/edge listener gw: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
+                    "status GatewayClass portcullis: Accepted=True",
+                ],
+            )
+            .given(ADMITTING),
+            Case::new(
+                "gateway-api.md Status: the same, the other Gateway older: its listener is served, the ListenerSet's conflicts",
+                "
+                kind: Gateway
+                metadata: {name: other, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  gatewayClassName: portcullis
+                  listeners: [{name: tcp, protocol: TCP, port: 9090}]
+                ---
+                kind: ListenerSet
+                metadata: {name: extra}
+                spec:
+                  parentRef: {name: edge}
+                  listeners: [{name: web, protocol: HTTP, port: 9090}]
+                ",
+                &[
+                    "status Gateway default/other: Accepted=True Programmed=True",
+                    "status Gateway default/other listener tcp: routes 0, kinds [TCPRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status ListenerSet default/extra: Accepted=False(ListenersNotValid) Programmed=False(ListenersNotValid)",
                     "status ListenerSet default/extra listener web: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
                 ],

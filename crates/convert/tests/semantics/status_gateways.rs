@@ -338,7 +338,7 @@ fn listener_reasons() {
             )
             .given(OUR_CLASS),
             Case::new(
-                "gateway-api.md Status: two listeners of two Gateways of ours on one port of their own with different protocols conflict too (one port is one frontend): neither is served",
+                "gateway-api.md Status: two listeners of two Gateways of ours on one port of their own with different protocols (one port is one frontend): the older Gateway's is served, the newer's conflicts",
                 "
                 kind: Secret
                 metadata: {name: cert}
@@ -358,8 +358,8 @@ fn listener_reasons() {
                 ",
                 &[
                     "status GatewayClass portcullis: Accepted=True",
-                    "status Gateway default/one: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
-                    "status Gateway default/one listener plain: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
+                    "status Gateway default/one: Accepted=True Programmed=True",
+                    "status Gateway default/one listener plain: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=True ResolvedRefs=True Programmed=True Conflicted=False(NoConflicts)",
                     "status Gateway default/two: Accepted=False(ListenersNotValid) Programmed=False(Invalid)",
                     "status Gateway default/two listener secure: routes 0, kinds [HTTPRoute,GRPCRoute], Accepted=False(ProtocolConflict) ResolvedRefs=True Programmed=False(ProtocolConflict) Conflicted=True(ProtocolConflict)",
                 ],

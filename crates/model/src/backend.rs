@@ -84,6 +84,7 @@ impl BackendId {
             BackendMode::Http => {}
             BackendMode::TlsPassthrough => name.push_str("_passthrough"),
             BackendMode::Tcp => name.push_str("_tcp"),
+            BackendMode::Grpc => name.push_str("_grpc"),
         }
         name
     }
@@ -96,6 +97,7 @@ impl fmt::Display for BackendId {
             BackendMode::Http => Ok(()),
             BackendMode::TlsPassthrough => f.write_str(" (TLS passthrough)"),
             BackendMode::Tcp => f.write_str(" (TCP)"),
+            BackendMode::Grpc => f.write_str(" (gRPC)"),
         }
     }
 }
@@ -294,6 +296,10 @@ pub enum BackendMode {
     /// The bytes of a TCP service's connections (`mode tcp`), decrypted first when the
     /// port terminates TLS.
     Tcp,
+    /// A GRPCRoute's requests (`mode http`) to a Service port whose servers speak HTTP/1
+    /// to other routes: spoken to in HTTP/2 in a section of their own, so that an
+    /// HTTPRoute or Ingress to the same port keeps HTTP/1.
+    Grpc,
 }
 
 impl Backend {
@@ -347,6 +353,21 @@ impl Backend {
     /// settings left out.
     pub fn for_tcp(self) -> Backend {
         self.in_tcp_mode(BackendMode::Tcp)
+    }
+
+    /// The same backend for a GRPCRoute whose Service port speaks HTTP/1 to others: its
+    /// servers spoken to in HTTP/2, in a section of its own ([`BackendMode::Grpc`]).
+    pub fn for_grpc(mut self) -> Backend {
+        self.id.mode = BackendMode::Grpc;
+        changed_copy(&mut self.server_options, |options| {
+            options.protocol = crate::Protocol::Http2;
+        });
+        self
+    }
+
+    /// Whether the backend forwards HTTP requests (`mode http`).
+    pub fn is_http(&self) -> bool {
+        matches!(self.id.mode, BackendMode::Http | BackendMode::Grpc)
     }
 
     fn in_tcp_mode(mut self, mode: BackendMode) -> Backend {

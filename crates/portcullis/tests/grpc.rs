@@ -315,7 +315,8 @@ fn grpc_calls_are_routed_by_service_method_and_header_to_h2c_backends() {
     };
     let backends = text("backends/");
     for (service, port) in [("greeter-v1", ports[0]), ("greeter-v2", ports[1])] {
-        let section = format!("backend default_{service}_50051\n");
+        // A section of its own, HTTP/2 for the GRPCRoute: the Service port does not say it.
+        let section = format!("backend default_{service}_50051_grpc\n");
         let start = backends
             .find(&section)
             .unwrap_or_else(|| panic!("no section {section}:\n{backends}"));

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use model::{Backend, BackendDefaults, BackendId, BackendMode};
+use model::{Backend, BackendDefaults, BackendId};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// The shard of a backend: `xxh3_64(section name, seed 0) % shards`.
@@ -25,7 +25,7 @@ pub(crate) fn render_backend(backend: &Backend, defaults: &BackendDefaults) -> S
     let mut text = String::with_capacity(160 + 48 * backend.servers.len());
     // Writing to a String cannot fail.
     let _ = writeln!(text, "\nbackend {}", backend.id.section_name());
-    let http = backend.id.mode == BackendMode::Http;
+    let http = backend.is_http();
     if !http {
         text.push_str("    mode tcp\n");
     }

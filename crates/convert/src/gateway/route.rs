@@ -693,15 +693,14 @@ impl RouteConverter<'_, '_> {
 
     /// A backend as this route's kind needs it: a GRPCRoute's servers speak HTTP/2 (in
     /// clear text unless `backend-protocol` or the Service port's `appProtocol` asks
-    /// for TLS).
+    /// for TLS), in a section of their own when the Service port's do not already, so
+    /// that an HTTPRoute or Ingress to the same port keeps HTTP/1.
     fn for_kind(&self, backend: Arc<Backend>) -> Arc<Backend> {
         if self.kind != Kind::GrpcRoute || backend.server_options.protocol == model::Protocol::Http2
         {
             return backend;
         }
-        let mut backend = (*backend).clone();
-        Arc::make_mut(&mut backend.server_options).protocol = model::Protocol::Http2;
-        Arc::new(backend)
+        Arc::new(Arc::unwrap_or_clone(backend).for_grpc())
     }
 
     /// The backend a Service backendRef names.

@@ -188,8 +188,8 @@ fn policies_make_the_servers_spoken_to_over_verified_tls() {
                   validation: {caCertificateRefs: [{group: '', kind: ConfigMap, name: ca}], hostname: abc.example.com}
                 ",
                 &[
-                    "route grpc.test / Prefix [http] -> default_grpc_443",
-                    "backend default_grpc_443 h2-ssl verify default/p host abc.example.com sni abc.example.com servers (none)",
+                    "route grpc.test / Prefix [http] -> default_grpc_443_grpc",
+                    "backend default_grpc_443_grpc h2-ssl verify default/p host abc.example.com sni abc.example.com servers (none)",
                 ],
             )
             .given(EDGE),

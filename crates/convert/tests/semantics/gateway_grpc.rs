@@ -30,8 +30,8 @@ fn method_matches() {
                     backendRefs: [{name: api, port: 80}]
                 ",
                 &[
-                    "route (any host) /gateway_api_conformance.grpc_echo.grpcecho.GrpcEcho/Echo Exact [http] -> default_web_80",
-                    "route (any host) /gateway_api_conformance.grpc_echo.grpcecho.GrpcEcho/EchoTwo Exact [http] -> default_api_80",
+                    "route (any host) /gateway_api_conformance.grpc_echo.grpcecho.GrpcEcho/Echo Exact [http] -> default_web_80_grpc",
+                    "route (any host) /gateway_api_conformance.grpc_echo.grpcecho.GrpcEcho/EchoTwo Exact [http] -> default_api_80_grpc",
                 ],
             )
             .given(EDGE),
@@ -51,9 +51,9 @@ fn method_matches() {
                   - backendRefs: [{name: api, port: 80}]
                 ",
                 &[
-                    "route grpc.test / Prefix [http] #1 if path ~ ^/[^/]+/Health$ -> default_api_80",
-                    "route grpc.test / Prefix [http] #2 -> default_api_80",
-                    "route grpc.test /pkg.Echo Prefix [http] -> default_web_80",
+                    "route grpc.test / Prefix [http] #1 if path ~ ^/[^/]+/Health$ -> default_api_80_grpc",
+                    "route grpc.test / Prefix [http] #2 -> default_api_80_grpc",
+                    "route grpc.test /pkg.Echo Prefix [http] -> default_web_80_grpc",
                 ],
             )
             .given(EDGE),
@@ -74,9 +74,9 @@ fn method_matches() {
                     backendRefs: [{name: api, port: 80}]
                 ",
                 &[
-                    "route grpc.test / Prefix [http] #1 if path ~ ^/(?:pkg\\.v1\\..*)/(?:[^/]+)$ -> default_api_80",
-                    "route grpc.test / Prefix [http] #2 if path ~ ^/(?:pkg\\..*)/(?:Get.*)$ -> default_web_80",
-                    "route grpc.test / Prefix [http] #3 if path ~ ^/(?:[^/]+)/(?:Get.*)$, header x-a = 1, header x-b = 2 -> default_web_80",
+                    "route grpc.test / Prefix [http] #1 if path ~ ^/(?:pkg\\.v1\\..*)/(?:[^/]+)$ -> default_api_80_grpc",
+                    "route grpc.test / Prefix [http] #2 if path ~ ^/(?:pkg\\..*)/(?:Get.*)$ -> default_web_80_grpc",
+                    "route grpc.test / Prefix [http] #3 if path ~ ^/(?:[^/]+)/(?:Get.*)$, header x-a = 1, header x-b = 2 -> default_web_80_grpc",
                 ],
             )
             .given(EDGE),
@@ -98,7 +98,7 @@ fn method_matches() {
                     backendRefs: [{name: web, port: 80}]
                 ",
                 &[
-                    "route grpc.test /pkg.Echo/Say Exact [http] -> default_web_80",
+                    "route grpc.test /pkg.Echo/Say Exact [http] -> default_web_80_grpc",
                     "diagnostic GRPCRoute default/r: spec.rules[0].matches[0].method: a method match needs a service, a method or both; the match is skipped",
                     "diagnostic GRPCRoute default/r: spec.rules[0].matches[1].method.service: 'pkg/Echo' is not a gRPC service name (names of letters, digits and '_' joined by '.'); the match is skipped",
                     "diagnostic GRPCRoute default/r: spec.rules[0].matches[2].method.method: 'Say Hi' is not a gRPC method name (letters, digits and '_', not starting with a digit); the match is skipped",
@@ -154,9 +154,9 @@ fn multiple_gateways() {
                 backendRefs: [{name: web, port: 80}]
             ",
             &[
-                "route (any host) /gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/Echo Exact [http:8081,http:8082] -> default_web_80",
-                "route (any host) /gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/EchoTwo Exact [http:8081,http:8082] #1 if via [http:8082] -> default_web_80",
-                "route (any host) /gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/EchoTwo Exact [http:8081,http:8082] #2 if via [http:8081] -> default_api_80",
+                "route (any host) /gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/Echo Exact [http:8081,http:8082] -> default_web_80_grpc",
+                "route (any host) /gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/EchoTwo Exact [http:8081,http:8082] #1 if via [http:8082] -> default_web_80_grpc",
+                "route (any host) /gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/EchoTwo Exact [http:8081,http:8082] #2 if via [http:8081] -> default_api_80_grpc",
             ],
         )
         .given(OUR_CLASS)],
@@ -188,13 +188,13 @@ fn header_matches_and_filters() {
                     backendRefs: [{name: api, port: 80}]
                 ",
                 &[
-                    "route (any host) / Prefix [http] #1 if header version = two, header color = orange -> default_web_80",
-                    "route (any host) / Prefix [http] #2 if header version = one -> default_web_80",
-                    "route (any host) / Prefix [http] #3 if header version = two -> default_api_80",
-                    "route (any host) / Prefix [http] #4 if header color = blue -> default_web_80",
-                    "route (any host) / Prefix [http] #5 if header color = green -> default_web_80",
-                    "route (any host) / Prefix [http] #6 if header color = red -> default_api_80",
-                    "route (any host) / Prefix [http] #7 if header color = yellow -> default_api_80",
+                    "route (any host) / Prefix [http] #1 if header version = two, header color = orange -> default_web_80_grpc",
+                    "route (any host) / Prefix [http] #2 if header version = one -> default_web_80_grpc",
+                    "route (any host) / Prefix [http] #3 if header version = two -> default_api_80_grpc",
+                    "route (any host) / Prefix [http] #4 if header color = blue -> default_web_80_grpc",
+                    "route (any host) / Prefix [http] #5 if header color = green -> default_web_80_grpc",
+                    "route (any host) / Prefix [http] #6 if header color = red -> default_api_80_grpc",
+                    "route (any host) / Prefix [http] #7 if header color = yellow -> default_api_80_grpc",
                 ],
             )
             .given(EDGE),
@@ -219,7 +219,7 @@ fn header_matches_and_filters() {
                       filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: X-Backend, value: web}]}}]
                 ",
                 &[
-                    "route grpc.test /pkg.Echo/Say Exact [http] -> request set X-Header-Set: set-overwrites-values; request add X-Header-Add: header-val-1; request remove X-Header-Remove; response set X-Served-By: portcullis; default_web_80 (request set X-Backend: web)",
+                    "route grpc.test /pkg.Echo/Say Exact [http] -> request set X-Header-Set: set-overwrites-values; request add X-Header-Add: header-val-1; request remove X-Header-Remove; response set X-Served-By: portcullis; default_web_80_grpc (request set X-Backend: web)",
                 ],
             )
             .given(EDGE),
@@ -242,7 +242,7 @@ fn header_matches_and_filters() {
                       filters: [{type: RequestMirror, requestMirror: {backendRef: {name: api, port: 80}}}]
                 ",
                 &[
-                    "route grpc.test /pkg.Echo Prefix [http] -> default_web_80",
+                    "route grpc.test /pkg.Echo Prefix [http] -> default_web_80_grpc",
                     "route grpc.test /pkg.Other Prefix [http] -> 503",
                     "diagnostic GRPCRoute default/r: spec.rules[0].filters[0]: filter type RequestMirror is not supported; the requests this rule takes are served without their copy",
                     "diagnostic GRPCRoute default/r: spec.rules[1].backendRefs[0].filters[0]: filter type RequestMirror is not supported on a backendRef; this backend's share of the traffic is answered with 503",
@@ -283,17 +283,17 @@ fn backends() {
                     backendRefs: [{name: keyed, port: 443}]
                 ",
                 &[
-                    "route grpc.test /pkg.A Prefix [http] -> default_web_80",
-                    "route grpc.test /pkg.B Prefix [http] -> default_secure_443",
+                    "route grpc.test /pkg.A Prefix [http] -> default_web_80_grpc",
+                    "route grpc.test /pkg.B Prefix [http] -> default_secure_443_grpc",
                     "route grpc.test /pkg.C Prefix [http] -> default_keyed_443",
-                    "backend default_web_80 h2 servers 10.0.0.1:8080",
-                    "backend default_secure_443 h2-ssl servers (none)",
+                    "backend default_web_80_grpc h2 servers 10.0.0.1:8080",
+                    "backend default_secure_443_grpc h2-ssl servers (none)",
                     "backend default_keyed_443 h2-ssl servers (none)",
                 ],
             )
             .given(EDGE),
             Case::new(
-                "gateway-api.md GRPCRoute: a Service port used by an HTTPRoute and a GRPCRoute is one backend: the older route's protocol is used, the other reported",
+                "gateway-api.md GRPCRoute: a Service port an HTTPRoute and a GRPCRoute both use is two backends: the GRPCRoute's servers spoken to in HTTP/2, the HTTPRoute's in HTTP/1, whichever is older",
                 "
                 kind: HTTPRoute
                 metadata: {name: site, creationTimestamp: '2024-01-01T00:00:00Z'}
@@ -310,10 +310,10 @@ fn backends() {
                   rules: [{backendRefs: [{name: web, port: 80}]}]
                 ",
                 &[
-                    "route grpc.test / Prefix [http] -> default_web_80",
+                    "route grpc.test / Prefix [http] -> default_web_80_grpc",
                     "route www.test / Prefix [http] -> default_web_80",
                     "backend default_web_80 servers 10.0.0.1:8080",
-                    "diagnostic GRPCRoute default/calls: spec.rules[0].matches[0].backend: backend default/web:80 is configured differently by HTTPRoute default/site, which is older; its settings are used",
+                    "backend default_web_80_grpc h2 servers 10.0.0.1:8080",
                 ],
             )
             .given(EDGE),
@@ -334,11 +334,11 @@ fn backends() {
                     backendRefs: [{name: web, port: 80}, {name: gone, port: 80}]
                 ",
                 &[
-                    "route grpc.test /pkg.Missing Prefix [http] -> default_web_80 weight 1, 503 weight 1",
-                    "route grpc.test /pkg.Split Prefix [http] -> default_web_80 weight 70, default_api_80 weight 30",
+                    "route grpc.test /pkg.Missing Prefix [http] -> default_web_80_grpc weight 1, 503 weight 1",
+                    "route grpc.test /pkg.Split Prefix [http] -> default_web_80_grpc weight 70, default_api_80_grpc weight 30",
                     "route grpc.test /pkg.Zero Prefix [http] -> 503",
-                    "backend default_api_80 h2 servers 10.0.0.2:8080",
-                    "backend default_web_80 h2 servers 10.0.0.1:8080",
+                    "backend default_api_80_grpc h2 servers 10.0.0.2:8080",
+                    "backend default_web_80_grpc h2 servers 10.0.0.1:8080",
                     "diagnostic GRPCRoute default/r: spec.rules[2].backendRefs[1]: service default/gone not found; its share of the traffic is answered with 503",
                 ],
             )

@@ -184,7 +184,7 @@ pub fn summary(conversion: &Conversion, status: &StatusReport, show: Show) -> Ve
     if show.backends {
         for (id, backend) in &model.backends {
             let mut line = format!("backend {}", id.section_name());
-            if backend.id.mode != model::BackendMode::Http {
+            if !backend.is_http() {
                 line.push_str(" mode tcp");
             }
             if backend.settings.balance != convert::keys::BALANCE_ALGORITHM.default_value() {

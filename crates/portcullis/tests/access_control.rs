@@ -254,6 +254,13 @@ fn cors_preflights_are_answered_and_allowed_origins_decorated() {
         "limited.com",
         false,
     );
+    // A response that varies by another header already: Origin is added beside it.
+    objects += &ingress(
+        "varied",
+        "portcullis.dev/cors-enable: \"true\", portcullis.dev/cors-allow-origin: \"https://app.example\", portcullis.dev/response-set-headers: \"Vary: X-Originating-IP\"",
+        "varied.com",
+        false,
+    );
     let setup = start(objects);
     let port = setup.portcullis.http_port;
     let preflight = |host: &str, origin: &str| {
@@ -370,6 +377,22 @@ fn cors_preflights_are_answered_and_allowed_origins_decorated() {
         Some("https://app.example")
     );
     assert_eq!(header(&too_large, "vary").as_deref(), Some("Origin"));
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    std::io::Write::write_all(
+        &mut stream,
+        b"GET /items HTTP/1.1\r\nHost: varied.com\r\nOrigin: https://app.example\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    let mut raw = String::new();
+    std::io::Read::read_to_string(&mut stream, &mut raw).unwrap();
+    let head = raw.split("\r\n\r\n").next().unwrap_or_default();
+    let vary: Vec<&str> = head
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .filter(|(name, _)| name.eq_ignore_ascii_case("vary"))
+        .map(|(_, value)| value.trim())
+        .collect();
+    assert_eq!(vary, ["X-Originating-IP", "Origin"], "{head}");
 }
 
 #[test]

@@ -201,8 +201,14 @@ fn hostile_objects_hurt_no_other_tenant() {
     // configuration: a connection test would see whatever else on this machine holds
     // the port, which would leave it out).
     let config = std::fs::read_to_string(state.join("haproxy.cfg")).unwrap();
-    assert!(config.matches("bind 127.0.0.1:39123").count() <= 1, "{config}");
-    assert!(!report.contains("Gateway evil/clash-a: listener plain: "), "{report}");
+    assert!(
+        config.matches("bind 127.0.0.1:39123").count() <= 1,
+        "{config}"
+    );
+    assert!(
+        !report.contains("Gateway evil/clash-a: listener plain: "),
+        "{report}"
+    );
     // No attacker route took the victim's place, and the refused ones serve nothing.
     assert_eq!(answer(portcullis.http_port, "victim.test", "/admin"), "302");
     for host in [

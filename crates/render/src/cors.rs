@@ -128,11 +128,12 @@ pub(crate) fn cors_lines(cors: &Cors, chosen: &str, requests: &mut String, respo
             cors.expose_headers.join(", ")
         );
     }
-    // A preflight's answer says it already.
+    // Unless the answer says it already (a preflight's does): `hdr` takes each of the
+    // header's comma-separated values, compared whole (`X-Originating-IP` is not it).
     if cors.varies_by_origin() {
         let _ = writeln!(
             responses,
-            "    http-after-response add-header Vary Origin if {chosen} !{{ res.hdr(vary) -m sub -i origin }}"
+            "    http-after-response add-header Vary Origin if {chosen} !{{ res.hdr(vary) -m str -i origin }}"
         );
     }
 }

@@ -44,6 +44,10 @@ pub(crate) fn older_route_of_other_kind(
         if order >= *order_of_route || oldest.as_ref().is_some_and(|(found, _)| *found <= order) {
             continue;
         }
+        // A route read for its parents alone is served nowhere: it holds no hostname.
+        if read_for_parents_only(object) {
+            continue;
+        }
         let (selectors, hostnames) = parent_selectors(object);
         let selects = selectors.iter().any(|(parent_ref, section, port)| {
             *parent_ref == parent.parent
@@ -73,6 +77,16 @@ pub(crate) fn older_route_of_other_kind(
         }
     }
     oldest.map(|(_, route)| route)
+}
+
+/// Whether a route was read for its parents alone (its spec holds a value portcullis
+/// does not know): it is not served, so it takes nothing from another route.
+fn read_for_parents_only(object: &Object) -> bool {
+    match object {
+        Object::HttpRoute(route) => resources::unreadable_spec(&route.metadata).is_some(),
+        Object::GrpcRoute(route) => resources::unreadable_spec(&route.metadata).is_some(),
+        _ => false,
+    }
 }
 
 /// A route's hosts (`route_hosts`) under a listener hostname, as the specification

@@ -299,6 +299,24 @@ metadata: {name: forged, namespace: default, annotations: {portcullis.dev/unread
 spec:
   parentRefs: [{name: edge}]
   rules: [{backendRefs: [{name: ok, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: future-calls, namespace: default, creationTimestamp: '2024-01-01T00:00:00Z'}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [grpc.test]
+  rules:
+  - filters: [{type: ExternalAuth, externalAuth: {}}]
+    backendRefs: [{name: ok, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: default, creationTimestamp: '2024-06-01T00:00:00Z'}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [web.test]
+  rules: [{backendRefs: [{name: ok, port: 80}]}]
 "#;
     write(dir.path(), "all.yaml", &objects);
     let documents = status_documents(dir.path());
@@ -342,10 +360,18 @@ spec:
             && message.ends_with("it is not served until it is fixed"),
         "{message}"
     );
+    // An older GRPCRoute read for its parents alone holds no hostname: it takes none
+    // from a newer HTTPRoute.
+    let grpc = &status_of(&documents, "GRPCRoute", "default", "future-calls")["parents"][0];
+    assert_eq!(
+        condition(&grpc["conditions"], "Accepted"),
+        pair("False", "UnsupportedValue")
+    );
+    assert_eq!(accepted("web"), ("True".to_owned(), "attached".to_owned()));
     let gateway = status_of(&documents, "Gateway", "default", "edge");
     assert_eq!(
-        gateway["listeners"][0]["attachedRoutes"], 3,
-        "mirrored, plain and forged"
+        gateway["listeners"][0]["attachedRoutes"], 4,
+        "mirrored, plain, forged and web"
     );
 }
 

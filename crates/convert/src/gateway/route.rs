@@ -621,8 +621,10 @@ impl RouteConverter<'_, '_> {
             if weight == 0 {
                 continue;
             }
+            // A share answered with an error for an invalid part: the route is partially
+            // invalid, as where a match is.
             if weight > MAX_WEIGHT {
-                self.report(
+                self.drop_match(
                     format!("{at}.weight"),
                     format!("{weight} is above {MAX_WEIGHT}, the specification's limit; its share of the traffic is answered with {}", self.unavailable_status()),
                 );
@@ -633,7 +635,7 @@ impl RouteConverter<'_, '_> {
             let edits = match rules::backend_filters(filters) {
                 Ok(edits) => edits,
                 Err((part, why)) => {
-                    self.report(
+                    self.drop_match(
                         format!("{at}.{part}"),
                         format!(
                             "{why}; this backend's share of the traffic is answered with {}",

@@ -193,6 +193,27 @@ fn resolved_refs() {
             .given(EDGE)
             .expecting_too(EDGE_WITH_ONE_ROUTE),
             Case::new(
+                "gateway-api.md Status: PartiallyInvalid too where a backendRef's share is answered with 500 for an invalid part (a filter there that is not supported)",
+                "
+                kind: HTTPRoute
+                metadata: {name: r}
+                spec:
+                  parentRefs: [{name: edge}]
+                  hostnames: [a.test]
+                  rules:
+                  - backendRefs:
+                    - name: web
+                      port: 80
+                      filters: [{type: RequestMirror, requestMirror: {backendRef: {name: api, port: 80}}}]
+                ",
+                &[
+                    "status HTTPRoute default/r parent default/edge: Accepted=True ResolvedRefs=True PartiallyInvalid=True(UnsupportedValue)",
+                    "diagnostic HTTPRoute default/r: spec.rules[0].backendRefs[0].filters[0]: filter type RequestMirror is not supported on a backendRef; this backend's share of the traffic is answered with 500",
+                ],
+            )
+            .given(EDGE)
+            .expecting_too(EDGE_WITH_ONE_ROUTE),
+            Case::new(
                 "gateway-api.md Status: ResolvedRefs (InvalidKind): a backendRef that is not a Service",
                 "
                 kind: HTTPRoute

@@ -390,7 +390,9 @@ impl Converter<'_, '_> {
         };
         let mut passthrough_output = PassthroughOutput::default();
         let first_route = self.output.routes.len();
-        let mut app_root_applied = false;
+        // With app-root set: each host's rules, and whether a path / of it is redirected.
+        let app_root_set = self.keys().get(&keys::APP_ROOT).is_some();
+        let mut app_root_hosts: Vec<(HostKey, bool)> = Vec::new();
         for (rule_index, rule) in spec.rules.iter().flatten().enumerate() {
             let host = match rule.host.as_deref().filter(|h| !h.is_empty()) {
                 None => HostKey::CatchAll,
@@ -410,6 +412,13 @@ impl Converter<'_, '_> {
                 .as_ref()
                 .map(|h| h.paths.as_slice())
                 .unwrap_or_default();
+            if app_root_set
+                && !passthrough
+                && !paths.is_empty()
+                && !app_root_hosts.iter().any(|(h, _)| *h == host)
+            {
+                app_root_hosts.push((host.clone(), false));
+            }
             if passthrough {
                 let host = PassthroughHost {
                     host,
@@ -465,7 +474,9 @@ impl Converter<'_, '_> {
                     .flatten();
                 let path_text = path.path.clone().unwrap_or_else(|| "/".to_owned());
                 if let Some(app_root) = app_root {
-                    app_root_applied = true;
+                    if let Some(seen) = app_root_hosts.iter_mut().find(|(h, _)| *h == host) {
+                        seen.1 = true;
+                    }
                     let (conditions, mut redirect) = ingress_keys::app_root_rule(app_root);
                     redirect.request_headers = action
                         .as_ref()
@@ -505,11 +516,13 @@ impl Converter<'_, '_> {
         }
         passthrough_output.into_contribution(&mut self.output);
         self.report_routed_twice(first_route);
-        if !app_root_applied && !passthrough && self.keys().get(&keys::APP_ROOT).is_some() {
-            self.report(
-                format!("metadata.annotations[{}]", keys::APP_ROOT.name),
-                "the Ingress routes no path / to redirect (app-root redirects the / of the paths of the Ingress that sets it); the key is ignored".to_owned(),
-            );
+        for (host, redirected) in app_root_hosts {
+            if !redirected {
+                self.report(
+                    format!("metadata.annotations[{}]", keys::APP_ROOT.name),
+                    format!("the Ingress routes no path / of host {host} to redirect (app-root redirects the / of the paths of the Ingress that sets it); nothing is redirected there"),
+                );
+            }
         }
     }
 

@@ -100,7 +100,7 @@ pub static APP_ROOT: Key<Option<String>> = Key {
     default: "",
     accepted_values: "a path starting with '/' of letters, digits and '/-_.~', such as `/app`; or empty",
     parse: parse_url_path,
-    doc: "Requests for `/` on the Ingress's hosts are redirected (302) to this path. It applies to the path `/` the same Ingress routes; an Ingress that routes no `/` is reported and nothing is redirected. (haproxy-ingress redirects `/` of the host whatever the Ingress routes; here another tenant's Ingress may own the host's `/`.)",
+    doc: "Requests for `/` on the Ingress's hosts are redirected (302) to this path. It applies to the path `/` the same Ingress routes; a host of the Ingress with no such path is reported and nothing is redirected there. (haproxy-ingress redirects `/` of the host whatever the Ingress routes; here another tenant's Ingress may own the host's `/`.)",
     applied: Applied::Reload,
     differs: "",
 };

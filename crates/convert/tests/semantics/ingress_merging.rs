@@ -95,7 +95,7 @@ fn ingresses_sharing_a_host() {
                 ],
             ),
             Case::new(
-                "configuration.md app-root: an Ingress that routes no path / has nothing to redirect, and says so",
+                "configuration.md app-root: a host the Ingress routes no path / of has nothing to redirect, and says so; another host's / is redirected",
                 "
                 kind: Ingress
                 metadata: {name: a, annotations: {portcullis.dev/app-root: /app}}
@@ -103,10 +103,14 @@ fn ingresses_sharing_a_host() {
                   rules:
                   - host: a.test
                     http: {paths: [{path: /app, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                  - host: b.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
                 ",
                 &[
                     "route a.test /app Prefix -> default_web_80",
-                    "diagnostic Ingress default/a: metadata.annotations[app-root]: the Ingress routes no path / to redirect (app-root redirects the / of the paths of the Ingress that sets it); the key is ignored",
+                    "route b.test / Prefix #1 if path ~ ^/$ -> redirect 302 path /app",
+                    "route b.test / Prefix #2 -> default_web_80",
+                    "diagnostic Ingress default/a: metadata.annotations[app-root]: the Ingress routes no path / of host a.test to redirect (app-root redirects the / of the paths of the Ingress that sets it); nothing is redirected there",
                 ],
             ),
             Case::new(

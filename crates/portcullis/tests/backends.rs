@@ -141,14 +141,18 @@ fn check_states(admin_socket: &Path, backend: &str) -> Vec<(String, u8)> {
 
 /// `show servers state` of one backend: server name and the numeric column `column`,
 /// sorted.
-fn servers_state_column(admin_socket: &Path, backend: &str, column: usize) -> Vec<(String, u8)> {
+fn servers_state_column<T: std::str::FromStr + Ord>(
+    admin_socket: &Path,
+    backend: &str,
+    column: usize,
+) -> Vec<(String, T)> {
     let Ok(mut stream) = UnixStream::connect(admin_socket) else {
         return Vec::new();
     };
     let _ = stream.write_all(format!("show servers state {backend}\n").as_bytes());
     let mut reply = String::new();
     let _ = stream.read_to_string(&mut reply);
-    let mut states: Vec<(String, u8)> = reply
+    let mut states: Vec<(String, T)> = reply
         .lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|line| {
@@ -439,22 +443,7 @@ fn servers_of_users(port: u16, host: &str) -> Vec<String> {
 
 /// `show servers state` of one backend: each server's name and id, sorted.
 fn server_ids(admin_socket: &Path, backend: &str) -> Vec<(String, u32)> {
-    let Ok(mut stream) = UnixStream::connect(admin_socket) else {
-        return Vec::new();
-    };
-    let _ = stream.write_all(format!("show servers state {backend}\n").as_bytes());
-    let mut reply = String::new();
-    let _ = stream.read_to_string(&mut reply);
-    let mut ids: Vec<(String, u32)> = reply
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            Some((fields.get(3)?.to_string(), fields.get(2)?.parse().ok()?))
-        })
-        .collect();
-    ids.sort();
-    ids
+    servers_state_column(admin_socket, backend, 2)
 }
 
 #[test]

@@ -315,23 +315,10 @@ impl GatewayStatusWriters {
             if change.before.is_none() {
                 return false;
             }
-            let refreshed = match snapshot.get(object_ref) {
-                Some(Object::GatewayClass(class)) => self.classes.refresh(object_ref, class),
-                Some(Object::Gateway(gateway)) => {
-                    refresh(&mut self.last_gateways, object_ref, gateway)
-                }
-                Some(Object::HttpRoute(route)) => self.routes.refresh(object_ref, route),
-                Some(Object::GrpcRoute(route)) => self.grpc_routes.refresh(object_ref, route),
-                Some(Object::TlsRoute(route)) => self.tls_routes.refresh(object_ref, route),
-                Some(Object::TcpRoute(route)) => self.tcp_routes.refresh(object_ref, route),
-                Some(Object::UdpRoute(route)) => self.udp_routes.refresh(object_ref, route),
-                Some(Object::BackendTlsPolicy(policy)) => {
-                    self.backend_tls_policies.refresh(object_ref, policy)
-                }
-                Some(Object::ListenerSet(set)) => self.listener_sets.refresh(object_ref, set),
-                // Gone, or a kind without a status of ours: the report no longer matches
-                // the objects.
-                _ => return false,
+            // Gone, or a kind without a status of ours: the report no longer matches the
+            // objects.
+            let Some(refreshed) = self.refresh_target(snapshot, object_ref) else {
+                return false;
             };
             // The report's status could not be read as the kind's type: it had no target.
             if refreshed {
@@ -358,17 +345,27 @@ impl GatewayStatusWriters {
     /// Gives the target of an object the report does not cover, if it has one, the
     /// object's version in `snapshot`; says whether it had one.
     fn refresh_unreported(&mut self, snapshot: &Snapshot, object_ref: &ObjectRef) -> bool {
-        match snapshot.get(object_ref) {
-            Some(Object::HttpRoute(route)) => self.routes.refresh(object_ref, route),
-            Some(Object::GrpcRoute(route)) => self.grpc_routes.refresh(object_ref, route),
-            Some(Object::TlsRoute(route)) => self.tls_routes.refresh(object_ref, route),
-            Some(Object::TcpRoute(route)) => self.tcp_routes.refresh(object_ref, route),
-            Some(Object::UdpRoute(route)) => self.udp_routes.refresh(object_ref, route),
-            Some(Object::BackendTlsPolicy(policy)) => {
+        self.refresh_target(snapshot, object_ref).unwrap_or(false)
+    }
+
+    /// Gives `object_ref`'s target, if it has one, the object's version in `snapshot`;
+    /// says whether it had one, or `None` when the object is gone or of a kind without a
+    /// status of ours.
+    fn refresh_target(&mut self, snapshot: &Snapshot, object_ref: &ObjectRef) -> Option<bool> {
+        Some(match snapshot.get(object_ref)? {
+            Object::GatewayClass(class) => self.classes.refresh(object_ref, class),
+            Object::Gateway(gateway) => refresh(&mut self.last_gateways, object_ref, gateway),
+            Object::HttpRoute(route) => self.routes.refresh(object_ref, route),
+            Object::GrpcRoute(route) => self.grpc_routes.refresh(object_ref, route),
+            Object::TlsRoute(route) => self.tls_routes.refresh(object_ref, route),
+            Object::TcpRoute(route) => self.tcp_routes.refresh(object_ref, route),
+            Object::UdpRoute(route) => self.udp_routes.refresh(object_ref, route),
+            Object::BackendTlsPolicy(policy) => {
                 self.backend_tls_policies.refresh(object_ref, policy)
             }
-            _ => false,
-        }
+            Object::ListenerSet(set) => self.listener_sets.refresh(object_ref, set),
+            _ => return None,
+        })
     }
 
     /// Makes every target anew from `report`.

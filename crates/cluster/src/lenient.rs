@@ -86,7 +86,7 @@ fn parents_only<K: DeserializeOwned>(value: &serde_json::Value, why: &str) -> Op
     let mut metadata = value.get("metadata")?.clone();
     metadata.as_object_mut()?.insert(
         "annotations".to_owned(),
-        serde_json::json!({ resources::UNREADABLE_SPEC_ANNOTATION: why }),
+        serde_json::json!({ resources::UNREADABLE_SPEC_ANNOTATION: resources::shortened(why) }),
     );
     let mut skeleton = serde_json::json!({
         "apiVersion": value.get("apiVersion"),
@@ -98,18 +98,15 @@ fn parents_only<K: DeserializeOwned>(value: &serde_json::Value, why: &str) -> Op
             "rules": [],
         },
     });
-    // Its status as it is, which the status writer compares with ours (without it, every
-    // write would look undone, and be made again for each version it creates).
-    let without_status = K::deserialize(&skeleton).ok();
-    if let Some(status) = value.get("status")
-        && let Some(fields) = skeleton.as_object_mut()
-    {
-        fields.insert("status".to_owned(), status.clone());
-        if let Ok(object) = K::deserialize(&skeleton) {
-            return Some(object);
-        }
+    // Its status as it is, which the status writer compares with ours and keeps the other
+    // controllers' entries of: a status that cannot be read leaves the route out, as
+    // before, rather than make a write that would drop those entries.
+    if let Some(status) = value.get("status") {
+        skeleton
+            .as_object_mut()?
+            .insert("status".to_owned(), status.clone());
     }
-    without_status
+    K::deserialize(&skeleton).ok()
 }
 
 impl<K: Resource> Resource for Lenient<K> {
@@ -250,7 +247,22 @@ impl<K: Resource<DynamicType = ()> + Default + Clone> LastReadable<K> {
                 Some(object)
             }
             Lenient::Unreadable { metadata, why } => {
-                let last = self.read.get(&key).cloned();
+                // The same object (not one deleted and made again under its name, whose
+                // delete was missed), at the version the API server holds: status is
+                // written against it, and a write at the last readable version would be
+                // refused for ever. Its generation stays the one last read, which its
+                // status then says was observed.
+                let last = self
+                    .read
+                    .get(&key)
+                    .filter(|last| last.meta().uid == metadata.uid)
+                    .cloned()
+                    .map(|mut last| {
+                        last.meta_mut()
+                            .resource_version
+                            .clone_from(&metadata.resource_version);
+                        last
+                    });
                 let served = if last.is_some() {
                     "its last readable version is served until it is fixed"
                 } else {
@@ -334,19 +346,31 @@ mod tests {
     #[test]
     fn an_unreadable_gateway_keeps_its_last_readable_version_and_one_never_read_is_left_out() {
         use resources::Gateway;
-        let gateway = |name: &str, version: &str, readable: bool| -> Lenient<Gateway> {
-            let class = if readable { "\"portcullis\"" } else { "7" };
+        let made = |name: &str, uid: &str, version: &str, class: &str| -> Lenient<Gateway> {
             serde_json::from_str(&format!(
-                r#"{{"metadata":{{"name":"{name}","namespace":"edge","resourceVersion":"{version}"}},
+                r#"{{"metadata":{{"name":"{name}","namespace":"edge","uid":"{uid}","resourceVersion":"{version}"}},
                     "spec":{{"gatewayClassName":{class},"listeners":[]}}}}"#
             ))
             .expect("the metadata is readable")
         };
+        let gateway = |name: &str, version: &str, readable: bool| {
+            made(
+                name,
+                "u1",
+                version,
+                if readable { "\"portcullis\"" } else { "7" },
+            )
+        };
+        // The name, the version and the spec (its class) the controller is handed.
         let version = |event: Option<watcher::Event<Gateway>>| -> Option<(String, String)> {
             match event? {
                 watcher::Event::InitApply(g) | watcher::Event::Apply(g) => Some((
                     g.metadata.name.unwrap_or_default(),
-                    g.metadata.resource_version.unwrap_or_default(),
+                    format!(
+                        "{} {}",
+                        g.metadata.resource_version.unwrap_or_default(),
+                        g.spec.gateway_class_name
+                    ),
                 )),
                 other => panic!("{other:?}"),
             }
@@ -363,24 +387,30 @@ mod tests {
         );
         assert_eq!(
             version(kept.take(watcher::Event::InitApply(gateway("a", "1", true)))),
-            Some(("a".into(), "1".into()))
+            Some(("a".into(), "1 portcullis".into()))
         );
         assert!(matches!(
             kept.take(watcher::Event::InitDone),
             Some(watcher::Event::InitDone)
         ));
-        // Changed into something unreadable: the last readable version stays, at a
-        // change as at a relist.
+        // Changed into something unreadable: the last readable spec stays, at a change as
+        // at a relist, at the version the API server holds (status is written against
+        // it).
         assert_eq!(
             version(kept.take(watcher::Event::Apply(gateway("a", "2", false)))),
-            Some(("a".into(), "1".into()))
+            Some(("a".into(), "2 portcullis".into()))
         );
         kept.take(watcher::Event::Init);
         assert_eq!(
             version(kept.take(watcher::Event::InitApply(gateway("a", "3", false)))),
-            Some(("a".into(), "1".into()))
+            Some(("a".into(), "3 portcullis".into()))
         );
         kept.take(watcher::Event::InitDone);
+        // Another object under the name (its delete missed): never read, left out.
+        assert_eq!(
+            version(kept.take(watcher::Event::Apply(made("a", "u2", "5", "7")))),
+            None
+        );
         // Deleted, and a relist without it: forgotten.
         assert!(matches!(
             kept.take(watcher::Event::Delete(gateway("a", "4", false))),
@@ -415,6 +445,16 @@ mod tests {
         assert_eq!(object.spec.parent_refs.as_ref().map(Vec::len), Some(1));
         assert_eq!(object.spec.rules.as_ref().map(Vec::len), Some(0));
         assert_eq!(object.status.map(|s| s.parents.len()), Some(1));
+
+        // A status that cannot be read either: left out, as before, rather than written
+        // over (the other controllers' entries would go).
+        let route = read(
+            r#"{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute",
+                "metadata":{"name":"r","namespace":"team"},
+                "spec":{"parentRefs":[{"name":"edge"}],"rules":[{"filters":[{"type":"ExternalAuth"}]}]},
+                "status":{"parents":[{"controllerName":7}]}}"#,
+        );
+        assert!(matches!(route, Lenient::Unreadable { .. }), "{route:?}");
 
         // The mark on a route that reads is someone else's doing: gone.
         let route = read(

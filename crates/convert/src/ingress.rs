@@ -390,8 +390,10 @@ impl Converter<'_, '_> {
         };
         let mut passthrough_output = PassthroughOutput::default();
         let first_route = self.output.routes.len();
-        // With app-root set: each host's rules, and whether a path / of it is redirected.
-        let app_root_set = self.keys().get(&keys::APP_ROOT).is_some();
+        // With app-root set by the Ingress or its class (not the global ConfigMap, which
+        // sets it for every Ingress): each host's rules, and whether a path / of it is
+        // redirected.
+        let app_root_set = self.keys().set_at(keys::APP_ROOT.name);
         let mut app_root_hosts: Vec<(HostKey, bool)> = Vec::new();
         for (rule_index, rule) in spec.rules.iter().flatten().enumerate() {
             let host = match rule.host.as_deref().filter(|h| !h.is_empty()) {
@@ -412,7 +414,7 @@ impl Converter<'_, '_> {
                 .as_ref()
                 .map(|h| h.paths.as_slice())
                 .unwrap_or_default();
-            if app_root_set
+            if app_root_set.is_some()
                 && !passthrough
                 && !paths.is_empty()
                 && !app_root_hosts.iter().any(|(h, _)| *h == host)
@@ -516,12 +518,21 @@ impl Converter<'_, '_> {
         }
         passthrough_output.into_contribution(&mut self.output);
         self.report_routed_twice(first_route);
-        for (host, redirected) in app_root_hosts {
-            if !redirected {
-                self.report(
-                    format!("metadata.annotations[{}]", keys::APP_ROOT.name),
-                    format!("the Ingress routes no path / of host {host} to redirect (app-root redirects the / of the paths of the Ingress that sets it); nothing is redirected there"),
-                );
+        if let Some((object, field)) = app_root_set {
+            // Said on the object that sets the key: the Ingress, or its class's ConfigMap.
+            let ingress = if object == self.output.object {
+                "the Ingress".to_owned()
+            } else {
+                self.output.origin.to_string()
+            };
+            for (host, redirected) in app_root_hosts {
+                if !redirected {
+                    self.output.diagnostics.push(crate::diagnostic::Diagnostic {
+                        object: object.clone(),
+                        field: field.clone(),
+                        message: format!("{ingress} routes no path / of host {host} to redirect (app-root redirects the / of the paths of the Ingress that sets it); nothing is redirected there"),
+                    });
+                }
             }
         }
     }
@@ -547,18 +558,28 @@ impl Converter<'_, '_> {
                 order
             }
         };
-        let mut reports = Vec::new();
-        for pair in order.windows(2) {
-            let (first, again) = (&routes[pair[0].min(pair[1])], &routes[pair[0].max(pair[1])]);
-            if key(first) == key(again) {
-                reports.push((
-                    again.field.clone(),
-                    format!(
-                        "host {} path '{}' is already routed by {} of this Ingress; this path is ignored",
-                        again.host, again.path_text, first.field
-                    ),
-                ));
+        // In `order`, equal claims are next to each other, the first listed first: each
+        // later one is reported against it, once per path (app-root makes a path claim
+        // twice).
+        let mut reports: Vec<(String, String)> = Vec::new();
+        let mut first = order[0];
+        for &at in &order[1..] {
+            let (served, again) = (&routes[first], &routes[at]);
+            if key(served) != key(again) {
+                first = at;
+                continue;
             }
+            if again.field == served.field || reports.iter().any(|(field, _)| *field == again.field)
+            {
+                continue;
+            }
+            reports.push((
+                again.field.clone(),
+                format!(
+                    "host {} path '{}' is already routed by {} of this Ingress; this path is ignored",
+                    again.host, again.path_text, served.field
+                ),
+            ));
         }
         for (field, message) in reports {
             self.report(field, message);

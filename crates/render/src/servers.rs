@@ -62,11 +62,17 @@ fn push_pinned_id(text: &mut String, name: &str, taken: &mut Vec<u32>) {
     let _ = write!(text, " id {id}");
 }
 
-/// `id`, or the next one of the range `taken` does not hold (after its last, its first).
-fn free_id(mut id: u32, taken: &[u32]) -> u32 {
+/// `id`, or the next one of the range `taken` does not hold (after its last, its first);
+/// with the whole range taken (2^19 servers in one backend), `id` itself, which HAProxy
+/// then refuses by name.
+fn free_id(id: u32, taken: &[u32]) -> u32 {
     const TOP: u32 = (1 << 20) - 1;
-    while taken.contains(&id) {
-        id = if id >= TOP { 1 << 19 } else { id + 1 };
+    let mut free = id;
+    for _ in 0..(1u32 << 19) {
+        if !taken.contains(&free) {
+            return free;
+        }
+        free = if free >= TOP { 1 << 19 } else { free + 1 };
     }
     id
 }

@@ -590,7 +590,7 @@ fn parents_only<T: DeserializeOwned>(value: &Node<'_>, why: &str) -> Option<T> {
         "annotations",
         Node::Map(vec![(
             Cow::Borrowed(crate::UNREADABLE_SPEC_ANNOTATION),
-            Node::String(Cow::Owned(why.to_owned())),
+            Node::String(Cow::Owned(crate::shortened(why).to_owned())),
         )]),
     );
     let mut skeleton = Node::Map(Vec::new());

@@ -74,6 +74,19 @@ pub const METADATA_UNREAD: [&str; 5] = [
 /// object: a route's own annotations are dropped before it is stored.
 pub const UNREADABLE_SPEC_ANNOTATION: &str = "portcullis.dev/unreadable-spec";
 
+/// At most this much of why a route was read for its parents alone is kept: it quotes
+/// the object, and becomes an annotation and a status condition's message.
+const UNREADABLE_WHY_BYTES: usize = 1024;
+
+/// `why` cut to [`UNREADABLE_WHY_BYTES`] at a character boundary.
+pub fn shortened(why: &str) -> &str {
+    let mut end = why.len().min(UNREADABLE_WHY_BYTES);
+    while !why.is_char_boundary(end) {
+        end -= 1;
+    }
+    &why[..end]
+}
+
 /// Why a route was read for its parents alone (see [`UNREADABLE_SPEC_ANNOTATION`]).
 pub fn unreadable_spec(
     metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,

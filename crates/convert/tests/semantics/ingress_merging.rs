@@ -82,7 +82,7 @@ fn ingresses_sharing_a_host() {
                 spec:
                   rules:
                   - host: a.test
-                    http: {paths: [{path: /img, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}, {path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}, {path: /img/, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+                    http: {paths: [{path: /img, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}, {path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}, {path: /img/, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}, {path: /img, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
                   - host: a.test
                     http: {paths: [{path: /api, pathType: Exact, backend: {service: {name: web, port: {number: 80}}}}, {path: /api, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
                 ",
@@ -91,6 +91,7 @@ fn ingresses_sharing_a_host() {
                     "route a.test /api Prefix -> default_api_80",
                     "route a.test /img Prefix -> default_web_80",
                     "diagnostic Ingress default/a: spec.rules[0].http.paths[2]: host a.test path '/img/' is already routed by spec.rules[0].http.paths[0] of this Ingress; this path is ignored",
+                    "diagnostic Ingress default/a: spec.rules[0].http.paths[3]: host a.test path '/img' is already routed by spec.rules[0].http.paths[0] of this Ingress; this path is ignored",
                     "diagnostic Ingress default/a: spec.rules[1].http.paths[1]: host a.test path '/api' is already routed by spec.rules[0].http.paths[1] of this Ingress; this path is ignored",
                 ],
             ),
@@ -113,6 +114,23 @@ fn ingresses_sharing_a_host() {
                     "diagnostic Ingress default/a: metadata.annotations[app-root]: the Ingress routes no path / of host a.test to redirect (app-root redirects the / of the paths of the Ingress that sets it); nothing is redirected there",
                 ],
             ),
+            Case::new(
+                "configuration.md app-root: set in the global ConfigMap, it is said of no Ingress that routes no path /",
+                "
+                kind: ConfigMap
+                metadata: {name: portcullis, namespace: default}
+                data: {app-root: /app}
+                ---
+                kind: Ingress
+                metadata: {name: a}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /api, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &["route a.test /api Prefix -> default_web_80"],
+            )
+            .with(crate::support::with_global_configmap),
             Case::new(
                 "routing.md: the oldest Ingress owns a host and path whatever conditions a younger one's rule carries: a younger app-root does not take the root page over",
                 "

@@ -83,6 +83,7 @@ impl RuntimeApi {
                     server,
                     address,
                     options,
+                    id,
                     checked,
                     derives_cookie,
                 } => {
@@ -97,10 +98,10 @@ impl RuntimeApi {
                     // HAProxy 2.6 places a server it numbers itself wrongly in a
                     // consistent-hash ring (`balance random`, the default, and hash-based
                     // balancing): of three servers added one after the other, the second
-                    // got no request (measured). A hashing backend's file gives each server
-                    // this id too, so a reload moves no client. One that another server of
-                    // the backend holds makes `add server` fail: a reload then loads it.
-                    let id = render::server_id(&server.server);
+                    // got no request (measured). The id is the one the file gives it (a
+                    // hashing backend's file writes it), so a reload moves no client. One
+                    // that another server of the backend holds live makes `add server`
+                    // fail: a reload then loads the file's.
                     // A server added at runtime keeps no idle connection unless told to
                     // (every request then opened a new one, measured): it gets the pool
                     // a server of the files has by default.

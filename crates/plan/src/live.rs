@@ -104,6 +104,8 @@ pub enum RuntimeCommand {
         /// The options of the backend's server lines, each preceded by a space, exactly
         /// as in the file.
         options: String,
+        /// Its id: the one the file gives it (`render::server_ids`).
+        id: u32,
         /// Whether it has health checks to enable.
         checked: bool,
         /// Whether HAProxy derives its cookie from its address: HAProxy 2.6's `add
@@ -465,6 +467,8 @@ fn server_commands(
     }
     let live_servers = by_endpoint(&live.servers);
     let wanted_servers = by_endpoint(&wanted.servers);
+    // Each wanted server's id, once a server is to be added.
+    let mut ids: Option<BTreeMap<(IpAddr, u16), u32>> = None;
     // New servers first: a backend whose endpoints are all replaced never has none.
     for (endpoint, server) in &wanted_servers {
         let reference = server_ref(server);
@@ -490,10 +494,19 @@ fn server_commands(
                 });
             }
         } else {
+            let ids = ids.get_or_insert_with(|| {
+                (wanted.servers.iter().map(model::Server::endpoint))
+                    .zip(render::server_ids(wanted))
+                    .collect()
+            });
             commands.push(RuntimeCommand::AddServer {
                 server: reference,
                 address: SocketAddr::new(server.address, server.port),
                 options: render::server_options(wanted, server),
+                id: ids
+                    .get(endpoint)
+                    .copied()
+                    .unwrap_or_else(|| render::server_id(&server.name())),
                 checked,
                 derives_cookie,
             });
@@ -704,6 +717,39 @@ b.test#/ ns_web_80
     }
 
     #[test]
+    fn a_server_added_live_gets_the_id_the_file_gives_it_even_where_two_names_hash_alike() {
+        // Two endpoints whose names give one id: the file gives the second the next one.
+        let mut seen = std::collections::HashMap::new();
+        let (first, second) = (0..=255u8)
+            .flat_map(|a| (0..=255u8).map(move |b| std::net::IpAddr::from([10, 0, a, b])))
+            .find_map(|ip| {
+                let server = Server::at(ip, 80);
+                seen.insert(render::server_id(&server.name()), server.clone())
+                    .map(|earlier| (earlier, server))
+            })
+            .unwrap_or_else(|| unreachable!("65,536 names in 2^19 ids always share one"));
+        let (id, mut wanted) = backend("a", &[], Balance::Source);
+        wanted.servers = vec![first.clone(), second.clone()];
+        wanted.servers.sort_by_key(Server::endpoint);
+        let mut live = wanted.clone();
+        let later = wanted.servers[1].clone();
+        live.servers.retain(|server| *server != later);
+        let file_ids = render::server_ids(&wanted);
+        assert_eq!(file_ids[1], file_ids[0] + 1, "{file_ids:?}");
+        let update = live_update(
+            &LiveState::loaded(backends(&[(id.clone(), live)]), &files(&BASE)),
+            &backends(&[(id, wanted)]),
+            &files(&BASE),
+        );
+        let [RuntimeCommand::AddServer { server, id, .. }] = update.commands.as_slice() else {
+            panic!("{:?}", update.commands);
+        };
+        assert_eq!(server.server, later.name());
+        assert_eq!(*id, file_ids[1]);
+        assert_ne!(*id, render::server_id(&later.name()));
+    }
+
+    #[test]
     fn servers_only_is_live_and_lands_exactly_on_the_desired_state() {
         let live = LiveState::loaded(
             backends(&[backend("a", &[1, 2], Balance::RoundRobin)]),
@@ -723,6 +769,7 @@ b.test#/ ns_web_80
                     server: server("10.0.0.3_80"),
                     address: "10.0.0.3:80".parse().unwrap_or_else(|_| unreachable!()),
                     options: String::new(),
+                    id: render::server_id("10.0.0.3_80"),
                     checked: false,
                     derives_cookie: false,
                 },

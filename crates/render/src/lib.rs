@@ -37,7 +37,8 @@ pub use origins::OriginTable;
 pub use passthrough::{REJECT_BACKEND, SNI_FRONTEND, TERMINATE_BACKEND};
 pub use rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, GATEWAY_503_BACKEND, dispatch_name};
 pub use servers::{
-    adds_servers_live, checks_servers, derives_server_cookies, server_id, server_options,
+    adds_servers_live, checks_servers, derives_server_cookies, server_id, server_ids,
+    server_options,
 };
 pub use shards::shard_of;
 pub use tcp::{TCP_REJECT_BACKEND, frontend_name as tcp_frontend_name};

@@ -53,19 +53,27 @@ pub fn server_id(name: &str) -> u32 {
         .unwrap_or(1 << 19)
 }
 
-/// Appends ` id <n>` to a hashing backend's server line: the server's [`server_id`], or,
-/// when an earlier server of the backend holds it (two names of one hash), the next one
-/// free.
-fn push_pinned_id(text: &mut String, name: &str, taken: &mut Vec<u32>) {
-    let id = free_id(server_id(name), taken);
-    taken.push(id);
-    let _ = write!(text, " id {id}");
+/// The id of each server of `backend`, in its order: its name's [`server_id`], or, when
+/// an earlier server of the backend holds that one (two names of one hash), the next one
+/// free. A hashing backend's file gives its servers these, and `add server` gives a
+/// server added live the same, so the running servers are the file's.
+pub fn server_ids(backend: &Backend) -> Vec<u32> {
+    let mut taken = std::collections::HashSet::with_capacity(backend.servers.len());
+    backend
+        .servers
+        .iter()
+        .map(|server| {
+            let id = free_id(server_id(&server.name()), &taken);
+            taken.insert(id);
+            id
+        })
+        .collect()
 }
 
 /// `id`, or the next one of the range `taken` does not hold (after its last, its first);
 /// with the whole range taken (2^19 servers in one backend), `id` itself, which HAProxy
 /// then refuses by name.
-fn free_id(id: u32, taken: &[u32]) -> u32 {
+fn free_id(id: u32, taken: &std::collections::HashSet<u32>) -> u32 {
     const TOP: u32 = (1 << 20) - 1;
     let mut free = id;
     for _ in 0..(1u32 << 19) {
@@ -83,17 +91,18 @@ pub(crate) fn server_lines(text: &mut String, backend: &Backend) {
     // its turn under `balance first` (the lowest id first).
     let pinned =
         backend.settings.balance.hashes() || backend.settings.balance == model::Balance::First;
-    let mut taken = Vec::new();
-    for server in &backend.servers {
+    let ids = if pinned {
+        server_ids(backend)
+    } else {
+        Vec::new()
+    };
+    for (index, server) in backend.servers.iter().enumerate() {
         text.push_str("    server ");
-        let start = text.len();
         server.push_name(text);
-        let name_end = text.len();
         text.push(' ');
         server.push_address_port(text);
-        if pinned {
-            let name = text[start..name_end].to_owned();
-            push_pinned_id(text, &name, &mut taken);
+        if let Some(id) = ids.get(index) {
+            let _ = write!(text, " id {id}");
         }
         own_options(text, backend, server);
         text.push('\n');
@@ -374,15 +383,18 @@ mod tests {
         let id = server_id("10.0.0.4_8080");
         assert_eq!(id, 596_691, "the same in every run and build");
         assert!((1 << 19..1 << 20).contains(&id));
-        let mut taken = Vec::new();
-        let mut line = String::new();
-        push_pinned_id(&mut line, "10.0.0.4_8080", &mut taken);
-        // Another name of the same hash (forced here) takes the next id.
-        push_pinned_id(&mut line, "10.0.0.4_8080", &mut taken);
-        assert_eq!(line, format!(" id {id} id {}", id + 1));
+        let taken = std::collections::HashSet::from([id]);
+        // Another name of the same hash takes the next id.
+        assert_eq!(free_id(id, &taken), id + 1);
         // After the range's last id comes its first.
         let top = (1 << 20) - 1;
-        assert_eq!(free_id(top, &[top]), 1 << 19);
-        assert_eq!(free_id(top, &[top, 1 << 19]), (1 << 19) + 1);
+        assert_eq!(
+            free_id(top, &std::collections::HashSet::from([top])),
+            1 << 19
+        );
+        assert_eq!(
+            free_id(top, &std::collections::HashSet::from([top, 1 << 19])),
+            (1 << 19) + 1
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Kubernetes Events for configuration problems, published by the leader on the object
 //! at fault, at most a burst of [`BURST`] and then one per [`REFILL`].
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -8,7 +9,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use resources::{Kind, ObjectRef};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 /// Events allowed at once.
 const BURST: u32 = 20;
@@ -16,7 +17,7 @@ const BURST: u32 = 20;
 const REFILL: Duration = Duration::from_millis(500);
 
 /// A problem to publish: the object (with its uid, when known), the field, the message.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Problem {
     /// The object at fault.
     pub object: ObjectRef,
@@ -63,17 +64,17 @@ fn reference(problem: &Problem) -> ObjectReference {
     }
 }
 
-/// Publishes each problem received as a Warning Event while this replica leads, and,
-/// when it comes to lead, every problem in `current` (the problems that hold now: those
-/// found before it led would otherwise never be published). Problems received while it
-/// does not lead, or beyond the rate, are dropped (they are logged and counted already).
-/// Returns when `problems` is closed.
+/// Publishes as a Warning Event each problem that holds (`problems`) and was not
+/// published while this replica led without a break: what is new is computed by comparing
+/// the problems that hold with those already published, so a replica that comes to lead
+/// publishes every problem that holds, and one that went away and came back is new again.
+/// A problem beyond the rate gets no Event (it is logged and counted already). Returns
+/// when `problems` is closed.
 pub async fn publish_events(
     client: Client,
     identity: String,
     mut leading: watch::Receiver<bool>,
-    current: watch::Receiver<Arc<[Problem]>>,
-    mut problems: mpsc::Receiver<Problem>,
+    mut problems: watch::Receiver<Arc<[Problem]>>,
 ) {
     let reporter = Reporter {
         controller: "portcullis".into(),
@@ -81,27 +82,24 @@ pub async fn publish_events(
     };
     let recorder = Recorder::new(client, reporter);
     let mut rate = Rate::default();
+    let mut published: HashSet<Problem> = HashSet::new();
     let mut election_over = false;
     loop {
+        let holding = problems.borrow_and_update().clone();
+        if *leading.borrow_and_update() {
+            for problem in holding
+                .iter()
+                .filter(|problem| !published.contains(*problem))
+            {
+                publish(&recorder, &mut rate, problem).await;
+            }
+            published = holding.iter().cloned().collect();
+        } else {
+            published.clear();
+        }
         tokio::select! {
-            problem = problems.recv() => {
-                let Some(problem) = problem else { return };
-                if *leading.borrow() {
-                    publish(&recorder, &mut rate, &problem).await;
-                }
-            }
-            changed = leading.changed(), if !election_over => {
-                if changed.is_err() {
-                    election_over = true;
-                    continue;
-                }
-                if *leading.borrow_and_update() {
-                    let holding = current.borrow().clone();
-                    for problem in holding.iter() {
-                        publish(&recorder, &mut rate, problem).await;
-                    }
-                }
-            }
+            changed = problems.changed() => if changed.is_err() { return },
+            changed = leading.changed(), if !election_over => election_over = changed.is_err(),
         }
     }
 }

@@ -370,10 +370,12 @@ impl Controller {
                 .set_busy_ports(self.busy_ports.busy().clone());
             return Ok(Round::Narrowed);
         }
-        let new_problems = self.report(&conversion.diagnostics);
+        let problems_changed = self.report(&conversion.diagnostics);
         self.publish_gateway_status(&conversion.gateway_status);
-        if let Some(cluster) = &self.cluster {
-            cluster.publish_problems(&snapshot, &conversion.diagnostics, &new_problems);
+        if let Some(cluster) = &self.cluster
+            && problems_changed
+        {
+            cluster.publish_problems(&snapshot, &conversion.diagnostics);
         }
         // What the status writers are given once HAProxy serves this round's files.
         let status = self.cluster.is_some().then(|| PendingStatus {
@@ -654,19 +656,11 @@ impl Controller {
     }
 
     /// Logs each problem once, when it appears; the gauge shows how many there are now.
-    /// Returns the problems that are new.
-    fn report<'a>(
-        &mut self,
-        diagnostics: &'a [convert::Diagnostic],
-    ) -> Vec<&'a convert::Diagnostic> {
+    /// Says whether the problems that hold are not those of the last call.
+    fn report(&mut self, diagnostics: &[convert::Diagnostic]) -> bool {
         let mut current: BTreeSet<String> = self.manifest_problems.iter().cloned().collect();
-        let mut new = Vec::new();
         for diagnostic in diagnostics {
-            let text = diagnostic.to_string();
-            if !self.reported.contains(&text) {
-                new.push(diagnostic);
-            }
-            current.insert(text);
+            current.insert(diagnostic.to_string());
         }
         for problem in current.difference(&self.reported) {
             tracing::warn!("{problem}");
@@ -675,8 +669,9 @@ impl Controller {
             .metrics
             .config_errors
             .set(i64::try_from(current.len()).unwrap_or(i64::MAX));
+        let changed = self.reported != current;
         self.reported = current;
-        new
+        changed
     }
 }
 

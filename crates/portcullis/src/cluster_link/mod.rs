@@ -19,9 +19,6 @@ use tokio::sync::{mpsc, watch};
 use self::handover::{GatewayStatusWriters, IngressStatus, WriterContext};
 use crate::cli::{ClusterArgs, ConfigArgs};
 
-/// Problems waiting to be published; beyond this, new ones are dropped (they are logged).
-const PROBLEM_QUEUE: usize = 256;
-
 /// The controller's side of Kubernetes API mode.
 pub struct ClusterLink {
     client: kube::Client,
@@ -31,9 +28,8 @@ pub struct ClusterLink {
     ingress_status: Option<IngressStatus>,
     /// The `--publish-service` Service, if any.
     publish_service: Option<ObjectRef>,
-    problems: mpsc::Sender<Problem>,
-    /// The problems that hold now, published whole when this replica comes to lead.
-    current_problems: watch::Sender<Arc<[Problem]>>,
+    /// The problems that hold now: the Events publisher works out which are new.
+    problems: watch::Sender<Arc<[Problem]>>,
     gateway_status: GatewayStatusWriters,
 }
 
@@ -105,13 +101,11 @@ impl ClusterLink {
             .clone()
             .map(|publish| IngressStatus::start(&writers, publish));
         let gateway_status = GatewayStatusWriters::start(&writers, publish.clone());
-        let (problems, problems_rx) = mpsc::channel(PROBLEM_QUEUE);
-        let (current_problems, current_problems_rx) = watch::channel(Arc::from([]));
+        let (problems, problems_rx) = watch::channel(Arc::from([]));
         tokio::spawn(cluster::publish_events(
             client.clone(),
             identity,
             leading.clone(),
-            current_problems_rx,
             problems_rx,
         ));
         Ok(Self {
@@ -121,7 +115,6 @@ impl ClusterLink {
             ingress_status,
             publish_service,
             problems,
-            current_problems,
             gateway_status,
         })
     }
@@ -156,32 +149,21 @@ impl ClusterLink {
         }
     }
 
-    /// Publishes the problems that are new as Events (while this replica leads), and
-    /// keeps every problem that holds (`problems`) for when it comes to lead.
-    pub fn publish_problems(
-        &self,
-        snapshot: &Snapshot,
-        problems: &[Diagnostic],
-        new_problems: &[&Diagnostic],
-    ) {
-        let problem = |diagnostic: &Diagnostic| Problem {
-            object: diagnostic.object.clone(),
-            uid: snapshot
-                .get(&diagnostic.object)
-                .and_then(|object| object.metadata().uid.map(str::to_owned)),
-            field: diagnostic.field.clone(),
-            message: diagnostic.message.clone(),
-        };
-        // A problem that went away shrinks the list; a new one is among `new_problems`.
-        if !new_problems.is_empty() || self.current_problems.borrow().len() != problems.len() {
-            let holding: Arc<[Problem]> = problems.iter().map(problem).collect();
-            self.current_problems.send_replace(holding);
-        }
-        for diagnostic in new_problems {
-            if self.problems.try_send(problem(diagnostic)).is_err() {
-                tracing::debug!("event queue full; problem not published");
-            }
-        }
+    /// Hands the Events publisher the problems that hold now (published while this
+    /// replica leads, those it has not published yet).
+    pub fn publish_problems(&self, snapshot: &Snapshot, problems: &[Diagnostic]) {
+        let holding: Arc<[Problem]> = problems
+            .iter()
+            .map(|diagnostic| Problem {
+                object: diagnostic.object.clone(),
+                uid: snapshot
+                    .get(&diagnostic.object)
+                    .and_then(|object| object.metadata().uid.map(str::to_owned)),
+                field: diagnostic.field.clone(),
+                message: diagnostic.message.clone(),
+            })
+            .collect();
+        self.problems.send_replace(holding);
     }
 
     /// Gives up the lease if this replica holds it, so another takes over at once.

@@ -46,7 +46,7 @@ impl<'de, K: DeserializeOwned + Resource> Deserialize<'de> for Lenient<K> {
             Ok(object) => Ok(Lenient::Read(unmarked(object))),
             Err(err) => {
                 let why = err.to_string();
-                if let Some(object) = parents_only::<K>(&value, &why) {
+                if let Some(object) = resources::read_for_parents::<K>(&value, &why) {
                     return Ok(Lenient::ReadForParents { object, why });
                 }
                 let metadata = match value.get("metadata") {
@@ -71,42 +71,6 @@ fn unmarked<K: Resource>(mut object: K) -> K {
         annotations.remove(resources::UNREADABLE_SPEC_ANNOTATION);
     }
     object
-}
-
-/// A route whose spec does not fit the type, read for its `parentRefs` alone and marked
-/// with why; `None` for another kind, or when its parents cannot be read either.
-fn parents_only<K: DeserializeOwned>(value: &serde_json::Value, why: &str) -> Option<K> {
-    let kind = value.get("kind")?.as_str()?;
-    if !matches!(
-        kind,
-        "HTTPRoute" | "GRPCRoute" | "TLSRoute" | "TCPRoute" | "UDPRoute"
-    ) {
-        return None;
-    }
-    let mut metadata = value.get("metadata")?.clone();
-    metadata.as_object_mut()?.insert(
-        "annotations".to_owned(),
-        serde_json::json!({ resources::UNREADABLE_SPEC_ANNOTATION: resources::shortened(why) }),
-    );
-    let mut skeleton = serde_json::json!({
-        "apiVersion": value.get("apiVersion"),
-        "kind": kind,
-        "metadata": metadata,
-        "spec": {
-            "parentRefs": value.get("spec")?.get("parentRefs")?,
-            "hostnames": [],
-            "rules": [],
-        },
-    });
-    // Its status as it is, which the status writer compares with ours and keeps the other
-    // controllers' entries of: a status that cannot be read leaves the route out, as
-    // before, rather than make a write that would drop those entries.
-    if let Some(status) = value.get("status") {
-        skeleton
-            .as_object_mut()?
-            .insert("status".to_owned(), status.clone());
-    }
-    K::deserialize(&skeleton).ok()
 }
 
 impl<K: Resource> Resource for Lenient<K> {

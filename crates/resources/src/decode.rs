@@ -546,7 +546,7 @@ fn typed<T: DeserializeOwned>(
         format!("{namespace}/{name}")
     };
     let why = format!("{} {label}: {err}", kind.name());
-    match parents_only::<T>(&value, &err.to_string()) {
+    match read_for_parents::<T>(&value.to_value(), &err.to_string()) {
         Some(object) => Err(Unreadable {
             why: format!(
                 "{why}; it is not served until it is fixed, and its status says so to its parents"
@@ -573,42 +573,40 @@ impl From<String> for Unreadable {
     }
 }
 
-/// A route whose spec does not fit the types, read for its `parentRefs` alone and marked
-/// with why (see [`crate::UNREADABLE_SPEC_ANNOTATION`]); `None` for another kind, or
-/// when its parents cannot be read either.
-fn parents_only<T: DeserializeOwned>(value: &Node<'_>, why: &str) -> Option<T> {
-    let kind = value.get("kind").and_then(Node::as_str)?;
+/// A route whose spec does not fit its type, read for its `parentRefs` alone and marked
+/// with why (see [`crate::UNREADABLE_SPEC_ANNOTATION`]), its status kept as it is (the
+/// status writer keeps the other controllers' entries of it); `None` for another kind, or
+/// when its parents or its status cannot be read either. Manifests and the Kubernetes
+/// API's objects alike.
+pub fn read_for_parents<T: DeserializeOwned>(value: &Value, why: &str) -> Option<T> {
+    let kind = value.get("kind")?.as_str()?;
     if !matches!(
         kind,
         "HTTPRoute" | "GRPCRoute" | "TLSRoute" | "TCPRoute" | "UDPRoute"
     ) {
         return None;
     }
-    let parents = value.get("spec")?.get("parentRefs")?.clone();
     let mut metadata = value.get("metadata")?.clone();
-    metadata.set(
-        "annotations",
-        Node::Map(vec![(
-            Cow::Borrowed(crate::UNREADABLE_SPEC_ANNOTATION),
-            Node::String(Cow::Owned(crate::shortened(why).to_owned())),
-        )]),
+    metadata.as_object_mut()?.insert(
+        "annotations".to_owned(),
+        serde_json::json!({ crate::UNREADABLE_SPEC_ANNOTATION: crate::shortened(why) }),
     );
-    let mut skeleton = Node::Map(Vec::new());
-    for field in ["apiVersion", "kind"] {
-        if let Some(text) = value.get(field) {
-            skeleton.set(field, text.clone());
-        }
+    let mut skeleton = serde_json::json!({
+        "apiVersion": value.get("apiVersion"),
+        "kind": kind,
+        "metadata": metadata,
+        "spec": {
+            "parentRefs": value.get("spec")?.get("parentRefs")?,
+            "hostnames": [],
+            "rules": [],
+        },
+    });
+    if let Some(status) = value.get("status") {
+        skeleton
+            .as_object_mut()?
+            .insert("status".to_owned(), status.clone());
     }
-    skeleton.set("metadata", metadata);
-    skeleton.set(
-        "spec",
-        Node::Map(vec![
-            (Cow::Borrowed("parentRefs"), parents),
-            (Cow::Borrowed("hostnames"), Node::Seq(Vec::new())),
-            (Cow::Borrowed("rules"), Node::Seq(Vec::new())),
-        ]),
-    );
-    from_node::<T>(&skeleton).ok()
+    T::deserialize(&skeleton).ok()
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ mod status_only;
 
 pub use decode::{
     DecodeError, DecodeFailure, Decoded, DocumentCache, decode_manifest, decode_manifest_reusing,
-    decode_manifest_with_serde_saphyr, drop_unread_metadata,
+    decode_manifest_with_serde_saphyr, drop_unread_metadata, read_for_parents,
 };
 pub use endpoint_slice::{
     Endpoint, EndpointConditions, EndpointSlice, ListedEndpointSlice, SERVICE_NAME_LABEL,

@@ -32,10 +32,6 @@ use crate::pipeline::{self, Reconciler};
 
 /// How long the manifest directory must be quiet before a burst of changes is applied.
 const DEBOUNCE: Duration = Duration::from_millis(200);
-/// How many times one reconciliation narrows a refused configuration to fewer objects
-/// before it keeps the last good one (HAProxy names every broken line in one check, so
-/// one round is the rule; more cover lines it reports only once others are gone).
-const MAX_NARROWING_ROUNDS: u32 = 4;
 /// Kinds an object left out for HAProxy's refusal may have read its configuration from:
 /// a change of one tries every refused object again. Endpoints, Pods and the routed
 /// objects themselves change far more often, and none of them alone makes a
@@ -294,7 +290,7 @@ impl Controller {
 
     /// Reconciles the current objects. When HAProxy refuses the configuration and the
     /// objects behind it are left out, what is left is reconciled again at once, up to
-    /// [`MAX_NARROWING_ROUNDS`] times.
+    /// [`pipeline::MAX_NARROWING_ROUNDS`] times.
     async fn reconcile(&mut self) -> Result<(), pipeline::Divergence> {
         for round in 0.. {
             // Each round is progress: a narrowed round may follow a start and a check.
@@ -361,7 +357,7 @@ impl Controller {
             rendered: desired,
             ..
         } = reconciled;
-        if round < MAX_NARROWING_ROUNDS && self.busy_ports.find_new(&desired.own_ports) {
+        if round < pipeline::MAX_NARROWING_ROUNDS && self.busy_ports.find_new(&desired.own_ports) {
             tracing::warn!(
                 busy = ?self.busy_ports.busy(),
                 "another process holds ports Gateway listeners want; those listeners are left out until the ports are free"
@@ -546,7 +542,8 @@ impl Controller {
             &self.state.root().join(haproxy::STAGING_DIR),
             &table,
         );
-        if round < MAX_NARROWING_ROUNDS && self.leave_out(snapshot, conversion, &narrowed) {
+        if round < pipeline::MAX_NARROWING_ROUNDS && self.leave_out(snapshot, conversion, &narrowed)
+        {
             let objects: Vec<String> = narrowed
                 .objects
                 .keys()

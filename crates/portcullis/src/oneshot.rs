@@ -128,10 +128,6 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
     Ok(count == 0)
 }
 
-/// Most times `check` leaves out what HAProxy refused and has it check the rest, as the
-/// controller does (HAProxy stops at some errors before it reaches others).
-const MAX_CHECK_ROUNDS: usize = 8;
-
 /// The conversion HAProxy accepts once what it refuses is left out, checked in `dir`,
 /// as the controller narrows a refusal: each object and certificate behind a refusal is
 /// left out (and reported by the conversion, with HAProxy's words); what no object
@@ -150,7 +146,8 @@ fn judged_by_haproxy(
     let mut certificates = std::collections::BTreeMap::new();
     let mut objects = convert::Exclusions::new();
     let mut refused_certificates = Vec::new();
-    for _ in 0..MAX_CHECK_ROUNDS {
+    // A first check, then one for each narrowing.
+    for _ in 0..=pipeline::MAX_NARROWING_ROUNDS {
         let reconciled = reconciler.reconcile_excluding(snapshot, &certificates, &objects)?;
         let mut applied = state.scan()?;
         let plan = plan::plan(&applied, &reconciled.rendered);
@@ -196,7 +193,8 @@ fn judged_by_haproxy(
         }
     }
     anyhow::bail!(
-        "HAProxy still refuses the configuration after {MAX_CHECK_ROUNDS} rounds of leaving out what it named"
+        "HAProxy still refuses the configuration after {} rounds of leaving out what it named",
+        pipeline::MAX_NARROWING_ROUNDS
     )
 }
 

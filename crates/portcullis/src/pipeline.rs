@@ -154,6 +154,12 @@ pub fn convert_options(args: &ConfigArgs, fallback_certificate: model::TlsCert) 
     }
 }
 
+/// How many times a refused configuration is narrowed to fewer objects before the
+/// refusal is taken as it is (by `run`, which keeps the last good configuration; by
+/// `check --haproxy-bin`, which says so): HAProxy names every broken line in one check,
+/// so one round is the rule; more cover lines it reports only once others are gone.
+pub const MAX_NARROWING_ROUNDS: u32 = 4;
+
 /// What a configuration HAProxy refused comes down to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Narrowed {

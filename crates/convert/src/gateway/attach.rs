@@ -45,7 +45,7 @@ pub(crate) fn older_route_of_other_kind(
             continue;
         }
         // A route read for its parents alone is served nowhere: it holds no hostname.
-        if read_for_parents_only(object) {
+        if spec_unread(object) {
             continue;
         }
         let (selectors, hostnames) = parent_selectors(object);
@@ -81,7 +81,7 @@ pub(crate) fn older_route_of_other_kind(
 
 /// Whether a route was read for its parents alone (its spec holds a value portcullis
 /// does not know): it is not served, so it takes nothing from another route.
-fn read_for_parents_only(object: &Object) -> bool {
+fn spec_unread(object: &Object) -> bool {
     match object {
         Object::HttpRoute(route) => resources::unreadable_spec(&route.metadata).is_some(),
         Object::GrpcRoute(route) => resources::unreadable_spec(&route.metadata).is_some(),

@@ -301,32 +301,18 @@ fn start_watchers(
         .iter()
         .filter(|(n, _)| !covered(n) && Some(n) != controller_namespace)
     {
-        let only_it = watcher::Config::default().fields(&format!("metadata.name={name}"));
         // Its list covers its one name: the global and the TCP services' ConfigMaps may
         // share a namespace, and neither watcher's list may delete the other's.
-        watchers.start_named(
-            Api::namespaced(client.clone(), namespace),
-            &Some(namespace.clone()),
-            Some(name.clone()),
-            only_it,
-            Kind::ConfigMap,
-            |o: ConfigMap| Object::ConfigMap(Arc::new(o)),
-        );
+        watchers.start_one(client, namespace, name, Kind::ConfigMap, |o: ConfigMap| {
+            Object::ConfigMap(Arc::new(o))
+        });
     }
     // The default certificate's Secret, when the watched namespaces leave its own out.
     if let Some((namespace, name)) = &scope.default_ssl_certificate
         && !scope.namespaces.is_empty()
         && !scope.namespaces.contains(namespace)
     {
-        let only_it = watcher::Config::default().fields(&format!("metadata.name={name}"));
-        watchers.start_named(
-            Api::namespaced(client.clone(), namespace),
-            &Some(namespace.clone()),
-            Some(name.clone()),
-            only_it,
-            Kind::Secret,
-            Object::secret,
-        );
+        watchers.start_one(client, namespace, name, Kind::Secret, Object::secret);
     }
     watchers.started
 }
@@ -417,6 +403,35 @@ impl Watchers<'_> {
     {
         let events = watcher(api, config).default_backoff().boxed();
         self.run(events, namespace, name, kind, wrap);
+    }
+
+    /// As [`Self::start`], for the one object `name` of `namespace` (by a field selector):
+    /// its lists cover only that name.
+    fn start_one<K>(
+        &mut self,
+        client: &Client,
+        namespace: &str,
+        name: &str,
+        kind: Kind,
+        wrap: impl Fn(K) -> Object + Send + 'static,
+    ) where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let only_it = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        self.start_named(
+            Api::namespaced(client.clone(), namespace),
+            &Some(namespace.to_owned()),
+            Some(name.to_owned()),
+            only_it,
+            kind,
+            wrap,
+        );
     }
 
     /// As [`Self::start`], for a Gateway API kind read one object at a time (see

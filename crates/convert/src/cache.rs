@@ -262,16 +262,24 @@ impl ConvertCache {
         diagnostics.extend(settings.diagnostics.iter().cloned());
         let global = &settings.global;
         let mut listener_ports = options.listener_ports();
-        // The stats page and the exporter bind ports of their own, which no Gateway
-        // listener may share.
+        // The stats page, the exporter and a fronting proxy bind ports of their own,
+        // which no Gateway listener or TCP service may share.
         let observers = &settings.model.observers;
+        let fronting_port = match settings.model.forwarded.fronting_proxy {
+            Some(model::FrontingProxy {
+                port: model::FrontingPort::Own(port),
+                ..
+            }) => Some(port),
+            _ => None,
+        };
         listener_ports.reserved.extend(
             observers
                 .stats
                 .as_ref()
                 .map(|stats| stats.port)
                 .into_iter()
-                .chain(observers.prometheus_port),
+                .chain(observers.prometheus_port)
+                .chain(fronting_port),
         );
         let port_protocols = PortProtocols::of_our_gateways(snapshot, &listener_ports);
         let context = Context {
@@ -704,6 +712,7 @@ fn global_settings(
     configmap: Option<&ObjectRef>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Global {
+    let (observers, fronting_proxy) = keys::own_listeners(global, options, configmap, diagnostics);
     Global {
         bind_address: options.bind_address,
         http_port: options.http_port,
@@ -721,6 +730,7 @@ fn global_settings(
             original_header: global.get(&keys::ORIGINAL_FORWARDED_FOR_HDR),
             real_ip_header: global.get(&keys::REAL_IP_HDR),
             trusted: global.get(&keys::FORWARDFOR_TRUSTED_CIDRS),
+            fronting_proxy,
         },
         https: model::HttpsPolicy {
             redirect_exceptions: global.get(&keys::NO_TLS_REDIRECT_LOCATIONS),
@@ -746,7 +756,7 @@ fn global_settings(
             tcp_format: global.get(&keys::TCP_LOG_FORMAT),
             dont_log_null: global.get(&keys::DONTLOGNULL),
         },
-        observers: keys::observers(global, options, configmap, diagnostics),
+        observers,
         responses: model::Responses {
             error_pages: keys::HTTP_RESPONSE_KEYS
                 .iter()

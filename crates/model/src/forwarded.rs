@@ -93,6 +93,29 @@ pub struct ForwardedHeaders {
     pub real_ip_header: Option<HeaderName>,
     /// Clients whose forwarded headers are kept (a trusted proxy in front).
     pub trusted: Vec<Cidr>,
+    /// A proxy in front that terminates TLS itself, and where it sends its requests.
+    pub fronting_proxy: Option<FrontingProxy>,
+}
+
+/// A proxy in front of HAProxy that terminates TLS itself: the requests it says came
+/// over HTTPS are served as the HTTPS port serves them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrontingProxy {
+    /// Where it sends its requests: the HTTP port itself, or a port of its own.
+    pub port: FrontingPort,
+    /// Whether its X-Forwarded-Proto tells HTTPS requests apart; `false` takes every
+    /// request on its port for one.
+    pub use_forwarded_proto: bool,
+}
+
+/// Where a fronting proxy sends its requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontingPort {
+    /// The HTTP port, shared with every other client: only a trusted proxy (or any
+    /// client, when none is named) is believed.
+    Shared,
+    /// A port of its own, where every client is the proxy.
+    Own(u16),
 }
 
 impl Default for ForwardedHeaders {
@@ -102,6 +125,7 @@ impl Default for ForwardedHeaders {
             original_header: Some(HeaderName("X-Original-Forwarded-For".to_owned())),
             real_ip_header: Some(HeaderName("X-Real-IP".to_owned())),
             trusted: Vec::new(),
+            fronting_proxy: None,
         }
     }
 }

@@ -448,3 +448,215 @@ fn a_default_backend_is_protected_by_its_ingress_s_allow_list_and_authentication
         );
     }
 }
+
+/// `GET /a` for `host` from `source` on `port`, with an X-Forwarded-Proto when given.
+fn fronted(source: Ipv4Addr, port: u16, host: &str, forwarded_proto: Option<&str>) -> Response {
+    let header = forwarded_proto
+        .map(|proto| format!("X-Forwarded-Proto: {proto}\r\n"))
+        .unwrap_or_default();
+    get_from(source, port, host, &header)
+}
+
+/// The status, the backend that answered, and the X-Forwarded-Proto and HSTS header it
+/// saw and answered.
+fn fronted_answer(
+    source: Ipv4Addr,
+    port: u16,
+    host: &str,
+    forwarded_proto: Option<&str>,
+) -> (u16, Option<String>, Option<String>, bool) {
+    let response = fronted(source, port, host, forwarded_proto);
+    let seen_proto = response.echo().and_then(|echo| {
+        echo["headers"]["x-forwarded-proto"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    (
+        response.status,
+        response.server(),
+        seen_proto,
+        response.headers.contains_key("strict-transport-security"),
+    )
+}
+
+/// A proxy in front that terminates TLS (`fronting-proxy-port`): its HTTPS requests are
+/// served as HTTPS ones (no redirect loop, HSTS, X-Forwarded-Proto `https`), on the HTTP
+/// port it shares (believed from trusted proxies alone, once some are named) or on a
+/// port of its own; its plain requests, and everyone else's, are redirected as before.
+#[test]
+fn a_fronting_proxy_that_terminates_tls_gets_no_redirect_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let web = EchoServer::start("web").unwrap();
+    let (cert, key) = test_support::self_signed("secure.test", &["secure.test"]);
+    let mut objects = backend("default", "web", 80, None, &[(web.port, true)]);
+    objects += &test_support::tls_secret("default", "secure-tls", &cert, &key);
+    objects += "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: secure}\nspec:\n  tls:\n  - {hosts: [secure.test], secretName: secure-tls}\n  rules:\n  - host: secure.test\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}\n";
+    objects += &ingress("plain", "plain.test", "web", &[]);
+    write(&manifests, "objects.yaml", &objects);
+    let global = |data: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{{data}}}\n"
+        )
+    };
+    write(&manifests, "global.yaml", &global(""));
+    let mut portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--configmap", "ops/global"],
+    )
+    .unwrap();
+    let http = portcullis.http_port;
+    let client = Ipv4Addr::LOCALHOST;
+    let redirected = (302, None, None, false);
+    let served_as_https = (200, Some("web".to_owned()), Some("https".to_owned()), true);
+    // No fronting proxy: a client's X-Forwarded-Proto changes nothing.
+    assert_eq!(
+        fronted_answer(client, http, "secure.test", Some("https")),
+        redirected
+    );
+
+    // The proxy shares the HTTP port.
+    write(
+        &manifests,
+        "global.yaml",
+        &global(&format!("fronting-proxy-port: \"{http}\"")),
+    );
+    portcullis
+        .wait_until(Duration::from_secs(10), |_| {
+            fronted(client, http, "secure.test", Some("https")).status == 200
+        })
+        .unwrap();
+    assert_eq!(
+        fronted_answer(client, http, "secure.test", Some("https")),
+        served_as_https
+    );
+    assert_eq!(
+        fronted_answer(client, http, "secure.test", Some("HTTPS")),
+        served_as_https
+    );
+    // The nearest proxy's header is the last one.
+    let last_says_http = get_from(
+        client,
+        http,
+        "secure.test",
+        "X-Forwarded-Proto: https\r\nX-Forwarded-Proto: http\r\n",
+    );
+    assert_eq!(last_says_http.status, 302);
+    for plain in [Some("http"), None] {
+        assert_eq!(
+            fronted_answer(client, http, "secure.test", plain),
+            redirected,
+            "{plain:?}"
+        );
+    }
+    assert_eq!(
+        fronted_answer(client, http, "plain.test", None),
+        (200, Some("web".to_owned()), Some("http".to_owned()), false)
+    );
+    let location = fronted(client, http, "secure.test", None);
+    assert_eq!(
+        location.headers.get("location").map(String::as_str),
+        Some(format!("https://secure.test:{}/", portcullis.https_port).as_str())
+    );
+
+    // Once trusted proxies are named, only they are believed on the shared port.
+    write(
+        &manifests,
+        "global.yaml",
+        &global(&format!(
+            "fronting-proxy-port: \"{http}\", forwardfor-trusted-cidrs: 127.0.0.2"
+        )),
+    );
+    portcullis
+        .wait_until(Duration::from_secs(10), |_| {
+            fronted(client, http, "secure.test", Some("https")).status == 302
+        })
+        .unwrap();
+    assert_eq!(
+        fronted_answer(SECOND_CLIENT, http, "secure.test", Some("https")),
+        served_as_https
+    );
+
+    // A port of its own: every client there is the proxy; the HTTP port is plain again.
+    let own = test_support::free_port();
+    write(
+        &manifests,
+        "global.yaml",
+        &global(&format!(
+            "fronting-proxy-port: \"{own}\", forwardfor-trusted-cidrs: 127.0.0.2"
+        )),
+    );
+    portcullis
+        .wait_until(Duration::from_secs(10), |_| {
+            std::net::TcpStream::connect((Ipv4Addr::LOCALHOST, own)).is_ok()
+                && fronted(client, own, "secure.test", Some("https")).status == 200
+        })
+        .unwrap();
+    assert_eq!(
+        fronted_answer(client, own, "secure.test", Some("https")),
+        served_as_https
+    );
+    assert_eq!(
+        fronted_answer(client, own, "secure.test", Some("http")),
+        redirected
+    );
+    assert_eq!(
+        fronted_answer(client, own, "plain.test", None),
+        (200, Some("web".to_owned()), Some("http".to_owned()), false)
+    );
+    assert_eq!(
+        fronted_answer(SECOND_CLIENT, http, "secure.test", Some("https")),
+        redirected
+    );
+
+    // Without reading the header, every request on the proxy's port is an HTTPS one.
+    write(
+        &manifests,
+        "global.yaml",
+        &global(&format!(
+            "fronting-proxy-port: \"{own}\", use-forwarded-proto: \"false\""
+        )),
+    );
+    portcullis
+        .wait_until(Duration::from_secs(10), |_| {
+            fronted(client, own, "secure.test", None).status == 200
+        })
+        .unwrap();
+    for proto in [None, Some("http")] {
+        assert_eq!(
+            fronted_answer(client, own, "secure.test", proto),
+            served_as_https,
+            "{proto:?}"
+        );
+    }
+
+    // A port another listener holds is reported and not opened.
+    write(
+        &manifests,
+        "global.yaml",
+        &global(&format!(
+            "fronting-proxy-port: \"{}\"",
+            portcullis.https_port
+        )),
+    );
+    portcullis
+        .wait_until(Duration::from_secs(10), |p| {
+            p.log().contains("data.fronting-proxy-port")
+        })
+        .unwrap();
+    assert!(
+        portcullis.log().contains(&format!(
+            "port {} is taken by the HTTPS frontend (--https-port); fronting-proxy-port is not opened",
+            portcullis.https_port
+        )),
+        "{}",
+        portcullis.log()
+    );
+    assert_eq!(
+        fronted_answer(client, http, "secure.test", Some("https")),
+        redirected
+    );
+}

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use model::{HostKey, ProxyModel};
 
 use crate::client_auth::ClientAuthLines;
+use crate::forwarded::{FRONTED_HTTPS, Fronted};
 use crate::layout::{ADMIN_SOCKET, MapFile, RUN_DIR};
 use crate::maps::redirect_marker;
 use crate::ports::{HostPortLines, LineOrder, PortFrontend};
@@ -175,10 +176,26 @@ defaults
         std::net::IpAddr::V4(v4) => v4.to_string(),
         std::net::IpAddr::V6(v6) => format!("[{v6}]"),
     };
-    for (frontend, port, tls) in [
-        ("http", global.http_port, false),
-        ("https", global.https_port, true),
-    ] {
+    let fronting_proxy = global.forwarded.fronting_proxy;
+    let mut frontends = vec![
+        (
+            "http",
+            global.http_port,
+            false,
+            Fronted::on_http_port(fronting_proxy),
+        ),
+        ("https", global.https_port, true, Fronted::No),
+    ];
+    if let Some(
+        proxy @ model::FrontingProxy {
+            port: model::FrontingPort::Own(port),
+            ..
+        },
+    ) = fronting_proxy
+    {
+        frontends.push(("fronting_proxy", port, false, Fronted::Own(proxy)));
+    }
+    for (frontend, port, tls, fronted) in frontends {
         let bind_options = if tls {
             crate::https::bind_options(&global.https.tls) + client_bind
         } else {
@@ -208,7 +225,11 @@ defaults
         }
         text.push_str(&response_lines);
         text.push_str(HOST_CHECK_LINE);
-        text.push_str(&crate::forwarded::frontend_lines(&global.forwarded, tls));
+        text.push_str(&crate::forwarded::frontend_lines(
+            &global.forwarded,
+            tls,
+            fronted,
+        ));
         let exact_map = MapFile::exact_paths(!tls).path();
         let prefix_map = MapFile::path_prefixes(!tls).path();
         // A redirect that names no port keeps the one the client asked for (a NodePort,
@@ -227,6 +248,20 @@ defaults
 ",
             hostkey = hostkey_lines(),
         );
+        if fronted != Fronted::No {
+            // The proxy's HTTPS requests are routed as the HTTPS port routes them: no
+            // redirect to HTTPS, which they came over.
+            let https_exact = MapFile::exact_paths(false).path();
+            let https_prefix = MapFile::path_prefixes(false).path();
+            let _ = write!(
+                text,
+                "    http-request unset-var(txn.backend) if {FRONTED_HTTPS}
+    http-request set-var(txn.backend) var(txn.route),map_str({https_exact}) if {FRONTED_HTTPS}
+    http-request set-var(txn.backend) var(txn.route),map_beg({https_prefix}) if {FRONTED_HTTPS} !{{ var(txn.backend) -m found }}
+{}",
+                crate::https::hsts_line(global.https.hsts.as_ref(), FRONTED_HTTPS)
+            );
+        }
         if !tls {
             text.push_str(&crate::https::redirect_exception_lines(
                 &global.https.redirect_exceptions,
@@ -248,7 +283,7 @@ defaults
             text.push_str(&crate::https::misdirected_lines(
                 &model.https_listener_hosts,
             ));
-            text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
+            text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref(), ""));
             text.push_str(&client_auth.tls);
         } else {
             text.push_str(&client_auth.plain);
@@ -279,7 +314,7 @@ defaults
             "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{HOST_CHECK_LINE}{}{}{HOST_LINES}    http-request set-var(txn.listener_port) str(:{port})\n",
             crate::proxy_protocol::bind_option(&global.accept_proxy),
             crate::proxy_protocol::frontend_lines(&global.accept_proxy),
-            crate::forwarded::frontend_lines(&global.forwarded, tls),
+            crate::forwarded::frontend_lines(&global.forwarded, tls, Fronted::No),
             if global.normalize_paths {
                 NORMALIZE_PATH_LINES
             } else {
@@ -290,7 +325,7 @@ defaults
             text.push_str(line);
         }
         if tls {
-            text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref()));
+            text.push_str(&crate::https::hsts_line(global.https.hsts.as_ref(), ""));
             if client_auth.any() {
                 // The checks name hosts by their key, which the port's lines do not need.
                 text.push_str(&hostkey_lines());

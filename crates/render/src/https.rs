@@ -93,31 +93,40 @@ pub(crate) fn redirect_exception_lines(exceptions: &[String]) -> String {
 
 const HSTS_HEADER: &str = "Strict-Transport-Security";
 
-/// The TLS frontends' default HSTS line; rule chains after it may replace or remove it.
-pub(crate) fn hsts_line(hsts: Option<&Hsts>) -> String {
+/// The TLS frontends' default HSTS line, under the ACL `condition` when one is named;
+/// rule chains after it may replace or remove it.
+pub(crate) fn hsts_line(hsts: Option<&Hsts>, condition: &str) -> String {
+    let condition = if condition.is_empty() {
+        String::new()
+    } else {
+        format!(" if {condition}")
+    };
     match hsts {
         Some(hsts) => format!(
-            "    http-response set-header {HSTS_HEADER} \"{}\"\n",
+            "    http-response set-header {HSTS_HEADER} \"{}\"{condition}\n",
             hsts.header_value()
         ),
         None => String::new(),
     }
 }
 
-/// A chained rule's HSTS line, on TLS connections only (chains serve both frontends).
+/// A chained rule's HSTS line, on TLS connections only (chains serve both frontends),
+/// and on a fronting proxy's HTTPS requests (see `forwarded::Fronted`).
 pub(crate) fn rule_hsts_line(rule: HstsRule, chosen: &str, out: &mut String) {
+    let over_tls =
+        format!("{chosen} {{ ssl_fc }} || {chosen} {{ var(txn.fronted_https) -m bool }}");
     match rule {
         HstsRule::Inherit => {}
         HstsRule::Off => {
             let _ = writeln!(
                 out,
-                "    http-response del-header {HSTS_HEADER} if {chosen} {{ ssl_fc }}"
+                "    http-response del-header {HSTS_HEADER} if {over_tls}"
             );
         }
         HstsRule::On(hsts) => {
             let _ = writeln!(
                 out,
-                "    http-response set-header {HSTS_HEADER} \"{}\" if {chosen} {{ ssl_fc }}",
+                "    http-response set-header {HSTS_HEADER} \"{}\" if {over_tls}",
                 hsts.header_value()
             );
         }

@@ -2,7 +2,9 @@
 
 use model::{Cidr, ForwardFor, HeaderName};
 
-use super::parse::{parse_cidr_list, parse_forward_for, parse_optional_header};
+use super::parse::{
+    parse_bool, parse_cidr_list, parse_forward_for, parse_optional_header, parse_optional_port,
+};
 use super::{Applied, Key, Scope};
 
 /// `forwardfor`.
@@ -50,6 +52,30 @@ pub static FORWARDFOR_TRUSTED_CIDRS: Key<Vec<Cidr>> = Key {
     accepted_values: "up to 32 IPv4 or IPv6 addresses or address blocks, separated by commas, such as `10.0.0.0/8, 192.168.1.7, 2001:db8::/32`, or empty",
     parse: parse_cidr_list,
     doc: "The proxies in front of HAProxy, whose forwarded headers are trusted: their X-Forwarded-Proto, X-Forwarded-Host, X-Forwarded-Port, `real-ip-hdr` and Forwarded headers are kept, and `forwardfor: add` treats their X-Forwarded-For as `update` does. Every other client's such headers are replaced, and its Forwarded header removed.",
+    applied: Applied::Reload,
+    differs: "",
+};
+/// `fronting-proxy-port`.
+pub static FRONTING_PROXY_PORT: Key<Option<u16>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "fronting-proxy-port",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "a port from `1` to `65535`, or empty",
+    parse: parse_optional_port,
+    doc: "The port where a proxy in front of HAProxy that terminates TLS itself (a cloud load balancer) sends its plain-HTTP requests. A request on that port whose X-Forwarded-Proto is `https` is served as the HTTPS port serves it: no HTTPS redirect (which would loop), the hosts' HTTPS routes, HSTS, and X-Forwarded-Proto `https` to the backend; any other request is served as on the HTTP port. The port may be the HTTP port (`--http-port`): X-Forwarded-Proto is then read from the clients in `forwardfor-trusted-cidrs`, or from every client when that key is empty. A host that requires a client certificate still refuses such requests (496): HAProxy has seen no certificate. Empty opens no such port.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress redirects a request on a port of its own that carries no X-Forwarded-Proto `https` to HTTPS whatever its host; portcullis serves it as the HTTP port would (a host with TLS is redirected, others are served). haproxy-ingress also keeps the proxy's `X-SSL-*` client-certificate headers; portcullis removes them, since it cannot check them.",
+};
+/// `use-forwarded-proto`.
+pub static USE_FORWARDED_PROTO: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "use-forwarded-proto",
+    scope: Scope::Global,
+    default: "true",
+    accepted_values: "`true` or `false`",
+    parse: parse_bool,
+    doc: "`true` reads X-Forwarded-Proto on `fronting-proxy-port` to tell the proxy's HTTPS requests from its plain ones; `false` serves every request on that port as an HTTPS request, whatever the header says.",
     applied: Applied::Reload,
     differs: "",
 };

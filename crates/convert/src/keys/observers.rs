@@ -1,10 +1,11 @@
-//! Keys of HAProxy's listeners for observers: the stats page and the Prometheus exporter.
+//! Keys of HAProxy's listeners for observers (the stats page and the Prometheus
+//! exporter), and the ports these and the fronting proxy's take.
 
-use model::{Observers, StatsAuth, StatsPage};
+use model::{FrontingPort, FrontingProxy, Observers, StatsAuth, StatsPage};
 use resources::ObjectRef;
 
 use super::parse::parse_optional_port;
-use super::{Applied, GlobalConfig, Key, Scope};
+use super::{Applied, FRONTING_PROXY_PORT, GlobalConfig, Key, Scope, USE_FORWARDED_PROTO};
 use crate::diagnostic::Diagnostic;
 use crate::options::ConvertOptions;
 
@@ -58,15 +59,16 @@ pub static STATS_SSL_CERT: Key<Option<super::SecretName>> = Key {
     differs: "haproxy-ingress also accepts a `file://` path; portcullis reads only Secrets.",
 };
 
-/// The observer listeners the ConfigMap asks for; one whose port another listener holds
-/// (a frontend, the admin endpoint, the other observer) is reported and left closed,
-/// since HAProxy would fail to start on it.
-pub(crate) fn observers(
+/// The observer listeners the ConfigMap asks for, and the fronting proxy's port; one
+/// whose port another listener holds (a frontend, the admin endpoint, another of these)
+/// is reported and left closed, since HAProxy would fail to start on it. The fronting
+/// proxy may share the HTTP port.
+pub(crate) fn own_listeners(
     global: &GlobalConfig,
     options: &ConvertOptions,
     configmap: Option<&ObjectRef>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Observers {
+) -> (Observers, Option<FrontingProxy>) {
     let mut taken: Vec<(u16, &str)> = vec![
         (options.http_port, "the HTTP frontend (--http-port)"),
         (options.https_port, "the HTTPS frontend (--https-port)"),
@@ -101,10 +103,22 @@ pub(crate) fn observers(
         cert: None,
     });
     let prometheus_port = claim(&PROMETHEUS_PORT, diagnostics);
-    Observers {
-        stats,
-        prometheus_port,
-    }
+    let fronting_port = if global.get(&FRONTING_PROXY_PORT) == Some(options.http_port) {
+        Some(FrontingPort::Shared)
+    } else {
+        claim(&FRONTING_PROXY_PORT, diagnostics).map(FrontingPort::Own)
+    };
+    let fronting_proxy = fronting_port.map(|port| FrontingProxy {
+        port,
+        use_forwarded_proto: global.get(&USE_FORWARDED_PROTO),
+    });
+    (
+        Observers {
+            stats,
+            prometheus_port,
+        },
+        fronting_proxy,
+    )
 }
 
 fn parse_stats_auth(text: &str) -> Result<Option<StatsAuth>, String> {

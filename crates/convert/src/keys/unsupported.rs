@@ -87,9 +87,9 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
         why: "servers are added and deleted at run time as endpoints change, so there are no empty slots to add; the key is ignored",
     },
     Unsupported {
-        name: "use-forwarded-proto",
+        name: "https-to-http-port",
         prefix: false,
-        why: "X-Forwarded-Proto is always set from the connection the request came in on (see `forwardfor` for X-Forwarded-For); the key is ignored",
+        why: "the older name of `fronting-proxy-port`; the key is ignored, set `fronting-proxy-port` instead",
     },
     Unsupported {
         name: "http-passthrough",

@@ -262,7 +262,8 @@ impl ConvertCache {
         diagnostics.extend(settings.diagnostics.iter().cloned());
         let global = &settings.global;
         let mut listener_ports = options.listener_ports();
-        // The stats page, the exporter and a fronting proxy bind ports of their own,
+        // The stats page, the exporter, the health check and a fronting proxy bind
+        // ports of their own,
         // which no Gateway listener or TCP service may share.
         let observers = &settings.model.observers;
         let fronting_port = match settings.model.forwarded.fronting_proxy {
@@ -279,6 +280,7 @@ impl ConvertCache {
                 .map(|stats| stats.port)
                 .into_iter()
                 .chain(observers.prometheus_port)
+                .chain(observers.healthz_port)
                 .chain(fronting_port),
         );
         let port_protocols = PortProtocols::of_our_gateways(snapshot, &listener_ports);
@@ -745,6 +747,10 @@ fn global_settings(
             dh_params: None,
         },
         timeout_stop: global.get(&keys::TIMEOUT_STOP),
+        process: model::Process {
+            threads: global.get(&keys::NBTHREAD),
+            max_reloads: global.get(&keys::WORKER_MAX_RELOADS),
+        },
         close_sessions_window: keys::close_sessions_window(global, configmap, diagnostics),
         logging: model::Logging {
             target: global.get(&keys::SYSLOG_ENDPOINT),

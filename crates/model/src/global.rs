@@ -141,6 +141,8 @@ pub struct Global {
     /// Request paths are normalized before routing (`.` and `..` segments resolved,
     /// repeated slashes merged, unreserved characters percent-decoded).
     pub normalize_paths: bool,
+    /// HAProxy's threads and its replaced workers' reload limit.
+    pub process: Process,
 }
 
 /// What a backend gets where no annotation says otherwise: the global ConfigMap's values,
@@ -212,6 +214,25 @@ impl Default for Global {
             resolvers: crate::Resolvers::default(),
             backends: BackendDefaults::default(),
             normalize_paths: false,
+            process: Process::default(),
+        }
+    }
+}
+
+/// HAProxy's process: its threads, and how many reloads a replaced worker outlives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Process {
+    /// `nbthread`; `None` leaves HAProxy one thread per CPU it may use.
+    pub threads: Option<u16>,
+    /// `mworker-max-reloads`; 0 sets no limit.
+    pub max_reloads: u32,
+}
+
+impl Default for Process {
+    fn default() -> Self {
+        Self {
+            threads: None,
+            max_reloads: 10,
         }
     }
 }

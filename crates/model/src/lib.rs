@@ -40,7 +40,7 @@ pub use blue_green::{GroupSelector, ServerWeight};
 pub use cors::{Cors, CorsOrigins, parse_origin};
 pub use dns::{NamedServers, Resolution, Resolver, Resolvers};
 pub use forwarded::{Cidr, ForwardFor, ForwardedHeaders, FrontingPort, FrontingProxy, HeaderName};
-pub use global::{BackendDefaults, Global, HaproxyDuration, Timeouts};
+pub use global::{BackendDefaults, Global, HaproxyDuration, Process, Timeouts};
 pub use https::{
     CaSource, ClientAuth, ClientCa, ClientVerify, DhParams, Hsts, HstsRule, HttpsPolicy,
     TlsOptions, TlsWord,

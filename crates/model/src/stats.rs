@@ -1,4 +1,5 @@
-//! HAProxy's own listeners for observers: the stats page and the Prometheus exporter.
+//! HAProxy's own listeners for observers: the stats page, the Prometheus exporter and
+//! the health check.
 
 use std::fmt;
 
@@ -11,6 +12,8 @@ pub struct StatsPage {
     pub auth: Option<StatsAuth>,
     /// Served over TLS with this certificate (`stats-ssl-cert`); `None` is plain HTTP.
     pub cert: Option<crate::TlsCert>,
+    /// Every connection starts with a PROXY protocol header.
+    pub accept_proxy: bool,
 }
 
 /// A user and password for the stats page, validated to print as one single-quoted word.
@@ -70,6 +73,8 @@ pub struct Observers {
     pub stats: Option<StatsPage>,
     /// Port of HAProxy's Prometheus exporter (`/metrics`).
     pub prometheus_port: Option<u16>,
+    /// Port where HAProxy answers `/healthz` itself.
+    pub healthz_port: Option<u16>,
 }
 
 #[cfg(test)]

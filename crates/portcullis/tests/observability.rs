@@ -36,8 +36,8 @@ fn annotated_ingress(name: &str, host: &str, service: &str, key: &str, value: &s
 
 fn configmap(observers: &Observers, extra: &str) -> String {
     format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata:\n  timeout-stop: 2s\n  prometheus-port: \"{}\"\n  stats-port: \"{}\"\n  stats-auth: \"admin:s3cr#t\"\n  proxy-body-size: 1k\n  http-response-404: |\n    content-type: text/plain\n\n    no such site\n  http-response-503: |\n    content-type: text/plain\n    retry-after: 5\n\n    back soon\n{extra}",
-        observers.prometheus, observers.stats
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata:\n  timeout-stop: 2s\n  prometheus-port: \"{}\"\n  stats-port: \"{}\"\n  healthz-port: \"{}\"\n  nbthread: \"1\"\n  stats-auth: \"admin:s3cr#t\"\n  proxy-body-size: 1k\n  http-response-404: |\n    content-type: text/plain\n\n    no such site\n  http-response-503: |\n    content-type: text/plain\n    retry-after: 5\n\n    back soon\n{extra}",
+        observers.prometheus, observers.stats, observers.healthz
     )
 }
 
@@ -63,6 +63,7 @@ fn start_named_backend() -> u16 {
 struct Observers {
     prometheus: u16,
     stats: u16,
+    healthz: u16,
 }
 
 fn write(dir: &Path, file: &str, text: &str) {
@@ -119,6 +120,7 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
     let observers = Observers {
         prometheus: free_port(),
         stats: free_port(),
+        healthz: free_port(),
     };
     write(&manifests, "config.yaml", &configmap(&observers, ""));
     write(
@@ -248,6 +250,19 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
         "{before} -> {exported}"
     );
     assert_eq!(observer_get(observers.prometheus, "/", None).status, 404);
+
+    // HAProxy's own health check, for a load balancer, and its thread count.
+    let healthz = observer_get(observers.healthz, "/healthz", None);
+    assert_eq!((healthz.status, healthz.body.as_str()), (200, "ok"));
+    assert_eq!(observer_get(observers.healthz, "/", None).status, 404);
+    let mut socket = std::os::unix::net::UnixStream::connect(
+        portcullis.state_dir.join("run").join("admin.sock"),
+    )
+    .unwrap();
+    std::io::Write::write_all(&mut socket, b"show info\n").unwrap();
+    let mut info = String::new();
+    std::io::Read::read_to_string(&mut socket, &mut info).unwrap();
+    assert!(info.lines().any(|line| line == "Nbthread: 1"), "{info}");
 
     // The stats page, behind its credentials (admin:s3cr#t).
     assert_eq!(observer_get(observers.stats, "/", None).status, 401);

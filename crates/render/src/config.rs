@@ -130,11 +130,18 @@ global
     maxconn {maxconn}
     no strict-limits
     stats socket unix@{RUN_DIR}/{ADMIN_SOCKET} mode 600 level admin expose-fd listeners
-{hard_stop}    mworker-max-reloads 10
-{experimental}{lua}{tls_defaults}{dh_params}{global_log}{resolvers}
+{threads}{hard_stop}{max_reloads}{experimental}{lua}{tls_defaults}{dh_params}{global_log}{resolvers}
 defaults
 {defaults}",
         maxconn = global.max_connections,
+        threads = global
+            .process
+            .threads
+            .map_or_else(String::new, |threads| format!("    nbthread {threads}\n")),
+        max_reloads = match global.process.max_reloads {
+            0 => String::new(),
+            reloads => format!("    mworker-max-reloads {reloads}\n"),
+        },
         // `normalize-uri` is one of HAProxy 2.6's experimental actions.
         experimental = if global.normalize_paths {
             "    expose-experimental-directives\n"

@@ -1,5 +1,5 @@
-//! HAProxy's listeners for observers: the stats page and the Prometheus exporter, on the
-//! bind address, outside the access log.
+//! HAProxy's listeners for observers: the stats page, the Prometheus exporter and the
+//! health check, on the bind address, outside the access log.
 
 use std::fmt::Write;
 
@@ -24,7 +24,8 @@ pub(crate) fn global_tls_files(global: &Global) -> Vec<(String, RenderedFile)> {
         .collect()
 }
 
-/// The `frontend` sections of the stats page and the exporter, each when enabled.
+/// The `frontend` sections of the stats page, the exporter and the health check, each
+/// when enabled.
 pub(crate) fn frontends(global: &Global, address: &str) -> String {
     let mut text = String::new();
     if let Some(stats) = &global.observers.stats {
@@ -32,13 +33,18 @@ pub(crate) fn frontends(global: &Global, address: &str) -> String {
             text,
             "
 frontend stats
-    bind {address}:{port}{tls}
+    bind {address}:{port}{tls}{accept_proxy}
     http-request set-log-level silent
     stats enable
     stats uri /
     stats refresh 10s
 ",
             port = stats.port,
+            accept_proxy = if stats.accept_proxy {
+                " accept-proxy"
+            } else {
+                ""
+            },
             tls =
                 stats_cert(global).map_or_else(String::new, |(path, _)| format!(" ssl crt {path}")),
         );
@@ -55,6 +61,18 @@ frontend prometheus
     http-request set-log-level silent
     http-request use-service prometheus-exporter if {{ path /metrics }}
     http-request return status 404 content-type text/plain string \"metrics are at /metrics\"
+"
+        );
+    }
+    if let Some(port) = global.observers.healthz_port {
+        let _ = write!(
+            text,
+            "
+frontend healthz
+    bind {address}:{port}
+    http-request set-log-level silent
+    http-request return status 200 content-type text/plain string \"ok\" if {{ path /healthz }}
+    http-request return status 404 content-type text/plain string \"the health check is at /healthz\"
 "
         );
     }

@@ -621,7 +621,7 @@ fn access_logs_render_their_target_framing_and_format() {
 }
 
 #[test]
-fn stats_page_and_exporter_get_frontends_of_their_own() {
+fn stats_page_exporter_and_health_check_get_frontends_of_their_own_and_threads_are_set() {
     let base = text(&render(&base_model()), "haproxy.cfg");
     let mut model = base_model();
     model.global.observers = model::Observers {
@@ -629,8 +629,14 @@ fn stats_page_and_exporter_get_frontends_of_their_own() {
             port: 1936,
             auth: Some(model::StatsAuth::parse("admin:s3cr#t").unwrap()),
             cert: None,
+            accept_proxy: true,
         }),
         prometheus_port: Some(9101),
+        healthz_port: Some(10253),
+    };
+    model.global.process = model::Process {
+        threads: Some(4),
+        max_reloads: 0,
     };
     assert_golden(
         "observers.diff",
@@ -648,6 +654,7 @@ fn stats_certificate_and_dh_parameters_are_files_of_their_own() {
         cert: Some(model::TlsCert {
             pem_bundle: "-----BEGIN CERTIFICATE-----\n(stats)\n".into(),
         }),
+        accept_proxy: false,
     });
     model.global.https.dh_params = Some(model::DhParams {
         pem: "-----BEGIN DH PARAMETERS-----\n(dh)\n".into(),

@@ -96,11 +96,16 @@ pub use logs::{
     SYSLOG_TAG,
 };
 pub(crate) use observers::own_listeners;
-pub use observers::{PROMETHEUS_PORT, STATS_AUTH, STATS_PORT, STATS_SSL_CERT};
+pub use observers::{
+    HEALTHZ_PORT, PROMETHEUS_PORT, STATS_AUTH, STATS_PORT, STATS_PROXY_PROTOCOL, STATS_SSL_CERT,
+};
 pub(crate) use parse::tls_versions_left;
 pub use passthrough::{SSL_PASSTHROUGH, SSL_PASSTHROUGH_HTTP_PORT};
 pub(crate) use process::close_sessions_window;
-pub use process::{CLOSE_SESSIONS_DURATION, CloseSessions, TIMEOUT_CLIENT_FIN, TIMEOUT_STOP};
+pub use process::{
+    CLOSE_SESSIONS_DURATION, CloseSessions, NBTHREAD, TIMEOUT_CLIENT_FIN, TIMEOUT_STOP,
+    WORKER_MAX_RELOADS,
+};
 pub use proxy::{MAX_CONNECTIONS, TIMEOUT_CLIENT, TIMEOUT_HTTP_REQUEST, TIMEOUT_KEEP_ALIVE};
 pub use proxy_protocol::{PROXY_PROTOCOL, USE_PROXY_PROTOCOL, USE_PROXY_PROTOCOL_TRUSTED_CIDRS};
 pub use redirect::{
@@ -287,6 +292,10 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &FORWARDFOR_TRUSTED_CIDRS,
     &FRONTING_PROXY_PORT,
     &USE_FORWARDED_PROTO,
+    &NBTHREAD,
+    &WORKER_MAX_RELOADS,
+    &HEALTHZ_PORT,
+    &STATS_PROXY_PROTOCOL,
     &NO_TLS_REDIRECT_LOCATIONS,
     &REDIRECT_TO,
     &REDIRECT_TO_CODE,

@@ -33,6 +33,30 @@ pub static STATS_PORT: Key<Option<u16>> = Key {
     applied: Applied::Reload,
     differs: "haproxy-ingress opens the page on port 1936 by default; portcullis only when a port is set, since the page lists every backend and server to whoever reaches the port.",
 };
+/// `stats-proxy-protocol`.
+pub static STATS_PROXY_PROTOCOL: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "stats-proxy-protocol",
+    scope: Scope::Global,
+    default: "false",
+    accepted_values: "`true` or `false`",
+    parse: super::parse::parse_bool,
+    doc: "`true` when the statistics page is reached through a proxy or load balancer that sends the PROXY protocol (version 1 or 2): every connection to `stats-port` must then start with it.",
+    applied: Applied::Reload,
+    differs: "",
+};
+/// `healthz-port`.
+pub static HEALTHZ_PORT: Key<Option<u16>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "healthz-port",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "a port from `1` to `65535`, or empty",
+    parse: parse_optional_port,
+    doc: "A port on the bind address where HAProxy itself answers `GET /healthz` with 200 (any other path 404), for a load balancer's health checks: it answers for as long as HAProxy serves, whatever the controller is doing. Empty opens no such port. The controller's own health is on its admin endpoint (`/healthz`, `/readyz`).",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress opens it on port 10253 by default; portcullis only when a port is set.",
+};
 /// `stats-auth`.
 pub static STATS_AUTH: Key<Option<StatsAuth>> = Key {
     parsed_default: std::sync::OnceLock::new(),
@@ -101,8 +125,10 @@ pub(crate) fn own_listeners(
         port,
         auth: global.get(&STATS_AUTH),
         cert: None,
+        accept_proxy: global.get(&STATS_PROXY_PROTOCOL),
     });
     let prometheus_port = claim(&PROMETHEUS_PORT, diagnostics);
+    let healthz_port = claim(&HEALTHZ_PORT, diagnostics);
     let fronting_port = if global.get(&FRONTING_PROXY_PORT) == Some(options.http_port) {
         Some(FrontingPort::Shared)
     } else {
@@ -116,6 +142,7 @@ pub(crate) fn own_listeners(
         Observers {
             stats,
             prometheus_port,
+            healthz_port,
         },
         fronting_proxy,
     )

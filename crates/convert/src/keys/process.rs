@@ -1,5 +1,5 @@
-//! Process-wide timeouts: half-closed clients, and how long a reload lets old
-//! connections live.
+//! Process-wide settings: HAProxy's threads, how many reloads an old worker outlives,
+//! half-closed clients' timeout, and how long a reload lets old connections live.
 
 use model::HaproxyDuration;
 use resources::ObjectRef;
@@ -32,6 +32,51 @@ pub static TIMEOUT_STOP: Key<HaproxyDuration> = Key {
     applied: Applied::Reload,
     differs: "",
 };
+
+/// `nbthread`.
+pub static NBTHREAD: Key<Option<u16>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "nbthread",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "a number of threads from `1` to `64`, or empty",
+    parse: parse_threads,
+    doc: "How many threads HAProxy runs; empty leaves HAProxy one per CPU it may use.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress runs 2 threads unless told otherwise; portcullis leaves HAProxy's own choice of one per CPU.",
+};
+/// `worker-max-reloads`.
+pub static WORKER_MAX_RELOADS: Key<u32> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "worker-max-reloads",
+    scope: Scope::Global,
+    default: "10",
+    accepted_values: "a whole number such as `10`; `0` for no limit",
+    parse: parse_max_reloads,
+    doc: "A HAProxy worker replaced by a reload and still serving long-lived connections after this many more reloads is stopped, so that a burst of reloads cannot pile up old workers and their memory (HAProxy's `mworker-max-reloads`). `0` sets no limit (`timeout-stop` still ends each).",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress sets no limit by default; portcullis stops a worker after 10 reloads.",
+};
+
+fn parse_threads(text: &str) -> Result<Option<u16>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text.parse::<u16>() {
+        Ok(threads @ 1..=64) => Ok(Some(threads)),
+        _ => Err(format!(
+            "'{}' is not a number of threads from 1 to 64",
+            text.escape_debug()
+        )),
+    }
+}
+
+fn parse_max_reloads(text: &str) -> Result<u32, String> {
+    let text = text.trim();
+    text.parse::<u32>()
+        .map_err(|_| format!("'{}' is not a whole number of reloads", text.escape_debug()))
+}
 
 /// How `close-sessions-duration` is written: a time, or a share of `timeout-stop`.
 #[derive(Debug, Clone, PartialEq, Eq)]

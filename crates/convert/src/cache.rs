@@ -770,6 +770,12 @@ fn global_settings(
                 .collect(),
             server_header: global.get(&keys::SERVER_HEADER),
             max_body_size: global.get(&keys::PROXY_BODY_SIZE),
+            not_found_redirect: global.get(&keys::DEFAULT_BACKEND_REDIRECT).map(|redirect| {
+                model::Redirect {
+                    code: global.get(&keys::DEFAULT_BACKEND_REDIRECT_CODE),
+                    ..redirect
+                }
+            }),
         },
         accept_proxy: accept_proxy(global),
         resolvers: model::Resolvers {

@@ -191,6 +191,9 @@ pub struct Responses {
     pub server_header: Option<ServerHeader>,
     /// Requests with a larger body are answered 413; `None` is no limit.
     pub max_body_size: Option<u64>,
+    /// Where requests no route and no default backend takes are redirected, instead of
+    /// answered 404.
+    pub not_found_redirect: Option<crate::Redirect>,
 }
 
 #[cfg(test)]

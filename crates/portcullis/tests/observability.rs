@@ -372,4 +372,28 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
         after >= Duration::from_millis(1500) && after < Duration::from_secs(6),
         "cut {after:?} after the reload"
     );
+
+    // What no route takes is redirected instead of answered 404 (its custom page too).
+    write(
+        &manifests,
+        "config.yaml",
+        &configmap(
+            &observers,
+            "  default-backend-redirect: https://landing.example:8443/welcome\n  default-backend-redirect-code: \"308\"\n",
+        ),
+    );
+    portcullis
+        .wait_until(Duration::from_secs(20), |_| {
+            http_get(port, "nowhere.test", "/x?y=1").unwrap().status == 308
+        })
+        .unwrap();
+    let redirected = http_get(port, "nowhere.test", "/x?y=1").unwrap();
+    assert_eq!(
+        redirected.headers.get("location").map(String::as_str),
+        Some("https://landing.example:8443/welcome")
+    );
+    assert_eq!(
+        http_get(port, "app.test", "/").unwrap().server().as_deref(),
+        Some("app")
+    );
 }

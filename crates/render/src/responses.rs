@@ -100,6 +100,13 @@ pub(crate) fn body_limit_line(responses: &Responses, any_rule_limit: bool) -> &'
 
 /// The response of requests no route claims.
 pub(crate) fn not_found_line(responses: &Responses) -> String {
+    if let Some(redirect) = &responses.not_found_redirect {
+        return format!(
+            "    http-request redirect location '{}' code {}\n",
+            crate::rules::location(redirect),
+            redirect.code
+        );
+    }
     match responses.error_pages.get(&404) {
         Some(page) => format!(
             "    http-request return status 404 errorfile {}\n",

@@ -499,7 +499,7 @@ fn redirect_line(redirect: &Redirect, condition: &str, out: &mut String) {
 }
 
 /// The Location of a redirect, as a log-format string.
-fn location(redirect: &Redirect) -> String {
+pub(crate) fn location(redirect: &Redirect) -> String {
     let scheme = match &redirect.scheme {
         Some(scheme) => scheme.clone(),
         None => "%[ssl_fc,iif(https,http)]".to_owned(),

@@ -43,7 +43,7 @@ pub static NBTHREAD: Key<Option<u16>> = Key {
     parse: parse_threads,
     doc: "How many threads HAProxy runs; empty leaves HAProxy one per CPU it may use.",
     applied: Applied::Reload,
-    differs: "haproxy-ingress runs 2 threads unless told otherwise; portcullis leaves HAProxy's own choice of one per CPU.",
+    differs: "haproxy-ingress also pins the threads to CPUs 0 to N-1 (`cpu-map`, unless `use-cpu-map` is false); portcullis writes no `cpu-map`.",
 };
 /// `worker-max-reloads`.
 pub static WORKER_MAX_RELOADS: Key<u32> = Key {

@@ -56,6 +56,30 @@ pub static REDIRECT_TO_CODE: Key<u16> = Key {
     applied: Applied::Reload,
     differs: "haproxy-ingress scopes it to a frontend, which an Ingress names with `http-frontend`; portcullis has one pair of frontends, so it is global.",
 };
+/// `default-backend-redirect`.
+pub static DEFAULT_BACKEND_REDIRECT: Key<Option<Redirect>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "default-backend-redirect",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "an http:// or https:// URL with a host name, an optional port and an optional path of letters, digits and '/-_.~', such as `https://www.example.com/`; or empty",
+    parse: parse_redirect_url,
+    doc: "Requests that no route takes (no host or no path of theirs matches) and that no default backend serves are redirected to this URL (with `default-backend-redirect-code`) instead of being answered 404, `http-response-404` included; the request's path and query are not kept. Empty answers 404.",
+    applied: Applied::Reload,
+    differs: "",
+};
+/// `default-backend-redirect-code`.
+pub static DEFAULT_BACKEND_REDIRECT_CODE: Key<u16> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "default-backend-redirect-code",
+    scope: Scope::Global,
+    default: "302",
+    accepted_values: "`301`, `302`, `303`, `307` or `308`",
+    parse: parse_redirect_code,
+    doc: "The status code of `default-backend-redirect`'s redirects.",
+    applied: Applied::Reload,
+    differs: "",
+};
 /// `redirect-from`.
 pub static REDIRECT_FROM: Key<Option<HostKey>> = Key {
     parsed_default: std::sync::OnceLock::new(),

@@ -503,6 +503,8 @@ impl ConvertCache {
         // is the one served when no host's matches, above the controller's fallback.
         model.https_listener_hosts =
             gateway::listener::https_listener_hosts(snapshot, &port_protocols, &listener_ports);
+        model.own_port_listeners =
+            gateway::listener::own_port_listeners(snapshot, &port_protocols, &listener_ports);
         if let Some(id) =
             gateway::listener::catch_all_certificate(snapshot, &port_protocols, &listener_ports)
         {

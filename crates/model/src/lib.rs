@@ -121,6 +121,10 @@ pub struct ProxyModel {
     /// matches its host, else to the hostname-less listeners, and one whose `Host`
     /// belongs to another listener than its SNI is answered 421.
     pub https_listener_hosts: Vec<HostKey>,
+    /// The ports of Gateway API HTTP (`false`) and HTTPS (`true`) listeners served by
+    /// frontends of their own: each port is bound, and answers 404, before any route
+    /// attaches to its listeners.
+    pub own_port_listeners: std::collections::BTreeSet<(u16, bool)>,
     /// TLS connections sent on untouched, by the SNI names they are for (exact, or a
     /// wildcard of one label for an Ingress, of one or more for the Gateway API). When
     /// there are any, the HTTPS port reads the SNI first and hands every other

@@ -303,7 +303,13 @@ defaults
         );
     }
     // Gateway listeners on other ports: a frontend each, its routes listed in order.
-    let mut by_port: BTreeMap<PortFrontend, Vec<&(LineOrder, String)>> = BTreeMap::new();
+    // Every listener's port is bound, routes or none: a listener is served as soon as
+    // its Gateway is, and answers 404 until a route attaches.
+    let mut by_port: BTreeMap<PortFrontend, Vec<&(LineOrder, String)>> = model
+        .own_port_listeners
+        .iter()
+        .map(|port| (*port, Vec::new()))
+        .collect();
     for host in port_lines.values() {
         for (port, lines) in host.iter() {
             by_port.entry(*port).or_default().extend(lines.iter());

@@ -191,6 +191,28 @@ pub(crate) fn https_listener_hosts(
     hosts
 }
 
+/// The ports of the HTTP (`false`) and HTTPS (`true`) listeners of Gateways of ours
+/// served by frontends of their own, whether or not a route attaches to them.
+pub(crate) fn own_port_listeners(
+    snapshot: &Snapshot,
+    port_protocols: &PortProtocols,
+    ports: &ListenerPorts,
+) -> BTreeSet<(u16, bool)> {
+    let gateways = https_frontend_gateways(snapshot, ports);
+    gateways
+        .iter()
+        .flat_map(|gateway| {
+            (0..gateway.listeners.len())
+                .filter_map(|index| gateway.frontend(index, port_protocols, ports).ok())
+        })
+        .flat_map(|frontends| {
+            let plain = frontends.ports.into_iter().map(|port| (port, false));
+            let tls = frontends.tls_ports.into_iter().map(|port| (port, true));
+            plain.chain(tls).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// The Gateways of ours, with their merged listeners, read unrecorded.
 fn https_frontend_gateways<'a>(
     snapshot: &'a Snapshot,
@@ -342,7 +364,7 @@ pub(crate) fn frontend(
         return Err(Refusal::new(
             Reason::PortUnavailable,
             format!(
-                "port {port} is taken by the controller's admin endpoint, or HAProxy's stats page or exporter"
+                "port {port} is taken by the controller's admin endpoint, or by HAProxy's stats page, exporter, health check or fronting proxy port"
             ),
         ));
     }

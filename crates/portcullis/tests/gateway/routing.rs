@@ -273,3 +273,77 @@ fn a_gateway_hostname_answers_404_where_no_rule_matches_not_the_ingress_default_
     assert_eq!(answer(port, "late.test", "/elsewhere"), "404");
     assert_eq!(p.metric_total("portcullis_reloads_total"), reloads);
 }
+
+/// A listener on a port of its own is served as soon as its Gateway is: the port is
+/// bound and answers 404 before any route attaches, and after the last one goes; it is
+/// closed with the listener.
+#[test]
+fn a_listener_port_of_its_own_is_bound_before_a_route_attaches_and_after_the_last_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let app = EchoServer::start("app").unwrap();
+    let (plain_port, tls_port) = (test_support::free_port(), test_support::free_port());
+    let gateway = |listeners: &str| {
+        format!(
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {{name: portcullis}}\nspec: {{controllerName: portcullis.dev/gateway-controller}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: web, namespace: default}}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n{listeners}"
+        )
+    };
+    let (cert, key) = self_signed("own port", &["own.test"]);
+    let both = format!(
+        "  - {{name: plain, protocol: HTTP, port: {plain_port}}}\n  - {{name: secure, protocol: HTTPS, port: {tls_port}, tls: {{certificateRefs: [{{name: own-tls}}]}}}}\n"
+    );
+    write(
+        &manifests,
+        "objects.yaml",
+        &(backend("default", "app", 80, None, &[(app.port, true)])
+            + &tls_secret("default", "own-tls", &cert, &key)),
+    );
+    write(&manifests, "gateway.yaml", &gateway(&both));
+    let mut p = crate::start(dir.path(), &manifests);
+    assert_eq!(answer(plain_port, "own.test", "/"), "404", "{}", p.log());
+    // (The certificate of a host is served once a route names the host.)
+    let secure = https_get(tls_port, "own.test", "own.test", "/").unwrap();
+    assert_eq!(secure.response.status, 404);
+
+    let route = "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: own, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n  hostnames: [own.test]\n  rules:\n  - backendRefs: [{name: app, port: 80}]\n";
+    write(&manifests, "route.yaml", route);
+    p.wait_until(Duration::from_secs(10), |_| {
+        answer(plain_port, "own.test", "/") == "app"
+    })
+    .unwrap();
+    let secure = https_get(tls_port, "own.test", "own.test", "/").unwrap();
+    assert_eq!(
+        (
+            secure.response.server().as_deref(),
+            secure.certificate_cn.as_str()
+        ),
+        (Some("app"), "own port")
+    );
+
+    std::fs::remove_file(manifests.join("route.yaml")).unwrap();
+    p.wait_until(Duration::from_secs(10), |_| {
+        answer(plain_port, "own.test", "/") == "404"
+    })
+    .unwrap();
+
+    // The listener goes, and its port with it.
+    write(
+        &manifests,
+        "gateway.yaml",
+        &gateway(&format!(
+            "  - {{name: secure, protocol: HTTPS, port: {tls_port}, tls: {{certificateRefs: [{{name: own-tls}}]}}}}\n"
+        )),
+    );
+    p.wait_until(Duration::from_secs(10), |_| {
+        std::net::TcpStream::connect(("127.0.0.1", plain_port)).is_err()
+    })
+    .unwrap();
+    assert_eq!(
+        https_get(tls_port, "own.test", "own.test", "/")
+            .unwrap()
+            .response
+            .status,
+        404
+    );
+}

@@ -564,7 +564,12 @@ impl Controller {
             unexplained = ?narrowed.unexplained,
             "{failure}; no object explains it, so the last good configuration stays live"
         );
-        self.report(&conversion.diagnostics);
+        let mut problems = conversion.diagnostics.clone();
+        problems.extend(pipeline::unexplained_problem(
+            &narrowed,
+            self.reconciler.options(),
+        ));
+        self.report(&problems);
         self.set_refused(Some(format!(
             "HAProxy refuses the configuration the current objects give, and no object explains it: {}",
             narrowed.unexplained.join("; ")

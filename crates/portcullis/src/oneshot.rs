@@ -181,10 +181,15 @@ fn judged_by_haproxy(
             &mut objects,
         );
         if !progress {
-            let unexplained = narrowed
-                .unexplained
-                .iter()
-                .map(|message| format!("HAProxy refuses the configuration: {message}"));
+            let unexplained: Vec<String> =
+                match pipeline::unexplained_problem(&narrowed, reconciler.options()) {
+                    Some(problem) => vec![problem.to_string()],
+                    None => narrowed
+                        .unexplained
+                        .iter()
+                        .map(|message| format!("HAProxy refuses the configuration: {message}"))
+                        .collect(),
+                };
             let said = refused_certificates
                 .into_iter()
                 .chain(unexplained)

@@ -52,6 +52,11 @@ pub struct Reconciler {
 }
 
 impl Reconciler {
+    /// The options every conversion takes.
+    pub fn options(&self) -> &ConvertOptions {
+        &self.options
+    }
+
     /// A reconciler with empty caches.
     pub fn new(options: ConvertOptions) -> Self {
         Self {
@@ -260,6 +265,32 @@ pub fn narrow(
         }
     }
     narrowed
+}
+
+/// A refusal no object explains, said of the global ConfigMap when there is one: HAProxy
+/// named lines no Ingress, route or Secret gives, which leaves the global settings (the
+/// ConfigMap's keys, or the command line). The ConfigMap is not left out: some of its
+/// keys fail closed, and leaving them out would open what they close.
+pub fn unexplained_problem(
+    narrowed: &Narrowed,
+    options: &ConvertOptions,
+) -> Option<convert::Diagnostic> {
+    if narrowed.unexplained.is_empty() {
+        return None;
+    }
+    let (namespace, name) = options.global_configmap.as_ref()?;
+    Some(convert::Diagnostic {
+        object: resources::ObjectRef::new(
+            resources::Kind::ConfigMap,
+            namespace.as_str(),
+            name.as_str(),
+        ),
+        field: "data".to_owned(),
+        message: format!(
+            "HAProxy refuses a line no Ingress, route or Secret gives, so one of the global settings (this ConfigMap's keys, or the command line) is likely the cause; the last good configuration stays live: {}",
+            narrowed.unexplained.join("; ")
+        ),
+    })
 }
 
 /// Adds what a refusal was narrowed to, to what is left out: the certificates HAProxy

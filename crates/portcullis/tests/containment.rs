@@ -516,7 +516,7 @@ fn check_with_haproxy_says_what_haproxy_refuses_of_the_global_configmap() {
     let (ok, report) = check_output(dir.path(), &judged);
     assert!(!ok, "{report}");
     assert!(
-        report.contains("HAProxy refuses the configuration: ")
+        report.contains("ConfigMap ops/global: data: HAProxy refuses a line no Ingress, route or Secret gives, so one of the global settings (this ConfigMap's keys, or the command line) is likely the cause; the last good configuration stays live: ")
             && report.contains("unable to set SSL cipher list to 'RC4'"),
         "{report}"
     );

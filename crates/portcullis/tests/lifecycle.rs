@@ -888,6 +888,13 @@ fn a_refusal_no_object_explains_holds_until_its_cause_is_taken_away() {
         serves(&portcullis, "one.test", "a"),
         "the last good one serves"
     );
+    // The ConfigMap is named, with HAProxy's words.
+    let log = portcullis.log();
+    assert!(
+        log.contains("ConfigMap default/global: data: HAProxy refuses a line no Ingress, route or Secret gives")
+            && log.contains("unable to set SSL cipher list to 'RC4'"),
+        "{log}"
+    );
     // Taken away, the objects give the files HAProxy runs: nothing to write, and the
     // refusal no longer holds.
     std::fs::write(manifests.join("global.yaml"), global("")).unwrap();

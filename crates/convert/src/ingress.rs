@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use model::{Backend, BackendId, HostKey, RuleAction};
+use model::{Backend, BackendId, Condition, HostKey, RuleAction};
 use resources::{Ingress, IngressServiceBackend, Kind, Object, ObjectRef};
 
 use crate::contribution::TcpPortSettings;
@@ -16,7 +16,7 @@ use crate::endpoints::ServiceBackend;
 use crate::ingress_keys::PathRule;
 use crate::ingress_passthrough::{self, PassthroughHost, PassthroughKeys, PassthroughOutput};
 use crate::ingress_tcp;
-use crate::keys::{self, Annotations, Keys};
+use crate::keys::{self, Annotations, Keys, Setting};
 use crate::lookup::Recorder;
 use crate::{auth, endpoints, ingress_keys, names, oauth};
 
@@ -470,6 +470,21 @@ impl Converter<'_, '_> {
                 let https_redirect = layers
                     .get(&keys::SSL_REDIRECT)
                     .then(|| layers.get(&keys::SSL_REDIRECT_CODE));
+                // An unreadable match leaves the path out (reported with the key).
+                let mut header_matches: Vec<Condition> = Vec::new();
+                let mut unreadable = false;
+                for key in [&keys::HTTP_HEADER_MATCH, &keys::HTTP_HEADER_MATCH_REGEX] {
+                    match layers.setting(key) {
+                        Some(Setting::Valid(matches, _)) => {
+                            header_matches.extend(matches.into_iter().map(Condition::Header));
+                        }
+                        Some(Setting::Refused) => unreadable = true,
+                        None => {}
+                    }
+                }
+                if unreadable {
+                    continue;
+                }
                 let action = self.path_action(&backend, &service_keys, &rule);
                 let app_root = ingress_keys::is_root(&rule)
                     .then(|| self.keys().get(&keys::APP_ROOT))
@@ -479,7 +494,8 @@ impl Converter<'_, '_> {
                     if let Some(seen) = app_root_hosts.iter_mut().find(|(h, _)| *h == host) {
                         seen.1 = true;
                     }
-                    let (conditions, mut redirect) = ingress_keys::app_root_rule(app_root);
+                    let (mut conditions, mut redirect) = ingress_keys::app_root_rule(app_root);
+                    conditions.extend(header_matches.iter().cloned());
                     redirect.request_headers = action
                         .as_ref()
                         .map(|a| a.request_headers.clone())
@@ -501,6 +517,8 @@ impl Converter<'_, '_> {
                         },
                     });
                 }
+                let mut conditions = rule.conditions;
+                conditions.extend(header_matches);
                 self.output.routes.push(RouteClaim {
                     host: host.clone(),
                     path: rule.path,
@@ -510,7 +528,7 @@ impl Converter<'_, '_> {
                     rule: ClaimedRule::Ingress {
                         backend,
                         https_redirect,
-                        conditions: rule.conditions,
+                        conditions,
                         action,
                     },
                 });

@@ -243,3 +243,74 @@ fn default_backend_answers_what_no_rule_claims_and_oldest_default_wins() {
     }
     assert!(portcullis.log().contains("Ingress default/late: spec.defaultBackend: the default backend is already set by Ingress default/site, which is older; this one is ignored"));
 }
+
+/// `GET path` for `host` with extra header lines: who answered.
+fn answered_with(port: u16, host: &str, path: &str, headers: &str) -> String {
+    let reply = http_request(
+        port,
+        &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{headers}Connection: close\r\n\r\n"),
+    )
+    .unwrap();
+    reply.server().unwrap_or_else(|| reply.status.to_string())
+}
+
+/// A canary by header (`http-header-match`, `-regex`): a younger Ingress of the
+/// namespace on the same host and path takes the requests whose headers all match; the
+/// older one takes the rest, and its longer paths win over the canary's shorter one.
+#[test]
+fn a_canary_by_header_takes_the_requests_its_headers_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let mut objects = String::new();
+    let _backends = echo_services(&mut objects, &["stable", "canary", "api"]);
+    objects += &ingress(
+        "stable",
+        "2024-01-01T00:00:00Z",
+        &format!(
+            "  rules:\n  - host: app.test\n    http:\n      paths:\n{}{}",
+            path("/", "Prefix", "svc-stable"),
+            path("/api", "Prefix", "svc-api")
+        ),
+    );
+    objects += &ingress(
+        "canary",
+        "2024-06-01T00:00:00Z",
+        &format!(
+            "  rules:\n  - host: app.test\n    http:\n      paths:\n{}",
+            path("/", "Prefix", "svc-canary")
+        ),
+    )
+    .replace(
+        "creationTimestamp: \"2024-06-01T00:00:00Z\"}",
+        "creationTimestamp: \"2024-06-01T00:00:00Z\", annotations: {haproxy-ingress.github.io/http-header-match: \"X-Canary: always\", haproxy-ingress.github.io/http-header-match-regex: \"X-User: ^(ann|bob)$\"}}",
+    );
+    std::fs::write(manifests.join("all.yaml"), objects).unwrap();
+    let portcullis = Portcullis::start(
+        env!("CARGO_BIN_EXE_portcullis"),
+        &manifests,
+        &dir.path().join("state"),
+        &[],
+    )
+    .unwrap();
+    let port = portcullis.http_port;
+    for (path, headers, expected) in [
+        ("/", "", "stable"),
+        ("/", "X-Canary: always\r\nX-User: ann\r\n", "canary"),
+        ("/page", "x-canary: always\r\nx-user: bob\r\n", "canary"),
+        // Every match must hold; the value is compared exactly, the pattern unanchored
+        // only as written.
+        ("/", "X-Canary: always\r\n", "stable"),
+        ("/", "X-Canary: Always\r\nX-User: ann\r\n", "stable"),
+        ("/", "X-Canary: always\r\nX-User: anna\r\n", "stable"),
+        // The longer path of the older Ingress wins over the canary's shorter one.
+        ("/api/x", "X-Canary: always\r\nX-User: ann\r\n", "api"),
+    ] {
+        assert_eq!(
+            answered_with(port, "app.test", path, headers),
+            expected,
+            "{path} {headers:?}\n{}",
+            portcullis.log()
+        );
+    }
+}

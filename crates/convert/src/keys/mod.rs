@@ -119,7 +119,10 @@ pub use responses::{
     HTTP_RESPONSE_503, HTTP_RESPONSE_504, PROXY_BODY_SIZE, SERVER_HEADER,
 };
 pub use rewrite::{PATH_TYPE, PathType, REWRITE_TARGET};
-pub use routing::{NORMALIZE_PATHS, SERVER_ALIAS, SERVER_ALIAS_REGEX, SSL_REDIRECT};
+pub use routing::{
+    HTTP_HEADER_MATCH, HTTP_HEADER_MATCH_REGEX, NORMALIZE_PATHS, SERVER_ALIAS, SERVER_ALIAS_REGEX,
+    SSL_REDIRECT,
+};
 pub use tcp::{
     TCP_LOG_FORMAT, TCP_SERVICE_LOG_FORMAT, TCP_SERVICE_PORT, TCP_SERVICE_PROXY_PROTOCOL,
 };
@@ -299,6 +302,8 @@ pub static ALL_KEYS: &[&dyn KeyInfo] = &[
     &STATS_PROXY_PROTOCOL,
     &NO_TLS_REDIRECT_LOCATIONS,
     &REDIRECT_TO,
+    &HTTP_HEADER_MATCH,
+    &HTTP_HEADER_MATCH_REGEX,
     &REDIRECT_TO_CODE,
     &DEFAULT_BACKEND_REDIRECT,
     &DEFAULT_BACKEND_REDIRECT_CODE,
@@ -508,6 +513,7 @@ fn fails_closed(name: &str) -> bool {
         &access::FAIL_CLOSED[..],
         &auth_tls::FAIL_CLOSED,
         &backend_tls::FAIL_CLOSED,
+        &routing::FAIL_CLOSED,
     ]
     .iter()
     .any(|keys| keys.contains(&name))
@@ -522,6 +528,10 @@ fn invalid_message(name: &str, why: &str, fallback: &str) -> String {
     } else if backend_tls::FAIL_CLOSED.contains(&name) {
         format!(
             "invalid value: {why}; the backend gets no servers until it is fixed (when it speaks TLS to them)"
+        )
+    } else if routing::FAIL_CLOSED.contains(&name) {
+        format!(
+            "invalid value: {why}; the paths it applies to are left out until it is fixed (served without the match, they would take requests it keeps away)"
         )
     } else if auth_tls::FAIL_CLOSED.contains(&name) {
         format!(

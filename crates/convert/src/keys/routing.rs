@@ -1,6 +1,7 @@
-//! Keys of a host's or a path's routing: the HTTPS redirect, host aliases.
+//! Keys of a host's or a path's routing: the HTTPS redirect, host aliases, header
+//! matches.
 
-use model::HostKey;
+use model::{HostKey, ValueMatch};
 
 use super::parse::parse_bool;
 use super::{Applied, Key, Scope};
@@ -17,6 +18,88 @@ pub static SSL_REDIRECT: Key<bool> = Key {
     applied: Applied::Live,
     differs: "",
 };
+
+/// Keys whose invalid value leaves their paths out rather than falling back: a path
+/// served without its header match would take requests the match keeps away (all of a
+/// canary's path).
+pub(crate) const FAIL_CLOSED: [&str; 2] = ["http-header-match", "http-header-match-regex"];
+
+/// `http-header-match`.
+pub static HTTP_HEADER_MATCH: Key<Vec<ValueMatch>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "http-header-match",
+    scope: Scope::Path,
+    default: "",
+    accepted_values: "one header per line, its name (letters, digits, '-', '_', '.', '~') then a colon or a space then the value, such as `X-Env: staging`; at most 16 lines; or empty",
+    parse: parse_exact_header_matches,
+    doc: "The path takes only requests whose headers all have these values (the name in any case, the value exactly); other requests go on to the host's other rules for the same path, then to its shorter paths, then to the default backend. Two Ingresses of one namespace may route the same host and path, the younger with this key (a canary by header): the matching requests go to the younger one's backend, the rest to the older one's. An Ingress of another namespace cannot take a path's requests this way: its path is reported and left out, as any path another Ingress routes already.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress tries every path with header matches of a host before the paths without; portcullis tries them on their own path, before its other rules, so a longer path without matches wins over a shorter one with them.",
+};
+
+/// `http-header-match-regex`.
+pub static HTTP_HEADER_MATCH_REGEX: Key<Vec<ValueMatch>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "http-header-match-regex",
+    scope: Scope::Path,
+    default: "",
+    accepted_values: "one header per line, its name (letters, digits, '-', '_', '.', '~') then a colon or a space then a PCRE2 regular expression, such as `X-Env: ^(test|staging)$`; at most 16 lines; or empty",
+    parse: parse_regex_header_matches,
+    doc: "As `http-header-match`, each value a regular expression the header's value must match (no anchors are added: `bar` matches `foobar`). With both keys, every match of both must hold.",
+    applied: Applied::Reload,
+    differs: "As `http-header-match`.",
+};
+
+fn parse_exact_header_matches(text: &str) -> Result<Vec<ValueMatch>, String> {
+    parse_header_matches(text, false)
+}
+
+fn parse_regex_header_matches(text: &str) -> Result<Vec<ValueMatch>, String> {
+    parse_header_matches(text, true)
+}
+
+/// The most lines a header-match key holds (the Gateway API's limit on a match's headers).
+const MAX_HEADER_MATCHES: usize = 16;
+
+/// Lines of `name: value` or `name value` (the first colon, or white space, ends the
+/// name); names lowercased, values checked for HAProxy's configuration.
+fn parse_header_matches(text: &str, regex: bool) -> Result<Vec<ValueMatch>, String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    if lines.len() > MAX_HEADER_MATCHES {
+        return Err(format!(
+            "{} lines; at most {MAX_HEADER_MATCHES} are accepted",
+            lines.len()
+        ));
+    }
+    let mut matches: Vec<ValueMatch> = Vec::with_capacity(lines.len());
+    for (index, line) in lines.into_iter().enumerate() {
+        let at = |why: String| format!("line {}: {why}", index + 1);
+        let end = line
+            .find(|c: char| c == ':' || c.is_whitespace())
+            .ok_or_else(|| at(format!("'{}' has no value", line.escape_debug())))?;
+        let (name, rest) = line.split_at(end);
+        let value = rest.strip_prefix(':').unwrap_or(rest).trim_start();
+        let name = crate::gateway::rules::token(name).map_err(at)?;
+        let value = if regex {
+            crate::names::parse_regex(value, false)
+        } else if value.is_empty() {
+            Err("an empty value".to_owned())
+        } else {
+            crate::gateway::rules::value(value)
+        }
+        .map_err(at)?;
+        let name = name.to_ascii_lowercase();
+        if matches.iter().any(|m| m.name == name) {
+            return Err(at(format!("header '{name}' is matched twice")));
+        }
+        matches.push(ValueMatch { name, value, regex });
+    }
+    Ok(matches)
+}
 
 /// `normalize-paths`.
 pub static NORMALIZE_PATHS: Key<bool> = Key {

@@ -371,16 +371,6 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
         prefix: false,
         why: "the client certificate's identity always reaches backends in `X-SSL-Client-CN`, `-DN`, `-SHA1`, `-Verify` and `-Cert` (see `auth-tls-cert-header`); the key is ignored",
     },
-    Unsupported {
-        name: "http-header-match",
-        prefix: false,
-        why: "an Ingress path is matched by host and path only; a route that also matches request headers is an HTTPRoute's `matches[].headers`, and a canary by header is `blue-green-header`; the key is ignored",
-    },
-    Unsupported {
-        name: "http-header-match-regex",
-        prefix: false,
-        why: "an Ingress path is matched by host and path only; a route that also matches request headers is an HTTPRoute's `matches[].headers` (type `RegularExpression`), and a canary by header is `blue-green-header`; the key is ignored",
-    },
 ];
 
 /// Why a key is not supported, when it is one of those.

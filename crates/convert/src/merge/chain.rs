@@ -16,7 +16,8 @@ pub(super) type Use = (Position, BackendId, Arc<Contribution>);
 /// The claims on a host and path with those of every Ingress but the oldest one taken
 /// out and reported: under Ingress semantics the oldest Ingress owns the path, whatever
 /// conditions a younger one's rule carries (app-root's `^/$` would otherwise be tried
-/// first). When the owner's claims all carry conditions (a regex path, which claims the
+/// first), but for a younger one of the owner's namespace whose rule matches headers
+/// (`http-header-match`: a canary by header, tried first for the requests it matches). When the owner's claims all carry conditions (a regex path, which claims the
 /// host's `/` for the requests its pattern matches), the oldest Ingress with a plain
 /// claim there keeps serving the rest, as it would without the owner. Gateway API route
 /// claims are ordered by the Gateway API's precedence among themselves, but one of
@@ -62,9 +63,19 @@ pub(super) fn oldest_ingress_only<'a>(
             .find(|claim| plain_ingress(claim))
             .map(|claim| &claim.contribution.object)
     };
+    // A younger Ingress of the owner's namespace whose rule matches headers too (a canary
+    // by header): it takes only the requests it matches, so it stands before the owner.
+    let canary = |claim: &Held| {
+        claim.contribution.object.namespace == owner_claim.contribution.object.namespace
+            && claim
+                .route()
+                .conditions()
+                .iter()
+                .any(|condition| matches!(condition, Condition::Header(_)))
+    };
     let kept_object = |claim: &Held| {
         let object = Some(&claim.contribution.object);
-        object == owner || object == rest
+        object == owner || object == rest || canary(claim)
     };
     let mut kept = Claims::default();
     for (position, claim) in claims.iter() {

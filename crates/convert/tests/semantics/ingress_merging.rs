@@ -316,3 +316,96 @@ fn root_paths_of_every_type_are_one_path() {
         )],
     );
 }
+
+#[test]
+fn a_canary_by_header_shares_the_path_of_an_older_ingress_of_its_namespace() {
+    check(
+        Show::ROUTES,
+        &[
+            Case::new(
+                "configuration.md http-header-match: the younger Ingress of the namespace takes the requests its headers match, the older one the rest",
+                "
+                kind: Ingress
+                metadata: {name: main, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata:
+                  name: canary
+                  creationTimestamp: '2024-06-01T00:00:00Z'
+                  annotations:
+                    haproxy-ingress.github.io/http-header-match: |
+                      X-Canary: always
+                      X-Env staging
+                    haproxy-ingress.github.io/http-header-match-regex: 'X-User: ^(ann|bob)$'
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+                ",
+                &[
+                    "route a.test / Prefix #1 if header x-canary = always, header x-env = staging, header x-user ~ ^(ann|bob)$ -> default_api_80",
+                    "route a.test / Prefix #2 -> default_web_80",
+                ],
+            ),
+            Case::new(
+                "configuration.md http-header-match: an Ingress of another namespace cannot take a path's requests by matching headers",
+                "
+                kind: Ingress
+                metadata: {name: main, creationTimestamp: '2024-01-01T00:00:00Z'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ---
+                kind: Ingress
+                metadata:
+                  name: intruder
+                  namespace: other
+                  creationTimestamp: '2024-06-01T00:00:00Z'
+                  annotations: {haproxy-ingress.github.io/http-header-match: 'X-Canary: always'}
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: theirs, port: {number: 80}}}}]}
+                ---
+                kind: Service
+                metadata: {name: theirs, namespace: other}
+                spec: {ports: [{port: 80}]}
+                ---
+                kind: EndpointSlice
+                metadata: {name: theirs-1, namespace: other, labels: {kubernetes.io/service-name: theirs}}
+                addressType: IPv4
+                ports: [{port: 8080}]
+                endpoints: [{addresses: [10.0.0.3]}]
+                ",
+                &[
+                    "route a.test / Prefix -> default_web_80",
+                    "diagnostic Ingress other/intruder: spec.rules[0].http.paths[0]: host a.test path '/' is already routed by Ingress default/main, which is older; this path is ignored",
+                ],
+            ),
+            Case::new(
+                "configuration.md http-header-match: a value that cannot be read is reported, and its paths are left out (served without the match, they would take what it keeps away)",
+                "
+                kind: Ingress
+                metadata:
+                  name: bad
+                  annotations:
+                    haproxy-ingress.github.io/http-header-match: 'X-Canary'
+                    haproxy-ingress.github.io/http-header-match-regex: 'X-User: (unclosed'
+                spec:
+                  rules:
+                  - host: a.test
+                    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+                ",
+                &[
+                    "diagnostic Ingress default/bad: metadata.annotations[haproxy-ingress.github.io/http-header-match-regex]: invalid value: line 1: '(unclosed' is not a valid PCRE2 regular expression: PCRE2: error compiling pattern at offset 9: missing closing parenthesis; the paths it applies to are left out until it is fixed (served without the match, they would take requests it keeps away)",
+                    "diagnostic Ingress default/bad: metadata.annotations[haproxy-ingress.github.io/http-header-match]: invalid value: line 1: 'X-Canary' has no value; the paths it applies to are left out until it is fixed (served without the match, they would take requests it keeps away)",
+                ],
+            ),
+        ],
+    );
+}

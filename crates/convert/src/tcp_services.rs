@@ -29,7 +29,7 @@ pub(crate) fn port_refusal(lookups: &mut Recorder<'_>, port: u16) -> Option<Stri
     }
     if ports.reserved.contains(&port) {
         return Some(format!(
-            "port {port} is taken by the controller's own endpoints"
+            "port {port} is taken by the controller's admin endpoint, or by HAProxy's stats page, exporter, health check or fronting proxy port"
         ));
     }
     if ports.busy.contains(&port) {

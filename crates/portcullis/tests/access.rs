@@ -457,24 +457,25 @@ fn fronted(source: Ipv4Addr, port: u16, host: &str, forwarded_proto: Option<&str
     get_from(source, port, host, &header)
 }
 
-/// The status, the backend that answered, and the X-Forwarded-Proto and HSTS header it
-/// saw and answered.
+/// The status, the backend that answered, the X-Forwarded-Proto and -Port it saw, and
+/// whether the answer has an HSTS header.
 fn fronted_answer(
     source: Ipv4Addr,
     port: u16,
     host: &str,
     forwarded_proto: Option<&str>,
-) -> (u16, Option<String>, Option<String>, bool) {
+) -> (u16, Option<String>, Option<String>, Option<String>, bool) {
     let response = fronted(source, port, host, forwarded_proto);
-    let seen_proto = response.echo().and_then(|echo| {
-        echo["headers"]["x-forwarded-proto"]
-            .as_str()
-            .map(str::to_owned)
-    });
+    let seen = |header: &str| {
+        response
+            .echo()
+            .and_then(|echo| echo["headers"][header].as_str().map(str::to_owned))
+    };
     (
         response.status,
         response.server(),
-        seen_proto,
+        seen("x-forwarded-proto"),
+        seen("x-forwarded-port"),
         response.headers.contains_key("strict-transport-security"),
     )
 }
@@ -494,6 +495,9 @@ fn a_fronting_proxy_that_terminates_tls_gets_no_redirect_loop() {
     objects += &test_support::tls_secret("default", "secure-tls", &cert, &key);
     objects += "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: secure}\nspec:\n  tls:\n  - {hosts: [secure.test], secretName: secure-tls}\n  rules:\n  - host: secure.test\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}\n";
     objects += &ingress("plain", "plain.test", "web", &[]);
+    objects += &ingress("root", "root.test", "web", &[("app-root", "/app")]);
+    // A Gateway with a plain-HTTP listener only, as behind a proxy that terminates TLS.
+    objects += "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: portcullis}\nspec: {controllerName: portcullis.dev/gateway-controller}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: web, namespace: default}\nspec:\n  gatewayClassName: portcullis\n  listeners: [{name: http, protocol: HTTP, port: 80}]\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: gw, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n  hostnames: [gw.test]\n  rules: [{backendRefs: [{name: web, port: 80}]}]\n";
     write(&manifests, "objects.yaml", &objects);
     let global = |data: &str| {
         format!(
@@ -510,8 +514,14 @@ fn a_fronting_proxy_that_terminates_tls_gets_no_redirect_loop() {
     .unwrap();
     let http = portcullis.http_port;
     let client = Ipv4Addr::LOCALHOST;
-    let redirected = (302, None, None, false);
-    let served_as_https = (200, Some("web".to_owned()), Some("https".to_owned()), true);
+    let redirected = (302, None, None, None, false);
+    let served_as_https = (
+        200,
+        Some("web".to_owned()),
+        Some("https".to_owned()),
+        Some("443".to_owned()),
+        true,
+    );
     // No fronting proxy: a client's X-Forwarded-Proto changes nothing.
     assert_eq!(
         fronted_answer(client, http, "secure.test", Some("https")),
@@ -552,9 +562,36 @@ fn a_fronting_proxy_that_terminates_tls_gets_no_redirect_loop() {
             "{plain:?}"
         );
     }
+    let served_plain = |port: u16| {
+        (
+            200,
+            Some("web".to_owned()),
+            Some("http".to_owned()),
+            Some(port.to_string()),
+            false,
+        )
+    };
     assert_eq!(
         fronted_answer(client, http, "plain.test", None),
-        (200, Some("web".to_owned()), Some("http".to_owned()), false)
+        served_plain(http)
+    );
+    // Redirects that keep the request's scheme keep the proxy's HTTPS.
+    let root = get_from(client, http, "root.test", "X-Forwarded-Proto: https\r\n");
+    assert_eq!(
+        root.headers.get("location").map(String::as_str),
+        Some("https://root.test/app"),
+        "{root:?}"
+    );
+    let root = get_from(client, http, "root.test", "");
+    assert_eq!(
+        root.headers.get("location").map(String::as_str),
+        Some("http://root.test/app")
+    );
+    // What only a plain-HTTP listener routes is served to the proxy's HTTPS requests.
+    let gateway = fronted_answer(client, http, "gw.test", Some("https"));
+    assert_eq!(
+        (gateway.0, gateway.1.as_deref(), gateway.2.as_deref()),
+        (200, Some("web"), Some("https"))
     );
     let location = fronted(client, http, "secure.test", None);
     assert_eq!(
@@ -605,7 +642,15 @@ fn a_fronting_proxy_that_terminates_tls_gets_no_redirect_loop() {
     );
     assert_eq!(
         fronted_answer(client, own, "plain.test", None),
-        (200, Some("web".to_owned()), Some("http".to_owned()), false)
+        served_plain(own)
+    );
+    // The proxy's plain requests are sent back to the proxy's HTTPS port, not HAProxy's.
+    assert_eq!(
+        fronted(client, own, "secure.test", Some("http"))
+            .headers
+            .get("location")
+            .map(String::as_str),
+        Some("https://secure.test/")
     );
     assert_eq!(
         fronted_answer(SECOND_CLIENT, http, "secure.test", Some("https")),

@@ -318,12 +318,14 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
         "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: oauth-ok\n  namespace: default\n  annotations: {{haproxy-ingress.github.io/oauth: oauth2_proxy}}\nspec:\n  rules:\n  - host: oauth-ok.test\n    http:\n      paths:\n      - {{path: /, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}\n      - {{path: /oauth2, pathType: Prefix, backend: {{service: {{name: oauth2-proxy, port: {{number: {}}}}}}}}}\n",
         auth.port
     );
+    // The 401's page is the ConfigMap's.
+    objects += "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: global, namespace: ops}\ndata:\n  http-response-401: |\n    content-type: text/plain\n\n    sign in first\n";
     std::fs::write(manifests.join("all.yaml"), &objects).unwrap();
     let mut portcullis = Portcullis::start(
         env!("CARGO_BIN_EXE_portcullis"),
         &manifests,
         &dir.path().join("state"),
-        &[],
+        &["--configmap", "ops/global"],
     )
     .unwrap();
     let http = portcullis.http_port;
@@ -331,7 +333,11 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
     // Basic: no credentials and wrong ones get 401 with the realm; SHA-512, bcrypt and
     // plain-text users get in.
     let none = get(http, "basic.test", "/", &[]);
-    assert_eq!(none.status, 401, "{none:?}");
+    assert_eq!(
+        (none.status, none.body.as_str()),
+        (401, "sign in first\n"),
+        "{none:?}"
+    );
     assert_eq!(
         none.headers.get("www-authenticate").map(String::as_str),
         Some("Basic realm=\"Staff only\"")

@@ -36,7 +36,7 @@ fn annotated_ingress(name: &str, host: &str, service: &str, key: &str, value: &s
 
 fn configmap(observers: &Observers, extra: &str) -> String {
     format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata:\n  timeout-stop: 2s\n  prometheus-port: \"{}\"\n  stats-port: \"{}\"\n  healthz-port: \"{}\"\n  nbthread: \"1\"\n  stats-auth: \"admin:s3cr#t\"\n  proxy-body-size: 1k\n  http-response-404: |\n    content-type: text/plain\n\n    no such site\n  http-response-503: |\n    content-type: text/plain\n    retry-after: 5\n\n    back soon\n{extra}",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata:\n  timeout-stop: 2s\n  prometheus-port: \"{}\"\n  stats-port: \"{}\"\n  healthz-port: \"{}\"\n  nbthread: \"3\"\n  stats-auth: \"admin:s3cr#t\"\n  proxy-body-size: 1k\n  http-response-404: |\n    content-type: text/plain\n\n    no such site\n  http-response-503: |\n    content-type: text/plain\n    retry-after: 5\n\n    back soon\n{extra}",
         observers.prometheus, observers.stats, observers.healthz
     )
 }
@@ -262,7 +262,7 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
     std::io::Write::write_all(&mut socket, b"show info\n").unwrap();
     let mut info = String::new();
     std::io::Read::read_to_string(&mut socket, &mut info).unwrap();
-    assert!(info.lines().any(|line| line == "Nbthread: 1"), "{info}");
+    assert!(info.lines().any(|line| line == "Nbthread: 3"), "{info}");
 
     // The stats page, behind its credentials (admin:s3cr#t).
     assert_eq!(observer_get(observers.stats, "/", None).status, 401);
@@ -396,4 +396,19 @@ fn operators_see_logs_metrics_stats_and_custom_errors() {
         http_get(port, "app.test", "/").unwrap().server().as_deref(),
         Some("app")
     );
+    // A default backend takes what no route does, before the redirect.
+    write(
+        &manifests,
+        "default.yaml",
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: fallback, namespace: default}\nspec:\n  defaultBackend: {service: {name: app, port: {number: 80}}}\n",
+    );
+    portcullis
+        .wait_until(Duration::from_secs(20), |_| {
+            http_get(port, "nowhere.test", "/x")
+                .unwrap()
+                .server()
+                .as_deref()
+                == Some("app")
+        })
+        .unwrap();
 }

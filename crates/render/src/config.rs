@@ -257,14 +257,18 @@ defaults
         );
         if fronted != Fronted::No {
             // The proxy's HTTPS requests are routed as the HTTPS port routes them: no
-            // redirect to HTTPS, which they came over.
+            // redirect to HTTPS, which they came over. What only a plain-HTTP listener
+            // routes (a Gateway with no HTTPS listener, behind the proxy) is still served,
+            // unless it is the HTTPS redirect itself.
             let https_exact = MapFile::exact_paths(false).path();
             let https_prefix = MapFile::path_prefixes(false).path();
             let _ = write!(
                 text,
-                "    http-request unset-var(txn.backend) if {FRONTED_HTTPS}
+                "    http-request set-var(txn.plain_backend) var(txn.backend) if {FRONTED_HTTPS} {{ var(txn.backend) -m found }} !{{ var(txn.backend) -m beg _redirect_ }}
+    http-request unset-var(txn.backend) if {FRONTED_HTTPS}
     http-request set-var(txn.backend) var(txn.route),map_str({https_exact}) if {FRONTED_HTTPS}
     http-request set-var(txn.backend) var(txn.route),map_beg({https_prefix}) if {FRONTED_HTTPS} !{{ var(txn.backend) -m found }}
+    http-request set-var(txn.backend) var(txn.plain_backend) if {FRONTED_HTTPS} !{{ var(txn.backend) -m found }} {{ var(txn.plain_backend) -m found }}
 {}",
                 crate::https::hsts_line(global.https.hsts.as_ref(), FRONTED_HTTPS)
             );
@@ -273,10 +277,12 @@ defaults
             text.push_str(&crate::https::redirect_exception_lines(
                 &global.https.redirect_exceptions,
             ));
-            // The Host's own port is the HTTP one: the redirect names the HTTPS port.
-            let https_port = match global.https_port {
-                443 => String::new(),
-                port => format!(":{port}"),
+            // The Host's own port is the HTTP one: the redirect names the HTTPS port. A
+            // fronting proxy's own port sends clients back to the proxy, whose HTTPS port
+            // is not HAProxy's: the scheme's own.
+            let https_port = match (fronted, global.https_port) {
+                (Fronted::Own(_), _) | (_, 443) => String::new(),
+                (_, port) => format!(":{port}"),
             };
             for code in REDIRECT_CODES {
                 let _ = writeln!(

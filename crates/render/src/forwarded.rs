@@ -9,6 +9,16 @@ use model::{ForwardFor, ForwardedHeaders, FrontingPort, FrontingProxy};
 /// The ACL naming a fronting proxy's HTTPS requests, in a frontend it sends them to.
 pub(crate) const FRONTED_HTTPS: &str = "fronted_https";
 
+/// The variable set on a fronting proxy's HTTPS requests, which rules shared by every
+/// frontend read (the ACL exists only where the proxy's requests come).
+const FRONTED_HTTPS_VAR: &str = "txn.fronted_https";
+
+/// `condition`, on requests that came over HTTPS: over TLS to HAProxy, or to a fronting
+/// proxy that says so. `condition` is a conjunction of terms (no `||`).
+pub(crate) fn over_https(condition: &str) -> String {
+    format!("{condition} {{ ssl_fc }} || {condition} {{ var({FRONTED_HTTPS_VAR}) -m bool }}")
+}
+
 /// Whether a frontend takes a fronting proxy's requests (see `FrontingProxy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fronted {
@@ -62,8 +72,15 @@ pub(crate) fn frontend_lines(forwarded: &ForwardedHeaders, tls: bool, fronted: F
         let condition = condition(&format!("{believed}{https}"));
         let _ = writeln!(
             text,
-            "    http-request set-var(txn.fronted_https) bool(true){condition}\n    acl {FRONTED_HTTPS} var(txn.fronted_https) -m bool"
+            "    http-request set-var({FRONTED_HTTPS_VAR}) bool(true){condition}\n    acl {FRONTED_HTTPS} var({FRONTED_HTTPS_VAR}) -m bool"
         );
+        if trusted.is_some() {
+            // Whether a trusted proxy named its own port, before the header is set below.
+            let _ = writeln!(
+                text,
+                "    http-request set-var(txn.forwarded_port_kept) bool(true) if forwarded_trusted {{ req.hdr(x-forwarded-port) -m found }}"
+            );
+        }
     }
     match forwarded.forward_for {
         ForwardFor::Add => {
@@ -105,9 +122,15 @@ pub(crate) fn frontend_lines(forwarded: &ForwardedHeaders, tls: bool, fronted: F
     set("X-Forwarded-Proto", scheme, "x-forwarded-proto");
     set("X-Forwarded-Port", "%[dst_port]", "x-forwarded-port");
     if fronted_by.is_some() {
+        // The client's port is the proxy's HTTPS port, unless a trusted proxy said another.
+        let kept = if trusted.is_some() {
+            " !{ var(txn.forwarded_port_kept) -m bool }"
+        } else {
+            ""
+        };
         let _ = writeln!(
             text,
-            "    http-request set-header X-Forwarded-Proto https if {FRONTED_HTTPS}"
+            "    http-request set-header X-Forwarded-Proto https if {FRONTED_HTTPS}\n    http-request set-header X-Forwarded-Port 443 if {FRONTED_HTTPS}{kept}"
         );
     }
     let _ = writeln!(
@@ -222,11 +245,13 @@ mod tests {
             "    acl forwarded_trusted src 10.0.0.0/8
     http-request set-var(txn.fronted_https) bool(true) if forwarded_trusted { req.hdr(x-forwarded-proto,-1) -i https }
     acl fronted_https var(txn.fronted_https) -m bool
+    http-request set-var(txn.forwarded_port_kept) bool(true) if forwarded_trusted { req.hdr(x-forwarded-port) -m found }
     http-request set-header X-Forwarded-Proto http if !forwarded_trusted
     http-request set-header X-Forwarded-Proto http if forwarded_trusted !{ req.hdr(x-forwarded-proto) -m found }
     http-request set-header X-Forwarded-Port %[dst_port] if !forwarded_trusted
     http-request set-header X-Forwarded-Port %[dst_port] if forwarded_trusted !{ req.hdr(x-forwarded-port) -m found }
     http-request set-header X-Forwarded-Proto https if fronted_https
+    http-request set-header X-Forwarded-Port 443 if fronted_https !{ var(txn.forwarded_port_kept) -m bool }
     http-request set-header X-Forwarded-Host %[req.hdr(host)] if { req.hdr(host) -m found } !forwarded_trusted
     http-request set-header X-Forwarded-Host %[req.hdr(host)] if { req.hdr(host) -m found } forwarded_trusted !{ req.hdr(x-forwarded-host) -m found }
     http-request del-header forwarded if !forwarded_trusted

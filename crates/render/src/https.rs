@@ -113,8 +113,7 @@ pub(crate) fn hsts_line(hsts: Option<&Hsts>, condition: &str) -> String {
 /// A chained rule's HSTS line, on TLS connections only (chains serve both frontends),
 /// and on a fronting proxy's HTTPS requests (see `forwarded::Fronted`).
 pub(crate) fn rule_hsts_line(rule: HstsRule, chosen: &str, out: &mut String) {
-    let over_tls =
-        format!("{chosen} {{ ssl_fc }} || {chosen} {{ var(txn.fronted_https) -m bool }}");
+    let over_tls = crate::forwarded::over_https(chosen);
     match rule {
         HstsRule::Inherit => {}
         HstsRule::Off => {

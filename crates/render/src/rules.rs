@@ -488,21 +488,45 @@ fn rewrite_lines(rewrite: &Rewrite, condition: &str, out: &mut String) {
     }
 }
 
-/// The line of a redirect, under `condition`.
+/// The line of a redirect, under `condition`: two when it keeps the request's scheme,
+/// which is HTTPS over TLS or from a fronting proxy that says so (HAProxy 2.6 has no
+/// sample that ORs the two).
 fn redirect_line(redirect: &Redirect, condition: &str, out: &mut String) {
+    if redirect.scheme.is_some() {
+        let _ = writeln!(
+            out,
+            "    http-request redirect location '{}' code {} if {condition}",
+            location(redirect),
+            redirect.code
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "    http-request redirect location '{}' code {} if {}",
+        location_with_scheme(redirect, "https"),
+        redirect.code,
+        crate::forwarded::over_https(condition)
+    );
     let _ = writeln!(
         out,
         "    http-request redirect location '{}' code {} if {condition}",
-        location(redirect),
+        location_with_scheme(redirect, "http"),
         redirect.code
     );
 }
 
-/// The Location of a redirect, as a log-format string.
+/// The Location of a redirect, as a log-format string; one that keeps the request's
+/// scheme takes the connection's.
 pub(crate) fn location(redirect: &Redirect) -> String {
+    location_with_scheme(redirect, "%[ssl_fc,iif(https,http)]")
+}
+
+/// The Location of a redirect, `request_scheme` standing for the request's scheme.
+fn location_with_scheme(redirect: &Redirect, request_scheme: &str) -> String {
     let scheme = match &redirect.scheme {
         Some(scheme) => scheme.clone(),
-        None => "%[ssl_fc,iif(https,http)]".to_owned(),
+        None => request_scheme.to_owned(),
     };
     let host = redirect
         .hostname

@@ -636,12 +636,15 @@ fn stats_page_exporter_and_health_check_get_frontends_of_their_own_and_threads_a
     };
     model.global.process = model::Process {
         threads: Some(4),
-        max_reloads: 0,
+        max_reloads: 3,
     };
     assert_golden(
         "observers.diff",
         &changes(&base, &text(&render(&model), "haproxy.cfg")),
     );
+    // No limit: no line.
+    model.global.process.max_reloads = 0;
+    assert!(!text(&render(&model), "haproxy.cfg").contains("mworker-max-reloads"));
 }
 
 #[test]

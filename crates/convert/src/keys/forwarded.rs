@@ -65,7 +65,31 @@ pub static FRONTING_PROXY_PORT: Key<Option<u16>> = Key {
     parse: parse_optional_port,
     doc: "The port where a proxy in front of HAProxy that terminates TLS itself (a cloud load balancer) sends its plain-HTTP requests. A request on that port whose X-Forwarded-Proto is `https` is served as the HTTPS port serves it: no HTTPS redirect (which would loop), the hosts' HTTPS routes, HSTS, and X-Forwarded-Proto `https` to the backend; any other request is served as on the HTTP port. The port may be the HTTP port (`--http-port`): X-Forwarded-Proto is then read from the clients in `forwardfor-trusted-cidrs`, or from every client when that key is empty. A host that requires a client certificate still refuses such requests (496): HAProxy has seen no certificate. Empty opens no such port.",
     applied: Applied::Reload,
-    differs: "haproxy-ingress redirects a request on a port of its own that carries no X-Forwarded-Proto `https` to HTTPS whatever its host; portcullis serves it as the HTTP port would (a host with TLS is redirected, others are served). haproxy-ingress also keeps the proxy's `X-SSL-*` client-certificate headers; portcullis removes them, since it cannot check them.",
+    differs: "haproxy-ingress redirects a request on a port of its own that carries no X-Forwarded-Proto `https` to HTTPS whatever its host; portcullis serves it as the HTTP port would (a host with TLS is redirected, others are served). haproxy-ingress also keeps the proxy's `X-SSL-*` client-certificate headers; portcullis removes them as every client's once a host asks for client certificates, since it cannot check them.",
+};
+/// `http-passthrough-port`: haproxy-ingress v0.17's name of `fronting-proxy-port`.
+pub static HTTP_PASSTHROUGH_PORT: Key<Option<u16>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "http-passthrough-port",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "a port from `1` to `65535`, or empty",
+    parse: parse_optional_port,
+    doc: "Another name of `fronting-proxy-port` (haproxy-ingress's since v0.17), read when that key is not set.",
+    applied: Applied::Reload,
+    differs: "",
+};
+/// `https-to-http-port`: an older name of `fronting-proxy-port`.
+pub static HTTPS_TO_HTTP_PORT: Key<Option<u16>> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "https-to-http-port",
+    scope: Scope::Global,
+    default: "",
+    accepted_values: "a port from `1` to `65535`, or empty",
+    parse: parse_optional_port,
+    doc: "An older name of `fronting-proxy-port`, read when neither it nor `http-passthrough-port` is set.",
+    applied: Applied::Reload,
+    differs: "",
 };
 /// `use-forwarded-proto`.
 pub static USE_FORWARDED_PROTO: Key<bool> = Key {
@@ -77,5 +101,5 @@ pub static USE_FORWARDED_PROTO: Key<bool> = Key {
     parse: parse_bool,
     doc: "`true` reads X-Forwarded-Proto on `fronting-proxy-port` to tell the proxy's HTTPS requests from its plain ones; `false` serves every request on that port as an HTTPS request, whatever the header says.",
     applied: Applied::Reload,
-    differs: "",
+    differs: "With `false`, haproxy-ingress passes the proxy's X-Forwarded-Proto on as it is; portcullis sends `https`, as the request is served.",
 };

@@ -5,7 +5,10 @@ use model::{FrontingPort, FrontingProxy, Observers, StatsAuth, StatsPage};
 use resources::ObjectRef;
 
 use super::parse::parse_optional_port;
-use super::{Applied, FRONTING_PROXY_PORT, GlobalConfig, Key, Scope, USE_FORWARDED_PROTO};
+use super::{
+    Applied, FRONTING_PROXY_PORT, GlobalConfig, HTTP_PASSTHROUGH_PORT, HTTPS_TO_HTTP_PORT, Key,
+    Scope, USE_FORWARDED_PROTO,
+};
 use crate::diagnostic::Diagnostic;
 use crate::options::ConvertOptions;
 
@@ -53,7 +56,7 @@ pub static HEALTHZ_PORT: Key<Option<u16>> = Key {
     default: "",
     accepted_values: "a port from `1` to `65535`, or empty",
     parse: parse_optional_port,
-    doc: "A port on the bind address where HAProxy itself answers `GET /healthz` with 200 (any other path 404), for a load balancer's health checks: it answers for as long as HAProxy serves, whatever the controller is doing. Empty opens no such port. The controller's own health is on its admin endpoint (`/healthz`, `/readyz`).",
+    doc: "A port on the bind address where HAProxy itself answers `/healthz` with 200, whatever the method (any other path 404), for a load balancer's health checks: it answers for as long as HAProxy serves, whatever the controller is doing. Empty opens no such port. The controller's own health is on its admin endpoint (`/healthz`, `/readyz`).",
     applied: Applied::Reload,
     differs: "haproxy-ingress opens it on port 10253 by default; portcullis only when a port is set.",
 };
@@ -129,10 +132,19 @@ pub(crate) fn own_listeners(
     });
     let prometheus_port = claim(&PROMETHEUS_PORT, diagnostics);
     let healthz_port = claim(&HEALTHZ_PORT, diagnostics);
-    let fronting_port = if global.get(&FRONTING_PROXY_PORT) == Some(options.http_port) {
+    // haproxy-ingress's names of the key, newest first.
+    let fronting_key = [
+        &FRONTING_PROXY_PORT,
+        &HTTP_PASSTHROUGH_PORT,
+        &HTTPS_TO_HTTP_PORT,
+    ]
+    .into_iter()
+    .find(|key| global.get(*key).is_some())
+    .unwrap_or(&FRONTING_PROXY_PORT);
+    let fronting_port = if global.get(fronting_key) == Some(options.http_port) {
         Some(FrontingPort::Shared)
     } else {
-        claim(&FRONTING_PROXY_PORT, diagnostics).map(FrontingPort::Own)
+        claim(fronting_key, diagnostics).map(FrontingPort::Own)
     };
     let fronting_proxy = fronting_port.map(|port| FrontingProxy {
         port,

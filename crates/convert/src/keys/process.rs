@@ -51,9 +51,9 @@ pub static WORKER_MAX_RELOADS: Key<u32> = Key {
     name: "worker-max-reloads",
     scope: Scope::Global,
     default: "10",
-    accepted_values: "a whole number such as `10`; `0` for no limit",
+    accepted_values: "a whole number up to 2147483647, such as `10`; `0` for no limit",
     parse: parse_max_reloads,
-    doc: "A HAProxy worker replaced by a reload and still serving long-lived connections after this many more reloads is stopped, so that a burst of reloads cannot pile up old workers and their memory (HAProxy's `mworker-max-reloads`). `0` sets no limit (`timeout-stop` still ends each).",
+    doc: "A HAProxy worker replaced by a reload and still serving long-lived connections after this many more reloads is stopped, so that a burst of reloads cannot pile up old workers and their memory (HAProxy's `mworker-max-reloads`). `0` sets no limit (`timeout-stop`, unless it is `0`, still ends each).",
     applied: Applied::Reload,
     differs: "haproxy-ingress sets no limit by default; portcullis stops a worker after 10 reloads.",
 };
@@ -74,8 +74,16 @@ fn parse_threads(text: &str) -> Result<Option<u16>, String> {
 
 fn parse_max_reloads(text: &str) -> Result<u32, String> {
     let text = text.trim();
+    // HAProxy reads the value as a signed 32-bit number, and takes a larger one for none.
     text.parse::<u32>()
-        .map_err(|_| format!("'{}' is not a whole number of reloads", text.escape_debug()))
+        .ok()
+        .filter(|reloads| i32::try_from(*reloads).is_ok())
+        .ok_or_else(|| {
+            format!(
+                "'{}' is not a whole number of reloads from 0 to 2147483647",
+                text.escape_debug()
+            )
+        })
 }
 
 /// How `close-sessions-duration` is written: a time, or a share of `timeout-stop`.

@@ -47,6 +47,13 @@ error_page_key!(
     ERROR_PAGE_DIFFERS
 );
 error_page_key!(
+    HTTP_RESPONSE_401,
+    401,
+    "http-response-401",
+    "a request without the credentials a path's `auth-secret` asks for",
+    ERROR_PAGE_DIFFERS
+);
+error_page_key!(
     HTTP_RESPONSE_403,
     403,
     "http-response-403",
@@ -103,6 +110,13 @@ error_page_key!(
     "",
     Scope::Backend,
     " An Ingress or Service annotation gives its backends a page of their own, used for the errors HAProxy answers once the backend is chosen."
+);
+error_page_key!(
+    HTTP_RESPONSE_501,
+    501,
+    "http-response-501",
+    "a request HAProxy cannot forward, such as one with a transfer encoding it does not implement",
+    ERROR_PAGE_DIFFERS
 );
 error_page_key!(
     HTTP_RESPONSE_502,

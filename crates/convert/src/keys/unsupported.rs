@@ -87,19 +87,14 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
         why: "servers are added and deleted at run time as endpoints change, so there are no empty slots to add; the key is ignored",
     },
     Unsupported {
-        name: "https-to-http-port",
-        prefix: false,
-        why: "the older name of `fronting-proxy-port`; the key is ignored, set `fronting-proxy-port` instead",
-    },
-    Unsupported {
         name: "http-passthrough",
         prefix: false,
-        why: "every plain HTTP request goes through the same routing, redirects and HSTS rules; the key is ignored",
+        why: "a plain HTTP request goes through the same routing, redirects and HSTS rules as any other, unless a fronting proxy says it came over HTTPS (`fronting-proxy-port`); the key is ignored",
     },
     Unsupported {
         name: "http-frontend",
         prefix: false,
-        why: "every Ingress is served by the one HTTP and one HTTPS frontend; the key is ignored",
+        why: "every Ingress is served by the one HTTP and one HTTPS frontend (and the port of `fronting-proxy-port`); the key is ignored",
     },
     Unsupported {
         name: "auth-external-placement",
@@ -299,12 +294,7 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
     Unsupported {
         name: "http-frontends",
         prefix: false,
-        why: "every Ingress is served by the one HTTP and one HTTPS frontend (`--http-port`, `--https-port`); the key is ignored",
-    },
-    Unsupported {
-        name: "http-passthrough-port",
-        prefix: false,
-        why: "a newer name of `fronting-proxy-port`; the key is ignored, set `fronting-proxy-port` instead",
+        why: "every Ingress is served by the one HTTP and one HTTPS frontend (`--http-port`, `--https-port`, and the port of `fronting-proxy-port`); the key is ignored",
     },
     Unsupported {
         name: "http-port",
@@ -371,6 +361,36 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
         prefix: false,
         why: "the client certificate's identity always reaches backends in `X-SSL-Client-CN`, `-DN`, `-SHA1`, `-Verify` and `-Cert` (see `auth-tls-cert-header`); the key is ignored",
     },
+    Unsupported {
+        name: "http-response-200",
+        prefix: false,
+        why: "HAProxy answers 200 itself only on `healthz-port` (`ok`), which is not customized; the key is ignored",
+    },
+    Unsupported {
+        name: "http-response-405",
+        prefix: false,
+        why: "HAProxy sends no 405 of its own in portcullis's configuration; the key is ignored",
+    },
+    Unsupported {
+        name: "http-response-407",
+        prefix: false,
+        why: "HAProxy sends no 407 of its own in portcullis's configuration (it is no forward proxy); the key is ignored",
+    },
+    Unsupported {
+        name: "http-response-410",
+        prefix: false,
+        why: "HAProxy sends no 410 of its own in portcullis's configuration; the key is ignored",
+    },
+    Unsupported {
+        name: "http-response-421",
+        prefix: false,
+        why: "the 421 Misdirected Request answer (a request for another host than its TLS connection's) is a fixed plain-text one; the key is ignored",
+    },
+    Unsupported {
+        name: "http-response-425",
+        prefix: false,
+        why: "TLS early data is not accepted, so HAProxy sends no 425 Too Early; the key is ignored",
+    },
 ];
 
 /// Why a key is not supported, when it is one of those.
@@ -426,6 +446,14 @@ mod tests {
     /// haproxy-ingress's keys (its v0.17 keys reference and code): each is one of ours or
     /// explained, so that no user moving over is told only "unknown".
     const HAPROXY_INGRESS_KEYS: &[&str] = &[
+        "http-response-200",
+        "http-response-401",
+        "http-response-405",
+        "http-response-407",
+        "http-response-410",
+        "http-response-421",
+        "http-response-425",
+        "http-response-501",
         "acme-emails",
         "acme-endpoint",
         "acme-expiring",

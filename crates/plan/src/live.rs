@@ -328,9 +328,9 @@ pub fn live_update(live: &LiveState, backends: &Backends, desired: &RenderedConf
             }
             server_commands(live_backend, wanted, &mut draining, &mut commands);
         }
-        if !sections_equal {
-            next_backends.insert(wanted.id.clone(), wanted.clone());
-        }
+        // HAProxy runs the wanted servers once the commands are sent, whatever reload is
+        // also due: a next plan made before that reload must not send them again.
+        next_backends.insert(wanted.id.clone(), wanted.clone());
     }
 
     let mut next_files = live.files.clone();
@@ -789,6 +789,27 @@ b.test#/ ns_web_80
             [RuntimeCommand::ReadyServer(server("10.0.0.1_80"))]
         );
         assert_eq!(again.next.draining, BTreeSet::new());
+    }
+
+    #[test]
+    fn servers_changed_live_while_a_reload_is_due_are_not_sent_again() {
+        let live = LiveState::loaded(
+            backends(&[backend("a", &[1], Balance::RoundRobin)]),
+            &files(&BASE),
+        );
+        // The main configuration changed (a reload is due) and the endpoint moved.
+        let mut changed = BASE;
+        changed[0] = ("haproxy.cfg", "main, changed");
+        let desired = backends(&[backend("a", &[2], Balance::RoundRobin)]);
+        let update = live_update(&live, &desired, &files(&changed));
+        assert_eq!(update.reload, BTreeSet::from([ReloadReason::MainConfig]));
+        assert_eq!(update.commands.len(), 2, "{:?}", update.commands);
+        // Another main configuration change before the reload: the servers are there.
+        let mut again = BASE;
+        again[0] = ("haproxy.cfg", "main, changed again");
+        let next = live_update(&update.next, &desired, &files(&again));
+        assert_eq!(next.commands, Vec::new());
+        assert_eq!(next.reload, BTreeSet::from([ReloadReason::MainConfig]));
     }
 
     #[test]

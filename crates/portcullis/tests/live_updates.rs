@@ -303,24 +303,50 @@ fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serv
         "global.yaml",
         &configmap("max-connections: \"1000\""),
     );
+    // A reload fails where `haproxy -c` passed when the new master cannot load what it
+    // is given (a port another process takes in between, say): HAProxy runs through a
+    // wrapper that gives every master one more file, which the test fills with what no
+    // HAProxy loads (the old worker keeps serving meanwhile). Checks pass through.
+    let extra = dir.path().join("extra.cfg");
+    std::fs::write(&extra, "").unwrap();
+    let wrapper = dir.path().join("haproxy-wrapper");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/bash\ncase \" $* \" in *\" -c \"*|*\" {extra} \"*) exec -a \"$0\" {haproxy} \"$@\";; esac\nexec -a \"$0\" {haproxy} \"$@\" -f {extra}\n",
+            haproxy = haproxy_path().display(),
+            extra = extra.display(),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let wrapper_arg = wrapper.display().to_string();
     let mut portcullis = Portcullis::start(
         BIN,
         &manifests,
         &dir.path().join("state"),
-        &["--configmap", "ops/global", "--reload-interval", "200ms"],
+        &[
+            "--configmap",
+            "ops/global",
+            "--reload-interval",
+            "200ms",
+            "--haproxy-bin",
+            &wrapper_arg,
+        ],
     )
     .unwrap();
     wait_for_app(&mut portcullis, "e0");
     assert_eq!(portcullis.admin("/syncz").unwrap().status, 200);
 
-    // `haproxy -c` binds nothing, so it accepts a stats page on a port another process
-    // holds; the reload itself fails to bind it.
-    let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let held = holder.local_addr().unwrap().port();
+    std::fs::write(&extra, "no such section\n").unwrap();
     write(
         &manifests,
         "global.yaml",
-        &configmap(&format!("stats-port: \"{held}\"")),
+        &configmap("max-connections: \"2000\""),
     );
     portcullis
         .wait_until(Duration::from_secs(15), |p| {
@@ -347,7 +373,8 @@ fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serv
     write(&manifests, "app.yaml", &app(&[&other]));
     wait_for_app(&mut portcullis, "e1");
 
-    // A good value: the retried reload succeeds.
+    // Once the masters can start again, the retried reload succeeds.
+    std::fs::write(&extra, "").unwrap();
     write(
         &manifests,
         "global.yaml",
@@ -364,7 +391,24 @@ fn a_failed_reload_is_retried_and_reported_while_the_previous_configuration_serv
         portcullis.metric("portcullis_reloads_total{reason=\"main_config\"}"),
         Some(1.0)
     );
+    // The servers changed live while the reload was due were not sent again.
+    assert_eq!(
+        portcullis.metric("portcullis_runtime_failures_total"),
+        Some(0.0),
+        "{}",
+        portcullis.log()
+    );
     assert_eq!(answer(portcullis.http_port, "app.test"), "e1");
+}
+
+/// The HAProxy the controller would run: `haproxy` from PATH, else Debian's.
+fn haproxy_path() -> std::path::PathBuf {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join("haproxy"))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| "/usr/sbin/haproxy".into())
 }
 
 /// Sends one command to the worker's runtime API, as an operator would with socat.

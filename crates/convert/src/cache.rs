@@ -65,13 +65,16 @@ struct Stale {
     status: bool,
 }
 
-/// What the proxy-wide settings were computed from: the command line's part.
+/// What the proxy-wide settings were computed from: the command line's part, and the
+/// ports found busy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct SettingsKey {
     bind_address: std::net::IpAddr,
     http_port: u16,
     https_port: u16,
     reserved_ports: Vec<u16>,
+    /// The global keys' own ports (the stats page's, ...) are not opened on these.
+    busy_ports: std::collections::BTreeSet<u16>,
     backend_shards: u32,
 }
 
@@ -82,6 +85,7 @@ impl SettingsKey {
             http_port: options.http_port,
             https_port: options.https_port,
             reserved_ports: options.reserved_ports.clone(),
+            busy_ports: options.busy_ports.clone(),
             backend_shards: options.backend_shards,
         }
     }

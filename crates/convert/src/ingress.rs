@@ -40,6 +40,10 @@ static HOST_TLS_KEYS: keys::KeyGroup = keys::KeyGroup::new(&[
     &keys::SSL_OPTIONS_HOST,
 ]);
 
+/// A path's header matches: rarely set, so skipped unless a layer sets one.
+static HEADER_MATCH_KEYS: keys::KeyGroup =
+    keys::KeyGroup::new(&[&keys::HTTP_HEADER_MATCH, &keys::HTTP_HEADER_MATCH_REGEX]);
+
 /// Converts one Ingress of ours.
 pub(crate) fn convert_ingress(
     object: ObjectRef,
@@ -473,7 +477,12 @@ impl Converter<'_, '_> {
                 // An unreadable match leaves the path out (reported with the key).
                 let mut header_matches: Vec<Condition> = Vec::new();
                 let mut unreadable = false;
-                for key in [&keys::HTTP_HEADER_MATCH, &keys::HTTP_HEADER_MATCH_REGEX] {
+                let header_match_keys = if layers.set_any(&HEADER_MATCH_KEYS) {
+                    &[&keys::HTTP_HEADER_MATCH, &keys::HTTP_HEADER_MATCH_REGEX][..]
+                } else {
+                    &[]
+                };
+                for key in header_match_keys {
                     match layers.setting(key) {
                         Some(Setting::Valid(matches, _)) => {
                             header_matches.extend(matches.into_iter().map(Condition::Header));

@@ -431,6 +431,47 @@ fn a_listener_port_another_process_holds_is_left_out_until_it_is_free() {
     assert_victim_served(&portcullis);
 }
 
+/// A port of the global ConfigMap's own (the health check's here) that another process
+/// holds would stop HAProxy from starting: it is reported and left closed while the rest
+/// is served, and opened once it is free.
+#[test]
+fn a_configmap_port_another_process_holds_is_left_closed_until_it_is_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let web = EchoServer::start("victim").unwrap();
+    let cert = self_signed("victim.test", &["victim.test"]);
+    let port = test_support::free_port();
+    let holder = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    std::fs::write(
+        manifests.join("victim.yaml"),
+        victim(&web, &cert, &[])
+            + &format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: global, namespace: ops}}\ndata: {{healthz-port: \"{port}\"}}\n"),
+    )
+    .unwrap();
+    let mut portcullis = Portcullis::start(
+        BIN,
+        &manifests,
+        &dir.path().join("state"),
+        &["--configmap", "ops/global"],
+    )
+    .unwrap();
+    assert_victim_served(&portcullis);
+    let log = portcullis.log();
+    assert!(
+        log.contains(&format!("ConfigMap ops/global: data.healthz-port: port {port} is in use by another process on this machine; healthz-port is not opened until it is free")),
+        "{log}"
+    );
+
+    drop(holder);
+    portcullis
+        .wait_until(Duration::from_secs(20), |_| {
+            test_support::http_get(port, "any", "/healthz").is_ok_and(|r| r.status == 200)
+        })
+        .unwrap_or_else(|_| panic!("the freed port is never opened:\n{}", portcullis.log()));
+    assert_victim_served(&portcullis);
+}
+
 /// A manifest directory holding what would block, exhaust or loop a naive reader: the
 /// victim is served, each entry is reported, and a later change of the victim lands.
 #[test]

@@ -223,7 +223,9 @@ impl RenderCache {
                 .port_lines
                 .values()
                 .flat_map(|lines| lines.keys().map(|(port, _)| *port))
+                .chain(model.own_port_listeners.iter().map(|(port, _)| *port))
                 .chain(model.tcp_services.keys().copied())
+                .chain(crate::observers::ports(&model.global))
                 .collect(),
         }
     }

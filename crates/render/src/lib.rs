@@ -143,7 +143,8 @@ pub struct RenderedConfig {
     /// The files.
     pub files: BTreeMap<String, RenderedFile>,
     /// The ports of the frontends of their own (Gateway listeners on other ports than
-    /// the HTTP and HTTPS ones) that the configuration binds.
+    /// the HTTP and HTTPS ones, TCP services, the stats page, the exporter, the health
+    /// check, a fronting proxy's own port) that the configuration binds.
     pub own_ports: std::collections::BTreeSet<u16>,
 }
 

@@ -108,6 +108,21 @@ pub(crate) fn own_listeners(
     );
     let mut claim = |key: &Key<Option<u16>>, diagnostics: &mut Vec<Diagnostic>| {
         let port = global.get(key)?;
+        // HAProxy could not start, nor reload, on a port another process holds: it is
+        // opened once that one lets it go (the controller tries it again).
+        if options.busy_ports.contains(&port) {
+            diagnostics.push(Diagnostic {
+                object: configmap
+                    .cloned()
+                    .unwrap_or_else(|| ObjectRef::new(resources::Kind::ConfigMap, "", "")),
+                field: format!("data.{}", key.name),
+                message: format!(
+                    "port {port} is in use by another process on this machine; {} is not opened until it is free",
+                    key.name
+                ),
+            });
+            return None;
+        }
         if let Some((_, holder)) = taken.iter().find(|(held, _)| *held == port) {
             diagnostics.push(Diagnostic {
                 object: configmap

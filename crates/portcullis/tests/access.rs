@@ -497,7 +497,10 @@ fn a_fronting_proxy_that_terminates_tls_gets_no_redirect_loop() {
     objects += &ingress("plain", "plain.test", "web", &[]);
     objects += &ingress("root", "root.test", "web", &[("app-root", "/app")]);
     // A Gateway with a plain-HTTP listener only, as behind a proxy that terminates TLS.
-    objects += "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: portcullis}\nspec: {controllerName: portcullis.dev/gateway-controller}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: web, namespace: default}\nspec:\n  gatewayClassName: portcullis\n  listeners: [{name: http, protocol: HTTP, port: 80}]\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: gw, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n  hostnames: [gw.test]\n  rules: [{backendRefs: [{name: web, port: 80}]}]\n";
+    objects += "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: portcullis}\nspec: {controllerName: portcullis.dev/gateway-controller}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: web, namespace: default}\nspec:\n  gatewayClassName: portcullis\n  listeners: [{name: http, protocol: HTTP, port: 80}]\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: gw, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n  hostnames: [gw.test]\n  rules: [{backendRefs: [{name: web, port: 80}]}]\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: gw-app, namespace: default}\nspec:\n  parentRefs: [{name: web}]\n  hostnames: [app.gw.test]\n  rules: [{matches: [{path: {type: PathPrefix, value: /app}}], backendRefs: [{name: web, port: 80}]}]\n";
+    // The usual Gateway API pair: its HTTP listener redirects to HTTPS, whose listener
+    // serves the application.
+    objects += "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: pair, namespace: default}\nspec:\n  gatewayClassName: portcullis\n  listeners:\n  - {name: http, protocol: HTTP, port: 80, hostname: redir.test}\n  - {name: https, protocol: HTTPS, port: 443, hostname: redir.test, tls: {certificateRefs: [{name: secure-tls}]}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: to-https, namespace: default}\nspec:\n  parentRefs: [{name: pair, sectionName: http}]\n  rules: [{filters: [{type: RequestRedirect, requestRedirect: {scheme: https, statusCode: 301}}]}]\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: app, namespace: default}\nspec:\n  parentRefs: [{name: pair, sectionName: https}]\n  rules: [{backendRefs: [{name: web, port: 80}]}]\n";
     write(&manifests, "objects.yaml", &objects);
     let global = |data: &str| {
         format!(
@@ -586,6 +589,18 @@ fn a_fronting_proxy_that_terminates_tls_gets_no_redirect_loop() {
     assert_eq!(
         root.headers.get("location").map(String::as_str),
         Some("http://root.test/app")
+    );
+    // A Gateway's HTTP listener redirects, its HTTPS listener serves the proxy's HTTPS.
+    assert_eq!(
+        fronted(client, http, "redir.test", None).status,
+        301,
+        "{}",
+        portcullis.log()
+    );
+    let pair = fronted_answer(client, http, "redir.test", Some("https"));
+    assert_eq!(
+        (pair.0, pair.1.as_deref(), pair.2.as_deref()),
+        (200, Some("web"), Some("https"))
     );
     // What only a plain-HTTP listener routes is served to the proxy's HTTPS requests.
     let gateway = fronted_answer(client, http, "gw.test", Some("https"));
@@ -703,5 +718,22 @@ fn a_fronting_proxy_that_terminates_tls_gets_no_redirect_loop() {
     assert_eq!(
         fronted_answer(client, http, "secure.test", Some("https")),
         redirected
+    );
+
+    // What no route takes is redirected; a Gateway hostname's unmatched path is a 404.
+    write(
+        &manifests,
+        "global.yaml",
+        &global("default-backend-redirect: https://landing.example/"),
+    );
+    portcullis
+        .wait_until(Duration::from_secs(10), |_| {
+            fronted(client, http, "nowhere.test", None).status == 302
+        })
+        .unwrap();
+    assert_eq!(
+        fronted(client, http, "app.gw.test", None).status,
+        404,
+        "a Gateway hostname's path no rule matches"
     );
 }

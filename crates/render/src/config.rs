@@ -12,7 +12,9 @@ use crate::forwarded::{FRONTED_HTTPS, Fronted};
 use crate::layout::{ADMIN_SOCKET, MapFile, RUN_DIR};
 use crate::maps::redirect_marker;
 use crate::ports::{HostPortLines, LineOrder, PortFrontend};
-use crate::rules::{DISPATCH_PREFIX, GATEWAY_500_BACKEND, GATEWAY_503_BACKEND, HostRuleLines};
+use crate::rules::{
+    DISPATCH_PREFIX, GATEWAY_500_BACKEND, GATEWAY_503_BACKEND, HostRuleLines, SERVED_AS,
+};
 
 /// The rule chains' lines, then the backend the request goes to.
 fn selection<'a>(
@@ -65,6 +67,11 @@ fn hostkey_lines() -> String {
 
 /// Answers requests no route claims.
 pub const NOT_FOUND_BACKEND: &str = "_default_404";
+
+/// Redirects requests no route and no default backend take (`default-backend-redirect`);
+/// a Gateway API hostname still answers 404 to what its rules do not match, as the
+/// specification asks.
+const NOT_FOUND_REDIRECT_BACKEND: &str = "_default_redirect";
 
 /// The path's normalization before it is routed (`normalize-paths`): unreserved
 /// characters decoded first, so that `%2e%2e` is a `..` the next lines resolve.
@@ -178,7 +185,18 @@ defaults
         .default_backend
         .as_ref()
         .filter(|id| model.backends.contains_key(*id))
-        .map_or_else(|| NOT_FOUND_BACKEND.to_owned(), |id| id.section_name());
+        .map_or_else(
+            || {
+                let redirects = global.responses.not_found_redirect.is_some();
+                if redirects {
+                    NOT_FOUND_REDIRECT_BACKEND
+                } else {
+                    NOT_FOUND_BACKEND
+                }
+                .to_owned()
+            },
+            |id| id.section_name(),
+        );
     let address = match global.bind_address {
         std::net::IpAddr::V4(v4) => v4.to_string(),
         std::net::IpAddr::V6(v6) => format!("[{v6}]"),
@@ -237,6 +255,18 @@ defaults
             tls,
             fronted,
         ));
+        // Routes of different listeners sharing a path tell them apart by this.
+        let served_as = if tls { "https" } else { "http" };
+        let _ = writeln!(
+            text,
+            "    http-request set-var({SERVED_AS}) str({served_as})"
+        );
+        if fronted != Fronted::No {
+            let _ = writeln!(
+                text,
+                "    http-request set-var({SERVED_AS}) str(https) if {FRONTED_HTTPS}"
+            );
+        }
         let exact_map = MapFile::exact_paths(!tls).path();
         let prefix_map = MapFile::path_prefixes(!tls).path();
         // A redirect that names no port keeps the one the client asked for (a NodePort,
@@ -330,7 +360,7 @@ defaults
         };
         let _ = write!(
             text,
-            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{HOST_CHECK_LINE}{}{}{HOST_LINES}    http-request set-var(txn.listener_port) str(:{port})\n",
+            "\nfrontend port_{port}\n    bind {address}:{port}{bind_options}{}\n{}{response_lines}{HOST_CHECK_LINE}{}    http-request set-var({SERVED_AS}) str(port_{port})\n{}{HOST_LINES}    http-request set-var(txn.listener_port) str(:{port})\n",
             crate::proxy_protocol::bind_option(&global.accept_proxy),
             crate::proxy_protocol::frontend_lines(&global.accept_proxy),
             crate::forwarded::frontend_lines(&global.forwarded, tls, Fronted::No),
@@ -366,14 +396,15 @@ defaults
         text,
         "
 backend {NOT_FOUND_BACKEND}
-{}
+{}{}
 backend {GATEWAY_500_BACKEND}
     http-request return status 500 content-type text/plain string \"500 No Valid Backend\"
 
 backend {GATEWAY_503_BACKEND}
     http-request return status 503 content-type text/plain string \"503 No Valid Backend\"
 ",
-        crate::responses::not_found_line(&global.responses)
+        crate::responses::not_found_line(&global.responses),
+        crate::responses::not_found_redirect(&global.responses, NOT_FOUND_REDIRECT_BACKEND),
     );
     // Last, so that it is what the sections of the shard files follow, and nothing here.
     let _ = write!(

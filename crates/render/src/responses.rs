@@ -98,15 +98,23 @@ pub(crate) fn body_limit_line(responses: &Responses, any_rule_limit: bool) -> &'
     )
 }
 
+/// The section redirecting what no route and no default backend take, when
+/// `default-backend-redirect` asks for one.
+pub(crate) fn not_found_redirect(responses: &Responses, section: &str) -> String {
+    responses
+        .not_found_redirect
+        .as_ref()
+        .map_or_else(String::new, |redirect| {
+            format!(
+                "\nbackend {section}\n    http-request redirect location '{}' code {}\n",
+                crate::rules::location(redirect),
+                redirect.code
+            )
+        })
+}
+
 /// The response of requests no route claims.
 pub(crate) fn not_found_line(responses: &Responses) -> String {
-    if let Some(redirect) = &responses.not_found_redirect {
-        return format!(
-            "    http-request redirect location '{}' code {}\n",
-            crate::rules::location(redirect),
-            redirect.code
-        );
-    }
     match responses.error_pages.get(&404) {
         Some(page) => format!(
             "    http-request return status 404 errorfile {}\n",

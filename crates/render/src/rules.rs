@@ -243,11 +243,17 @@ fn acl_expressions(condition: &Condition) -> Vec<String> {
             );
             names
                 .chunks(NAMES_PER_ACL_LINE)
-                .map(|chunk| format!("fe_name -m str {}", chunk.join(" ")))
+                .map(|chunk| format!("var({SERVED_AS}) -m str {}", chunk.join(" ")))
                 .collect()
         }
     }
 }
+
+/// The frontend a request is served as, which a frontend sets first: its own name, but
+/// `https` for a fronting proxy's HTTPS requests on a plain-HTTP frontend (`http` on the
+/// proxy's own port otherwise), so that a route of an HTTPS listener takes them and one
+/// of an HTTP listener does not.
+pub(crate) const SERVED_AS: &str = "txn.served_as";
 
 /// A value printed inside a log-format string: `%` is literal.
 fn literal(text: &str) -> String {

@@ -64,7 +64,7 @@ pub static DEFAULT_BACKEND_REDIRECT: Key<Option<Redirect>> = Key {
     default: "",
     accepted_values: "an http:// or https:// URL with a host name, an optional port and an optional path of letters, digits and '/-_.~', such as `https://www.example.com/`; or empty",
     parse: parse_redirect_url,
-    doc: "Requests that no route takes (no host or no path of theirs matches) and that no default backend serves are redirected to this URL (with `default-backend-redirect-code`) instead of being answered 404, `http-response-404` included; the request's path and query are not kept. Empty answers 404.",
+    doc: "Requests that no route takes (no host or no path of theirs matches) and that no default backend serves are redirected to this URL (with `default-backend-redirect-code`) instead of being answered 404, `http-response-404` included; the request's path and query are not kept. A Gateway API hostname still answers 404 to what its rules do not match, as the specification asks. Empty answers 404.",
     applied: Applied::Reload,
     differs: "",
 };

@@ -114,7 +114,7 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
     Unsupported {
         name: "assign-backend-server-id",
         prefix: false,
-        why: "servers get HAProxy's own ids; a hash-based `balance-algorithm` stays stable because servers are named by their endpoint; the key is ignored",
+        why: "the servers of a hash-based (or `balance first`) backend get ids from their names, the same through reloads and in every build, so that each client keeps its server; other backends' servers get HAProxy's own; the key is ignored",
     },
     Unsupported {
         name: "service-upstream",
@@ -124,12 +124,12 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
     Unsupported {
         name: "ssl-always-add-https",
         prefix: false,
-        why: "a host is served over HTTPS only when an Ingress lists it under `tls`, as the Ingress specification says; the key is ignored",
+        why: "every host is served on the HTTPS port too, with its certificate or the default one, whether or not an Ingress lists it under `tls` (haproxy-ingress's `true`); the key is ignored",
     },
     Unsupported {
         name: "ssl-always-follow-redirect",
         prefix: false,
-        why: "a host is served over HTTPS only when an Ingress lists it under `tls`, so `ssl-redirect` always applies to it; the key is ignored",
+        why: "`ssl-redirect` redirects the hosts an Ingress lists under `tls` only: a host without TLS is served over plain HTTP and never redirected; the key is ignored",
     },
     Unsupported {
         name: "ssl-ciphers-backend",
@@ -329,7 +329,7 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
     Unsupported {
         name: "path-type-order",
         prefix: false,
-        why: "paths are tried in one fixed order: an exact path, then the longest prefix or `begin` path, then a `regex` path; the key is ignored",
+        why: "paths are tried in one fixed order: an exact path, then the longest prefix (or `begin`) path; a `regex` path stands with its host's `/`, where the Ingresses' ages decide between them as for any path two Ingresses claim; the key is ignored",
     },
     Unsupported {
         name: "peers-",

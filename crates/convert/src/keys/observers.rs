@@ -110,29 +110,29 @@ pub(crate) fn own_listeners(
         let port = global.get(key)?;
         // HAProxy could not start, nor reload, on a port another process holds: it is
         // opened once that one lets it go (the controller tries it again).
-        if options.busy_ports.contains(&port) {
+        let refusal = if options.busy_ports.contains(&port) {
+            Some(format!(
+                "port {port} is in use by another process on this machine; {} is not opened until it is free",
+                key.name
+            ))
+        } else {
+            taken
+                .iter()
+                .find(|(held, _)| *held == port)
+                .map(|(_, holder)| {
+                    format!(
+                        "port {port} is taken by {holder}; {} is not opened",
+                        key.name
+                    )
+                })
+        };
+        if let Some(message) = refusal {
             diagnostics.push(Diagnostic {
                 object: configmap
                     .cloned()
                     .unwrap_or_else(|| ObjectRef::new(resources::Kind::ConfigMap, "", "")),
                 field: format!("data.{}", key.name),
-                message: format!(
-                    "port {port} is in use by another process on this machine; {} is not opened until it is free",
-                    key.name
-                ),
-            });
-            return None;
-        }
-        if let Some((_, holder)) = taken.iter().find(|(held, _)| *held == port) {
-            diagnostics.push(Diagnostic {
-                object: configmap
-                    .cloned()
-                    .unwrap_or_else(|| ObjectRef::new(resources::Kind::ConfigMap, "", "")),
-                field: format!("data.{}", key.name),
-                message: format!(
-                    "port {port} is taken by {holder}; {} is not opened",
-                    key.name
-                ),
+                message,
             });
             return None;
         }

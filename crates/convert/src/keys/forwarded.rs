@@ -91,6 +91,19 @@ pub static HTTPS_TO_HTTP_PORT: Key<Option<u16>> = Key {
     applied: Applied::Reload,
     differs: "",
 };
+/// `http-passthrough`: haproxy-ingress v0.17's way to say the HTTP port is the fronting
+/// proxy's.
+pub static HTTP_PASSTHROUGH: Key<bool> = Key {
+    parsed_default: std::sync::OnceLock::new(),
+    name: "http-passthrough",
+    scope: Scope::Global,
+    default: "false",
+    accepted_values: "`true` or `false`",
+    parse: parse_bool,
+    doc: "`true` makes the HTTP port (`--http-port`) a fronting proxy's too, as `fronting-proxy-port` set to it does; read when no `fronting-proxy-port` (or older name of it) is set.",
+    applied: Applied::Reload,
+    differs: "haproxy-ingress scopes it to a frontend, which an Ingress names with `http-frontend`; portcullis has one HTTP frontend, so it is global.",
+};
 /// `use-forwarded-proto`.
 pub static USE_FORWARDED_PROTO: Key<bool> = Key {
     parsed_default: std::sync::OnceLock::new(),

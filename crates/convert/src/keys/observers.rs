@@ -6,8 +6,8 @@ use resources::ObjectRef;
 
 use super::parse::parse_optional_port;
 use super::{
-    Applied, FRONTING_PROXY_PORT, GlobalConfig, HTTP_PASSTHROUGH_PORT, HTTPS_TO_HTTP_PORT, Key,
-    Scope, USE_FORWARDED_PROTO,
+    Applied, FRONTING_PROXY_PORT, GlobalConfig, HTTP_PASSTHROUGH, HTTP_PASSTHROUGH_PORT,
+    HTTPS_TO_HTTP_PORT, Key, Scope, USE_FORWARDED_PROTO,
 };
 use crate::diagnostic::Diagnostic;
 use crate::options::ConvertOptions;
@@ -156,7 +156,9 @@ pub(crate) fn own_listeners(
     .into_iter()
     .find(|key| global.get(*key).is_some())
     .unwrap_or(&FRONTING_PROXY_PORT);
-    let fronting_port = if global.get(fronting_key) == Some(options.http_port) {
+    let shared = global.get(fronting_key) == Some(options.http_port)
+        || (global.get(fronting_key).is_none() && global.get(&HTTP_PASSTHROUGH));
+    let fronting_port = if shared {
         Some(FrontingPort::Shared)
     } else {
         claim(fronting_key, diagnostics).map(FrontingPort::Own)
@@ -214,6 +216,55 @@ mod tests {
         assert_eq!(
             parse_stats_auth("admin"),
             Err("expected user:password".to_owned())
+        );
+    }
+
+    #[test]
+    fn the_fronting_proxy_port_is_read_under_each_of_its_names() {
+        let options = crate::cache::tests::options();
+        let fronting = |pairs: &[(&str, &str)]| {
+            let data: std::collections::BTreeMap<String, String> = pairs
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect();
+            let mut diagnostics = Vec::new();
+            let global = GlobalConfig::new(Some(&data), None, &mut diagnostics);
+            own_listeners(&global, &options, None, &mut diagnostics)
+                .1
+                .map(|proxy| proxy.port)
+        };
+        let http = options.http_port.to_string();
+        assert_eq!(fronting(&[]), None);
+        assert_eq!(
+            fronting(&[("fronting-proxy-port", &http)]),
+            Some(FrontingPort::Shared)
+        );
+        assert_eq!(
+            fronting(&[("http-passthrough-port", "8081")]),
+            Some(FrontingPort::Own(8081))
+        );
+        assert_eq!(
+            fronting(&[("https-to-http-port", "8082")]),
+            Some(FrontingPort::Own(8082))
+        );
+        // The newest name wins over the older ones.
+        assert_eq!(
+            fronting(&[
+                ("fronting-proxy-port", "8083"),
+                ("https-to-http-port", "8082")
+            ]),
+            Some(FrontingPort::Own(8083))
+        );
+        assert_eq!(
+            fronting(&[("http-passthrough", "true")]),
+            Some(FrontingPort::Shared)
+        );
+        assert_eq!(
+            fronting(&[
+                ("http-passthrough", "true"),
+                ("fronting-proxy-port", "8084")
+            ]),
+            Some(FrontingPort::Own(8084))
         );
     }
 }

@@ -87,11 +87,6 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
         why: "servers are added and deleted at run time as endpoints change, so there are no empty slots to add; the key is ignored",
     },
     Unsupported {
-        name: "http-passthrough",
-        prefix: false,
-        why: "a plain HTTP request goes through the same routing, redirects and HSTS rules as any other, unless a fronting proxy says it came over HTTPS (`fronting-proxy-port`); the key is ignored",
-    },
-    Unsupported {
         name: "http-frontend",
         prefix: false,
         why: "every Ingress is served by the one HTTP and one HTTPS frontend (and the port of `fronting-proxy-port`); the key is ignored",

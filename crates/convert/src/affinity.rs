@@ -151,8 +151,8 @@ mod tests {
         assert_eq!(
             diagnostics,
             [
-                "Service web/app: metadata.annotations[session-cookie-keywords]: 'indirect' cannot be combined with the 'rewrite' strategy; it is left out",
-                "Service web/app: metadata.annotations[session-cookie-preserve]: 'preserve' needs the 'insert' strategy or 'indirect'; it is left out",
+                "Service web/app: metadata.annotations[portcullis.dev/session-cookie-keywords]: 'indirect' cannot be combined with the 'rewrite' strategy; it is left out",
+                "Service web/app: metadata.annotations[portcullis.dev/session-cookie-preserve]: 'preserve' needs the 'insert' strategy or 'indirect'; it is left out",
             ]
         );
     }
@@ -183,7 +183,7 @@ mod tests {
         assert_eq!(
             reported,
             [
-                "Ingress web/site: metadata.annotations[session-cookie-keywords]: 'indirect' cannot be combined with the 'rewrite' strategy; it is left out"
+                "Ingress web/site: metadata.annotations[haproxy-ingress.github.io/session-cookie-keywords]: 'indirect' cannot be combined with the 'rewrite' strategy; it is left out"
             ]
         );
     }

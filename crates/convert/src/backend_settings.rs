@@ -102,10 +102,15 @@ fn backend_tls(
     service: &ObjectRef,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<BackendTls, ()> {
-    let mut report = |key: &str, message: String| {
+    // Said on the object that sets the key (an Ingress or the Service), where its owner
+    // looks; the Service when the global ConfigMap sets it for every backend.
+    let mut report = |key: &'static str, message: String| {
+        let (object, field) = keys
+            .set_at(key)
+            .unwrap_or_else(|| (service.clone(), key.to_owned()));
         diagnostics.push(Diagnostic {
-            object: service.clone(),
-            field: key.to_owned(),
+            object,
+            field,
             message,
         });
     };

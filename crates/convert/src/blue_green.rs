@@ -121,9 +121,12 @@ fn selector(
         }
         (Some(header), Some(cookie)) if header.label == cookie.label => header.label.clone(),
         (Some(header), Some(cookie)) => {
+            let (object, field) = keys
+                .set_at(keys::BLUE_GREEN_HEADER.name)
+                .unwrap_or_else(|| (service.clone(), keys::BLUE_GREEN_HEADER.name.to_owned()));
             diagnostics.push(Diagnostic {
-                object: service.clone(),
-                field: "blue-green-header".to_owned(),
+                object,
+                field,
                 message: format!(
                     "blue-green-header and blue-green-cookie name different labels ('{}' and '{}'): neither is used",
                     header.label, cookie.label

@@ -85,7 +85,9 @@ pub(crate) fn convert_ingress(
 impl Converter<'_, '_> {
     /// The Ingress as a TCP service on `port`, instead of HTTP routes.
     fn tcp_service(&mut self, spec: &resources::IngressSpec, port: u16) {
-        let field = format!("metadata.annotations[{}]", keys::TCP_SERVICE_PORT.name);
+        let field = self
+            .annotations
+            .annotation_field(keys::TCP_SERVICE_PORT.name);
         if let Some(why) = crate::tcp_services::port_refusal(self.lookups, port) {
             self.report(field, format!("{why}; the Ingress is not served"));
             return;
@@ -101,7 +103,9 @@ impl Converter<'_, '_> {
         };
         let client_ca =
             crate::client_auth::tcp_client_ca(self.lookups, &auth_keys, &self.output.object);
-        let auth_field = format!("metadata.annotations[{}]", keys::AUTH_TLS_SECRET.name);
+        let auth_field = self
+            .annotations
+            .annotation_field(keys::AUTH_TLS_SECRET.name);
         let has_tls = spec.tls.as_ref().is_some_and(|tls| !tls.is_empty());
         let mut refuse_all = false;
         let client_ca = match client_ca {
@@ -162,7 +166,7 @@ impl Converter<'_, '_> {
         for (key, alias) in wanted {
             if alias == host {
                 self.report(
-                    format!("metadata.annotations[{key}]"),
+                    self.annotations.annotation_field(key),
                     format!("'{alias}' is the Ingress's own host; the alias is ignored"),
                 );
             } else {
@@ -209,7 +213,7 @@ impl Converter<'_, '_> {
             [host] => Some(host.clone()),
             _ => {
                 self.report(
-                    format!("metadata.annotations[{key}]"),
+                    self.annotations.annotation_field(key),
                     format!(
                         "{key} needs an Ingress with exactly one host, this one has {}; the key is ignored",
                         hosts.len()
@@ -231,7 +235,7 @@ impl Converter<'_, '_> {
     }
 
     fn redirect_host(&mut self, spec: &resources::IngressSpec, key: &str, source: HostKey) {
-        let field = format!("metadata.annotations[{key}]");
+        let field = self.annotations.annotation_field(key);
         let Some(target) = self.single_host(spec, key) else {
             return;
         };
@@ -297,7 +301,8 @@ impl Converter<'_, '_> {
             Ok(options) => options,
             Err(why) => {
                 self.report(
-                    format!("metadata.annotations[{}]", keys::SSL_OPTIONS_HOST.name),
+                    self.annotations
+                        .annotation_field(keys::SSL_OPTIONS_HOST.name),
                     why,
                 );
                 model::TlsOptions::default()
@@ -313,7 +318,8 @@ impl Converter<'_, '_> {
             crate::client_auth::client_auth(self.lookups, &layers, &self.output.object);
         if let Some(problem) = problem {
             self.report(
-                format!("metadata.annotations[{}]", keys::AUTH_TLS_SECRET.name),
+                self.annotations
+                    .annotation_field(keys::AUTH_TLS_SECRET.name),
                 problem,
             );
         }
@@ -324,7 +330,7 @@ impl Converter<'_, '_> {
             .all(|entry| entry.hosts.as_ref().is_none_or(Vec::is_empty));
         if client_auth.is_some() && no_tls_hosts {
             self.report(
-                format!("metadata.annotations[{}]", keys::AUTH_TLS_SECRET.name),
+                self.annotations.annotation_field(keys::AUTH_TLS_SECRET.name),
                 "client certificates are asked for on the hosts of spec.tls, and it lists none; the key has no effect".to_owned(),
             );
         }
@@ -681,7 +687,7 @@ impl Converter<'_, '_> {
         );
         let action = ingress_keys::with_auth(action, auth, backend);
         for (key, message) in problems {
-            self.report(format!("metadata.annotations[{key}]"), message);
+            self.report(self.annotations.annotation_field(key), message);
         }
         action
     }

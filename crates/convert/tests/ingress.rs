@@ -574,9 +574,9 @@ fn authentication_keys_build_userlists_and_fail_closed() {
         [
             "Ingress default/badsecret: metadata.annotations[haproxy-ingress.github.io/auth-secret]: invalid value: 'Bad_Name' is not a Secret name, or namespace/name; the paths it applies to answer 403 to every request until it is fixed",
             "Ingress default/badurl: metadata.annotations[haproxy-ingress.github.io/auth-url]: invalid value: 'ftp://x/' is not an http://, https:// or svc:// URL; the paths it applies to answer 403 to every request until it is fixed",
-            "Ingress default/basic: metadata.annotations[auth-secret]: secret default/users, line 2: user 'bob': an Apache MD5 ($apr1$) hash, which HAProxy's C library cannot check; hash the password with `htpasswd -B` (bcrypt) or `mkpasswd -m sha-512`; the line is left out",
-            "Ingress default/foreign: metadata.annotations[auth-secret]: secret other/users is not in the Ingress's namespace default; the path answers 403 to every request",
-            "Ingress default/sso: metadata.annotations[auth-headers-fail]: not used with auth-signin: a refused client is redirected",
+            "Ingress default/basic: metadata.annotations[haproxy-ingress.github.io/auth-secret]: secret default/users, line 2: user 'bob': an Apache MD5 ($apr1$) hash, which HAProxy's C library cannot check; hash the password with `htpasswd -B` (bcrypt) or `mkpasswd -m sha-512`; the line is left out",
+            "Ingress default/foreign: metadata.annotations[haproxy-ingress.github.io/auth-secret]: secret other/users is not in the Ingress's namespace default; the path answers 403 to every request",
+            "Ingress default/sso: metadata.annotations[haproxy-ingress.github.io/auth-headers-fail]: not used with auth-signin: a refused client is redirected",
         ]
     );
 }

@@ -217,7 +217,7 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
 
     let log = setup.portcullis.log();
     assert!(
-        log.contains("Ingress default/broken: metadata.annotations[auth-tls-secret]: secret default/nosuch not found; requests to the Ingress's TLS hosts are answered 496 until it is fixed"),
+        log.contains("Ingress default/broken: metadata.annotations[portcullis.dev/auth-tls-secret]: secret default/nosuch not found; requests to the Ingress's TLS hosts are answered 496 until it is fixed"),
         "{log}"
     );
     assert!(
@@ -229,7 +229,7 @@ fn client_certificates_are_required_per_host_and_passed_to_the_backend() {
         "{log}"
     );
     assert!(
-        log.contains("Ingress default/leafca: metadata.annotations[auth-tls-secret]: secret default/not-a-ca: ca.crt holds a certificate that is not a CA (CN=just-a-leaf)"),
+        log.contains("Ingress default/leafca: metadata.annotations[portcullis.dev/auth-tls-secret]: secret default/not-a-ca: ca.crt holds a certificate that is not a CA (CN=just-a-leaf)"),
         "{log}"
     );
 }

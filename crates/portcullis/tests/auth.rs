@@ -533,7 +533,7 @@ fn basic_and_external_authentication_seen_by_client_and_backend() {
     assert_eq!(get(http, "oauth-other.test", "/", &[]).status, 403);
     let log = portcullis.log();
     for expected in [
-        "Ingress default/oauth: metadata.annotations[oauth]: the Ingress has no path '/oauth2' of a Service port for oauth2-proxy (oauth-uri-prefix); the path answers 403 to every request",
+        "Ingress default/oauth: metadata.annotations[haproxy-ingress.github.io/oauth]: the Ingress has no path '/oauth2' of a Service port for oauth2-proxy (oauth-uri-prefix); the path answers 403 to every request",
         "Ingress default/oauth-other: metadata.annotations[haproxy-ingress.github.io/oauth]: invalid value: 'keycloak' is not oauth2_proxy, the one implementation there is; the paths it applies to answer 403 to every request until it is fixed",
     ] {
         assert!(log.contains(expected), "{expected}\n{log}");

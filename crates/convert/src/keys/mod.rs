@@ -680,6 +680,9 @@ pub struct Annotations {
     /// The backend keys it sets and their text, valid or not: what a merge of the
     /// backends Ingresses share compares (see [`BackendKeys`]).
     backend_keys: Vec<(&'static str, Box<str>)>,
+    /// The annotation prefix each key was first read under (an index into
+    /// [`ANNOTATION_PREFIXES`]), so that a report names the annotation as written.
+    prefixes: Box<[(&'static str, u8)]>,
 }
 
 /// The backend keys one object sets (its annotations and its IngressClass's
@@ -707,8 +710,9 @@ impl Annotations {
         let mut refused = KeySet::default();
         let mut invalid = KeySet::default();
         let mut backend_keys = Vec::new();
+        let mut prefixes = Vec::new();
         // Our own prefix wins over the migration prefix, whatever the map order.
-        for prefix in ANNOTATION_PREFIXES {
+        for (prefix_index, prefix) in (0_u8..).zip(ANNOTATION_PREFIXES) {
             for (annotation, value) in annotations.into_iter().flatten() {
                 let Some(name) = annotation.strip_prefix(prefix) else {
                     continue;
@@ -734,6 +738,9 @@ impl Annotations {
                 }
                 // Under a less preferred prefix, a key already read is checked only.
                 let read = valid.contains(key.name()) || refused.contains(key.name());
+                if !prefixes.iter().any(|(name, _)| *name == key.name()) {
+                    prefixes.push((key.name(), prefix_index));
+                }
                 if !read
                     && key.scope() == Scope::Backend
                     && !backend_keys.iter().any(|(name, _)| *name == key.name())
@@ -774,7 +781,26 @@ impl Annotations {
             origin: Some(origin.clone()),
             from_class: None,
             backend_keys,
+            prefixes: prefixes.into_boxed_slice(),
         }
+    }
+
+    /// The field of the annotation that sets the key `name`, as written (with its
+    /// prefix): what a report about the key names.
+    pub(crate) fn annotation_field(&self, name: &str) -> String {
+        format!("metadata.annotations[{}]", self.annotation_of(name))
+    }
+
+    /// The annotation that sets the key `name`, as written (with its prefix; our own
+    /// when the object does not set it).
+    fn annotation_of(&self, name: &str) -> String {
+        let prefix = self
+            .prefixes
+            .iter()
+            .find(|(key, _)| *key == name)
+            .and_then(|(_, index)| ANNOTATION_PREFIXES.get(usize::from(*index)))
+            .unwrap_or(&ANNOTATION_PREFIXES[0]);
+        format!("{prefix}{name}")
     }
 
     /// The backend keys it sets, when it sets any.
@@ -893,7 +919,7 @@ impl<'a> Keys<'a> {
         let field = if origin.kind == resources::Kind::ConfigMap {
             format!("data.{name}")
         } else {
-            format!("metadata.annotations[{name}]")
+            format!("metadata.annotations[{}]", annotations.annotation_of(name))
         };
         Some((origin.clone(), field))
     }

@@ -72,7 +72,7 @@ fn server_alias() {
                     "route a.test /api Exact -> default_api_80",
                     "route b.test / Prefix -> default_web_80",
                     "route b.test /api Exact -> default_api_80",
-                    "diagnostic Ingress default/a: metadata.annotations[server-alias]: server-alias needs an Ingress with exactly one host, this one has 2; the key is ignored",
+                    "diagnostic Ingress default/a: metadata.annotations[haproxy-ingress.github.io/server-alias]: server-alias needs an Ingress with exactly one host, this one has 2; the key is ignored",
                 ],
             ),
             Case::new(

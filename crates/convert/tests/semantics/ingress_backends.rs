@@ -445,3 +445,30 @@ fn backend_settings() {
         ],
     );
 }
+
+#[test]
+fn a_backend_key_s_problem_is_said_on_the_object_that_sets_it() {
+    check(
+        Show::BACKENDS,
+        &[Case::new(
+            "configuration.md secure-crt-secret: a Secret of another namespace is reported, on the Ingress whose annotation names it (its owner's `kubectl describe` shows it)",
+            "
+            kind: Ingress
+            metadata:
+              name: tls-to-backend
+              annotations:
+                haproxy-ingress.github.io/secure-backends: 'true'
+                haproxy-ingress.github.io/secure-crt-secret: other/client
+            spec:
+              rules:
+              - host: a.test
+                http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+            ",
+            &[
+                "backend default_web_80 servers (none)",
+                "diagnostic Ingress default/tls-to-backend: metadata.annotations[haproxy-ingress.github.io/secure-crt-secret]: secret other/client is not in the backend's namespace default; the backend gets no servers until it can present it",
+                "route a.test / Prefix -> default_web_80",
+            ],
+        )],
+    );
+}

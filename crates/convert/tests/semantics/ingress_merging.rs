@@ -111,7 +111,7 @@ fn ingresses_sharing_a_host() {
                     "route a.test /app Prefix -> default_web_80",
                     "route b.test / Prefix #1 if path ~ ^/$ -> redirect 302 path /app",
                     "route b.test / Prefix #2 -> default_web_80",
-                    "diagnostic Ingress default/a: metadata.annotations[app-root]: the Ingress routes no path / of host a.test to redirect (app-root redirects the / of the paths of the Ingress that sets it); nothing is redirected there",
+                    "diagnostic Ingress default/a: metadata.annotations[portcullis.dev/app-root]: the Ingress routes no path / of host a.test to redirect (app-root redirects the / of the paths of the Ingress that sets it); nothing is redirected there",
                 ],
             ),
             Case::new(

@@ -167,8 +167,8 @@ fn client_certificates_on_a_tcp_service_port() {
               defaultBackend: {service: {name: web, port: {number: 80}}}
             ",
             &[
-                "diagnostic Ingress default/missing-ca: metadata.annotations[auth-tls-secret]: secret default/nosuch not found; every connection to the TCP service port is refused until it is fixed",
-                "diagnostic Ingress default/plain: metadata.annotations[auth-tls-secret]: secret default/nosuch not found; every connection to the TCP service port is refused until it is fixed",
+                "diagnostic Ingress default/missing-ca: metadata.annotations[portcullis.dev/auth-tls-secret]: secret default/nosuch not found; every connection to the TCP service port is refused until it is fixed",
+                "diagnostic Ingress default/plain: metadata.annotations[portcullis.dev/auth-tls-secret]: secret default/nosuch not found; every connection to the TCP service port is refused until it is fixed",
                 "tcp 7100 tls [default/db-tls]",
                 "tcp 7100 (any host) -> refused",
                 "tcp 7101",

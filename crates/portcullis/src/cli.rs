@@ -184,6 +184,10 @@ pub struct CheckArgs {
     /// and its TLS library judge (cipher strings, TLS versions, patterns) is found too.
     #[arg(long, value_name = "PATH")]
     pub haproxy_bin: Option<PathBuf>,
+    /// The admin address `run` will bind: a port the global ConfigMap asks for there is
+    /// found taken, as `run` finds it.
+    #[arg(long, default_value = "127.0.0.1:10254")]
+    pub admin_bind: SocketAddr,
 }
 
 /// `status`.

@@ -97,7 +97,8 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
         None => model::TlsCert::default(),
     };
     let (snapshot, problems) = load(&args.manifests, args.config.max_manifest_bytes);
-    let options = pipeline::convert_options(&args.config, fallback);
+    let mut options = pipeline::convert_options(&args.config, fallback);
+    options.reserved_ports = vec![args.admin_bind.port()];
     let (conversion, refused) = match (&args.haproxy_bin, &scratch) {
         (Some(haproxy_bin), Some(scratch)) => {
             let dir = scratch.path().join("out");

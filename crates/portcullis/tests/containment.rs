@@ -134,6 +134,31 @@ fn check_output(manifests: &Path, extra: &[&std::ffi::OsStr]) -> (bool, String) 
     )
 }
 
+/// `check` finds a global ConfigMap port taken by the admin endpoint as `run` does.
+#[test]
+fn check_finds_a_configmap_port_the_admin_endpoint_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("global.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: global, namespace: ops}\ndata: {healthz-port: \"10254\"}\n",
+    )
+    .unwrap();
+    let configmap = ["--configmap".as_ref(), "ops/global".as_ref()];
+    let (ok, report) = check_output(dir.path(), &configmap);
+    assert!(!ok, "{report}");
+    assert!(
+        report.contains("ConfigMap ops/global: data.healthz-port: port 10254 is taken by the admin endpoint; healthz-port is not opened"),
+        "{report}"
+    );
+    let elsewhere = [
+        &configmap[..],
+        &["--admin-bind".as_ref(), "127.0.0.1:10300".as_ref()],
+    ]
+    .concat();
+    let (ok, report) = check_output(dir.path(), &elsewhere);
+    assert!(ok, "{report}");
+}
+
 #[test]
 fn hostile_objects_hurt_no_other_tenant() {
     let dir = tempfile::tempdir().unwrap();

@@ -244,7 +244,7 @@ pub static UNSUPPORTED_KEYS: &[Unsupported] = &[
     Unsupported {
         name: "cross-namespace-services",
         prefix: false,
-        why: "an `auth-url` `svc://` reference names only Services of the Ingress's own namespace (one of another namespace is reported and the path answers 403); an `http://` URL reaches any address; the key is ignored",
+        why: "an `auth-url` `svc://` reference names a Service of the Ingress's own namespace only (`svc://service:port/path`: no namespace can be written; another form is reported and the path answers 403); an `http://` URL reaches any address; the key is ignored",
     },
     Unsupported {
         name: "drain-support",

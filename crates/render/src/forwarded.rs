@@ -1,6 +1,7 @@
 //! The lines every frontend starts with: what backends are told about the client
 //! (`X-Forwarded-For`, `X-Real-IP`, `X-Forwarded-Proto`, `-Host`, `-Port`), replacing
-//! what the client claims unless it is a trusted proxy.
+//! what the client claims unless it is a trusted proxy; and which requests a fronting
+//! proxy that terminates TLS says came over HTTPS.
 
 use std::fmt::Write;
 

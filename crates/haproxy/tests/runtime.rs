@@ -200,6 +200,8 @@ fn model(shape: &Shape, certificates: &[[TlsCert; 2]; 2], default_cert: &TlsCert
                 ..model::RuleAction::default()
             },
             origin: origin(),
+
+            https_redirect: None,
         };
         model.hosts.insert(
             HostKey::Exact("guarded.test".into()),

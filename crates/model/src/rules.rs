@@ -264,6 +264,10 @@ pub struct GatewayRule {
     pub action: RuleAction,
     /// The object that declared it.
     pub origin: Origin,
+    /// Plain-HTTP requests it takes are redirected to HTTPS with this status code (an
+    /// Ingress path of a host with TLS): decided per rule, since rules of one path may
+    /// come from Ingresses that ask differently.
+    pub https_redirect: Option<u16>,
 }
 
 #[cfg(test)]

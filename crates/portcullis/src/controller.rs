@@ -360,7 +360,7 @@ impl Controller {
         if round < pipeline::MAX_NARROWING_ROUNDS && self.busy_ports.find_new(&desired.own_ports) {
             tracing::warn!(
                 busy = ?self.busy_ports.busy(),
-                "another process holds ports Gateway listeners want; those listeners are left out until the ports are free"
+                "another process holds ports the configuration would bind (Gateway listeners, TCP services, or the global ConfigMap's listeners); those are left out until the ports are free"
             );
             self.reconciler
                 .set_busy_ports(self.busy_ports.busy().clone());

@@ -228,7 +228,7 @@ fn hostile_objects_hurt_no_other_tenant() {
     let config = std::fs::read_to_string(state.join("haproxy.cfg")).unwrap();
     let held_by_another_process = portcullis
         .log()
-        .contains("another process holds ports Gateway listeners want");
+        .contains("another process holds ports the configuration would bind");
     assert_eq!(
         config.matches("bind 127.0.0.1:39123").count(),
         usize::from(!held_by_another_process),

@@ -314,3 +314,95 @@ fn a_canary_by_header_takes_the_requests_its_headers_match() {
         );
     }
 }
+
+/// A canary by header leaves the older Ingress its own HTTPS redirect and default
+/// backend: each rule of a shared path redirects plain HTTP as its own Ingress asks, a
+/// path's rules that take nothing fall through to the host's shorter paths with their
+/// redirect, and what no rule takes goes to the default backend, not a 404.
+#[test]
+fn a_canary_by_header_leaves_the_older_ingress_its_redirect_and_default_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir(&manifests).unwrap();
+    let mut objects = String::new();
+    let _backends = echo_services(&mut objects, &["stable", "canary", "fallback"]);
+    let other = EchoServer::start("other").unwrap();
+    let (cert, key) = test_support::self_signed("app.test", &["app.test", "site.test"]);
+    objects += &test_support::tls_secret("default", "app-tls", &cert, &key);
+    objects += &ingress(
+        "stable",
+        "2024-01-01T00:00:00Z",
+        &format!(
+            "  tls: [{{hosts: [app.test], secretName: app-tls}}]\n  rules:\n  - host: app.test\n    http:\n      paths:\n{}",
+            path("/", "Prefix", "svc-stable")
+        ),
+    );
+    let annotated = |name: &str, created: &str, annotations: &str, spec: String| {
+        ingress(name, created, &spec).replace(
+            &format!("creationTimestamp: \"{created}\"}}"),
+            &format!("creationTimestamp: \"{created}\", annotations: {{{annotations}}}}}"),
+        )
+    };
+    // The canary asks for no redirect; the stable one, by default, for one.
+    objects += &annotated(
+        "canary",
+        "2024-06-01T00:00:00Z",
+        "haproxy-ingress.github.io/http-header-match: \"X-Canary: always\", haproxy-ingress.github.io/ssl-redirect: \"false\"",
+        format!(
+            "  rules:\n  - host: app.test\n    http:\n      paths:\n{}",
+            path("/", "Prefix", "svc-canary")
+        ),
+    );
+    // Another namespace's header-matched path under the host changes nothing for the
+    // requests it does not match.
+    objects += &annotated(
+        "sub",
+        "2024-07-01T00:00:00Z",
+        "haproxy-ingress.github.io/http-header-match: \"X-Other: yes\", haproxy-ingress.github.io/ssl-redirect: \"false\"",
+        format!(
+            "  rules:\n  - host: app.test\n    http:\n      paths:\n{}",
+            path("/sub", "Prefix", "svc-other")
+        ),
+    )
+    .replace("namespace: default", "namespace: team");
+    objects += &backend("team", "svc-other", 80, None, &[(other.port, true)]);
+    // A host only a header-matched path routes: the rest goes to the default backend.
+    objects += &ingress(
+        "fallback",
+        "2024-01-01T00:00:00Z",
+        "  defaultBackend: {service: {name: svc-fallback, port: {number: 80}}}\n",
+    );
+    objects += &annotated(
+        "only",
+        "2024-06-01T00:00:00Z",
+        "haproxy-ingress.github.io/http-header-match: \"X-Canary: always\"",
+        format!(
+            "  rules:\n  - host: only.test\n    http:\n      paths:\n{}",
+            path("/", "Prefix", "svc-canary")
+        ),
+    );
+    std::fs::write(manifests.join("all.yaml"), objects).unwrap();
+    let portcullis = Portcullis::start(
+        env!("CARGO_BIN_EXE_portcullis"),
+        &manifests,
+        &dir.path().join("state"),
+        &[],
+    )
+    .unwrap();
+    let port = portcullis.http_port;
+    for (host, path, headers, expected) in [
+        ("app.test", "/", "", "302"),
+        ("app.test", "/", "X-Canary: always\r\n", "canary"),
+        ("app.test", "/sub/x", "", "302"),
+        ("app.test", "/sub/x", "X-Other: yes\r\n", "other"),
+        ("only.test", "/", "", "fallback"),
+        ("only.test", "/", "X-Canary: always\r\n", "canary"),
+    ] {
+        assert_eq!(
+            answered_with(port, host, path, headers),
+            expected,
+            "{host}{path} {headers:?}\n{}",
+            portcullis.log()
+        );
+    }
+}

@@ -14,18 +14,21 @@ use crate::maps::redirect_marker;
 use crate::ports::{HostPortLines, LineOrder, PortFrontend};
 use crate::rules::{
     DISPATCH_PREFIX, GATEWAY_500_BACKEND, GATEWAY_503_BACKEND, HostRuleLines, SERVED_AS,
+    TLS_REDIRECT,
 };
 
 /// The rule chains' lines, then the backend the request goes to.
 fn selection<'a>(
     text: &mut String,
     rules: impl Iterator<Item = &'a HostRuleLines> + Clone,
+    https_redirects: &str,
     responses: &model::Responses,
     default_backend: &str,
 ) {
     for host in rules.clone() {
         text.push_str(&host.requests);
     }
+    text.push_str(https_redirects);
     text.push_str(crate::responses::body_limit_line(
         responses,
         rules.clone().any(|host| host.limits_body),
@@ -43,6 +46,27 @@ fn selection<'a>(
     default_backend {default_backend}
 "
     );
+}
+
+/// A plain-HTTP frontend's redirects to HTTPS of the requests a chain's rule takes when
+/// that rule asks for one (`txn.tls_redirect`), but not of a fronting proxy's HTTPS
+/// requests, nor of the redirect's exceptions.
+fn chain_redirect_lines(https_port: &str, fronted: Fronted, exceptions: &[String]) -> String {
+    let mut unless = String::new();
+    if fronted != Fronted::No {
+        unless.push_str(&format!(" !{FRONTED_HTTPS}"));
+    }
+    if !exceptions.is_empty() {
+        unless.push_str(" !tls_redirect_exempt");
+    }
+    let mut text = String::new();
+    for code in REDIRECT_CODES {
+        let _ = writeln!(
+            text,
+            "    http-request redirect location https://%[var(txn.host)]{https_port}%[capture.req.uri] code {code} if {{ var({TLS_REDIRECT}) -m int eq {code} }}{unless}"
+        );
+    }
+    text
 }
 
 /// The lines that find the request's host key (`txn.hostkey`) from `txn.host`: the exact
@@ -303,17 +327,18 @@ defaults
                 crate::https::hsts_line(global.https.hsts.as_ref(), FRONTED_HTTPS)
             );
         }
+        // The Host's own port is the HTTP one: a redirect names the HTTPS port. A fronting
+        // proxy's own port sends clients back to the proxy, whose HTTPS port is not
+        // HAProxy's: the scheme's own.
+        let https_port_suffix = match (fronted, global.https_port) {
+            (Fronted::Own(_), _) | (_, 443) => String::new(),
+            (_, port) => format!(":{port}"),
+        };
         if !tls {
             text.push_str(&crate::https::redirect_exception_lines(
                 &global.https.redirect_exceptions,
             ));
-            // The Host's own port is the HTTP one: the redirect names the HTTPS port. A
-            // fronting proxy's own port sends clients back to the proxy, whose HTTPS port
-            // is not HAProxy's: the scheme's own.
-            let https_port = match (fronted, global.https_port) {
-                (Fronted::Own(_), _) | (_, 443) => String::new(),
-                (_, port) => format!(":{port}"),
-            };
+            let https_port = &https_port_suffix;
             for code in REDIRECT_CODES {
                 let _ = writeln!(
                     text,
@@ -331,9 +356,21 @@ defaults
         } else {
             text.push_str(&client_auth.plain);
         }
+        // The HTTPS redirect of a chain's rule, on plain HTTP (its map value names the
+        // chain, which decides per rule).
+        let https_redirects = if tls || !rules.clone().any(|host| host.redirects_to_https) {
+            String::new()
+        } else {
+            chain_redirect_lines(
+                &https_port_suffix,
+                fronted,
+                &global.https.redirect_exceptions,
+            )
+        };
         selection(
             &mut text,
             rules.clone().chain(default_rule),
+            &https_redirects,
             &global.responses,
             &default_backend,
         );
@@ -386,6 +423,7 @@ defaults
         selection(
             &mut text,
             rules.clone(),
+            "",
             &global.responses,
             NOT_FOUND_BACKEND,
         );

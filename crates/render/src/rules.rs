@@ -61,23 +61,37 @@ pub(crate) struct HostRuleLines {
     pub(crate) userlists: Vec<std::sync::Arc<model::Userlist>>,
     /// Whether a rule asks an external authentication service (the Lua action).
     pub(crate) uses_lua: bool,
+    /// Whether a rule redirects plain HTTP to HTTPS (`TLS_REDIRECT`).
+    pub(crate) redirects_to_https: bool,
 }
 
 /// An entry of an effective chain.
 enum Entry<'a> {
     Rule(&'a GatewayRule),
-    /// A plain route of a shorter path: takes every request left.
-    Plain(&'a BackendId, &'a Origin),
+    /// A plain route of a shorter path: takes every request left, redirecting plain HTTP
+    /// as that route does.
+    Plain(&'a BackendId, &'a Origin, Option<u16>),
 }
 
 impl Entry<'_> {
     fn origin(&self) -> &Origin {
         match self {
             Entry::Rule(rule) => &rule.origin,
-            Entry::Plain(_, origin) => origin,
+            Entry::Plain(_, origin, _) => origin,
+        }
+    }
+
+    fn https_redirect(&self) -> Option<u16> {
+        match self {
+            Entry::Rule(rule) => rule.https_redirect,
+            Entry::Plain(_, _, redirect) => *redirect,
         }
     }
 }
+
+/// The HTTPS redirect code a chain's entry asks for: the plain-HTTP frontends redirect
+/// the requests it takes (see `https_redirect_lines`).
+pub(crate) const TLS_REDIRECT: &str = "txn.tls_redirect";
 
 pub(crate) fn host_rule_lines(key: &HostKey, host: &Host) -> HostRuleLines {
     let mut lines = HostRuleLines::default();
@@ -91,6 +105,18 @@ pub(crate) fn host_rule_lines(key: &HostKey, host: &Host) -> HostRuleLines {
             chain.extend(fallback(host, path));
         }
         chain_lines(&dispatch, &chain, &mut lines);
+        let takes_all = chain.iter().any(|entry| match entry {
+            Entry::Rule(rule) => rule.conditions.is_empty(),
+            Entry::Plain(..) => true,
+        });
+        // What an Ingress path's rules leave goes on to the default backend, as for a
+        // path no rule claims; a Gateway hostname answers 404 (the specification's).
+        if !takes_all && !route.origin.is_gateway_route() {
+            let _ = writeln!(
+                lines.requests,
+                "    http-request unset-var(txn.backend) if {{ var(txn.backend) -m str {dispatch} }} !{{ var(txn.rule) -m found }}"
+            );
+        }
     }
     lines
 }
@@ -140,8 +166,15 @@ fn chain_lines(dispatch: &str, chain: &[Entry<'_>], lines: &mut HostRuleLines) {
             lines.requests,
             "    http-request set-var(txn.rule) str({rule_id}) if {{ var(txn.backend) -m str {dispatch} }} !{{ var(txn.rule) -m found }}{acl_names}"
         );
+        if let Some(code) = entry.https_redirect() {
+            let _ = writeln!(
+                lines.requests,
+                "    http-request set-var({TLS_REDIRECT}) int({code}) if {chosen}"
+            );
+            lines.redirects_to_https = true;
+        }
         match entry {
-            Entry::Plain(backend, _) => {
+            Entry::Plain(backend, ..) => {
                 let _ = writeln!(
                     lines.backends,
                     "    use_backend {} if {chosen}",
@@ -177,7 +210,7 @@ fn fallback<'a>(host: &'a Host, path: &PathMatch) -> Vec<Entry<'a>> {
     for (_, route) in covering {
         match &route.target {
             RouteTarget::Backend(id) => {
-                entries.push(Entry::Plain(id, &route.origin));
+                entries.push(Entry::Plain(id, &route.origin, route.https_redirect));
                 return entries;
             }
             RouteTarget::Rules(rules) => {
@@ -195,9 +228,10 @@ fn fallback<'a>(host: &'a Host, path: &PathMatch) -> Vec<Entry<'a>> {
 fn covers(other: &PathMatch, path: &PathMatch) -> bool {
     match other.kind {
         PathKind::Exact => false,
+        // A `begin` path of the same text matches more (`/apix` for `/api`).
         PathKind::Prefix => {
             other.path.is_empty()
-                || path.path == other.path
+                || (path.path == other.path && path.kind != PathKind::Begin)
                 || path.path.starts_with(&format!("{}/", other.path))
         }
         PathKind::Begin => path.path.starts_with(&*other.path),
@@ -585,4 +619,35 @@ fn location_with_scheme(redirect: &Redirect, request_scheme: &str) -> String {
         }
     };
     format!("{scheme}://{host}{port}{path}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(path: &str, kind: PathKind) -> PathMatch {
+        PathMatch {
+            path: path.into(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn a_shorter_path_covers_only_what_it_matches_whole() {
+        use PathKind::{Begin, Exact, Prefix};
+        for (other, path, covered) in [
+            (at("", Prefix), at("/api", Begin), true),
+            (at("/api", Prefix), at("/api", Exact), true),
+            (at("/api", Prefix), at("/api/v1", Prefix), true),
+            (at("/api", Prefix), at("/api/v1", Begin), true),
+            // `begin /api` matches `/apix`, which `Prefix /api` does not.
+            (at("/api", Prefix), at("/api", Begin), false),
+            (at("/api", Prefix), at("/apix", Prefix), false),
+            (at("/api", Begin), at("/apix", Prefix), true),
+            (at("/api", Begin), at("/api", Prefix), true),
+            (at("/api", Exact), at("/api", Begin), false),
+        ] {
+            assert_eq!(covers(&other, &path), covered, "{other:?} over {path:?}");
+        }
+    }
 }

@@ -861,6 +861,8 @@ fn ingress_path_rules_and_host_tls_options() {
             ..model::RuleAction::default()
         },
         origin: origin("shop"),
+
+        https_redirect: None,
     };
     shop.routes.insert(
         path("/img", PathKind::Begin),
@@ -951,6 +953,8 @@ fn client_certificates_and_cors_render_in_frontends_certificate_list_and_files()
             ..model::RuleAction::default()
         },
         origin: origin("shop"),
+
+        https_redirect: None,
     };
     shop.routes.insert(
         path("/api", PathKind::Prefix),
@@ -1018,6 +1022,8 @@ fn access_lists_render_as_rule_lines_with_their_files_and_limits_in_the_backend(
             ..model::RuleAction::default()
         },
         origin: origin("shop"),
+
+        https_redirect: None,
     };
     let lists = model::SourceAccess {
         allow: Some(rule(
@@ -1107,6 +1113,8 @@ fn path_authentication() {
             ..model::RuleAction::default()
         },
         origin: origin(name),
+
+        https_redirect: None,
     };
     let shop = model
         .hosts
@@ -1431,6 +1439,8 @@ fn a_default_backend_s_rule_serves_the_main_frontends_only() {
             ..model::RuleAction::default()
         },
         origin: origin("site"),
+
+        https_redirect: None,
     }));
     // A Gateway listener on a port of its own: what its routes do not take is 404, never
     // an Ingress's default backend.

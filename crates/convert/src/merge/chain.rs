@@ -120,6 +120,7 @@ pub(super) fn plain_route(
 /// conditions, is never reached and is reported.
 pub(super) fn chain_route(
     claims: &Claims<Held>,
+    https_redirect: &dyn Fn(&Held) -> Option<u16>,
     uses: &mut Vec<Use>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<(RouteTarget, Held)> {
@@ -178,6 +179,7 @@ pub(super) fn chain_route(
             conditions,
             action: rule.action(),
             origin: claim.contribution.origin.clone(),
+            https_redirect: https_redirect(claim),
         });
         chained.push(claim.clone());
     }

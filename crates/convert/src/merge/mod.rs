@@ -658,6 +658,8 @@ impl Merger {
                 conditions: Vec::new(),
                 action: (**action).clone(),
                 origin: contribution.origin.clone(),
+                // What no route takes has no host of its own to redirect.
+                https_redirect: None,
             }))
         });
         if let Some((position, id, contribution)) = new {
@@ -1078,13 +1080,21 @@ fn route_resolution(
             uses.reserve_exact(1);
             plain_route(claims, &mut uses, &mut diagnostics)
         } else {
-            chain_route(claims, &mut uses, &mut diagnostics)
+            // Each rule redirects as its own Ingress asks, where its host has TLS.
+            let https_redirect = |claim: &Held| {
+                let rule = claim.route();
+                rule.https_redirect()
+                    .filter(|_| tls.covers(&rule.host, &claim.contribution.object.namespace))
+            };
+            chain_route(claims, &https_redirect, &mut uses, &mut diagnostics)
         };
         if let Some((target, winner)) = resolved {
             let rule = winner.route();
             let namespace = &winner.contribution.object.namespace;
+            // A chain's rules redirect each on its own (see `GatewayRule`).
             let https_redirect = rule
                 .https_redirect()
+                .filter(|_| matches!(target, model::RouteTarget::Backend(_)))
                 .filter(|_| tls.covers(&rule.host, namespace));
             let frontends = claims
                 .values()

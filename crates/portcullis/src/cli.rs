@@ -201,6 +201,24 @@ pub struct StatusArgs {
     pub config: ConfigArgs,
 }
 
+impl ConfigArgs {
+    /// Why the admin endpoint cannot listen on `admin`, if it cannot: HAProxy's HTTP and
+    /// HTTPS frontends would never start beside it (it is bound first).
+    pub fn admin_clash(&self, admin: std::net::SocketAddr) -> Option<String> {
+        let frontend = if admin.port() == self.http_port {
+            "--http-port"
+        } else if admin.port() == self.https_port {
+            "--https-port"
+        } else {
+            return None;
+        };
+        Some(format!(
+            "--admin-bind {admin} takes the port of {frontend} ({}), where HAProxy's frontend listens",
+            admin.port()
+        ))
+    }
+}
+
 fn parse_namespaced(text: &str) -> Result<(String, String), String> {
     match text.split_once('/') {
         Some((namespace, name))

@@ -123,6 +123,9 @@ struct Controller {
 
 /// Runs until SIGTERM or SIGINT.
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
+    if let Some(clash) = args.config.admin_clash(args.admin_bind) {
+        anyhow::bail!("{clash}");
+    }
     let mut state = StateDir::open(&args.state_dir).context("opening the state directory")?;
     state.lock().context("locking the state directory")?;
     let sockets = state

@@ -108,14 +108,19 @@ pub fn check(args: &CheckArgs) -> anyhow::Result<bool> {
     };
     let mut count = 0;
     let listeners = convert::gateway_status::listener_problems(&conversion.gateway_status);
-    for problem in problems.iter().cloned().chain(
-        conversion
-            .diagnostics
-            .iter()
-            .chain(&listeners)
-            .map(ToString::to_string)
-            .chain(refused),
-    ) {
+    let admin_clash = args.config.admin_clash(args.admin_bind);
+    for problem in admin_clash
+        .into_iter()
+        .chain(problems.iter().cloned())
+        .chain(
+            conversion
+                .diagnostics
+                .iter()
+                .chain(&listeners)
+                .map(ToString::to_string)
+                .chain(refused),
+        )
+    {
         println!("{problem}");
         count += 1;
     }

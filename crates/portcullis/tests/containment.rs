@@ -157,6 +157,33 @@ fn check_finds_a_configmap_port_the_admin_endpoint_takes() {
     .concat();
     let (ok, report) = check_output(dir.path(), &elsewhere);
     assert!(ok, "{report}");
+    // The admin endpoint on a frontend's port: said by check, and run refuses to start.
+    let on_http = [
+        &configmap[..],
+        &["--admin-bind".as_ref(), "127.0.0.1:10300".as_ref()],
+        &["--http-port".as_ref(), "10300".as_ref()],
+    ]
+    .concat();
+    let (ok, report) = check_output(dir.path(), &on_http);
+    assert!(!ok, "{report}");
+    assert!(
+        report.contains("--admin-bind 127.0.0.1:10300 takes the port of --http-port (10300), where HAProxy's frontend listens"),
+        "{report}"
+    );
+    let run = std::process::Command::new(BIN)
+        .args(["run", "--manifests"])
+        .arg(dir.path())
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .args(["--admin-bind", "127.0.0.1:10300", "--https-port", "10300"])
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    assert!(
+        String::from_utf8_lossy(&run.stderr).contains("takes the port of --https-port (10300)"),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
 }
 
 #[test]

@@ -266,27 +266,11 @@ impl ConvertCache {
         diagnostics.extend(settings.diagnostics.iter().cloned());
         let global = &settings.global;
         let mut listener_ports = options.listener_ports();
-        // The stats page, the exporter, the health check and a fronting proxy bind
-        // ports of their own,
-        // which no Gateway listener or TCP service may share.
-        let observers = &settings.model.observers;
-        let fronting_port = match settings.model.forwarded.fronting_proxy {
-            Some(model::FrontingProxy {
-                port: model::FrontingPort::Own(port),
-                ..
-            }) => Some(port),
-            _ => None,
-        };
-        listener_ports.reserved.extend(
-            observers
-                .stats
-                .as_ref()
-                .map(|stats| stats.port)
-                .into_iter()
-                .chain(observers.prometheus_port)
-                .chain(observers.healthz_port)
-                .chain(fronting_port),
-        );
+        // The global keys' own listeners' ports: no Gateway listener or TCP service may
+        // share them.
+        listener_ports
+            .reserved
+            .extend(settings.model.own_listener_ports());
         let port_protocols = PortProtocols::of_our_gateways(snapshot, &listener_ports);
         let context = Context {
             snapshot,
@@ -505,13 +489,17 @@ impl ConvertCache {
         }
         // A Gateway's hostname-less HTTPS listener claims every name, so its certificate
         // is the one served when no host's matches, above the controller's fallback.
+        let gateways = gateway::listener::https_frontend_gateways(snapshot, &listener_ports);
         model.https_listener_hosts =
-            gateway::listener::https_listener_hosts(snapshot, &port_protocols, &listener_ports);
+            gateway::listener::https_listener_hosts(&gateways, &port_protocols, &listener_ports);
         model.own_port_listeners =
-            gateway::listener::own_port_listeners(snapshot, &port_protocols, &listener_ports);
-        if let Some(id) =
-            gateway::listener::catch_all_certificate(snapshot, &port_protocols, &listener_ports)
-        {
+            gateway::listener::own_port_listeners(&gateways, &port_protocols, &listener_ports);
+        if let Some(id) = gateway::listener::catch_all_certificate(
+            snapshot,
+            &gateways,
+            &port_protocols,
+            &listener_ports,
+        ) {
             if let Ok(cert) = self.certificate(context, &id) {
                 model.default_cert = cert;
             }

@@ -108,6 +108,16 @@ pub struct FrontingProxy {
     pub use_forwarded_proto: bool,
 }
 
+impl FrontingProxy {
+    /// Its port, when it has one of its own (not the HTTP port it shares).
+    pub fn own_port(&self) -> Option<u16> {
+        match self.port {
+            FrontingPort::Own(port) => Some(port),
+            FrontingPort::Shared => None,
+        }
+    }
+}
+
 /// Where a fronting proxy sends its requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrontingPort {

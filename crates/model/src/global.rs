@@ -219,6 +219,26 @@ impl Default for Global {
     }
 }
 
+impl Global {
+    /// The ports the global keys open listeners of their own on: the stats page, the
+    /// exporter, the health check and a fronting proxy's own port. No other listener
+    /// may take them.
+    pub fn own_listener_ports(&self) -> impl Iterator<Item = u16> + '_ {
+        self.observers
+            .stats
+            .as_ref()
+            .map(|stats| stats.port)
+            .into_iter()
+            .chain(self.observers.prometheus_port)
+            .chain(self.observers.healthz_port)
+            .chain(
+                self.forwarded
+                    .fronting_proxy
+                    .and_then(|proxy| proxy.own_port()),
+            )
+    }
+}
+
 /// HAProxy's process: its threads, and how many reloads a replaced worker outlives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Process {

@@ -225,7 +225,7 @@ impl RenderCache {
                 .flat_map(|lines| lines.keys().map(|(port, _)| *port))
                 .chain(model.own_port_listeners.iter().map(|(port, _)| *port))
                 .chain(model.tcp_services.keys().copied())
-                .chain(crate::observers::ports(&model.global))
+                .chain(model.global.own_listener_ports())
                 .collect(),
         }
     }

@@ -48,9 +48,23 @@ fn selection<'a>(
     );
 }
 
-/// A plain-HTTP frontend's redirects to HTTPS of the requests a chain's rule takes when
-/// that rule asks for one (`txn.tls_redirect`), but not of a fronting proxy's HTTPS
-/// requests, nor of the redirect's exceptions.
+/// A plain-HTTP frontend's redirects to HTTPS, one per status code, each under the
+/// condition `when(code)` gives.
+fn https_redirect_lines(https_port: &str, when: impl Fn(u16) -> String) -> String {
+    let mut text = String::new();
+    for code in REDIRECT_CODES {
+        let _ = writeln!(
+            text,
+            "    http-request redirect location https://%[var(txn.host)]{https_port}%[capture.req.uri] code {code} if {}",
+            when(code)
+        );
+    }
+    text
+}
+
+/// The redirects to HTTPS of the requests a chain's rule takes when that rule asks for
+/// one (`txn.tls_redirect`), but not of a fronting proxy's HTTPS requests, nor of the
+/// redirect's exceptions.
 fn chain_redirect_lines(https_port: &str, fronted: Fronted, exceptions: &[String]) -> String {
     let mut unless = String::new();
     if fronted != Fronted::No {
@@ -59,14 +73,9 @@ fn chain_redirect_lines(https_port: &str, fronted: Fronted, exceptions: &[String
     if !exceptions.is_empty() {
         unless.push_str(" !tls_redirect_exempt");
     }
-    let mut text = String::new();
-    for code in REDIRECT_CODES {
-        let _ = writeln!(
-            text,
-            "    http-request redirect location https://%[var(txn.host)]{https_port}%[capture.req.uri] code {code} if {{ var({TLS_REDIRECT}) -m int eq {code} }}{unless}"
-        );
-    }
-    text
+    https_redirect_lines(https_port, |code| {
+        format!("{{ var({TLS_REDIRECT}) -m int eq {code} }}{unless}")
+    })
 }
 
 /// The lines that find the request's host key (`txn.hostkey`) from `txn.host`: the exact
@@ -235,15 +244,10 @@ defaults
         ),
         ("https", global.https_port, true, Fronted::No),
     ];
-    if let Some(
-        proxy @ model::FrontingProxy {
-            port: model::FrontingPort::Own(port),
-            ..
-        },
-    ) = fronting_proxy
-    {
+    if let Some((proxy, port)) = fronting_proxy.and_then(|proxy| Some((proxy, proxy.own_port()?))) {
         frontends.push(("fronting_proxy", port, false, Fronted::Own(proxy)));
     }
+    let chains_redirect = rules.clone().any(|host| host.redirects_to_https);
     for (frontend, port, tls, fronted) in frontends {
         let bind_options = if tls {
             crate::https::bind_options(&global.https.tls) + client_bind
@@ -314,16 +318,13 @@ defaults
             // redirect to HTTPS, which they came over. What only a plain-HTTP listener
             // routes (a Gateway with no HTTPS listener, behind the proxy) is still served,
             // unless it is the HTTPS redirect itself.
-            let https_exact = MapFile::exact_paths(false).path();
-            let https_prefix = MapFile::path_prefixes(false).path();
             let _ = write!(
                 text,
                 "    http-request set-var(txn.plain_backend) var(txn.backend) if {FRONTED_HTTPS} {{ var(txn.backend) -m found }} !{{ var(txn.backend) -m beg _redirect_ }}
     http-request unset-var(txn.backend) if {FRONTED_HTTPS}
-    http-request set-var(txn.backend) var(txn.route),map_str({https_exact}) if {FRONTED_HTTPS}
-    http-request set-var(txn.backend) var(txn.route),map_beg({https_prefix}) if {FRONTED_HTTPS} !{{ var(txn.backend) -m found }}
-    http-request set-var(txn.backend) var(txn.plain_backend) if {FRONTED_HTTPS} !{{ var(txn.backend) -m found }} {{ var(txn.plain_backend) -m found }}
+{}    http-request set-var(txn.backend) var(txn.plain_backend) if {FRONTED_HTTPS} !{{ var(txn.backend) -m found }} {{ var(txn.plain_backend) -m found }}
 {}",
+                crate::https::https_route_lines(FRONTED_HTTPS),
                 crate::https::hsts_line(global.https.hsts.as_ref(), FRONTED_HTTPS)
             );
         }
@@ -338,14 +339,9 @@ defaults
             text.push_str(&crate::https::redirect_exception_lines(
                 &global.https.redirect_exceptions,
             ));
-            let https_port = &https_port_suffix;
-            for code in REDIRECT_CODES {
-                let _ = writeln!(
-                    text,
-                    "    http-request redirect location https://%[var(txn.host)]{https_port}%[capture.req.uri] code {code} if {{ var(txn.backend) -m str {} }}",
-                    redirect_marker(code)
-                );
-            }
+            text.push_str(&https_redirect_lines(&https_port_suffix, |code| {
+                format!("{{ var(txn.backend) -m str {} }}", redirect_marker(code))
+            }));
         }
         if tls {
             text.push_str(&crate::https::misdirected_lines(
@@ -358,7 +354,7 @@ defaults
         }
         // The HTTPS redirect of a chain's rule, on plain HTTP (its map value names the
         // chain, which decides per rule).
-        let https_redirects = if tls || !rules.clone().any(|host| host.redirects_to_https) {
+        let https_redirects = if tls || !chains_redirect {
             String::new()
         } else {
             chain_redirect_lines(

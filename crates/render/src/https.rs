@@ -79,16 +79,23 @@ pub(crate) fn redirect_exception_lines(exceptions: &[String]) -> String {
             chunk.join(" ")
         );
     }
+    text.push_str(
+        "    http-request unset-var(txn.backend) if tls_redirect_exempt { var(txn.backend) -m beg _redirect_ }\n",
+    );
+    text.push_str(&https_route_lines("tls_redirect_exempt"));
+    text
+}
+
+/// A plain-HTTP frontend's lines routing a request as the HTTPS frontend would (its
+/// maps), under `condition`, when nothing chose its backend yet.
+pub(crate) fn https_route_lines(condition: &str) -> String {
     let exact = MapFile::exact_paths(false).path();
     let prefix = MapFile::path_prefixes(false).path();
-    let _ = write!(
-        text,
-        "    http-request unset-var(txn.backend) if tls_redirect_exempt {{ var(txn.backend) -m beg _redirect_ }}
-    http-request set-var(txn.backend) var(txn.route),map_str({exact}) if tls_redirect_exempt !{{ var(txn.backend) -m found }}
-    http-request set-var(txn.backend) var(txn.route),map_beg({prefix}) if tls_redirect_exempt !{{ var(txn.backend) -m found }}
+    format!(
+        "    http-request set-var(txn.backend) var(txn.route),map_str({exact}) if {condition} !{{ var(txn.backend) -m found }}
+    http-request set-var(txn.backend) var(txn.route),map_beg({prefix}) if {condition} !{{ var(txn.backend) -m found }}
 "
-    );
-    text
+    )
 }
 
 const HSTS_HEADER: &str = "Strict-Transport-Security";

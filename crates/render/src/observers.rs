@@ -24,27 +24,6 @@ pub(crate) fn global_tls_files(global: &Global) -> Vec<(String, RenderedFile)> {
         .collect()
 }
 
-/// The ports of the listeners the global keys open on ports of their own: the stats
-/// page, the exporter, the health check and a fronting proxy's own port.
-pub(crate) fn ports(global: &Global) -> impl Iterator<Item = u16> + '_ {
-    let fronting = match global.forwarded.fronting_proxy {
-        Some(model::FrontingProxy {
-            port: model::FrontingPort::Own(port),
-            ..
-        }) => Some(port),
-        _ => None,
-    };
-    global
-        .observers
-        .stats
-        .as_ref()
-        .map(|stats| stats.port)
-        .into_iter()
-        .chain(global.observers.prometheus_port)
-        .chain(global.observers.healthz_port)
-        .chain(fronting)
-}
-
 /// The `frontend` sections of the stats page, the exporter and the health check, each
 /// when enabled.
 pub(crate) fn frontends(global: &Global, address: &str) -> String {

@@ -125,16 +125,17 @@ fn passthrough_mode(listener: &GatewayListeners) -> bool {
 /// Computed from the snapshot at each conversion, as [`PortProtocols`]: Gateways are few.
 pub(crate) fn catch_all_certificate(
     snapshot: &Snapshot,
+    gateways: &[MergedGateway<'_>],
     port_protocols: &PortProtocols,
     ports: &ListenerPorts,
 ) -> Option<CertId> {
     let mut found = Vec::new();
-    for gateway in https_frontend_gateways(snapshot, ports) {
+    for gateway in gateways {
         let order = MergeOrder::of(
             gateway.gateway.metadata.creation_timestamp.as_ref(),
             &gateway.gateway_ref,
         );
-        for (index, entry) in https_frontend_listeners(&gateway, port_protocols, ports) {
+        for (index, entry) in https_frontend_listeners(gateway, port_protocols, ports) {
             if entry
                 .listener
                 .hostname
@@ -165,11 +166,10 @@ pub(crate) fn catch_all_certificate(
 /// to the hostname-less listeners), and one whose `Host` belongs to another listener
 /// than its SNI is misdirected.
 pub(crate) fn https_listener_hosts(
-    snapshot: &Snapshot,
+    gateways: &[MergedGateway<'_>],
     port_protocols: &PortProtocols,
     ports: &ListenerPorts,
 ) -> Vec<HostKey> {
-    let gateways = https_frontend_gateways(snapshot, ports);
     let mut hosts: Vec<HostKey> = gateways
         .iter()
         .flat_map(|gateway| https_frontend_listeners(gateway, port_protocols, ports))
@@ -194,11 +194,10 @@ pub(crate) fn https_listener_hosts(
 /// The ports of the HTTP (`false`) and HTTPS (`true`) listeners of Gateways of ours
 /// served by frontends of their own, whether or not a route attaches to them.
 pub(crate) fn own_port_listeners(
-    snapshot: &Snapshot,
+    gateways: &[MergedGateway<'_>],
     port_protocols: &PortProtocols,
     ports: &ListenerPorts,
 ) -> BTreeSet<(u16, bool)> {
-    let gateways = https_frontend_gateways(snapshot, ports);
     gateways
         .iter()
         .flat_map(|gateway| {
@@ -213,8 +212,9 @@ pub(crate) fn own_port_listeners(
         .collect()
 }
 
-/// The Gateways of ours, with their merged listeners, read unrecorded.
-fn https_frontend_gateways<'a>(
+/// The Gateways of ours, with their merged listeners, read unrecorded: what the
+/// listener functions above read, merged once per conversion.
+pub(crate) fn https_frontend_gateways<'a>(
     snapshot: &'a Snapshot,
     ports: &'a ListenerPorts,
 ) -> Vec<MergedGateway<'a>> {
